@@ -122,6 +122,12 @@ def main(directory):
                              {"params": no_decay, "weight_decay": 0.0}],
                             lr=t["lr"], betas=(t["beta1"], t["beta2"]), eps=t["eps"])
     my_losses = load(directory, "losses.f64", np.float64)
+    # Elements whose gradient (as AdamW sees it) came within 10 x eps of zero, without being
+    # exactly zero, at some step: there AdamW's update g / (|g| + eps) turns the last-bit
+    # differences of any two fp32 summation orders (~1e-10 absolute here) into a visible fraction
+    # of a step. They must be rare (<= 1% of a tensor) and are checked against Adam's step bound
+    # instead of the 1e-5 comparison.
+    near_eps = {name: np.zeros(int(np.prod(p[name].shape)), dtype=bool) for name in p}
     for step in range(3):
         for group in opt.param_groups:
             group["lr"] = learning_rate(t, step)
@@ -130,6 +136,9 @@ def main(directory):
         loss.backward()
         if t["grad_clip"] > 0:
             torch.nn.utils.clip_grad_norm_(list(p.values()), t["grad_clip"])
+        for name in p:
+            g = np.abs(p[name].grad.detach().numpy().ravel())
+            near_eps[name] |= (g > 0) & (g < 10 * t["eps"])
         opt.step()
         check(f"loss (step {step})", [my_losses[step]], [loss.item()])
     after = load(directory, "params_step3.f32", np.float32)
@@ -157,7 +166,16 @@ def main(directory):
             keep = np.r_[0:C, 2 * C:3 * C]
             check(f"param {name} (q, v) after 3 steps", mine[keep], reference[keep])
             continue
-        check(f"param {name} after 3 steps", mine, reference)
+        sensitive = near_eps[name]
+        if sensitive.any():
+            share = sensitive.mean()
+            gap = np.max(np.abs(mine[sensitive] - reference[sensitive]))
+            ok = share <= 0.01 and gap <= 3 * 3 * lr_max
+            print(f"{'ok  ' if ok else 'FAIL'} {name + ' near-eps part':<40} "
+                  f"{sensitive.sum()} elements ({share:.2%}), |diff| {gap:.1e} <= 3 steps x lr x 3")
+            if not ok:
+                failures.append(name + " near-eps part")
+        check(f"param {name} after 3 steps", mine[~sensitive], reference[~sensitive])
 
     if failures:
         print(f"{len(failures)} comparisons above the tolerance {TOL}")
