@@ -33,11 +33,19 @@ using Kokkos::Experimental::tanh;
 }  // namespace zm::math
 
 // A bfloat16 type exists from Kokkos 4 on (Kokkos::Experimental::bhalf_t); 3.4 only has half_t.
+// Host-only Kokkos 4 builds make bhalf_t an alias of float: zeromini stores real bf16 there.
 #if KOKKOS_VERSION >= 40000
 #define ZEROMINI_HAVE_BF16 1
+#if defined(KOKKOS_BHALF_T_IS_FLOAT) && KOKKOS_BHALF_T_IS_FLOAT
+#include "core/bf16_storage.hpp"
+namespace zm {
+using bf16 = BF16Storage;
+}
+#else
 namespace zm {
 using bf16 = Kokkos::Experimental::bhalf_t;
 }
+#endif
 #else
 #define ZEROMINI_HAVE_BF16 0
 #endif

@@ -3,6 +3,8 @@
 
 #include <cstdint>
 
+#include "core/compat.hpp"
+
 namespace zm::kernels {
 
 struct AdamWParams {
@@ -23,5 +25,12 @@ struct AdamWParams {
 // with the bias corrections computed in double on the host, as Python does.
 void adamw_update(float* params, const float* grads, float* m, float* v, int64_t n,
                   const AdamWParams& hp);
+
+#if ZEROMINI_HAVE_BF16
+// Mixed precision: the same update on the fp32 master weights from bf16 gradients, writing the
+// updated weights' bf16 compute copy to `params`.
+void adamw_update_mixed(float* master, const bf16* grads, float* m, float* v, bf16* params,
+                        int64_t n, const AdamWParams& hp);
+#endif
 
 }  // namespace zm::kernels

@@ -3,6 +3,7 @@
 #include "kernels/common.hpp"
 #include "kernels/fast_math.hpp"
 #include "kernels/matmul.hpp"
+#include "kernels/softmax_row.hpp"
 
 namespace zm::kernels {
 
@@ -43,7 +44,7 @@ void heads_to_tokens(T* dst, const T* src, int64_t B, int64_t S, int64_t C, int6
         const T* s = src + ((b * NH + h) * S + t) * hd;
         T* d = dst + (b * S + t) * row_stride + h * hd;
         if (accumulate)
-          for (int64_t e = 0; e < hd; ++e) d[e] += s[e];
+          for (int64_t e = 0; e < hd; ++e) d[e] = T(Acc<T>(d[e]) + Acc<T>(s[e]));
         else
           for (int64_t e = 0; e < hd; ++e) d[e] = s[e];
       });
@@ -68,7 +69,7 @@ template <typename T>
 void attention_forward(T* out, const AttentionSaved<T>& saved, const AttentionScratch<T>& scratch,
                        const T* qkv, int64_t B, int64_t S, int64_t C, int64_t NH) {
   const int64_t hd = C / NH;
-  const T scale = T(1) / math::sqrt(static_cast<T>(hd));
+  const T scale = T(Acc<T>(1) / math::sqrt(static_cast<Acc<T>>(hd)));
   permute_qkv(saved, qkv, B, S, C, NH);
   // Scores, one GEMM per (batch, head).
   for (int64_t bh = 0; bh < B * NH; ++bh)
@@ -80,11 +81,7 @@ void attention_forward(T* out, const AttentionSaved<T>& saved, const AttentionSc
       "attention_softmax", RangePolicy(0, B * NH * S), KOKKOS_LAMBDA(int64_t row) {
         const int64_t t = row % S;
         T* a = att + row * S;
-        const T maximum = lane_max(a, t + 1);
-        for (int64_t j = 0; j <= t; ++j) a[j] = fast_exp(a[j] - maximum);
-        const T total = lane_sum<T>(t + 1, [&](int64_t j) { return a[j]; });
-        const T inverse = T(1) / total;
-        for (int64_t j = 0; j <= t; ++j) a[j] *= inverse;
+        softmax_in_place(a, t + 1);
         for (int64_t j = t + 1; j < S; ++j) a[j] = T(0);
       });
   for (int64_t bh = 0; bh < B * NH; ++bh)
@@ -98,7 +95,7 @@ void attention_backward(T* dqkv, const AttentionScratch<T>& scratch, const T* do
                         const AttentionSaved<T>& saved, int64_t B, int64_t S, int64_t C,
                         int64_t NH) {
   const int64_t hd = C / NH;
-  const T scale = T(1) / math::sqrt(static_cast<T>(hd));
+  const T scale = T(Acc<T>(1) / math::sqrt(static_cast<Acc<T>>(hd)));
   T* dy = scratch.y;
   tokens_to_heads(dy, dout, B, S, C, NH);
   for (int64_t bh = 0; bh < B * NH; ++bh) {
@@ -109,13 +106,15 @@ void attention_backward(T* dqkv, const AttentionScratch<T>& scratch, const T* do
   // Softmax backward (in place on datt), with the score scale folded in.
   T* datt = scratch.datt;
   const T* att = saved.att;
+  using A = Acc<T>;
+  const A scale_a = A(scale);
   Kokkos::parallel_for(
       "attention_softmax_backward", RangePolicy(0, B * NH * S), KOKKOS_LAMBDA(int64_t row) {
         const int64_t t = row % S;
         const T* a = att + row * S;
         T* d = datt + row * S;
-        const T dot = lane_sum<T>(t + 1, [&](int64_t j) { return a[j] * d[j]; });
-        for (int64_t j = 0; j <= t; ++j) d[j] = scale * a[j] * (d[j] - dot);
+        const A dot = lane_sum<A>(t + 1, [&](int64_t j) { return A(a[j]) * A(d[j]); });
+        for (int64_t j = 0; j <= t; ++j) d[j] = T(scale_a * A(a[j]) * (A(d[j]) - dot));
         for (int64_t j = t + 1; j < S; ++j) d[j] = T(0);
       });
   for (int64_t bh = 0; bh < B * NH; ++bh) {
@@ -136,6 +135,9 @@ void attention_backward(T* dqkv, const AttentionScratch<T>& scratch, const T* do
                                       int64_t);
 ZM_INSTANTIATE(float)
 ZM_INSTANTIATE(double)
+#if ZEROMINI_HAVE_BF16
+ZM_INSTANTIATE(bf16)
+#endif
 #undef ZM_INSTANTIATE
 
 }  // namespace zm::kernels

@@ -2,36 +2,36 @@
 
 #include "kernels/common.hpp"
 #include "kernels/fast_math.hpp"
+#include "kernels/softmax_row.hpp"
 
 namespace zm::kernels {
 
 template <typename T>
 void softmax_crossentropy_forward(T* logits_to_probs, T* losses, const int* targets, int64_t N,
                                   int64_t V, int64_t Vp) {
+  using A = Acc<T>;
   Kokkos::parallel_for(
       "softmax_crossentropy_forward", RangePolicy(0, N), KOKKOS_LAMBDA(int64_t i) {
         T* p = logits_to_probs + i * Vp;
         // The loss from the log-sum-exp (as log_softmax computes it), not from -log(prob): a
         // probability that underflows to 0 must not make the loss infinite.
-        const T target_logit = p[targets[i]];
-        const T maximum = lane_max(p, V);
-        for (int64_t v = 0; v < V; ++v) p[v] = fast_exp(p[v] - maximum);
-        const T total = lane_sum<T>(V, [&](int64_t v) { return p[v]; });
-        const T inverse = T(1) / total;
-        for (int64_t v = 0; v < V; ++v) p[v] *= inverse;
+        const A target_logit = A(p[targets[i]]);
+        const SoftmaxRow<A> row = softmax_in_place(p, V);
         for (int64_t v = V; v < Vp; ++v) p[v] = T(0);  // padding never wins
-        losses[i] = math::log(total) + maximum - target_logit;
+        losses[i] = T(math::log(row.total) + row.maximum - target_logit);
       });
 }
 
 template <typename T>
 void softmax_crossentropy_backward(T* probs_to_dlogits, const int* targets, T dloss, int64_t N,
                                    int64_t V, int64_t Vp) {
+  using A = Acc<T>;
+  const A scale = A(dloss);
   Kokkos::parallel_for(
       "softmax_crossentropy_backward", RangePolicy(0, N), KOKKOS_LAMBDA(int64_t i) {
         T* p = probs_to_dlogits + i * Vp;
         const int64_t target = targets[i];
-        for (int64_t v = 0; v < V; ++v) p[v] = dloss * (p[v] - (v == target ? T(1) : T(0)));
+        for (int64_t v = 0; v < V; ++v) p[v] = T(scale * (A(p[v]) - (v == target ? A(1) : A(0))));
         for (int64_t v = V; v < Vp; ++v) p[v] = T(0);
       });
 }
@@ -41,6 +41,9 @@ void softmax_crossentropy_backward(T* probs_to_dlogits, const int* targets, T dl
   template void softmax_crossentropy_backward<T>(T*, const int*, T, int64_t, int64_t, int64_t);
 ZM_INSTANTIATE(float)
 ZM_INSTANTIATE(double)
+#if ZEROMINI_HAVE_BF16
+ZM_INSTANTIATE(bf16)
+#endif
 #undef ZM_INSTANTIATE
 
 }  // namespace zm::kernels

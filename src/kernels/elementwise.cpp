@@ -7,43 +7,47 @@ namespace zm::kernels {
 
 template <typename T>
 void gelu_forward(T* out, const T* inp, int64_t n) {
+  using A = Acc<T>;
   // sqrt(2/pi) and the cubic coefficient of GPT-2's tanh GELU.
-  const T scale = T(0.7978845608028654), cubic = T(0.044715);
+  const A scale = A(0.7978845608028654), cubic = A(0.044715);
   for_each_element(
       "gelu_forward", n, KOKKOS_LAMBDA(int64_t i) {
-        const T x = inp[i];
-        const T u = scale * (x + cubic * x * x * x);
-        out[i] = T(0.5) * x * (T(1) + fast_tanh(u));
+        const A x = A(inp[i]);
+        const A u = scale * (x + cubic * x * x * x);
+        out[i] = T(A(0.5) * x * (A(1) + fast_tanh(u)));
       });
 }
 
 template <typename T>
 void gelu_backward(T* dinp, const T* inp, const T* dout, int64_t n) {
-  const T scale = T(0.7978845608028654), cubic = T(0.044715);
+  using A = Acc<T>;
+  const A scale = A(0.7978845608028654), cubic = A(0.044715);
   for_each_element(
       "gelu_backward", n, KOKKOS_LAMBDA(int64_t i) {
-        const T x = inp[i];
-        const T u = scale * (x + cubic * x * x * x);
-        const T t = fast_tanh(u);
-        const T sech2 = T(1) - t * t;
-        const T local =
-            T(0.5) * (T(1) + t) + T(0.5) * x * sech2 * scale * (T(1) + T(3) * cubic * x * x);
-        dinp[i] += local * dout[i];
+        const A x = A(inp[i]);
+        const A u = scale * (x + cubic * x * x * x);
+        const A t = fast_tanh(u);
+        const A sech2 = A(1) - t * t;
+        const A local =
+            A(0.5) * (A(1) + t) + A(0.5) * x * sech2 * scale * (A(1) + A(3) * cubic * x * x);
+        dinp[i] = T(A(dinp[i]) + local * A(dout[i]));
       });
 }
 
 template <typename T>
 void residual_forward(T* out, const T* a, const T* b, int64_t n) {
+  using A = Acc<T>;
   for_each_element(
-      "residual_forward", n, KOKKOS_LAMBDA(int64_t i) { out[i] = a[i] + b[i]; });
+      "residual_forward", n, KOKKOS_LAMBDA(int64_t i) { out[i] = T(A(a[i]) + A(b[i])); });
 }
 
 template <typename T>
 void residual_backward(T* da, T* db, const T* dout, int64_t n) {
+  using A = Acc<T>;
   for_each_element(
       "residual_backward", n, KOKKOS_LAMBDA(int64_t i) {
-        da[i] += dout[i];
-        db[i] += dout[i];
+        da[i] = T(A(da[i]) + A(dout[i]));
+        db[i] = T(A(db[i]) + A(dout[i]));
       });
 }
 
@@ -62,8 +66,9 @@ void copy(T* dst, const T* src, int64_t n) {
 
 template <typename T>
 void add_into(T* y, const T* x, int64_t n) {
+  using A = Acc<T>;
   for_each_element(
-      "add_into", n, KOKKOS_LAMBDA(int64_t i) { y[i] += x[i]; });
+      "add_into", n, KOKKOS_LAMBDA(int64_t i) { y[i] = T(A(y[i]) + A(x[i])); });
 }
 
 template <typename T>
@@ -72,7 +77,7 @@ double sum_of_squares(const T* x, int64_t n) {
   Kokkos::parallel_reduce(
       "sum_of_squares", RangePolicy(0, n),
       KOKKOS_LAMBDA(int64_t i, double& acc) {
-        const double v = static_cast<double>(x[i]);
+        const double v = static_cast<double>(Acc<T>(x[i]));
         acc += v * v;
       },
       total);
@@ -84,8 +89,15 @@ double sum(const T* x, int64_t n) {
   double total = 0.0;
   Kokkos::parallel_reduce(
       "sum", RangePolicy(0, n),
-      KOKKOS_LAMBDA(int64_t i, double& acc) { acc += static_cast<double>(x[i]); }, total);
+      KOKKOS_LAMBDA(int64_t i, double& acc) { acc += static_cast<double>(Acc<T>(x[i])); }, total);
   return total;
+}
+
+template <typename From, typename To>
+void convert(To* dst, const From* src, int64_t n) {
+  using A = Acc<From>;
+  for_each_element(
+      "convert", n, KOKKOS_LAMBDA(int64_t i) { dst[i] = To(A(src[i])); });
 }
 
 #define ZM_INSTANTIATE(T)                                             \
@@ -100,6 +112,11 @@ double sum(const T* x, int64_t n) {
   template double sum<T>(const T*, int64_t);
 ZM_INSTANTIATE(float)
 ZM_INSTANTIATE(double)
+#if ZEROMINI_HAVE_BF16
+ZM_INSTANTIATE(bf16)
+template void convert<float, bf16>(bf16*, const float*, int64_t);
+template void convert<bf16, float>(float*, const bf16*, int64_t);
+#endif
 #undef ZM_INSTANTIATE
 
 }  // namespace zm::kernels

@@ -1,4 +1,5 @@
 // Element-wise kernels: GELU, residual add, and the small vector operations the trainer needs.
+// Instantiated for float and double, and for bf16 where Kokkos has it (computed in float).
 #pragma once
 
 #include <cstdint>
@@ -32,5 +33,9 @@ double sum_of_squares(const T* x, int64_t n);
 // Sum accumulated in double; deterministic.
 template <typename T>
 double sum(const T* x, int64_t n);
+
+// dst = src converted element by element (e.g. fp32 master weights to their bf16 compute copy).
+template <typename From, typename To>
+void convert(To* dst, const From* src, int64_t n);
 
 }  // namespace zm::kernels

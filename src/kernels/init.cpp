@@ -20,7 +20,8 @@ KOKKOS_INLINE_FUNCTION double unit_interval(uint64_t bits) {
 
 }  // namespace
 
-void init_normal(float* x, int64_t n, float stddev, uint64_t seed, uint64_t first_index) {
+template <typename T>
+void init_normal(T* x, int64_t n, float stddev, uint64_t seed, uint64_t first_index) {
   if (n <= 0) return;
   const uint64_t key = splitmix64(seed ^ 0x5a4f52304d494e49ull);
   Kokkos::parallel_for(
@@ -31,8 +32,14 @@ void init_normal(float* x, int64_t n, float stddev, uint64_t seed, uint64_t firs
         // Box-Muller; the cosine branch only, so element i depends on index i alone.
         const double radius = math::sqrt(-2.0 * math::log(unit_interval(a)));
         const double angle = 6.283185307179586 * unit_interval(b);
-        x[i] = static_cast<float>(stddev * radius * math::cos(angle));
+        // Through float, so that a bf16 copy is the rounding of the fp32 value.
+        x[i] = T(static_cast<float>(stddev * radius * math::cos(angle)));
       });
 }
+
+template void init_normal<float>(float*, int64_t, float, uint64_t, uint64_t);
+#if ZEROMINI_HAVE_BF16
+template void init_normal<bf16>(bf16*, int64_t, float, uint64_t, uint64_t);
+#endif
 
 }  // namespace zm::kernels

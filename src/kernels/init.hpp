@@ -7,6 +7,7 @@
 namespace zm::kernels {
 
 // x[i] = stddev * N(0,1) drawn from (seed, first_index + i); Box-Muller on a 64-bit hash.
-void init_normal(float* x, int64_t n, float stddev, uint64_t seed, uint64_t first_index);
+template <typename T>
+void init_normal(T* x, int64_t n, float stddev, uint64_t seed, uint64_t first_index);
 
 }  // namespace zm::kernels

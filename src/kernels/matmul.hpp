@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "core/compat.hpp"
+
 namespace zm::kernels {
 
 // C = alpha * op(A) * op(B) + beta * C on row-major, contiguous matrices in device memory.
@@ -12,6 +14,13 @@ namespace zm::kernels {
 template <typename T>
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
           const T* B, T beta, T* C);
+
+#if ZEROMINI_HAVE_BF16
+// bf16: tensor-core cuBLAS with float accumulation on GPUs; float GEMM on copies elsewhere.
+template <>
+void gemm<bf16>(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, bf16 alpha,
+                const bf16* A, const bf16* B, bf16 beta, bf16* C);
+#endif
 
 // out (N,OC) = inp (N,C) * weight^T + bias; weight (OC,C) as PyTorch's nn.Linear; bias (OC) or
 // nullptr.

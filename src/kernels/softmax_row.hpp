@@ -1,0 +1,38 @@
+// The numerically stable softmax of one row, shared by attention and the cross-entropy.
+#pragma once
+
+#include <type_traits>
+
+#include "kernels/common.hpp"
+#include "kernels/fast_math.hpp"
+
+namespace zm::kernels {
+
+template <typename A>
+struct SoftmaxRow {
+  A maximum;  // of the row
+  A total;    // sum of exp(x - maximum): log(total) + maximum is the log-sum-exp
+};
+
+// x[0..n) becomes its softmax. Computed in Acc<T>: fp32 rows keep their exponentials in place
+// between the sum and the normalisation; bf16 rows recompute them in float rather than sum
+// rounded values.
+template <typename T>
+KOKKOS_INLINE_FUNCTION SoftmaxRow<Acc<T>> softmax_in_place(T* x, int64_t n) {
+  using A = Acc<T>;
+  const A maximum = A(lane_max(x, n));
+  A total;
+  if constexpr (std::is_same_v<T, A>) {
+    for (int64_t j = 0; j < n; ++j) x[j] = fast_exp(x[j] - maximum);
+    total = lane_sum<A>(n, [&](int64_t j) { return x[j]; });
+    const A inverse = A(1) / total;
+    for (int64_t j = 0; j < n; ++j) x[j] *= inverse;
+  } else {
+    total = lane_sum<A>(n, [&](int64_t j) { return fast_exp(A(x[j]) - maximum); });
+    const A inverse = A(1) / total;
+    for (int64_t j = 0; j < n; ++j) x[j] = T(fast_exp(A(x[j]) - maximum) * inverse);
+  }
+  return {maximum, total};
+}
+
+}  // namespace zm::kernels
