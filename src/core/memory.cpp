@@ -61,6 +61,12 @@ BufferSpec PlannedAllocator::claim(const std::string& name) {
   return {};
 }
 
+void PlannedAllocator::check_element_size(const BufferSpec& spec, size_t element_bytes) {
+  ZM_ASSERT(static_cast<size_t>(spec.element_bytes) == element_bytes,
+            "buffer '{}' is planned with {}-byte elements but allocated with {}-byte ones",
+            spec.name, spec.element_bytes, element_bytes);
+}
+
 bool PlannedAllocator::has(const std::string& name) const {
   for (const auto& spec : remaining_)
     if (spec.name == name) return true;

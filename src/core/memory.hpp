@@ -31,12 +31,15 @@ struct MemoryFigures {
   size_t peak_total = 0;  // peak of the sum, not the sum of the peaks
 };
 
-// One buffer a component allocates: name, category and element count (4-byte elements: float
-// or int32). Components publish the list they allocate, so that the planner can sum the same list.
+// One buffer a component allocates: name, category, element count and element size (4: float or
+// int32; 2: bf16). Components publish the list they allocate, so that the planner can sum the same
+// list.
 struct BufferSpec {
   std::string name;
   MemCategory category;
   int64_t count;
+  int element_bytes = 4;
+  double bytes() const { return static_cast<double>(count) * element_bytes; }
 };
 
 // Process-wide ledger of tracked bytes.
@@ -110,8 +113,8 @@ class PlannedAllocator {
   explicit PlannedAllocator(const std::vector<BufferSpec>& plan);
   template <typename T>
   TrackedBuffer<T> take(const std::string& name) {
-    static_assert(sizeof(T) == 4, "planned buffers hold 4-byte elements");
     const BufferSpec spec = claim(name);
+    check_element_size(spec, sizeof(T));
     return TrackedBuffer<T>(name, spec.category, static_cast<size_t>(spec.count));
   }
   bool has(const std::string& name) const;
@@ -119,6 +122,7 @@ class PlannedAllocator {
 
  private:
   BufferSpec claim(const std::string& name);
+  static void check_element_size(const BufferSpec& spec, size_t element_bytes);
   std::vector<BufferSpec> remaining_;
 };
 

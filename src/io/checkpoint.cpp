@@ -31,7 +31,7 @@ std::string unit_dataset(const char* state, int u) {
 float* state_at(ZeroEngine& engine, int state, int u, int64_t e) {
   switch (state) {
     case 0:
-      return engine.param_at(u, e);
+      return engine.master_at(u, e);  // fp32 whatever the compute precision
     case 1:
       return engine.adam_m_at(u, e);
     default:
@@ -40,7 +40,7 @@ float* state_at(ZeroEngine& engine, int state, int u, int64_t e) {
 }
 
 Storage storage_of(const ZeroEngine& engine, int state) {
-  return state == 0 ? engine.param_storage() : engine.optimizer_storage();
+  return state == 0 ? engine.master_storage() : engine.optimizer_storage();
 }
 
 using HostBuffer = Kokkos::View<float*, HostSpace>;
@@ -311,6 +311,7 @@ int64_t load_checkpoint(Trainer& trainer, const std::string& path) {
     error = e.what();
   }
   agree_or_fail(comm, error);
+  engine.masters_written();  // bf16: the compute parameters are the rounding of the masters
   Kokkos::fence();
   return steps_done;
 }

@@ -22,11 +22,12 @@ const char* const kLayerBuffers[] = {"ln1",      "ln1_mean", "ln1_rstd", "q",   
 
 }  // namespace
 
-std::vector<BufferSpec> GPT::buffer_plan(const ModelConfig& c, int64_t B, int64_t T) {
+std::vector<BufferSpec> gpt_buffer_plan(const ModelConfig& c, int64_t B, int64_t T,
+                                        int element_bytes) {
   const int64_t N = B * T, C = c.dim, NH = c.heads, Vp = c.padded_vocab();
   const MemCategory act = MemCategory::Activations, work = MemCategory::Workspace;
   std::vector<BufferSpec> plan;
-  plan.push_back({"encoded", act, N * C});
+  plan.push_back({"encoded", act, N * C, element_bytes});
   const std::map<std::string, int64_t> layer_sizes = {{"ln1", N * C},
                                                       {"ln1_mean", N},
                                                       {"ln1_rstd", N},
@@ -44,32 +45,33 @@ std::vector<BufferSpec> GPT::buffer_plan(const ModelConfig& c, int64_t B, int64_
                                                       {"residual3", N * C}};
   for (int64_t l = 0; l < c.layers; ++l)
     for (const char* name : kLayerBuffers)
-      plan.push_back({fmt::format("layer{}.{}", l, name), act, layer_sizes.at(name)});
-  plan.push_back({"lnf", act, N * C});
-  plan.push_back({"lnf_mean", act, N});
-  plan.push_back({"lnf_rstd", act, N});
-  plan.push_back({"logits", act, N * Vp});
-  plan.push_back({"losses", act, N});
-  plan.push_back({"inputs", act, N});   // int32 tokens
-  plan.push_back({"targets", act, N});  // int32 tokens
+      plan.push_back(
+          {fmt::format("layer{}.{}", l, name), act, layer_sizes.at(name), element_bytes});
+  plan.push_back({"lnf", act, N * C, element_bytes});
+  plan.push_back({"lnf_mean", act, N, element_bytes});
+  plan.push_back({"lnf_rstd", act, N, element_bytes});
+  plan.push_back({"logits", act, N * Vp, element_bytes});
+  plan.push_back({"losses", act, N, element_bytes});
+  plan.push_back({"inputs", act, N, 4});   // int32 tokens
+  plan.push_back({"targets", act, N, 4});  // int32 tokens
   // Workspace reused across layers.
-  plan.push_back({"qkv", work, N * 3 * C});
-  plan.push_back({"scratch_btc", work, N * C});
-  plan.push_back({"dresidual", work, N * C});
-  plan.push_back({"dbtc", work, N * C});
-  plan.push_back({"datty", work, N * C});
-  plan.push_back({"dqkv", work, N * 3 * C});
-  plan.push_back({"dfch", work, N * 4 * C});
-  plan.push_back({"dfch_gelu", work, N * 4 * C});
-  plan.push_back({"att_y", work, N * C});
-  plan.push_back({"att_datt", work, B * NH * T * T});
-  plan.push_back({"att_dq", work, N * C});
-  plan.push_back({"att_dk", work, N * C});
-  plan.push_back({"att_dv", work, N * C});
+  plan.push_back({"qkv", work, N * 3 * C, element_bytes});
+  plan.push_back({"scratch_btc", work, N * C, element_bytes});
+  plan.push_back({"dresidual", work, N * C, element_bytes});
+  plan.push_back({"dbtc", work, N * C, element_bytes});
+  plan.push_back({"datty", work, N * C, element_bytes});
+  plan.push_back({"dqkv", work, N * 3 * C, element_bytes});
+  plan.push_back({"dfch", work, N * 4 * C, element_bytes});
+  plan.push_back({"dfch_gelu", work, N * 4 * C, element_bytes});
+  plan.push_back({"att_y", work, N * C, element_bytes});
+  plan.push_back({"att_datt", work, B * NH * T * T, element_bytes});
+  plan.push_back({"att_dq", work, N * C, element_bytes});
+  plan.push_back({"att_dk", work, N * C, element_bytes});
+  plan.push_back({"att_dv", work, N * C, element_bytes});
   return plan;
 }
 
-std::vector<UnitEvent> GPT::schedule(const ParamLayout& layout) {
+std::vector<UnitEvent> gpt_schedule(const ParamLayout& layout) {
   std::vector<UnitEvent> events;
   const int L = static_cast<int>(layout.config().layers);
   events.push_back({layout.embedding_unit(), UnitUse::Forward});
@@ -81,18 +83,19 @@ std::vector<UnitEvent> GPT::schedule(const ParamLayout& layout) {
   return events;
 }
 
-GPT::GPT(const ParamLayout& layout, int64_t B, int64_t T) : layout_(&layout), B_(B), T_(T) {
+template <typename Real>
+GPT<Real>::GPT(const ParamLayout& layout, int64_t B, int64_t T) : layout_(&layout), B_(B), T_(T) {
   ZM_ASSERT(T <= layout.config().seq_len, "T {} > seq_len {}", T, layout.config().seq_len);
   PlannedAllocator alloc(buffer_plan(layout.config(), B, T));
-  auto take = [&](const std::string& name) { return alloc.take<float>(name); };
+  auto take = [&](const std::string& name) { return alloc.take<Real>(name); };
   encoded_ = take("encoded");
   layers_.resize(static_cast<size_t>(layout.config().layers));
   for (size_t l = 0; l < layers_.size(); ++l) {
     LayerActs& a = layers_[l];
-    TrackedBuffer<float>* fields[] = {&a.ln1,       &a.ln1_mean, &a.ln1_rstd, &a.q,
-                                      &a.k,         &a.v,        &a.att,      &a.atty,
-                                      &a.residual2, &a.ln2,      &a.ln2_mean, &a.ln2_rstd,
-                                      &a.fch,       &a.fch_gelu, &a.residual3};
+    TrackedBuffer<Real>* fields[] = {&a.ln1,       &a.ln1_mean, &a.ln1_rstd, &a.q,
+                                     &a.k,         &a.v,        &a.att,      &a.atty,
+                                     &a.residual2, &a.ln2,      &a.ln2_mean, &a.ln2_rstd,
+                                     &a.fch,       &a.fch_gelu, &a.residual3};
     for (size_t i = 0; i < std::size(kLayerBuffers); ++i)
       *fields[i] = take(fmt::format("layer{}.{}", l, kLayerBuffers[i]));
   }
@@ -120,7 +123,8 @@ GPT::GPT(const ParamLayout& layout, int64_t B, int64_t T) : layout_(&layout), B_
   alloc.finish();
 }
 
-Batch GPT::upload(const int* inputs, const int* targets) {
+template <typename Real>
+Batch GPT<Real>::upload(const int* inputs, const int* targets) {
   using HostTokens = Kokkos::View<const int*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   const size_t n = static_cast<size_t>(B_ * T_);
   Kokkos::deep_copy(inputs_.view(), HostTokens(inputs, n));
@@ -128,7 +132,8 @@ Batch GPT::upload(const int* inputs, const int* targets) {
   return Batch{inputs_.data(), targets_.data()};
 }
 
-double GPT::forward(UnitAccess& units, const Batch& batch) {
+template <typename Real>
+double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch) {
   namespace k = kernels;
   const ModelConfig& c = layout_->config();
   const int64_t B = B_, T = T_, C = c.dim, NH = c.heads, N = B * T, V = c.vocab,
@@ -137,18 +142,18 @@ double GPT::forward(UnitAccess& units, const Batch& batch) {
 
   // Embeddings.
   const UnitEvent embed{layout_->embedding_unit(), UnitUse::Forward};
-  const float* emb = units.acquire(embed);
+  const Real* emb = units.acquire(embed);
   k::encoder_forward(encoded_.data(), batch.inputs, emb + layout_->wte_offset(),
                      emb + layout_->wpe_offset(), B, T, C);
   units.release(embed);
   units.poll();
 
   // Transformer blocks.
-  const float* residual = encoded_.data();
+  const Real* residual = encoded_.data();
   for (size_t l = 0; l < layers_.size(); ++l) {
     LayerActs& a = layers_[l];
     const UnitEvent event{layout_->block_unit(static_cast<int>(l)), UnitUse::Forward};
-    const float* p = units.acquire(event);
+    const Real* p = units.acquire(event);
     k::layernorm_forward(a.ln1.data(), a.ln1_mean.data(), a.ln1_rstd.data(), residual, p + o.ln1_w,
                          p + o.ln1_b, N, C);
     k::matmul_forward(qkv_.data(), a.ln1.data(), p + o.qkv_w, p + o.qkv_b, N, C, 3 * C);
@@ -176,21 +181,22 @@ double GPT::forward(UnitAccess& units, const Batch& batch) {
 
   // Final LayerNorm.
   const UnitEvent norm{layout_->final_norm_unit(), UnitUse::Forward};
-  const float* pf = units.acquire(norm);
+  const Real* pf = units.acquire(norm);
   k::layernorm_forward(lnf_.data(), lnf_mean_.data(), lnf_rstd_.data(), residual, pf, pf + C, N, C);
   units.release(norm);
 
   // LM head (tied to wte) and loss. The embedding unit stays acquired through the head's
   // backward, which comes right after.
   head_params_ = units.acquire({layout_->embedding_unit(), UnitUse::Head});
-  k::matmul_forward<float>(logits_.data(), lnf_.data(), head_params_ + layout_->wte_offset(),
-                           nullptr, N, C, Vp);
+  k::matmul_forward<Real>(logits_.data(), lnf_.data(), head_params_ + layout_->wte_offset(),
+                          nullptr, N, C, Vp);
   units.poll();
   k::softmax_crossentropy_forward(logits_.data(), losses_.data(), batch.targets, N, V, Vp);
   return k::sum(losses_.data(), N) / static_cast<double>(N);
 }
 
-void GPT::backward(UnitAccess& units, const Batch& batch) {
+template <typename Real>
+void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
   namespace k = kernels;
   const ModelConfig& c = layout_->config();
   const int64_t B = B_, T = T_, C = c.dim, NH = c.heads, N = B * T, V = c.vocab,
@@ -200,25 +206,25 @@ void GPT::backward(UnitAccess& units, const Batch& batch) {
 
   // LM head and loss: d(mean loss)/d(logit) = (p - onehot) / N.
   const UnitEvent head_event{embed_unit, UnitUse::Head};
-  const float* head = head_params_;  // acquired in the forward, held until here
+  const Real* head = head_params_;  // acquired in the forward, held until here
   ZM_ASSERT(head != nullptr, "backward without a forward");
-  float* dembed = units.grads(embed_unit);
-  k::softmax_crossentropy_backward(logits_.data(), batch.targets, 1.0f / static_cast<float>(N), N,
-                                   V, Vp);
-  k::fill(dbtc_.data(), N * C, 0.0f);
-  k::matmul_backward<float>(dbtc_.data(), dembed + layout_->wte_offset(), nullptr, logits_.data(),
-                            lnf_.data(), head + layout_->wte_offset(), N, C, Vp);
+  Real* dembed = units.grads(embed_unit);
+  k::softmax_crossentropy_backward(logits_.data(), batch.targets,
+                                   Real(1.0f / static_cast<float>(N)), N, V, Vp);
+  k::fill(dbtc_.data(), N * C, Real(0));
+  k::matmul_backward<Real>(dbtc_.data(), dembed + layout_->wte_offset(), nullptr, logits_.data(),
+                           lnf_.data(), head + layout_->wte_offset(), N, C, Vp);
   units.release(head_event);
   head_params_ = nullptr;
   units.poll();
 
   // Final LayerNorm: dresidual starts as the gradient of the last block's output.
-  const float* last_residual = layers_.empty() ? encoded_.data() : layers_.back().residual3.data();
+  const Real* last_residual = layers_.empty() ? encoded_.data() : layers_.back().residual3.data();
   const int norm_unit = layout_->final_norm_unit();
   const UnitEvent norm{norm_unit, UnitUse::Backward};
-  const float* pf = units.acquire(norm);
-  float* gf = units.grads(norm_unit);
-  k::fill(dresidual_.data(), N * C, 0.0f);
+  const Real* pf = units.acquire(norm);
+  Real* gf = units.grads(norm_unit);
+  k::fill(dresidual_.data(), N * C, Real(0));
   k::layernorm_backward(dresidual_.data(), gf, gf + C, dbtc_.data(), last_residual, pf,
                         lnf_mean_.data(), lnf_rstd_.data(), N, C);
   units.release(norm);
@@ -228,21 +234,21 @@ void GPT::backward(UnitAccess& units, const Batch& batch) {
   // Blocks, last to first. dresidual_ carries the gradient of the residual stream.
   for (int l = static_cast<int>(layers_.size()) - 1; l >= 0; --l) {
     LayerActs& a = layers_[static_cast<size_t>(l)];
-    const float* residual =
+    const Real* residual =
         l == 0 ? encoded_.data() : layers_[static_cast<size_t>(l - 1)].residual3.data();
     const int unit = layout_->block_unit(l);
     const UnitEvent event{unit, UnitUse::Backward};
-    const float* p = units.acquire(event);
-    float* g = units.grads(unit);
+    const Real* p = units.acquire(event);
+    Real* g = units.grads(unit);
 
     // MLP: residual3 = residual2 + fcproj(gelu(fc(ln2(residual2)))).
-    k::fill(dfch_gelu_.data(), N * 4 * C, 0.0f);
+    k::fill(dfch_gelu_.data(), N * 4 * C, Real(0));
     k::matmul_backward(dfch_gelu_.data(), g + o.fcproj_w, g + o.fcproj_b, dresidual_.data(),
                        a.fch_gelu.data(), p + o.fcproj_w, N, 4 * C, C);
     units.poll();
-    k::fill(dfch_.data(), N * 4 * C, 0.0f);
+    k::fill(dfch_.data(), N * 4 * C, Real(0));
     k::gelu_backward(dfch_.data(), a.fch.data(), dfch_gelu_.data(), N * 4 * C);
-    k::fill(dbtc_.data(), N * C, 0.0f);
+    k::fill(dbtc_.data(), N * C, Real(0));
     k::matmul_backward(dbtc_.data(), g + o.fc_w, g + o.fc_b, dfch_.data(), a.ln2.data(), p + o.fc_w,
                        N, C, 4 * C);
     units.poll();
@@ -252,17 +258,17 @@ void GPT::backward(UnitAccess& units, const Batch& batch) {
                           C);
 
     // Attention: residual2 = residual + attproj(attention(qkv(ln1(residual)))).
-    k::fill(datty_.data(), N * C, 0.0f);
+    k::fill(datty_.data(), N * C, Real(0));
     k::matmul_backward(datty_.data(), g + o.attproj_w, g + o.attproj_b, dresidual_.data(),
                        a.atty.data(), p + o.attproj_w, N, C, C);
     units.poll();
-    k::fill(dqkv_.data(), N * 3 * C, 0.0f);
+    k::fill(dqkv_.data(), N * 3 * C, Real(0));
     k::attention_backward(
         dqkv_.data(),
         {att_y_.data(), att_datt_.data(), att_dq_.data(), att_dk_.data(), att_dv_.data()},
         datty_.data(), {a.q.data(), a.k.data(), a.v.data(), a.att.data()}, B, T, C, NH);
     units.poll();
-    k::fill(dbtc_.data(), N * C, 0.0f);
+    k::fill(dbtc_.data(), N * C, Real(0));
     k::matmul_backward(dbtc_.data(), g + o.qkv_w, g + o.qkv_b, dqkv_.data(), a.ln1.data(),
                        p + o.qkv_w, N, C, 3 * C);
     k::layernorm_backward(dresidual_.data(), g + o.ln1_w, g + o.ln1_b, dbtc_.data(), residual,
@@ -277,5 +283,10 @@ void GPT::backward(UnitAccess& units, const Batch& batch) {
                       dresidual_.data(), batch.inputs, B, T, C);
   units.grads_ready(embed_unit);
 }
+
+template class GPT<float>;
+#if ZEROMINI_HAVE_BF16
+template class GPT<bf16>;
+#endif
 
 }  // namespace zm

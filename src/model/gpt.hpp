@@ -20,44 +20,53 @@ struct Batch {
   const int* targets = nullptr;  // (B, T)
 };
 
+// What GPT<Real> allocates for micro-batches of B x T with activations of `element_bytes`
+// (token buffers are int32 whatever the precision); the planner sums the same list.
+std::vector<BufferSpec> gpt_buffer_plan(const ModelConfig& config, int64_t B, int64_t T,
+                                        int element_bytes);
+// The order in which forward() and backward() acquire units (stage 3 prefetches along it).
+std::vector<UnitEvent> gpt_schedule(const ParamLayout& layout);
+
+// Real: the type of parameters, activations and gradients (float, or bf16 under mixed
+// precision; bf16 kernels compute in float and round what they store).
+template <typename Real>
 class GPT {
  public:
   // Allocates the activations and workspace for micro-batches of B x T.
   GPT(const ParamLayout& layout, int64_t B, int64_t T);
 
-  // What the constructor allocates; the planner sums the same list.
-  static std::vector<BufferSpec> buffer_plan(const ModelConfig& config, int64_t B, int64_t T);
-  // The order in which forward() and backward() acquire units (stage 3 prefetches along it).
-  static std::vector<UnitEvent> schedule(const ParamLayout& layout);
+  static std::vector<BufferSpec> buffer_plan(const ModelConfig& config, int64_t B, int64_t T) {
+    return gpt_buffer_plan(config, B, T, static_cast<int>(sizeof(Real)));
+  }
 
   // Copies a micro-batch (host arrays of B*T tokens) to the device buffers the model owns.
   Batch upload(const int* inputs, const int* targets);
 
   // Runs the forward pass and returns the micro-batch's mean loss. Keeps what backward needs.
-  double forward(UnitAccess& units, const Batch& batch);
+  double forward(UnitAccess<Real>& units, const Batch& batch);
   // Accumulates d(mean loss)/d(params) into units.grads(u), calling grads_ready(u) per unit.
-  void backward(UnitAccess& units, const Batch& batch);
+  void backward(UnitAccess<Real>& units, const Batch& batch);
 
   // Logits of the last forward (N x Vp, before softmax) are not kept: the buffer holds
   // probabilities after forward and dlogits after backward.
-  const float* probabilities() const { return logits_.data(); }
+  const Real* probabilities() const { return logits_.data(); }
 
  private:
   struct LayerActs {
-    TrackedBuffer<float> ln1, ln1_mean, ln1_rstd, q, k, v, att, atty, residual2, ln2, ln2_mean,
+    TrackedBuffer<Real> ln1, ln1_mean, ln1_rstd, q, k, v, att, atty, residual2, ln2, ln2_mean,
         ln2_rstd, fch, fch_gelu, residual3;
   };
 
   const ParamLayout* layout_;
   int64_t B_, T_;
-  const float* head_params_ = nullptr;  // the embedding unit, held from the LM head's forward
+  const Real* head_params_ = nullptr;  // the embedding unit, held from the LM head's forward
   // Saved activations.
-  TrackedBuffer<float> encoded_;
+  TrackedBuffer<Real> encoded_;
   std::vector<LayerActs> layers_;
-  TrackedBuffer<float> lnf_, lnf_mean_, lnf_rstd_, logits_, losses_;
+  TrackedBuffer<Real> lnf_, lnf_mean_, lnf_rstd_, logits_, losses_;
   TrackedBuffer<int> inputs_, targets_;
   // Workspace (reused by every layer).
-  TrackedBuffer<float> qkv_, scratch_btc_, dresidual_, dbtc_, datty_, dqkv_, dfch_, dfch_gelu_,
+  TrackedBuffer<Real> qkv_, scratch_btc_, dresidual_, dbtc_, datty_, dqkv_, dfch_, dfch_gelu_,
       att_y_, att_datt_, att_dq_, att_dk_, att_dv_;
 };
 

@@ -20,14 +20,16 @@ struct UnitEvent {
   bool operator==(const UnitEvent& o) const { return unit == o.unit && use == o.use; }
 };
 
+// Real: the element type the model computes in (float, or bf16 under mixed precision).
+template <typename Real>
 class UnitAccess {
  public:
   virtual ~UnitAccess() = default;
   // Parameters of `unit` (its full padded range), valid until release().
-  virtual const float* acquire(UnitEvent event) = 0;
+  virtual const Real* acquire(UnitEvent event) = 0;
   virtual void release(UnitEvent event) = 0;
   // Where the unit's gradients accumulate (+=) during this micro-step (full padded range).
-  virtual float* grads(int unit) = 0;
+  virtual Real* grads(int unit) = 0;
   // Every gradient contribution of `unit` for this micro-step has been added.
   virtual void grads_ready(int unit) = 0;
   // Called between kernels: lets in-flight communication progress.

@@ -41,20 +41,16 @@ double PlanPoint::bytes_per_step_total() const {
 
 namespace {
 
-// Bytes per element of each category under a precision. The fp32 column is what the run
-// allocates; the mixed column re-prices the same element counts: bf16 parameters, gradients,
-// activations and buffers; the optimizer state holds m and v, and alongside them an fp32 master
-// copy of the parameters it updates (so 3 x 4 = 12 bytes per element of m).
-double element_bytes(MemCategory category, Precision precision, const std::string& name) {
-  if (precision == Precision::FP32) return 4.0;
-  switch (category) {
-    case MemCategory::Optimizer:
-      return 6.0;  // m or v entry: 4 bytes, plus half a master (4/2)
-    case MemCategory::CommBuffers:
-      return name == "step_stats" ? 4.0 : 2.0;
-    default:
-      return 2.0;
-  }
+// The deck as it runs under a precision: the planner prices a precision by asking the stages
+// and the model for their buffers and collectives under it, the same lists a run of that deck
+// allocates and posts (element sizes included).
+Deck with_precision(const Deck& deck, Precision precision) {
+  Deck d = deck;
+  if (precision == Precision::Mixed)
+    d.train.precision = "bf16";
+  else if (d.train.precision == "bf16")
+    d.train.precision = "fp32";
+  return d;
 }
 
 Deck with_layers(const Deck& deck, int64_t layers) {
@@ -73,9 +69,9 @@ double flops_per_token(const ModelConfig& m) {
 
 MemoryPlan plan_memory(const Deck& deck, int stage, int64_t ranks, Precision precision) {
   MemoryPlan plan;
-  for (const BufferSpec& spec : Trainer::buffer_plan(deck, stage, static_cast<int>(ranks)))
-    plan.bytes[static_cast<int>(spec.category)] +=
-        static_cast<double>(spec.count) * element_bytes(spec.category, precision, spec.name);
+  for (const BufferSpec& spec :
+       Trainer::buffer_plan(with_precision(deck, precision), stage, static_cast<int>(ranks)))
+    plan.bytes[static_cast<int>(spec.category)] += spec.bytes();
   return plan;
 }
 
@@ -84,10 +80,10 @@ std::array<double, kCommOps> plan_traffic(const Deck& deck, int stage, int64_t r
   std::array<double, kCommOps> bytes{};
   const ParamLayout layout(deck.model);
   const PartitionPlan partition(layout, static_cast<int>(ranks));
-  const double element = precision == Precision::FP32 ? 4.0 : 2.0;
   const int n = static_cast<int>(ranks);
-  for (const auto& c : ZeroEngine::traffic_plan(stage, partition, deck))
-    bytes[static_cast<int>(c.op)] += ring_bytes(c.op, static_cast<double>(c.count) * element, n);
+  for (const auto& c : ZeroEngine::traffic_plan(stage, partition, with_precision(deck, precision)))
+    bytes[static_cast<int>(c.op)] +=
+        ring_bytes(c.op, static_cast<double>(c.count * c.element_bytes), n);
   // The trainer's per-step statistics: loss and gradient norm, two fp32 values.
   bytes[static_cast<int>(CommOp::AllReduce)] += ring_bytes(CommOp::AllReduce, 8.0, n);
   return bytes;
@@ -121,14 +117,13 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, Precision preci
   const bool one_node = ranks <= machine->devices_per_node;
   const double beta = one_node ? machine->intra_node_bandwidth : machine->inter_node_bandwidth;
   const double alpha = one_node ? machine->intra_node_latency : machine->inter_node_latency;
-  const double element = precision == Precision::FP32 ? 4.0 : 2.0;
   auto collective_seconds = [&](CommOp op, double whole_bytes) {
     if (ranks == 1) return 0.0;
     const double hops = static_cast<double>(ranks - 1) * (op == CommOp::AllReduce ? 2.0 : 1.0);
     return hops * alpha + ring_bytes(op, whole_bytes, static_cast<int>(ranks)) / beta;
   };
-  for (const auto& c : ZeroEngine::traffic_plan(stage, partition, deck))
-    p.comm_seconds += collective_seconds(c.op, static_cast<double>(c.count) * element);
+  for (const auto& c : ZeroEngine::traffic_plan(stage, partition, with_precision(deck, precision)))
+    p.comm_seconds += collective_seconds(c.op, static_cast<double>(c.count * c.element_bytes));
   p.comm_seconds += collective_seconds(CommOp::AllReduce, 8.0);
   p.step_seconds_serial = p.compute_seconds + p.comm_seconds;
   p.step_seconds_overlapped = std::max(p.compute_seconds, p.comm_seconds);

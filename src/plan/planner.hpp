@@ -19,9 +19,11 @@
 
 namespace zm {
 
-// fp32: what the host runs (4 bytes per parameter, gradient, Adam moment; fp32 activations).
-// mixed: bf16/fp16 parameters, gradients, activations and collectives; fp32 master weights,
-// momentum and variance in the optimizer state: the ZeRO paper's 2 + 2 + 12 bytes per parameter.
+// fp32: train.precision = "fp32" or "tf32" (4 bytes per parameter, gradient, Adam moment; fp32
+// activations and collectives). mixed: train.precision = "bf16": bf16 parameters, gradients,
+// activations and collectives; fp32 master weights, momentum and variance in the optimizer state:
+// the ZeRO paper's 2 + 2 + 12 bytes per parameter. Either is priced from the buffers and
+// collectives a run of the deck under that precision allocates and posts.
 enum class Precision { FP32, Mixed };
 Precision precision_from_name(const std::string& name);  // "fp32" | "mixed" (| "bf16" = mixed)
 const char* precision_name(Precision p);

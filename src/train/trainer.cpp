@@ -20,7 +20,7 @@ Trainer::Trainer(const Deck& deck, int stage, Communicator& comm)
       layout_(deck.model),
       plan_(layout_, comm.size()),
       engine_(ZeroEngine::create(stage, plan_, comm, deck_)),
-      model_(layout_, deck.train.micro_batch, deck.model.seq_len),
+      model_(make_model_step(layout_, *engine_, deck_)),
       data_(make_data_source(deck)) {
   comm.set_timeout(deck.comm.timeout_s);
   kernels::set_tf32_gemms(deck.train.precision == "tf32");
@@ -36,8 +36,7 @@ std::vector<BufferSpec> Trainer::buffer_plan(const Deck& deck, int stage, int ra
   const ParamLayout layout(deck.model);
   const PartitionPlan plan(layout, ranks);
   std::vector<BufferSpec> buffers = ZeroEngine::buffer_plan(stage, plan, deck);
-  for (auto& spec : GPT::buffer_plan(deck.model, deck.train.micro_batch, deck.model.seq_len))
-    buffers.push_back(spec);
+  for (auto& spec : model_step_buffer_plan(deck)) buffers.push_back(spec);
   buffers.push_back({"step_stats", MemCategory::CommBuffers, 2});
   return buffers;
 }
@@ -73,20 +72,17 @@ StepRecord Trainer::step(int64_t step) {
     engine_->begin_micro_step(micro, accum);
     data_->sequences(first_sequence(step, micro, accum, comm_->size(), comm_->rank(), B), B,
                      host_inputs_.data(), host_targets_.data());
-    const Batch batch = model_.upload(host_inputs_.data(), host_targets_.data());
+    const Batch batch = model_->upload(host_inputs_.data(), host_targets_.data());
 
     double start = wall_seconds();
-    loss_sum += model_.forward(*engine_, batch);
+    loss_sum += model_->forward(batch);
     Kokkos::fence();
     record.times.forward += wall_seconds() - start;
 
     start = wall_seconds();
-    model_.backward(*engine_, batch);
+    model_->backward(batch);
     if (micro + 1 == accum) engine_->finish_backward();
-    if (micro + 1 == accum && fault == Fault::NaN) {
-      const auto [begin, end] = plan_.owned_range(0, comm_->rank());
-      if (end > begin) kernels::fill(engine_->grad_at(0, begin), 1, std::nanf(""));
-    }
+    if (micro + 1 == accum && fault == Fault::NaN) engine_->poison_gradient();
     Kokkos::fence();
     record.times.backward += wall_seconds() - start;
   }

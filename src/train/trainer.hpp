@@ -9,9 +9,9 @@
 #include "comm/communicator.hpp"
 #include "core/deck.hpp"
 #include "core/memory.hpp"
-#include "model/gpt.hpp"
 #include "model/layout.hpp"
 #include "train/data.hpp"
+#include "train/model_step.hpp"
 #include "zero/engine.hpp"
 #include "zero/partition.hpp"
 
@@ -51,7 +51,7 @@ class Trainer {
   const ParamLayout& layout() const { return layout_; }
   const PartitionPlan& plan() const { return plan_; }
   ZeroEngine& engine() { return *engine_; }
-  GPT& model() { return model_; }
+  ModelStep& model() { return *model_; }
   int64_t tokens_per_rank_per_step() const;
 
  private:
@@ -60,7 +60,7 @@ class Trainer {
   ParamLayout layout_;
   PartitionPlan plan_;
   std::unique_ptr<ZeroEngine> engine_;
-  GPT model_;
+  std::unique_ptr<ModelStep> model_;
   std::unique_ptr<DataSource> data_;
   TrackedBuffer<float> stats_;  // {loss sum, gradient sum of squares}, all-reduced every step
   std::vector<int> host_inputs_, host_targets_;

@@ -5,8 +5,13 @@
 #include "core/error.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/init.hpp"
+#include "model/layout.hpp"
 
 namespace zm {
+
+int compute_element_bytes(const Deck& deck) {
+  return deck.train.precision == "bf16" ? 2 : 4;
+}
 
 ZeroEngine::ZeroEngine(int stage, const PartitionPlan& plan, Communicator& comm, const Deck& deck,
                        Storage params, Storage grads, Storage optim)
@@ -25,40 +30,11 @@ ZeroEngine::ZeroEngine(int stage, const PartitionPlan& plan, Communicator& comm,
 
 ZeroEngine::~ZeroEngine() = default;
 
-std::vector<BufferSpec> ZeroEngine::model_state_plan(const PartitionPlan& plan, Storage params,
-                                                     Storage grads, Storage optim) {
-  return {{"params", MemCategory::Parameters, elements(plan, params)},
-          {"grads", MemCategory::Gradients, elements(plan, grads)},
-          {"adam_m", MemCategory::Optimizer, elements(plan, optim)},
-          {"adam_v", MemCategory::Optimizer, elements(plan, optim)}};
-}
-
-void ZeroEngine::allocate_model_state() {
-  PlannedAllocator alloc(model_state_plan(*plan_, params_storage_, grads_storage_, optim_storage_));
-  params_ = alloc.take<float>("params");
-  grads_ = alloc.take<float>("grads");
-  adam_m_ = alloc.take<float>("adam_m");
-  adam_v_ = alloc.take<float>("adam_v");
-  alloc.finish();
-}
-
 std::pair<int64_t, int64_t> ZeroEngine::held_range(Storage storage, int u) const {
   if (storage == Storage::Full) return {0, plan_->unit(u).size};
   return plan_->owned_range(u, rank_);
 }
 
-float* ZeroEngine::base_of(float* buffer, Storage storage, int u, int64_t e) const {
-  const UnitPartition& p = plan_->unit(u);
-  if (storage == Storage::Full) return buffer + p.padded_offset + e;
-  return buffer + p.shard_offset + (e - rank_ * p.shard);
-}
-
-float* ZeroEngine::param_at(int u, int64_t e) const {
-  return base_of(params_.data(), params_storage_, u, e);
-}
-float* ZeroEngine::grad_at(int u, int64_t e) const {
-  return base_of(grads_.data(), grads_storage_, u, e);
-}
 float* ZeroEngine::adam_m_at(int u, int64_t e) const {
   return base_of(adam_m_.data(), optim_storage_, u, e);
 }
@@ -66,98 +42,14 @@ float* ZeroEngine::adam_v_at(int u, int64_t e) const {
   return base_of(adam_v_.data(), optim_storage_, u, e);
 }
 
-void ZeroEngine::init_parameters(uint64_t seed) {
-  const ParamLayout& layout = plan_->layout();
-  const ModelConfig& c = layout.config();
-  const float std_normal = 0.02f;
-  // GPT-2 scales the projections that write into the residual stream by 1/sqrt(2 L).
-  const float std_residual = 0.02f / std::sqrt(2.0f * static_cast<float>(c.layers));
-  // Rows of wte beyond the real vocabulary are padding: zero, and they stay zero (their
-  // gradient is zero and decay keeps zero at zero).
-  const int64_t wte_real = c.vocab * c.dim;
-  for (int u = 0; u < plan_->num_units(); ++u) {
-    const auto [begin, end] = held_range(params_storage_, u);
-    for (const TensorSegment& seg : plan_->segments(u, begin, end)) {
-      const TensorInfo& t = layout.tensors()[static_cast<size_t>(seg.tensor)];
-      float* dst = param_at(u, seg.unit_offset);
-      const uint64_t first_index = static_cast<uint64_t>(layout.unit(u).offset + seg.unit_offset);
-      switch (t.init) {
-        case InitKind::Ones:
-          kernels::fill(dst, seg.length, 1.0f);
-          break;
-        case InitKind::Zeros:
-          kernels::fill(dst, seg.length, 0.0f);
-          break;
-        case InitKind::Normal:
-        case InitKind::NormalResidual: {
-          const float stddev = t.init == InitKind::Normal ? std_normal : std_residual;
-          int64_t normal_length = seg.length;
-          if (t.name == "wte.weight")
-            normal_length =
-                std::max<int64_t>(0, std::min(seg.length, wte_real - seg.tensor_offset));
-          kernels::init_normal(dst, normal_length, stddev, seed, first_index);
-          kernels::fill(dst + normal_length, seg.length - normal_length, 0.0f);
-          break;
-        }
-      }
-    }
-  }
-}
-
-void ZeroEngine::begin_micro_step(int64_t micro, int64_t micro_steps) {
-  micro_ = micro;
-  micro_steps_ = micro_steps;
-  // Full gradient buffers accumulate over the micro-steps of a step.
-  if (micro == 0 && grads_storage_ == Storage::Full)
-    kernels::fill(grads_.data(), static_cast<int64_t>(grads_.size()), 0.0f);
-}
-
-double ZeroEngine::grad_sumsq_owned() const {
-  double total = 0.0;
-  for (int u = 0; u < plan_->num_units(); ++u) {
-    const auto [begin, end] = plan_->owned_range(u, rank_);
-    if (end > begin) total += kernels::sum_of_squares(grad_at(u, begin), end - begin);
-  }
-  return total;
-}
-
-void ZeroEngine::optimizer_step(const OptimizerSettings& s) {
-  const ParamLayout& layout = plan_->layout();
-  for (int u = 0; u < plan_->num_units(); ++u) {
-    const auto [begin, end] = held_range(optim_storage_, u);
-    for (const TensorSegment& seg : plan_->segments(u, begin, end)) {
-      const bool decay = layout.tensors()[static_cast<size_t>(seg.tensor)].decay;
-      kernels::AdamWParams hp{s.lr,         s.beta1, s.beta2, s.eps, decay ? s.weight_decay : 0.0f,
-                              s.grad_scale, s.step};
-      kernels::adamw_update(param_at(u, seg.unit_offset), grad_at(u, seg.unit_offset),
-                            adam_m_at(u, seg.unit_offset), adam_v_at(u, seg.unit_offset),
-                            seg.length, hp);
-    }
-    after_unit_update(u);
-    poll();
-  }
-  after_optimizer();
-}
-
-void ZeroEngine::post_parameter_gather(int u) {
-  const UnitPartition& p = plan_->unit(u);
-  float* full = param_at(u, 0);
-  parameter_gathers_.push_back(
-      comm_->iall_gather(full + rank_ * p.shard, full, static_cast<size_t>(p.shard), DType::F32));
-  if (!deck_->zero.overlap) parameter_gathers_.back().wait();
-}
-
-void ZeroEngine::wait_parameter_gathers() {
-  for (CommRequest& request : parameter_gathers_) request.wait();
-  parameter_gathers_.clear();
-}
-
 std::vector<float> ZeroEngine::full_state(State which) {
   const ParamLayout& layout = plan_->layout();
-  const Storage storage = which == State::Params ? params_storage_ : optim_storage_;
-  float* base = which == State::Params  ? params_.data()
-                : which == State::AdamM ? adam_m_.data()
-                                        : adam_v_.data();
+  const Storage storage = which == State::Params ? master_storage() : optim_storage_;
+  auto state_at = [&](int u, int64_t e) {
+    return which == State::Params  ? master_at(u, e)
+           : which == State::AdamM ? adam_m_at(u, e)
+                                   : adam_v_at(u, e);
+  };
   std::vector<float> out(static_cast<size_t>(layout.total()));
   // A diagnostic and export path, outside the training step: its transient unit buffer is not
   // part of the run's accounted memory.
@@ -169,9 +61,9 @@ std::vector<float> ZeroEngine::full_state(State which) {
     const UnitPartition& p = plan_->unit(u);
     const float* unit_data;
     if (storage == Storage::Full) {
-      unit_data = base + p.padded_offset;
+      unit_data = state_at(u, 0);
     } else {
-      comm_->all_gather(base + p.shard_offset, gathered.data(), static_cast<size_t>(p.shard),
+      comm_->all_gather(state_at(u, rank_ * p.shard), gathered.data(), static_cast<size_t>(p.shard),
                         DType::F32);
       unit_data = gathered.data();
     }
@@ -183,5 +75,175 @@ std::vector<float> ZeroEngine::full_state(State which) {
   }
   return out;
 }
+
+// ---- ZeroEngineT<Real> ----
+
+template <typename Real>
+std::vector<BufferSpec> ZeroEngineT<Real>::model_state_plan(const PartitionPlan& plan,
+                                                            const Deck& deck, Storage params,
+                                                            Storage grads, Storage optim) {
+  const int real_bytes = compute_element_bytes(deck);
+  std::vector<BufferSpec> specs = {
+      {"params", MemCategory::Parameters, elements(plan, params), real_bytes},
+      {"grads", MemCategory::Gradients, elements(plan, grads), real_bytes}};
+  if (real_bytes != 4) specs.push_back({"master", MemCategory::Optimizer, elements(plan, optim)});
+  specs.push_back({"adam_m", MemCategory::Optimizer, elements(plan, optim)});
+  specs.push_back({"adam_v", MemCategory::Optimizer, elements(plan, optim)});
+  return specs;
+}
+
+template <typename Real>
+void ZeroEngineT<Real>::allocate_model_state() {
+  PlannedAllocator alloc(
+      model_state_plan(*plan_, *deck_, params_storage_, grads_storage_, optim_storage_));
+  params_ = alloc.take<Real>("params");
+  grads_ = alloc.take<Real>("grads");
+  if (kMixed) master_ = alloc.take<float>("master");
+  adam_m_ = alloc.take<float>("adam_m");
+  adam_v_ = alloc.take<float>("adam_v");
+  alloc.finish();
+}
+
+template <typename Real>
+float* ZeroEngineT<Real>::master_at(int u, int64_t e) const {
+  if constexpr (kMixed)
+    return base_of(master_.data(), optim_storage_, u, e);
+  else
+    return param_at(u, e);
+}
+
+template <typename Real>
+template <typename T>
+void ZeroEngineT<Real>::init_held(T* buffer, Storage storage, uint64_t seed) const {
+  const ParamLayout& layout = plan_->layout();
+  const ModelConfig& c = layout.config();
+  const float std_normal = 0.02f;
+  // GPT-2 scales the projections that write into the residual stream by 1/sqrt(2 L).
+  const float std_residual = 0.02f / std::sqrt(2.0f * static_cast<float>(c.layers));
+  // Rows of wte beyond the real vocabulary are padding: zero, and they stay zero (their
+  // gradient is zero and decay keeps zero at zero).
+  const int64_t wte_real = c.vocab * c.dim;
+  for (int u = 0; u < plan_->num_units(); ++u) {
+    const auto [begin, end] = held_range(storage, u);
+    for (const TensorSegment& seg : plan_->segments(u, begin, end)) {
+      const TensorInfo& t = layout.tensors()[static_cast<size_t>(seg.tensor)];
+      T* dst = base_of(buffer, storage, u, seg.unit_offset);
+      const uint64_t first_index = static_cast<uint64_t>(layout.unit(u).offset + seg.unit_offset);
+      switch (t.init) {
+        case InitKind::Ones:
+          kernels::fill(dst, seg.length, T(1));
+          break;
+        case InitKind::Zeros:
+          kernels::fill(dst, seg.length, T(0));
+          break;
+        case InitKind::Normal:
+        case InitKind::NormalResidual: {
+          const float stddev = t.init == InitKind::Normal ? std_normal : std_residual;
+          int64_t normal_length = seg.length;
+          if (t.name == "wte.weight")
+            normal_length =
+                std::max<int64_t>(0, std::min(seg.length, wte_real - seg.tensor_offset));
+          kernels::init_normal(dst, normal_length, stddev, seed, first_index);
+          kernels::fill(dst + normal_length, seg.length - normal_length, T(0));
+          break;
+        }
+      }
+    }
+  }
+}
+
+template <typename Real>
+void ZeroEngineT<Real>::init_parameters(uint64_t seed) {
+  // The compute parameters and the master copy are drawn from the same fp32 values, so the bf16
+  // parameters are the rounding of their master.
+  init_held(params_.data(), params_storage_, seed);
+  if constexpr (kMixed) init_held(master_.data(), optim_storage_, seed);
+}
+
+template <typename Real>
+void ZeroEngineT<Real>::begin_micro_step(int64_t micro, int64_t micro_steps) {
+  micro_ = micro;
+  micro_steps_ = micro_steps;
+  // Full gradient buffers accumulate over the micro-steps of a step.
+  if (micro == 0 && grads_storage_ == Storage::Full)
+    kernels::fill(grads_.data(), static_cast<int64_t>(grads_.size()), Real(0));
+}
+
+template <typename Real>
+double ZeroEngineT<Real>::grad_sumsq_owned() const {
+  double total = 0.0;
+  for (int u = 0; u < plan_->num_units(); ++u) {
+    const auto [begin, end] = plan_->owned_range(u, rank_);
+    if (end > begin) total += kernels::sum_of_squares(grad_at(u, begin), end - begin);
+  }
+  return total;
+}
+
+template <typename Real>
+void ZeroEngineT<Real>::poison_gradient() {
+  const auto [begin, end] = plan_->owned_range(0, rank_);
+  if (end > begin) kernels::fill(grad_at(0, begin), 1, Real(std::nanf("")));
+}
+
+template <typename Real>
+void ZeroEngineT<Real>::optimizer_step(const OptimizerSettings& s) {
+  const ParamLayout& layout = plan_->layout();
+  for (int u = 0; u < plan_->num_units(); ++u) {
+    const auto [begin, end] = held_range(optim_storage_, u);
+    for (const TensorSegment& seg : plan_->segments(u, begin, end)) {
+      const bool decay = layout.tensors()[static_cast<size_t>(seg.tensor)].decay;
+      kernels::AdamWParams hp{s.lr,         s.beta1, s.beta2, s.eps, decay ? s.weight_decay : 0.0f,
+                              s.grad_scale, s.step};
+      const int64_t e = seg.unit_offset;
+#if ZEROMINI_HAVE_BF16
+      if constexpr (kMixed) {
+        kernels::adamw_update_mixed(master_at(u, e), grad_at(u, e), adam_m_at(u, e),
+                                    adam_v_at(u, e), param_at(u, e), seg.length, hp);
+        continue;
+      }
+#endif
+      if constexpr (!kMixed)
+        kernels::adamw_update(param_at(u, e), grad_at(u, e), adam_m_at(u, e), adam_v_at(u, e),
+                              seg.length, hp);
+    }
+    after_unit_update(u);
+    poll();
+  }
+  after_optimizer();
+}
+
+template <typename Real>
+void ZeroEngineT<Real>::masters_written() {
+  if constexpr (kMixed) {
+    const bool gather = params_storage_ == Storage::Full && optim_storage_ == Storage::Shard;
+    for (int u = 0; u < plan_->num_units(); ++u) {
+      const auto [begin, end] = held_range(optim_storage_, u);
+      if (end > begin)
+        kernels::convert<float, Real>(param_at(u, begin), master_at(u, begin), end - begin);
+      if (gather) post_parameter_gather(u);
+    }
+    wait_parameter_gathers();
+  }
+}
+
+template <typename Real>
+void ZeroEngineT<Real>::post_parameter_gather(int u) {
+  const UnitPartition& p = plan_->unit(u);
+  Real* full = param_at(u, 0);
+  parameter_gathers_.push_back(comm_->iall_gather(full + rank_ * p.shard, full,
+                                                  static_cast<size_t>(p.shard), dtype_of<Real>()));
+  if (!deck_->zero.overlap) parameter_gathers_.back().wait();
+}
+
+template <typename Real>
+void ZeroEngineT<Real>::wait_parameter_gathers() {
+  for (CommRequest& request : parameter_gathers_) request.wait();
+  parameter_gathers_.clear();
+}
+
+template class ZeroEngineT<float>;
+#if ZEROMINI_HAVE_BF16
+template class ZeroEngineT<bf16>;
+#endif
 
 }  // namespace zm

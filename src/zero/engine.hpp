@@ -10,10 +10,17 @@
 //   stage 3  shard        shard (+buckets) shard        all-gather per unit (fwd and bwd),
 //                                                       reduce-scatter per unit
 // "full" is the padded layout of the partition plan, "shard" this rank's shard of every unit.
+//
+// Precision: parameters and gradients are stored in the model's compute type Real (float, or
+// bf16 under train.precision = "bf16"), and every collective moves that type. Adam m and v are
+// fp32; under bf16 the optimizer state also holds an fp32 master copy of the parameters (with
+// the storage of m and v), updated by AdamW and rounded into the bf16 parameters: the ZeRO
+// paper's 2 + 2 + 12 bytes per parameter. Under fp32 the parameters are their own master.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "comm/communicator.hpp"
@@ -35,66 +42,131 @@ struct OptimizerSettings {
   int64_t step = 1;      // 1-based
 };
 
-class ZeroEngine : public UnitAccess {
+// Bytes of one parameter, gradient or activation element under the deck's precision.
+int compute_element_bytes(const Deck& deck);
+
+// What every stage does whatever the compute type; the trainer, checkpoints and the planner see
+// an engine through this class.
+class ZeroEngine {
  public:
+  // The stage's engine for the deck's precision.
   static std::unique_ptr<ZeroEngine> create(int stage, const PartitionPlan& plan,
                                             Communicator& comm, const Deck& deck);
   // Every buffer create() allocates, for the planner.
   static std::vector<BufferSpec> buffer_plan(int stage, const PartitionPlan& plan,
                                              const Deck& deck);
   // The collectives one optimizer step posts on each rank (gradient and parameter traffic; the
-  // trainer adds its 2-float statistics all-reduce), for the planner. Counts are elements.
+  // trainer adds its 2-float statistics all-reduce), for the planner.
   struct PlannedCollective {
     CommOp op;
-    int64_t count;  // elements of the whole buffer (N shards for reduce-scatter/all-gather)
+    int64_t count;      // elements of the whole buffer (N shards for reduce-scatter/all-gather)
+    int element_bytes;  // of the type moved
   };
   static std::vector<PlannedCollective> traffic_plan(int stage, const PartitionPlan& plan,
                                                      const Deck& deck);
 
-  ~ZeroEngine() override;
+  virtual ~ZeroEngine();
   int stage() const { return stage_; }
   const PartitionPlan& plan() const { return *plan_; }
   Communicator& comm() const { return *comm_; }
   Storage param_storage() const { return params_storage_; }
   Storage grad_storage() const { return grads_storage_; }
   Storage optimizer_storage() const { return optim_storage_; }
+  // Where the fp32 master parameters live: the optimizer's storage under bf16, the parameters'
+  // own under fp32.
+  virtual Storage master_storage() const = 0;
 
   // Initialises the parameters this rank holds, GPT-2 style, from a counter-based RNG keyed by
   // (seed, logical parameter index): identical values at any rank count and stage.
-  void init_parameters(uint64_t seed);
+  virtual void init_parameters(uint64_t seed) = 0;
 
   // Micro-step `micro` of `micro_steps` starts (zeroes gradients where needed).
-  virtual void begin_micro_step(int64_t micro, int64_t micro_steps);
+  virtual void begin_micro_step(int64_t micro, int64_t micro_steps) = 0;
   // Waits for every gradient collective of the step (after the last backward).
   virtual void finish_backward() = 0;
   // Sum of squares of the (summed, not yet averaged) gradients this rank owns; summing it over
   // ranks gives the global squared norm, whatever the stage.
-  double grad_sumsq_owned() const;
+  virtual double grad_sumsq_owned() const = 0;
   // AdamW over the optimizer state this rank holds, then whatever re-distribution the stage
   // needs (stages 1 and 2 all-gather the updated shards).
-  void optimizer_step(const OptimizerSettings& settings);
+  virtual void optimizer_step(const OptimizerSettings& settings) = 0;
+  // Writes NaN into the first gradient element this rank owns (fault injection).
+  virtual void poison_gradient() = 0;
 
   // The held range of unit u (logical elements) for a storage kind: the whole unit for Full,
   // the owned range for Shard.
   std::pair<int64_t, int64_t> held_range(Storage storage, int u) const;
-  // Pointers to logical element e of unit u (e inside held_range) in each kind of state.
-  float* param_at(int u, int64_t e) const;
-  float* grad_at(int u, int64_t e) const;
+  // Pointers to logical element e of unit u (e inside the held range) of the fp32 state: master
+  // parameters (held_range(master_storage())) and Adam m and v (held_range(optimizer_storage())).
+  virtual float* master_at(int u, int64_t e) const = 0;
   float* adam_m_at(int u, int64_t e) const;
   float* adam_v_at(int u, int64_t e) const;
+  // After master parameters were written from outside (a checkpoint): refreshes the compute
+  // parameters from them (collective where the stage gathers parameters).
+  virtual void masters_written() = 0;
 
-  // A whole state vector in logical layout order (no padding) on the host, gathered where this
-  // stage shards it: collective then (every rank must call it).
+  // A whole fp32 state vector in logical layout order (no padding) on the host, gathered where
+  // this stage shards it: collective then (every rank must call it).
   enum class State { Params, AdamM, AdamV };
   std::vector<float> full_state(State which);
   std::vector<float> full_parameters() { return full_state(State::Params); }
 
-  void poll() override { comm_->progress(); }
-
  protected:
   ZeroEngine(int stage, const PartitionPlan& plan, Communicator& comm, const Deck& deck,
              Storage params, Storage grads, Storage optim);
-  // Allocates params, grads, m and v per the storage kinds (the stage adds its own buffers).
+  static int64_t elements(const PartitionPlan& plan, Storage storage) {
+    return storage == Storage::Full ? plan.padded_total() : plan.shard_total();
+  }
+  template <typename T>
+  T* base_of(T* buffer, Storage storage, int u, int64_t e) const {
+    const UnitPartition& p = plan_->unit(u);
+    if (storage == Storage::Full) return buffer + p.padded_offset + e;
+    return buffer + p.shard_offset + (e - rank_ * p.shard);
+  }
+
+  int stage_;
+  const PartitionPlan* plan_;
+  Communicator* comm_;
+  const Deck* deck_;
+  int rank_, ranks_;
+  Storage params_storage_, grads_storage_, optim_storage_;
+  TrackedBuffer<float> adam_m_, adam_v_;
+  int64_t micro_ = 0, micro_steps_ = 1;
+  bool last_micro() const { return micro_ + 1 == micro_steps_; }
+};
+
+// The engine for compute type Real: the parameter and gradient buffers, and the UnitAccess the
+// model runs on.
+template <typename Real>
+class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
+ public:
+  static constexpr bool kMixed = !std::is_same_v<Real, float>;
+
+  Storage master_storage() const override { return kMixed ? optim_storage_ : params_storage_; }
+  void init_parameters(uint64_t seed) override;
+  void begin_micro_step(int64_t micro, int64_t micro_steps) override;
+  double grad_sumsq_owned() const override;
+  void optimizer_step(const OptimizerSettings& settings) override;
+  void poison_gradient() override;
+  float* master_at(int u, int64_t e) const override;
+  void masters_written() override;
+
+  // Pointers to logical element e of unit u in the compute parameters and gradients.
+  Real* param_at(int u, int64_t e) const { return base_of(params_.data(), params_storage_, u, e); }
+  Real* grad_at(int u, int64_t e) const { return base_of(grads_.data(), grads_storage_, u, e); }
+
+  void poll() override { comm_->progress(); }
+
+ protected:
+  ZeroEngineT(int stage, const PartitionPlan& plan, Communicator& comm, const Deck& deck,
+              Storage params, Storage grads, Storage optim)
+      : ZeroEngine(stage, plan, comm, deck, params, grads, optim) {}
+  // The parameters, gradients, master copy (bf16 only), m and v for the storage kinds. Plans
+  // take element sizes from the deck (compute_element_bytes), not from Real, so that any build
+  // can price any precision; allocation checks that the two agree.
+  static std::vector<BufferSpec> model_state_plan(const PartitionPlan& plan, const Deck& deck,
+                                                  Storage params, Storage grads, Storage optim);
+  // Allocates them (the stage adds its own buffers).
   void allocate_model_state();
   // Called after the optimizer updated unit u's held range.
   virtual void after_unit_update(int u) { (void)u; }
@@ -104,23 +176,14 @@ class ZeroEngine : public UnitAccess {
   void post_parameter_gather(int u);
   void wait_parameter_gathers();
 
-  static std::vector<BufferSpec> model_state_plan(const PartitionPlan& plan, Storage params,
-                                                  Storage grads, Storage optim);
-  static int64_t elements(const PartitionPlan& plan, Storage storage) {
-    return storage == Storage::Full ? plan.padded_total() : plan.shard_total();
-  }
-  float* base_of(float* buffer, Storage storage, int u, int64_t e) const;
-
-  int stage_;
-  const PartitionPlan* plan_;
-  Communicator* comm_;
-  const Deck* deck_;
-  int rank_, ranks_;
-  Storage params_storage_, grads_storage_, optim_storage_;
-  TrackedBuffer<float> params_, grads_, adam_m_, adam_v_;
-  int64_t micro_ = 0, micro_steps_ = 1;
+  TrackedBuffer<Real> params_, grads_;
+  TrackedBuffer<float> master_;  // bf16 only
   std::vector<CommRequest> parameter_gathers_;
-  bool last_micro() const { return micro_ + 1 == micro_steps_; }
+
+ private:
+  // Initialises the held range of every unit of a buffer of T with the given storage.
+  template <typename T>
+  void init_held(T* buffer, Storage storage, uint64_t seed) const;
 };
 
 }  // namespace zm

@@ -3,58 +3,82 @@
 
 namespace zm {
 
-std::unique_ptr<ZeroEngine> ZeroEngine::create(int stage, const PartitionPlan& plan,
-                                               Communicator& comm, const Deck& deck) {
+namespace {
+
+template <typename Real>
+std::unique_ptr<ZeroEngine> create_typed(int stage, const PartitionPlan& plan, Communicator& comm,
+                                         const Deck& deck) {
   switch (stage) {
     case 0:
-      return std::make_unique<Stage0>(plan, comm, deck);
+      return std::make_unique<Stage0<Real>>(plan, comm, deck);
     case 1:
-      return std::make_unique<Stage1>(plan, comm, deck);
+      return std::make_unique<Stage1<Real>>(plan, comm, deck);
     case 2:
-      return std::make_unique<Stage2>(plan, comm, deck);
+      return std::make_unique<Stage2<Real>>(plan, comm, deck);
     case 3:
-      return std::make_unique<Stage3>(plan, comm, deck);
+      return std::make_unique<Stage3<Real>>(plan, comm, deck);
     default:
       fail("zero.stage = {}: expected an integer in 0..3", stage);
   }
 }
 
-std::vector<BufferSpec> ZeroEngine::buffer_plan(int stage, const PartitionPlan& plan,
-                                                const Deck& deck) {
+// The stages' plans read element sizes from the deck, not from Real: Stage<float>'s serve every
+// precision, in builds without a bf16 type too (the planner prices bf16 runs anywhere).
+std::vector<BufferSpec> plan_of_stage(int stage, const PartitionPlan& plan, const Deck& deck) {
   switch (stage) {
     case 0:
-      return Stage0::plan_buffers(plan, deck);
+      return Stage0<float>::plan_buffers(plan, deck);
     case 1:
-      return Stage1::plan_buffers(plan, deck);
+      return Stage1<float>::plan_buffers(plan, deck);
     case 2:
-      return Stage2::plan_buffers(plan, deck);
+      return Stage2<float>::plan_buffers(plan, deck);
     case 3:
-      return Stage3::plan_buffers(plan, deck);
+      return Stage3<float>::plan_buffers(plan, deck);
     default:
       fail("zero.stage = {}: expected an integer in 0..3", stage);
   }
+}
+
+}  // namespace
+
+std::unique_ptr<ZeroEngine> ZeroEngine::create(int stage, const PartitionPlan& plan,
+                                               Communicator& comm, const Deck& deck) {
+  if (compute_element_bytes(deck) == 4) return create_typed<float>(stage, plan, comm, deck);
+#if ZEROMINI_HAVE_BF16
+  return create_typed<bf16>(stage, plan, comm, deck);
+#else
+  fail("train.precision = \"{}\": this build has no bfloat16 type (it needs Kokkos >= 4)",
+       deck.train.precision);
+#endif
+}
+
+std::vector<BufferSpec> ZeroEngine::buffer_plan(int stage, const PartitionPlan& plan,
+                                                const Deck& deck) {
+  return plan_of_stage(stage, plan, deck);
 }
 
 std::vector<ZeroEngine::PlannedCollective> ZeroEngine::traffic_plan(int stage,
                                                                     const PartitionPlan& plan,
                                                                     const Deck& deck) {
   std::vector<PlannedCollective> out;
+  const int element = compute_element_bytes(deck);
   const int64_t micro_steps = deck.train.grad_accum;
   if (stage == 0) {
-    for (const auto& bucket : Stage0::bucket_ranges(plan, deck))
-      out.push_back({CommOp::AllReduce, bucket.second});
+    for (const auto& bucket : Stage0<float>::bucket_ranges(plan, deck))
+      out.push_back({CommOp::AllReduce, bucket.second, element});
     return out;
   }
   for (int u = 0; u < plan.num_units(); ++u) {
     const int64_t padded = plan.unit(u).padded;
     // Stages 2 and 3 reduce-scatter every micro-step; stage 1 only after the last one.
     const int64_t reductions = stage == 1 ? 1 : micro_steps;
-    for (int64_t i = 0; i < reductions; ++i) out.push_back({CommOp::ReduceScatter, padded});
+    for (int64_t i = 0; i < reductions; ++i)
+      out.push_back({CommOp::ReduceScatter, padded, element});
     // Stages 1 and 2 all-gather updated parameters once per step; stage 3 gathers every unit
     // before its forward and again before its backward, every micro-step (the embedding unit's
     // second gather serves the LM head's forward and backward).
     const int64_t gathers = stage == 3 ? 2 * micro_steps : 1;
-    for (int64_t i = 0; i < gathers; ++i) out.push_back({CommOp::AllGather, padded});
+    for (int64_t i = 0; i < gathers; ++i) out.push_back({CommOp::AllGather, padded, element});
   }
   return out;
 }

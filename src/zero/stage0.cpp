@@ -8,9 +8,10 @@
 
 namespace zm {
 
-Stage0::Stage0(const PartitionPlan& plan, Communicator& comm, const Deck& deck)
-    : ZeroEngine(0, plan, comm, deck, Storage::Full, Storage::Full, Storage::Full) {
-  allocate_model_state();
+template <typename Real>
+Stage0<Real>::Stage0(const PartitionPlan& plan, Communicator& comm, const Deck& deck)
+    : ZeroEngineT<Real>(0, plan, comm, deck, Storage::Full, Storage::Full, Storage::Full) {
+  this->allocate_model_state();
   for (const auto& range : bucket_ranges(plan, deck)) {
     int lo = 0;
     while (plan.unit(lo).padded_offset != range.first) ++lo;
@@ -20,13 +21,14 @@ Stage0::Stage0(const PartitionPlan& plan, Communicator& comm, const Deck& deck)
   }
 }
 
-std::vector<std::pair<int64_t, int64_t>> Stage0::bucket_ranges(const PartitionPlan& plan,
-                                                               const Deck& deck) {
+template <typename Real>
+std::vector<std::pair<int64_t, int64_t>> Stage0<Real>::bucket_ranges(const PartitionPlan& plan,
+                                                                     const Deck& deck) {
   // Units complete in backward from the last (final norm) down to 0 (embeddings, whose wte
   // gradient also collects the LM head's). A bucket is a run of consecutive units, closed when it
   // reaches bucket_mb; it is all-reduced when its lowest unit is ready.
   const auto bucket_elements =
-      static_cast<int64_t>(deck.zero.bucket_mb * 1024.0 * 1024.0 / sizeof(float));
+      static_cast<int64_t>(deck.zero.bucket_mb * 1024.0 * 1024.0 / compute_element_bytes(deck));
   std::vector<std::pair<int64_t, int64_t>> ranges;
   int hi = plan.num_units() - 1;
   int64_t filled = 0;
@@ -43,33 +45,44 @@ std::vector<std::pair<int64_t, int64_t>> Stage0::bucket_ranges(const PartitionPl
   return ranges;
 }
 
-std::vector<BufferSpec> Stage0::plan_buffers(const PartitionPlan& plan, const Deck&) {
-  return model_state_plan(plan, Storage::Full, Storage::Full, Storage::Full);
+template <typename Real>
+std::vector<BufferSpec> Stage0<Real>::plan_buffers(const PartitionPlan& plan, const Deck& deck) {
+  return ZeroEngineT<Real>::model_state_plan(plan, deck, Storage::Full, Storage::Full,
+                                             Storage::Full);
 }
 
-const float* Stage0::acquire(UnitEvent event) {
+template <typename Real>
+const Real* Stage0<Real>::acquire(UnitEvent event) {
   return param_at(event.unit, 0);
 }
 
-float* Stage0::grads(int unit) {
+template <typename Real>
+Real* Stage0<Real>::grads(int unit) {
   return grad_at(unit, 0);
 }
 
-void Stage0::grads_ready(int unit) {
+template <typename Real>
+void Stage0<Real>::grads_ready(int unit) {
   if (!last_micro()) return;  // accumulate locally until the step's last micro-step
   for (const Bucket& bucket : buckets_) {
     if (bucket.lo != unit) continue;
     const UnitPartition& lo = plan_->unit(bucket.lo);
     const UnitPartition& hi = plan_->unit(bucket.hi);
     const size_t count = static_cast<size_t>(hi.padded_offset + hi.padded - lo.padded_offset);
-    in_flight_.push_back(comm_->iall_reduce_sum(grad_at(bucket.lo, 0), count, DType::F32));
+    in_flight_.push_back(comm_->iall_reduce_sum(grad_at(bucket.lo, 0), count, dtype_of<Real>()));
     if (!deck_->zero.overlap) in_flight_.back().wait();
   }
 }
 
-void Stage0::finish_backward() {
+template <typename Real>
+void Stage0<Real>::finish_backward() {
   for (CommRequest& request : in_flight_) request.wait();
   in_flight_.clear();
 }
+
+template class Stage0<float>;
+#if ZEROMINI_HAVE_BF16
+template class Stage0<bf16>;
+#endif
 
 }  // namespace zm

@@ -5,35 +5,47 @@
 
 namespace zm {
 
-Stage1::Stage1(const PartitionPlan& plan, Communicator& comm, const Deck& deck)
-    : ZeroEngine(1, plan, comm, deck, Storage::Full, Storage::Full, Storage::Shard) {
-  allocate_model_state();
+template <typename Real>
+Stage1<Real>::Stage1(const PartitionPlan& plan, Communicator& comm, const Deck& deck)
+    : ZeroEngineT<Real>(1, plan, comm, deck, Storage::Full, Storage::Full, Storage::Shard) {
+  this->allocate_model_state();
 }
 
-std::vector<BufferSpec> Stage1::plan_buffers(const PartitionPlan& plan, const Deck&) {
-  return model_state_plan(plan, Storage::Full, Storage::Full, Storage::Shard);
+template <typename Real>
+std::vector<BufferSpec> Stage1<Real>::plan_buffers(const PartitionPlan& plan, const Deck& deck) {
+  return ZeroEngineT<Real>::model_state_plan(plan, deck, Storage::Full, Storage::Full,
+                                             Storage::Shard);
 }
 
-const float* Stage1::acquire(UnitEvent event) {
+template <typename Real>
+const Real* Stage1<Real>::acquire(UnitEvent event) {
   return param_at(event.unit, 0);
 }
 
-float* Stage1::grads(int unit) {
+template <typename Real>
+Real* Stage1<Real>::grads(int unit) {
   return grad_at(unit, 0);
 }
 
-void Stage1::grads_ready(int unit) {
+template <typename Real>
+void Stage1<Real>::grads_ready(int unit) {
   if (!last_micro()) return;
   const UnitPartition& p = plan_->unit(unit);
-  float* full = grad_at(unit, 0);
+  Real* full = grad_at(unit, 0);
   in_flight_.push_back(comm_->ireduce_scatter_sum(full, full + rank_ * p.shard,
-                                                  static_cast<size_t>(p.shard), DType::F32));
+                                                  static_cast<size_t>(p.shard), dtype_of<Real>()));
   if (!deck_->zero.overlap) in_flight_.back().wait();
 }
 
-void Stage1::finish_backward() {
+template <typename Real>
+void Stage1<Real>::finish_backward() {
   for (CommRequest& request : in_flight_) request.wait();
   in_flight_.clear();
 }
+
+template class Stage1<float>;
+#if ZEROMINI_HAVE_BF16
+template class Stage1<bf16>;
+#endif
 
 }  // namespace zm

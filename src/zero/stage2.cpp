@@ -5,32 +5,44 @@
 
 namespace zm {
 
-Stage2::Stage2(const PartitionPlan& plan, Communicator& comm, const Deck& deck)
-    : ZeroEngine(2, plan, comm, deck, Storage::Full, Storage::Shard, Storage::Shard) {
-  allocate_model_state();
+template <typename Real>
+Stage2<Real>::Stage2(const PartitionPlan& plan, Communicator& comm, const Deck& deck)
+    : ZeroEngineT<Real>(2, plan, comm, deck, Storage::Full, Storage::Shard, Storage::Shard) {
+  this->allocate_model_state();
   gradients_.allocate(plan, deck);
 }
 
-std::vector<BufferSpec> Stage2::plan_buffers(const PartitionPlan& plan, const Deck& deck) {
-  auto buffers = model_state_plan(plan, Storage::Full, Storage::Shard, Storage::Shard);
-  ShardedGradients::add_to_plan(buffers, plan, deck);
+template <typename Real>
+std::vector<BufferSpec> Stage2<Real>::plan_buffers(const PartitionPlan& plan, const Deck& deck) {
+  auto buffers = ZeroEngineT<Real>::model_state_plan(plan, deck, Storage::Full, Storage::Shard,
+                                                     Storage::Shard);
+  ShardedGradients<Real>::add_to_plan(buffers, plan, deck);
   return buffers;
 }
 
-const float* Stage2::acquire(UnitEvent event) {
+template <typename Real>
+const Real* Stage2<Real>::acquire(UnitEvent event) {
   return param_at(event.unit, 0);
 }
 
-float* Stage2::grads(int unit) {
+template <typename Real>
+Real* Stage2<Real>::grads(int unit) {
   return gradients_.bucket_for(unit, *this);
 }
 
-void Stage2::grads_ready(int unit) {
+template <typename Real>
+void Stage2<Real>::grads_ready(int unit) {
   gradients_.unit_ready(unit, *this, micro_ == 0, deck_->zero.overlap);
 }
 
-void Stage2::finish_backward() {
+template <typename Real>
+void Stage2<Real>::finish_backward() {
   gradients_.finish(*this);
 }
+
+template class Stage2<float>;
+#if ZEROMINI_HAVE_BF16
+template class Stage2<bf16>;
+#endif
 
 }  // namespace zm

@@ -16,52 +16,62 @@ int64_t prefetch_of(const Deck& deck) {
 }
 }  // namespace
 
-Stage3::Stage3(const PartitionPlan& plan, Communicator& comm, const Deck& deck)
-    : ZeroEngine(3, plan, comm, deck, Storage::Shard, Storage::Shard, Storage::Shard),
-      schedule_(GPT::schedule(plan.layout())),
+template <typename Real>
+Stage3<Real>::Stage3(const PartitionPlan& plan, Communicator& comm, const Deck& deck)
+    : ZeroEngineT<Real>(3, plan, comm, deck, Storage::Shard, Storage::Shard, Storage::Shard),
+      schedule_(gpt_schedule(plan.layout())),
       prefetch_(static_cast<int>(prefetch_of(deck))) {
-  allocate_model_state();
+  this->allocate_model_state();
   gradients_.allocate(plan, deck);
 
   PlannedAllocator slots(slot_plan(plan, deck));
   slots_.resize(static_cast<size_t>(2 + prefetch_));
-  slots_[0].buffer = slots.take<float>("gathered.embed");
+  slots_[0].buffer = slots.take<Real>("gathered.embed");
   for (int i = 0; i <= prefetch_; ++i)
-    slots_[static_cast<size_t>(1 + i)].buffer = slots.take<float>(fmt::format("gathered.{}", i));
+    slots_[static_cast<size_t>(1 + i)].buffer = slots.take<Real>(fmt::format("gathered.{}", i));
   slots.finish();
 }
 
-Stage3::~Stage3() {
+template <typename Real>
+Stage3<Real>::~Stage3() {
   for (Slot& slot : slots_) slot.gather = CommRequest();
 }
 
-std::vector<BufferSpec> Stage3::slot_plan(const PartitionPlan& plan, const Deck& deck) {
+template <typename Real>
+std::vector<BufferSpec> Stage3<Real>::slot_plan(const PartitionPlan& plan, const Deck& deck) {
   std::vector<BufferSpec> buffers;
-  buffers.push_back({"gathered.embed", MemCategory::CommBuffers, plan.unit(0).padded});
+  buffers.push_back({"gathered.embed", MemCategory::CommBuffers, plan.unit(0).padded,
+                     compute_element_bytes(deck)});
   const int64_t block = plan.max_padded_unit(1, plan.num_units() - 1);
   for (int64_t i = 0; i <= prefetch_of(deck); ++i)
-    buffers.push_back({fmt::format("gathered.{}", i), MemCategory::CommBuffers, block});
+    buffers.push_back({fmt::format("gathered.{}", i), MemCategory::CommBuffers, block,
+                       compute_element_bytes(deck)});
   return buffers;
 }
 
-std::vector<BufferSpec> Stage3::plan_buffers(const PartitionPlan& plan, const Deck& deck) {
-  auto buffers = model_state_plan(plan, Storage::Shard, Storage::Shard, Storage::Shard);
-  ShardedGradients::add_to_plan(buffers, plan, deck);
+template <typename Real>
+std::vector<BufferSpec> Stage3<Real>::plan_buffers(const PartitionPlan& plan, const Deck& deck) {
+  auto buffers = ZeroEngineT<Real>::model_state_plan(plan, deck, Storage::Shard, Storage::Shard,
+                                                     Storage::Shard);
+  ShardedGradients<Real>::add_to_plan(buffers, plan, deck);
   for (const auto& slot : slot_plan(plan, deck)) buffers.push_back(slot);
   return buffers;
 }
 
-int Stage3::slot_kind(int event) const {
+template <typename Real>
+int Stage3<Real>::slot_kind(int event) const {
   return schedule_[static_cast<size_t>(event)].unit == plan_->layout().embedding_unit() ? 0 : 1;
 }
 
-int Stage3::find_slot(int event) const {
+template <typename Real>
+int Stage3<Real>::find_slot(int event) const {
   for (size_t i = 0; i < slots_.size(); ++i)
     if (slots_[i].event == event) return static_cast<int>(i);
   return -1;
 }
 
-void Stage3::post_gathers() {
+template <typename Real>
+void Stage3<Real>::post_gathers() {
   // In schedule order only, so that every rank posts the same collectives in the same order.
   while (next_gather_ < static_cast<int>(schedule_.size()) &&
          next_gather_ <= next_event_ + prefetch_) {
@@ -78,19 +88,21 @@ void Stage3::post_gathers() {
     const UnitPartition& p = plan_->unit(unit);
     slot.event = next_gather_;
     slot.gather = comm_->iall_gather(param_at(unit, rank_ * p.shard), slot.buffer.data(),
-                                     static_cast<size_t>(p.shard), DType::F32);
+                                     static_cast<size_t>(p.shard), dtype_of<Real>());
     ++next_gather_;
   }
 }
 
-void Stage3::begin_micro_step(int64_t micro, int64_t micro_steps) {
-  ZeroEngine::begin_micro_step(micro, micro_steps);
+template <typename Real>
+void Stage3<Real>::begin_micro_step(int64_t micro, int64_t micro_steps) {
+  ZeroEngineT<Real>::begin_micro_step(micro, micro_steps);
   next_event_ = 0;
   next_gather_ = 0;
   post_gathers();
 }
 
-const float* Stage3::acquire(UnitEvent event) {
+template <typename Real>
+const Real* Stage3<Real>::acquire(UnitEvent event) {
   ZM_ASSERT(next_event_ < static_cast<int>(schedule_.size()) &&
                 schedule_[static_cast<size_t>(next_event_)] == event,
             "unit {} acquired out of the schedule (expected event {})", event.unit, next_event_);
@@ -103,7 +115,8 @@ const float* Stage3::acquire(UnitEvent event) {
   return slots_[static_cast<size_t>(slot)].buffer.data();
 }
 
-void Stage3::release(UnitEvent event) {
+template <typename Real>
+void Stage3<Real>::release(UnitEvent event) {
   for (Slot& slot : slots_) {
     if (slot.event >= 0 && slot.event < next_event_ &&
         schedule_[static_cast<size_t>(slot.event)] == event) {
@@ -115,16 +128,24 @@ void Stage3::release(UnitEvent event) {
   ZM_ASSERT(false, "release of unit {} that is not held", event.unit);
 }
 
-float* Stage3::grads(int unit) {
+template <typename Real>
+Real* Stage3<Real>::grads(int unit) {
   return gradients_.bucket_for(unit, *this);
 }
 
-void Stage3::grads_ready(int unit) {
+template <typename Real>
+void Stage3<Real>::grads_ready(int unit) {
   gradients_.unit_ready(unit, *this, micro_ == 0, deck_->zero.overlap);
 }
 
-void Stage3::finish_backward() {
+template <typename Real>
+void Stage3<Real>::finish_backward() {
   gradients_.finish(*this);
 }
+
+template class Stage3<float>;
+#if ZEROMINI_HAVE_BF16
+template class Stage3<bf16>;
+#endif
 
 }  // namespace zm

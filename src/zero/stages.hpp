@@ -8,7 +8,20 @@
 
 namespace zm {
 
-class Stage0 : public ZeroEngine {
+template <typename Real>
+class Stage0 : public ZeroEngineT<Real> {
+  using Base = ZeroEngineT<Real>;
+  using Base::comm_;
+  using Base::deck_;
+  using Base::grad_at;
+  using Base::last_micro;
+  using Base::micro_;
+  using Base::param_at;
+  using Base::plan_;
+  using Base::post_parameter_gather;
+  using Base::rank_;
+  using Base::wait_parameter_gathers;
+
  public:
   Stage0(const PartitionPlan& plan, Communicator& comm, const Deck& deck);
   static std::vector<BufferSpec> plan_buffers(const PartitionPlan& plan, const Deck& deck);
@@ -17,9 +30,9 @@ class Stage0 : public ZeroEngine {
   static std::vector<std::pair<int64_t, int64_t>> bucket_ranges(const PartitionPlan& plan,
                                                                 const Deck& deck);
 
-  const float* acquire(UnitEvent event) override;
+  const Real* acquire(UnitEvent event) override;
   void release(UnitEvent) override {}
-  float* grads(int unit) override;
+  Real* grads(int unit) override;
   void grads_ready(int unit) override;
   void finish_backward() override;
 
@@ -31,14 +44,27 @@ class Stage0 : public ZeroEngine {
   std::vector<CommRequest> in_flight_;
 };
 
-class Stage1 : public ZeroEngine {
+template <typename Real>
+class Stage1 : public ZeroEngineT<Real> {
+  using Base = ZeroEngineT<Real>;
+  using Base::comm_;
+  using Base::deck_;
+  using Base::grad_at;
+  using Base::last_micro;
+  using Base::micro_;
+  using Base::param_at;
+  using Base::plan_;
+  using Base::post_parameter_gather;
+  using Base::rank_;
+  using Base::wait_parameter_gathers;
+
  public:
   Stage1(const PartitionPlan& plan, Communicator& comm, const Deck& deck);
   static std::vector<BufferSpec> plan_buffers(const PartitionPlan& plan, const Deck& deck);
 
-  const float* acquire(UnitEvent event) override;
+  const Real* acquire(UnitEvent event) override;
   void release(UnitEvent) override {}
-  float* grads(int unit) override;
+  Real* grads(int unit) override;
   void grads_ready(int unit) override;
   void finish_backward() override;
 
@@ -55,6 +81,7 @@ class Stage1 : public ZeroEngine {
 // The embedding unit has its own bucket (its wte gradient starts in the LM head, at the start of
 // backward, and ends in the embedding backward, at the end); the other units rotate through one
 // bucket, or two when overlap is on (one being reduced while the next fills).
+template <typename Real>
 class ShardedGradients {
  public:
   static void add_to_plan(std::vector<BufferSpec>& plan, const PartitionPlan& partition,
@@ -62,36 +89,49 @@ class ShardedGradients {
   // Allocates exactly the buffers add_to_plan lists.
   void allocate(const PartitionPlan& partition, const Deck& deck);
 
-  float* bucket_for(int unit, ZeroEngine& engine);
-  void unit_ready(int unit, ZeroEngine& engine, bool first_micro_step, bool overlap);
-  void finish(ZeroEngine& engine);
+  Real* bucket_for(int unit, ZeroEngineT<Real>& engine);
+  void unit_ready(int unit, ZeroEngineT<Real>& engine, bool first_micro_step, bool overlap);
+  void finish(ZeroEngineT<Real>& engine);
 
  private:
   struct InFlight {
     CommRequest request;
     int unit = -1;
     int bucket = -1;
-    float* accumulate_from = nullptr;  // temp to add into the shard after completion, if any
+    Real* accumulate_from = nullptr;  // temp to add into the shard after completion, if any
   };
-  void complete(InFlight& op, ZeroEngine& engine);
-  void wait_bucket(int bucket, ZeroEngine& engine);
+  void complete(InFlight& op, ZeroEngineT<Real>& engine);
+  void wait_bucket(int bucket, ZeroEngineT<Real>& engine);
 
-  std::vector<TrackedBuffer<float>> buckets_;  // [0] embedding unit, [1..] the rest
-  std::vector<TrackedBuffer<float>> recv_;     // per bucket, for grad_accum > 1
+  std::vector<TrackedBuffer<Real>> buckets_;  // [0] embedding unit, [1..] the rest
+  std::vector<TrackedBuffer<Real>> recv_;     // per bucket, for grad_accum > 1
   std::map<int, int> bucket_of_unit_;
   int next_block_bucket_ = 0;
   std::vector<InFlight> in_flight_;
   bool accumulate_ = false;
 };
 
-class Stage2 : public ZeroEngine {
+template <typename Real>
+class Stage2 : public ZeroEngineT<Real> {
+  using Base = ZeroEngineT<Real>;
+  using Base::comm_;
+  using Base::deck_;
+  using Base::grad_at;
+  using Base::last_micro;
+  using Base::micro_;
+  using Base::param_at;
+  using Base::plan_;
+  using Base::post_parameter_gather;
+  using Base::rank_;
+  using Base::wait_parameter_gathers;
+
  public:
   Stage2(const PartitionPlan& plan, Communicator& comm, const Deck& deck);
   static std::vector<BufferSpec> plan_buffers(const PartitionPlan& plan, const Deck& deck);
 
-  const float* acquire(UnitEvent event) override;
+  const Real* acquire(UnitEvent event) override;
   void release(UnitEvent) override {}
-  float* grads(int unit) override;
+  Real* grads(int unit) override;
   void grads_ready(int unit) override;
   void finish_backward() override;
 
@@ -100,19 +140,32 @@ class Stage2 : public ZeroEngine {
   void after_optimizer() override { wait_parameter_gathers(); }
 
  private:
-  ShardedGradients gradients_;
+  ShardedGradients<Real> gradients_;
 };
 
-class Stage3 : public ZeroEngine {
+template <typename Real>
+class Stage3 : public ZeroEngineT<Real> {
+  using Base = ZeroEngineT<Real>;
+  using Base::comm_;
+  using Base::deck_;
+  using Base::grad_at;
+  using Base::last_micro;
+  using Base::micro_;
+  using Base::param_at;
+  using Base::plan_;
+  using Base::post_parameter_gather;
+  using Base::rank_;
+  using Base::wait_parameter_gathers;
+
  public:
   Stage3(const PartitionPlan& plan, Communicator& comm, const Deck& deck);
   ~Stage3() override;
   static std::vector<BufferSpec> plan_buffers(const PartitionPlan& plan, const Deck& deck);
   static std::vector<BufferSpec> slot_plan(const PartitionPlan& plan, const Deck& deck);
 
-  const float* acquire(UnitEvent event) override;
+  const Real* acquire(UnitEvent event) override;
   void release(UnitEvent event) override;
-  float* grads(int unit) override;
+  Real* grads(int unit) override;
   void grads_ready(int unit) override;
   void begin_micro_step(int64_t micro, int64_t micro_steps) override;
   void finish_backward() override;
@@ -120,7 +173,7 @@ class Stage3 : public ZeroEngine {
  private:
   // Gathered units: the embedding unit has its own slot; the others share 1 + prefetch slots.
   struct Slot {
-    TrackedBuffer<float> buffer;
+    TrackedBuffer<Real> buffer;
     int event = -1;  // index into schedule_ of the event using it, -1 when free
     CommRequest gather;
   };
@@ -128,7 +181,7 @@ class Stage3 : public ZeroEngine {
   void post_gathers();             // posts gathers for the next events while slots are free
   int find_slot(int event) const;
 
-  ShardedGradients gradients_;
+  ShardedGradients<Real> gradients_;
   std::vector<UnitEvent> schedule_;
   std::vector<Slot> slots_;  // [0] embedding, [1..] others
   int next_event_ = 0;       // next schedule_ entry acquire() expects

@@ -52,9 +52,10 @@ void write_raw(const std::filesystem::path& path, const std::vector<T>& values) 
 std::vector<float> logical_grads(zm::Trainer& trainer) {
   const auto& layout = trainer.layout();
   std::vector<float> out(static_cast<size_t>(layout.total()));
+  const auto& engine = dynamic_cast<const zm::ZeroEngineT<float>&>(trainer.engine());
   for (int u = 0; u < layout.num_units(); ++u) {
     using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
-    Kokkos::View<const float*, zm::MemSpace, Unmanaged> src(trainer.engine().grad_at(u, 0),
+    Kokkos::View<const float*, zm::MemSpace, Unmanaged> src(engine.grad_at(u, 0),
                                                             layout.unit(u).size);
     Kokkos::View<float*, zm::HostSpace, Unmanaged> dst(out.data() + layout.unit(u).offset,
                                                        layout.unit(u).size);
@@ -87,8 +88,8 @@ TEST(TorchReference, LossGradientsAndThreeAdamWStepsMatchPyTorch) {
   write_raw(dir / "params_init.f32", trainer.engine().full_parameters());
   trainer.engine().begin_micro_step(0, 1);
   const zm::Batch batch = trainer.model().upload(inputs.data(), targets.data());
-  const double loss0 = trainer.model().forward(trainer.engine(), batch);
-  trainer.model().backward(trainer.engine(), batch);
+  const double loss0 = trainer.model().forward(batch);
+  trainer.model().backward(batch);
   trainer.engine().finish_backward();
   write_raw(dir / "grads_step0.f32", logical_grads(trainer));
 

@@ -1,5 +1,5 @@
 // What `zeromini plan` predicts for a rank count is what a run at that rank count allocates and
-// sends, byte for byte, for every stage.
+// sends, byte for byte, for every stage, in fp32 and (where the build has bf16) mixed precision.
 #include <gtest/gtest.h>
 
 #include "../zero/zero_test_util.hpp"
@@ -14,35 +14,41 @@ TEST_P(PlannedEqualsMeasured, MemoryAndTraffic) {
   const int stage = GetParam();
   auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
   const int N = comm->size();
-  for (const int64_t grad_accum : {1, 2}) {
-    SCOPED_TRACE(fmt::format("stage {}, {} ranks, grad_accum {}", stage, N, grad_accum));
-    const zm::Deck deck = zm::testing::test_deck(stage, 3, grad_accum, {"train.steps=2"});
-    const zm::MemoryPlan planned = zm::plan_memory(deck, stage, N, zm::Precision::FP32);
-    const auto planned_traffic = zm::plan_traffic(deck, stage, N, zm::Precision::FP32);
+  std::vector<std::string> precisions = {"fp32"};
+  if (ZEROMINI_HAVE_BF16) precisions.push_back("bf16");
+  for (const std::string& precision : precisions)
+    for (const int64_t grad_accum : {1, 2}) {
+      SCOPED_TRACE(
+          fmt::format("stage {}, {} ranks, grad_accum {}, {}", stage, N, grad_accum, precision));
+      const zm::Deck deck = zm::testing::test_deck(
+          stage, 3, grad_accum, {"train.steps=2", "train.precision=" + precision});
+      const zm::Precision priced = zm::precision_from_name(precision);
+      const zm::MemoryPlan planned = zm::plan_memory(deck, stage, N, priced);
+      const auto planned_traffic = zm::plan_traffic(deck, stage, N, priced);
 
-    auto& ledger = zm::memory_ledger();
-    const zm::MemoryFigures before = ledger.figures();
-    ledger.reset_peaks();
-    zm::Trainer trainer(deck, stage, *comm);
-    trainer.init_parameters();
-    std::vector<zm::StepRecord> records;
-    for (int64_t s = 0; s < deck.train.steps; ++s) records.push_back(trainer.step(s));
+      auto& ledger = zm::memory_ledger();
+      const zm::MemoryFigures before = ledger.figures();
+      ledger.reset_peaks();
+      zm::Trainer trainer(deck, stage, *comm);
+      trainer.init_parameters();
+      std::vector<zm::StepRecord> records;
+      for (int64_t s = 0; s < deck.train.steps; ++s) records.push_back(trainer.step(s));
 
-    for (int c = 0; c < zm::kMemCategories; ++c) {
-      SCOPED_TRACE(zm::mem_category_name(zm::MemCategory(c)));
-      // Held now, and at the peak of the steps: nothing is allocated beyond the plan.
-      EXPECT_EQ(static_cast<double>(ledger.figures().current[c] - before.current[c]),
-                planned.bytes[c]);
-      EXPECT_EQ(static_cast<double>(ledger.figures().peak[c] - before.current[c]),
-                planned.bytes[c]);
-    }
-    for (const auto& record : records)
-      for (int op = 0; op < zm::kCommOps; ++op) {
-        SCOPED_TRACE(zm::comm_op_name(zm::CommOp(op)));
-        EXPECT_NEAR(record.comm.ops[op].bytes, planned_traffic[op],
-                    1e-12 * (1 + planned_traffic[op]));
+      for (int c = 0; c < zm::kMemCategories; ++c) {
+        SCOPED_TRACE(zm::mem_category_name(zm::MemCategory(c)));
+        // Held now, and at the peak of the steps: nothing is allocated beyond the plan.
+        EXPECT_EQ(static_cast<double>(ledger.figures().current[c] - before.current[c]),
+                  planned.bytes[c]);
+        EXPECT_EQ(static_cast<double>(ledger.figures().peak[c] - before.current[c]),
+                  planned.bytes[c]);
       }
-  }
+      for (const auto& record : records)
+        for (int op = 0; op < zm::kCommOps; ++op) {
+          SCOPED_TRACE(zm::comm_op_name(zm::CommOp(op)));
+          EXPECT_NEAR(record.comm.ops[op].bytes, planned_traffic[op],
+                      1e-12 * (1 + planned_traffic[op]));
+        }
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Stages, PlannedEqualsMeasured, ::testing::Values(0, 1, 2, 3));
