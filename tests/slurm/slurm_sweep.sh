@@ -270,8 +270,9 @@ EOF
 # the step, write a checkpoint and exit 0. The point then counts as stopped early.
 check_sigterm() {   # NAME LAUNCHER
   local name=$1 launcher=$2 out job point log
-  # Long enough to be signalled (steps take tens of milliseconds), bounded by the time limit.
-  local steps=3000 set='"output.checkpoint_every=100000", "output.log_every=10"'
+  # Long enough to be still running when signalled (the tiny model's steps take well under a
+  # millisecond: 3000 steps could end before scancel came), bounded by the time limit.
+  local steps=1000000 set='"output.checkpoint_every=100000", "output.log_every=10"'
   out=$(run_sweep "$name" 1 "$launcher" $steps "$set" 00:03:00) || { echo "$out"; fail "sweep.py $name"; }
   job=$(sed -n 's/.*: submitted job \([0-9][0-9]*\)$/\1/p' <<<"$out")
   [ -n "$job" ] || { echo "$out"; fail "$name: sweep.py submitted no job"; }
