@@ -4,24 +4,12 @@
 #include <cstdint>
 
 #include "core/compat.hpp"
+#include "kernels/accumulate.hpp"
 
 namespace zm::kernels {
 
 using RangePolicy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int64_t>>;
 
-// The arithmetic type for a storage type: bf16 data is computed (and accumulated) in float.
-template <typename T>
-struct AccumulateType {
-  using type = T;
-};
-#if ZEROMINI_HAVE_BF16
-template <>
-struct AccumulateType<bf16> {
-  using type = float;
-};
-#endif
-template <typename T>
-using Acc = typename AccumulateType<T>::type;
 template <int Rank>
 using MDPolicy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<Rank>, Kokkos::IndexType<int64_t>>;
 

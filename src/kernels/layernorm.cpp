@@ -5,8 +5,8 @@
 namespace zm::kernels {
 
 template <typename T>
-void layernorm_forward(T* out, T* mean, T* rstd, const T* inp, const T* weight, const T* bias,
-                       int64_t N, int64_t C) {
+void layernorm_forward(T* out, Acc<T>* mean, Acc<T>* rstd, const T* inp, const T* weight,
+                       const T* bias, int64_t N, int64_t C) {
   using A = Acc<T>;
   Kokkos::parallel_for(
       "layernorm_forward", RangePolicy(0, N), KOKKOS_LAMBDA(int64_t i) {
@@ -17,21 +17,21 @@ void layernorm_forward(T* out, T* mean, T* rstd, const T* inp, const T* weight, 
         const A s = A(1) / math::sqrt(v + A(kLayerNormEps));
         T* o = out + i * C;
         for (int64_t c = 0; c < C; ++c) o[c] = T((A(x[c]) - m) * s * A(weight[c]) + A(bias[c]));
-        mean[i] = T(m);
-        rstd[i] = T(s);
+        mean[i] = m;
+        rstd[i] = s;
       });
 }
 
 template <typename T>
 void layernorm_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* inp, const T* weight,
-                        const T* mean, const T* rstd, int64_t N, int64_t C) {
+                        const Acc<T>* mean, const Acc<T>* rstd, int64_t N, int64_t C) {
   using A = Acc<T>;
   // Input gradient: rows are independent.
   Kokkos::parallel_for(
       "layernorm_backward_input", RangePolicy(0, N), KOKKOS_LAMBDA(int64_t i) {
         const T* x = inp + i * C;
         const T* d = dout + i * C;
-        const A m = A(mean[i]), s = A(rstd[i]);
+        const A m = mean[i], s = rstd[i];
         const A dnorm_mean =
             lane_sum<A>(C, [&](int64_t c) { return A(weight[c]) * A(d[c]); }) / static_cast<A>(C);
         const A dnorm_norm_mean =
@@ -57,7 +57,7 @@ void layernorm_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* i
         for (int64_t i = 0; i < N; ++i) {
           const T* x = inp + i * C;
           const T* d = dout + i * C;
-          const A m = A(mean[i]), s = A(rstd[i]);
+          const A m = mean[i], s = rstd[i];
           for (int64_t c = c0; c < c1; ++c) {
             dw[c - c0] += (A(x[c]) - m) * s * A(d[c]);
             db[c - c0] += A(d[c]);
@@ -71,9 +71,10 @@ void layernorm_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* i
 }
 
 #define ZM_INSTANTIATE(T)                                                                         \
-  template void layernorm_forward<T>(T*, T*, T*, const T*, const T*, const T*, int64_t, int64_t); \
-  template void layernorm_backward<T>(T*, T*, T*, const T*, const T*, const T*, const T*,         \
-                                      const T*, int64_t, int64_t);
+  template void layernorm_forward<T>(T*, Acc<T>*, Acc<T>*, const T*, const T*, const T*, int64_t, \
+                                     int64_t);                                                    \
+  template void layernorm_backward<T>(T*, T*, T*, const T*, const T*, const T*, const Acc<T>*,    \
+                                      const Acc<T>*, int64_t, int64_t);
 ZM_INSTANTIATE(float)
 ZM_INSTANTIATE(double)
 #if ZEROMINI_HAVE_BF16

@@ -3,19 +3,21 @@
 
 #include <cstdint>
 
+#include "kernels/accumulate.hpp"
+
 namespace zm::kernels {
 
 constexpr float kLayerNormEps = 1e-5f;
 
 // out = (inp - mean) * rstd * weight + bias, per row. inp, out (N,C); mean, rstd (N) saved for
-// backward (rstd = 1/sqrt(var + eps), biased variance).
+// backward (rstd = 1/sqrt(var + eps), biased variance), in the arithmetic type (fp32 for bf16).
 template <typename T>
-void layernorm_forward(T* out, T* mean, T* rstd, const T* inp, const T* weight, const T* bias,
-                       int64_t N, int64_t C);
+void layernorm_forward(T* out, Acc<T>* mean, Acc<T>* rstd, const T* inp, const T* weight,
+                       const T* bias, int64_t N, int64_t C);
 
 // dinp += ..., dweight += ..., dbias += ... (dweight/dbias reduced over rows in fixed order).
 template <typename T>
 void layernorm_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* inp, const T* weight,
-                        const T* mean, const T* rstd, int64_t N, int64_t C);
+                        const Acc<T>* mean, const Acc<T>* rstd, int64_t N, int64_t C);
 
 }  // namespace zm::kernels

@@ -16,9 +16,11 @@ namespace zm {
 
 namespace {
 
-const char* const kLayerBuffers[] = {"ln1",      "ln1_mean", "ln1_rstd", "q",         "k",
-                                     "v",        "att",      "atty",     "residual2", "ln2",
-                                     "ln2_mean", "ln2_rstd", "fch",      "fch_gelu",  "residual3"};
+const char* const kLayerBuffers[] = {"ln1", "q",   "k",        "v",         "att",      "atty",
+                                     "ln2", "fch", "fch_gelu", "residual2", "residual3"};
+// LayerNorm statistics, kept in the arithmetic type (fp32 also under bf16).
+const char* const kLayerStats[] = {"ln1_mean", "ln1_rstd", "ln2_mean", "ln2_rstd"};
+constexpr int kStatBytes = 4;
 
 }  // namespace
 
@@ -43,13 +45,16 @@ std::vector<BufferSpec> gpt_buffer_plan(const ModelConfig& c, int64_t B, int64_t
                                                       {"fch", N * 4 * C},
                                                       {"fch_gelu", N * 4 * C},
                                                       {"residual3", N * C}};
-  for (int64_t l = 0; l < c.layers; ++l)
+  for (int64_t l = 0; l < c.layers; ++l) {
     for (const char* name : kLayerBuffers)
       plan.push_back(
           {fmt::format("layer{}.{}", l, name), act, layer_sizes.at(name), element_bytes});
+    for (const char* name : kLayerStats)
+      plan.push_back({fmt::format("layer{}.{}", l, name), act, layer_sizes.at(name), kStatBytes});
+  }
   plan.push_back({"lnf", act, N * C, element_bytes});
-  plan.push_back({"lnf_mean", act, N, element_bytes});
-  plan.push_back({"lnf_rstd", act, N, element_bytes});
+  plan.push_back({"lnf_mean", act, N, kStatBytes});
+  plan.push_back({"lnf_rstd", act, N, kStatBytes});
   plan.push_back({"logits", act, N * Vp, element_bytes});
   plan.push_back({"losses", act, N, element_bytes});
   plan.push_back({"inputs", act, N, 4});   // int32 tokens
@@ -88,20 +93,24 @@ GPT<Real>::GPT(const ParamLayout& layout, int64_t B, int64_t T) : layout_(&layou
   ZM_ASSERT(T <= layout.config().seq_len, "T {} > seq_len {}", T, layout.config().seq_len);
   PlannedAllocator alloc(buffer_plan(layout.config(), B, T));
   auto take = [&](const std::string& name) { return alloc.take<Real>(name); };
+  auto take_stat = [&](const std::string& name) { return alloc.take<Stat>(name); };
   encoded_ = take("encoded");
   layers_.resize(static_cast<size_t>(layout.config().layers));
   for (size_t l = 0; l < layers_.size(); ++l) {
     LayerActs& a = layers_[l];
-    TrackedBuffer<Real>* fields[] = {&a.ln1,       &a.ln1_mean, &a.ln1_rstd, &a.q,
-                                     &a.k,         &a.v,        &a.att,      &a.atty,
-                                     &a.residual2, &a.ln2,      &a.ln2_mean, &a.ln2_rstd,
-                                     &a.fch,       &a.fch_gelu, &a.residual3};
+    TrackedBuffer<Real>* fields[] = {&a.ln1,      &a.q,         &a.k,        &a.v,
+                                     &a.att,      &a.atty,      &a.ln2,      &a.fch,
+                                     &a.fch_gelu, &a.residual2, &a.residual3};
+    static_assert(std::size(fields) == std::size(kLayerBuffers));
     for (size_t i = 0; i < std::size(kLayerBuffers); ++i)
       *fields[i] = take(fmt::format("layer{}.{}", l, kLayerBuffers[i]));
+    TrackedBuffer<Stat>* stats[] = {&a.ln1_mean, &a.ln1_rstd, &a.ln2_mean, &a.ln2_rstd};
+    for (size_t i = 0; i < std::size(kLayerStats); ++i)
+      *stats[i] = take_stat(fmt::format("layer{}.{}", l, kLayerStats[i]));
   }
   lnf_ = take("lnf");
-  lnf_mean_ = take("lnf_mean");
-  lnf_rstd_ = take("lnf_rstd");
+  lnf_mean_ = take_stat("lnf_mean");
+  lnf_rstd_ = take_stat("lnf_rstd");
   logits_ = take("logits");
   losses_ = take("losses");
   auto take_int = [&](const std::string& name) { return alloc.take<int>(name); };

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/memory.hpp"
+#include "kernels/accumulate.hpp"
 #include "model/layout.hpp"
 #include "model/unit_access.hpp"
 
@@ -52,9 +53,10 @@ class GPT {
   const Real* probabilities() const { return logits_.data(); }
 
  private:
+  using Stat = kernels::Acc<Real>;  // LayerNorm's saved mean and rstd
   struct LayerActs {
-    TrackedBuffer<Real> ln1, ln1_mean, ln1_rstd, q, k, v, att, atty, residual2, ln2, ln2_mean,
-        ln2_rstd, fch, fch_gelu, residual3;
+    TrackedBuffer<Real> ln1, q, k, v, att, atty, ln2, fch, fch_gelu, residual2, residual3;
+    TrackedBuffer<Stat> ln1_mean, ln1_rstd, ln2_mean, ln2_rstd;
   };
 
   const ParamLayout* layout_;
@@ -63,7 +65,8 @@ class GPT {
   // Saved activations.
   TrackedBuffer<Real> encoded_;
   std::vector<LayerActs> layers_;
-  TrackedBuffer<Real> lnf_, lnf_mean_, lnf_rstd_, logits_, losses_;
+  TrackedBuffer<Real> lnf_, logits_, losses_;
+  TrackedBuffer<Stat> lnf_mean_, lnf_rstd_;
   TrackedBuffer<int> inputs_, targets_;
   // Workspace (reused by every layer).
   TrackedBuffer<Real> qkv_, scratch_btc_, dresidual_, dbtc_, datty_, dqkv_, dfch_, dfch_gelu_,
