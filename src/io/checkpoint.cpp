@@ -76,6 +76,8 @@ void write_metadata(hid_t file, Trainer& trainer, int64_t steps_done) {
   h5::write_attr(file, "model.seq_len", m.seq_len);
   h5::write_attr(file, "deck", deck.resolved_toml());
   h5::write_attr(file, "stage", static_cast<int64_t>(trainer.engine().stage()));
+  // The states are fp32 whatever the run computed in (under bf16: the master weights).
+  h5::write_attr(file, "precision", deck.train.precision);
   h5::write_attr(file, "ranks", static_cast<int64_t>(trainer.plan().ranks()));
   // Data is addressed by global sequence index, so its position is the step count; the RNG is
   // counter-based (seed, index), so its state is the seed.

@@ -60,6 +60,11 @@ std::string describe_checkpoint(hid_t file, const std::string& path) {
   out += fmt::format("  written by        stage {} on {} ranks (revision {})\n",
                      h5::read_attr_int(file, "stage"), h5::read_attr_int(file, "ranks"),
                      h5::read_attr_string(file, "git_revision"));
+  if (h5::has_attr(file, "precision")) {
+    const std::string precision = h5::read_attr_string(file, "precision");
+    out += fmt::format("  precision         {}{}\n", precision,
+                       precision == "bf16" ? " (the states hold the fp32 master weights)" : "");
+  }
   out += fmt::format(
       "  model             {} layers, dim {}, {} heads, vocab {}, seq_len {}: {} "
       "parameters\n",
