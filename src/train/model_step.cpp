@@ -22,27 +22,20 @@ class GPTStep : public ModelStep {
   GPT<Real> model_;
 };
 
-template <typename Real>
-std::unique_ptr<ModelStep> make_typed(const ParamLayout& layout, ZeroEngine& engine,
-                                      const Deck& deck) {
-  auto* typed = dynamic_cast<ZeroEngineT<Real>*>(&engine);
-  ZM_ASSERT(typed != nullptr, "the engine's compute type is not the deck's ({})",
-            deck.train.precision);
-  return std::make_unique<GPTStep<Real>>(layout, *typed, deck.train.micro_batch,
-                                         deck.model.seq_len);
-}
-
 }  // namespace
 
 std::unique_ptr<ModelStep> make_model_step(const ParamLayout& layout, ZeroEngine& engine,
                                            const Deck& deck) {
-  if (compute_element_bytes(deck) == 4) return make_typed<float>(layout, engine, deck);
+  // The model computes in the engine's type (ZeroEngine::create chose it from the deck).
+  const int64_t B = deck.train.micro_batch, T = deck.model.seq_len;
+  if (auto* fp32 = dynamic_cast<ZeroEngineT<float>*>(&engine))
+    return std::make_unique<GPTStep<float>>(layout, *fp32, B, T);
 #if ZEROMINI_HAVE_BF16
-  return make_typed<bf16>(layout, engine, deck);
-#else
-  fail("train.precision = \"{}\": this build has no bfloat16 type (it needs Kokkos >= 4)",
-       deck.train.precision);
+  if (auto* mixed = dynamic_cast<ZeroEngineT<bf16>*>(&engine))
+    return std::make_unique<GPTStep<bf16>>(layout, *mixed, B, T);
 #endif
+  ZM_ASSERT(false, "no model for the engine of train.precision = \"{}\"", deck.train.precision);
+  return nullptr;
 }
 
 std::vector<BufferSpec> model_step_buffer_plan(const Deck& deck) {

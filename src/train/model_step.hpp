@@ -24,7 +24,8 @@ class ModelStep {
   virtual void backward(const Batch& batch) = 0;
 };
 
-// The model for micro-batches of the deck's shape, on `engine` (created for the same deck).
+// The model for micro-batches of the deck's shape, in the compute type of `engine` (created
+// for the same deck).
 std::unique_ptr<ModelStep> make_model_step(const ParamLayout& layout, ZeroEngine& engine,
                                            const Deck& deck);
 // What make_model_step allocates.

@@ -78,6 +78,22 @@ std::vector<float> ZeroEngine::full_state(State which) {
 
 // ---- ZeroEngineT<Real> ----
 
+namespace {
+
+// AdamW on one segment, by compute type. fp32: the parameters are their own master.
+void adamw_segment(float* master, const float* grads, float* m, float* v, float* /*params*/,
+                   int64_t n, const kernels::AdamWParams& hp) {
+  kernels::adamw_update(master, grads, m, v, n, hp);
+}
+#if ZEROMINI_HAVE_BF16
+void adamw_segment(float* master, const bf16* grads, float* m, float* v, bf16* params, int64_t n,
+                   const kernels::AdamWParams& hp) {
+  kernels::adamw_update_mixed(master, grads, m, v, params, n, hp);
+}
+#endif
+
+}  // namespace
+
 template <typename Real>
 std::vector<BufferSpec> ZeroEngineT<Real>::model_state_plan(const PartitionPlan& plan,
                                                             const Deck& deck, Storage params,
@@ -195,16 +211,8 @@ void ZeroEngineT<Real>::optimizer_step(const OptimizerSettings& s) {
       kernels::AdamWParams hp{s.lr,         s.beta1, s.beta2, s.eps, decay ? s.weight_decay : 0.0f,
                               s.grad_scale, s.step};
       const int64_t e = seg.unit_offset;
-#if ZEROMINI_HAVE_BF16
-      if constexpr (kMixed) {
-        kernels::adamw_update_mixed(master_at(u, e), grad_at(u, e), adam_m_at(u, e),
-                                    adam_v_at(u, e), param_at(u, e), seg.length, hp);
-        continue;
-      }
-#endif
-      if constexpr (!kMixed)
-        kernels::adamw_update(param_at(u, e), grad_at(u, e), adam_m_at(u, e), adam_v_at(u, e),
-                              seg.length, hp);
+      adamw_segment(master_at(u, e), grad_at(u, e), adam_m_at(u, e), adam_v_at(u, e),
+                    param_at(u, e), seg.length, hp);
     }
     after_unit_update(u);
     poll();

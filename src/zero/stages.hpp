@@ -10,17 +10,14 @@ namespace zm {
 
 template <typename Real>
 class Stage0 : public ZeroEngineT<Real> {
+  // Members of the dependent base this stage uses.
   using Base = ZeroEngineT<Real>;
   using Base::comm_;
   using Base::deck_;
   using Base::grad_at;
   using Base::last_micro;
-  using Base::micro_;
   using Base::param_at;
   using Base::plan_;
-  using Base::post_parameter_gather;
-  using Base::rank_;
-  using Base::wait_parameter_gathers;
 
  public:
   Stage0(const PartitionPlan& plan, Communicator& comm, const Deck& deck);
@@ -46,12 +43,12 @@ class Stage0 : public ZeroEngineT<Real> {
 
 template <typename Real>
 class Stage1 : public ZeroEngineT<Real> {
+  // Members of the dependent base this stage uses.
   using Base = ZeroEngineT<Real>;
   using Base::comm_;
   using Base::deck_;
   using Base::grad_at;
   using Base::last_micro;
-  using Base::micro_;
   using Base::param_at;
   using Base::plan_;
   using Base::post_parameter_gather;
@@ -113,16 +110,12 @@ class ShardedGradients {
 
 template <typename Real>
 class Stage2 : public ZeroEngineT<Real> {
+  // Members of the dependent base this stage uses.
   using Base = ZeroEngineT<Real>;
-  using Base::comm_;
   using Base::deck_;
-  using Base::grad_at;
-  using Base::last_micro;
   using Base::micro_;
   using Base::param_at;
-  using Base::plan_;
   using Base::post_parameter_gather;
-  using Base::rank_;
   using Base::wait_parameter_gathers;
 
  public:
@@ -145,17 +138,14 @@ class Stage2 : public ZeroEngineT<Real> {
 
 template <typename Real>
 class Stage3 : public ZeroEngineT<Real> {
+  // Members of the dependent base this stage uses.
   using Base = ZeroEngineT<Real>;
   using Base::comm_;
   using Base::deck_;
-  using Base::grad_at;
-  using Base::last_micro;
   using Base::micro_;
   using Base::param_at;
   using Base::plan_;
-  using Base::post_parameter_gather;
   using Base::rank_;
-  using Base::wait_parameter_gathers;
 
  public:
   Stage3(const PartitionPlan& plan, Communicator& comm, const Deck& deck);
