@@ -9,8 +9,10 @@ set -euo pipefail
 packages=(
   # toolchain
   cmake g++ make git pkg-config
-  # Kokkos 3.4 and Kokkos Kernels (Serial) with OpenBLAS as their BLAS
+  # Kokkos 3.4 and Kokkos Kernels (Serial) with OpenBLAS as their BLAS; OpenBLAS's OpenMP build
+  # for Kokkos >= 4 with OpenMP (scripts/build-kokkos.sh)
   libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev libopenblas-dev libopenblas0-pthread
+  libopenblas0-openmp
   # MPI and parallel HDF5
   mpich libmpich-dev libhdf5-mpich-dev
   # C++ libraries
