@@ -11,6 +11,7 @@
 #include <cstdlib>
 
 #include "core/compat.hpp"
+#include "core/host_threads.hpp"
 #include "core/log.hpp"
 
 namespace zm {
@@ -27,6 +28,7 @@ Runtime::Runtime(int& argc, char**& argv) {
   set_log_rank(rank_);
   // One GPU per rank: the local rank modulo the visible GPUs (SLURM_LOCALID or not).
   initialize_kokkos(argc, argv, select_local_device(MPI_COMM_WORLD));
+  make_blas_calls_sequential();
 }
 
 Runtime::~Runtime() {

@@ -2,7 +2,7 @@
 
 #include "kernels/common.hpp"
 #include "kernels/fast_math.hpp"
-#include "kernels/matmul.hpp"
+#include "kernels/gemm.hpp"
 #include "kernels/softmax_row.hpp"
 
 namespace zm::kernels {
@@ -71,10 +71,10 @@ void attention_forward(T* out, const AttentionSaved<T>& saved, const AttentionSc
   const int64_t hd = C / NH;
   const T scale = T(Acc<T>(1) / math::sqrt(static_cast<Acc<T>>(hd)));
   permute_qkv(saved, qkv, B, S, C, NH);
-  // Scores, one GEMM per (batch, head).
-  for (int64_t bh = 0; bh < B * NH; ++bh)
-    gemm<T>(false, true, S, S, hd, scale, saved.q + bh * S * hd, saved.k + bh * S * hd, T(0),
-            saved.att + bh * S * S);
+  const int64_t BNH = B * NH, SS = S * S, Sd = S * hd;
+  // Scores: one batched GEMM over (batch, head).
+  gemm_strided_batched<T>(false, true, S, S, hd, scale, saved.q, Sd, saved.k, Sd, T(0), saved.att,
+                          SS, BNH);
   // Causal softmax per row; entries above the diagonal become 0.
   T* att = saved.att;
   Kokkos::parallel_for(
@@ -84,25 +84,24 @@ void attention_forward(T* out, const AttentionSaved<T>& saved, const AttentionSc
         softmax_in_place(a, t + 1);
         for (int64_t j = t + 1; j < S; ++j) a[j] = T(0);
       });
-  for (int64_t bh = 0; bh < B * NH; ++bh)
-    gemm<T>(false, false, S, hd, S, T(1), saved.att + bh * S * S, saved.v + bh * S * hd, T(0),
-            scratch.y + bh * S * hd);
+  gemm_strided_batched<T>(false, false, S, hd, S, T(1), saved.att, SS, saved.v, Sd, T(0), scratch.y,
+                          Sd, BNH);
   heads_to_tokens(out, scratch.y, B, S, C, NH, C, false);
 }
 
 template <typename T>
 void attention_backward(T* dqkv, const AttentionScratch<T>& scratch, const T* dout,
-                        const AttentionSaved<T>& saved, int64_t B, int64_t S, int64_t C,
-                        int64_t NH) {
+                        const AttentionSaved<T>& saved, int64_t B, int64_t S, int64_t C, int64_t NH,
+                        GradWrite write) {
   const int64_t hd = C / NH;
   const T scale = T(Acc<T>(1) / math::sqrt(static_cast<Acc<T>>(hd)));
+  const int64_t BNH = B * NH, SS = S * S, Sd = S * hd;
   T* dy = scratch.y;
   tokens_to_heads(dy, dout, B, S, C, NH);
-  for (int64_t bh = 0; bh < B * NH; ++bh) {
-    const int64_t ss = bh * S * S, sd = bh * S * hd;
-    gemm<T>(false, true, S, S, hd, T(1), dy + sd, saved.v + sd, T(0), scratch.datt + ss);
-    gemm<T>(true, false, S, hd, S, T(1), saved.att + ss, dy + sd, T(0), scratch.dv + sd);
-  }
+  gemm_strided_batched<T>(false, true, S, S, hd, T(1), dy, Sd, saved.v, Sd, T(0), scratch.datt, SS,
+                          BNH);
+  gemm_strided_batched<T>(true, false, S, hd, S, T(1), saved.att, SS, dy, Sd, T(0), scratch.dv, Sd,
+                          BNH);
   // Softmax backward (in place on datt), with the score scale folded in.
   T* datt = scratch.datt;
   const T* att = saved.att;
@@ -117,14 +116,15 @@ void attention_backward(T* dqkv, const AttentionScratch<T>& scratch, const T* do
         for (int64_t j = 0; j <= t; ++j) d[j] = T(scale_a * A(a[j]) * (A(d[j]) - dot));
         for (int64_t j = t + 1; j < S; ++j) d[j] = T(0);
       });
-  for (int64_t bh = 0; bh < B * NH; ++bh) {
-    const int64_t ss = bh * S * S, sd = bh * S * hd;
-    gemm<T>(false, false, S, hd, S, T(1), scratch.datt + ss, saved.k + sd, T(0), scratch.dq + sd);
-    gemm<T>(true, false, S, hd, S, T(1), scratch.datt + ss, saved.q + sd, T(0), scratch.dk + sd);
-  }
-  heads_to_tokens(dqkv, scratch.dq, B, S, C, NH, 3 * C, true);
-  heads_to_tokens(dqkv + C, scratch.dk, B, S, C, NH, 3 * C, true);
-  heads_to_tokens(dqkv + 2 * C, scratch.dv, B, S, C, NH, 3 * C, true);
+  gemm_strided_batched<T>(false, false, S, hd, S, T(1), scratch.datt, SS, saved.k, Sd, T(0),
+                          scratch.dq, Sd, BNH);
+  gemm_strided_batched<T>(true, false, S, hd, S, T(1), scratch.datt, SS, saved.q, Sd, T(0),
+                          scratch.dk, Sd, BNH);
+  // The q, k and v thirds of each row are disjoint and together cover dqkv.
+  const bool accumulate = write == GradWrite::Accumulate;
+  heads_to_tokens(dqkv, scratch.dq, B, S, C, NH, 3 * C, accumulate);
+  heads_to_tokens(dqkv + C, scratch.dk, B, S, C, NH, 3 * C, accumulate);
+  heads_to_tokens(dqkv + 2 * C, scratch.dv, B, S, C, NH, 3 * C, accumulate);
 }
 
 #define ZM_INSTANTIATE(T)                                                                      \
@@ -132,7 +132,7 @@ void attention_backward(T* dqkv, const AttentionScratch<T>& scratch, const T* do
                                      const T*, int64_t, int64_t, int64_t, int64_t);            \
   template void attention_backward<T>(T*, const AttentionScratch<T>&, const T*,                \
                                       const AttentionSaved<T>&, int64_t, int64_t, int64_t,     \
-                                      int64_t);
+                                      int64_t, GradWrite);
 ZM_INSTANTIATE(float)
 ZM_INSTANTIATE(double)
 #if ZEROMINI_HAVE_BF16

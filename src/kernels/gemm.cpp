@@ -1,0 +1,88 @@
+#include "kernels/gemm.hpp"
+
+#include <KokkosBlas3_gemm.hpp>
+
+#include "kernels/accumulate.hpp"
+#include "kernels/elementwise.hpp"
+#include "kernels/gemm_backend.hpp"
+
+namespace zm::kernels {
+
+namespace detail {
+
+#if !ZEROMINI_GEMM_CUBLAS && !ZEROMINI_GEMM_HOST_BLAS
+// No BLAS library: Kokkos Kernels' own GEMM on LayoutRight unmanaged views, one call per matrix.
+template <typename T>
+void gemm_backend(const GemmShape& s, T alpha, const T* A, int64_t stride_a, const T* B,
+                  int64_t stride_b, T beta, T* C, int64_t stride_c, int64_t batch) {
+  using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
+  using ConstMatrix = Kokkos::View<const T**, Kokkos::LayoutRight, MemSpace, Unmanaged>;
+  using Matrix = Kokkos::View<T**, Kokkos::LayoutRight, MemSpace, Unmanaged>;
+  for (int64_t i = 0; i < batch; ++i) {
+    const ConstMatrix a(A + i * stride_a, s.trans_a ? s.K : s.M, s.trans_a ? s.M : s.K);
+    const ConstMatrix b(B + i * stride_b, s.trans_b ? s.N : s.K, s.trans_b ? s.K : s.N);
+    const Matrix c(C + i * stride_c, s.M, s.N);
+    KokkosBlas::gemm(s.trans_a ? "T" : "N", s.trans_b ? "T" : "N", alpha, a, b, beta, c);
+  }
+}
+template void gemm_backend<float>(const GemmShape&, float, const float*, int64_t, const float*,
+                                  int64_t, float, float*, int64_t, int64_t);
+template void gemm_backend<double>(const GemmShape&, double, const double*, int64_t, const double*,
+                                   int64_t, double, double*, int64_t, int64_t);
+#endif
+
+#if ZEROMINI_HAVE_BF16 && !ZEROMINI_GEMM_CUBLAS
+// bf16 off the GPU (host tests of the bf16 path): the float GEMM on converted copies.
+template <>
+void gemm_backend<bf16>(const GemmShape& s, bf16 alpha, const bf16* A, int64_t stride_a,
+                        const bf16* B, int64_t stride_b, bf16 beta, bf16* C, int64_t stride_c,
+                        int64_t batch) {
+  const int64_t size_a = (batch - 1) * stride_a + s.M * s.K;
+  const int64_t size_b = (batch - 1) * stride_b + s.K * s.N;
+  const int64_t size_c = (batch - 1) * stride_c + s.M * s.N;
+  Kokkos::View<float*, MemSpace> a("gemm_a", static_cast<size_t>(size_a)),
+      b("gemm_b", static_cast<size_t>(size_b)), c("gemm_c", static_cast<size_t>(size_c));
+  convert<bf16, float>(a.data(), A, size_a);
+  convert<bf16, float>(b.data(), B, size_b);
+  if (float(beta) != 0.0f) convert<bf16, float>(c.data(), C, size_c);
+  gemm_backend<float>(s, float(alpha), a.data(), stride_a, b.data(), stride_b, float(beta),
+                      c.data(), stride_c, batch);
+  convert<float, bf16>(C, c.data(), size_c);
+}
+#endif
+
+}  // namespace detail
+
+template <typename T>
+void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
+          const T* B, T beta, T* C) {
+  if (M == 0 || N == 0) return;
+  detail::gemm_backend(detail::GemmShape{trans_a, trans_b, M, N, K}, alpha, A, 0, B, 0, beta, C, 0,
+                       1);
+}
+
+template <typename T>
+void gemm_strided_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha,
+                          const T* A, int64_t stride_a, const T* B, int64_t stride_b, T beta, T* C,
+                          int64_t stride_c, int64_t batch) {
+  if (M == 0 || N == 0 || batch == 0) return;
+  detail::gemm_backend(detail::GemmShape{trans_a, trans_b, M, N, K}, alpha, A, stride_a, B,
+                       stride_b, beta, C, stride_c, batch);
+}
+
+#if !ZEROMINI_GEMM_CUBLAS
+void set_tf32_gemms(bool) {}
+#endif
+
+#define ZM_INSTANTIATE(T)                                                                     \
+  template void gemm<T>(bool, bool, int64_t, int64_t, int64_t, T, const T*, const T*, T, T*); \
+  template void gemm_strided_batched<T>(bool, bool, int64_t, int64_t, int64_t, T, const T*,   \
+                                        int64_t, const T*, int64_t, T, T*, int64_t, int64_t);
+ZM_INSTANTIATE(float)
+ZM_INSTANTIATE(double)
+#if ZEROMINI_HAVE_BF16
+ZM_INSTANTIATE(bf16)
+#endif
+#undef ZM_INSTANTIATE
+
+}  // namespace zm::kernels

@@ -1,0 +1,36 @@
+// Internal to the GEMM wrappers (gemm.cpp): which backend runs them in this build, and the
+// interface each backend implements.
+#pragma once
+
+#include <KokkosKernels_config.h>
+
+#include <cstdint>
+
+#include "core/compat.hpp"
+
+// cuBLAS where the kernels run on a GPU; the host BLAS behind Kokkos Kernels where they run on
+// the host; otherwise Kokkos Kernels' own GEMM.
+#if defined(KOKKOS_ENABLE_CUDA) && defined(KOKKOSKERNELS_ENABLE_TPL_CUBLAS)
+#define ZEROMINI_GEMM_CUBLAS 1
+#elif !defined(KOKKOS_ENABLE_CUDA) && !defined(KOKKOS_ENABLE_HIP) && \
+    !defined(KOKKOS_ENABLE_SYCL) && defined(KOKKOSKERNELS_ENABLE_TPL_BLAS)
+#define ZEROMINI_GEMM_HOST_BLAS 1
+#endif
+
+namespace zm::kernels::detail {
+
+// The shape of a row-major GEMM C (M x N) = op(A) (M x K) * op(B) (K x N).
+struct GemmShape {
+  bool trans_a, trans_b;
+  int64_t M, N, K;
+  // Leading dimensions of the row-major operands.
+  int64_t lda() const { return trans_a ? M : K; }
+  int64_t ldb() const { return trans_b ? K : N; }
+};
+
+// `batch` GEMMs of one shape, matrix i at A + i * stride_a (B, C likewise), as one operation.
+template <typename T>
+void gemm_backend(const GemmShape& s, T alpha, const T* A, int64_t stride_a, const T* B,
+                  int64_t stride_b, T beta, T* C, int64_t stride_c, int64_t batch);
+
+}  // namespace zm::kernels::detail

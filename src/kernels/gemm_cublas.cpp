@@ -1,0 +1,92 @@
+// GEMMs on NVIDIA GPUs: cuBLAS on Kokkos Kernels' handle and the default execution space's
+// stream, called directly because Kokkos Kernels has neither a bf16 nor a strided-batched GEMM
+// to dispatch to. bf16 inputs accumulate in float on tensor cores; float runs in full fp32 or,
+// with train.precision = "tf32", on TF32 tensor cores.
+#include "kernels/gemm_backend.hpp"
+
+#if ZEROMINI_GEMM_CUBLAS
+
+#include <KokkosBlas_tpl_spec.hpp>
+
+#include "kernels/accumulate.hpp"
+
+namespace zm::kernels {
+
+namespace {
+
+bool g_tf32 = false;  // set_tf32_gemms
+
+cublasHandle_t cublas_handle() {
+  cublasHandle_t handle = KokkosBlas::Impl::CudaBlasSingleton::singleton().handle;
+  cublasSetStream(handle, ExecSpace().cuda_stream());
+  return handle;
+}
+
+template <typename T>
+struct CublasTypes;
+template <>
+struct CublasTypes<float> {
+  static constexpr cudaDataType data = CUDA_R_32F;
+  static cublasComputeType_t compute() {
+    return g_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  }
+};
+template <>
+struct CublasTypes<double> {
+  static constexpr cudaDataType data = CUDA_R_64F;
+  static cublasComputeType_t compute() { return CUBLAS_COMPUTE_64F; }
+};
+#if ZEROMINI_HAVE_BF16
+template <>
+struct CublasTypes<bf16> {
+  static constexpr cudaDataType data = CUDA_R_16BF;
+  static cublasComputeType_t compute() { return CUBLAS_COMPUTE_32F; }
+};
+#endif
+
+}  // namespace
+
+namespace detail {
+
+// Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: B first, dimensions N, M.
+template <typename T>
+void gemm_backend(const GemmShape& s, T alpha, const T* A, int64_t stride_a, const T* B,
+                  int64_t stride_b, T beta, T* C, int64_t stride_c, int64_t batch) {
+  using Scale = Acc<T>;
+  using Types = CublasTypes<T>;
+  const Scale a = Scale(alpha), b = Scale(beta);
+  const cublasOperation_t op_b = s.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_a = s.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int n = static_cast<int>(s.N), m = static_cast<int>(s.M), k = static_cast<int>(s.K);
+  const int ldb = static_cast<int>(s.ldb()), lda = static_cast<int>(s.lda());
+  cublasStatus_t status;
+  if (batch == 1)
+    status =
+        cublasGemmEx(cublas_handle(), op_b, op_a, n, m, k, &a, B, Types::data, ldb, A, Types::data,
+                     lda, &b, C, Types::data, n, Types::compute(), CUBLAS_GEMM_DEFAULT);
+  else
+    status = cublasGemmStridedBatchedEx(cublas_handle(), op_b, op_a, n, m, k, &a, B, Types::data,
+                                        ldb, stride_b, A, Types::data, lda, stride_a, &b, C,
+                                        Types::data, n, stride_c, static_cast<int>(batch),
+                                        Types::compute(), CUBLAS_GEMM_DEFAULT);
+  if (status != CUBLAS_STATUS_SUCCESS) Kokkos::abort("zeromini: cuBLAS GEMM failed");
+}
+
+template void gemm_backend<float>(const GemmShape&, float, const float*, int64_t, const float*,
+                                  int64_t, float, float*, int64_t, int64_t);
+template void gemm_backend<double>(const GemmShape&, double, const double*, int64_t, const double*,
+                                   int64_t, double, double*, int64_t, int64_t);
+#if ZEROMINI_HAVE_BF16
+template void gemm_backend<bf16>(const GemmShape&, bf16, const bf16*, int64_t, const bf16*, int64_t,
+                                 bf16, bf16*, int64_t, int64_t);
+#endif
+
+}  // namespace detail
+
+void set_tf32_gemms(bool enabled) {
+  g_tf32 = enabled;
+}
+
+}  // namespace zm::kernels
+
+#endif  // ZEROMINI_GEMM_CUBLAS

@@ -1,0 +1,89 @@
+// GEMMs on the host: the BLAS behind Kokkos Kernels (KokkosBlas::Impl::HostBlas), called on
+// blocks of output rows, one contiguous block per Kokkos host thread.
+//
+// Why not one BLAS call that threads itself: the BLAS cuts C by columns, while every kernel
+// before and after it (Kokkos static schedules over rows) gives each thread a contiguous block
+// of rows. Then half of every GEMM's output moves between cores on its way to the next kernel,
+// and small GEMMs (attention's, per head) are not threaded at all. Cutting C by rows keeps each
+// row on the thread that produced its inputs and consumes its outputs, and a batch of small
+// GEMMs is spread over the threads whole. Inside a parallel region the BLAS runs sequentially
+// (an OpenMP BLAS sees omp_in_parallel; a pthreads one is set to one thread at start-up).
+#include "kernels/gemm_backend.hpp"
+
+#if ZEROMINI_GEMM_HOST_BLAS
+
+#include <KokkosBlas_Host_tpl.hpp>
+
+#include "core/host_threads.hpp"
+
+namespace zm::kernels::detail {
+
+namespace {
+
+using HostExec = Kokkos::DefaultHostExecutionSpace;
+
+// Row blocks start at multiples of this (a whole number of the BLAS micro-kernel's tiles).
+constexpr int64_t kRowAlign = 8;
+
+// Rows [m0, m1) of one row-major GEMM. The BLAS is column-major: row-major C = op(A) op(B) is
+// column-major C^T = op(B)^T op(A)^T, so B comes first and the row block is a column block.
+template <typename T>
+void gemm_rows(const GemmShape& s, int64_t m0, int64_t m1, T alpha, const T* A, const T* B, T beta,
+               T* C) {
+  const T* a_rows = s.trans_a ? A + m0 : A + m0 * s.K;
+  KokkosBlas::Impl::HostBlas<T>::gemm(
+      s.trans_b ? 'T' : 'N', s.trans_a ? 'T' : 'N', static_cast<int>(s.N),
+      static_cast<int>(m1 - m0), static_cast<int>(s.K), alpha, B, static_cast<int>(s.ldb()), a_rows,
+      static_cast<int>(s.lda()), beta, C + m0 * s.N, static_cast<int>(s.N));
+}
+
+// Where part `part` of `parts` starts among `rows` rows: equal shares, aligned.
+int64_t part_start(int64_t rows, int part, int parts) {
+  if (part >= parts) return rows;
+  const int64_t start = rows * part / parts / kRowAlign * kRowAlign;
+  return start < rows ? start : rows;
+}
+
+// The rows [r0, r1) of the batch seen as one tall matrix of batch * M rows: each piece that
+// lies within one matrix is one BLAS call.
+template <typename T>
+void gemm_row_range(const GemmShape& s, int64_t r0, int64_t r1, T alpha, const T* A,
+                    int64_t stride_a, const T* B, int64_t stride_b, T beta, T* C,
+                    int64_t stride_c) {
+  while (r0 < r1) {
+    const int64_t i = r0 / s.M, m0 = r0 % s.M;
+    const int64_t m1 = m0 + (r1 - r0) < s.M ? m0 + (r1 - r0) : s.M;
+    gemm_rows(s, m0, m1, alpha, A + i * stride_a, B + i * stride_b, beta, C + i * stride_c);
+    r0 += m1 - m0;
+  }
+}
+
+}  // namespace
+
+template <typename T>
+void gemm_backend(const GemmShape& s, T alpha, const T* A, int64_t stride_a, const T* B,
+                  int64_t stride_b, T beta, T* C, int64_t stride_c, int64_t batch) {
+  const int parts = HostExec().concurrency();
+  const int64_t rows = batch * s.M;
+  if (parts == 1) {
+    gemm_row_range(s, 0, rows, alpha, A, stride_a, B, stride_b, beta, C, stride_c);
+    return;
+  }
+  static const bool sequential_blas = (make_blas_calls_sequential(), true);
+  (void)sequential_blas;
+  // One iteration per thread: a static schedule gives thread p part p, the same rows that a
+  // RangePolicy over the rows gives it in the kernels around this GEMM.
+  Kokkos::parallel_for("gemm_row_blocks", Kokkos::RangePolicy<HostExec>(0, parts), [=](int part) {
+    gemm_row_range(s, part_start(rows, part, parts), part_start(rows, part + 1, parts), alpha, A,
+                   stride_a, B, stride_b, beta, C, stride_c);
+  });
+}
+
+template void gemm_backend<float>(const GemmShape&, float, const float*, int64_t, const float*,
+                                  int64_t, float, float*, int64_t, int64_t);
+template void gemm_backend<double>(const GemmShape&, double, const double*, int64_t, const double*,
+                                   int64_t, double, double*, int64_t, int64_t);
+
+}  // namespace zm::kernels::detail
+
+#endif  // ZEROMINI_GEMM_HOST_BLAS
