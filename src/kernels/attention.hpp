@@ -3,6 +3,8 @@
 
 #include <cstdint>
 
+#include "kernels/grad_write.hpp"
+
 namespace zm::kernels {
 
 // Buffers the forward pass saves for backward, all in device memory.
@@ -31,10 +33,11 @@ template <typename T>
 void attention_forward(T* out, const AttentionSaved<T>& saved, const AttentionScratch<T>& scratch,
                        const T* qkv, int64_t B, int64_t S, int64_t C, int64_t NH);
 
-// dqkv (B,T,3C) += gradient of attention_forward given dout (B,T,C) and what forward saved.
+// dqkv (B,T,3C) += gradient of attention_forward given dout (B,T,C) and what forward saved
+// (= with GradWrite::Overwrite).
 template <typename T>
 void attention_backward(T* dqkv, const AttentionScratch<T>& scratch, const T* dout,
-                        const AttentionSaved<T>& saved, int64_t B, int64_t S, int64_t C,
-                        int64_t NH);
+                        const AttentionSaved<T>& saved, int64_t B, int64_t S, int64_t C, int64_t NH,
+                        GradWrite write = GradWrite::Accumulate);
 
 }  // namespace zm::kernels

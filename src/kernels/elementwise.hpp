@@ -4,14 +4,17 @@
 
 #include <cstdint>
 
+#include "kernels/grad_write.hpp"
+
 namespace zm::kernels {
 
 // GELU, tanh approximation (GPT-2; PyTorch's approximate="tanh").
 template <typename T>
 void gelu_forward(T* out, const T* inp, int64_t n);
-// dinp += gelu'(inp) * dout.
+// dinp += gelu'(inp) * dout (= with GradWrite::Overwrite).
 template <typename T>
-void gelu_backward(T* dinp, const T* inp, const T* dout, int64_t n);
+void gelu_backward(T* dinp, const T* inp, const T* dout, int64_t n,
+                   GradWrite write = GradWrite::Accumulate);
 
 // out = a + b.
 template <typename T>

@@ -212,6 +212,8 @@ void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
                 Vp = c.padded_vocab();
   const BlockOffsets& o = layout_->block();
   const int embed_unit = layout_->embedding_unit();
+  // Scratch gradients are written whole by the kernel that produces them: no zeroing pass.
+  constexpr k::GradWrite overwrite = k::GradWrite::Overwrite;
 
   // LM head and loss: d(mean loss)/d(logit) = (p - onehot) / N.
   const UnitEvent head_event{embed_unit, UnitUse::Head};
@@ -220,9 +222,8 @@ void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
   Real* dembed = units.grads(embed_unit);
   k::softmax_crossentropy_backward(logits_.data(), batch.targets,
                                    Real(1.0f / static_cast<float>(N)), N, V, Vp);
-  k::fill(dbtc_.data(), N * C, Real(0));
   k::matmul_backward<Real>(dbtc_.data(), dembed + layout_->wte_offset(), nullptr, logits_.data(),
-                           lnf_.data(), head + layout_->wte_offset(), N, C, Vp);
+                           lnf_.data(), head + layout_->wte_offset(), N, C, Vp, overwrite);
   units.release(head_event);
   head_params_ = nullptr;
   units.poll();
@@ -251,15 +252,12 @@ void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
     Real* g = units.grads(unit);
 
     // MLP: residual3 = residual2 + fcproj(gelu(fc(ln2(residual2)))).
-    k::fill(dfch_gelu_.data(), N * 4 * C, Real(0));
     k::matmul_backward(dfch_gelu_.data(), g + o.fcproj_w, g + o.fcproj_b, dresidual_.data(),
-                       a.fch_gelu.data(), p + o.fcproj_w, N, 4 * C, C);
+                       a.fch_gelu.data(), p + o.fcproj_w, N, 4 * C, C, overwrite);
     units.poll();
-    k::fill(dfch_.data(), N * 4 * C, Real(0));
-    k::gelu_backward(dfch_.data(), a.fch.data(), dfch_gelu_.data(), N * 4 * C);
-    k::fill(dbtc_.data(), N * C, Real(0));
+    k::gelu_backward(dfch_.data(), a.fch.data(), dfch_gelu_.data(), N * 4 * C, overwrite);
     k::matmul_backward(dbtc_.data(), g + o.fc_w, g + o.fc_b, dfch_.data(), a.ln2.data(), p + o.fc_w,
-                       N, C, 4 * C);
+                       N, C, 4 * C, overwrite);
     units.poll();
     // dresidual (of residual3) also flows straight into residual2: the same buffer continues.
     k::layernorm_backward(dresidual_.data(), g + o.ln2_w, g + o.ln2_b, dbtc_.data(),
@@ -267,19 +265,16 @@ void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
                           C);
 
     // Attention: residual2 = residual + attproj(attention(qkv(ln1(residual)))).
-    k::fill(datty_.data(), N * C, Real(0));
     k::matmul_backward(datty_.data(), g + o.attproj_w, g + o.attproj_b, dresidual_.data(),
-                       a.atty.data(), p + o.attproj_w, N, C, C);
+                       a.atty.data(), p + o.attproj_w, N, C, C, overwrite);
     units.poll();
-    k::fill(dqkv_.data(), N * 3 * C, Real(0));
     k::attention_backward(
         dqkv_.data(),
         {att_y_.data(), att_datt_.data(), att_dq_.data(), att_dk_.data(), att_dv_.data()},
-        datty_.data(), {a.q.data(), a.k.data(), a.v.data(), a.att.data()}, B, T, C, NH);
+        datty_.data(), {a.q.data(), a.k.data(), a.v.data(), a.att.data()}, B, T, C, NH, overwrite);
     units.poll();
-    k::fill(dbtc_.data(), N * C, Real(0));
     k::matmul_backward(dbtc_.data(), g + o.qkv_w, g + o.qkv_b, dqkv_.data(), a.ln1.data(),
-                       p + o.qkv_w, N, C, 3 * C);
+                       p + o.qkv_w, N, C, 3 * C, overwrite);
     k::layernorm_backward(dresidual_.data(), g + o.ln1_w, g + o.ln1_b, dbtc_.data(), residual,
                           p + o.ln1_w, a.ln1_mean.data(), a.ln1_rstd.data(), N, C);
     units.release(event);
