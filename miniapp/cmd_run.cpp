@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include "comm/communicator.hpp"
+#include "comm/node_threads.hpp"
 #include "commands.hpp"
 #include "core/build_info.hpp"
 #include "core/deck.hpp"
@@ -28,6 +29,8 @@ int run(int& argc, char**& argv, const RunOptions& options) {
   try {
     log_root("zeromini {} | {} ranks | Kokkos {} ({}) | {}\n", git_revision(), runtime.size(),
              build_features().kokkos_version, kokkos_backends(), mpi_library_version());
+    const std::string threads = thread_report(MPI_COMM_WORLD);
+    log_root("{}", threads);
     log_root("{}\n", deck.resolved_toml());
     auto comm = make_communicator(deck.comm.backend, MPI_COMM_WORLD);
     const RunOutcome outcome = run_training(deck, *comm);

@@ -1,0 +1,74 @@
+#include "comm/node_threads.hpp"
+
+#include <sched.h>
+
+#include <fmt/format.h>
+
+#include <array>
+#include <bitset>
+#include <cstdint>
+
+namespace zm {
+
+namespace {
+
+constexpr int kMaskWords = CPU_SETSIZE / 64;
+
+// A rank's CPUs as a bit mask that MPI can OR across the node.
+std::array<uint64_t, kMaskWords> cpu_mask(const std::vector<int>& cpus) {
+  std::array<uint64_t, kMaskWords> mask{};
+  for (int cpu : cpus) mask[static_cast<size_t>(cpu / 64)] |= uint64_t{1} << (cpu % 64);
+  return mask;
+}
+
+int count_bits(const std::array<uint64_t, kMaskWords>& mask) {
+  int bits = 0;
+  for (uint64_t word : mask) bits += static_cast<int>(std::bitset<64>(word).count());
+  return bits;
+}
+
+}  // namespace
+
+NodeThreads node_threads(MPI_Comm comm, const HostThreads& mine) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm node;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+  NodeThreads t;
+  MPI_Comm_size(node, &t.ranks);
+  MPI_Allreduce(&mine.kokkos_threads, &t.threads, 1, MPI_INT, MPI_SUM, node);
+  const std::array<uint64_t, kMaskWords> my_mask = cpu_mask(mine.cpus);
+  std::array<uint64_t, kMaskWords> node_mask{};
+  MPI_Allreduce(my_mask.data(), node_mask.data(), kMaskWords, MPI_UINT64_T, MPI_BOR, node);
+  t.cores = count_bits(node_mask);
+  int node_rank = 0;
+  MPI_Comm_rank(node, &node_rank);
+  MPI_Comm_free(&node);
+  const int over = node_rank == 0 && t.threads > t.cores ? 1 : 0;
+  MPI_Allreduce(&over, &t.oversubscribed_nodes, 1, MPI_INT, MPI_SUM, comm);
+  return t;
+}
+
+std::string thread_report(MPI_Comm comm) {
+  const HostThreads mine = host_threads();
+  const NodeThreads node = node_threads(comm, mine);
+  std::string text = fmt::format("threads: {}; node: {} rank{} x {} threads on {} cores\n",
+                                 describe(mine), node.ranks, node.ranks == 1 ? "" : "s",
+                                 node.ranks > 0 ? node.threads / node.ranks : 0, node.cores);
+  if (node.oversubscribed_nodes > 0)
+    text += fmt::format(
+        "warning: ranks per node x threads per rank exceed the cores they can use ({} threads "
+        "on {} cores on this node{}): the ranks will compete for cores. Lower OMP_NUM_THREADS "
+        "or the ranks per node (Slurm: --cpus-per-task and OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK);"
+        " where sharing cores is intended, OMP_WAIT_POLICY=passive keeps idle threads from "
+        "spinning through the busy ones' time\n",
+        node.threads, node.cores,
+        node.oversubscribed_nodes > 1
+            ? fmt::format(", and {} nodes in all", node.oversubscribed_nodes)
+            : "");
+  const std::string conflict = thread_pool_conflict(mine);
+  if (!conflict.empty()) text += "warning: " + conflict + "\n";
+  return text;
+}
+
+}  // namespace zm
