@@ -6,6 +6,7 @@
 # Result: the interface target `zeromini::kokkos` (Kokkos core + Kokkos Kernels) and the variables
 #   ZEROMINI_KOKKOS_VERSION   e.g. 3.4.1 or 4.6.1
 #   ZEROMINI_KOKKOS_CUDA      ON when the Kokkos found has the CUDA backend
+#   ZEROMINI_KOKKOS_OPENMP    ON when it has the OpenMP backend (host threads)
 
 find_package(Kokkos REQUIRED)
 find_package(KokkosKernels REQUIRED)
@@ -66,5 +67,11 @@ elseif(COMMAND kokkos_check)
     set(ZEROMINI_KOKKOS_CUDA ON)
   endif()
 endif()
+# Debian's Kokkos 3.4 is Serial only and defines neither variable.
+set(ZEROMINI_KOKKOS_OPENMP OFF)
+if(Kokkos_ENABLE_OPENMP)
+  set(ZEROMINI_KOKKOS_OPENMP ON)
+endif()
 message(STATUS "zeromini: Kokkos ${ZEROMINI_KOKKOS_VERSION}, CUDA backend: ${ZEROMINI_KOKKOS_CUDA}, "
-               "Kokkos Kernels target: ${_zm_kernels_target}")
+               "OpenMP backend: ${ZEROMINI_KOKKOS_OPENMP}, Kokkos Kernels target: "
+               "${_zm_kernels_target}")

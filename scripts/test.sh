@@ -1,11 +1,90 @@
 #!/usr/bin/env bash
-# The test command (README, CI): install dependencies, build, run the whole suite with ctest:
-# unit tests, MPI tests at 1-4 ranks, the PyTorch reference, the Python and Slurm workflow tests.
-#   scripts/test.sh [ctest arguments, e.g. -L mpi or -R deck]
+# The test command (README, CI): installs the dependencies, then builds zeromini and runs the
+# whole suite with ctest (unit tests, MPI tests at 1-4 ranks, the PyTorch reference, the fault,
+# workflow and Slurm tests) in each supported host configuration:
+#
+#   debian   Debian's Kokkos 3.4 (Serial) and Kokkos Kernels on OpenBLAS          -> build/
+#   kokkos4  Kokkos >= 4 with OpenMP + Serial and Kokkos Kernels with the BLAS     -> build-kokkos4/
+#            TPL, built by scripts/build-kokkos.sh from the release tarballs in a
+#            shared/vendor directory beside the clone or one of its parents (or
+#            ZEROMINI_KOKKOS_VENDOR) into ZEROMINI_KOKKOS_PREFIX; tests run with
+#            2 OpenMP threads per rank, bf16 included. Skipped, with a message,
+#            where no such sources exist.
+#
+#   scripts/test.sh [--config debian|kokkos4|all] [ctest arguments, e.g. -L mpi or -R deck]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+
+configs=all
+if [[ ${1:-} == --config ]]; then
+  configs=${2:?--config needs debian, kokkos4 or all}
+  shift 2
+fi
+case $configs in debian | kokkos4 | all) ;; *) echo "test.sh: unknown configuration $configs" >&2; exit 2 ;; esac
+
+# The Kokkos >= 4 release tarballs: ZEROMINI_KOKKOS_VENDOR, else shared/vendor beside the clone
+# or beside one of its parent directories.
+find_kokkos_vendor() {
+  if [[ -n ${ZEROMINI_KOKKOS_VENDOR:-} ]]; then
+    [[ -d $ZEROMINI_KOKKOS_VENDOR ]] && echo "$ZEROMINI_KOKKOS_VENDOR"
+    return
+  fi
+  local dir=$root
+  while [[ $dir != / ]]; do
+    dir=$(dirname "$dir")
+    if compgen -G "$dir/shared/vendor/kokkos-[0-9]*.tar.gz" >/dev/null &&
+      compgen -G "$dir/shared/vendor/kokkos-kernels-[0-9]*.tar.gz" >/dev/null; then
+      echo "$dir/shared/vendor"
+      return
+    fi
+  done
+}
+
+# Outside the clone, shared by every clone on the machine: a warm machine does not rebuild.
+default_kokkos_prefix() {
+  if [[ -w /opt || -w /opt/zeromini ]]; then
+    echo /opt/zeromini/kokkos-4-openmp
+  else
+    echo "${XDG_CACHE_HOME:-$HOME/.cache}/zeromini/kokkos-4-openmp"
+  fi
+}
+
+run_debian() {
+  echo "=== test.sh: configuration debian (Debian's Kokkos 3.4, Serial) ==="
+  # set -e does not act inside a function called as an if condition: every step says || return.
+  scripts/build.sh || return
+  (cd build && OPENBLAS_NUM_THREADS=1 ctest --output-on-failure --timeout 900 "$@") || return
+}
+
+run_kokkos4() {
+  local vendor prefix
+  vendor=$(find_kokkos_vendor)
+  if [[ -z $vendor ]]; then
+    echo "=== test.sh: configuration kokkos4 skipped: no Kokkos >= 4 release tarballs (no shared/vendor beside the clone or its parents; set ZEROMINI_KOKKOS_VENDOR) ==="
+    return 0
+  fi
+  prefix=${ZEROMINI_KOKKOS_PREFIX:-$(default_kokkos_prefix)}
+  echo "=== test.sh: configuration kokkos4 (Kokkos >= 4, OpenMP + Serial, from $vendor) ==="
+  scripts/build-kokkos.sh --openmp "$vendor" "$prefix" || return
+  BUILD_DIR=$root/build-kokkos4 scripts/build.sh -DKokkos_ROOT="$prefix" \
+    -DKokkosKernels_ROOT="$prefix" || return
+  (cd build-kokkos4 && ctest --output-on-failure --timeout 900 "$@") || return
+}
+
 scripts/setup-deps.sh
-scripts/build.sh
-cd build
-OPENBLAS_NUM_THREADS=1 ctest --output-on-failure --timeout 900 "$@"
+failed=()
+for config in debian kokkos4; do
+  [[ $configs == all || $configs == "$config" ]] || continue
+  start=$SECONDS
+  if "run_$config" "$@"; then
+    echo "=== test.sh: configuration $config passed ($((SECONDS - start)) s) ==="
+  else
+    echo "=== test.sh: configuration $config FAILED ($((SECONDS - start)) s) ==="
+    failed+=("$config")
+  fi
+done
+if ((${#failed[@]})); then
+  echo "test.sh: failed configurations: ${failed[*]}" >&2
+  exit 1
+fi
