@@ -82,6 +82,28 @@ case $case_name in
     "$python" "$here/compare_params.py" "$(final_checkpoint "$work/reference")" "$(final_checkpoint "$work/run")" \
       || fail "final parameters differ from the uninterrupted run"
     ;;
+  sigterm_thread)
+    # SIGTERM delivered to a worker thread of each rank (not the main thread, which checks for it
+    # at the end of a step), while the ranks are inside steps and their threads inside parallel
+    # regions: the run still stops after the step with a checkpoint, flushes and exits 0.
+    common=(--set zero.stage=1 --set train.steps=1000000 --set output.checkpoint_every=1000000 --set output.log_every=1)
+    "$mpiexec" -n 2 "$zeromini" run "$deck" "${common[@]}" --out "$work/run" >"$work/terminated.log" 2>&1 &
+    launcher=$!
+    for _ in $(seq 600); do grep -q "step     4/" "$work/terminated.log" && break; sleep 0.05; done
+    grep "^threads:" "$work/terminated.log"
+    "$python" "$here/signal_threads.py" TERM "$work/run" || fail "found no rank to signal"
+    timeout 120 tail --pid=$launcher -f /dev/null
+    kill -0 $launcher 2>/dev/null && { kill -KILL $launcher; fail "the run did not stop within 120 s"; }
+    wait $launcher
+    status=$?
+    echo "--- terminated run: exit $status"; grep -E "SIGTERM|checkpoint" "$work/terminated.log" | tail -3
+    [[ $status -eq 0 ]] || fail "exit status $status after SIGTERM (expected 0)"
+    stopped=$(sed -n 's/.*SIGTERM received: stopped after step \([0-9]*\).*/\1/p' "$work/terminated.log")
+    [[ -n $stopped ]] || fail "no SIGTERM message"
+    [[ $(cat "$work/run/checkpoints/latest") == $(printf 'step_%08d.h5' "$stopped") ]] \
+      || fail "latest is not the checkpoint of step $stopped"
+    "$zeromini" inspect "$work/run/results.h5" | grep -q "status  *terminated" || fail "results not flushed"
+    ;;
   nan)
     # A NaN gradient at step 5: the run stops with the step named; no checkpoint from it.
     ZEROMINI_TEST_FAULT=nan ZEROMINI_TEST_FAULT_STEP=5 run nan 2 --set zero.stage=2 --set train.steps=8 \

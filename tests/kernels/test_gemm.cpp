@@ -1,0 +1,147 @@
+// The GEMM wrappers against a plain triple loop, on shapes that do not divide evenly among
+// threads (on the host every GEMM, and every batch, is cut into one row block per thread), and
+// the Overwrite mode of the backward kernels against accumulating into zeros.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "kernel_test_util.hpp"
+#include "kernels/attention.hpp"
+#include "kernels/elementwise.hpp"
+#include "kernels/gemm.hpp"
+#include "kernels/matmul.hpp"
+
+namespace {
+
+using zm::testing::DeviceVec;
+using zm::testing::random_vector;
+namespace k = zm::kernels;
+
+struct Case {
+  bool trans_a, trans_b;
+  int64_t M, N, K, batch;
+};
+
+// C_i = alpha op(A_i) op(B_i) + beta C_i in double, row-major, matrices packed one after another.
+std::vector<double> reference(const Case& c, double alpha, const std::vector<double>& A,
+                              const std::vector<double>& B, double beta,
+                              const std::vector<double>& C) {
+  std::vector<double> out = C;
+  for (int64_t i = 0; i < c.batch; ++i) {
+    const double* a = A.data() + i * c.M * c.K;
+    const double* b = B.data() + i * c.K * c.N;
+    for (int64_t m = 0; m < c.M; ++m)
+      for (int64_t n = 0; n < c.N; ++n) {
+        double sum = 0;
+        for (int64_t kk = 0; kk < c.K; ++kk)
+          sum += (c.trans_a ? a[kk * c.M + m] : a[m * c.K + kk]) *
+                 (c.trans_b ? b[n * c.K + kk] : b[kk * c.N + n]);
+        double& o = out[static_cast<size_t>((i * c.M + m) * c.N + n)];
+        o = alpha * sum + beta * o;
+      }
+  }
+  return out;
+}
+
+template <typename T>
+void check_case(const Case& c, double tolerance) {
+  const size_t na = c.batch * c.M * c.K, nb = c.batch * c.K * c.N, nc = c.batch * c.M * c.N;
+  const auto a = random_vector<T>(na, 1), b = random_vector<T>(nb, 2), c0 = random_vector<T>(nc, 3);
+  const std::vector<double> ad(a.begin(), a.end()), bd(b.begin(), b.end()),
+      cd(c0.begin(), c0.end());
+  for (double beta : {0.0, 1.0}) {
+    DeviceVec<T> A(a), B(b), C(c0);
+    k::gemm_strided_batched<T>(c.trans_a, c.trans_b, c.M, c.N, c.K, T(0.5), A.data(), c.M * c.K,
+                               B.data(), c.K * c.N, T(beta), C.data(), c.M * c.N, c.batch);
+    const auto expected = reference(c, 0.5, ad, bd, beta, cd);
+    const auto got = C.get();
+    for (size_t i = 0; i < nc; ++i)
+      ASSERT_NEAR(double(got[i]), expected[i], tolerance * (1.0 + std::fabs(expected[i])))
+          << "element " << i << " of " << c.batch << " x " << c.M << "x" << c.N << "x" << c.K
+          << " trans " << c.trans_a << c.trans_b << " beta " << beta;
+  }
+}
+
+const Case kCases[] = {
+    {false, false, 37, 29, 13, 1}, {false, true, 37, 29, 13, 1}, {true, false, 37, 29, 13, 1},
+    {true, true, 37, 29, 13, 1},   {false, true, 1, 5, 7, 1},    {false, false, 19, 11, 5, 7},
+    {true, false, 19, 11, 5, 7},   {false, true, 3, 64, 9, 5},   {false, false, 130, 17, 33, 3},
+};
+
+TEST(Gemm, MatchesTheTripleLoopInFloatAndDouble) {
+  for (const Case& c : kCases) {
+    check_case<float>(c, 2e-5);
+    check_case<double>(c, 1e-12);
+  }
+}
+
+TEST(Gemm, SingleGemmEqualsABatchOfOne) {
+  const Case c{false, true, 45, 23, 17, 1};
+  const auto a = random_vector<float>(c.M * c.K, 4), b = random_vector<float>(c.N * c.K, 5);
+  DeviceVec<float> A(a), B(b), C1(c.M * c.N), C2(c.M * c.N);
+  k::gemm<float>(false, true, c.M, c.N, c.K, 1.0f, A.data(), B.data(), 0.0f, C1.data());
+  k::gemm_strided_batched<float>(false, true, c.M, c.N, c.K, 1.0f, A.data(), 0, B.data(), 0, 0.0f,
+                                 C2.data(), 0, 1);
+  EXPECT_EQ(C1.get(), C2.get());
+}
+
+#if ZEROMINI_HAVE_BF16
+TEST(Gemm, Bf16IsTheFloatGemmOfTheRoundedInputs) {
+  const Case c{false, true, 21, 18, 40, 3};
+  const size_t na = c.batch * c.M * c.K, nb = c.batch * c.K * c.N, nc = c.batch * c.M * c.N;
+  std::vector<zm::bf16> a, b;
+  for (float f : random_vector<float>(na, 6)) a.push_back(zm::bf16(f));
+  for (float f : random_vector<float>(nb, 7)) b.push_back(zm::bf16(f));
+  std::vector<double> ad, bd;
+  for (auto x : a) ad.push_back(float(x));
+  for (auto x : b) bd.push_back(float(x));
+  DeviceVec<zm::bf16> A(a), B(b), C(nc);
+  k::gemm_strided_batched<zm::bf16>(false, true, c.M, c.N, c.K, zm::bf16(1.0f), A.data(), c.M * c.K,
+                                    B.data(), c.K * c.N, zm::bf16(0.0f), C.data(), c.M * c.N,
+                                    c.batch);
+  const auto expected = reference(c, 1.0, ad, bd, 0.0, std::vector<double>(nc, 0.0));
+  const auto got = C.get();
+  // The output is rounded to bf16: 8 bits of mantissa.
+  for (size_t i = 0; i < nc; ++i)
+    ASSERT_NEAR(double(float(got[i])), expected[i], 1e-2 * (1.0 + std::fabs(expected[i]))) << i;
+}
+#endif
+
+// Overwrite must give exactly what accumulating into a zeroed buffer gives, whatever the buffer
+// held before.
+TEST(GradWrite, OverwriteEqualsAccumulatingIntoZeros) {
+  const int64_t B = 2, T = 8, C = 16, NH = 2, OC = 24, N = B * T;
+  const auto dout = random_vector<float>(N * OC, 8), inp = random_vector<float>(N * C, 9),
+             weight = random_vector<float>(OC * C, 10),
+             garbage = random_vector<float>(N * 3 * C, 11);
+  DeviceVec<float> d(dout), x(inp), w(weight), dw(OC * C), db(OC);
+  DeviceVec<float> zeroed(N * C),
+      overwritten(std::vector<float>(garbage.begin(), garbage.begin() + N * C));
+  k::matmul_backward(zeroed.data(), dw.data(), db.data(), d.data(), x.data(), w.data(), N, C, OC);
+  k::matmul_backward(overwritten.data(), dw.data(), db.data(), d.data(), x.data(), w.data(), N, C,
+                     OC, k::GradWrite::Overwrite);
+  EXPECT_EQ(zeroed.get(), overwritten.get()) << "matmul_backward";
+
+  DeviceVec<float> g_zeroed(N * C),
+      g_over(std::vector<float>(garbage.begin(), garbage.begin() + N * C));
+  k::gelu_backward(g_zeroed.data(), x.data(), zeroed.data(), N * C);
+  k::gelu_backward(g_over.data(), x.data(), zeroed.data(), N * C, k::GradWrite::Overwrite);
+  EXPECT_EQ(g_zeroed.get(), g_over.get()) << "gelu_backward";
+
+  // Attention: forward once, then backward into a zeroed and into a garbage-filled dqkv.
+  DeviceVec<float> qkv(random_vector<float>(N * 3 * C, 12)), out(N * C), q(N * C), kk(N * C),
+      v(N * C), att(B * NH * T * T), y(N * C), datt(B * NH * T * T), dq(N * C), dk(N * C),
+      dv(N * C);
+  k::attention_forward<float>(out.data(), {q.data(), kk.data(), v.data(), att.data()},
+                              {y.data(), nullptr, nullptr, nullptr, nullptr}, qkv.data(), B, T, C,
+                              NH);
+  DeviceVec<float> a_zeroed(N * 3 * C), a_over(garbage);
+  for (DeviceVec<float>* dqkv : {&a_zeroed, &a_over})
+    k::attention_backward<float>(
+        dqkv->data(), {y.data(), datt.data(), dq.data(), dk.data(), dv.data()}, out.data(),
+        {q.data(), kk.data(), v.data(), att.data()}, B, T, C, NH,
+        dqkv == &a_over ? k::GradWrite::Overwrite : k::GradWrite::Accumulate);
+  EXPECT_EQ(a_zeroed.get(), a_over.get()) << "attention_backward";
+}
+
+}  // namespace
