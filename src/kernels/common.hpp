@@ -8,7 +8,12 @@
 
 namespace zm::kernels {
 
-using RangePolicy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int64_t>>;
+// Static schedules, stated rather than defaulted: on host backends every thread gets the same
+// contiguous share of a range each time, which keeps rows on one thread from kernel to kernel
+// (gemm_host.cpp) and fixes the order of parallel_reduce: per-thread partials joined in thread
+// order, so a reduction gives the same bits run after run at a given thread count.
+using RangePolicy =
+    Kokkos::RangePolicy<ExecSpace, Kokkos::Schedule<Kokkos::Static>, Kokkos::IndexType<int64_t>>;
 
 template <int Rank>
 using MDPolicy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<Rank>, Kokkos::IndexType<int64_t>>;
