@@ -29,22 +29,15 @@ int run(int& argc, char**& argv, const RunOptions& options) {
   try {
     log_root("zeromini {} | {} ranks | Kokkos {} ({}) | {}\n", git_revision(), runtime.size(),
              build_features().kokkos_version, kokkos_backends(), mpi_library_version());
-    const std::string threads = thread_report(MPI_COMM_WORLD);
-    log_root("{}", threads);
+    const ThreadPlacement placement = thread_placement(MPI_COMM_WORLD);
+    log_root("{}", thread_report(placement));
     log_root("{}\n", deck.resolved_toml());
     auto comm = make_communicator(deck.comm.backend, MPI_COMM_WORLD);
     const RunOutcome outcome = run_training(deck, *comm);
     print_summary(deck, outcome.stages);
-    // Nodes: one leader per shared-memory domain.
-    MPI_Comm node;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, runtime.rank(), MPI_INFO_NULL, &node);
-    int node_rank = 0, leaders = 0;
-    MPI_Comm_rank(node, &node_rank);
-    MPI_Comm_free(&node);
-    const int leader = node_rank == 0 ? 1 : 0;
-    MPI_Allreduce(&leader, &leaders, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (runtime.rank() == 0) {
-      write_summary_json(deck.output.dir + "/summary.json", deck, outcome, leaders);
+      write_summary_json(deck.output.dir + "/summary.json", deck, outcome,
+                         {placement.node.nodes, placement.rank.kokkos_threads});
       log_root("Results: {0}/results.h5, {0}/summary.json\n", deck.output.dir);
     }
     return outcome.end == RunEnd::NonFinite ? 3 : 0;

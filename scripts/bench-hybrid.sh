@@ -5,15 +5,15 @@
 # markdown table with the medians, the ratio hybrid / MPI-only and the ratio of every round.
 #
 #   scripts/bench-hybrid.sh [OUT.md]
-#   ZEROMINI_BIN=build-kokkos4/bin/zeromini THREADS=2 ROUNDS=3 scripts/bench-hybrid.sh
+#   ZEROMINI_BIN=build-openmp/bin/zeromini THREADS=2 ROUNDS=3 scripts/bench-hybrid.sh
 #
 # Needs a build whose Kokkos has the OpenMP backend (scripts/test.sh builds one in
-# build-kokkos4/). The threads are not bound and the ranks not pinned, as with a plain mpiexec on
+# build-openmp/). The threads are not bound and the ranks not pinned, as with a plain mpiexec on
 # a workstation; on a cluster use the binding of the README's recipe for both.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-/dev/stdout}
-bin=${ZEROMINI_BIN:-$root/build-kokkos4/bin/zeromini}
+bin=${ZEROMINI_BIN:-$root/build-openmp/bin/zeromini}
 threads=${THREADS:-$(nproc)}
 rounds=${ROUNDS:-3}
 python=/usr/bin/python3

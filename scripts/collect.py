@@ -28,7 +28,7 @@ PHASES = ["step", "forward", "backward", "comm_wait", "optimizer"]
 
 COLUMNS_HEAD = [
     "sweep", "point", "deck", "model", "scaling", "stage", "ranks", "nodes", "ranks_per_node",
-    "repeat", "job_id", "status", "layers", "dim", "heads", "vocab", "seq_len", "micro_batch",
+    "threads_per_rank", "repeat", "job_id", "status", "layers", "dim", "heads", "vocab", "seq_len", "micro_batch",
     "grad_accum", "global_batch", "params", "padded_params", "steps", "tokens_per_rank_per_step",
     "tokens_per_second_per_rank", "tokens_per_second", "final_loss",
 ]
@@ -127,6 +127,7 @@ def rows_for_run(run_dir, warn):
             "ranks": ranks,
             "nodes": nodes,
             "ranks_per_node": rpn,
+            "threads_per_rank": summary.get("threads_per_rank", _int(job.get("threads_per_rank"))),
             "repeat": point.get("repeat", 0),
             "job_id": point.get("job_id", job.get("job_id", "")),
             "status": status,

@@ -4,24 +4,24 @@
 # workflow and Slurm tests) in each supported host configuration:
 #
 #   debian   Debian's Kokkos 3.4 (Serial) and Kokkos Kernels on OpenBLAS          -> build/
-#   kokkos4  Kokkos >= 4 with OpenMP + Serial and Kokkos Kernels with the BLAS     -> build-kokkos4/
+#   openmp   Kokkos >= 4 with OpenMP + Serial and Kokkos Kernels with the BLAS     -> build-openmp/
 #            TPL, built by scripts/build-kokkos.sh from the release tarballs in a
 #            shared/vendor directory beside the clone or one of its parents (or
 #            ZEROMINI_KOKKOS_VENDOR) into ZEROMINI_KOKKOS_PREFIX; tests run with
 #            2 OpenMP threads per rank, bf16 included. Skipped, with a message,
 #            where no such sources exist.
 #
-#   scripts/test.sh [--config debian|kokkos4|all] [ctest arguments, e.g. -L mpi or -R deck]
+#   scripts/test.sh [--config debian|openmp|all] [ctest arguments, e.g. -L mpi or -R deck]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
 configs=all
 if [[ ${1:-} == --config ]]; then
-  configs=${2:?--config needs debian, kokkos4 or all}
+  configs=${2:?--config needs debian, openmp or all}
   shift 2
 fi
-case $configs in debian | kokkos4 | all) ;; *) echo "test.sh: unknown configuration $configs" >&2; exit 2 ;; esac
+case $configs in debian | openmp | all) ;; *) echo "test.sh: unknown configuration $configs" >&2; exit 2 ;; esac
 
 # The Kokkos >= 4 release tarballs: ZEROMINI_KOKKOS_VENDOR, else shared/vendor beside the clone
 # or beside one of its parent directories.
@@ -57,24 +57,24 @@ run_debian() {
   (cd build && OPENBLAS_NUM_THREADS=1 ctest --output-on-failure --timeout 900 "$@") || return
 }
 
-run_kokkos4() {
+run_openmp() {
   local vendor prefix
   vendor=$(find_kokkos_vendor)
   if [[ -z $vendor ]]; then
-    echo "=== test.sh: configuration kokkos4 skipped: no Kokkos >= 4 release tarballs (no shared/vendor beside the clone or its parents; set ZEROMINI_KOKKOS_VENDOR) ==="
+    echo "=== test.sh: configuration openmp skipped: no Kokkos >= 4 release tarballs (no shared/vendor beside the clone or its parents; set ZEROMINI_KOKKOS_VENDOR) ==="
     return 0
   fi
   prefix=${ZEROMINI_KOKKOS_PREFIX:-$(default_kokkos_prefix)}
-  echo "=== test.sh: configuration kokkos4 (Kokkos >= 4, OpenMP + Serial, from $vendor) ==="
+  echo "=== test.sh: configuration openmp (Kokkos >= 4, OpenMP + Serial, from $vendor) ==="
   scripts/build-kokkos.sh --openmp "$vendor" "$prefix" || return
-  BUILD_DIR=$root/build-kokkos4 scripts/build.sh -DKokkos_ROOT="$prefix" \
+  BUILD_DIR=$root/build-openmp scripts/build.sh -DKokkos_ROOT="$prefix" \
     -DKokkosKernels_ROOT="$prefix" || return
-  (cd build-kokkos4 && ctest --output-on-failure --timeout 900 "$@") || return
+  (cd build-openmp && ctest --output-on-failure --timeout 900 "$@") || return
 }
 
 scripts/setup-deps.sh
 failed=()
-for config in debian kokkos4; do
+for config in debian openmp; do
   [[ $configs == all || $configs == "$config" ]] || continue
   start=$SECONDS
   if "run_$config" "$@"; then

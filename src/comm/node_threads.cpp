@@ -44,14 +44,26 @@ NodeThreads node_threads(MPI_Comm comm, const HostThreads& mine) {
   int node_rank = 0;
   MPI_Comm_rank(node, &node_rank);
   MPI_Comm_free(&node);
-  const int over = node_rank == 0 && t.threads > t.cores ? 1 : 0;
-  MPI_Allreduce(&over, &t.oversubscribed_nodes, 1, MPI_INT, MPI_SUM, comm);
+  // Per node, counted once by its first rank: [nodes, oversubscribed nodes].
+  const int leader = node_rank == 0 ? 1 : 0;
+  const int mine_counts[2] = {leader, leader && t.threads > t.cores ? 1 : 0};
+  int counts[2] = {0, 0};
+  MPI_Allreduce(mine_counts, counts, 2, MPI_INT, MPI_SUM, comm);
+  t.nodes = counts[0];
+  t.oversubscribed_nodes = counts[1];
   return t;
 }
 
-std::string thread_report(MPI_Comm comm) {
-  const HostThreads mine = host_threads();
-  const NodeThreads node = node_threads(comm, mine);
+ThreadPlacement thread_placement(MPI_Comm comm) {
+  ThreadPlacement placement;
+  placement.rank = host_threads();
+  placement.node = node_threads(comm, placement.rank);
+  return placement;
+}
+
+std::string thread_report(const ThreadPlacement& placement) {
+  const HostThreads& mine = placement.rank;
+  const NodeThreads& node = placement.node;
   std::string text = fmt::format("threads: {}; node: {} rank{} x {} threads on {} cores\n",
                                  describe(mine), node.ranks, node.ranks == 1 ? "" : "s",
                                  node.ranks > 0 ? node.threads / node.ranks : 0, node.cores);

@@ -22,7 +22,7 @@ std::string json_number(double value) {
 }  // namespace
 
 void write_summary_json(const std::string& path, const Deck& deck, const RunOutcome& outcome,
-                        int nodes) {
+                        const RunPlacement& placement) {
   const std::vector<StageResult>& results = outcome.stages;
   std::string out = "{\n";
   // How the run ended: completed, terminated (SIGTERM: stopped after a checkpoint, resumable) or
@@ -31,7 +31,8 @@ void write_summary_json(const std::string& path, const Deck& deck, const RunOutc
                                              : outcome.end == RunEnd::Terminated
                                                  ? "terminated"
                                                  : "stopped_non_finite");
-  out += fmt::format("  \"nodes\": {},\n", nodes);
+  out += fmt::format("  \"nodes\": {},\n", placement.nodes);
+  out += fmt::format("  \"threads_per_rank\": {},\n", placement.threads_per_rank);
   out += fmt::format("  \"deck\": {},\n", quoted(deck.path));
   out += fmt::format("  \"zeromini_revision\": {},\n", quoted(git_revision()));
   out += fmt::format(

@@ -9,8 +9,13 @@
 
 namespace zm {
 
-// nodes: how many hosts the ranks ran on.
+// Where the run ran.
+struct RunPlacement {
+  int nodes = 1;             // hosts (shared-memory domains) the ranks ran on
+  int threads_per_rank = 1;  // Kokkos host threads of each rank
+};
+
 void write_summary_json(const std::string& path, const Deck& deck, const RunOutcome& outcome,
-                        int nodes);
+                        const RunPlacement& placement);
 
 }  // namespace zm

@@ -452,7 +452,8 @@ class CollectTest(WorkDir):
         buf.seek(0)
         table = list(csv.DictReader(buf))
         header = list(table[0].keys())
-        for col in ("deck", "stage", "ranks", "nodes", "ranks_per_node", "model", "repeat",
+        for col in ("deck", "stage", "ranks", "nodes", "ranks_per_node", "threads_per_rank",
+                    "model", "repeat",
                     "job_id", "tokens_per_second_per_rank", "time_step_s", "time_forward_s",
                     "time_backward_s", "time_comm_wait_s", "time_optimizer_s",
                     "mem_parameters_bytes", "mem_gradients_bytes", "mem_optimizer_bytes",
@@ -536,9 +537,15 @@ class RealZerominiTest(WorkDir):
             rows = list(csv.DictReader(f))
         self.assertEqual(sorted((int(r["ranks"]), int(r["stage"])) for r in rows),
                          [(r, s) for r in (1, 2) for s in range(4)])
+        # The job scripts give each rank OMP_NUM_THREADS threads, which a Kokkos OpenMP build runs
+        # and a Serial one cannot.
+        version = subprocess.run([os.environ["ZEROMINI_BIN"], "--version"], capture_output=True,
+                                 text=True, check=True).stdout
+        threads = int(os.environ.get("OMP_NUM_THREADS", "1")) if "OpenMP" in version else 1
         for r in rows:
             self.assertEqual(r["status"], "completed")
             self.assertGreater(float(r["tokens_per_second_per_rank"]), 0)
+            self.assertEqual(int(r["threads_per_rank"]), threads)
         # ZeRO's memory model: stage 3 at 2 ranks holds half the parameters of stage 0.
         by = {(int(r["ranks"]), int(r["stage"])): r for r in rows}
         self.assertLess(int(by[2, 3]["mem_parameters_bytes"]),
