@@ -64,20 +64,30 @@ ThreadPlacement thread_placement(MPI_Comm comm) {
 std::string thread_report(const ThreadPlacement& placement) {
   const HostThreads& mine = placement.rank;
   const NodeThreads& node = placement.node;
-  std::string text = fmt::format("threads: {}; node: {} rank{} x {} threads on {} cores\n",
-                                 describe(mine), node.ranks, node.ranks == 1 ? "" : "s",
-                                 node.ranks > 0 ? node.threads / node.ranks : 0, node.cores);
-  if (node.oversubscribed_nodes > 0)
+  const auto count = [](int n, const char* what) {
+    return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s");
+  };
+  std::string text = fmt::format(
+      "threads: {}; node: {} x {} on {}\n", describe(mine), count(node.ranks, "rank"),
+      count(node.ranks > 0 ? node.threads / node.ranks : 0, "thread"), count(node.cores, "core"));
+  if (node.oversubscribed_nodes > 0) {
+    const bool here = node.threads > node.cores;
+    const std::string where =
+        here
+            ? fmt::format("{} on {} on this node{}", count(node.threads, "thread"),
+                          count(node.cores, "core"),
+                          node.oversubscribed_nodes > 1
+                              ? fmt::format(", {} in all", count(node.oversubscribed_nodes, "node"))
+                              : "")
+            : fmt::format("on {}", count(node.oversubscribed_nodes, "node"));
     text += fmt::format(
-        "warning: ranks per node x threads per rank exceed the cores they can use ({} threads "
-        "on {} cores on this node{}): the ranks will compete for cores. Lower OMP_NUM_THREADS "
-        "or the ranks per node (Slurm: --cpus-per-task and OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK);"
-        " where sharing cores is intended, OMP_WAIT_POLICY=passive keeps idle threads from "
-        "spinning through the busy ones' time\n",
-        node.threads, node.cores,
-        node.oversubscribed_nodes > 1
-            ? fmt::format(", and {} nodes in all", node.oversubscribed_nodes)
-            : "");
+        "warning: ranks per node x threads per rank exceed the cores they can use ({}): the "
+        "ranks will compete for cores. Lower OMP_NUM_THREADS or the ranks per node (Slurm: "
+        "--cpus-per-task and OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK); where sharing cores is "
+        "intended, OMP_WAIT_POLICY=passive keeps idle threads from spinning through the busy "
+        "ones' time\n",
+        where);
+  }
   const std::string conflict = thread_pool_conflict(mine);
   if (!conflict.empty()) text += "warning: " + conflict + "\n";
   return text;
