@@ -5,7 +5,7 @@
 # markdown table with the medians, the ratio hybrid / MPI-only and the ratio of every round.
 #
 #   scripts/bench-hybrid.sh [OUT.md]
-#   ZEROMINI_BIN=build-openmp/bin/zeromini THREADS=2 ROUNDS=3 scripts/bench-hybrid.sh
+#   ZEROMINI_BIN=build-openmp/bin/zeromini THREADS=2 ROUNDS=5 scripts/bench-hybrid.sh
 #
 # Needs a build whose Kokkos has the OpenMP backend (scripts/test.sh builds one in
 # build-openmp/). The threads are not bound and the ranks not pinned, as with a plain mpiexec on
@@ -15,7 +15,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-/dev/stdout}
 bin=${ZEROMINI_BIN:-$root/build-openmp/bin/zeromini}
 threads=${THREADS:-$(nproc)}
-rounds=${ROUNDS:-3}
+rounds=${ROUNDS:-5}
 python=/usr/bin/python3
 [ -x "$python" ] || python=python3
 
@@ -26,7 +26,7 @@ python=/usr/bin/python3
 # deck, steps, the deck's micro-batch per rank (the MPI-only runs keep it; the hybrid run takes
 # T times as many sequences on its one rank)
 decks=(
-  "inputs/quickstart.toml 40 4"
+  "inputs/quickstart.toml 150 4"
   "inputs/medium-l6d384.toml 8 4"
 )
 work=$(mktemp -d /tmp/zeromini-bench-hybrid.XXXXXX)
