@@ -55,6 +55,7 @@ run_debian() {
   # set -e does not act inside a function called as an if condition: every step says || return.
   scripts/build.sh || return
   (cd build && OPENBLAS_NUM_THREADS=1 ctest --output-on-failure --timeout 900 "$@") || return
+  scripts/list-skipped-tests.py build debian
 }
 
 run_openmp() {
@@ -70,6 +71,7 @@ run_openmp() {
   BUILD_DIR=$root/build-openmp scripts/build.sh -DKokkos_ROOT="$prefix" \
     -DKokkosKernels_ROOT="$prefix" || return
   (cd build-openmp && ctest --output-on-failure --timeout 900 "$@") || return
+  scripts/list-skipped-tests.py build-openmp openmp
 }
 
 scripts/setup-deps.sh

@@ -89,7 +89,8 @@ HostThreads host_threads() {
 
 void make_blas_calls_sequential() {
   if (Kokkos::DefaultHostExecutionSpace().concurrency() <= 1) return;
-  // Not an OpenMP OpenBLAS: its openblas_set_num_threads also sets OpenMP's thread count.
+  // Only a pthreads OpenBLAS: an OpenMP one is sequential inside a parallel region already, and
+  // its openblas_set_num_threads would set OpenMP's thread count too.
   const auto parallel = blas_function<int (*)()>("openblas_get_parallel");
   const auto set_threads = blas_function<void (*)(int)>("openblas_set_num_threads");
   if (parallel && set_threads && parallel() == 1) set_threads(1);
