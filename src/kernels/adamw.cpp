@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "kernels/common.hpp"
+#include "kernels/team.hpp"
 
 namespace zm::kernels {
 

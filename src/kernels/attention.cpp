@@ -1,16 +1,15 @@
 #include "kernels/attention.hpp"
 
-#include "kernels/common.hpp"
-#include "kernels/fast_math.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/softmax_row.hpp"
+#include "kernels/team.hpp"
 
 namespace zm::kernels {
 
 // In this file S is the sequence length (T in the headers) and T the element type.
 namespace {
 
-// qkv (B,S,3C) -> q, k, v (B,NH,S,hd).
+// qkv (B,S,3C) -> q, k, v (B,NH,S,hd): a team per (b, h, t) row.
 template <typename T>
 void permute_qkv(const AttentionSaved<T>& saved, const T* qkv, int64_t B, int64_t S, int64_t C,
                  int64_t NH) {
@@ -19,47 +18,52 @@ void permute_qkv(const AttentionSaved<T>& saved, const T* qkv, int64_t B, int64_
   T* k = saved.k;
   T* v = saved.v;
   Kokkos::parallel_for(
-      "attention_permute_qkv", RangePolicy(0, B * NH * S), KOKKOS_LAMBDA(int64_t row) {
+      "attention_permute_qkv", team_policy(B * NH * S), KOKKOS_LAMBDA(const TeamMember& team) {
+        const int64_t row = team.league_rank();
         const int64_t t = row % S, h = (row / S) % NH, b = row / (S * NH);
         const T* src = qkv + (b * S + t) * 3 * C + h * hd;
         T* dq = q + row * hd;
         T* dk = k + row * hd;
         T* dv = v + row * hd;
-        for (int64_t d = 0; d < hd; ++d) {
+        team_for(team, hd, [&](int64_t d) {
           dq[d] = src[d];
           dk[d] = src[C + d];
           dv[d] = src[2 * C + d];
-        }
+        });
       });
 }
 
-// (B,NH,S,hd) -> rows of (B,S,row_stride) at column h*hd; `accumulate` adds instead of writing.
+// (B,NH,S,hd) -> rows of (B,S,row_stride) at column h*hd, a team per (b, t, h); `accumulate`
+// adds instead of writing.
 template <typename T>
 void heads_to_tokens(T* dst, const T* src, int64_t B, int64_t S, int64_t C, int64_t NH,
                      int64_t row_stride, bool accumulate) {
   const int64_t hd = C / NH;
   Kokkos::parallel_for(
-      "attention_heads_to_tokens", RangePolicy(0, B * S * NH), KOKKOS_LAMBDA(int64_t i) {
+      "attention_heads_to_tokens", team_policy(B * S * NH), KOKKOS_LAMBDA(const TeamMember& team) {
+        const int64_t i = team.league_rank();
         const int64_t h = i % NH, t = (i / NH) % S, b = i / (NH * S);
         const T* s = src + ((b * NH + h) * S + t) * hd;
         T* d = dst + (b * S + t) * row_stride + h * hd;
+        // Two loops rather than a test per element, which would keep them from vectorising.
         if (accumulate)
-          for (int64_t e = 0; e < hd; ++e) d[e] = T(Acc<T>(d[e]) + Acc<T>(s[e]));
+          team_for(team, hd, [&](int64_t e) { d[e] = T(Acc<T>(d[e]) + Acc<T>(s[e])); });
         else
-          for (int64_t e = 0; e < hd; ++e) d[e] = s[e];
+          team_for(team, hd, [&](int64_t e) { d[e] = s[e]; });
       });
 }
 
-// (B,S,C) -> (B,NH,S,hd).
+// (B,S,C) -> (B,NH,S,hd), a team per (b, h, t).
 template <typename T>
 void tokens_to_heads(T* dst, const T* src, int64_t B, int64_t S, int64_t C, int64_t NH) {
   const int64_t hd = C / NH;
   Kokkos::parallel_for(
-      "attention_tokens_to_heads", RangePolicy(0, B * NH * S), KOKKOS_LAMBDA(int64_t row) {
+      "attention_tokens_to_heads", team_policy(B * NH * S), KOKKOS_LAMBDA(const TeamMember& team) {
+        const int64_t row = team.league_rank();
         const int64_t t = row % S, h = (row / S) % NH, b = row / (S * NH);
         const T* s = src + (b * S + t) * C + h * hd;
         T* d = dst + row * hd;
-        for (int64_t e = 0; e < hd; ++e) d[e] = s[e];
+        team_for(team, hd, [&](int64_t e) { d[e] = s[e]; });
       });
 }
 
@@ -78,11 +82,12 @@ void attention_forward(T* out, const AttentionSaved<T>& saved, const AttentionSc
   // Causal softmax per row; entries above the diagonal become 0.
   T* att = saved.att;
   Kokkos::parallel_for(
-      "attention_softmax", RangePolicy(0, B * NH * S), KOKKOS_LAMBDA(int64_t row) {
+      "attention_softmax", team_policy(B * NH * S), KOKKOS_LAMBDA(const TeamMember& team) {
+        const int64_t row = team.league_rank();
         const int64_t t = row % S;
         T* a = att + row * S;
-        softmax_in_place(a, t + 1);
-        for (int64_t j = t + 1; j < S; ++j) a[j] = T(0);
+        team_softmax_in_place(team, a, t + 1);
+        team_for(team, S - t - 1, [&](int64_t j) { a[t + 1 + j] = T(0); });
       });
   gemm_strided_batched<T>(false, false, S, hd, S, T(1), saved.att, SS, saved.v, Sd, T(0), scratch.y,
                           Sd, BNH);
@@ -108,13 +113,15 @@ void attention_backward(T* dqkv, const AttentionScratch<T>& scratch, const T* do
   using A = Acc<T>;
   const A scale_a = A(scale);
   Kokkos::parallel_for(
-      "attention_softmax_backward", RangePolicy(0, B * NH * S), KOKKOS_LAMBDA(int64_t row) {
+      "attention_softmax_backward", team_policy(B * NH * S), KOKKOS_LAMBDA(const TeamMember& team) {
+        const int64_t row = team.league_rank();
         const int64_t t = row % S;
         const T* a = att + row * S;
         T* d = datt + row * S;
-        const A dot = lane_sum<A>(t + 1, [&](int64_t j) { return A(a[j]) * A(d[j]); });
-        for (int64_t j = 0; j <= t; ++j) d[j] = T(scale_a * A(a[j]) * (A(d[j]) - dot));
-        for (int64_t j = t + 1; j < S; ++j) d[j] = T(0);
+        const A dot = team_sum<A>(team, t + 1, [&](int64_t j) { return A(a[j]) * A(d[j]); });
+        // The sum synchronises the team: every read of d is done before a lane rewrites it.
+        team_for(team, t + 1, [&](int64_t j) { d[j] = T(scale_a * A(a[j]) * (A(d[j]) - dot)); });
+        team_for(team, S - t - 1, [&](int64_t j) { d[t + 1 + j] = T(0); });
       });
   gemm_strided_batched<T>(false, false, S, hd, S, T(1), scratch.datt, SS, saved.k, Sd, T(0),
                           scratch.dq, Sd, BNH);

@@ -63,26 +63,3 @@ KOKKOS_INLINE_FUNCTION T lane_max(const T* x, int64_t n) {
 }
 
 }  // namespace zm::kernels
-
-namespace zm::kernels {
-
-// Host backends run element-wise kernels over chunks of elements, one plain loop per chunk:
-// Kokkos' Serial loop calls the functor element by element through its closure, which the
-// compiler does not vectorise, while a loop over a local copy of the closure it does. GPU
-// backends take one element per thread.
-constexpr int64_t kElementChunk = kHostExecution ? 1024 : 1;
-
-template <typename F>
-void for_each_element(const char* name, int64_t n, const F& body) {
-  if (n <= 0) return;
-  const int64_t chunks = (n + kElementChunk - 1) / kElementChunk;
-  Kokkos::parallel_for(
-      name, RangePolicy(0, chunks), KOKKOS_LAMBDA(int64_t chunk) {
-        const F f = body;
-        const int64_t begin = chunk * kElementChunk;
-        const int64_t end = begin + kElementChunk < n ? begin + kElementChunk : n;
-        for (int64_t i = begin; i < end; ++i) f(i);
-      });
-}
-
-}  // namespace zm::kernels

@@ -1,8 +1,7 @@
 #include "kernels/crossentropy.hpp"
 
-#include "kernels/common.hpp"
-#include "kernels/fast_math.hpp"
 #include "kernels/softmax_row.hpp"
+#include "kernels/team.hpp"
 
 namespace zm::kernels {
 
@@ -11,14 +10,17 @@ void softmax_crossentropy_forward(T* logits_to_probs, T* losses, const int* targ
                                   int64_t V, int64_t Vp) {
   using A = Acc<T>;
   Kokkos::parallel_for(
-      "softmax_crossentropy_forward", RangePolicy(0, N), KOKKOS_LAMBDA(int64_t i) {
+      "softmax_crossentropy_forward", team_policy(N), KOKKOS_LAMBDA(const TeamMember& team) {
+        const int64_t i = team.league_rank();
         T* p = logits_to_probs + i * Vp;
         // The loss from the log-sum-exp (as log_softmax computes it), not from -log(prob): a
-        // probability that underflows to 0 must not make the loss infinite.
+        // probability that underflows to 0 must not make the loss infinite. The softmax's
+        // reductions synchronise the team before any lane overwrites the target's logit.
         const A target_logit = A(p[targets[i]]);
-        const SoftmaxRow<A> row = softmax_in_place(p, V);
-        for (int64_t v = V; v < Vp; ++v) p[v] = T(0);  // padding never wins
-        losses[i] = T(math::log(row.total) + row.maximum - target_logit);
+        const SoftmaxRow<A> row = team_softmax_in_place(team, p, V);
+        team_for(team, Vp - V, [&](int64_t v) { p[V + v] = T(0); });  // padding never wins
+        team_single(team,
+                    [&] { losses[i] = T(math::log(row.total) + row.maximum - target_logit); });
       });
 }
 
@@ -28,11 +30,13 @@ void softmax_crossentropy_backward(T* probs_to_dlogits, const int* targets, T dl
   using A = Acc<T>;
   const A scale = A(dloss);
   Kokkos::parallel_for(
-      "softmax_crossentropy_backward", RangePolicy(0, N), KOKKOS_LAMBDA(int64_t i) {
+      "softmax_crossentropy_backward", team_policy(N), KOKKOS_LAMBDA(const TeamMember& team) {
+        const int64_t i = team.league_rank();
         T* p = probs_to_dlogits + i * Vp;
         const int64_t target = targets[i];
-        for (int64_t v = 0; v < V; ++v) p[v] = T(scale * (A(p[v]) - (v == target ? A(1) : A(0))));
-        for (int64_t v = V; v < Vp; ++v) p[v] = T(0);
+        team_for(team, V,
+                 [&](int64_t v) { p[v] = T(scale * (A(p[v]) - (v == target ? A(1) : A(0)))); });
+        team_for(team, Vp - V, [&](int64_t v) { p[V + v] = T(0); });
       });
 }
 

@@ -1,7 +1,7 @@
 #include "kernels/elementwise.hpp"
 
-#include "kernels/common.hpp"
 #include "kernels/fast_math.hpp"
+#include "kernels/team.hpp"
 
 namespace zm::kernels {
 
@@ -84,26 +84,44 @@ void add_into(T* y, const T* x, int64_t n) {
       "add_into", n, KOKKOS_LAMBDA(int64_t i) { y[i] = T(A(y[i]) + A(x[i])); });
 }
 
-template <typename T>
-double sum_of_squares(const T* x, int64_t n) {
+namespace {
+
+// The sum in double of term(i) over [0, n): a team sum per chunk of elements, and the chunks'
+// sums joined by Kokkos in a fixed order (per-thread partials in thread order on the host, a
+// fixed tree on GPUs): the same bits run after run.
+template <typename F>
+double chunked_sum(const char* name, int64_t n, const F& term) {
   double total = 0.0;
+  if (n <= 0) return total;
+  const int64_t chunks = (n + kElementChunk - 1) / kElementChunk;
   Kokkos::parallel_reduce(
-      "sum_of_squares", RangePolicy(0, n),
-      KOKKOS_LAMBDA(int64_t i, double& acc) {
-        const double v = static_cast<double>(Acc<T>(x[i]));
-        acc += v * v;
+      name, team_policy(chunks),
+      KOKKOS_LAMBDA(const TeamMember& team, double& acc) {
+        const F f = term;
+        const int64_t begin = team.league_rank() * kElementChunk;
+        const int64_t count = begin + kElementChunk < n ? kElementChunk : n - begin;
+        const double part = team_sum<double>(team, count, [&](int64_t i) { return f(begin + i); });
+        team_single(team, [&] { acc += part; });
       },
       total);
   return total;
 }
 
+}  // namespace
+
+template <typename T>
+double sum_of_squares(const T* x, int64_t n) {
+  return chunked_sum(
+      "sum_of_squares", n, KOKKOS_LAMBDA(int64_t i) {
+        const double v = static_cast<double>(Acc<T>(x[i]));
+        return v * v;
+      });
+}
+
 template <typename T>
 double sum(const T* x, int64_t n) {
-  double total = 0.0;
-  Kokkos::parallel_reduce(
-      "sum", RangePolicy(0, n),
-      KOKKOS_LAMBDA(int64_t i, double& acc) { acc += static_cast<double>(Acc<T>(x[i])); }, total);
-  return total;
+  return chunked_sum(
+      "sum", n, KOKKOS_LAMBDA(int64_t i) { return static_cast<double>(Acc<T>(x[i])); });
 }
 
 template <typename From, typename To>

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "core/compat.hpp"
+#include "kernels/accumulate.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/grad_write.hpp"
 
@@ -16,11 +17,12 @@ void matmul_forward(T* out, const T* inp, const T* weight, const T* bias, int64_
                     int64_t OC);
 
 // dinp (N,C) += dout * weight (= with GradWrite::Overwrite); dweight (OC,C) += dout^T * inp;
-// dbias (OC) += column sums of dout (fixed order). dbias may be nullptr (no bias); dinp may be
-// nullptr (input needs no gradient).
+// dbias (OC) += column sums of dout (fixed order, in two levels through bias_partials,
+// column_partials_size(N, OC) elements of scratch). dbias may be nullptr (no bias; then
+// bias_partials may be too); dinp may be nullptr (input needs no gradient).
 template <typename T>
 void matmul_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* inp, const T* weight,
-                     int64_t N, int64_t C, int64_t OC,
+                     int64_t N, int64_t C, int64_t OC, Acc<T>* bias_partials,
                      GradWrite dinp_write = GradWrite::Accumulate);
 
 }  // namespace zm::kernels

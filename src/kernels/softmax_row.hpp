@@ -5,6 +5,7 @@
 
 #include "kernels/common.hpp"
 #include "kernels/fast_math.hpp"
+#include "kernels/team.hpp"
 
 namespace zm::kernels {
 
@@ -32,6 +33,20 @@ KOKKOS_INLINE_FUNCTION SoftmaxRow<Acc<T>> softmax_in_place(T* x, int64_t n) {
     const A inverse = A(1) / total;
     for (int64_t j = 0; j < n; ++j) x[j] = T(fast_exp(A(x[j]) - maximum) * inverse);
   }
+  return {maximum, total};
+}
+
+// The same over a team's threads and lanes. The exponentials are recomputed for the
+// normalisation instead of stored in between, so that no lane reads what another one wrote.
+template <typename T>
+KOKKOS_INLINE_FUNCTION SoftmaxRow<Acc<T>> team_softmax_in_place(const TeamMember& team, T* x,
+                                                                int64_t n) {
+  if (team_is_one_thread(team)) return softmax_in_place(x, n);
+  using A = Acc<T>;
+  const A maximum = team_max<A>(team, x, n);
+  const A total = team_sum<A>(team, n, [&](int64_t j) { return fast_exp(A(x[j]) - maximum); });
+  const A inverse = A(1) / total;
+  team_for(team, n, [&](int64_t j) { x[j] = T(fast_exp(A(x[j]) - maximum) * inverse); });
   return {maximum, total};
 }
 

@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "kernels/attention.hpp"
+#include "kernels/column_sums.hpp"
 #include "kernels/crossentropy.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/encoder.hpp"
@@ -59,6 +60,10 @@ std::vector<BufferSpec> gpt_buffer_plan(const ModelConfig& c, int64_t B, int64_t
   plan.push_back({"losses", act, N, element_bytes});
   plan.push_back({"inputs", act, N, 4});   // int32 tokens
   plan.push_back({"targets", act, N, 4});  // int32 tokens
+  // The inputs' rows grouped by token, for the token-embedding gradient (int32).
+  plan.push_back({"token_ids", act, N, 4});
+  plan.push_back({"token_starts", act, N + 1, 4});
+  plan.push_back({"token_rows", act, N, 4});
   // Workspace reused across layers.
   plan.push_back({"qkv", work, N * 3 * C, element_bytes});
   plan.push_back({"scratch_btc", work, N * C, element_bytes});
@@ -73,6 +78,9 @@ std::vector<BufferSpec> gpt_buffer_plan(const ModelConfig& c, int64_t B, int64_t
   plan.push_back({"att_dq", work, N * C, element_bytes});
   plan.push_back({"att_dk", work, N * C, element_bytes});
   plan.push_back({"att_dv", work, N * C, element_bytes});
+  // Per-block partial sums of the bias (up to 4C wide) and LayerNorm (2 x C) gradients, in the
+  // arithmetic type.
+  plan.push_back({"column_partials", work, kernels::column_partials_size(N, 4 * C), kStatBytes});
   return plan;
 }
 
@@ -116,6 +124,9 @@ GPT<Real>::GPT(const ParamLayout& layout, int64_t B, int64_t T) : layout_(&layou
   auto take_int = [&](const std::string& name) { return alloc.take<int>(name); };
   inputs_ = take_int("inputs");
   targets_ = take_int("targets");
+  token_ids_ = take_int("token_ids");
+  token_starts_ = take_int("token_starts");
+  token_rows_ = take_int("token_rows");
   qkv_ = take("qkv");
   scratch_btc_ = take("scratch_btc");
   dresidual_ = take("dresidual");
@@ -129,6 +140,7 @@ GPT<Real>::GPT(const ParamLayout& layout, int64_t B, int64_t T) : layout_(&layou
   att_dq_ = take("att_dq");
   att_dk_ = take("att_dk");
   att_dv_ = take("att_dv");
+  column_partials_ = take_stat("column_partials");
   alloc.finish();
 }
 
@@ -138,16 +150,55 @@ Batch GPT<Real>::upload(const int* inputs, const int* targets) {
   const size_t n = static_cast<size_t>(B_ * T_);
   Kokkos::deep_copy(inputs_.view(), HostTokens(inputs, n));
   Kokkos::deep_copy(targets_.view(), HostTokens(targets, n));
-  return Batch{inputs_.data(), targets_.data()};
+  host_groups_.build(inputs, B_ * T_, layout_->config().vocab);
+  const auto upload_ints = [](const std::vector<int>& host, TrackedBuffer<int>& device) {
+    const auto whole = device.view();
+    Kokkos::deep_copy(Kokkos::subview(whole, std::make_pair(size_t{0}, host.size())),
+                      HostTokens(host.data(), host.size()));
+  };
+  upload_ints(host_groups_.ids, token_ids_);
+  upload_ints(host_groups_.starts, token_starts_);
+  upload_ints(host_groups_.rows, token_rows_);
+  const kernels::TokenGroups groups{token_ids_.data(), token_starts_.data(), token_rows_.data(),
+                                    static_cast<int64_t>(host_groups_.ids.size())};
+  return Batch{inputs_.data(), targets_.data(), groups};
+}
+
+// One transformer block's forward: residual3 = residual2 + mlp(ln2(residual2)), residual2 =
+// residual + attention(ln1(residual)); `p` is the block's parameters.
+template <typename Real>
+void GPT<Real>::block_forward(LayerActs& a, const Real* p, const Real* residual,
+                              UnitAccess<Real>& units) {
+  namespace k = kernels;
+  const ModelConfig& c = layout_->config();
+  const int64_t B = B_, T = T_, C = c.dim, NH = c.heads, N = B * T;
+  const BlockOffsets& o = layout_->block();
+  k::layernorm_forward(a.ln1.data(), a.ln1_mean.data(), a.ln1_rstd.data(), residual, p + o.ln1_w,
+                       p + o.ln1_b, N, C);
+  k::matmul_forward(qkv_.data(), a.ln1.data(), p + o.qkv_w, p + o.qkv_b, N, C, 3 * C);
+  units.poll();
+  k::attention_forward(a.atty.data(), {a.q.data(), a.k.data(), a.v.data(), a.att.data()},
+                       {att_y_.data(), nullptr, nullptr, nullptr, nullptr}, qkv_.data(), B, T, C,
+                       NH);
+  units.poll();
+  k::matmul_forward(scratch_btc_.data(), a.atty.data(), p + o.attproj_w, p + o.attproj_b, N, C, C);
+  k::residual_forward(a.residual2.data(), residual, scratch_btc_.data(), N * C);
+  k::layernorm_forward(a.ln2.data(), a.ln2_mean.data(), a.ln2_rstd.data(), a.residual2.data(),
+                       p + o.ln2_w, p + o.ln2_b, N, C);
+  units.poll();
+  k::matmul_forward(a.fch.data(), a.ln2.data(), p + o.fc_w, p + o.fc_b, N, C, 4 * C);
+  k::gelu_forward(a.fch_gelu.data(), a.fch.data(), N * 4 * C);
+  units.poll();
+  k::matmul_forward(scratch_btc_.data(), a.fch_gelu.data(), p + o.fcproj_w, p + o.fcproj_b, N,
+                    4 * C, C);
+  k::residual_forward(a.residual3.data(), a.residual2.data(), scratch_btc_.data(), N * C);
 }
 
 template <typename Real>
 double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch) {
   namespace k = kernels;
   const ModelConfig& c = layout_->config();
-  const int64_t B = B_, T = T_, C = c.dim, NH = c.heads, N = B * T, V = c.vocab,
-                Vp = c.padded_vocab();
-  const BlockOffsets& o = layout_->block();
+  const int64_t B = B_, T = T_, C = c.dim, N = B * T, V = c.vocab, Vp = c.padded_vocab();
 
   // Embeddings.
   const UnitEvent embed{layout_->embedding_unit(), UnitUse::Forward};
@@ -163,26 +214,7 @@ double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch) {
     LayerActs& a = layers_[l];
     const UnitEvent event{layout_->block_unit(static_cast<int>(l)), UnitUse::Forward};
     const Real* p = units.acquire(event);
-    k::layernorm_forward(a.ln1.data(), a.ln1_mean.data(), a.ln1_rstd.data(), residual, p + o.ln1_w,
-                         p + o.ln1_b, N, C);
-    k::matmul_forward(qkv_.data(), a.ln1.data(), p + o.qkv_w, p + o.qkv_b, N, C, 3 * C);
-    units.poll();
-    k::attention_forward(a.atty.data(), {a.q.data(), a.k.data(), a.v.data(), a.att.data()},
-                         {att_y_.data(), nullptr, nullptr, nullptr, nullptr}, qkv_.data(), B, T, C,
-                         NH);
-    units.poll();
-    k::matmul_forward(scratch_btc_.data(), a.atty.data(), p + o.attproj_w, p + o.attproj_b, N, C,
-                      C);
-    k::residual_forward(a.residual2.data(), residual, scratch_btc_.data(), N * C);
-    k::layernorm_forward(a.ln2.data(), a.ln2_mean.data(), a.ln2_rstd.data(), a.residual2.data(),
-                         p + o.ln2_w, p + o.ln2_b, N, C);
-    units.poll();
-    k::matmul_forward(a.fch.data(), a.ln2.data(), p + o.fc_w, p + o.fc_b, N, C, 4 * C);
-    k::gelu_forward(a.fch_gelu.data(), a.fch.data(), N * 4 * C);
-    units.poll();
-    k::matmul_forward(scratch_btc_.data(), a.fch_gelu.data(), p + o.fcproj_w, p + o.fcproj_b, N,
-                      4 * C, C);
-    k::residual_forward(a.residual3.data(), a.residual2.data(), scratch_btc_.data(), N * C);
+    block_forward(a, p, residual, units);
     units.release(event);
     units.poll();
     residual = a.residual3.data();
@@ -204,16 +236,56 @@ double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch) {
   return k::sum(losses_.data(), N) / static_cast<double>(N);
 }
 
+// One transformer block's backward, with dresidual_ holding the gradient of its output on entry
+// and of its input on return; `p` and `g` are the block's parameters and gradients.
+template <typename Real>
+void GPT<Real>::block_backward(LayerActs& a, const Real* p, Real* g, const Real* residual,
+                               UnitAccess<Real>& units) {
+  namespace k = kernels;
+  const ModelConfig& c = layout_->config();
+  const int64_t B = B_, T = T_, C = c.dim, NH = c.heads, N = B * T;
+  const BlockOffsets& o = layout_->block();
+  // Scratch gradients are written whole by the kernel that produces them: no zeroing pass.
+  constexpr k::GradWrite overwrite = k::GradWrite::Overwrite;
+  Stat* partials = column_partials_.data();
+
+  // MLP: residual3 = residual2 + fcproj(gelu(fc(ln2(residual2)))).
+  k::matmul_backward(dfch_gelu_.data(), g + o.fcproj_w, g + o.fcproj_b, dresidual_.data(),
+                     a.fch_gelu.data(), p + o.fcproj_w, N, 4 * C, C, partials, overwrite);
+  units.poll();
+  k::gelu_backward(dfch_.data(), a.fch.data(), dfch_gelu_.data(), N * 4 * C, overwrite);
+  k::matmul_backward(dbtc_.data(), g + o.fc_w, g + o.fc_b, dfch_.data(), a.ln2.data(), p + o.fc_w,
+                     N, C, 4 * C, partials, overwrite);
+  units.poll();
+  // dresidual (of residual3) also flows straight into residual2: the same buffer continues.
+  k::layernorm_backward(dresidual_.data(), g + o.ln2_w, g + o.ln2_b, dbtc_.data(),
+                        a.residual2.data(), p + o.ln2_w, a.ln2_mean.data(), a.ln2_rstd.data(), N, C,
+                        partials);
+
+  // Attention: residual2 = residual + attproj(attention(qkv(ln1(residual)))).
+  k::matmul_backward(datty_.data(), g + o.attproj_w, g + o.attproj_b, dresidual_.data(),
+                     a.atty.data(), p + o.attproj_w, N, C, C, partials, overwrite);
+  units.poll();
+  k::attention_backward(
+      dqkv_.data(),
+      {att_y_.data(), att_datt_.data(), att_dq_.data(), att_dk_.data(), att_dv_.data()},
+      datty_.data(), {a.q.data(), a.k.data(), a.v.data(), a.att.data()}, B, T, C, NH, overwrite);
+  units.poll();
+  k::matmul_backward(dbtc_.data(), g + o.qkv_w, g + o.qkv_b, dqkv_.data(), a.ln1.data(),
+                     p + o.qkv_w, N, C, 3 * C, partials, overwrite);
+  k::layernorm_backward(dresidual_.data(), g + o.ln1_w, g + o.ln1_b, dbtc_.data(), residual,
+                        p + o.ln1_w, a.ln1_mean.data(), a.ln1_rstd.data(), N, C, partials);
+}
+
 template <typename Real>
 void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
   namespace k = kernels;
   const ModelConfig& c = layout_->config();
-  const int64_t B = B_, T = T_, C = c.dim, NH = c.heads, N = B * T, V = c.vocab,
-                Vp = c.padded_vocab();
-  const BlockOffsets& o = layout_->block();
+  const int64_t B = B_, T = T_, C = c.dim, N = B * T, V = c.vocab, Vp = c.padded_vocab();
   const int embed_unit = layout_->embedding_unit();
   // Scratch gradients are written whole by the kernel that produces them: no zeroing pass.
   constexpr k::GradWrite overwrite = k::GradWrite::Overwrite;
+  Stat* partials = column_partials_.data();
 
   // LM head and loss: d(mean loss)/d(logit) = (p - onehot) / N.
   const UnitEvent head_event{embed_unit, UnitUse::Head};
@@ -223,7 +295,7 @@ void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
   k::softmax_crossentropy_backward(logits_.data(), batch.targets,
                                    Real(1.0f / static_cast<float>(N)), N, V, Vp);
   k::matmul_backward<Real>(dbtc_.data(), dembed + layout_->wte_offset(), nullptr, logits_.data(),
-                           lnf_.data(), head + layout_->wte_offset(), N, C, Vp, overwrite);
+                           lnf_.data(), head + layout_->wte_offset(), N, C, Vp, nullptr, overwrite);
   units.release(head_event);
   head_params_ = nullptr;
   units.poll();
@@ -236,7 +308,7 @@ void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
   Real* gf = units.grads(norm_unit);
   k::fill(dresidual_.data(), N * C, Real(0));
   k::layernorm_backward(dresidual_.data(), gf, gf + C, dbtc_.data(), last_residual, pf,
-                        lnf_mean_.data(), lnf_rstd_.data(), N, C);
+                        lnf_mean_.data(), lnf_rstd_.data(), N, C, partials);
   units.release(norm);
   units.grads_ready(norm_unit);
   units.poll();
@@ -251,32 +323,7 @@ void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
     const Real* p = units.acquire(event);
     Real* g = units.grads(unit);
 
-    // MLP: residual3 = residual2 + fcproj(gelu(fc(ln2(residual2)))).
-    k::matmul_backward(dfch_gelu_.data(), g + o.fcproj_w, g + o.fcproj_b, dresidual_.data(),
-                       a.fch_gelu.data(), p + o.fcproj_w, N, 4 * C, C, overwrite);
-    units.poll();
-    k::gelu_backward(dfch_.data(), a.fch.data(), dfch_gelu_.data(), N * 4 * C, overwrite);
-    k::matmul_backward(dbtc_.data(), g + o.fc_w, g + o.fc_b, dfch_.data(), a.ln2.data(), p + o.fc_w,
-                       N, C, 4 * C, overwrite);
-    units.poll();
-    // dresidual (of residual3) also flows straight into residual2: the same buffer continues.
-    k::layernorm_backward(dresidual_.data(), g + o.ln2_w, g + o.ln2_b, dbtc_.data(),
-                          a.residual2.data(), p + o.ln2_w, a.ln2_mean.data(), a.ln2_rstd.data(), N,
-                          C);
-
-    // Attention: residual2 = residual + attproj(attention(qkv(ln1(residual)))).
-    k::matmul_backward(datty_.data(), g + o.attproj_w, g + o.attproj_b, dresidual_.data(),
-                       a.atty.data(), p + o.attproj_w, N, C, C, overwrite);
-    units.poll();
-    k::attention_backward(
-        dqkv_.data(),
-        {att_y_.data(), att_datt_.data(), att_dq_.data(), att_dk_.data(), att_dv_.data()},
-        datty_.data(), {a.q.data(), a.k.data(), a.v.data(), a.att.data()}, B, T, C, NH, overwrite);
-    units.poll();
-    k::matmul_backward(dbtc_.data(), g + o.qkv_w, g + o.qkv_b, dqkv_.data(), a.ln1.data(),
-                       p + o.qkv_w, N, C, 3 * C, overwrite);
-    k::layernorm_backward(dresidual_.data(), g + o.ln1_w, g + o.ln1_b, dbtc_.data(), residual,
-                          p + o.ln1_w, a.ln1_mean.data(), a.ln1_rstd.data(), N, C);
+    block_backward(a, p, g, residual, units);
     units.release(event);
     units.grads_ready(unit);
     units.poll();
@@ -284,7 +331,7 @@ void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
 
   // Embeddings: needs no parameters, only their gradients (wte's already holds the head's part).
   k::encoder_backward(dembed + layout_->wte_offset(), dembed + layout_->wpe_offset(),
-                      dresidual_.data(), batch.inputs, B, T, C);
+                      dresidual_.data(), batch.input_groups, B, T, C);
   units.grads_ready(embed_unit);
 }
 

@@ -10,6 +10,7 @@
 
 #include "core/memory.hpp"
 #include "kernels/accumulate.hpp"
+#include "kernels/token_groups.hpp"
 #include "model/layout.hpp"
 #include "model/unit_access.hpp"
 
@@ -17,8 +18,9 @@ namespace zm {
 
 // A micro-batch on the device: B sequences of T tokens, and the next-token targets.
 struct Batch {
-  const int* inputs = nullptr;   // (B, T)
-  const int* targets = nullptr;  // (B, T)
+  const int* inputs = nullptr;        // (B, T)
+  const int* targets = nullptr;       // (B, T)
+  kernels::TokenGroups input_groups;  // the rows of `inputs` grouped by token
 };
 
 // What GPT<Real> allocates for micro-batches of B x T with activations of `element_bytes`
@@ -58,6 +60,9 @@ class GPT {
     TrackedBuffer<Real> ln1, q, k, v, att, atty, ln2, fch, fch_gelu, residual2, residual3;
     TrackedBuffer<Stat> ln1_mean, ln1_rstd, ln2_mean, ln2_rstd;
   };
+  void block_forward(LayerActs& a, const Real* p, const Real* residual, UnitAccess<Real>& units);
+  void block_backward(LayerActs& a, const Real* p, Real* g, const Real* residual,
+                      UnitAccess<Real>& units);
 
   const ParamLayout* layout_;
   int64_t B_, T_;
@@ -67,10 +72,12 @@ class GPT {
   std::vector<LayerActs> layers_;
   TrackedBuffer<Real> lnf_, logits_, losses_;
   TrackedBuffer<Stat> lnf_mean_, lnf_rstd_;
-  TrackedBuffer<int> inputs_, targets_;
+  TrackedBuffer<int> inputs_, targets_, token_ids_, token_starts_, token_rows_;
+  kernels::HostTokenGroups host_groups_;
   // Workspace (reused by every layer).
   TrackedBuffer<Real> qkv_, scratch_btc_, dresidual_, dbtc_, datty_, dqkv_, dfch_, dfch_gelu_,
       att_y_, att_datt_, att_dq_, att_dk_, att_dv_;
+  TrackedBuffer<Stat> column_partials_;  // the bias and LayerNorm gradients' two-level sums
 };
 
 }  // namespace zm

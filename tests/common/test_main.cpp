@@ -4,12 +4,14 @@
 #include <mpi.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "comm/mpi_defaults.hpp"
 
 #include "core/compat.hpp"
 #include "core/log.hpp"
+#include "kernels/team.hpp"
 
 namespace {
 // Other ranks stay quiet except for failures, which they print with their rank.
@@ -31,6 +33,28 @@ class FailurePrinter : public ::testing::EmptyTestEventListener {
   int rank_;
   std::string test_;
 };
+// ZEROMINI_TEAM_SHAPE=TxV runs every kernel with teams of T threads and V vector lanes (the GPU
+// code paths, here with OpenMP threads). A shape the backend cannot give is an error, not a
+// silent run with teams of one.
+bool apply_team_shape_from_environment() {
+  const char* text = std::getenv("ZEROMINI_TEAM_SHAPE");
+  if (!text) return true;
+  int threads = 0, lanes = 0;
+  if (std::sscanf(text, "%dx%d", &threads, &lanes) != 2 || threads < 1 || lanes < 1) {
+    std::fprintf(stderr, "ZEROMINI_TEAM_SHAPE=%s: expected THREADSxLANES, e.g. 2x4\n", text);
+    return false;
+  }
+  zm::kernels::set_team_shape({threads, lanes});
+  const int got = zm::kernels::team_policy(1).team_size();
+  if (got != threads) {
+    std::fprintf(stderr, "ZEROMINI_TEAM_SHAPE=%s: this backend gives teams of %d thread(s)\n", text,
+                 got);
+    return false;
+  }
+  std::printf("[ info ] kernels run with teams of %d threads x %d lanes\n", threads, lanes);
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -41,6 +65,11 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   zm::set_log_rank(rank);
   Kokkos::initialize(argc, argv);
+  if (!apply_team_shape_from_environment()) {
+    Kokkos::finalize();
+    MPI_Finalize();
+    return 2;
+  }
   ::testing::InitGoogleTest(&argc, argv);
   if (rank != 0) {
     auto& listeners = ::testing::UnitTest::GetInstance()->listeners();

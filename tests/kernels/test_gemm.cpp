@@ -117,9 +117,11 @@ TEST(GradWrite, OverwriteEqualsAccumulatingIntoZeros) {
   DeviceVec<float> d(dout), x(inp), w(weight), dw(OC * C), db(OC);
   DeviceVec<float> zeroed(N * C),
       overwritten(std::vector<float>(garbage.begin(), garbage.begin() + N * C));
-  k::matmul_backward(zeroed.data(), dw.data(), db.data(), d.data(), x.data(), w.data(), N, C, OC);
+  auto partials = zm::testing::column_partials<float>(N, OC);
+  k::matmul_backward(zeroed.data(), dw.data(), db.data(), d.data(), x.data(), w.data(), N, C, OC,
+                     partials.data());
   k::matmul_backward(overwritten.data(), dw.data(), db.data(), d.data(), x.data(), w.data(), N, C,
-                     OC, k::GradWrite::Overwrite);
+                     OC, partials.data(), k::GradWrite::Overwrite);
   EXPECT_EQ(zeroed.get(), overwritten.get()) << "matmul_backward";
 
   DeviceVec<float> g_zeroed(N * C),

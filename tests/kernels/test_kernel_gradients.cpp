@@ -78,7 +78,8 @@ TEST(Gradients, Encoder) {
     return dot(out.get(), w);
   };
   DeviceVec<double> gwte(filled(wte.size())), gwpe(filled(wpe.size())), dout(w);
-  k::encoder_backward(gwte.data(), gwpe.data(), dout.data(), tok.data(), B, T, C);
+  const zm::testing::DeviceTokenGroups groups(tokens, V);
+  k::encoder_backward(gwte.data(), gwpe.data(), dout.data(), groups.groups, B, T, C);
   check_gradient("wte", wte, gwte.get(), forward);
   check_gradient("wpe", wpe, gwpe.get(), forward);
 }
@@ -97,8 +98,9 @@ TEST(Gradients, LayerNorm) {
   DeviceVec<double> out(N * C), mean(N), rstd(N), x(inp), g(weight), b(bias), dout(w);
   k::layernorm_forward(out.data(), mean.data(), rstd.data(), x.data(), g.data(), b.data(), N, C);
   DeviceVec<double> dinp(filled(inp.size())), dweight(filled(C)), dbias(filled(C));
+  auto partials = zm::testing::column_partials<double>(N, C, 2);
   k::layernorm_backward(dinp.data(), dweight.data(), dbias.data(), dout.data(), x.data(), g.data(),
-                        mean.data(), rstd.data(), N, C);
+                        mean.data(), rstd.data(), N, C, partials.data());
   check_gradient("inp", inp, dinp.get(), forward);
   check_gradient("weight", weight, dweight.get(), forward);
   check_gradient("bias", bias, dbias.get(), forward);
@@ -116,8 +118,9 @@ TEST(Gradients, Matmul) {
   };
   DeviceVec<double> x(inp), W(weight), dout(w);
   DeviceVec<double> dinp(filled(inp.size())), dweight(filled(weight.size())), dbias(filled(OC));
+  auto partials = zm::testing::column_partials<double>(N, OC);
   k::matmul_backward(dinp.data(), dweight.data(), dbias.data(), dout.data(), x.data(), W.data(), N,
-                     C, OC);
+                     C, OC, partials.data());
   check_gradient("inp", inp, dinp.get(), forward);
   check_gradient("weight", weight, dweight.get(), forward);
   check_gradient("bias", bias, dbias.get(), forward);

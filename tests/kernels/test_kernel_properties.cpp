@@ -13,6 +13,7 @@
 #include "kernels/init.hpp"
 #include "kernels/layernorm.hpp"
 #include "kernels/matmul.hpp"
+#include "kernels/team.hpp"
 
 namespace {
 
@@ -20,9 +21,17 @@ using zm::testing::DeviceVec;
 using zm::testing::random_vector;
 namespace k = zm::kernels;
 
-// Runs every kernel's forward and backward on fixed float inputs and returns all the outputs.
-std::vector<float> run_everything() {
-  const int64_t B = 2, T = 16, C = 32, NH = 4, V = 50, Vp = 128, N = B * T;
+struct Sizes {
+  int64_t B, T, C, NH, V, Vp;
+};
+// Small, and large enough for several row blocks of the column sums (N = 192 rows) and rows
+// longer than a team's lanes.
+constexpr Sizes kSmall{2, 16, 32, 4, 50, 128}, kLarge{4, 48, 96, 3, 300, 320};
+
+// Runs every kernel's forward and backward on fixed float inputs and returns every output
+// buffer.
+std::vector<std::vector<float>> run_buffers(const Sizes& s = kSmall) {
+  const int64_t B = s.B, T = s.T, C = s.C, NH = s.NH, V = s.V, Vp = s.Vp, N = B * T;
   const auto tokens = zm::testing::random_tokens(N, static_cast<int>(V), 1);
   DeviceVec<int> tok(tokens);
   DeviceVec<float> wte(random_vector<float>(Vp * C, 2)), wpe(random_vector<float>(T * C, 3));
@@ -45,29 +54,71 @@ std::vector<float> run_everything() {
   k::softmax_crossentropy_forward(logits.data(), losses.data(), tok.data(), N, V, Vp);
   k::softmax_crossentropy_backward(logits.data(), tok.data(), 1.0f / N, N, V, Vp);
   k::matmul_backward<float>(gl.data(), dwte.data(), nullptr, logits.data(), gelu.data(), wte.data(),
-                            N, C, Vp);
+                            N, C, Vp, nullptr);
   k::gelu_backward(dgelu.data(), att_out.data(), gl.data(), N * C);
   k::attention_backward<float>(
       dqkv.data(), {y.data(), datt.data(), dq.data(), dk.data(), dv.data()}, dgelu.data(),
       {q.data(), kk.data(), v.data(), att.data()}, B, T, C, NH);
-  k::matmul_backward(dx.data(), dw.data(), db.data(), dqkv.data(), ln.data(), w.data(), N, C,
-                     3 * C);
+  auto partials = zm::testing::column_partials<float>(N, 3 * C);
+  k::matmul_backward(dx.data(), dw.data(), db.data(), dqkv.data(), ln.data(), w.data(), N, C, 3 * C,
+                     partials.data());
   k::layernorm_backward(gl.data(), dg.data(), dbeta.data(), dx.data(), x.data(), g.data(),
-                        mean.data(), rstd.data(), N, C);
-  k::encoder_backward(dwte.data(), dwpe.data(), gl.data(), tok.data(), B, T, C);
-  std::vector<float> all;
+                        mean.data(), rstd.data(), N, C, partials.data());
+  const zm::testing::DeviceTokenGroups groups(tokens, Vp);
+  k::encoder_backward(dwte.data(), dwpe.data(), gl.data(), groups.groups, B, T, C);
+  std::vector<std::vector<float>> all;
   for (const DeviceVec<float>* buffer :
        {&x, &ln, &qkv, &att_out, &logits, &losses, &dqkv, &dw, &db, &dg, &dbeta, &dwte, &dwpe})
-    for (float f : buffer->get()) all.push_back(f);
+    all.push_back(buffer->get());
+  return all;
+}
+
+std::vector<float> run_everything(const Sizes& s = kSmall) {
+  std::vector<float> all;
+  for (const auto& buffer : run_buffers(s)) all.insert(all.end(), buffer.begin(), buffer.end());
   return all;
 }
 
 TEST(Kernels, BitwiseDeterministicRunAfterRun) {
-  const auto first = run_everything();
-  const auto second = run_everything();
-  ASSERT_EQ(first.size(), second.size());
-  EXPECT_EQ(0, std::memcmp(first.data(), second.data(), first.size() * sizeof(float)));
-  for (size_t i = 0; i < first.size(); ++i) ASSERT_TRUE(std::isfinite(first[i])) << i;
+  for (const Sizes& sizes : {kSmall, kLarge}) {
+    const auto first = run_everything(sizes);
+    const auto second = run_everything(sizes);
+    ASSERT_EQ(first.size(), second.size());
+    EXPECT_EQ(0, std::memcmp(first.data(), second.data(), first.size() * sizeof(float)));
+    for (size_t i = 0; i < first.size(); ++i) ASSERT_TRUE(std::isfinite(first[i])) << i;
+  }
+}
+
+// Teams of several threads (the GPU code paths, here on OpenMP threads) compute what teams of one
+// compute, up to the order of their sums, and again bitwise the same run after run. This catches
+// what a team path gets wrong (a row missed, a race: differences of the order of the values); the
+// exactness of every kernel's team path is test_kernel_gradients_teams' job, in double. Each
+// kernel alone agrees to ~1e-7; through this chain of 13 kernels rounding grows to ~4e-5 of a
+// buffer's largest magnitude, hence a bound of 1e-3 of it.
+TEST(Kernels, TeamsOfSeveralThreadsAgreeWithTeamsOfOne) {
+  const int threads = zm::ExecSpace().concurrency();
+  if (threads < 2)
+    GTEST_SKIP() << "one thread: no team of several (the OpenMP configuration runs it)";
+  const k::TeamShape saved = k::team_shape();
+  for (const Sizes& sizes : {kSmall, kLarge}) {
+    k::set_team_shape({1, 1});
+    const auto one = run_buffers(sizes);
+    k::set_team_shape({2, 4});
+    const auto teams = run_buffers(sizes);
+    const auto again = run_buffers(sizes);
+    k::set_team_shape(saved);
+    ASSERT_EQ(one.size(), teams.size());
+    EXPECT_EQ(teams, again) << "teams of several threads, run after run";
+    for (size_t b = 0; b < one.size(); ++b) {
+      ASSERT_EQ(one[b].size(), teams[b].size());
+      double scale = 0, worst = 0;
+      for (float f : one[b]) scale = std::max(scale, std::fabs(double(f)));
+      for (size_t i = 0; i < one[b].size(); ++i)
+        worst = std::max(worst, std::fabs(double(teams[b][i]) - one[b][i]));
+      EXPECT_LE(worst, 1e-3 * scale) << "output buffer " << b << " (N = " << sizes.B * sizes.T
+                                     << "), largest magnitude " << scale;
+    }
+  }
 }
 
 // PyTorch 1.13's single-tensor AdamW, written out step by step in float.

@@ -1,0 +1,103 @@
+// Hierarchical parallelism for the kernels: rows (or chunks of elements) to teams, the channels
+// of a row to the team's threads and vector lanes.
+//
+// On a GPU a team is a block of team_size x vector_length threads whose lanes read consecutive
+// addresses of a row; its reductions are Kokkos' team reductions, a fixed tree. On the host a team
+// is one thread by default, and the helpers below then run the plain loops the compiler
+// vectorises (sums with 8 independent accumulators in a fixed order). Tests set larger teams on
+// the host to run the GPU code paths with OpenMP threads (set_team_shape).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/common.hpp"
+
+namespace zm::kernels {
+
+using TeamPolicy =
+    Kokkos::TeamPolicy<ExecSpace, Kokkos::Schedule<Kokkos::Static>, Kokkos::IndexType<int64_t>>;
+using TeamMember = TeamPolicy::member_type;
+
+struct TeamShape {
+  int team_size;      // threads per team
+  int vector_length;  // vector lanes per thread
+};
+
+// The shape every team kernel launches with: per backend, here and nowhere else.
+constexpr TeamShape kDefaultTeamShape = kHostExecution ? TeamShape{1, 1} : TeamShape{4, 32};
+
+TeamShape team_shape();
+// Process-wide; for tests. The team size is capped at what the backend allows.
+void set_team_shape(TeamShape shape);
+
+// One team per item (row, chunk, row block) of `league`.
+TeamPolicy team_policy(int64_t league);
+
+// True where a team is one host thread: the helpers then run plain loops.
+KOKKOS_INLINE_FUNCTION bool team_is_one_thread(const TeamMember& team) {
+  if constexpr (kHostExecution) return team.team_size() == 1;
+  (void)team;
+  return false;
+}
+
+// body(i) for i in [0, n), spread over the team's threads and lanes.
+template <typename F>
+KOKKOS_INLINE_FUNCTION void team_for(const TeamMember& team, int64_t n, const F& body) {
+  if (team_is_one_thread(team)) {
+    for (int64_t i = 0; i < n; ++i) body(i);
+  } else {
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, n), body);
+  }
+}
+
+// Sum of term(i) for i in [0, n), returned to every thread of the team. A fixed order either way.
+template <typename A, typename F>
+KOKKOS_INLINE_FUNCTION A team_sum(const TeamMember& team, int64_t n, const F& term) {
+  if (team_is_one_thread(team)) return lane_sum<A>(n, term);
+  A total = A(0);
+  Kokkos::parallel_reduce(
+      Kokkos::TeamVectorRange(team, n), [&](int64_t i, A& acc) { acc += term(i); }, total);
+  return total;
+}
+
+// Maximum of x[0..n), n >= 1, in the arithmetic type A, returned to every thread of the team.
+template <typename A, typename T>
+KOKKOS_INLINE_FUNCTION A team_max(const TeamMember& team, const T* x, int64_t n) {
+  if (team_is_one_thread(team)) return A(lane_max(x, n));
+  A maximum = A(x[0]);
+  Kokkos::parallel_reduce(
+      Kokkos::TeamVectorRange(team, n),
+      [&](int64_t i, A& acc) { acc = A(x[i]) > acc ? A(x[i]) : acc; }, Kokkos::Max<A>(maximum));
+  return maximum;
+}
+
+// body() once per team: the writes of a row's scalar results.
+template <typename F>
+KOKKOS_INLINE_FUNCTION void team_single(const TeamMember& team, const F& body) {
+  Kokkos::single(Kokkos::PerTeam(team), body);
+}
+
+// Between a team loop that writes a row and one that reads what other threads wrote.
+KOKKOS_INLINE_FUNCTION void team_sync(const TeamMember& team) {
+  if (!team_is_one_thread(team)) team.team_barrier();
+}
+
+// Chunks of elements for element-wise kernels, one team each.
+constexpr int64_t kElementChunk = 1024;
+
+// body(i) for every i in [0, n): a team per chunk of kElementChunk elements, its threads and
+// lanes over the chunk (on the host, one thread's plain loop that the compiler vectorises).
+template <typename F>
+void for_each_element(const char* name, int64_t n, const F& body) {
+  if (n <= 0) return;
+  const int64_t chunks = (n + kElementChunk - 1) / kElementChunk;
+  Kokkos::parallel_for(
+      name, team_policy(chunks), KOKKOS_LAMBDA(const TeamMember& team) {
+        const F f = body;
+        const int64_t begin = team.league_rank() * kElementChunk;
+        const int64_t count = begin + kElementChunk < n ? kElementChunk : n - begin;
+        team_for(team, count, [&](int64_t i) { f(begin + i); });
+      });
+}
+
+}  // namespace zm::kernels
