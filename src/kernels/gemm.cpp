@@ -1,7 +1,5 @@
 #include "kernels/gemm.hpp"
 
-#include <KokkosBlas3_gemm.hpp>
-
 #include "kernels/accumulate.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/gemm_backend.hpp"
@@ -11,19 +9,11 @@ namespace zm::kernels {
 namespace detail {
 
 #if !ZEROMINI_GEMM_CUBLAS && !ZEROMINI_GEMM_HOST_BLAS
-// No BLAS library: Kokkos Kernels' own GEMM on LayoutRight unmanaged views, one call per matrix.
+// No vendor BLAS: Kokkos Kernels' own GEMM, a batch as one team kernel.
 template <typename T>
 void gemm_backend(const GemmShape& s, T alpha, const T* A, int64_t stride_a, const T* B,
                   int64_t stride_b, T beta, T* C, int64_t stride_c, int64_t batch) {
-  using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
-  using ConstMatrix = Kokkos::View<const T**, Kokkos::LayoutRight, MemSpace, Unmanaged>;
-  using Matrix = Kokkos::View<T**, Kokkos::LayoutRight, MemSpace, Unmanaged>;
-  for (int64_t i = 0; i < batch; ++i) {
-    const ConstMatrix a(A + i * stride_a, s.trans_a ? s.K : s.M, s.trans_a ? s.M : s.K);
-    const ConstMatrix b(B + i * stride_b, s.trans_b ? s.N : s.K, s.trans_b ? s.K : s.N);
-    const Matrix c(C + i * stride_c, s.M, s.N);
-    KokkosBlas::gemm(s.trans_a ? "T" : "N", s.trans_b ? "T" : "N", alpha, a, b, beta, c);
-  }
+  gemm_kokkos(s, alpha, A, stride_a, B, stride_b, beta, C, stride_c, batch);
 }
 template void gemm_backend<float>(const GemmShape&, float, const float*, int64_t, const float*,
                                   int64_t, float, float*, int64_t, int64_t);

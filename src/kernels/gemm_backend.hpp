@@ -33,4 +33,10 @@ template <typename T>
 void gemm_backend(const GemmShape& s, T alpha, const T* A, int64_t stride_a, const T* B,
                   int64_t stride_b, T beta, T* C, int64_t stride_c, int64_t batch);
 
+// Kokkos Kernels' own GEMM (gemm_kokkos.cpp), built everywhere: the backend where there is no
+// vendor BLAS, and a second implementation for the tests.
+template <typename T>
+void gemm_kokkos(const GemmShape& s, T alpha, const T* A, int64_t stride_a, const T* B,
+                 int64_t stride_b, T beta, T* C, int64_t stride_c, int64_t batch);
+
 }  // namespace zm::kernels::detail

@@ -9,6 +9,7 @@
 #include "kernels/attention.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/gemm.hpp"
+#include "kernels/gemm_backend.hpp"
 #include "kernels/matmul.hpp"
 
 namespace {
@@ -43,16 +44,33 @@ std::vector<double> reference(const Case& c, double alpha, const std::vector<dou
   return out;
 }
 
-template <typename T>
-void check_case(const Case& c, double tolerance) {
+// The public wrapper: the build's backend (host BLAS row blocks, cuBLAS, or Kokkos Kernels).
+struct BuildGemm {
+  template <typename T>
+  void operator()(const Case& c, T alpha, const T* A, const T* B, T beta, T* C) const {
+    k::gemm_strided_batched<T>(c.trans_a, c.trans_b, c.M, c.N, c.K, alpha, A, c.M * c.K, B,
+                               c.K * c.N, beta, C, c.M * c.N, c.batch);
+  }
+};
+
+// Kokkos Kernels' own GEMM (a team per matrix of a batch), whichever backend the build uses.
+struct KokkosGemm {
+  template <typename T>
+  void operator()(const Case& c, T alpha, const T* A, const T* B, T beta, T* C) const {
+    k::detail::gemm_kokkos<T>({c.trans_a, c.trans_b, c.M, c.N, c.K}, alpha, A, c.M * c.K, B,
+                              c.K * c.N, beta, C, c.M * c.N, c.batch);
+  }
+};
+
+template <typename T, typename Gemm = BuildGemm>
+void check_case(const Case& c, double tolerance, Gemm gemm = {}) {
   const size_t na = c.batch * c.M * c.K, nb = c.batch * c.K * c.N, nc = c.batch * c.M * c.N;
   const auto a = random_vector<T>(na, 1), b = random_vector<T>(nb, 2), c0 = random_vector<T>(nc, 3);
   const std::vector<double> ad(a.begin(), a.end()), bd(b.begin(), b.end()),
       cd(c0.begin(), c0.end());
   for (double beta : {0.0, 1.0}) {
     DeviceVec<T> A(a), B(b), C(c0);
-    k::gemm_strided_batched<T>(c.trans_a, c.trans_b, c.M, c.N, c.K, T(0.5), A.data(), c.M * c.K,
-                               B.data(), c.K * c.N, T(beta), C.data(), c.M * c.N, c.batch);
+    gemm(c, T(0.5), A.data(), B.data(), T(beta), C.data());
     const auto expected = reference(c, 0.5, ad, bd, beta, cd);
     const auto got = C.get();
     for (size_t i = 0; i < nc; ++i)
@@ -72,6 +90,13 @@ TEST(Gemm, MatchesTheTripleLoopInFloatAndDouble) {
   for (const Case& c : kCases) {
     check_case<float>(c, 2e-5);
     check_case<double>(c, 1e-12);
+  }
+}
+
+TEST(Gemm, KokkosKernelsTeamGemmMatchesTheTripleLoop) {
+  for (const Case& c : kCases) {
+    check_case<float>(c, 2e-5, KokkosGemm{});
+    check_case<double>(c, 1e-12, KokkosGemm{});
   }
 }
 
