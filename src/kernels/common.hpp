@@ -8,29 +8,10 @@
 
 namespace zm::kernels {
 
-// Static schedules, stated rather than defaulted: on host backends every thread gets the same
-// contiguous share of a range each time, which keeps rows on one thread from kernel to kernel
-// (gemm_host.cpp) and fixes the order of parallel_reduce: per-thread partials joined in thread
-// order, so a reduction gives the same bits run after run at a given thread count.
-using RangePolicy =
-    Kokkos::RangePolicy<ExecSpace, Kokkos::Schedule<Kokkos::Static>, Kokkos::IndexType<int64_t>>;
-
-template <int Rank>
-using MDPolicy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<Rank>, Kokkos::IndexType<int64_t>>;
-
-}  // namespace zm::kernels
-
-namespace zm::kernels {
-
-// Host backends run a thread per block of channels and loop over the channels of a block (cache
-// lines, vector lanes); GPU backends give each channel its own thread.
+// Host backends run the kernels as loops the compiler vectorises; GPU backends spread a row
+// over a team's threads (team.hpp).
 constexpr bool kHostExecution =
     Kokkos::SpaceAccessibility<Kokkos::HostSpace, ExecSpace::memory_space>::accessible;
-constexpr int64_t kChannelBlock = kHostExecution ? 64 : 1;
-
-inline int64_t channel_blocks(int64_t C) {
-  return (C + kChannelBlock - 1) / kChannelBlock;
-}
 
 }  // namespace zm::kernels
 

@@ -14,6 +14,10 @@
 
 namespace zm::kernels {
 
+// A static schedule, stated rather than defaulted: on the host every thread gets the same
+// contiguous share of the league each time, which keeps rows on one thread from kernel to kernel
+// (gemm_host.cpp cuts GEMMs the same way), and parallel_reduce joins per-thread partials in thread
+// order, so a reduction gives the same bits run after run at a given thread count.
 using TeamPolicy =
     Kokkos::TeamPolicy<ExecSpace, Kokkos::Schedule<Kokkos::Static>, Kokkos::IndexType<int64_t>>;
 using TeamMember = TeamPolicy::member_type;
