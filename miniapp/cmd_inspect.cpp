@@ -1,7 +1,7 @@
 #include <fmt/format.h>
 
+#include "comm/runtime.hpp"
 #include "commands.hpp"
-#include "core/runtime.hpp"
 #include "io/inspect.hpp"
 
 namespace zm::cli {

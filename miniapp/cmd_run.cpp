@@ -2,12 +2,12 @@
 
 #include "comm/communicator.hpp"
 #include "comm/node_threads.hpp"
+#include "comm/runtime.hpp"
 #include "commands.hpp"
 #include "core/build_info.hpp"
 #include "core/deck.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
-#include "core/runtime.hpp"
 #include "io/summary.hpp"
 #include "train/run.hpp"
 

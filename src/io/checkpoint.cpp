@@ -64,8 +64,7 @@ void agree_or_fail(MPI_Comm comm, const std::string& error) {
   throw CollectiveError(text);
 }
 
-void write_metadata(hid_t file, Trainer& trainer, int64_t steps_done) {
-  const Deck& deck = trainer.deck();
+void write_metadata(hid_t file, const ZeroEngine& engine, const Deck& deck, int64_t steps_done) {
   const ModelConfig& m = deck.model;
   h5::write_attr(file, "format_version", kCheckpointFormatVersion);
   h5::write_attr(file, "step", steps_done);
@@ -75,10 +74,10 @@ void write_metadata(hid_t file, Trainer& trainer, int64_t steps_done) {
   h5::write_attr(file, "model.vocab", m.vocab);
   h5::write_attr(file, "model.seq_len", m.seq_len);
   h5::write_attr(file, "deck", deck.resolved_toml());
-  h5::write_attr(file, "stage", static_cast<int64_t>(trainer.engine().stage()));
+  h5::write_attr(file, "stage", static_cast<int64_t>(engine.stage()));
   // The states are fp32 whatever the run computed in (under bf16: the master weights).
   h5::write_attr(file, "precision", deck.train.precision);
-  h5::write_attr(file, "ranks", static_cast<int64_t>(trainer.plan().ranks()));
+  h5::write_attr(file, "ranks", static_cast<int64_t>(engine.plan().ranks()));
   // Data is addressed by global sequence index, so its position is the step count; the RNG is
   // counter-based (seed, index), so its state is the seed.
   h5::write_attr(file, "data_position_step", steps_done);
@@ -148,11 +147,10 @@ std::string checkpoint_dir(const Deck& deck) {
   return deck.output.dir + "/checkpoints";
 }
 
-std::string write_checkpoint(Trainer& trainer, int64_t steps_done) {
-  ZeroEngine& engine = trainer.engine();
+std::string write_checkpoint(ZeroEngine& engine, const Deck& deck, int64_t steps_done) {
   MPI_Comm comm = engine.comm().mpi_comm();
   const int rank = engine.comm().rank();
-  const fs::path dir = checkpoint_dir(trainer.deck());
+  const fs::path dir = checkpoint_dir(deck);
   const fs::path final_path = dir / fmt::format("step_{:08d}.h5", steps_done);
   const fs::path temporary = fs::path(final_path.string() + ".tmp");
   std::string error;
@@ -164,15 +162,15 @@ std::string write_checkpoint(Trainer& trainer, int64_t steps_done) {
   agree_or_fail(comm, error);
 
   Kokkos::fence();
-  const uint64_t user_block =
-      integrity_user_block_size(static_cast<uint64_t>(12 * trainer.layout().total()) + (16u << 20));
+  const uint64_t user_block = integrity_user_block_size(
+      static_cast<uint64_t>(12 * engine.plan().layout().total()) + (16u << 20));
   {
     h5::Handle file = h5::create_file(temporary.string(), &comm, user_block);
-    write_metadata(file, trainer, steps_done);
+    write_metadata(file, engine, deck, steps_done);
     h5::Handle xfer(H5Pcreate(H5P_DATASET_XFER));
     H5Pset_dxpl_mpio(xfer, H5FD_MPIO_COLLECTIVE);
     for (const char* state : kStates) h5::create_group(file, state);
-    const PartitionPlan& plan = trainer.plan();
+    const PartitionPlan& plan = engine.plan();
     for (int u = 0; u < plan.num_units(); ++u) {
       const hsize_t size = static_cast<hsize_t>(plan.unit(u).size);
       const auto [begin, end] = plan.owned_range(u, rank);
@@ -221,7 +219,7 @@ std::string write_checkpoint(Trainer& trainer, int64_t steps_done) {
         if (!latest) throw Error("cannot write " + latest_tmp.string());
       }
       fs::rename(latest_tmp, dir / "latest");
-      prune(dir, trainer.deck().output.keep);
+      prune(dir, deck.output.keep);
     } catch (const std::exception& e) {
       error =
           fmt::format("{}: publishing the checkpoint failed: {}", final_path.string(), e.what());
@@ -244,8 +242,7 @@ std::string resolve_resume(const Deck& deck) {
   return (fs::path(checkpoint_dir(deck)) / name).string();
 }
 
-int64_t load_checkpoint(Trainer& trainer, const std::string& path) {
-  ZeroEngine& engine = trainer.engine();
+int64_t load_checkpoint(ZeroEngine& engine, const Deck& deck, const std::string& path) {
   MPI_Comm comm = engine.comm().mpi_comm();
   int64_t steps_done = 0;
   std::string error;
@@ -268,7 +265,7 @@ int64_t load_checkpoint(Trainer& trainer, const std::string& path) {
     if (version != kCheckpointFormatVersion)
       fail("{}: checkpoint format version {} is not supported (this build reads version {})", path,
            version, kCheckpointFormatVersion);
-    const ModelConfig& m = trainer.deck().model;
+    const ModelConfig& m = deck.model;
     const std::pair<const char*, int64_t> expected[] = {{"model.layers", m.layers},
                                                         {"model.heads", m.heads},
                                                         {"model.dim", m.dim},
@@ -281,7 +278,7 @@ int64_t load_checkpoint(Trainer& trainer, const std::string& path) {
              stored, value);
     }
     steps_done = attr_int("step");
-    const PartitionPlan& plan = trainer.plan();
+    const PartitionPlan& plan = engine.plan();
     for (int u = 0; u < plan.num_units(); ++u) {
       for (int s = 0; s < 3; ++s) {
         const std::string name = unit_dataset(kStates[s], u);

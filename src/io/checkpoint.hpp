@@ -19,19 +19,22 @@
 #include <cstdint>
 #include <string>
 
-#include "train/trainer.hpp"
+#include "core/deck.hpp"
+#include "zero/engine.hpp"
 
 namespace zm {
 
 constexpr int64_t kCheckpointFormatVersion = 1;
 
-// Collective. Writes the checkpoint of `steps_done` completed steps; returns its path.
-std::string write_checkpoint(Trainer& trainer, int64_t steps_done);
+// Collective. Writes the engine's state (under its partition plan) after `steps_done` completed
+// steps of the run `deck` describes; returns the checkpoint's path.
+std::string write_checkpoint(ZeroEngine& engine, const Deck& deck, int64_t steps_done);
 
-// Collective. Loads a checkpoint into the trainer's held state; returns the steps it had done.
+// Collective. Loads a checkpoint into the state the engine holds under its partition plan;
+// returns the steps it had done.
 // Throws zm::Error on every rank naming the file and the cause (missing or truncated file, wrong
 // format version, model mismatch, missing dataset, checksum failure).
-int64_t load_checkpoint(Trainer& trainer, const std::string& path);
+int64_t load_checkpoint(ZeroEngine& engine, const Deck& deck, const std::string& path);
 
 // train.resume: "" (no resume), "latest" (the newest checkpoint in <output.dir>/checkpoints, or
 // none if there is none yet), or a path. Returns the checkpoint path or "".

@@ -108,65 +108,71 @@ void ResultsWriter::end_stage(const StageResult& result) {
   figure_of_merit_ = result.tokens_per_second_per_rank;
 }
 
+void ResultsWriter::write_run_attributes(hid_t file, const std::string& status) const {
+  h5::write_attr(file, "deck", deck_->resolved_toml());
+  h5::write_attr(file, "deck_path", deck_->path);
+  h5::write_attr(file, "version", version_report());
+  h5::write_attr(file, "git_revision", git_revision());
+  h5::write_attr(file, "world_size", static_cast<int64_t>(ranks_));
+  h5::write_attr(file, "hostnames", hostnames_);
+  h5::write_attr(file, "start_time", start_time_);
+  h5::write_attr(file, "written_time", utc_now());
+  h5::write_attr(file, "status", status);
+  std::vector<std::string> stage_list;
+  for (const StageData& s : stages_) stage_list.push_back(std::to_string(s.stage));
+  h5::write_attr(file, "stages", stage_list);
+  if (figure_of_merit_ >= 0) {
+    h5::write_attr(file, "figure_of_merit", figure_of_merit_);
+    h5::write_attr(file, "figure_of_merit_units", std::string("tokens/s per rank"));
+  }
+}
+
+void ResultsWriter::write_stage(hid_t file, const StageData& s) const {
+  h5::Handle group = h5::create_group(file, fmt::format("stage_{}", s.stage));
+  const hsize_t steps = s.loss.size(), ranks = static_cast<hsize_t>(ranks_);
+  h5::write_attr(group, "stage", static_cast<int64_t>(s.stage));
+  h5::write_attr(group, "steps_completed", static_cast<int64_t>(steps));
+  h5::write_attr(group, "complete", static_cast<int64_t>(s.complete));
+  h5::write_dataset(group, "loss", s.loss, {steps});
+  h5::write_dataset(group, "grad_norm", s.grad_norm, {steps});
+  h5::write_dataset(group, "lr", s.lr, {steps});
+  h5::write_dataset(group, "step_times", s.step_times, {steps, ranks, kPhases});
+  {
+    h5::Handle set(H5Dopen2(group, "step_times", H5P_DEFAULT));
+    h5::write_attr(set, "units", std::string("seconds"));
+    h5::write_attr(set, "columns", kPhaseNames);
+    h5::write_attr(set, "dimensions", std::vector<std::string>{"step", "rank", "phase"});
+  }
+  if (!s.complete) return;
+  h5::write_attr(group, "tokens_per_second_per_rank", s.tokens_per_second_per_rank);
+  const auto categories = names(kMemCategories, category_name);
+  const auto ops = names(kCommOps, op_name);
+  auto with_units = [&](const std::string& name, const std::string& units,
+                        const std::vector<std::string>& columns) {
+    h5::Handle set(H5Dopen2(group, name.c_str(), H5P_DEFAULT));
+    h5::write_attr(set, "units", units);
+    h5::write_attr(set, "columns", columns);
+    h5::write_attr(set, "dimensions", std::vector<std::string>{"rank", "column"});
+  };
+  h5::write_dataset(group, "memory_allocated", s.memory_allocated, {ranks, kMemCategories});
+  with_units("memory_allocated", "bytes", categories);
+  h5::write_dataset(group, "memory_peak", s.memory_peak, {ranks, kMemCategories});
+  with_units("memory_peak", "bytes", categories);
+  h5::write_dataset(group, "comm_calls", s.comm_calls, {ranks, kCommOps});
+  with_units("comm_calls", "calls", ops);
+  h5::write_dataset(group, "comm_bytes", s.comm_bytes, {ranks, kCommOps});
+  with_units("comm_bytes", "bytes sent per rank (ring convention)", ops);
+  h5::write_dataset(group, "comm_seconds", s.comm_seconds, {ranks, kCommOps});
+  with_units("comm_seconds", "seconds waiting", ops);
+}
+
 void ResultsWriter::flush(const std::string& status) {
   if (rank_ != 0) return;
   const std::string temporary = path_ + ".tmp";
   {
     h5::Handle file = h5::create_file(temporary);
-    h5::write_attr(file, "deck", deck_->resolved_toml());
-    h5::write_attr(file, "deck_path", deck_->path);
-    h5::write_attr(file, "version", version_report());
-    h5::write_attr(file, "git_revision", git_revision());
-    h5::write_attr(file, "world_size", static_cast<int64_t>(ranks_));
-    h5::write_attr(file, "hostnames", hostnames_);
-    h5::write_attr(file, "start_time", start_time_);
-    h5::write_attr(file, "written_time", utc_now());
-    h5::write_attr(file, "status", status);
-    std::vector<std::string> stage_list;
-    for (const StageData& s : stages_) stage_list.push_back(std::to_string(s.stage));
-    h5::write_attr(file, "stages", stage_list);
-    if (figure_of_merit_ >= 0) {
-      h5::write_attr(file, "figure_of_merit", figure_of_merit_);
-      h5::write_attr(file, "figure_of_merit_units", std::string("tokens/s per rank"));
-    }
-    for (const StageData& s : stages_) {
-      h5::Handle group = h5::create_group(file, fmt::format("stage_{}", s.stage));
-      const hsize_t steps = s.loss.size(), ranks = static_cast<hsize_t>(ranks_);
-      h5::write_attr(group, "stage", static_cast<int64_t>(s.stage));
-      h5::write_attr(group, "steps_completed", static_cast<int64_t>(steps));
-      h5::write_attr(group, "complete", static_cast<int64_t>(s.complete));
-      h5::write_dataset(group, "loss", s.loss, {steps});
-      h5::write_dataset(group, "grad_norm", s.grad_norm, {steps});
-      h5::write_dataset(group, "lr", s.lr, {steps});
-      h5::write_dataset(group, "step_times", s.step_times, {steps, ranks, kPhases});
-      {
-        h5::Handle set(H5Dopen2(group, "step_times", H5P_DEFAULT));
-        h5::write_attr(set, "units", std::string("seconds"));
-        h5::write_attr(set, "columns", kPhaseNames);
-        h5::write_attr(set, "dimensions", std::vector<std::string>{"step", "rank", "phase"});
-      }
-      if (!s.complete) continue;
-      h5::write_attr(group, "tokens_per_second_per_rank", s.tokens_per_second_per_rank);
-      const auto categories = names(kMemCategories, category_name);
-      const auto ops = names(kCommOps, op_name);
-      auto with_units = [&](const std::string& name, const std::string& units,
-                            const std::vector<std::string>& columns) {
-        h5::Handle set(H5Dopen2(group, name.c_str(), H5P_DEFAULT));
-        h5::write_attr(set, "units", units);
-        h5::write_attr(set, "columns", columns);
-        h5::write_attr(set, "dimensions", std::vector<std::string>{"rank", "column"});
-      };
-      h5::write_dataset(group, "memory_allocated", s.memory_allocated, {ranks, kMemCategories});
-      with_units("memory_allocated", "bytes", categories);
-      h5::write_dataset(group, "memory_peak", s.memory_peak, {ranks, kMemCategories});
-      with_units("memory_peak", "bytes", categories);
-      h5::write_dataset(group, "comm_calls", s.comm_calls, {ranks, kCommOps});
-      with_units("comm_calls", "calls", ops);
-      h5::write_dataset(group, "comm_bytes", s.comm_bytes, {ranks, kCommOps});
-      with_units("comm_bytes", "bytes sent per rank (ring convention)", ops);
-      h5::write_dataset(group, "comm_seconds", s.comm_seconds, {ranks, kCommOps});
-      with_units("comm_seconds", "seconds waiting", ops);
-    }
+    write_run_attributes(file, status);
+    for (const StageData& s : stages_) write_stage(file, s);
     if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) fail("{}: flush failed", temporary);
   }
   std::filesystem::rename(temporary, path_);

@@ -13,12 +13,14 @@
 // temporary name and renamed, so a run killed at any point leaves the last complete flush.
 #pragma once
 
+#include <hdf5.h>
+
 #include <string>
 #include <vector>
 
 #include "comm/communicator.hpp"
 #include "core/deck.hpp"
-#include "train/run.hpp"
+#include "io/run_records.hpp"
 
 namespace zm {
 
@@ -45,6 +47,9 @@ class ResultsWriter {
     double tokens_per_second_per_rank = 0;
     bool complete = false;
   };
+
+  void write_run_attributes(hid_t file, const std::string& status) const;
+  void write_stage(hid_t file, const StageData& s) const;
 
   const Deck* deck_;
   MPI_Comm comm_;

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "core/deck.hpp"
-#include "train/run.hpp"
+#include "io/run_records.hpp"
 
 namespace zm {
 

@@ -5,9 +5,9 @@
 
 #include "core/error.hpp"
 #include "model/layout.hpp"
-#include "train/trainer.hpp"
 #include "zero/engine.hpp"
 #include "zero/partition.hpp"
+#include "zero/run_plan.hpp"
 
 namespace zm {
 
@@ -70,7 +70,7 @@ double flops_per_token(const ModelConfig& m) {
 MemoryPlan plan_memory(const Deck& deck, int stage, int64_t ranks, Precision precision) {
   MemoryPlan plan;
   for (const BufferSpec& spec :
-       Trainer::buffer_plan(with_precision(deck, precision), stage, static_cast<int>(ranks)))
+       run_buffer_plan(with_precision(deck, precision), stage, static_cast<int>(ranks)))
     plan.bytes[static_cast<int>(spec.category)] += spec.bytes();
   return plan;
 }
@@ -81,11 +81,9 @@ std::array<double, kCommOps> plan_traffic(const Deck& deck, int stage, int64_t r
   const ParamLayout layout(deck.model);
   const PartitionPlan partition(layout, static_cast<int>(ranks));
   const int n = static_cast<int>(ranks);
-  for (const auto& c : ZeroEngine::traffic_plan(stage, partition, with_precision(deck, precision)))
+  for (const auto& c : run_traffic_plan(with_precision(deck, precision), stage, partition))
     bytes[static_cast<int>(c.op)] +=
         ring_bytes(c.op, static_cast<double>(c.count * c.element_bytes), n);
-  // The trainer's per-step statistics: loss and gradient norm, two fp32 values.
-  bytes[static_cast<int>(CommOp::AllReduce)] += ring_bytes(CommOp::AllReduce, 8.0, n);
   return bytes;
 }
 
@@ -122,9 +120,8 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, Precision preci
     const double hops = static_cast<double>(ranks - 1) * (op == CommOp::AllReduce ? 2.0 : 1.0);
     return hops * alpha + ring_bytes(op, whole_bytes, static_cast<int>(ranks)) / beta;
   };
-  for (const auto& c : ZeroEngine::traffic_plan(stage, partition, with_precision(deck, precision)))
+  for (const auto& c : run_traffic_plan(with_precision(deck, precision), stage, partition))
     p.comm_seconds += collective_seconds(c.op, static_cast<double>(c.count * c.element_bytes));
-  p.comm_seconds += collective_seconds(CommOp::AllReduce, 8.0);
   p.step_seconds_serial = p.compute_seconds + p.comm_seconds;
   p.step_seconds_overlapped = std::max(p.compute_seconds, p.comm_seconds);
 

@@ -1,11 +1,11 @@
 // The analytic model behind `zeromini plan`: memory per rank, bytes moved per step and an
 // estimated step time, for any stage and rank count, without MPI and without allocating.
 //
-// Memory comes from the same buffer plans the run allocates from (Trainer::buffer_plan: the
-// stage's model state and buffers, the model's activations and workspace), so for fp32 the
+// Memory comes from the same buffer plans the run allocates from (run_buffer_plan: the stage's
+// model state and buffers, the model's activations and workspace, the step statistics), so the
 // planned bytes are what a run at that rank count allocates, byte for byte. Traffic comes from
-// the stage's own list of the collectives it posts (ZeroEngine::traffic_plan) and the same
-// ring_bytes() the communicator accounts with.
+// the list of the collectives a step posts (run_traffic_plan) and the same ring_bytes() the
+// communicator accounts with.
 #pragma once
 
 #include <array>

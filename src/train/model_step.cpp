@@ -38,9 +38,4 @@ std::unique_ptr<ModelStep> make_model_step(const ParamLayout& layout, ZeroEngine
   return nullptr;
 }
 
-std::vector<BufferSpec> model_step_buffer_plan(const Deck& deck) {
-  return gpt_buffer_plan(deck.model, deck.train.micro_batch, deck.model.seq_len,
-                         compute_element_bytes(deck));
-}
-
 }  // namespace zm

@@ -28,7 +28,5 @@ class ModelStep {
 // for the same deck).
 std::unique_ptr<ModelStep> make_model_step(const ParamLayout& layout, ZeroEngine& engine,
                                            const Deck& deck);
-// What make_model_step allocates.
-std::vector<BufferSpec> model_step_buffer_plan(const Deck& deck);
 
 }  // namespace zm

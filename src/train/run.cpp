@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include <csignal>
 #include <filesystem>
+#include <iterator>
 #include <memory>
 
 #include "core/error.hpp"
@@ -68,33 +70,6 @@ void summarise(StageResult& s) {
       static_cast<double>(s.tokens_per_rank_per_step) / s.mean_times.total;
 }
 
-std::vector<MemoryFigures> gather_memory(const MemoryFigures& mine, Communicator& comm) {
-  // Reporting traffic goes straight to MPI: it is not part of the training step's accounting.
-  constexpr int kValues = 2 * kMemCategories + 1;
-  std::vector<unsigned long long> send(kValues);
-  for (int c = 0; c < kMemCategories; ++c) {
-    send[static_cast<size_t>(c)] = mine.current[static_cast<size_t>(c)];
-    send[static_cast<size_t>(kMemCategories + c)] = mine.peak[static_cast<size_t>(c)];
-  }
-  send[kValues - 1] = mine.peak_total;
-  std::vector<unsigned long long> all(static_cast<size_t>(kValues * comm.size()));
-  MPI_Gather(send.data(), kValues, MPI_UNSIGNED_LONG_LONG, all.data(), kValues,
-             MPI_UNSIGNED_LONG_LONG, 0, comm.mpi_comm());
-  std::vector<MemoryFigures> out;
-  if (comm.rank() != 0) return out;
-  for (int r = 0; r < comm.size(); ++r) {
-    MemoryFigures f;
-    const unsigned long long* v = all.data() + static_cast<size_t>(r * kValues);
-    for (int c = 0; c < kMemCategories; ++c) {
-      f.current[static_cast<size_t>(c)] = v[c];
-      f.peak[static_cast<size_t>(c)] = v[kMemCategories + c];
-    }
-    f.peak_total = v[kValues - 1];
-    out.push_back(f);
-  }
-  return out;
-}
-
 }  // namespace
 
 namespace {
@@ -113,101 +88,171 @@ bool stop_agreed(Communicator& comm) {
 
 }  // namespace
 
-RunOutcome run_training(const Deck& deck, Communicator& comm, bool write_outputs) {
-  RunOutcome outcome;
-  std::signal(SIGTERM, on_sigterm);
-  const std::string resume = resolve_resume(deck);
-  if (!resume.empty() && deck.zero.all_stages)
+namespace {
+
+// What every stage of a run shares.
+struct RunSetup {
+  const Deck& deck;
+  Communicator& comm;
+  std::string resume;  // the checkpoint to start from, or ""
+  bool checkpoints;    // write checkpoints at the deck's cadence
+  ResultsWriter* results;
+};
+
+// train.resume and the checkpoint cadence, checked against the stages the deck asks for.
+RunSetup check_run_options(const Deck& deck, Communicator& comm, bool write_outputs) {
+  RunSetup setup{deck, comm, resolve_resume(deck),
+                 write_outputs && deck.output.checkpoint_every > 0, nullptr};
+  if (!setup.resume.empty() && deck.zero.all_stages)
     fail("train.resume = \"{}\": resuming needs a single zero.stage, not \"all\"",
          deck.train.resume);
-  const bool checkpoints = write_outputs && deck.output.checkpoint_every > 0;
-  if (checkpoints && deck.zero.all_stages)
+  if (setup.checkpoints && deck.zero.all_stages)
     log_root(
         "note: output.checkpoint_every is ignored with zero.stage = \"all\" (a comparison "
         "run); checkpoints are written for single-stage runs\n");
-  std::unique_ptr<ResultsWriter> results;
-  if (write_outputs) {
-    if (comm.rank() == 0) std::filesystem::create_directories(deck.output.dir);
-    results =
-        std::make_unique<ResultsWriter>(deck, comm.mpi_comm(), deck.output.dir + "/results.h5");
-    results->flush("running");
-  }
+  return setup;
+}
 
-  for (int stage : deck.stages()) {
-    StageResult result;
-    result.stage = stage;
-    result.ranks = comm.size();
-    memory_ledger().reset_peaks();
-    comm.reset_stats();
-    check_memory_fits(deck, stage, comm);
-    if (results) results->begin_stage(stage);
-    {
-      Trainer trainer(deck, stage, comm);
-      result.tokens_per_rank_per_step = trainer.tokens_per_rank_per_step();
-      result.param_count = trainer.layout().real_param_count();
-      result.padded_param_count = trainer.layout().total();
-      log_root(
-          "[stage {}] {} ranks, {} parameters ({} with the padded vocabulary), "
-          "{} tokens per rank per step\n",
-          stage, comm.size(), thousands(static_cast<double>(result.param_count)),
-          thousands(static_cast<double>(result.padded_param_count)),
-          thousands(static_cast<double>(result.tokens_per_rank_per_step)));
-      int64_t first_step = 0;
-      if (!resume.empty()) {
-        first_step = load_checkpoint(trainer, resume);
-        log_root("[stage {}] resumed from {} after step {}\n", stage, resume, first_step);
-      } else {
-        trainer.init_parameters();
-      }
-      for (int64_t s = first_step; s < deck.train.steps; ++s) {
-        StepRecord record = trainer.step(s);
-        result.steps.push_back(record);
-        const bool log_now = (s + 1) % deck.output.log_every == 0 || s == first_step ||
-                             s + 1 == deck.train.steps || !record.finite;
-        if (log_now) print_step(record, result, deck.train.steps, result.tokens_per_rank_per_step);
-        if (results) results->record_step(record);
-        if (!record.finite) {
-          result.stopped_non_finite = true;
-          outcome.end = RunEnd::NonFinite;
-          log_root(
-              "[stage {}] step {}: the loss or gradient norm is not finite (loss {}, "
-              "|g| {}); stopping. The parameters were not updated from this step and no "
-              "checkpoint is written from it; the last good checkpoint stays 'latest'.\n",
-              stage, s + 1, record.loss, record.grad_norm);
-          break;
-        }
-        const bool terminate = stop_agreed(comm);
-        const bool last = s + 1 == deck.train.steps;
-        if (checkpoints && !deck.zero.all_stages &&
-            ((s + 1) % deck.output.checkpoint_every == 0 || last || terminate)) {
-          const std::string path = write_checkpoint(trainer, s + 1);
-          log_root("[stage {}] checkpoint {}\n", stage, path);
-        }
-        if (results && ((s + 1) % deck.output.results_every == 0 || last))
-          results->flush("running");
-        if (terminate) {
-          outcome.end = RunEnd::Terminated;
-          log_root("[stage {}] SIGTERM received: stopped after step {}{}\n", stage, s + 1,
-                   checkpoints ? " with a checkpoint written; resume with "
-                                 "--set train.resume=latest"
-                               : " (no checkpoints configured: output.checkpoint_every = 0)");
-          break;
-        }
-      }
-      result.memory = memory_ledger().figures();
-      result.memory_by_rank = gather_memory(result.memory, comm);
+std::unique_ptr<ResultsWriter> open_results(const Deck& deck, Communicator& comm) {
+  if (comm.rank() == 0) std::filesystem::create_directories(deck.output.dir);
+  auto results =
+      std::make_unique<ResultsWriter>(deck, comm.mpi_comm(), deck.output.dir + "/results.h5");
+  results->flush("running");
+  return results;
+}
+
+// The first step to run: after the resumed checkpoint's, or 0 with fresh parameters.
+int64_t start_or_resume(Trainer& trainer, const RunSetup& run, int stage) {
+  if (run.resume.empty()) {
+    trainer.init_parameters();
+    return 0;
+  }
+  const int64_t first_step = load_checkpoint(trainer.engine(), run.deck, run.resume);
+  log_root("[stage {}] resumed from {} after step {}\n", stage, run.resume, first_step);
+  return first_step;
+}
+
+void report_non_finite(const StepRecord& record, int stage) {
+  log_root(
+      "[stage {}] step {}: the loss or gradient norm is not finite (loss {}, |g| {}); stopping. "
+      "The parameters were not updated from this step and no checkpoint is written from it; the "
+      "last good checkpoint stays 'latest'.\n",
+      stage, record.step + 1, record.loss, record.grad_norm);
+}
+
+// After step s + 1 completed: a checkpoint and a results flush at their cadences, and the
+// ranks' agreement on SIGTERM. Returns how the run goes on (Completed: with the next step).
+RunEnd after_step(Trainer& trainer, const RunSetup& run, int stage, int64_t s) {
+  const Deck& deck = run.deck;
+  const bool terminate = stop_agreed(run.comm);
+  const bool last = s + 1 == deck.train.steps;
+  if (run.checkpoints && !deck.zero.all_stages &&
+      ((s + 1) % deck.output.checkpoint_every == 0 || last || terminate)) {
+    const std::string path = write_checkpoint(trainer.engine(), deck, s + 1);
+    log_root("[stage {}] checkpoint {}\n", stage, path);
+  }
+  if (run.results && ((s + 1) % deck.output.results_every == 0 || last))
+    run.results->flush("running");
+  if (!terminate) return RunEnd::Completed;
+  log_root("[stage {}] SIGTERM received: stopped after step {}{}\n", stage, s + 1,
+           run.checkpoints ? " with a checkpoint written; resume with --set train.resume=latest"
+                           : " (no checkpoints configured: output.checkpoint_every = 0)");
+  return RunEnd::Terminated;
+}
+
+// The steps of one stage from `first_step`; returns how they ended.
+RunEnd run_steps(Trainer& trainer, const RunSetup& run, StageResult& result, int64_t first_step) {
+  const Deck& deck = run.deck;
+  for (int64_t s = first_step; s < deck.train.steps; ++s) {
+    const StepRecord record = trainer.step(s);
+    result.steps.push_back(record);
+    const bool log_now = (s + 1) % deck.output.log_every == 0 || s == first_step ||
+                         s + 1 == deck.train.steps || !record.finite;
+    if (log_now) print_step(record, result, deck.train.steps, result.tokens_per_rank_per_step);
+    if (run.results) run.results->record_step(record);
+    if (!record.finite) {
+      result.stopped_non_finite = true;
+      report_non_finite(record, result.stage);
+      return RunEnd::NonFinite;
     }
-    summarise(result);
-    if (results) results->end_stage(result);
-    outcome.stages.push_back(std::move(result));
+    const RunEnd end = after_step(trainer, run, result.stage, s);
+    if (end != RunEnd::Completed) return end;
+  }
+  return RunEnd::Completed;
+}
+
+// One stage: a trainer built and run to the end (or to a stop), its figures gathered.
+StageResult run_stage(const RunSetup& run, int stage, RunEnd& end) {
+  StageResult result;
+  result.stage = stage;
+  result.ranks = run.comm.size();
+  memory_ledger().reset_peaks();
+  run.comm.reset_stats();
+  check_memory_fits(run.deck, stage, run.comm);
+  if (run.results) run.results->begin_stage(stage);
+  {
+    Trainer trainer(run.deck, stage, run.comm);
+    result.tokens_per_rank_per_step = trainer.tokens_per_rank_per_step();
+    result.param_count = trainer.layout().real_param_count();
+    result.padded_param_count = trainer.layout().total();
+    log_root(
+        "[stage {}] {} ranks, {} parameters ({} with the padded vocabulary), "
+        "{} tokens per rank per step\n",
+        stage, result.ranks, thousands(static_cast<double>(result.param_count)),
+        thousands(static_cast<double>(result.padded_param_count)),
+        thousands(static_cast<double>(result.tokens_per_rank_per_step)));
+    end = run_steps(trainer, run, result, start_or_resume(trainer, run, stage));
+    result.memory = memory_ledger().figures();
+    result.memory_by_rank = gather_memory_figures(result.memory, run.comm);
+  }
+  summarise(result);
+  if (run.results) run.results->end_stage(result);
+  return result;
+}
+
+const char* end_status(RunEnd end) {
+  switch (end) {
+    case RunEnd::Completed:
+      return "completed";
+    case RunEnd::Terminated:
+      return "terminated";
+    case RunEnd::NonFinite:
+      break;
+  }
+  return "stopped_non_finite";
+}
+
+}  // namespace
+
+RunOutcome run_training(const Deck& deck, Communicator& comm, bool write_outputs) {
+  RunOutcome outcome;
+  std::signal(SIGTERM, on_sigterm);
+  RunSetup run = check_run_options(deck, comm, write_outputs);
+  std::unique_ptr<ResultsWriter> results;
+  if (write_outputs) results = open_results(deck, comm);
+  run.results = results.get();
+  for (int stage : deck.stages()) {
+    outcome.stages.push_back(run_stage(run, stage, outcome.end));
     if (outcome.end != RunEnd::Completed) break;
   }
-  if (results)
-    results->flush(outcome.end == RunEnd::Completed    ? "completed"
-                   : outcome.end == RunEnd::Terminated ? "terminated"
-                                                       : "stopped_non_finite");
+  if (results) results->flush(end_status(outcome.end));
   return outcome;
 }
+
+namespace {
+
+// Each category's peak, and the total's, at their largest over ranks.
+MemoryFigures largest_over_ranks(const std::vector<MemoryFigures>& by_rank) {
+  MemoryFigures worst;
+  for (const MemoryFigures& f : by_rank) {
+    for (size_t c = 0; c < worst.peak.size(); ++c)
+      worst.peak[c] = std::max(worst.peak[c], f.peak[c]);
+    worst.peak_total = std::max(worst.peak_total, f.peak_total);
+  }
+  return worst;
+}
+
+}  // namespace
 
 void print_summary(const Deck& deck, const std::vector<StageResult>& results) {
   if (!log_is_root() || results.empty()) return;
@@ -217,32 +262,32 @@ void print_summary(const Deck& deck, const std::vector<StageResult>& results) {
       "times are means over the timed steps, memory is the largest over ranks\n",
       ranks, thousands(static_cast<double>(results.front().param_count)),
       thousands(static_cast<double>(results.front().tokens_per_rank_per_step)));
-  log_root(
-      "{:>5} {:>12} {:>9} {:>8} {:>8} {:>8} {:>8} | {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} "
-      "{:>9} | {:>10} {:>10} {:>10}\n",
-      "stage", "tok/s/rank", "step ms", "fwd", "bwd", "comm", "opt", "params", "grads", "optim",
-      "activ", "commbuf", "work", "peak", "allreduce", "reducescat", "allgather");
+  // Memory columns in the MemCategory enum's order, then the peak of the total.
+  constexpr const char* kMemoryHeadings[] = {"params", "grads",   "optim",
+                                             "activ",  "commbuf", "work"};
+  static_assert(std::size(kMemoryHeadings) == kMemCategories, "a heading per memory category");
+  constexpr CommOp kReportedOps[] = {CommOp::AllReduce, CommOp::ReduceScatter, CommOp::AllGather};
+  std::string heading = fmt::format("{:>5} {:>12} {:>9} {:>8} {:>8} {:>8} {:>8} |", "stage",
+                                    "tok/s/rank", "step ms", "fwd", "bwd", "comm", "opt");
+  for (const char* name : kMemoryHeadings) heading += fmt::format(" {:>9}", name);
+  heading +=
+      fmt::format(" {:>9} | {:>10} {:>10} {:>10}", "peak", "allreduce", "reducescat", "allgather");
+  log_root("{}\n", heading);
   log_root("{:>5} {:>12} {:>9} {:>8} {:>8} {:>8} {:>8} | {:>69} | {:>32}\n", "", "", "", "", "", "",
            "", "MiB per rank (peak)", "MiB moved per rank per step");
   for (const StageResult& s : results) {
-    MemoryFigures worst;
-    for (const MemoryFigures& f : s.memory_by_rank) {
-      for (int c = 0; c < kMemCategories; ++c)
-        worst.peak[static_cast<size_t>(c)] =
-            std::max(worst.peak[static_cast<size_t>(c)], f.peak[static_cast<size_t>(c)]);
-      worst.peak_total = std::max(worst.peak_total, f.peak_total);
-    }
+    const MemoryFigures worst = largest_over_ranks(s.memory_by_rank);
     auto mib = [](size_t bytes) { return static_cast<double>(bytes) / kMiB; };
-    log_root(
-        "{:>5} {:>12} {:>9.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} | {:>9.2f} {:>9.2f} "
-        "{:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} | {:>10.3f} {:>10.3f} {:>10.3f}\n",
-        s.stage, thousands(s.tokens_per_second_per_rank), s.mean_times.total * 1e3,
-        s.mean_times.forward * 1e3, s.mean_times.backward * 1e3, s.mean_times.comm_wait * 1e3,
-        s.mean_times.optimizer * 1e3, mib(worst.peak[0]), mib(worst.peak[1]), mib(worst.peak[2]),
-        mib(worst.peak[3]), mib(worst.peak[4]), mib(worst.peak[5]), mib(worst.peak_total),
-        s.comm_per_step[CommOp::AllReduce].bytes / kMiB,
-        s.comm_per_step[CommOp::ReduceScatter].bytes / kMiB,
-        s.comm_per_step[CommOp::AllGather].bytes / kMiB);
+    std::string line =
+        fmt::format("{:>5} {:>12} {:>9.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} |", s.stage,
+                    thousands(s.tokens_per_second_per_rank), s.mean_times.total * 1e3,
+                    s.mean_times.forward * 1e3, s.mean_times.backward * 1e3,
+                    s.mean_times.comm_wait * 1e3, s.mean_times.optimizer * 1e3);
+    for (size_t peak : worst.peak) line += fmt::format(" {:>9.2f}", mib(peak));
+    line += fmt::format(" {:>9.2f} |", mib(worst.peak_total));
+    for (CommOp op : kReportedOps)
+      line += fmt::format(" {:>10.3f}", s.comm_per_step[op].bytes / kMiB);
+    log_root("{}\n", line);
   }
   const StageResult& last = results.back();
   log_root("\nFigure of merit: {} tokens/s per rank (stage {}, {} ranks, {})\n",

@@ -19,26 +19,17 @@ Trainer::Trainer(const Deck& deck, int stage, Communicator& comm)
       comm_(&comm),
       layout_(deck.model),
       plan_(layout_, comm.size()),
-      engine_(ZeroEngine::create(stage, plan_, comm, deck_)),
+      engine_(ZeroEngine::create(stage, plan_, comm, deck_, gpt_schedule(layout_))),
       model_(make_model_step(layout_, *engine_, deck_)),
       data_(make_data_source(deck)) {
   comm.set_timeout(deck.comm.timeout_s);
   kernels::set_tf32_gemms(deck.train.precision == "tf32");
-  PlannedAllocator alloc({{"step_stats", MemCategory::CommBuffers, 2}});
+  PlannedAllocator alloc({step_stats_buffer()});
   stats_ = alloc.take<float>("step_stats");
   alloc.finish();
   const size_t tokens = static_cast<size_t>(deck.train.micro_batch * deck.model.seq_len);
   host_inputs_.resize(tokens);
   host_targets_.resize(tokens);
-}
-
-std::vector<BufferSpec> Trainer::buffer_plan(const Deck& deck, int stage, int ranks) {
-  const ParamLayout layout(deck.model);
-  const PartitionPlan plan(layout, ranks);
-  std::vector<BufferSpec> buffers = ZeroEngine::buffer_plan(stage, plan, deck);
-  for (auto& spec : model_step_buffer_plan(deck)) buffers.push_back(spec);
-  buffers.push_back({"step_stats", MemCategory::CommBuffers, 2});
-  return buffers;
 }
 
 double Trainer::learning_rate(const TrainConfig& t, int64_t step) {
@@ -54,19 +45,40 @@ int64_t Trainer::tokens_per_rank_per_step() const {
   return deck_.train.micro_batch * deck_.model.seq_len * deck_.train.grad_accum;
 }
 
-StepRecord Trainer::step(int64_t step) {
-  const TrainConfig& t = deck_.train;
-  const int64_t B = t.micro_batch, accum = t.grad_accum;
-  const CommStats comm_before = comm_->stats();
-  StepRecord record;
-  record.step = step;
-  record.lr = learning_rate(t, step);
+namespace {
 
-  const Fault fault = injected_fault(comm_->rank(), step);
-  if (fault == Fault::Kill || fault == Fault::Stall) enact_fault(fault);
+// torch.nn.utils.clip_grad_norm_ (scale by max_norm / (norm + 1e-6), never above 1) and the
+// mean over micro-batches, folded into the AdamW settings of step `step` (0-based).
+OptimizerSettings optimizer_settings(const TrainConfig& t, const StepRecord& record,
+                                     double micro_batches, int64_t step) {
+  double clip = 1.0;
+  if (t.grad_clip > 0) clip = std::min(1.0, t.grad_clip / (record.grad_norm + 1e-6));
+  OptimizerSettings settings;
+  settings.lr = static_cast<float>(record.lr);
+  settings.beta1 = static_cast<float>(t.beta1);
+  settings.beta2 = static_cast<float>(t.beta2);
+  settings.eps = static_cast<float>(t.eps);
+  settings.weight_decay = static_cast<float>(t.weight_decay);
+  settings.grad_scale = static_cast<float>(clip / micro_batches);
+  settings.step = step + 1;
+  return settings;
+}
 
-  Kokkos::fence();
-  const double step_start = wall_seconds();
+// The collectives between two snapshots of a communicator's statistics.
+CommStats stats_between(const CommStats& before, const CommStats& after) {
+  CommStats out;
+  for (int op = 0; op < kCommOps; ++op) {
+    out.ops[op].calls = after.ops[op].calls - before.ops[op].calls;
+    out.ops[op].bytes = after.ops[op].bytes - before.ops[op].bytes;
+    out.ops[op].seconds = after.ops[op].seconds - before.ops[op].seconds;
+  }
+  return out;
+}
+
+}  // namespace
+
+double Trainer::forward_backward(int64_t step, Fault fault, StepTimes& times) {
+  const int64_t B = deck_.train.micro_batch, accum = deck_.train.grad_accum;
   double loss_sum = 0.0;
   for (int64_t micro = 0; micro < accum; ++micro) {
     engine_->begin_micro_step(micro, accum);
@@ -77,56 +89,57 @@ StepRecord Trainer::step(int64_t step) {
     double start = wall_seconds();
     loss_sum += model_->forward(batch);
     Kokkos::fence();
-    record.times.forward += wall_seconds() - start;
+    times.forward += wall_seconds() - start;
 
     start = wall_seconds();
     model_->backward(batch);
     if (micro + 1 == accum) engine_->finish_backward();
     if (micro + 1 == accum && fault == Fault::NaN) engine_->poison_gradient();
     Kokkos::fence();
-    record.times.backward += wall_seconds() - start;
+    times.backward += wall_seconds() - start;
   }
+  return loss_sum;
+}
 
+void Trainer::reduce_step_stats(double loss_sum, double micro_batches, StepRecord& record) {
   // Global loss and gradient norm in one small all-reduce: every stage sums the squares of the
   // gradients each rank owns, so that the norm is computed the same way whatever the stage.
-  const double optimizer_start = wall_seconds();
   const double sumsq = engine_->grad_sumsq_owned();
   auto stats_host = Kokkos::create_mirror_view(stats_.view());
   stats_host(0) = static_cast<float>(loss_sum);
   stats_host(1) = static_cast<float>(sumsq);
   Kokkos::deep_copy(stats_.view(), stats_host);
-  comm_->all_reduce_sum(stats_.data(), 2, DType::F32);
+  comm_->all_reduce_sum(stats_.data(), kStepStatsCount, DType::F32);
   Kokkos::deep_copy(stats_host, stats_.view());
-  const double micro_batches = static_cast<double>(comm_->size() * accum);
   record.loss = static_cast<double>(stats_host(0)) / micro_batches;
   record.grad_norm = std::sqrt(static_cast<double>(stats_host(1))) / micro_batches;
   record.finite = std::isfinite(record.loss) && std::isfinite(record.grad_norm);
+}
 
-  if (record.finite) {
-    // torch.nn.utils.clip_grad_norm_: scale by max_norm / (norm + 1e-6), never above 1.
-    double clip = 1.0;
-    if (t.grad_clip > 0) clip = std::min(1.0, t.grad_clip / (record.grad_norm + 1e-6));
-    OptimizerSettings settings;
-    settings.lr = static_cast<float>(record.lr);
-    settings.beta1 = static_cast<float>(t.beta1);
-    settings.beta2 = static_cast<float>(t.beta2);
-    settings.eps = static_cast<float>(t.eps);
-    settings.weight_decay = static_cast<float>(t.weight_decay);
-    settings.grad_scale = static_cast<float>(clip / micro_batches);
-    settings.step = step + 1;
-    engine_->optimizer_step(settings);
-  }
+StepRecord Trainer::step(int64_t step) {
+  const TrainConfig& t = deck_.train;
+  const CommStats comm_before = comm_->stats();
+  StepRecord record;
+  record.step = step;
+  record.lr = learning_rate(t, step);
+
+  const Fault fault = injected_fault(comm_->rank(), step);
+  if (fault == Fault::Kill || fault == Fault::Stall) enact_fault(fault);
+
+  Kokkos::fence();
+  const double step_start = wall_seconds();
+  const double loss_sum = forward_backward(step, fault, record.times);
+
+  const double optimizer_start = wall_seconds();
+  const double micro_batches = static_cast<double>(comm_->size() * t.grad_accum);
+  reduce_step_stats(loss_sum, micro_batches, record);
+  if (record.finite) engine_->optimizer_step(optimizer_settings(t, record, micro_batches, step));
   Kokkos::fence();
   const double end = wall_seconds();
   record.times.optimizer = end - optimizer_start;
   record.times.total = end - step_start;
 
-  const CommStats& after = comm_->stats();
-  for (int op = 0; op < kCommOps; ++op) {
-    record.comm.ops[op].calls = after.ops[op].calls - comm_before.ops[op].calls;
-    record.comm.ops[op].bytes = after.ops[op].bytes - comm_before.ops[op].bytes;
-    record.comm.ops[op].seconds = after.ops[op].seconds - comm_before.ops[op].seconds;
-  }
+  record.comm = stats_between(comm_before, comm_->stats());
   record.times.comm_wait = record.comm.total().seconds;
   return record;
 }

@@ -9,39 +9,21 @@
 #include "comm/communicator.hpp"
 #include "core/deck.hpp"
 #include "core/memory.hpp"
+#include "io/run_records.hpp"
 #include "model/layout.hpp"
 #include "train/data.hpp"
+#include "train/fault_injection.hpp"
 #include "train/model_step.hpp"
 #include "zero/engine.hpp"
 #include "zero/partition.hpp"
+#include "zero/run_plan.hpp"
 
 namespace zm {
-
-struct StepTimes {
-  double forward = 0;    // forward passes of all micro-steps (includes waits inside them)
-  double backward = 0;   // backward passes, and waiting for the last gradient collectives
-  double comm_wait = 0;  // time blocked on collectives anywhere in the step
-  double optimizer = 0;  // norm, clipping, AdamW and parameter re-distribution
-  double total = 0;
-};
-
-struct StepRecord {
-  int64_t step = 0;      // 0-based
-  double loss = 0;       // mean over the global batch
-  double grad_norm = 0;  // of the averaged gradients, before clipping
-  double lr = 0;
-  bool finite = true;  // loss and gradient norm are finite (else no update was made)
-  StepTimes times;
-  CommStats comm;  // this step's collectives on this rank
-};
 
 class Trainer {
  public:
   Trainer(const Deck& deck, int stage, Communicator& comm);
 
-  // Every buffer a trainer allocates at `ranks` ranks: the stage's, the model's and the step's
-  // own. The planner sums the same list.
-  static std::vector<BufferSpec> buffer_plan(const Deck& deck, int stage, int ranks);
   static double learning_rate(const TrainConfig& train, int64_t step);
 
   void init_parameters() { engine_->init_parameters(static_cast<uint64_t>(deck_.train.seed)); }
@@ -55,6 +37,11 @@ class Trainer {
   int64_t tokens_per_rank_per_step() const;
 
  private:
+  // The step's micro-batches, forward and backward; returns the sum of their mean losses.
+  double forward_backward(int64_t step, Fault fault, StepTimes& times);
+  // Loss and gradient norm over all ranks and micro-batches, into the record.
+  void reduce_step_stats(double loss_sum, double micro_batches, StepRecord& record);
+
   Deck deck_;
   Communicator* comm_;
   ParamLayout layout_;

@@ -49,9 +49,11 @@ int compute_element_bytes(const Deck& deck);
 // an engine through this class.
 class ZeroEngine {
  public:
-  // The stage's engine for the deck's precision.
+  // The stage's engine for the deck's precision. `schedule` is the order in which the model
+  // uses the units in a step (stage 3 gathers ahead along it).
   static std::unique_ptr<ZeroEngine> create(int stage, const PartitionPlan& plan,
-                                            Communicator& comm, const Deck& deck);
+                                            Communicator& comm, const Deck& deck,
+                                            const std::vector<UnitEvent>& schedule);
   // Every buffer create() allocates, for the planner.
   static std::vector<BufferSpec> buffer_plan(int stage, const PartitionPlan& plan,
                                              const Deck& deck);

@@ -7,7 +7,7 @@ namespace {
 
 template <typename Real>
 std::unique_ptr<ZeroEngine> create_typed(int stage, const PartitionPlan& plan, Communicator& comm,
-                                         const Deck& deck) {
+                                         const Deck& deck, const std::vector<UnitEvent>& schedule) {
   switch (stage) {
     case 0:
       return std::make_unique<Stage0<Real>>(plan, comm, deck);
@@ -16,7 +16,7 @@ std::unique_ptr<ZeroEngine> create_typed(int stage, const PartitionPlan& plan, C
     case 2:
       return std::make_unique<Stage2<Real>>(plan, comm, deck);
     case 3:
-      return std::make_unique<Stage3<Real>>(plan, comm, deck);
+      return std::make_unique<Stage3<Real>>(plan, comm, deck, schedule);
     default:
       fail("zero.stage = {}: expected an integer in 0..3", stage);
   }
@@ -42,10 +42,12 @@ std::vector<BufferSpec> plan_of_stage(int stage, const PartitionPlan& plan, cons
 }  // namespace
 
 std::unique_ptr<ZeroEngine> ZeroEngine::create(int stage, const PartitionPlan& plan,
-                                               Communicator& comm, const Deck& deck) {
-  if (compute_element_bytes(deck) == 4) return create_typed<float>(stage, plan, comm, deck);
+                                               Communicator& comm, const Deck& deck,
+                                               const std::vector<UnitEvent>& schedule) {
+  if (compute_element_bytes(deck) == 4)
+    return create_typed<float>(stage, plan, comm, deck, schedule);
 #if ZEROMINI_HAVE_BF16
-  return create_typed<bf16>(stage, plan, comm, deck);
+  return create_typed<bf16>(stage, plan, comm, deck, schedule);
 #else
   fail("train.precision = \"{}\": this build has no bfloat16 type (it needs Kokkos >= 4)",
        deck.train.precision);

@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
-#include "model/gpt.hpp"
 #include "zero/stages.hpp"
 
 namespace zm {
@@ -17,9 +16,10 @@ int64_t prefetch_of(const Deck& deck) {
 }  // namespace
 
 template <typename Real>
-Stage3<Real>::Stage3(const PartitionPlan& plan, Communicator& comm, const Deck& deck)
+Stage3<Real>::Stage3(const PartitionPlan& plan, Communicator& comm, const Deck& deck,
+                     const std::vector<UnitEvent>& schedule)
     : ZeroEngineT<Real>(3, plan, comm, deck, Storage::Shard, Storage::Shard, Storage::Shard),
-      schedule_(gpt_schedule(plan.layout())),
+      schedule_(schedule),
       prefetch_(static_cast<int>(prefetch_of(deck))) {
   this->allocate_model_state();
   gradients_.allocate(plan, deck);

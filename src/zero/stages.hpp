@@ -148,7 +148,8 @@ class Stage3 : public ZeroEngineT<Real> {
   using Base::rank_;
 
  public:
-  Stage3(const PartitionPlan& plan, Communicator& comm, const Deck& deck);
+  Stage3(const PartitionPlan& plan, Communicator& comm, const Deck& deck,
+         const std::vector<UnitEvent>& schedule);
   ~Stage3() override;
   static std::vector<BufferSpec> plan_buffers(const PartitionPlan& plan, const Deck& deck);
   static std::vector<BufferSpec> slot_plan(const PartitionPlan& plan, const Deck& deck);

@@ -10,7 +10,7 @@
 #include <limits>
 #include <numeric>
 
-#include "../kernels/kernel_test_util.hpp"
+#include "common/kernel_test_util.hpp"
 #include "comm/communicator.hpp"
 #include "core/error.hpp"
 

@@ -195,7 +195,7 @@ int main(int argc, char** argv) {
         } else if (target == "shard") {
           zm::read_token_shard(g_current.string(), 16, 4);
         } else if (target == "checkpoint") {
-          zm::load_checkpoint(*trainer, g_current.string());
+          zm::load_checkpoint(trainer->engine(), trainer->deck(), g_current.string());
         } else {
           std::fprintf(stderr, "zeromini-fuzz: unknown target %s\n", target.c_str());
           status = 2;

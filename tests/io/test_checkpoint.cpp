@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "../zero/zero_test_util.hpp"
+#include "common/zero_test_util.hpp"
 #include "core/error.hpp"
 #include "io/checkpoint.hpp"
 #include "io/file_integrity.hpp"
@@ -76,10 +76,10 @@ void check_exact_resume(const std::string& precision, std::initializer_list<int>
       zm::Trainer first(deck, stage, *comm);
       first.init_parameters();
       losses = run_steps(first, 0, 4);
-      path = zm::write_checkpoint(first, 4);
+      path = zm::write_checkpoint(first.engine(), first.deck(), 4);
     }
     zm::Trainer second(deck, stage, *comm);
-    EXPECT_EQ(zm::load_checkpoint(second, path), 4);
+    EXPECT_EQ(zm::load_checkpoint(second.engine(), second.deck(), path), 4);
     for (double l : run_steps(second, 4, 8)) losses.push_back(l);
     EXPECT_EQ(losses, all_losses);
     EXPECT_TRUE(full_state(second.engine()) == expected) << "final state differs";
@@ -112,7 +112,7 @@ TEST(Checkpoint, ReshardsToOtherRankCountsAndStages) {
   zm::Trainer writer(written_deck, 3, *world);
   writer.init_parameters();
   run_steps(writer, 0, 4);
-  const std::string path = zm::write_checkpoint(writer, 4);
+  const std::string path = zm::write_checkpoint(writer.engine(), writer.deck(), 4);
   const State written = full_state(writer.engine());
   const std::vector<double> continued = run_steps(writer, 4, 8);  // the uninterrupted run
 
@@ -127,7 +127,7 @@ TEST(Checkpoint, ReshardsToOtherRankCountsAndStages) {
       auto comm = zm::make_communicator("mpi", sub);
       const zm::Deck deck = deck_for(target.stage, global_batch / target.ranks, dir);
       zm::Trainer reader(deck, target.stage, *comm);
-      EXPECT_EQ(zm::load_checkpoint(reader, path), 4);
+      EXPECT_EQ(zm::load_checkpoint(reader.engine(), reader.deck(), path), 4);
       EXPECT_TRUE(full_state(reader.engine()) == written) << "loaded state differs bitwise";
       const std::vector<double> losses = run_steps(reader, 4, 8);
       // Same data and state; only the reduction order differs (see test_zero_equivalence).
@@ -142,7 +142,7 @@ std::string load_error(const zm::Deck& deck, int stage, zm::Communicator& comm,
                        const std::string& path) {
   zm::Trainer trainer(deck, stage, comm);
   try {
-    zm::load_checkpoint(trainer, path);
+    zm::load_checkpoint(trainer.engine(), trainer.deck(), path);
   } catch (const zm::Error& e) {
     return e.what();
   }
@@ -177,7 +177,7 @@ TEST(Checkpoint, DamagedOrMismatchedFilesAreRefusedWithTheirCause) {
     zm::Trainer trainer(deck, 2, *comm);
     trainer.init_parameters();
     run_steps(trainer, 0, 2);
-    good = zm::write_checkpoint(trainer, 2);
+    good = zm::write_checkpoint(trainer.engine(), trainer.deck(), 2);
   }
   const bool root = comm->rank() == 0;
   auto variant = [&](const std::string& name) {
@@ -281,7 +281,7 @@ TEST(Checkpoint, OldCheckpointsBeyondKeepAreRemoved) {
   trainer.init_parameters();
   for (int64_t s = 0; s < 5; ++s) {
     trainer.step(s);
-    zm::write_checkpoint(trainer, s + 1);
+    zm::write_checkpoint(trainer.engine(), trainer.deck(), s + 1);
   }
   MPI_Barrier(MPI_COMM_WORLD);
   std::vector<std::string> names;

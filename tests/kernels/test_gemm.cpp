@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "kernel_test_util.hpp"
+#include "common/kernel_test_util.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/gemm.hpp"

@@ -13,7 +13,7 @@
 #include <cmath>
 #include <functional>
 
-#include "kernel_test_util.hpp"
+#include "common/kernel_test_util.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/crossentropy.hpp"
 #include "kernels/elementwise.hpp"

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "kernel_test_util.hpp"
+#include "common/kernel_test_util.hpp"
 #include "kernels/adamw.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/crossentropy.hpp"

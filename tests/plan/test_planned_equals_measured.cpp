@@ -2,7 +2,7 @@
 // sends, byte for byte, for every stage, in fp32 and (where the build has bf16) mixed precision.
 #include <gtest/gtest.h>
 
-#include "../zero/zero_test_util.hpp"
+#include "common/zero_test_util.hpp"
 #include "core/memory.hpp"
 #include "plan/planner.hpp"
 

@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "zero_test_util.hpp"
+#include "common/zero_test_util.hpp"
 
 #if ZEROMINI_HAVE_BF16
 

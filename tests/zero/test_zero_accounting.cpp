@@ -3,7 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "core/memory.hpp"
-#include "zero_test_util.hpp"
+#include "zero/run_plan.hpp"
+#include "common/zero_test_util.hpp"
 
 namespace {
 
@@ -28,7 +29,7 @@ TEST_P(Accounting, AllocatedBytesEqualThePlanAndTheClosedForms) {
   for (int c = 0; c < zm::kMemCategories; ++c) before[c] = ledger.current(MemCategory(c));
 
   zm::Trainer trainer(deck, stage, *comm);
-  const auto plan = zm::Trainer::buffer_plan(deck, stage, N);
+  const auto plan = zm::run_buffer_plan(deck, stage, N);
   for (int c = 0; c < zm::kMemCategories; ++c) {
     SCOPED_TRACE(zm::mem_category_name(MemCategory(c)));
     EXPECT_EQ(ledger.current(MemCategory(c)) - before[c], planned_bytes(plan, MemCategory(c)));

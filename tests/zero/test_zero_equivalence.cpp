@@ -21,7 +21,7 @@
 
 #include <cmath>
 
-#include "zero_test_util.hpp"
+#include "common/zero_test_util.hpp"
 
 namespace {
 

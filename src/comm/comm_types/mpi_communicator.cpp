@@ -10,8 +10,8 @@
 #include <cstring>
 #include <functional>
 
+#include "core/abort_job.hpp"
 #include "core/error.hpp"
-#include "core/runtime.hpp"
 
 #if defined(OPEN_MPI) || defined(MPICH)
 #if __has_include(<mpi-ext.h>)

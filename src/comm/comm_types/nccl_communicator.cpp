@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/abort_job.hpp"
 #include "core/compat.hpp"
-#include "core/runtime.hpp"
 
 namespace zm {
 

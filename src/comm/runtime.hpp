@@ -1,6 +1,8 @@
 // Process-wide setup of MPI and Kokkos for commands that run on ranks (run, inspect, export).
 #pragma once
 
+#include "core/abort_job.hpp"  // what the commands call on a rank's fatal error
+
 namespace zm {
 
 class Runtime {
@@ -17,8 +19,5 @@ class Runtime {
   int rank_ = 0;
   int size_ = 1;
 };
-
-// Ends the whole job from one rank (MPI_Abort when MPI is up), after printing `message`.
-[[noreturn]] void abort_job(const char* message, int exit_code = 1);
 
 }  // namespace zm

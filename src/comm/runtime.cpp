@@ -1,14 +1,9 @@
-#include "core/runtime.hpp"
+#include "comm/runtime.hpp"
 
 #include <mpi.h>
 
 #include "comm/device_select.hpp"
 #include "comm/mpi_defaults.hpp"
-
-#include <unistd.h>
-
-#include <cstdio>
-#include <cstdlib>
 
 #include "core/compat.hpp"
 #include "core/host_threads.hpp"
@@ -36,19 +31,6 @@ Runtime::~Runtime() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized) MPI_Finalize();
-}
-
-void abort_job(const char* message, int exit_code) {
-  std::fprintf(stderr, "%s\n", message);
-  std::fflush(stderr);
-  // MPI_Abort makes the launcher kill every rank at once, and output still in its pipes can be
-  // lost with them: give it a moment to forward this message first.
-  usleep(500 * 1000);
-  int initialized = 0, finalized = 0;
-  MPI_Initialized(&initialized);
-  MPI_Finalized(&finalized);
-  if (initialized && !finalized) MPI_Abort(MPI_COMM_WORLD, exit_code);
-  std::exit(exit_code);
 }
 
 }  // namespace zm

@@ -1,0 +1,57 @@
+// What a run measured, as plain structs: the trainer fills them, the results file, summary and
+// reports read them. Nothing here depends on how a run is carried out.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "core/memory.hpp"
+
+namespace zm {
+
+struct StepTimes {
+  double forward = 0;    // forward passes of all micro-steps (includes waits inside them)
+  double backward = 0;   // backward passes, and waiting for the last gradient collectives
+  double comm_wait = 0;  // time blocked on collectives anywhere in the step
+  double optimizer = 0;  // norm, clipping, AdamW and parameter re-distribution
+  double total = 0;
+};
+
+struct StepRecord {
+  int64_t step = 0;      // 0-based
+  double loss = 0;       // mean over the global batch
+  double grad_norm = 0;  // of the averaged gradients, before clipping
+  double lr = 0;
+  bool finite = true;  // loss and gradient norm are finite (else no update was made)
+  StepTimes times;
+  CommStats comm;  // this step's collectives on this rank
+};
+
+struct StageResult {
+  int stage = 0;
+  int ranks = 1;
+  std::vector<StepRecord> steps;              // this rank's records
+  MemoryFigures memory;                       // this rank's ledger after the stage ran
+  std::vector<MemoryFigures> memory_by_rank;  // rank 0 only: every rank's figures
+  int64_t tokens_per_rank_per_step = 0;
+  int64_t param_count = 0;                // real vocabulary
+  int64_t padded_param_count = 0;         // as allocated (padded vocabulary)
+  double tokens_per_second_per_rank = 0;  // figure of merit: mean over timed steps
+  double mean_step_seconds = 0;
+  StepTimes mean_times;
+  CommStats comm_per_step;  // mean per step on this rank
+  bool stopped_non_finite = false;
+};
+
+// How a run ended, which decides the exit status: completed and terminated (SIGTERM: a
+// checkpoint was written and the results flushed, so a requeued job continues) exit 0;
+// non_finite exits non-zero.
+enum class RunEnd { Completed, Terminated, NonFinite };
+
+struct RunOutcome {
+  std::vector<StageResult> stages;
+  RunEnd end = RunEnd::Completed;
+};
+
+}  // namespace zm

@@ -1,0 +1,26 @@
+// What one rank of a training run allocates and moves, declared once: the trainer allocates and
+// posts exactly this, and the planner sums the same lists at any scale.
+#pragma once
+
+#include <vector>
+
+#include "core/deck.hpp"
+#include "core/memory.hpp"
+#include "zero/engine.hpp"
+#include "zero/partition.hpp"
+
+namespace zm {
+
+// The trainer's per-step statistics, {loss sum, gradient sum of squares} in fp32, all-reduced
+// once every step.
+constexpr int64_t kStepStatsCount = 2;
+BufferSpec step_stats_buffer();
+
+// Every buffer a rank allocates at `ranks` ranks: the stage's, the model's and the step's own.
+std::vector<BufferSpec> run_buffer_plan(const Deck& deck, int stage, int ranks);
+
+// Every collective a rank posts in one step: the stage's and the step statistics' all-reduce.
+std::vector<ZeroEngine::PlannedCollective> run_traffic_plan(const Deck& deck, int stage,
+                                                            const PartitionPlan& plan);
+
+}  // namespace zm
