@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <iterator>
 #include <sstream>
 
 #include "commands.hpp"
@@ -43,6 +44,120 @@ std::string gb(double bytes) {
   return fmt::format("{:.3f}", bytes / 1e9);
 }
 
+// The memory categories' columns, in the enum's order: the CSV name and the table heading.
+struct CategoryColumn {
+  const char* csv;
+  const char* heading;
+  int width;
+};
+constexpr CategoryColumn kCategoryColumns[] = {
+    {"params_bytes", "params", 10},       {"grads_bytes", "grads", 10},
+    {"optimizer_bytes", "optimizer", 10}, {"activations_bytes", "activation", 10},
+    {"comm_buffers_bytes", "commbuf", 9}, {"workspace_bytes", "workspace", 9}};
+static_assert(std::size(kCategoryColumns) == kMemCategories, "a column per memory category");
+
+// f(c) for every memory category in order, and after the optimizer's, model_states() (-1).
+template <typename F>
+void for_each_memory_column(F&& f) {
+  for (int c = 0; c < kMemCategories; ++c) {
+    f(c);
+    if (static_cast<MemCategory>(c) == MemCategory::Optimizer) f(-1);
+  }
+}
+
+// The collectives reported per step, in the CommOp enum's order.
+constexpr CommOp kReportedOps[] = {CommOp::AllReduce, CommOp::ReduceScatter, CommOp::AllGather};
+
+void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoint>& points,
+               bool have_machine) {
+  std::string header = "deck,precision,stage,ranks,params,padded_params";
+  for_each_memory_column([&](int c) {
+    header += ',';
+    header += c < 0 ? "model_states_bytes" : kCategoryColumns[c].csv;
+  });
+  header += ",total_bytes";
+  for (CommOp op : kReportedOps) header += fmt::format(",{}_bytes", comm_op_name(op));
+  fmt::print(
+      "{},compute_s,comm_s,step_overlapped_s,step_serial_s,fits,largest_layers,"
+      "largest_params\n",
+      header);
+  for (const PlanPoint& p : points) {
+    std::string row = fmt::format("{},{},{},{},{},{}", deck.path, precision_name(precision),
+                                  p.stage, p.ranks, p.params, p.padded_params);
+    for_each_memory_column([&](int c) {
+      row += fmt::format(",{:.0f}", c < 0 ? p.memory.model_states() : p.memory.bytes[c]);
+    });
+    row += fmt::format(",{:.0f}", p.memory.total());
+    for (CommOp op : kReportedOps)
+      row += fmt::format(",{:.0f}", p.bytes_per_step[static_cast<int>(op)]);
+    fmt::print("{},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{}\n", row, p.compute_seconds, p.comm_seconds,
+               p.step_seconds_overlapped, p.step_seconds_serial,
+               have_machine ? (p.fits ? "yes" : "no") : "", p.largest_layers, p.largest_params);
+  }
+}
+
+void print_heading(const Deck& deck, Precision precision, const PlanPoint& first,
+                   const Machine* machine) {
+  fmt::print("zeromini plan: {}\n", deck.path);
+  fmt::print(
+      "  model: {} layers, dim {}, {} heads, vocab {} (padded {}), seq {}; "
+      "micro_batch {} x grad_accum {}\n",
+      deck.model.layers, deck.model.dim, deck.model.heads, deck.model.vocab,
+      deck.model.padded_vocab(), deck.model.seq_len, deck.train.micro_batch, deck.train.grad_accum);
+  fmt::print("  Psi = {} parameters (real vocabulary)\n", first.params);
+  fmt::print("  precision: {}\n",
+             precision == Precision::FP32
+                 ? "fp32 (4 + 4 + 8 bytes per parameter: parameters, gradients, Adam m and v)"
+                 : "mixed (2 + 2 + 12 bytes per parameter: bf16 parameters and gradients; fp32 "
+                   "master, m and v)");
+  if (machine)
+    fmt::print("  machine: {} ({} devices per node, {:.1f} GiB each)\n", machine->name,
+               machine->devices_per_node, machine->device_memory_bytes / (1024.0 * 1024 * 1024));
+  fmt::print(
+      "\nPer rank, GB (1e9 bytes). Model states = parameters + gradients + optimizer; "
+      "traffic = bytes each rank sends per step (ring convention).\n");
+}
+
+// One table line: ranks and stage, then the memory columns | total | traffic.
+template <typename MemoryCell, typename TrafficCell>
+std::string table_line(const std::string& ranks, const std::string& stage, MemoryCell memory,
+                       const std::string& total, TrafficCell traffic) {
+  std::string line = fmt::format("{:>8} {:>5} |", ranks, stage);
+  for_each_memory_column([&](int c) {
+    line += fmt::format(" {:>{}}", memory(c), c < 0 ? 12 : kCategoryColumns[c].width);
+    if (c < 0) line += " |";  // model states close the first group
+  });
+  line += fmt::format(" {:>10} |", total);
+  for (CommOp op : kReportedOps) line += fmt::format(" {:>10}", traffic(op));
+  return line;
+}
+
+void print_table(const std::vector<PlanPoint>& points, const Machine* machine) {
+  const char* traffic_headings[] = {"allreduce", "reducescat", "allgather"};
+  fmt::print("{}", table_line(
+                       "ranks", "stage",
+                       [](int c) { return c < 0 ? "model-states" : kCategoryColumns[c].heading; },
+                       "total", [&](CommOp op) { return traffic_headings[static_cast<int>(op)]; }));
+  if (machine)
+    fmt::print(" | {:>4} {:>10} {:>10} {:>14}", "fits", "step s ovl", "step s ser", "largest fits");
+  fmt::print("\n");
+  for (const PlanPoint& p : points) {
+    fmt::print("{}",
+               table_line(
+                   std::to_string(p.ranks), std::to_string(p.stage),
+                   [&](int c) { return gb(c < 0 ? p.memory.model_states() : p.memory.bytes[c]); },
+                   gb(p.memory.total()),
+                   [&](CommOp op) { return gb(p.bytes_per_step[static_cast<int>(op)]); }));
+    if (machine)
+      fmt::print(" | {:>4} {:>10.4g} {:>10.4g} {:>14}", p.fits ? "yes" : "no",
+                 p.step_seconds_overlapped, p.step_seconds_serial,
+                 p.largest_layers > 0
+                     ? fmt::format("L={} {:.3g}B", p.largest_layers, p.largest_params / 1e9)
+                     : std::string("none"));
+    fmt::print("\n");
+  }
+}
+
 }  // namespace
 
 int plan(const PlanOptions& options) {
@@ -64,69 +179,11 @@ int plan(const PlanOptions& options) {
       points.push_back(plan_point(deck, s, n, precision, have_machine ? &machine : nullptr));
 
   if (options.format == "csv") {
-    fmt::print(
-        "deck,precision,stage,ranks,params,padded_params,params_bytes,grads_bytes,"
-        "optimizer_bytes,model_states_bytes,activations_bytes,comm_buffers_bytes,"
-        "workspace_bytes,total_bytes,all_reduce_bytes,reduce_scatter_bytes,"
-        "all_gather_bytes,compute_s,comm_s,step_overlapped_s,step_serial_s,fits,"
-        "largest_layers,largest_params\n");
-    for (const PlanPoint& p : points) {
-      const auto& b = p.memory.bytes;
-      fmt::print(
-          "{},{},{},{},{},{},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},"
-          "{:.0f},{:.0f},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{}\n",
-          deck.path, precision_name(precision), p.stage, p.ranks, p.params, p.padded_params, b[0],
-          b[1], b[2], p.memory.model_states(), b[3], b[4], b[5], p.memory.total(),
-          p.bytes_per_step[0], p.bytes_per_step[1], p.bytes_per_step[2], p.compute_seconds,
-          p.comm_seconds, p.step_seconds_overlapped, p.step_seconds_serial,
-          have_machine ? (p.fits ? "yes" : "no") : "", p.largest_layers, p.largest_params);
-    }
+    print_csv(deck, precision, points, have_machine);
     return 0;
   }
-
-  const PlanPoint& first = points.front();
-  fmt::print("zeromini plan: {}\n", deck.path);
-  fmt::print(
-      "  model: {} layers, dim {}, {} heads, vocab {} (padded {}), seq {}; "
-      "micro_batch {} x grad_accum {}\n",
-      deck.model.layers, deck.model.dim, deck.model.heads, deck.model.vocab,
-      deck.model.padded_vocab(), deck.model.seq_len, deck.train.micro_batch, deck.train.grad_accum);
-  fmt::print("  Psi = {} parameters (real vocabulary)\n", first.params);
-  fmt::print("  precision: {}\n",
-             precision == Precision::FP32
-                 ? "fp32 (4 + 4 + 8 bytes per parameter: parameters, gradients, Adam m and v)"
-                 : "mixed (2 + 2 + 12 bytes per parameter: bf16 parameters and gradients; fp32 "
-                   "master, m and v)");
-  if (have_machine)
-    fmt::print("  machine: {} ({} devices per node, {:.1f} GiB each)\n", machine.name,
-               machine.devices_per_node, machine.device_memory_bytes / (1024.0 * 1024 * 1024));
-  fmt::print(
-      "\nPer rank, GB (1e9 bytes). Model states = parameters + gradients + optimizer; "
-      "traffic = bytes each rank sends per step (ring convention).\n");
-  fmt::print(
-      "{:>8} {:>5} | {:>10} {:>10} {:>10} {:>12} | {:>10} {:>9} {:>9} {:>10} | {:>10} "
-      "{:>10} {:>10}",
-      "ranks", "stage", "params", "grads", "optimizer", "model-states", "activation", "commbuf",
-      "workspace", "total", "allreduce", "reducescat", "allgather");
-  if (have_machine)
-    fmt::print(" | {:>4} {:>10} {:>10} {:>14}", "fits", "step s ovl", "step s ser", "largest fits");
-  fmt::print("\n");
-  for (const PlanPoint& p : points) {
-    const auto& b = p.memory.bytes;
-    fmt::print(
-        "{:>8} {:>5} | {:>10} {:>10} {:>10} {:>12} | {:>10} {:>9} {:>9} {:>10} | {:>10} "
-        "{:>10} {:>10}",
-        p.ranks, p.stage, gb(b[0]), gb(b[1]), gb(b[2]), gb(p.memory.model_states()), gb(b[3]),
-        gb(b[4]), gb(b[5]), gb(p.memory.total()), gb(p.bytes_per_step[0]), gb(p.bytes_per_step[1]),
-        gb(p.bytes_per_step[2]));
-    if (have_machine)
-      fmt::print(" | {:>4} {:>10.4g} {:>10.4g} {:>14}", p.fits ? "yes" : "no",
-                 p.step_seconds_overlapped, p.step_seconds_serial,
-                 p.largest_layers > 0
-                     ? fmt::format("L={} {:.3g}B", p.largest_layers, p.largest_params / 1e9)
-                     : std::string("none"));
-    fmt::print("\n");
-  }
+  print_heading(deck, precision, points.front(), have_machine ? &machine : nullptr);
+  print_table(points, have_machine ? &machine : nullptr);
   if (have_machine)
     fmt::print(
         "\nStep time: compute = {:.3g} matmul FLOP/token x tokens per rank per step at "
