@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 
 #include "core/deck.hpp"
@@ -45,9 +46,15 @@ TEST(Planner, TrafficIsTwoOrThreePsiPerRank) {
   }
 }
 
+// The planner's cost must not grow with the rank count (a loop over ranks at 4 million ranks
+// would take seconds): a whole point, memory and traffic, within a generous bound.
 TEST(Planner, RunsInstantlyAtMillionsOfRanks) {
   const zm::Deck deck = deck_with(96, 12288, 96);  // a GPT-3-sized model
+  const auto start = std::chrono::steady_clock::now();
   const zm::PlanPoint p = zm::plan_point(deck, 3, 4'000'000, zm::Precision::Mixed, nullptr);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 0.5) << "planning one point at 4 million ranks took " << seconds << " s";
   EXPECT_GT(p.params, 170'000'000'000);
   EXPECT_LT(p.memory.model_states(), 16.0 * p.padded_params / 4'000'000 * 1.01);
 }
