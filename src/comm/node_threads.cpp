@@ -8,6 +8,8 @@
 #include <bitset>
 #include <cstdint>
 
+#include "comm/node_split.hpp"
+
 namespace zm {
 
 namespace {
@@ -30,22 +32,16 @@ int count_bits(const std::array<uint64_t, kMaskWords>& mask) {
 }  // namespace
 
 NodeThreads node_threads(MPI_Comm comm, const HostThreads& mine) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm node;
-  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+  const NodeComm node(comm);
   NodeThreads t;
-  MPI_Comm_size(node, &t.ranks);
-  MPI_Allreduce(&mine.kokkos_threads, &t.threads, 1, MPI_INT, MPI_SUM, node);
+  t.ranks = node.size();
+  MPI_Allreduce(&mine.kokkos_threads, &t.threads, 1, MPI_INT, MPI_SUM, node.get());
   const std::array<uint64_t, kMaskWords> my_mask = cpu_mask(mine.cpus);
   std::array<uint64_t, kMaskWords> node_mask{};
-  MPI_Allreduce(my_mask.data(), node_mask.data(), kMaskWords, MPI_UINT64_T, MPI_BOR, node);
+  MPI_Allreduce(my_mask.data(), node_mask.data(), kMaskWords, MPI_UINT64_T, MPI_BOR, node.get());
   t.cores = count_bits(node_mask);
-  int node_rank = 0;
-  MPI_Comm_rank(node, &node_rank);
-  MPI_Comm_free(&node);
   // Per node, counted once by its first rank: [nodes, oversubscribed nodes].
-  const int leader = node_rank == 0 ? 1 : 0;
+  const int leader = node.rank() == 0 ? 1 : 0;
   const int mine_counts[2] = {leader, leader && t.threads > t.cores ? 1 : 0};
   int counts[2] = {0, 0};
   MPI_Allreduce(mine_counts, counts, 2, MPI_INT, MPI_SUM, comm);

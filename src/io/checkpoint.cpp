@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "comm/agree.hpp"
 #include "core/build_info.hpp"
 #include "core/error.hpp"
 #include "io/file_integrity.hpp"
@@ -46,22 +47,11 @@ Storage storage_of(const ZeroEngine& engine, int state) {
 using HostBuffer = Kokkos::View<float*, HostSpace>;
 using DeviceSpan = Kokkos::View<float*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
-// Makes every rank fail together: if any rank caught an error, all throw (with that rank's
-// message where it was this rank's, else a pointer to it).
+// Makes every rank fail together: if any rank caught an error, all throw the first failing
+// rank's message, so that every rank reports the cause.
 void agree_or_fail(MPI_Comm comm, const std::string& error) {
-  int mine = error.empty() ? 0 : 1, any = 0;
-  MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm);
-  if (!any) return;
-  // Share the first failing rank's message so every rank reports the cause.
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  int first = mine ? rank : size, lowest = size;
-  MPI_Allreduce(&first, &lowest, 1, MPI_INT, MPI_MIN, comm);
-  char text[1024] = {};
-  if (rank == lowest) std::snprintf(text, sizeof(text), "%s", error.c_str());
-  MPI_Bcast(text, sizeof(text), MPI_CHAR, lowest, comm);
-  throw CollectiveError(text);
+  const Agreement outcome = agree(comm, error);
+  if (!outcome.ok()) throw CollectiveError(outcome.message);
 }
 
 void write_metadata(hid_t file, const ZeroEngine& engine, const Deck& deck, int64_t steps_done) {

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "comm/agree.hpp"
 #include "core/error.hpp"
 
 namespace zm {
@@ -206,13 +207,7 @@ std::string verify_file(const std::string& path, MPI_Comm comm) {
   }
   // Every rank returns the first rank's problem (the header checks are identical everywhere; the
   // block checks are spread over the ranks).
-  int mine = problem.empty() ? ranks : rank, first = ranks;
-  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
-  if (first == ranks) return "";
-  char text[1024] = {};
-  if (rank == first) std::snprintf(text, sizeof(text), "%s", problem.c_str());
-  MPI_Bcast(text, sizeof(text), MPI_CHAR, first, comm);
-  return text;
+  return agree(comm, problem).message;
 }
 
 }  // namespace zm

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <string>
 
+#include "comm/node_split.hpp"
 #include "core/error.hpp"
 #include "plan/planner.hpp"
 
@@ -49,11 +50,7 @@ void check_memory_fits(const Deck& deck, int stage, Communicator& comm) {
   available = static_cast<double>(free_bytes);
   where = fmt::format("{:.2f} GiB free on this rank's GPU", available / kGiB);
 #else
-  MPI_Comm node;
-  MPI_Comm_split_type(comm.mpi_comm(), MPI_COMM_TYPE_SHARED, comm.rank(), MPI_INFO_NULL, &node);
-  int ranks_here = 1;
-  MPI_Comm_size(node, &ranks_here);
-  MPI_Comm_free(&node);
+  const int ranks_here = NodeComm(comm.mpi_comm()).size();
   const double host = host_available_bytes();
   available = host / ranks_here;
   where = fmt::format("MemAvailable {:.2f} GiB on this node shared by {} ranks", host / kGiB,

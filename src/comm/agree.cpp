@@ -1,0 +1,28 @@
+#include "comm/agree.hpp"
+
+#include <algorithm>
+#include <vector>
+
+namespace zm {
+
+Agreement agree(MPI_Comm comm, const std::string& error) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  // The lowest failing rank, or `size` when none failed: one reduction settles both whether and
+  // who, and only a failure costs the broadcast of a message.
+  const int mine = error.empty() ? size : rank;
+  int first = size;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+  Agreement agreement;
+  if (first == size) return agreement;
+  std::vector<char> text(kAgreedMessageMax + 1, '\0');
+  if (rank == first)
+    std::copy_n(error.begin(), std::min(error.size(), kAgreedMessageMax), text.begin());
+  MPI_Bcast(text.data(), static_cast<int>(text.size()), MPI_CHAR, first, comm);
+  agreement.failed_rank = first;
+  agreement.message = text.data();
+  return agreement;
+}
+
+}  // namespace zm

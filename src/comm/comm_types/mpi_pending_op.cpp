@@ -1,0 +1,85 @@
+#include "comm/comm_types/mpi_pending_op.hpp"
+
+#include <fmt/format.h>
+
+#include <sched.h>
+
+#include <climits>
+#include <string>
+#include <utility>
+
+#include "comm/comm_types/mpi_watchdog.hpp"
+#include "core/abort_job.hpp"
+
+namespace zm {
+
+void mpi_failure(int code, const MpiOpInfo& op) {
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  const std::string message =
+      fmt::format("zeromini: rank {}: MPI error in {} of {} {} elements: {}", op.rank, op.name,
+                  op.count, dtype_name(op.type), std::string(text, static_cast<size_t>(length)));
+  abort_job(message.c_str(), 1);
+}
+
+int checked_count(size_t count, const MpiOpInfo& op) {
+  if (count > static_cast<size_t>(INT_MAX)) {
+    const std::string message = fmt::format(
+        "zeromini: rank {}: {} of {} {} elements exceeds MPI's int count limit ({}); use more "
+        "ranks or smaller units",
+        op.rank, op.name, count, dtype_name(op.type), INT_MAX);
+    abort_job(message.c_str(), 1);
+  }
+  return static_cast<int>(count);
+}
+
+MpiPendingOp::MpiPendingOp(MPI_Request request, const MpiOpInfo& op, int64_t sequence,
+                           const MpiWatchdog& watchdog, StagedBuffers buffers)
+    : request_(request),
+      op_(op),
+      sequence_(sequence),
+      watchdog_(watchdog),
+      buffers_(std::move(buffers)) {}
+
+MpiPendingOp::~MpiPendingOp() {
+  if (request_ != MPI_REQUEST_NULL) wait();
+}
+
+bool MpiPendingOp::test() {
+  if (request_ == MPI_REQUEST_NULL) return true;
+  int done = 0;
+  const int code = MPI_Test(&request_, &done, MPI_STATUS_IGNORE);
+  if (code != MPI_SUCCESS) mpi_failure(code, op_);
+  if (done) finish();
+  return done != 0;
+}
+
+// Polls instead of MPI_Wait so that a wait can time out; yields the core now and then, which
+// matters when ranks outnumber cores.
+void MpiPendingOp::wait() {
+  if (request_ == MPI_REQUEST_NULL) return;
+  const double start = MPI_Wtime();
+  for (uint64_t polls = 1;; ++polls) {
+    int done = 0;
+    const int code = MPI_Test(&request_, &done, MPI_STATUS_IGNORE);
+    if (code != MPI_SUCCESS) mpi_failure(code, op_);
+    if (done) break;
+    if (polls % 1024 == 0) {
+      sched_yield();
+      const double waited = MPI_Wtime() - start;
+      if (waited > watchdog_.timeout()) watchdog_.report_timeout(op_, sequence_, waited);
+    }
+  }
+  finish();
+}
+
+// Completion on the device side (staged results copied back, an in-place result moved to its
+// slot), once.
+void MpiPendingOp::finish() {
+  request_ = MPI_REQUEST_NULL;
+  if (buffers_.on_complete) buffers_.on_complete();
+  buffers_.on_complete = nullptr;
+}
+
+}  // namespace zm

@@ -1,0 +1,55 @@
+// A posted MPI collective until it completes: its request, the staged buffers MPI works on, and a
+// wait that polls so that the watchdog can end a wait that lasts too long. Also how the MPI backend
+// fails: an MPI error is not something a rank can recover from, so it ends the job with a message
+// naming the operation, its size and the rank.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "comm/comm_types/mpi_staging.hpp"
+#include "comm/communicator.hpp"
+
+namespace zm {
+
+class MpiWatchdog;
+
+// What messages say about an operation: "all_reduce of 1024 f32 elements" on rank 3.
+struct MpiOpInfo {
+  const char* name;
+  size_t count;  // elements
+  DType type;
+  int rank;
+};
+
+// Ends the job: MPI returned `code` in `op`. Returning would leave the other ranks waiting.
+[[noreturn]] void mpi_failure(int code, const MpiOpInfo& op);
+
+// `count` elements of `op` as the int MPI takes, or the end of the job when it does not fit.
+int checked_count(size_t count, const MpiOpInfo& op);
+
+class MpiPendingOp : public detail::PendingOp {
+ public:
+  // `sequence` is the operation's number among the collectives this rank posted (for the
+  // watchdog's report); `watchdog` must outlive the operation.
+  MpiPendingOp(MPI_Request request, const MpiOpInfo& op, int64_t sequence,
+               const MpiWatchdog& watchdog, StagedBuffers buffers = {});
+  ~MpiPendingOp() override;
+  MpiPendingOp(const MpiPendingOp&) = delete;
+  MpiPendingOp& operator=(const MpiPendingOp&) = delete;
+
+  bool test() override;
+  void wait() override;
+
+ private:
+  void finish();
+  MPI_Request request_;
+  MpiOpInfo op_;
+  int64_t sequence_;
+  const MpiWatchdog& watchdog_;
+  StagedBuffers buffers_;  // kept alive while MPI uses them
+};
+
+}  // namespace zm

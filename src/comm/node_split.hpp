@@ -1,0 +1,34 @@
+// The ranks of a communicator that share this rank's node (its shared-memory domain), as a
+// communicator of their own that is freed with this object.
+//
+// Device selection, thread placement, the memory check and the watchdog all need "who else is on
+// this node"; MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) answers it, keyed by the rank in the
+// parent so that node ranks keep the parent's order.
+#pragma once
+
+#include <mpi.h>
+
+namespace zm {
+
+class NodeComm {
+ public:
+  NodeComm() = default;  // no communicator (MPI_COMM_NULL)
+  // Collective over `comm`.
+  explicit NodeComm(MPI_Comm comm);
+  ~NodeComm();
+  NodeComm(NodeComm&& other) noexcept;
+  NodeComm& operator=(NodeComm&& other) noexcept;
+  NodeComm(const NodeComm&) = delete;
+  NodeComm& operator=(const NodeComm&) = delete;
+
+  MPI_Comm get() const { return comm_; }
+  int rank() const { return rank_; }  // among the ranks of this node
+  int size() const { return size_; }  // ranks on this node
+
+ private:
+  void release();
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0, size_ = 1;
+};
+
+}  // namespace zm
