@@ -29,4 +29,10 @@ int export_checkpoint(int& argc, char**& argv, const std::string& checkpoint,
                       const std::string& out);
 int schema();
 
+struct SweepOptions {
+  std::string file;  // the sweep file (TOML)
+  std::string root;  // the repository, for relative paths and the default job template
+};
+int sweep_expand(const SweepOptions& options);  // prints JSON on stdout
+
 }  // namespace zm::cli

@@ -7,6 +7,45 @@
 #include "commands.hpp"
 #include "core/build_info.hpp"
 
+namespace {
+
+CLI::App* add_plan(CLI::App& app, zm::cli::PlanOptions& options) {
+  CLI::App* plan = app.add_subcommand(
+      "plan", "Predict per-rank memory, traffic and step time for any rank count (no MPI)");
+  plan->add_option("deck", options.deck, "Input deck (TOML)")->required();
+  plan->add_option("--ranks", options.ranks, "Rank counts, comma separated (e.g. 1,4,16)")
+      ->capture_default_str();
+  plan->add_option("--stage", options.stage, "ZeRO stage 0..3 or all")->capture_default_str();
+  plan->add_option("--machine", options.machine,
+                   "Machine file (inputs/machines/*.toml) for fit and step-time estimates");
+  plan->add_option("--precision", options.precision,
+                   "Memory model: fp32 or mixed (2+2+12 bytes per parameter); default: the "
+                   "deck's train.precision");
+  plan->add_option("--set", options.overrides, "Override a deck key (as for run)")
+      ->type_name("KEY=VALUE");
+  plan->add_option("--format", options.format, "Output: table or csv")->capture_default_str();
+  return plan;
+}
+
+// `sweep` and its subcommand `expand`, which it returns.
+CLI::App* add_sweep(CLI::App& app, zm::cli::SweepOptions& options) {
+  CLI::App* sweep = app.add_subcommand(
+      "sweep", "Scaling studies (sweep files for scripts/sweep.py, inputs/sweeps/*.toml)");
+  sweep->require_subcommand(1);
+  CLI::App* expand = sweep->add_subcommand(
+      "expand", "Check a sweep file and print its settings and its points (one job each) as JSON");
+  expand->add_option("file", options.file, "Sweep file (TOML)")->required();
+  expand
+      ->add_option("--root", options.root,
+                   "Repository: relative paths not found in the current directory or beside "
+                   "the sweep file are looked up here; the Slurm template defaults to "
+                   "ROOT/scripts/slurm/zeromini.sbatch")
+      ->type_name("ROOT");
+  return expand;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{
       "zeromini: a mini-app that trains a GPT-2-style transformer under ZeRO stages 0-3 "
@@ -30,20 +69,7 @@ int main(int argc, char** argv) {
   run->add_option("--out", run_options.out_dir, "Output directory (overrides output.dir)");
 
   zm::cli::PlanOptions plan_options;
-  auto* plan = app.add_subcommand(
-      "plan", "Predict per-rank memory, traffic and step time for any rank count (no MPI)");
-  plan->add_option("deck", plan_options.deck, "Input deck (TOML)")->required();
-  plan->add_option("--ranks", plan_options.ranks, "Rank counts, comma separated (e.g. 1,4,16)")
-      ->capture_default_str();
-  plan->add_option("--stage", plan_options.stage, "ZeRO stage 0..3 or all")->capture_default_str();
-  plan->add_option("--machine", plan_options.machine,
-                   "Machine file (inputs/machines/*.toml) for fit and step-time estimates");
-  plan->add_option("--precision", plan_options.precision,
-                   "Memory model: fp32 or mixed (2+2+12 bytes per parameter); default: the "
-                   "deck's train.precision");
-  plan->add_option("--set", plan_options.overrides, "Override a deck key (as for run)")
-      ->type_name("KEY=VALUE");
-  plan->add_option("--format", plan_options.format, "Output: table or csv")->capture_default_str();
+  CLI::App* plan = add_plan(app, plan_options);
 
   std::string inspect_file;
   auto* inspect =
@@ -59,6 +85,9 @@ int main(int argc, char** argv) {
   auto* schema = app.add_subcommand(
       "schema", "List every deck key with its default, allowed values and meaning");
 
+  zm::cli::SweepOptions sweep_options;
+  CLI::App* expand = add_sweep(app, sweep_options);
+
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -67,6 +96,7 @@ int main(int argc, char** argv) {
     if (*inspect) return zm::cli::inspect(argc, argv, inspect_file);
     if (*exporter) return zm::cli::export_checkpoint(argc, argv, export_checkpoint, export_out);
     if (*schema) return zm::cli::schema();
+    if (*expand) return zm::cli::sweep_expand(sweep_options);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "zeromini: error: %s\n", error.what());
     return 1;

@@ -30,8 +30,10 @@ writes nothing and prints the job scripts and the commands. Re-running skips the
 are finished (their summary.json is complete) and those still in Slurm's queue; --force reruns.
 Then: scripts/collect.py <dir> -o results.csv; /usr/bin/python3 scripts/plot.py results.csv.
 
-Standard library only (Python >= 3.9; Python < 3.11 uses a built-in reader for the subset of
-TOML that sweep files use).
+The sweep file is read, checked and expanded into its points by zeromini itself (`zeromini sweep
+expand SWEEP.toml` prints them as JSON; relative paths are looked up in the current directory,
+beside the sweep file, then in the repository), so sweep.py needs the zeromini executable (--bin,
+default build/bin/zeromini) for --dry-run and --list too. Standard library only (Python >= 3.9).
 """
 
 import argparse
@@ -47,7 +49,6 @@ import time
 
 SCRIPT_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(SCRIPT_DIR)
-DEFAULT_TEMPLATE = os.path.join(SCRIPT_DIR, "slurm", "zeromini.sbatch")
 SUMMARY = "summary.json"
 POINT = "point.json"
 JOB_SCRIPT = "job.sbatch"
@@ -58,405 +59,28 @@ class SweepError(Exception):
 
 
 # --------------------------------------------------------------------------------------------
-# TOML: tomllib where it exists (3.11+), else a reader for the subset sweep files use: tables,
-# arrays of tables, dotted keys, strings, integers, floats, booleans, arrays and inline tables.
+# The sweep file and its points: read, checked and expanded by `zeromini sweep expand`.
 
 
-class _TomlReader:
-    def __init__(self, text, source):
-        self.text = text
-        self.pos = 0
-        self.source = source
-
-    def error(self, message):
-        line = self.text.count("\n", 0, self.pos) + 1
-        raise SweepError(f"{self.source}:{line}: {message}")
-
-    def skip_space(self, newlines=False):
-        while self.pos < len(self.text):
-            c = self.text[self.pos]
-            if c in " \t\r" or (newlines and c == "\n"):
-                self.pos += 1
-            elif c == "#":
-                while self.pos < len(self.text) and self.text[self.pos] != "\n":
-                    self.pos += 1
-            else:
-                break
-
-    def peek(self):
-        return self.text[self.pos] if self.pos < len(self.text) else ""
-
-    def expect(self, char):
-        if self.peek() != char:
-            self.error(f"expected '{char}', found {self.peek()!r}")
-        self.pos += 1
-
-    def key(self):
-        parts = []
-        while True:
-            self.skip_space()
-            c = self.peek()
-            if c in "\"'":
-                parts.append(self.string())
-            else:
-                m = re.compile(r"[A-Za-z0-9_-]+").match(self.text, self.pos)
-                if not m:
-                    self.error(f"expected a key, found {c!r}")
-                parts.append(m.group(0))
-                self.pos = m.end()
-            self.skip_space()
-            if self.peek() != ".":
-                return parts
-            self.pos += 1
-
-    def string(self):
-        quote = self.peek()
-        if self.text.startswith(quote * 3, self.pos):
-            self.error("multi-line strings are not supported here (Python 3.11 reads them)")
-        self.pos += 1
-        out = []
-        escapes = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "b": "\b", "f": "\f"}
-        while True:
-            if self.pos >= len(self.text) or self.text[self.pos] == "\n":
-                self.error("unterminated string")
-            c = self.text[self.pos]
-            self.pos += 1
-            if c == quote:
-                return "".join(out)
-            if c == "\\" and quote == '"':
-                e = self.text[self.pos : self.pos + 1]
-                self.pos += 1
-                if e in escapes:
-                    out.append(escapes[e])
-                elif e in "uU":
-                    n = 4 if e == "u" else 8
-                    out.append(chr(int(self.text[self.pos : self.pos + n], 16)))
-                    self.pos += n
-                else:
-                    self.error(f"unknown escape \\{e}")
-            else:
-                out.append(c)
-
-    def value(self):
-        self.skip_space()
-        c = self.peek()
-        if c in "\"'":
-            return self.string()
-        if c == "[":
-            self.pos += 1
-            items = []
-            while True:
-                self.skip_space(newlines=True)
-                if self.peek() == "]":
-                    self.pos += 1
-                    return items
-                items.append(self.value())
-                self.skip_space(newlines=True)
-                if self.peek() == ",":
-                    self.pos += 1
-                elif self.peek() != "]":
-                    self.error(f"expected ',' or ']' in an array, found {self.peek()!r}")
-        if c == "{":
-            self.pos += 1
-            table = {}
-            self.skip_space()
-            if self.peek() == "}":
-                self.pos += 1
-                return table
-            while True:
-                keys = self.key()
-                self.expect("=")
-                self.assign(table, keys, self.value())
-                self.skip_space()
-                if self.peek() == ",":
-                    self.pos += 1
-                    continue
-                self.expect("}")
-                return table
-        m = re.compile(r"[^\s,\]\}#]+").match(self.text, self.pos)
-        if not m:
-            self.error(f"expected a value, found {c!r}")
-        token = m.group(0)
-        self.pos = m.end()
-        if token == "true":
-            return True
-        if token == "false":
-            return False
-        plain = token.replace("_", "")
-        try:
-            if re.fullmatch(r"[+-]?(0x[0-9a-fA-F]+|0o[0-7]+|0b[01]+)", plain):
-                return int(plain, 0)
-            if re.fullmatch(r"[+-]?\d+", plain):
-                return int(plain)
-            if plain in ("inf", "+inf", "-inf", "nan", "+nan", "-nan"):
-                return float(plain)
-            return float(plain)
-        except ValueError:
-            self.error(f"cannot read the value {token!r} (dates and bare words are not supported)")
-
-    def assign(self, table, keys, value):
-        for k in keys[:-1]:
-            table = table.setdefault(k, {})
-            if not isinstance(table, dict):
-                self.error(f"key {'.'.join(keys)} redefines a value")
-        if keys[-1] in table:
-            self.error(f"key {'.'.join(keys)} is defined twice")
-        table[keys[-1]] = value
-
-    def document(self):
-        root = {}
-        current = root
-        while True:
-            self.skip_space(newlines=True)
-            if self.pos >= len(self.text):
-                return root
-            if self.peek() == "[":
-                array = self.text.startswith("[[", self.pos)
-                self.pos += 2 if array else 1
-                keys = self.key()
-                self.expect("]")
-                if array:
-                    self.expect("]")
-                parent = root
-                for k in keys[:-1]:
-                    parent = parent.setdefault(k, {})
-                    if isinstance(parent, list):
-                        parent = parent[-1]
-                if array:
-                    current = {}
-                    parent.setdefault(keys[-1], []).append(current)
-                else:
-                    current = parent.setdefault(keys[-1], {})
-            else:
-                keys = self.key()
-                self.expect("=")
-                self.assign(current, keys, self.value())
-            self.skip_space()
-            if self.pos < len(self.text) and self.peek() != "\n":
-                self.error(f"expected the end of the line, found {self.peek()!r}")
-
-
-def parse_toml(text, source="<string>"):
-    """Parses TOML text: tomllib when available, else the built-in subset reader."""
+def load_sweep(path, binary):
+    """The sweep file's settings and points, from `<binary> sweep expand PATH` (JSON)."""
+    cmd = [binary, "sweep", "expand", path, "--root", REPO_ROOT]
     try:
-        import tomllib  # Python 3.11+
-    except ImportError:
-        return _TomlReader(text, source).document()
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.SubprocessError) as error:
+        raise SweepError(f"{binary} sweep expand: {error}") from None
+    if res.returncode != 0:
+        message = res.stderr.strip()
+        prefix = "zeromini: error: "
+        if message.startswith(prefix) and "\n" not in message:
+            raise SweepError(message[len(prefix):])
+        raise SweepError(f"{binary} sweep expand {path} failed (exit {res.returncode}): "
+                         f"{message or 'no message'}")
     try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise SweepError(f"{source}: {error}") from None
-
-
-# --------------------------------------------------------------------------------------------
-# The sweep file.
-
-TOP_KEYS = {"name", "deck", "stages", "nodes", "ranks_per_node", "models", "repeats", "steps",
-            "micro_batch", "set", "scaling", "global_batch", "slurm", "local", "description"}
-SLURM_KEYS = {"partition", "time", "account", "qos", "constraint", "template", "launcher",
-              "srun_mpi", "extra", "env"}
-LOCAL_KEYS = {"launcher"}
-MODEL_KEYS = {"name", "set", "deck"}
-
-
-def _list(value, key, kind, source):
-    if not isinstance(value, list):
-        value = [value]
-    for v in value:
-        if not isinstance(v, kind) or isinstance(v, bool) and kind is not bool:
-            raise SweepError(f"{source}: {key}: expected {kind.__name__} values, found {v!r}")
-    return value
-
-
-def _resolve_path(path, sweep_file):
-    """A path as given, relative to the current directory, else to the sweep file's directory,
-    else to the repository root."""
-    if os.path.isabs(path):
-        return path
-    for base in (os.getcwd(), os.path.dirname(os.path.abspath(sweep_file)), REPO_ROOT):
-        candidate = os.path.join(base, path)
-        if os.path.exists(candidate):
-            return os.path.abspath(candidate)
-    raise SweepError(f"{sweep_file}: {path}: no such file (looked in the current directory, "
-                     f"beside the sweep file and in {REPO_ROOT})")
-
-
-def load_sweep(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as error:
-        raise SweepError(f"{path}: cannot read the sweep file: {error.strerror}") from None
-    data = parse_toml(text, path)
-    return check_sweep(data, path)
-
-
-def check_sweep(data, path):
-    unknown = sorted(set(data) - TOP_KEYS)
-    if unknown:
-        raise SweepError(f"{path}: unknown key(s) {', '.join(unknown)} "
-                         f"(known: {', '.join(sorted(TOP_KEYS))})")
-    cfg = {}
-    stem = os.path.splitext(os.path.basename(path))[0]
-    cfg["name"] = str(data.get("name", stem))
-    if not re.fullmatch(r"[A-Za-z0-9_.-]+", cfg["name"]):
-        raise SweepError(f"{path}: name = {cfg['name']!r}: use letters, digits, '.', '_', '-'")
-    if "deck" not in data:
-        raise SweepError(f"{path}: deck: required (the input deck every point starts from)")
-    cfg["deck"] = _resolve_path(str(data["deck"]), path)
-    stages = data.get("stages", [0, 1, 2, 3])
-    stages = stages if isinstance(stages, list) else [stages]
-    for s in stages:
-        if s != "all" and (not isinstance(s, int) or isinstance(s, bool) or not 0 <= s <= 3):
-            raise SweepError(f"{path}: stages: {s!r} is not a ZeRO stage (0..3 or \"all\")")
-    cfg["stages"] = stages
-    cfg["nodes"] = _list(data.get("nodes", [1]), "nodes", int, path)
-    cfg["ranks_per_node"] = _list(data.get("ranks_per_node", [1]), "ranks_per_node", int, path)
-    for key in ("nodes", "ranks_per_node"):
-        if not cfg[key] or any(v < 1 for v in cfg[key]):
-            raise SweepError(f"{path}: {key}: expected integers >= 1")
-    repeats = data.get("repeats", 1)
-    if not isinstance(repeats, int) or isinstance(repeats, bool) or repeats < 1:
-        raise SweepError(f"{path}: repeats = {repeats!r}: expected an integer >= 1")
-    cfg["repeats"] = repeats
-    for key in ("steps", "micro_batch", "global_batch"):
-        v = data.get(key)
-        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
-            raise SweepError(f"{path}: {key} = {v!r}: expected an integer >= 1")
-        cfg[key] = v
-    cfg["set"] = [str(s) for s in _list(data.get("set", []), "set", str, path)]
-    for s in cfg["set"]:
-        _check_override(s, path, "set")
-    cfg["scaling"] = data.get("scaling", "weak")
-    if cfg["scaling"] not in ("weak", "strong"):
-        raise SweepError(f"{path}: scaling = {cfg['scaling']!r}: expected \"weak\" (fixed batch "
-                         "per rank) or \"strong\" (fixed global batch, global_batch = N)")
-    if cfg["scaling"] == "strong" and cfg["global_batch"] is None:
-        raise SweepError(f"{path}: scaling = \"strong\" needs global_batch (sequences per "
-                         "optimizer step, divided among the ranks)")
-    if cfg["scaling"] == "weak" and cfg["global_batch"] is not None:
-        raise SweepError(f"{path}: global_batch is for scaling = \"strong\"")
-    if cfg["scaling"] == "strong" and cfg["micro_batch"] is not None:
-        raise SweepError(f"{path}: micro_batch is for scaling = \"weak\"; with \"strong\" "
-                         "each rank gets global_batch / ranks sequences")
-
-    models = data.get("models", [{"name": "base"}])
-    if not isinstance(models, list) or not models:
-        raise SweepError(f"{path}: models: expected a list of tables, e.g. "
-                         "[{name = \"small\", set = [\"model.layers=4\"]}]")
-    cfg["models"] = []
-    seen = set()
-    for i, m in enumerate(models):
-        if not isinstance(m, dict) or "name" not in m:
-            raise SweepError(f"{path}: models[{i}]: expected a table with a name")
-        extra = sorted(set(m) - MODEL_KEYS)
-        if extra:
-            raise SweepError(f"{path}: models[{i}]: unknown key(s) {', '.join(extra)} "
-                             f"(known: {', '.join(sorted(MODEL_KEYS))})")
-        name = str(m["name"])
-        if not re.fullmatch(r"[A-Za-z0-9_.]+", name):
-            raise SweepError(f"{path}: models[{i}].name = {name!r}: use letters, digits, '.', "
-                             "'_' (no '-': it separates the parts of a point's name)")
-        if name in seen:
-            raise SweepError(f"{path}: models: the name {name!r} is used twice")
-        seen.add(name)
-        sets = [str(s) for s in _list(m.get("set", []), f"models[{i}].set", str, path)]
-        for s in sets:
-            _check_override(s, path, f"models[{i}].set")
-        deck = _resolve_path(str(m["deck"]), path) if "deck" in m else cfg["deck"]
-        cfg["models"].append({"name": name, "set": sets, "deck": deck})
-
-    slurm = data.get("slurm", {})
-    unknown = sorted(set(slurm) - SLURM_KEYS)
-    if unknown:
-        raise SweepError(f"{path}: [slurm]: unknown key(s) {', '.join(unknown)} "
-                         f"(known: {', '.join(sorted(SLURM_KEYS))})")
-    cfg["slurm"] = {
-        "partition": str(slurm.get("partition", "")),
-        "time": str(slurm.get("time", "00:30:00")),
-        "account": str(slurm.get("account", "")),
-        "qos": str(slurm.get("qos", "")),
-        "constraint": str(slurm.get("constraint", "")),
-        "template": _resolve_path(str(slurm["template"]), path) if "template" in slurm
-        else DEFAULT_TEMPLATE,
-        "launcher": str(slurm.get("launcher", "srun")),
-        "srun_mpi": str(slurm.get("srun_mpi", "")),
-        "extra": [str(s) for s in _list(slurm.get("extra", []), "slurm.extra", str, path)],
-        "env": {str(k): str(v) for k, v in dict(slurm.get("env", {})).items()},
-    }
-    if cfg["slurm"]["launcher"] not in ("srun", "mpiexec"):
-        raise SweepError(f"{path}: slurm.launcher = {cfg['slurm']['launcher']!r}: expected "
-                         "\"srun\" or \"mpiexec\"")
-    for k in cfg["slurm"]["env"]:
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k):
-            raise SweepError(f"{path}: slurm.env: {k!r} is not an environment variable name")
-    local = data.get("local", {})
-    unknown = sorted(set(local) - LOCAL_KEYS)
-    if unknown:
-        raise SweepError(f"{path}: [local]: unknown key(s) {', '.join(unknown)}")
-    cfg["local"] = {"launcher": str(local.get("launcher", "mpiexec"))}
-    if cfg["local"]["launcher"] not in ("srun", "mpiexec"):
-        raise SweepError(f"{path}: local.launcher = {cfg['local']['launcher']!r}: expected "
-                         "\"mpiexec\" or \"srun\" (inside an allocation)")
-    cfg["description"] = str(data.get("description", ""))
-    return cfg
-
-
-def _check_override(text, path, key):
-    if not re.fullmatch(r"[a-z_]+\.[a-z_]+=.*", text):
-        raise SweepError(f"{path}: {key}: {text!r} is not an override (section.key=value)")
-
-
-# --------------------------------------------------------------------------------------------
-# Points.
-
-
-def point_name(sweep, stage, nodes, rpn, model, repeat):
-    return f"{sweep}-s{stage}-n{nodes}x{rpn}-{model}-r{repeat}"
-
-
-def make_points(cfg):
-    points = []
-    for model in cfg["models"]:
-        for nodes in cfg["nodes"]:
-            for rpn in cfg["ranks_per_node"]:
-                ranks = nodes * rpn
-                for stage in cfg["stages"]:
-                    for repeat in range(cfg["repeats"]):
-                        points.append(_point(cfg, model, stage, nodes, rpn, ranks, repeat))
-    return points
-
-
-def _point(cfg, model, stage, nodes, rpn, ranks, repeat):
-    overrides = list(model["set"]) + list(cfg["set"])
-    overrides.append(f"zero.stage={stage}")
-    if cfg["steps"] is not None:
-        overrides.append(f"train.steps={cfg['steps']}")
-    micro_batch = cfg["micro_batch"]
-    problem = None
-    if cfg["scaling"] == "strong":
-        if cfg["global_batch"] % ranks:
-            problem = (f"global_batch = {cfg['global_batch']} is not divisible by {ranks} ranks")
-        micro_batch = cfg["global_batch"] // ranks
-    if micro_batch is not None:
-        overrides.append(f"train.micro_batch={micro_batch}")
-    return {
-        "sweep": cfg["name"],
-        "name": point_name(cfg["name"], stage, nodes, rpn, model["name"], repeat),
-        "deck": model["deck"],
-        "model": model["name"],
-        "stage": stage,
-        "nodes": nodes,
-        "ranks_per_node": rpn,
-        "ranks": ranks,
-        "repeat": repeat,
-        "scaling": cfg["scaling"],
-        "global_batch": cfg["global_batch"],
-        "micro_batch": micro_batch,
-        "steps": cfg["steps"],
-        "overrides": overrides,
-        "problem": problem,
-    }
+        data = json.loads(res.stdout)
+        return data["sweep"], data["points"]
+    except (ValueError, KeyError, TypeError):
+        raise SweepError(f"{binary} sweep expand {path}: not the expected JSON") from None
 
 
 def summary_status(point_dir, point):
@@ -688,8 +312,8 @@ def parse_args(argv):
                       help="run the points one after another here with mpiexec, not sbatch")
     ap.add_argument("--dir", help="sweep directory (default: runs/sweeps/<name> in the "
                     "repository)")
-    ap.add_argument("--bin", help="zeromini executable (default: build/bin/zeromini in the "
-                    "repository)")
+    ap.add_argument("--bin", help="zeromini executable, which reads the sweep file and runs the "
+                    "points (default: build/bin/zeromini in the repository)")
     ap.add_argument("--only", metavar="REGEX", help="only the points whose name matches")
     ap.add_argument("--force", action="store_true", help="rerun finished points too")
     ap.add_argument("--no-plan", action="store_true",
@@ -707,25 +331,25 @@ def main(argv=None):
 
 def _main(argv):
     args = parse_args(argv)
+    binary = os.path.abspath(args.bin or os.path.join(REPO_ROOT, "build", "bin", "zeromini"))
+    if not os.access(binary, os.X_OK):
+        print(f"sweep: error: {binary}: no such executable (sweep files are read by `zeromini "
+              "sweep expand`, and the jobs run it: build zeromini, or pass --bin)",
+              file=sys.stderr)
+        return 2
     try:
-        cfg = load_sweep(args.sweep)
+        cfg, points = load_sweep(args.sweep, binary)
     except SweepError as error:
         print(f"sweep: error: {error}", file=sys.stderr)
         return 2
     sweep_dir = os.path.abspath(args.dir or os.path.join(REPO_ROOT, "runs", "sweeps", cfg["name"]))
-    binary = os.path.abspath(args.bin or os.path.join(REPO_ROOT, "build", "bin", "zeromini"))
     with open(cfg["slurm"]["template"], encoding="utf-8") as f:
         template_text = f.read()
-    points = make_points(cfg)
     if args.only:
         points = [p for p in points if re.search(args.only, p["name"])]
         if not points:
             print(f"sweep: --only {args.only}: no point matches", file=sys.stderr)
             return 2
-    if not args.dry_run and not args.list and not os.access(binary, os.X_OK):
-        print(f"sweep: error: {binary}: no such executable (build zeromini, or pass --bin)",
-              file=sys.stderr)
-        return 2
 
     print(f"sweep {cfg['name']}: {len(points)} points in {sweep_dir}")
     counts = {"finished": 0, "queued": 0, "submitted": 0, "ran": 0, "failed": 0, "skipped": 0}
@@ -767,7 +391,7 @@ def _main(argv):
             job = submit(point_dir, job_script, tag)
             counts["submitted" if job else "failed"] += 1
 
-    if not args.dry_run and not args.list and not args.no_plan and os.access(binary, os.X_OK):
+    if not args.dry_run and not args.list and not args.no_plan:
         write_plans(cfg, points, sweep_dir, binary)
     if any(counts.values()):
         print("sweep: " + ", ".join(f"{v} {k}" for k, v in counts.items() if v))

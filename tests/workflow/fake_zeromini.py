@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """A stand-in for zeromini in the workflow unit tests: `run` writes a summary.json in zeromini's
 format (src/io/summary.cpp) without training anything; `plan --format csv` prints the planner's
-columns. Under mpiexec only rank 0 writes. Environment knobs for the tests:
+columns; `sweep ...` (sweep.py reading its sweep file) is handed to the real zeromini. Under
+mpiexec only rank 0 writes. Environment knobs for the tests:
+  FAKE_ZEROMINI_REAL       the real zeromini executable, for `sweep` (required for it)
   FAKE_ZEROMINI_STEPS_RUN  steps recorded (default: train.steps), to mimic a run cut short
   FAKE_ZEROMINI_EXIT       exit status (default 0)
   FAKE_ZEROMINI_LOG        a file to append each command line to
@@ -37,6 +39,13 @@ def main(argv):
     if os.environ.get("FAKE_ZEROMINI_LOG"):
         with open(os.environ["FAKE_ZEROMINI_LOG"], "a", encoding="utf-8") as f:
             f.write(" ".join(argv) + "\n")
+    if argv[:1] == ["sweep"]:
+        real = os.environ.get("FAKE_ZEROMINI_REAL")
+        if not real:
+            print("fake zeromini: sweep: set FAKE_ZEROMINI_REAL to the real zeromini",
+                  file=sys.stderr)
+            return 2
+        os.execv(real, [real] + argv)
     command, deck, sets, out, extra = parse(argv)
     layers = int(sets.get("model.layers", 2))
     dim = int(sets.get("model.dim", 32))

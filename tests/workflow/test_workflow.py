@@ -4,7 +4,10 @@
     python3 tests/workflow/test_workflow.py [-v]
 
 Most tests use fake_zeromini.py, a stand-in that writes a summary.json in zeromini's format, and
-fake sbatch/squeue commands; the local runs use MPICH's mpiexec when it is installed. With
+fake sbatch/squeue commands; the local runs use MPICH's mpiexec when it is installed. Sweep files
+are read by the real zeromini (`zeromini sweep expand`), for sweep.py and for the stand-in:
+ZEROMINI_SWEEP_BIN or ZEROMINI_BIN, else build/bin/zeromini; without one the tests that read sweep
+files are skipped (they fail when a variable names a file that is not an executable). With
 ZEROMINI_BIN set to the real executable, RealZerominiTest also runs a small sweep of the real
 program with --local and checks collect.py's and plot.py's results.
 """
@@ -13,6 +16,8 @@ import csv
 import io
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -29,6 +34,8 @@ import collect  # noqa: E402
 import sweep  # noqa: E402
 
 FAKE = os.path.join(HERE, "fake_zeromini.py")
+SWEEP_BIN_GIVEN = os.environ.get("ZEROMINI_SWEEP_BIN") or os.environ.get("ZEROMINI_BIN")
+SWEEP_BIN = SWEEP_BIN_GIVEN or os.path.join(ROOT, "build", "bin", "zeromini")
 TINY = os.path.join(ROOT, "inputs", "tiny-test.toml")
 PYTHON = sys.executable
 
@@ -40,10 +47,12 @@ except ImportError:
 
 
 def fake_binary(directory):
-    """An executable 'zeromini' that runs fake_zeromini.py with this Python."""
+    """An executable 'zeromini' that runs fake_zeromini.py with this Python (which hands
+    `sweep expand` to the real zeromini)."""
     path = os.path.join(directory, "zeromini")
     with open(path, "w", encoding="utf-8") as f:
-        f.write(f"#!/bin/sh\nexec {PYTHON} {FAKE} \"$@\"\n")
+        f.write(f"#!/bin/sh\nFAKE_ZEROMINI_REAL={shlex.quote(SWEEP_BIN)} exec {PYTHON} {FAKE} "
+                "\"$@\"\n")
     os.chmod(path, 0o755)
     return path
 
@@ -96,86 +105,111 @@ class WorkDir(unittest.TestCase):
         return write(os.path.join(self.tmp, name), text.format(**fmt))
 
 
-class TomlTest(unittest.TestCase):
-    SAMPLE = textwrap.dedent("""\
-        # comment
-        name = "a \\"quoted\\" name\\tx"   # trailing comment
-        lit = 'C:\\path'
-        n = 1_000
-        x = -2.5e-3
-        yes = true
-        list = [1, 2,
-                3,   # comment inside
-        ]
-        nested = [[1, 2], ["a"]]
-        tables = [{ name = "s", set = ["model.layers=4"] }, {name="t"}]
-        dotted.key = "v"
+class SweepDir(WorkDir):
+    """Tests that read sweep files, with the real zeromini."""
 
-        [slurm]
-        env = { A = "1", B = "two" }
-        extra = []
+    def setUp(self):
+        super().setUp()
+        if not os.access(SWEEP_BIN, os.X_OK):
+            if SWEEP_BIN_GIVEN:
+                self.fail(f"{SWEEP_BIN}: not an executable")
+            self.skipTest(f"no {SWEEP_BIN} to read sweep files (build zeromini, or set "
+                          "ZEROMINI_SWEEP_BIN)")
 
-        [[models]]
-        name = "m1"
-        [[models]]
-        name = "m2"
-        set = ["a.b=c"]
-        """)
+    def load(self, text=SWEEP):
+        return sweep.load_sweep(self.sweep_file(text), SWEEP_BIN)
 
-    def test_subset_reader_matches_tomllib(self):
-        mine = sweep._TomlReader(self.SAMPLE, "sample").document()
-        self.assertEqual(mine["name"], 'a "quoted" name\tx')
-        self.assertEqual(mine["n"], 1000)
-        self.assertEqual(mine["list"], [1, 2, 3])
-        self.assertEqual(mine["models"][1]["set"], ["a.b=c"])
-        self.assertEqual(mine["dotted"], {"key": "v"})
-        try:
-            import tomllib
-        except ImportError:
-            self.skipTest("no tomllib (Python < 3.11) to compare with")
-        self.assertEqual(mine, tomllib.loads(self.SAMPLE))
+    def expand(self, path, *extra):
+        return subprocess.run([SWEEP_BIN, "sweep", "expand", path, *extra], capture_output=True,
+                              text=True)
 
-    def test_example_sweep_files_read_the_same(self):
+
+class SweepExpandTest(SweepDir):
+    """`zeromini sweep expand` itself: JSON for good files, file:line and key for bad ones."""
+
+    def test_example_sweep_files(self):
         directory = os.path.join(ROOT, "inputs", "sweeps")
-        files = sorted(f for f in os.listdir(directory) if f.endswith(".toml"))
-        self.assertTrue(files)
-        for name in files:
-            with open(os.path.join(directory, name), encoding="utf-8") as f:
-                text = f.read()
-            mine = sweep._TomlReader(text, name).document()
-            try:
-                import tomllib
-            except ImportError:
-                continue
-            self.assertEqual(mine, tomllib.loads(text), name)
-            sweep.check_sweep(mine, os.path.join(directory, name))
+        counts = {"perlmutter-example.toml": 4 * 4 * 2 * 3, "quickstart-local.toml": 4 * 2 * 2 * 2}
+        self.assertEqual(sorted(f for f in os.listdir(directory) if f.endswith(".toml")),
+                         sorted(counts))
+        for name, count in counts.items():
+            res = self.expand(os.path.join(directory, name), "--root", ROOT)
+            self.assertEqual(res.returncode, 0, res.stderr)
+            data = json.loads(res.stdout)
+            points = data["points"]
+            self.assertEqual(len(points), count, name)
+            self.assertEqual(len({p["name"] for p in points}), count, name)
+            for p in points:
+                self.assertTrue(os.path.isfile(p["deck"]), p["deck"])
+                self.assertIsNone(p["problem"])
+            self.assertTrue(os.path.isfile(data["sweep"]["slurm"]["template"]))
+        self.assertEqual(points[0]["name"], "quickstart-local-s0-n1x1-quickstart-r0")
+        self.assertEqual(points[-1]["name"], "quickstart-local-s3-n1x2-l8d256-r1")
+        self.assertEqual(points[-1]["overrides"],
+                         ["model.layers=8", "model.dim=256", "model.heads=8", "model.seq_len=128",
+                          "output.log_every=5", "zero.stage=3", "train.steps=20"])
 
-    def test_errors_name_the_line(self):
-        with self.assertRaisesRegex(sweep.SweepError, r"x\.toml:2: .*unterminated string"):
-            sweep._TomlReader('a = 1\nb = "open\n', "x.toml").document()
-        with self.assertRaisesRegex(sweep.SweepError, r"x\.toml:2: .*defined twice"):
-            sweep._TomlReader("a = 1  \na = 2\n", "x.toml").document()
+    def test_errors_name_the_file_line_and_key(self):
+        for text, pattern in (
+                ('deck = "{deck}"\nstage = [0]\n', r"t\.toml:2:1: unknown key 'stage' \(known: "),
+                ('deck = "{deck}"\n\nstages = [1, 4]\n',
+                 r"t\.toml:3:14: stages: 4 is not a ZeRO stage"),
+                ('deck = "{deck}"\n[slurm]\ntime = 20\n', r"t\.toml:3:8: slurm\.time = 20: "
+                 "expected a string"),
+                ('a = 1\nb = "open\n', r"t\.toml:2:\d+: TOML syntax error"),
+                ('a = 1\na = 2\n', r"t\.toml:2:\d+: TOML syntax error: .*redefine"),
+                ('stages = [0]\n', r"t\.toml: deck: required")):
+            res = self.expand(self.sweep_file(text))
+            self.assertEqual(res.returncode, 1, text)
+            self.assertEqual(res.stdout, "")
+            self.assertRegex(res.stderr, "^zeromini: error: .*" + pattern)
+
+    def test_relative_paths(self):
+        # The deck beside the sweep file, the template relative to the repository (--root).
+        shutil.copy(TINY, os.path.join(self.tmp, "deck.toml"))
+        path = self.sweep_file('deck = "deck.toml"\n[slurm]\ntemplate = '
+                               '"scripts/slurm/cpu-partition.sbatch"\n')
+        res = self.expand(path, "--root", ROOT)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        cfg = json.loads(res.stdout)["sweep"]
+        self.assertEqual(cfg["deck"], os.path.join(self.tmp, "deck.toml"))
+        self.assertEqual(cfg["slurm"]["template"],
+                         os.path.join(ROOT, "scripts", "slurm", "cpu-partition.sbatch"))
+        res = self.expand(path)
+        self.assertRegex(res.stderr, r't\.toml:3:12: slurm\.template = "scripts/slurm/cpu-partition'
+                         r'\.sbatch": no such file')
 
 
-class SweepFileTest(WorkDir):
+class SweepFileTest(SweepDir):
     def check(self, text, pattern):
         path = self.sweep_file(text)
-        with self.assertRaisesRegex(sweep.SweepError, pattern):
-            sweep.load_sweep(path)
+        with self.assertRaisesRegex(sweep.SweepError, "^" + re.escape(path) + pattern):
+            sweep.load_sweep(path, SWEEP_BIN)
 
     def test_errors(self):
-        self.check('deck = "{deck}"\nstage = [0]\n', r"unknown key\(s\) stage")
-        self.check('stages = [0]\n', r"deck: required")
-        self.check('deck = "{deck}"\nstages = [4]\n', r"stages: 4 is not a ZeRO stage")
-        self.check('deck = "{deck}"\nscaling = "strong"\n', r"needs global_batch")
-        self.check('deck = "{deck}"\nmodels = [{{name = "a-b"}}]\n', r"no '-'")
-        self.check('deck = "{deck}"\nset = ["layers=3"]\n', r"not an override")
-        self.check('deck = "no/such.toml"\n', r"no/such.toml: no such file")
-        self.check('deck = "{deck}"\n[slurm]\nlauncher = "aprun"\n', r"launcher")
+        self.check('deck = "{deck}"\nstage = [0]\n', r":2:1: unknown key 'stage'")
+        self.check('stages = [0]\n', r": deck: required")
+        self.check('deck = "{deck}"\nstages = [4]\n', r":2:11: stages: 4 is not a ZeRO stage")
+        self.check('deck = "{deck}"\nscaling = "strong"\n', r":2:11: .*needs global_batch")
+        self.check('deck = "{deck}"\nglobal_batch = 8\n', r":2:16: global_batch is for .*strong")
+        self.check('deck = "{deck}"\nmodels = [{{name = "a-b"}}]\n',
+                   r":2:19: models\[0\]\.name = \"a-b\": .*no '-'")
+        self.check('deck = "{deck}"\nmodels = [{{name = "a"}}, {{name = "a"}}]\n',
+                   r":2:33: models\[1\]\.name = \"a\": the name is used twice")
+        self.check('deck = "{deck}"\nset = ["layers=3"]\n', r":2:8: set: \"layers=3\" is not an "
+                   r"override \(section\.key=value\)")
+        self.check('deck = "no/such.toml"\n', r':1:8: deck = "no/such\.toml": no such file')
+        self.check('deck = "{deck}"\nrepeats = 0\n',
+                   r":2:11: repeats = 0: expected an integer >= 1")
+        self.check('deck = "{deck}"\nnodes = [1, 1.5]\n', r":2:13: nodes: 1\.5: expected integers")
+        self.check('deck = "{deck}"\n[slurm]\nlauncher = "aprun"\n',
+                   r':3:12: slurm\.launcher = "aprun": expected "srun" or "mpiexec"')
+        self.check('deck = "{deck}"\n[slurm]\nenv = {{ 1X = "a" }}\n',
+                   r":3:9: slurm\.env: '1X' is not an environment variable name")
+        self.check('deck = "{deck}"\n[local]\nlauncher = "aprun"\n', r":3:12: local\.launcher")
 
     def test_points_and_names(self):
-        cfg = sweep.load_sweep(self.sweep_file())
-        points = sweep.make_points(cfg)
+        cfg, points = self.load()
         # 2 models x 2 node counts x 1 rpn x 2 stages x 2 repeats
         self.assertEqual(len(points), 16)
         names = [p["name"] for p in points]
@@ -190,7 +224,8 @@ class SweepFileTest(WorkDir):
     def test_strong_scaling_divides_the_global_batch(self):
         text = 'deck = "{deck}"\nstages = [1]\nranks_per_node = [1, 2, 3]\n' \
                'scaling = "strong"\nglobal_batch = 8\n'
-        points = sweep.make_points(sweep.load_sweep(self.sweep_file(text)))
+        cfg, points = self.load(text)
+        self.assertEqual(cfg["global_batch"], 8)
         by_ranks = {p["ranks"]: p for p in points}
         self.assertIn("train.micro_batch=8", by_ranks[1]["overrides"])
         self.assertIn("train.micro_batch=4", by_ranks[2]["overrides"])
@@ -198,12 +233,12 @@ class SweepFileTest(WorkDir):
         self.assertRegex(by_ranks[3]["problem"], "not divisible by 3")
 
 
-class JobScriptTest(WorkDir):
+class JobScriptTest(SweepDir):
     def render(self, template=None):
-        cfg = sweep.load_sweep(self.sweep_file())
+        cfg, points = self.load()
         if template:
             cfg["slurm"]["template"] = template
-        point = next(p for p in sweep.make_points(cfg) if p["name"] == "t-s0-n2x2-small-r0")
+        point = next(p for p in points if p["name"] == "t-s0-n2x2-small-r0")
         with open(cfg["slurm"]["template"], encoding="utf-8") as f:
             text = f.read()
         return sweep.render_job(point, cfg, "/runs/t/t-s0-n2x2-small-r0", "/opt/zeromini",
@@ -278,11 +313,11 @@ class FinishedTest(WorkDir):
         self.assertRegex(sweep.summary_status(d, point), "unreadable")
 
 
-class DryRunTest(WorkDir):
+class DryRunTest(SweepDir):
     def test_dry_run_writes_nothing_and_prints_every_script(self):
         out_dir = os.path.join(self.tmp, "sweep")
         res = run([os.path.join(SCRIPTS, "sweep.py"), self.sweep_file(), "--dir", out_dir,
-                   "--dry-run", "--bin", "/nonexistent/zeromini"])
+                   "--dry-run", "--bin", fake_binary(self.tmp)])
         self.assertFalse(os.path.exists(out_dir))
         self.assertEqual(res.stdout.count("#!/bin/bash"), 16)
         self.assertEqual(res.stdout.count("# ---- command: sbatch --parsable "), 16)
@@ -290,18 +325,29 @@ class DryRunTest(WorkDir):
 
     def test_only_and_list(self):
         res = run([os.path.join(SCRIPTS, "sweep.py"), self.sweep_file(), "--dir",
-                   os.path.join(self.tmp, "s"), "--list", "--only", "n2x2-small"])
+                   os.path.join(self.tmp, "s"), "--list", "--only", "n2x2-small", "--bin",
+                   SWEEP_BIN])
         self.assertIn("4 points", res.stdout)
         self.assertEqual(res.stdout.count(": to run (no summary.json)"), 4)
 
     def test_bad_sweep_file_exits_2(self):
-        res = run([os.path.join(SCRIPTS, "sweep.py"), self.sweep_file("stages = [9]\n"),
-                   "--dry-run"], check=False)
+        path = self.sweep_file('deck = "{deck}"\nstages = [9]\n')
+        res = run([os.path.join(SCRIPTS, "sweep.py"), path, "--dry-run", "--bin", SWEEP_BIN],
+                  check=False)
         self.assertEqual(res.returncode, 2)
-        self.assertIn("sweep: error:", res.stderr)
+        self.assertEqual(res.stderr, f"sweep: error: {path}:2:11: stages: 9 is not a ZeRO stage "
+                         "(0..3 or \"all\")\n")
+
+    def test_no_zeromini_exits_2(self):
+        # zeromini reads the sweep file, so even --dry-run needs it.
+        res = run([os.path.join(SCRIPTS, "sweep.py"), self.sweep_file(), "--dry-run", "--bin",
+                   "/nonexistent/zeromini"], check=False)
+        self.assertEqual(res.returncode, 2)
+        self.assertIn("sweep: error: /nonexistent/zeromini: no such executable", res.stderr)
+        self.assertEqual(res.stdout, "")
 
 
-class SubmitTest(WorkDir):
+class SubmitTest(SweepDir):
     """sbatch and squeue replaced by scripts that log their arguments."""
 
     def setUp(self):
@@ -374,7 +420,7 @@ class SubmitTest(WorkDir):
 
 
 @unittest.skipUnless(shutil.which("mpiexec"), "no mpiexec")
-class LocalRunTest(WorkDir):
+class LocalRunTest(SweepDir):
     def test_local_runs_skip_finished_and_collect(self):
         zeromini = fake_binary(self.tmp)
         log = os.path.join(self.tmp, "zeromini.log")
@@ -520,7 +566,7 @@ class PlotTest(WorkDir):
 
 @unittest.skipUnless(os.environ.get("ZEROMINI_BIN"), "ZEROMINI_BIN not set")
 @unittest.skipUnless(shutil.which("mpiexec"), "no mpiexec")
-class RealZerominiTest(WorkDir):
+class RealZerominiTest(SweepDir):
     """The real executable through sweep.py --local, collect.py and plot.py."""
 
     def test_local_sweep(self):
