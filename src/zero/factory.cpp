@@ -59,30 +59,34 @@ std::vector<BufferSpec> ZeroEngine::buffer_plan(int stage, const PartitionPlan& 
   return plan_of_stage(stage, plan, deck);
 }
 
-std::vector<ZeroEngine::PlannedCollective> ZeroEngine::traffic_plan(int stage,
-                                                                    const PartitionPlan& plan,
-                                                                    const Deck& deck) {
-  std::vector<PlannedCollective> out;
+PlannedCollectives per_unit_traffic(const PartitionPlan& plan, const Deck& deck, int64_t reductions,
+                                    int64_t gathers) {
+  PlannedCollectives out;
   const int element = compute_element_bytes(deck);
-  const int64_t micro_steps = deck.train.grad_accum;
-  if (stage == 0) {
-    for (const auto& bucket : Stage0<float>::bucket_ranges(plan, deck))
-      out.push_back({CommOp::AllReduce, bucket.second, element});
-    return out;
-  }
   for (int u = 0; u < plan.num_units(); ++u) {
     const int64_t padded = plan.unit(u).padded;
-    // Stages 2 and 3 reduce-scatter every micro-step; stage 1 only after the last one.
-    const int64_t reductions = stage == 1 ? 1 : micro_steps;
     for (int64_t i = 0; i < reductions; ++i)
       out.push_back({CommOp::ReduceScatter, padded, element});
-    // Stages 1 and 2 all-gather updated parameters once per step; stage 3 gathers every unit
-    // before its forward and again before its backward, every micro-step (the embedding unit's
-    // second gather serves the LM head's forward and backward).
-    const int64_t gathers = stage == 3 ? 2 * micro_steps : 1;
     for (int64_t i = 0; i < gathers; ++i) out.push_back({CommOp::AllGather, padded, element});
   }
   return out;
+}
+
+std::vector<ZeroEngine::PlannedCollective> ZeroEngine::traffic_plan(int stage,
+                                                                    const PartitionPlan& plan,
+                                                                    const Deck& deck) {
+  switch (stage) {
+    case 0:
+      return stage0_traffic(plan, deck);
+    case 1:
+      return stage1_traffic(plan, deck);
+    case 2:
+      return stage2_traffic(plan, deck);
+    case 3:
+      return stage3_traffic(plan, deck);
+    default:
+      fail("zero.stage = {}: expected an integer in 0..3", stage);
+  }
 }
 
 }  // namespace zm

@@ -80,6 +80,14 @@ void Stage0<Real>::finish_backward() {
   in_flight_.clear();
 }
 
+// Per step: one all-reduce per gradient bucket, after the last micro-step's backward.
+PlannedCollectives stage0_traffic(const PartitionPlan& plan, const Deck& deck) {
+  PlannedCollectives out;
+  for (const auto& bucket : Stage0<float>::bucket_ranges(plan, deck))
+    out.push_back({CommOp::AllReduce, bucket.second, compute_element_bytes(deck)});
+  return out;
+}
+
 template class Stage0<float>;
 #if ZEROMINI_HAVE_BF16
 template class Stage0<bf16>;

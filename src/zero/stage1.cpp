@@ -43,6 +43,12 @@ void Stage1<Real>::finish_backward() {
   in_flight_.clear();
 }
 
+// Per unit and step: one reduce-scatter after the last micro-step's backward (grads_ready), one
+// all-gather of the updated shard (after_unit_update).
+PlannedCollectives stage1_traffic(const PartitionPlan& plan, const Deck& deck) {
+  return per_unit_traffic(plan, deck, 1, 1);
+}
+
 template class Stage1<float>;
 #if ZEROMINI_HAVE_BF16
 template class Stage1<bf16>;

@@ -40,6 +40,12 @@ void Stage2<Real>::finish_backward() {
   gradients_.finish(*this);
 }
 
+// Per unit and step: a reduce-scatter every micro-step (grads_ready), one all-gather of the
+// updated shard (after_unit_update).
+PlannedCollectives stage2_traffic(const PartitionPlan& plan, const Deck& deck) {
+  return per_unit_traffic(plan, deck, deck.train.grad_accum, 1);
+}
+
 template class Stage2<float>;
 #if ZEROMINI_HAVE_BF16
 template class Stage2<bf16>;

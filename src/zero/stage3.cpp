@@ -143,6 +143,13 @@ void Stage3<Real>::finish_backward() {
   gradients_.finish(*this);
 }
 
+// Per unit and step: a reduce-scatter every micro-step, and two all-gathers every micro-step,
+// before the unit's forward and again before its backward (the embedding unit's second gather
+// serves the LM head's forward and backward).
+PlannedCollectives stage3_traffic(const PartitionPlan& plan, const Deck& deck) {
+  return per_unit_traffic(plan, deck, deck.train.grad_accum, 2 * deck.train.grad_accum);
+}
+
 template class Stage3<float>;
 #if ZEROMINI_HAVE_BF16
 template class Stage3<bf16>;

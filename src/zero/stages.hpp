@@ -8,6 +8,18 @@
 
 namespace zm {
 
+// The collectives each stage posts in one optimizer step on every rank, written beside the hooks
+// that post them (stageN.cpp); ZeroEngine::traffic_plan picks the stage's.
+using PlannedCollectives = std::vector<ZeroEngine::PlannedCollective>;
+PlannedCollectives stage0_traffic(const PartitionPlan& plan, const Deck& deck);
+PlannedCollectives stage1_traffic(const PartitionPlan& plan, const Deck& deck);
+PlannedCollectives stage2_traffic(const PartitionPlan& plan, const Deck& deck);
+PlannedCollectives stage3_traffic(const PartitionPlan& plan, const Deck& deck);
+// Stages 1-3: for every unit, `reductions` reduce-scatters and `gathers` all-gathers of the padded
+// unit in the deck's compute type.
+PlannedCollectives per_unit_traffic(const PartitionPlan& plan, const Deck& deck, int64_t reductions,
+                                    int64_t gathers);
+
 template <typename Real>
 class Stage0 : public ZeroEngineT<Real> {
   // Members of the dependent base this stage uses.
