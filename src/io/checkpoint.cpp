@@ -131,6 +131,110 @@ void validate_storage(hid_t set, const std::string& path, const std::string& nam
   }
 }
 
+// One state's dataset of unit u: created whole by every rank, each writing the slice it owns.
+void write_unit_state(hid_t file, hid_t xfer, ZeroEngine& engine, int s, int u,
+                      const std::string& temporary) {
+  const PartitionPlan& plan = engine.plan();
+  const hsize_t size = static_cast<hsize_t>(plan.unit(u).size);
+  const auto [begin, end] = plan.owned_range(u, engine.comm().rank());
+  const hsize_t start = static_cast<hsize_t>(begin), count = static_cast<hsize_t>(end - begin);
+  h5::Handle space(H5Screate_simple(1, &size, nullptr));
+  h5::Handle dcpl(H5Pcreate(H5P_DATASET_CREATE));
+  const hsize_t chunk = std::min(size, kMaxChunkElements);
+  H5Pset_chunk(dcpl, 1, &chunk);
+  H5Pset_fletcher32(dcpl);
+  const std::string name = unit_dataset(kStates[s], u);
+  h5::Handle set(
+      H5Dcreate2(file, name.c_str(), H5T_NATIVE_FLOAT, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
+  if (!set.valid()) fail("{}: cannot create {}: {}", temporary, name, h5::last_error());
+  h5::Handle file_space(H5Dget_space(set));
+  HostBuffer host("checkpoint_slice", count);
+  if (count > 0) {
+    H5Sselect_hyperslab(file_space, H5S_SELECT_SET, &start, nullptr, &count, nullptr);
+    Kokkos::deep_copy(host, DeviceSpan(state_at(engine, s, u, begin), count));
+  } else {
+    H5Sselect_none(file_space);
+  }
+  const hsize_t memory_count = std::max<hsize_t>(count, 1);
+  h5::Handle memory_space(H5Screate_simple(1, &memory_count, nullptr));
+  if (count == 0) H5Sselect_none(memory_space);
+  if (H5Dwrite(set, H5T_NATIVE_FLOAT, memory_space, file_space, xfer, host.data()) < 0)
+    fail("{}: writing {} failed: {}", temporary, name, h5::last_error());
+}
+
+// Rank 0: the sealed file under its final name, then the `latest` pointer, then older
+// checkpoints pruned. Returns "" or what failed.
+std::string publish(const fs::path& final_path, int64_t keep) {
+  const fs::path dir = final_path.parent_path();
+  const fs::path temporary = fs::path(final_path.string() + ".tmp");
+  try {
+    fs::rename(temporary, final_path);
+    const fs::path latest_tmp = dir / "latest.tmp";
+    {
+      std::ofstream latest(latest_tmp, std::ios::trunc);
+      latest << final_path.filename().string() << "\n";
+      if (!latest) throw Error("cannot write " + latest_tmp.string());
+    }
+    fs::rename(latest_tmp, dir / "latest");
+    prune(dir, keep);
+  } catch (const std::exception& e) {
+    return fmt::format("{}: publishing the checkpoint failed: {}", final_path.string(), e.what());
+  }
+  return "";
+}
+
+// The format version and the model's shape; returns the steps the checkpoint had done.
+int64_t check_header(hid_t file, const std::string& path, const ModelConfig& m) {
+  auto attr_int = [&](const std::string& name) {
+    if (!h5::has_attr(file, name))
+      fail("{}: not a zeromini checkpoint (no '{}' attribute)", path, name);
+    return h5::read_attr_int(file, name);
+  };
+  const int64_t version = attr_int("format_version");
+  if (version != kCheckpointFormatVersion)
+    fail("{}: checkpoint format version {} is not supported (this build reads version {})", path,
+         version, kCheckpointFormatVersion);
+  const std::pair<const char*, int64_t> expected[] = {{"model.layers", m.layers},
+                                                      {"model.heads", m.heads},
+                                                      {"model.dim", m.dim},
+                                                      {"model.vocab", m.vocab},
+                                                      {"model.seq_len", m.seq_len}};
+  for (const auto& [key, value] : expected) {
+    const int64_t stored = attr_int(key);
+    if (stored != value)
+      fail("{}: model mismatch: the checkpoint has {} = {} but the deck has {}", path, key, stored,
+           value);
+  }
+  return attr_int("step");
+}
+
+// One state's dataset of unit u checked, and the part this rank holds under the current stage
+// and rank count read into the engine.
+void read_unit_state(hid_t file, ZeroEngine& engine, int s, int u, const std::string& path) {
+  const PartitionPlan& plan = engine.plan();
+  const std::string name = unit_dataset(kStates[s], u);
+  if (!h5::exists(file, name)) fail("{}: missing dataset {}", path, name);
+  h5::Handle set(H5Dopen2(file, name.c_str(), H5P_DEFAULT));
+  h5::Handle file_space(H5Dget_space(set));
+  hsize_t size = 0;
+  if (H5Sget_simple_extent_ndims(file_space) != 1 ||
+      H5Sget_simple_extent_dims(file_space, &size, nullptr) != 1 ||
+      size != static_cast<hsize_t>(plan.unit(u).size))
+    fail("{}: dataset {} has {} elements, the model's unit {} has {}", path, name, size, u,
+         plan.unit(u).size);
+  validate_storage(set, path, name);
+  // Read what this rank holds under the current stage and rank count.
+  const auto [begin, end] = engine.held_range(storage_of(engine, s), u);
+  const hsize_t start = static_cast<hsize_t>(begin), count = static_cast<hsize_t>(end - begin);
+  if (count == 0) return;
+  H5Sselect_hyperslab(file_space, H5S_SELECT_SET, &start, nullptr, &count, nullptr);
+  h5::Handle memory_space(H5Screate_simple(1, &count, nullptr));
+  HostBuffer host("checkpoint_slice", count);
+  if (H5Dread(set, H5T_NATIVE_FLOAT, memory_space, file_space, H5P_DEFAULT, host.data()) < 0)
+    fail("{}: reading {} failed (corrupted or truncated file): {}", path, name, h5::last_error());
+  Kokkos::deep_copy(DeviceSpan(state_at(engine, s, u, begin), count), host);
+}
+
 }  // namespace
 
 std::string checkpoint_dir(const Deck& deck) {
@@ -161,36 +265,9 @@ std::string write_checkpoint(ZeroEngine& engine, const Deck& deck, int64_t steps
     H5Pset_dxpl_mpio(xfer, H5FD_MPIO_COLLECTIVE);
     for (const char* state : kStates) h5::create_group(file, state);
     const PartitionPlan& plan = engine.plan();
-    for (int u = 0; u < plan.num_units(); ++u) {
-      const hsize_t size = static_cast<hsize_t>(plan.unit(u).size);
-      const auto [begin, end] = plan.owned_range(u, rank);
-      const hsize_t start = static_cast<hsize_t>(begin), count = static_cast<hsize_t>(end - begin);
-      for (int s = 0; s < 3; ++s) {
-        h5::Handle space(H5Screate_simple(1, &size, nullptr));
-        h5::Handle dcpl(H5Pcreate(H5P_DATASET_CREATE));
-        const hsize_t chunk = std::min(size, kMaxChunkElements);
-        H5Pset_chunk(dcpl, 1, &chunk);
-        H5Pset_fletcher32(dcpl);
-        const std::string name = unit_dataset(kStates[s], u);
-        h5::Handle set(H5Dcreate2(file, name.c_str(), H5T_NATIVE_FLOAT, space, H5P_DEFAULT, dcpl,
-                                  H5P_DEFAULT));
-        if (!set.valid())
-          fail("{}: cannot create {}: {}", temporary.string(), name, h5::last_error());
-        h5::Handle file_space(H5Dget_space(set));
-        HostBuffer host("checkpoint_slice", count);
-        if (count > 0) {
-          H5Sselect_hyperslab(file_space, H5S_SELECT_SET, &start, nullptr, &count, nullptr);
-          Kokkos::deep_copy(host, DeviceSpan(state_at(engine, s, u, begin), count));
-        } else {
-          H5Sselect_none(file_space);
-        }
-        const hsize_t memory_count = std::max<hsize_t>(count, 1);
-        h5::Handle memory_space(H5Screate_simple(1, &memory_count, nullptr));
-        if (count == 0) H5Sselect_none(memory_space);
-        if (H5Dwrite(set, H5T_NATIVE_FLOAT, memory_space, file_space, xfer, host.data()) < 0)
-          fail("{}: writing {} failed: {}", temporary.string(), name, h5::last_error());
-      }
-    }
+    for (int u = 0; u < plan.num_units(); ++u)
+      for (int state = 0; state < 3; ++state)
+        write_unit_state(file, xfer, engine, state, u, temporary.string());
     if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) fail("{}: flush failed", temporary.string());
   }
   MPI_Barrier(comm);
@@ -199,22 +276,7 @@ std::string write_checkpoint(ZeroEngine& engine, const Deck& deck, int64_t steps
   // published under its final name.
   if (const char* crash = std::getenv("ZEROMINI_TEST_CRASH_BEFORE_RENAME"))
     if (std::atoll(crash) == steps_done && rank == 0) std::raise(SIGKILL);
-  if (rank == 0) {
-    try {
-      fs::rename(temporary, final_path);
-      const fs::path latest_tmp = dir / "latest.tmp";
-      {
-        std::ofstream latest(latest_tmp, std::ios::trunc);
-        latest << final_path.filename().string() << "\n";
-        if (!latest) throw Error("cannot write " + latest_tmp.string());
-      }
-      fs::rename(latest_tmp, dir / "latest");
-      prune(dir, deck.output.keep);
-    } catch (const std::exception& e) {
-      error =
-          fmt::format("{}: publishing the checkpoint failed: {}", final_path.string(), e.what());
-    }
-  }
+  if (rank == 0) error = publish(final_path, deck.output.keep);
   agree_or_fail(comm, error);
   return final_path.string();
 }
@@ -246,56 +308,10 @@ int64_t load_checkpoint(ZeroEngine& engine, const Deck& deck, const std::string&
   agree_or_fail(comm, verify_file(path, comm));
   try {
     h5::Handle file = h5::open_file(path);
-    auto attr_int = [&](const std::string& name) {
-      if (!h5::has_attr(file, name))
-        fail("{}: not a zeromini checkpoint (no '{}' attribute)", path, name);
-      return h5::read_attr_int(file, name);
-    };
-    const int64_t version = attr_int("format_version");
-    if (version != kCheckpointFormatVersion)
-      fail("{}: checkpoint format version {} is not supported (this build reads version {})", path,
-           version, kCheckpointFormatVersion);
-    const ModelConfig& m = deck.model;
-    const std::pair<const char*, int64_t> expected[] = {{"model.layers", m.layers},
-                                                        {"model.heads", m.heads},
-                                                        {"model.dim", m.dim},
-                                                        {"model.vocab", m.vocab},
-                                                        {"model.seq_len", m.seq_len}};
-    for (const auto& [key, value] : expected) {
-      const int64_t stored = attr_int(key);
-      if (stored != value)
-        fail("{}: model mismatch: the checkpoint has {} = {} but the deck has {}", path, key,
-             stored, value);
-    }
-    steps_done = attr_int("step");
+    steps_done = check_header(file, path, deck.model);
     const PartitionPlan& plan = engine.plan();
-    for (int u = 0; u < plan.num_units(); ++u) {
-      for (int s = 0; s < 3; ++s) {
-        const std::string name = unit_dataset(kStates[s], u);
-        if (!h5::exists(file, name)) fail("{}: missing dataset {}", path, name);
-        h5::Handle set(H5Dopen2(file, name.c_str(), H5P_DEFAULT));
-        h5::Handle file_space(H5Dget_space(set));
-        hsize_t size = 0;
-        if (H5Sget_simple_extent_ndims(file_space) != 1 ||
-            H5Sget_simple_extent_dims(file_space, &size, nullptr) != 1 ||
-            size != static_cast<hsize_t>(plan.unit(u).size))
-          fail("{}: dataset {} has {} elements, the model's unit {} has {}", path, name, size, u,
-               plan.unit(u).size);
-        validate_storage(set, path, name);
-        // Read what this rank holds under the current stage and rank count.
-        const auto [begin, end] = engine.held_range(storage_of(engine, s), u);
-        const hsize_t start = static_cast<hsize_t>(begin),
-                      count = static_cast<hsize_t>(end - begin);
-        if (count == 0) continue;
-        H5Sselect_hyperslab(file_space, H5S_SELECT_SET, &start, nullptr, &count, nullptr);
-        h5::Handle memory_space(H5Screate_simple(1, &count, nullptr));
-        HostBuffer host("checkpoint_slice", count);
-        if (H5Dread(set, H5T_NATIVE_FLOAT, memory_space, file_space, H5P_DEFAULT, host.data()) < 0)
-          fail("{}: reading {} failed (corrupted or truncated file): {}", path, name,
-               h5::last_error());
-        Kokkos::deep_copy(DeviceSpan(state_at(engine, s, u, begin), count), host);
-      }
-    }
+    for (int u = 0; u < plan.num_units(); ++u)
+      for (int state = 0; state < 3; ++state) read_unit_state(file, engine, state, u, path);
   } catch (const Error& e) {
     error = e.what();
   }
