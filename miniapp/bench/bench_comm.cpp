@@ -65,68 +65,37 @@ int64_t iterations_for(int64_t bytes) {
 // see the same machine state (a VM's memory bandwidth drifts by tens of percent over seconds);
 // the case reports both bandwidths and their ratio. The benchmark's own time is the
 // Communicator's.
-void run_collective(benchmark::State& state, Op op) {
-  zm::Communicator& comm = communicator();
-  const int ranks = comm.size();
-  const int64_t bytes = state.range(0);
-  const size_t elements = static_cast<size_t>(bytes) / sizeof(float);
-  const size_t shard = elements / static_cast<size_t>(ranks);
-  Buffers& b = buffers(elements, ranks);
+// One call of the collective, through raw MPI or through the Communicator.
+void call_once(Op op, bool raw, zm::Communicator& comm, Buffers& b, size_t elements, size_t shard) {
   MPI_Comm world = MPI_COMM_WORLD;
-  auto once = [&](bool raw) {
-    switch (op) {
-      case Op::AllReduce:
-        if (raw)
-          MPI_Allreduce(MPI_IN_PLACE, b.send.data(), static_cast<int>(elements), MPI_FLOAT, MPI_SUM,
-                        world);
-        else
-          comm.all_reduce_sum(b.send.data(), elements, zm::DType::F32);
-        break;
-      case Op::ReduceScatter:
-        if (raw)
-          MPI_Reduce_scatter_block(b.send.data(), b.recv.data(), static_cast<int>(shard), MPI_FLOAT,
-                                   MPI_SUM, world);
-        else
-          comm.reduce_scatter_sum(b.send.data(), b.recv.data(), shard, zm::DType::F32);
-        break;
-      case Op::AllGather:
-        if (raw)
-          MPI_Allgather(b.send.data(), static_cast<int>(shard), MPI_FLOAT, b.recv.data(),
-                        static_cast<int>(shard), MPI_FLOAT, world);
-        else
-          comm.all_gather(b.send.data(), b.recv.data(), shard, zm::DType::F32);
-        break;
-    }
-  };
-  // The slowest rank's time of one call.
-  auto timed = [&](bool raw) {
-    MPI_Barrier(world);
-    const double start = MPI_Wtime();
-    once(raw);
-    double elapsed = MPI_Wtime() - start, slowest = 0;
-    MPI_Allreduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, world);
-    return slowest;
-  };
-  once(true);  // untimed: first touch of the buffers, connection set-up
-  once(false);
-  double raw_total = 0, mine_total = 0;
-  int64_t n = 0;
-  for (auto _ : state) {
-    // Alternate which goes first, so neither always follows the other.
-    if (n % 2 == 0) {
-      raw_total += timed(true);
-      const double t = timed(false);
-      mine_total += t;
-      state.SetIterationTime(t);
-    } else {
-      const double t = timed(false);
-      mine_total += t;
-      state.SetIterationTime(t);
-      raw_total += timed(true);
-    }
-    ++n;
+  switch (op) {
+    case Op::AllReduce:
+      if (raw)
+        MPI_Allreduce(MPI_IN_PLACE, b.send.data(), static_cast<int>(elements), MPI_FLOAT, MPI_SUM,
+                      world);
+      else
+        comm.all_reduce_sum(b.send.data(), elements, zm::DType::F32);
+      break;
+    case Op::ReduceScatter:
+      if (raw)
+        MPI_Reduce_scatter_block(b.send.data(), b.recv.data(), static_cast<int>(shard), MPI_FLOAT,
+                                 MPI_SUM, world);
+      else
+        comm.reduce_scatter_sum(b.send.data(), b.recv.data(), shard, zm::DType::F32);
+      break;
+    case Op::AllGather:
+      if (raw)
+        MPI_Allgather(b.send.data(), static_cast<int>(shard), MPI_FLOAT, b.recv.data(),
+                      static_cast<int>(shard), MPI_FLOAT, world);
+      else
+        comm.all_gather(b.send.data(), b.recv.data(), shard, zm::DType::F32);
+      break;
   }
-  const double whole = static_cast<double>(op == Op::AllReduce ? elements : shard * ranks) * 4.0;
+}
+
+// Bandwidths from the bytes of one call, the calls made and their total seconds, raw and ours.
+void report_bandwidths(benchmark::State& state, Op op, int ranks, double whole, int64_t n,
+                       double raw_total, double mine_total) {
   const double factor =
       op == Op::AllReduce ? 2.0 * (ranks - 1) / ranks : static_cast<double>(ranks - 1) / ranks;
   const double raw_algbw = whole * static_cast<double>(n) / raw_total / 1e9;
@@ -138,6 +107,44 @@ void run_collective(benchmark::State& state, Op op) {
   state.counters["algbw_GBps"] = mine_algbw;
   state.counters["busbw_GBps"] = mine_algbw * factor;
   state.counters["ratio"] = mine_algbw / raw_algbw;
+}
+
+// Raw MPI and the Communicator alternate iteration by iteration on the same buffers, so that both
+// see the same machine state (a VM's memory bandwidth drifts by tens of percent over seconds);
+// the case reports both bandwidths and their ratio. The benchmark's own time is the
+// Communicator's.
+void run_collective(benchmark::State& state, Op op) {
+  zm::Communicator& comm = communicator();
+  const int ranks = comm.size();
+  const size_t elements = static_cast<size_t>(state.range(0)) / sizeof(float);
+  const size_t shard = elements / static_cast<size_t>(ranks);
+  Buffers& b = buffers(elements, ranks);
+  // The slowest rank's time of one call.
+  auto timed = [&](bool raw) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double start = MPI_Wtime();
+    call_once(op, raw, comm, b, elements, shard);
+    double elapsed = MPI_Wtime() - start, slowest = 0;
+    MPI_Allreduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return slowest;
+  };
+  // Untimed: first touch of the buffers, connection set-up.
+  call_once(op, true, comm, b, elements, shard);
+  call_once(op, false, comm, b, elements, shard);
+  double raw_total = 0, mine_total = 0;
+  int64_t n = 0;
+  for (auto _ : state) {
+    // Alternate which goes first, so neither always follows the other.
+    const bool raw_first = n % 2 == 0;
+    if (raw_first) raw_total += timed(true);
+    const double t = timed(false);
+    mine_total += t;
+    state.SetIterationTime(t);
+    if (!raw_first) raw_total += timed(true);
+    ++n;
+  }
+  const double whole = static_cast<double>(op == Op::AllReduce ? elements : shard * ranks) * 4.0;
+  report_bandwidths(state, op, ranks, whole, n, raw_total, mine_total);
 }
 
 void register_all() {

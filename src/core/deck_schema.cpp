@@ -177,9 +177,7 @@ KeySpec make_string(std::string section, std::string key, Section Deck::*sec,
   return s;
 }
 
-std::vector<KeySpec> build_schema() {
-  const double inf = std::numeric_limits<double>::max();
-  std::vector<KeySpec> s;
+void add_model_keys(std::vector<KeySpec>& s) {
   // [model]
   s.push_back(make_int("model", "layers", &Deck::model, &ModelConfig::layers, 1, 100000,
                        "transformer blocks"));
@@ -191,6 +189,10 @@ std::vector<KeySpec> build_schema() {
                        "vocabulary size (padded to a multiple of 128 internally)"));
   s.push_back(make_int("model", "seq_len", &Deck::model, &ModelConfig::seq_len, 1, 1048576,
                        "tokens per sequence (and learned positions)"));
+}
+
+void add_train_keys(std::vector<KeySpec>& s) {
+  const double inf = std::numeric_limits<double>::max();
   // [train]
   s.push_back(make_int("train", "micro_batch", &Deck::train, &TrainConfig::micro_batch, 1, 1048576,
                        "sequences per rank per micro-step"));
@@ -223,6 +225,9 @@ std::vector<KeySpec> build_schema() {
                           "\"\" (fresh start), \"latest\" (newest checkpoint in output.dir, if "
                           "any) or a checkpoint path"));
   s.back().allow_empty = true;
+}
+
+void add_zero_and_comm_keys(std::vector<KeySpec>& s) {
   // [zero]
   {
     KeySpec stage = spec("zero", "stage", Kind::Stage,
@@ -250,6 +255,9 @@ std::vector<KeySpec> build_schema() {
                          false,
                          "watchdog: seconds one collective may wait before the job is aborted "
                          "with the operation and the ranks still missing"));
+}
+
+void add_data_and_output_keys(std::vector<KeySpec>& s) {
   // [data]
   s.push_back(make_string("data", "source", &Deck::data, &DataConfig::source, {},
                           "\"synthetic\" or the path of a token shard (llm.c format)"));
@@ -264,6 +272,15 @@ std::vector<KeySpec> build_schema() {
                        "steps between progress lines"));
   s.push_back(make_int("output", "results_every", &Deck::output, &OutputConfig::results_every, 1,
                        1e9, "steps between rewrites of results.h5 (and at the end)"));
+}
+
+// Every deck key, in the order `zeromini schema` lists them.
+std::vector<KeySpec> build_schema() {
+  std::vector<KeySpec> s;
+  add_model_keys(s);
+  add_train_keys(s);
+  add_zero_and_comm_keys(s);
+  add_data_and_output_keys(s);
   return s;
 }
 

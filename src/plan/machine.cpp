@@ -19,17 +19,13 @@ std::string where(const std::string& path, const toml::source_region& region) {
 
 }  // namespace
 
-Machine load_machine(const std::string& path) {
-  toml::table root;
-  try {
-    root = toml::parse_file(path);
-  } catch (const toml::parse_error& err) {
-    if (err.source().begin.line == 0)
-      fail("{}: cannot read the machine file: {}", path, err.description());
-    fail("{}: TOML syntax error: {}", where(path, err.source()), err.description());
-  }
-  // section -> key -> (is_number)
-  const std::map<std::string, std::map<std::string, bool>> schema = {
+namespace {
+
+// section -> key -> whether the value is a number (else a string).
+using MachineSchema = std::map<std::string, std::map<std::string, bool>>;
+
+const MachineSchema& machine_schema() {
+  static const MachineSchema schema = {
       {"machine",
        {{"name", false},
         {"description", false},
@@ -41,12 +37,31 @@ Machine load_machine(const std::string& path) {
         {"intra_node_latency_us", true},
         {"inter_node_bandwidth_gbs", true},
         {"inter_node_latency_us", true}}}};
+  return schema;
+}
+
+toml::table parse_machine_file(const std::string& path) {
+  try {
+    return toml::parse_file(path);
+  } catch (const toml::parse_error& err) {
+    if (err.source().begin.line == 0)
+      fail("{}: cannot read the machine file: {}", path, err.description());
+    fail("{}: TOML syntax error: {}", where(path, err.source()), err.description());
+  }
+}
+
+// Every key of the file checked against the schema, into "section.key" -> value.
+struct MachineValues {
   std::map<std::string, double> numbers;
   std::map<std::string, std::string> strings;
+};
+
+MachineValues read_values(const toml::table& root, const std::string& path) {
+  MachineValues values;
   for (auto&& [section_key, section_node] : root) {
     const std::string section(section_key.str());
-    auto known = schema.find(section);
-    if (known == schema.end() || !section_node.is_table())
+    auto known = machine_schema().find(section);
+    if (known == machine_schema().end() || !section_node.is_table())
       fail("{}: unknown section [{}]; expected [machine], [compute] and [network]",
            where(path, section_key.source()), section);
     for (auto&& [key, node] : *section_node.as_table()) {
@@ -59,32 +74,39 @@ Machine load_machine(const std::string& path) {
         std::optional<double> value = node.value<double>();
         if (!value || !(*value > 0))
           fail("{}: {} must be a positive number", where(path, key.source()), full);
-        numbers[full] = *value;
+        values.numbers[full] = *value;
       } else {
         std::optional<std::string> value = node.value<std::string>();
         if (!value) fail("{}: {} must be a string", where(path, key.source()), full);
-        strings[full] = *value;
+        values.strings[full] = *value;
       }
     }
   }
-  for (const auto& [section, keys] : schema)
+  return values;
+}
+
+}  // namespace
+
+Machine load_machine(const std::string& path) {
+  MachineValues v = read_values(parse_machine_file(path), path);
+  for (const auto& [section, keys] : machine_schema())
     for (const auto& [key, is_number] : keys) {
       const std::string full = section + "." + key;
       if (full == "machine.description") continue;
-      if (is_number ? !numbers.count(full) : !strings.count(full))
+      if (is_number ? !v.numbers.count(full) : !v.strings.count(full))
         fail("{}: missing key '{}' (see inputs/machines/ for the format)", path, full);
     }
   Machine m;
-  m.name = strings["machine.name"];
-  m.description = strings["machine.description"];
-  m.devices_per_node = static_cast<int64_t>(numbers["machine.devices_per_node"]);
-  m.device_memory_bytes = numbers["machine.device_memory_gib"] * 1024.0 * 1024.0 * 1024.0;
-  m.sustained_flops_fp32 = numbers["compute.sustained_tflops_fp32"] * 1e12;
-  m.sustained_flops_mixed = numbers["compute.sustained_tflops_mixed"] * 1e12;
-  m.intra_node_bandwidth = numbers["network.intra_node_bandwidth_gbs"] * 1e9;
-  m.intra_node_latency = numbers["network.intra_node_latency_us"] * 1e-6;
-  m.inter_node_bandwidth = numbers["network.inter_node_bandwidth_gbs"] * 1e9;
-  m.inter_node_latency = numbers["network.inter_node_latency_us"] * 1e-6;
+  m.name = v.strings["machine.name"];
+  m.description = v.strings["machine.description"];
+  m.devices_per_node = static_cast<int64_t>(v.numbers["machine.devices_per_node"]);
+  m.device_memory_bytes = v.numbers["machine.device_memory_gib"] * 1024.0 * 1024.0 * 1024.0;
+  m.sustained_flops_fp32 = v.numbers["compute.sustained_tflops_fp32"] * 1e12;
+  m.sustained_flops_mixed = v.numbers["compute.sustained_tflops_mixed"] * 1e12;
+  m.intra_node_bandwidth = v.numbers["network.intra_node_bandwidth_gbs"] * 1e9;
+  m.intra_node_latency = v.numbers["network.intra_node_latency_us"] * 1e-6;
+  m.inter_node_bandwidth = v.numbers["network.inter_node_bandwidth_gbs"] * 1e9;
+  m.inter_node_latency = v.numbers["network.inter_node_latency_us"] * 1e-6;
   if (m.devices_per_node < 1) fail("{}: machine.devices_per_node must be >= 1", path);
   return m;
 }
