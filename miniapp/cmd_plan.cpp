@@ -82,7 +82,7 @@ void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoin
       "largest_params\n",
       header);
   for (const PlanPoint& p : points) {
-    std::string row = fmt::format("{},{},{},{},{},{}", deck.path, precision_name(precision),
+    std::string row = fmt::format("{},{},{},{},{},{}", deck.path, memory_model_name(precision),
                                   p.stage, p.ranks, p.params, p.padded_params);
     for_each_memory_column([&](int c) {
       row += fmt::format(",{:.0f}", c < 0 ? p.memory.model_states() : p.memory.bytes[c]);
@@ -106,7 +106,7 @@ void print_heading(const Deck& deck, Precision precision, const PlanPoint& first
       deck.model.padded_vocab(), deck.model.seq_len, deck.train.micro_batch, deck.train.grad_accum);
   fmt::print("  Psi = {} parameters (real vocabulary)\n", first.params);
   fmt::print("  precision: {}\n",
-             precision == Precision::FP32
+             !is_mixed(precision)
                  ? "fp32 (4 + 4 + 8 bytes per parameter: parameters, gradients, Adam m and v)"
                  : "mixed (2 + 2 + 12 bytes per parameter: bf16 parameters and gradients; fp32 "
                    "master, m and v)");
@@ -164,9 +164,9 @@ int plan(const PlanOptions& options) {
   const Deck deck = load_deck(options.deck, options.overrides, BuildChecks::Skip);
   const std::vector<int64_t> ranks = parse_ranks(options.ranks);
   const std::vector<int> stages = parse_stages(options.stage);
-  const std::string precision_text =
-      options.precision.empty() ? deck.train.precision : options.precision;
-  const Precision precision = precision_from_name(precision_text);
+  const Precision precision = options.precision.empty()
+                                  ? deck.train.precision
+                                  : plan_precision_from_name(options.precision);
   Machine machine;
   const bool have_machine = !options.machine.empty();
   if (have_machine) machine = load_machine(options.machine);

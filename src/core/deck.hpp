@@ -9,7 +9,9 @@
 #include <cstdint>
 #include <map>
 #include <string>
+
 #include <vector>
+#include "core/precision.hpp"
 
 namespace zm {
 
@@ -43,8 +45,8 @@ struct TrainConfig {
   double beta2 = 0.95;
   double eps = 1e-8;
   int64_t seed = 1337;
-  std::string precision = "fp32";  // fp32 | tf32 | bf16
-  std::string resume;              // "" | "latest" | a checkpoint path
+  Precision precision = Precision::FP32;
+  std::string resume;  // "" | "latest" | a checkpoint path
 };
 
 struct ZeroConfig {

@@ -218,9 +218,15 @@ void add_train_keys(std::vector<KeySpec>& s) {
                          "Adam epsilon"));
   s.push_back(make_int("train", "seed", &Deck::train, &TrainConfig::seed, 0, kNoMax,
                        "seed of parameter initialisation and synthetic data"));
-  s.push_back(make_string("train", "precision", &Deck::train, &TrainConfig::precision,
-                          {"fp32", "tf32", "bf16"},
-                          "fp32; tf32 (TF32 tensor-core GEMMs); bf16 (mixed, fp32 master)"));
+  {
+    KeySpec precision = spec("train", "precision", Kind::Choice,
+                             "fp32; tf32 (TF32 tensor-core GEMMs); bf16 (mixed, fp32 master)");
+    precision.choices = {"fp32", "tf32", "bf16"};
+    // The schema's choices checked the text before this runs.
+    precision.set = [](Deck& d, const RawValue& v) { parse_precision(v.text, d.train.precision); };
+    precision.get = [](const Deck& d) { return toml_quote(precision_name(d.train.precision)); };
+    s.push_back(precision);
+  }
   s.push_back(make_string("train", "resume", &Deck::train, &TrainConfig::resume, {},
                           "\"\" (fresh start), \"latest\" (newest checkpoint in output.dir, if "
                           "any) or a checkpoint path"));

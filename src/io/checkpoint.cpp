@@ -66,7 +66,7 @@ void write_metadata(hid_t file, const ZeroEngine& engine, const Deck& deck, int6
   h5::write_attr(file, "deck", deck.resolved_toml());
   h5::write_attr(file, "stage", static_cast<int64_t>(engine.stage()));
   // The states are fp32 whatever the run computed in (under bf16: the master weights).
-  h5::write_attr(file, "precision", deck.train.precision);
+  h5::write_attr(file, "precision", std::string(precision_name(deck.train.precision)));
   h5::write_attr(file, "ranks", static_cast<int64_t>(engine.plan().ranks()));
   // Data is addressed by global sequence index, so its position is the step count; the RNG is
   // counter-based (seed, index), so its state is the seed.

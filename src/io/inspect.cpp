@@ -7,12 +7,20 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/precision.hpp"
 #include "io/checkpoint.hpp"
 #include "io/file_integrity.hpp"
 #include "io/h5.hpp"
 #include "model/layout.hpp"
 
 namespace zm {
+
+namespace {
+bool is_mixed_name(const std::string& text) {
+  Precision precision = Precision::FP32;
+  return parse_precision(text, precision) && is_mixed(precision);
+}
+}  // namespace
 
 namespace {
 
@@ -62,8 +70,9 @@ std::string describe_checkpoint(hid_t file, const std::string& path) {
                      h5::read_attr_string(file, "git_revision"));
   if (h5::has_attr(file, "precision")) {
     const std::string precision = h5::read_attr_string(file, "precision");
-    out += fmt::format("  precision         {}{}\n", precision,
-                       precision == "bf16" ? " (the states hold the fp32 master weights)" : "");
+    out +=
+        fmt::format("  precision         {}{}\n", precision,
+                    is_mixed_name(precision) ? " (the states hold the fp32 master weights)" : "");
   }
   out += fmt::format(
       "  model             {} layers, dim {}, {} heads, vocab {}, seq_len {}: {} "

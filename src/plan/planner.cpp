@@ -11,14 +11,15 @@
 
 namespace zm {
 
-Precision precision_from_name(const std::string& name) {
-  if (name == "fp32" || name == "tf32") return Precision::FP32;
-  if (name == "mixed" || name == "bf16") return Precision::Mixed;
-  fail("precision '{}': expected fp32 or mixed", name);
+Precision plan_precision_from_name(const std::string& name) {
+  Precision precision = Precision::FP32;
+  if (name == "mixed") return Precision::BF16;
+  if (!parse_precision(name, precision)) fail("precision '{}': expected fp32 or mixed", name);
+  return precision;
 }
 
-const char* precision_name(Precision p) {
-  return p == Precision::FP32 ? "fp32" : "mixed";
+const char* memory_model_name(Precision precision) {
+  return is_mixed(precision) ? "mixed" : "fp32";
 }
 
 double MemoryPlan::model_states() const {
@@ -46,10 +47,7 @@ namespace {
 // allocates and posts (element sizes included).
 Deck with_precision(const Deck& deck, Precision precision) {
   Deck d = deck;
-  if (precision == Precision::Mixed)
-    d.train.precision = "bf16";
-  else if (d.train.precision == "bf16")
-    d.train.precision = "fp32";
+  d.train.precision = precision;
   return d;
 }
 
@@ -107,7 +105,7 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, Precision preci
       static_cast<double>(deck.train.micro_batch * deck.model.seq_len * deck.train.grad_accum);
   p.flops_per_step = tokens * flops_per_token(deck.model);
   const double rate =
-      precision == Precision::FP32 ? machine->sustained_flops_fp32 : machine->sustained_flops_mixed;
+      is_mixed(precision) ? machine->sustained_flops_mixed : machine->sustained_flops_fp32;
   p.compute_seconds = p.flops_per_step / rate;
 
   // Communication: alpha-beta ring model; the ring crosses the inter-node network as soon as

@@ -19,14 +19,14 @@
 
 namespace zm {
 
-// fp32: train.precision = "fp32" or "tf32" (4 bytes per parameter, gradient, Adam moment; fp32
-// activations and collectives). mixed: train.precision = "bf16": bf16 parameters, gradients,
+// Memory models: fp32 for train.precision = "fp32" or "tf32" (4 bytes per parameter, gradient,
+// Adam moment; fp32 activations and collectives); mixed for "bf16" (bf16 parameters, gradients,
 // activations and collectives; fp32 master weights, momentum and variance in the optimizer state:
-// the ZeRO paper's 2 + 2 + 12 bytes per parameter. Either is priced from the buffers and
+// the ZeRO paper's 2 + 2 + 12 bytes per parameter). Either is priced from the buffers and
 // collectives a run of the deck under that precision allocates and posts.
-enum class Precision { FP32, Mixed };
-Precision precision_from_name(const std::string& name);  // "fp32" | "mixed" (| "bf16" = mixed)
-const char* precision_name(Precision p);
+// --precision: "fp32", "tf32", "bf16", or "mixed" (= bf16).
+Precision plan_precision_from_name(const std::string& name);
+const char* memory_model_name(Precision precision);  // "fp32" | "mixed"
 
 struct MemoryPlan {
   std::array<double, kMemCategories> bytes{};  // per rank, by category

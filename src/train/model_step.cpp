@@ -34,7 +34,8 @@ std::unique_ptr<ModelStep> make_model_step(const ParamLayout& layout, ZeroEngine
   if (auto* mixed = dynamic_cast<ZeroEngineT<bf16>*>(&engine))
     return std::make_unique<GPTStep<bf16>>(layout, *mixed, B, T);
 #endif
-  ZM_ASSERT(false, "no model for the engine of train.precision = \"{}\"", deck.train.precision);
+  ZM_ASSERT(false, "no model for the engine of train.precision = \"{}\"",
+            precision_name(deck.train.precision));
   return nullptr;
 }
 

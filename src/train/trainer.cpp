@@ -23,7 +23,7 @@ Trainer::Trainer(const Deck& deck, int stage, Communicator& comm)
       model_(make_model_step(layout_, *engine_, deck_)),
       data_(make_data_source(deck)) {
   comm.set_timeout(deck.comm.timeout_s);
-  kernels::set_tf32_gemms(deck.train.precision == "tf32");
+  kernels::set_tf32_gemms(deck.train.precision == Precision::TF32);
   PlannedAllocator alloc({step_stats_buffer()});
   stats_ = alloc.take<float>("step_stats");
   alloc.finish();

@@ -10,7 +10,7 @@
 namespace zm {
 
 int compute_element_bytes(const Deck& deck) {
-  return deck.train.precision == "bf16" ? 2 : 4;
+  return compute_element_bytes(deck.train.precision);
 }
 
 ZeroEngine::ZeroEngine(int stage, const PartitionPlan& plan, Communicator& comm, const Deck& deck,

@@ -50,7 +50,7 @@ std::unique_ptr<ZeroEngine> ZeroEngine::create(int stage, const PartitionPlan& p
   return create_typed<bf16>(stage, plan, comm, deck, schedule);
 #else
   fail("train.precision = \"{}\": this build has no bfloat16 type (it needs Kokkos >= 4)",
-       deck.train.precision);
+       precision_name(deck.train.precision));
 #endif
 }
 

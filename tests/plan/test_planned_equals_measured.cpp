@@ -22,7 +22,7 @@ TEST_P(PlannedEqualsMeasured, MemoryAndTraffic) {
           fmt::format("stage {}, {} ranks, grad_accum {}, {}", stage, N, grad_accum, precision));
       const zm::Deck deck = zm::testing::test_deck(
           stage, 3, grad_accum, {"train.steps=2", "train.precision=" + precision});
-      const zm::Precision priced = zm::precision_from_name(precision);
+      const zm::Precision priced = deck.train.precision;  // priced as it runs
       const zm::MemoryPlan planned = zm::plan_memory(deck, stage, N, priced);
       const auto planned_traffic = zm::plan_traffic(deck, stage, N, priced);
 

@@ -23,7 +23,7 @@ TEST(Planner, MixedPrecisionModelStatesFollowThePaper) {
   const zm::Deck deck = deck_with(4, 256, 4);
   for (int64_t n : {1, 4, 16, 64, 1024, 1 << 20}) {
     for (int stage = 0; stage <= 3; ++stage) {
-      const zm::PlanPoint p = zm::plan_point(deck, stage, n, zm::Precision::Mixed, nullptr);
+      const zm::PlanPoint p = zm::plan_point(deck, stage, n, zm::Precision::BF16, nullptr);
       const double psi = static_cast<double>(p.padded_params), N = static_cast<double>(n);
       const double expected[] = {16 * psi, 4 * psi + 12 * psi / N, 2 * psi + 14 * psi / N,
                                  16 * psi / N};
@@ -51,7 +51,7 @@ TEST(Planner, TrafficIsTwoOrThreePsiPerRank) {
 TEST(Planner, RunsInstantlyAtMillionsOfRanks) {
   const zm::Deck deck = deck_with(96, 12288, 96);  // a GPT-3-sized model
   const auto start = std::chrono::steady_clock::now();
-  const zm::PlanPoint p = zm::plan_point(deck, 3, 4'000'000, zm::Precision::Mixed, nullptr);
+  const zm::PlanPoint p = zm::plan_point(deck, 3, 4'000'000, zm::Precision::BF16, nullptr);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(seconds, 0.5) << "planning one point at 4 million ranks took " << seconds << " s";
@@ -65,12 +65,12 @@ TEST(Planner, LargestModelThatFitsIsTheDeepestThatFits) {
   const zm::Machine m = zm::load_machine(machines + "/dgx-h100.toml");
   const zm::Deck deck = deck_with(12, 768, 12);
   for (int stage = 0; stage <= 3; ++stage) {
-    const zm::PlanPoint p = zm::plan_point(deck, stage, 8, zm::Precision::Mixed, &m);
+    const zm::PlanPoint p = zm::plan_point(deck, stage, 8, zm::Precision::BF16, &m);
     ASSERT_GT(p.largest_layers, 0);
     auto total_at = [&](int64_t layers) {
       zm::Deck d = deck;
       d.model.layers = layers;
-      return zm::plan_memory(d, stage, 8, zm::Precision::Mixed).total();
+      return zm::plan_memory(d, stage, 8, zm::Precision::BF16).total();
     };
     EXPECT_LE(total_at(p.largest_layers), m.device_memory_bytes);
     EXPECT_GT(total_at(p.largest_layers + 1), m.device_memory_bytes);
