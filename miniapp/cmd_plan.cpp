@@ -161,12 +161,13 @@ void print_table(const std::vector<PlanPoint>& points, const Machine* machine) {
 }  // namespace
 
 int plan(const PlanOptions& options) {
-  const Deck deck = load_deck(options.deck, options.overrides, BuildChecks::Skip);
+  Deck deck = load_deck(options.deck, options.overrides, BuildChecks::Skip);
   const std::vector<int64_t> ranks = parse_ranks(options.ranks);
   const std::vector<int> stages = parse_stages(options.stage);
-  const Precision precision = options.precision.empty()
-                                  ? deck.train.precision
-                                  : plan_precision_from_name(options.precision);
+  // --precision prices the deck as if it asked for that precision.
+  if (!options.precision.empty())
+    deck.train.precision = plan_precision_from_name(options.precision);
+  const Precision precision = deck.train.precision;
   Machine machine;
   const bool have_machine = !options.machine.empty();
   if (have_machine) machine = load_machine(options.machine);
@@ -176,7 +177,7 @@ int plan(const PlanOptions& options) {
   std::vector<PlanPoint> points;
   for (int64_t n : ranks)
     for (int s : stages)
-      points.push_back(plan_point(deck, s, n, precision, have_machine ? &machine : nullptr));
+      points.push_back(plan_point(deck, s, n, have_machine ? &machine : nullptr));
 
   if (options.format == "csv") {
     print_csv(deck, precision, points, have_machine);

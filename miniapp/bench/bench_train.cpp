@@ -25,7 +25,7 @@ void train_step(benchmark::State& state) {
       "[model]\nlayers = 4\ndim = 256\nheads = 4\nseq_len = 128\nvocab = 512\n"
       "[train]\nmicro_batch = 8\nsteps = 1000000\n",
       "bench", {fmt::format("zero.stage={}", stage)});
-  auto trainer = std::make_unique<zm::Trainer>(deck, stage, *comm);
+  auto trainer = zm::make_trainer(deck, stage, *comm);
   trainer->init_parameters();
   trainer->step(0);  // warm-up: first touch of every buffer
   int64_t step = 1;

@@ -42,15 +42,6 @@ double PlanPoint::bytes_per_step_total() const {
 
 namespace {
 
-// The deck as it runs under a precision: the planner prices a precision by asking the stages
-// and the model for their buffers and collectives under it, the same lists a run of that deck
-// allocates and posts (element sizes included).
-Deck with_precision(const Deck& deck, Precision precision) {
-  Deck d = deck;
-  d.train.precision = precision;
-  return d;
-}
-
 Deck with_layers(const Deck& deck, int64_t layers) {
   Deck d = deck;
   d.model.layers = layers;
@@ -65,39 +56,58 @@ double flops_per_token(const ModelConfig& m) {
   return 6.0 * (12.0 * L * C * C + C * Vp) + 12.0 * L * T * C;
 }
 
-MemoryPlan plan_memory(const Deck& deck, int stage, int64_t ranks, Precision precision) {
+MemoryPlan plan_memory(const Deck& deck, int stage, int64_t ranks) {
   MemoryPlan plan;
-  for (const BufferSpec& spec :
-       run_buffer_plan(with_precision(deck, precision), stage, static_cast<int>(ranks)))
+  for (const BufferSpec& spec : run_buffer_plan(deck, stage, static_cast<int>(ranks)))
     plan.bytes[static_cast<int>(spec.category)] += spec.bytes();
   return plan;
 }
 
-std::array<double, kCommOps> plan_traffic(const Deck& deck, int stage, int64_t ranks,
-                                          Precision precision) {
+std::array<double, kCommOps> plan_traffic(const Deck& deck, int stage, int64_t ranks) {
   std::array<double, kCommOps> bytes{};
   const ParamLayout layout(deck.model);
   const PartitionPlan partition(layout, static_cast<int>(ranks));
   const int n = static_cast<int>(ranks);
-  for (const auto& c : run_traffic_plan(with_precision(deck, precision), stage, partition))
+  for (const auto& c : run_traffic_plan(deck, stage, partition))
     bytes[static_cast<int>(c.op)] +=
         ring_bytes(c.op, static_cast<double>(c.count * c.element_bytes), n);
   return bytes;
 }
 
-PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, Precision precision,
-                     const Machine* machine) {
+namespace {
+
+// The deepest model of the deck's width whose per-rank memory fits in `bytes`. Per-rank memory is
+// affine in the layer count (every block adds the same buffers), so two evaluations give the
+// line and a few more confirm the answer.
+int64_t largest_fitting_layers(const Deck& deck, int stage, int64_t ranks, double bytes) {
+  auto memory_at = [&](int64_t layers) {
+    return plan_memory(with_layers(deck, layers), stage, ranks).total();
+  };
+  const double m1 = memory_at(1), m2 = memory_at(2);
+  const double per_layer = m2 - m1, base = m1 - per_layer;
+  int64_t layers = 0;
+  if (m1 <= bytes) layers = static_cast<int64_t>(std::floor((bytes - base) / per_layer));
+  if (layers > 0 && layers <= 100000) {
+    while (layers > 0 && memory_at(layers) > bytes) --layers;
+    while (memory_at(layers + 1) <= bytes) ++layers;
+  }
+  return layers;
+}
+
+}  // namespace
+
+PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* machine) {
   if (ranks < 1) fail("--ranks: {} is not a rank count (expected an integer >= 1)", ranks);
   PlanPoint p;
   p.stage = stage;
   p.ranks = ranks;
-  p.precision = precision;
+  p.precision = deck.train.precision;
   const ParamLayout layout(deck.model);
   const PartitionPlan partition(layout, static_cast<int>(ranks));
   p.params = layout.real_param_count();
   p.padded_params = partition.padded_total();
-  p.memory = plan_memory(deck, stage, ranks, precision);
-  p.bytes_per_step = plan_traffic(deck, stage, ranks, precision);
+  p.memory = plan_memory(deck, stage, ranks);
+  p.bytes_per_step = plan_traffic(deck, stage, ranks);
   if (!machine) return p;
 
   // Compute: matmul FLOPs at the machine's sustained rate.
@@ -105,7 +115,7 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, Precision preci
       static_cast<double>(deck.train.micro_batch * deck.model.seq_len * deck.train.grad_accum);
   p.flops_per_step = tokens * flops_per_token(deck.model);
   const double rate =
-      is_mixed(precision) ? machine->sustained_flops_mixed : machine->sustained_flops_fp32;
+      is_mixed(p.precision) ? machine->sustained_flops_mixed : machine->sustained_flops_fp32;
   p.compute_seconds = p.flops_per_step / rate;
 
   // Communication: alpha-beta ring model; the ring crosses the inter-node network as soon as
@@ -118,27 +128,13 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, Precision preci
     const double hops = static_cast<double>(ranks - 1) * (op == CommOp::AllReduce ? 2.0 : 1.0);
     return hops * alpha + ring_bytes(op, whole_bytes, static_cast<int>(ranks)) / beta;
   };
-  for (const auto& c : run_traffic_plan(with_precision(deck, precision), stage, partition))
+  for (const auto& c : run_traffic_plan(deck, stage, partition))
     p.comm_seconds += collective_seconds(c.op, static_cast<double>(c.count * c.element_bytes));
   p.step_seconds_serial = p.compute_seconds + p.comm_seconds;
   p.step_seconds_overlapped = std::max(p.compute_seconds, p.comm_seconds);
 
-  // Fit, and the deepest model of the same width that fits. Per-rank memory is affine in the
-  // layer count (every block adds the same buffers), so two evaluations give the line and a
-  // third confirms the answer.
   p.fits = p.memory.total() <= machine->device_memory_bytes;
-  auto memory_at = [&](int64_t layers) {
-    return plan_memory(with_layers(deck, layers), stage, ranks, precision).total();
-  };
-  const double m1 = memory_at(1), m2 = memory_at(2);
-  const double per_layer = m2 - m1, base = m1 - per_layer;
-  int64_t layers = 0;
-  if (m1 <= machine->device_memory_bytes)
-    layers = static_cast<int64_t>(std::floor((machine->device_memory_bytes - base) / per_layer));
-  if (layers > 0 && layers <= 100000) {
-    while (layers > 0 && memory_at(layers) > machine->device_memory_bytes) --layers;
-    while (memory_at(layers + 1) <= machine->device_memory_bytes) ++layers;
-  }
+  const int64_t layers = largest_fitting_layers(deck, stage, ranks, machine->device_memory_bytes);
   p.largest_layers = layers;
   if (layers > 0) {
     const ModelConfig& m = deck.model;

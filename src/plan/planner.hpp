@@ -54,12 +54,12 @@ struct PlanPoint {
   int64_t largest_params = 0;
 };
 
-MemoryPlan plan_memory(const Deck& deck, int stage, int64_t ranks, Precision precision);
-std::array<double, kCommOps> plan_traffic(const Deck& deck, int stage, int64_t ranks,
-                                          Precision precision);
+// All priced in the deck's train.precision: element sizes come from the precision, through the
+// same buffer and collective lists a run of the deck allocates and posts.
+MemoryPlan plan_memory(const Deck& deck, int stage, int64_t ranks);
+std::array<double, kCommOps> plan_traffic(const Deck& deck, int stage, int64_t ranks);
 // Everything for one point; machine may be nullptr (no time or fit estimates).
-PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, Precision precision,
-                     const Machine* machine);
+PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* machine);
 
 // Matmul FLOPs of one forward + backward per token: 6 (12 L C^2 + C Vp) + 12 L T C.
 double flops_per_token(const ModelConfig& model);

@@ -191,7 +191,8 @@ StageResult run_stage(const RunSetup& run, int stage, RunEnd& end) {
   check_memory_fits(run.deck, stage, run.comm);
   if (run.results) run.results->begin_stage(stage);
   {
-    Trainer trainer(run.deck, stage, run.comm);
+    const std::unique_ptr<Trainer> owned = make_trainer(run.deck, stage, run.comm);
+    Trainer& trainer = *owned;
     result.tokens_per_rank_per_step = trainer.tokens_per_rank_per_step();
     result.param_count = trainer.layout().real_param_count();
     result.padded_param_count = trainer.layout().total();

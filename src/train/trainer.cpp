@@ -1,4 +1,4 @@
-#include "train/trainer.hpp"
+#include "train/trainer_typed.hpp"
 
 #include <cmath>
 
@@ -6,33 +6,20 @@
 #include "core/timer.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/matmul.hpp"
-#include "train/fault_injection.hpp"
+#include "zero/run_plan.hpp"
 
 namespace zm {
 
+int64_t Trainer::tokens_per_rank_per_step() const {
+  const Deck& d = deck();
+  return d.train.micro_batch * d.model.seq_len * d.train.grad_accum;
+}
+
 namespace {
 constexpr double kPi = 3.14159265358979323846;
-}
 
-Trainer::Trainer(const Deck& deck, int stage, Communicator& comm)
-    : deck_(deck),
-      comm_(&comm),
-      layout_(deck.model),
-      plan_(layout_, comm.size()),
-      engine_(ZeroEngine::create(stage, plan_, comm, deck_, gpt_schedule(layout_))),
-      model_(make_model_step(layout_, *engine_, deck_)),
-      data_(make_data_source(deck)) {
-  comm.set_timeout(deck.comm.timeout_s);
-  kernels::set_tf32_gemms(deck.train.precision == Precision::TF32);
-  PlannedAllocator alloc({step_stats_buffer()});
-  stats_ = alloc.take<float>("step_stats");
-  alloc.finish();
-  const size_t tokens = static_cast<size_t>(deck.train.micro_batch * deck.model.seq_len);
-  host_inputs_.resize(tokens);
-  host_targets_.resize(tokens);
-}
-
-double Trainer::learning_rate(const TrainConfig& t, int64_t step) {
+// Linear warmup over train.warmup steps, then cosine decay to lr * min_lr_ratio at the last step.
+double learning_rate(const TrainConfig& t, int64_t step) {
   if (step < t.warmup) return t.lr * static_cast<double>(step + 1) / static_cast<double>(t.warmup);
   const double min_lr = t.lr * t.min_lr_ratio;
   const int64_t decay_steps = std::max<int64_t>(1, t.steps - t.warmup);
@@ -40,12 +27,6 @@ double Trainer::learning_rate(const TrainConfig& t, int64_t step) {
       std::min(1.0, static_cast<double>(step - t.warmup) / static_cast<double>(decay_steps));
   return min_lr + 0.5 * (t.lr - min_lr) * (1.0 + std::cos(kPi * progress));
 }
-
-int64_t Trainer::tokens_per_rank_per_step() const {
-  return deck_.train.micro_batch * deck_.model.seq_len * deck_.train.grad_accum;
-}
-
-namespace {
 
 // torch.nn.utils.clip_grad_norm_ (scale by max_norm / (norm + 1e-6), never above 1) and the
 // mean over micro-batches, folded into the AdamW settings of step `step` (0-based).
@@ -77,22 +58,57 @@ CommStats stats_between(const CommStats& before, const CommStats& after) {
 
 }  // namespace
 
-double Trainer::forward_backward(int64_t step, Fault fault, StepTimes& times) {
+std::unique_ptr<Trainer> make_trainer(const Deck& deck, int stage, Communicator& comm) {
+  if (!is_mixed(deck.train.precision)) return std::make_unique<TrainerT<float>>(deck, stage, comm);
+#if ZEROMINI_HAVE_BF16
+  return std::make_unique<TrainerT<bf16>>(deck, stage, comm);
+#else
+  fail("train.precision = \"{}\": this build has no bfloat16 type (it needs Kokkos >= 4)",
+       precision_name(deck.train.precision));
+#endif
+}
+
+template <typename Real>
+TrainerT<Real>::TrainerT(const Deck& deck, int stage, Communicator& comm)
+    : deck_(deck),
+      comm_(&comm),
+      layout_(deck.model),
+      plan_(layout_, comm.size()),
+      engine_(make_engine<Real>(stage, plan_, comm, deck_, gpt_schedule(layout_))),
+      model_(layout_, deck.train.micro_batch, deck.model.seq_len),
+      data_(make_data_source(deck)) {
+  comm.set_timeout(deck.comm.timeout_s);
+  kernels::set_tf32_gemms(deck.train.precision == Precision::TF32);
+  PlannedAllocator alloc({step_stats_buffer()});
+  stats_ = alloc.take<float>("step_stats");
+  alloc.finish();
+  const size_t tokens = static_cast<size_t>(deck.train.micro_batch * deck.model.seq_len);
+  host_inputs_.resize(tokens);
+  host_targets_.resize(tokens);
+}
+
+template <typename Real>
+void TrainerT<Real>::init_parameters() {
+  engine_->init_parameters(static_cast<uint64_t>(deck_.train.seed));
+}
+
+template <typename Real>
+double TrainerT<Real>::forward_backward(int64_t step, Fault fault, StepTimes& times) {
   const int64_t B = deck_.train.micro_batch, accum = deck_.train.grad_accum;
   double loss_sum = 0.0;
   for (int64_t micro = 0; micro < accum; ++micro) {
     engine_->begin_micro_step(micro, accum);
     data_->sequences(first_sequence(step, micro, accum, comm_->size(), comm_->rank(), B), B,
                      host_inputs_.data(), host_targets_.data());
-    const Batch batch = model_->upload(host_inputs_.data(), host_targets_.data());
+    const Batch batch = model_.upload(host_inputs_.data(), host_targets_.data());
 
     double start = wall_seconds();
-    loss_sum += model_->forward(batch);
+    loss_sum += model_.forward(*engine_, batch);
     Kokkos::fence();
     times.forward += wall_seconds() - start;
 
     start = wall_seconds();
-    model_->backward(batch);
+    model_.backward(*engine_, batch);
     if (micro + 1 == accum) engine_->finish_backward();
     if (micro + 1 == accum && fault == Fault::NaN) engine_->poison_gradient();
     Kokkos::fence();
@@ -101,7 +117,8 @@ double Trainer::forward_backward(int64_t step, Fault fault, StepTimes& times) {
   return loss_sum;
 }
 
-void Trainer::reduce_step_stats(double loss_sum, double micro_batches, StepRecord& record) {
+template <typename Real>
+void TrainerT<Real>::reduce_step_stats(double loss_sum, double micro_batches, StepRecord& record) {
   // Global loss and gradient norm in one small all-reduce: every stage sums the squares of the
   // gradients each rank owns, so that the norm is computed the same way whatever the stage.
   const double sumsq = engine_->grad_sumsq_owned();
@@ -116,7 +133,8 @@ void Trainer::reduce_step_stats(double loss_sum, double micro_batches, StepRecor
   record.finite = std::isfinite(record.loss) && std::isfinite(record.grad_norm);
 }
 
-StepRecord Trainer::step(int64_t step) {
+template <typename Real>
+StepRecord TrainerT<Real>::step(int64_t step) {
   const TrainConfig& t = deck_.train;
   const CommStats comm_before = comm_->stats();
   StepRecord record;
@@ -143,5 +161,10 @@ StepRecord Trainer::step(int64_t step) {
   record.times.comm_wait = record.comm.total().seconds;
   return record;
 }
+
+template class TrainerT<float>;
+#if ZEROMINI_HAVE_BF16
+template class TrainerT<bf16>;
+#endif
 
 }  // namespace zm

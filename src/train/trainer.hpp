@@ -1,56 +1,41 @@
-// One training run of one ZeRO stage: the step loop of data, forward, backward, gradient
-// norm and clipping, AdamW. The stage (src/zero) decides where state lives and what moves.
+// One training run of one ZeRO stage, behind an interface that does not depend on the compute
+// type: the run loop, checkpoints and benchmarks drive a Trainer without knowing whether it
+// computes in fp32 or bf16. make_trainer is the one place where the deck's precision becomes a
+// type (TrainerT<Real>, trainer_typed.hpp).
 #pragma once
 
 #include <cstdint>
 #include <memory>
-#include <vector>
 
 #include "comm/communicator.hpp"
 #include "core/deck.hpp"
-#include "core/memory.hpp"
 #include "io/run_records.hpp"
 #include "model/layout.hpp"
-#include "train/data.hpp"
-#include "train/fault_injection.hpp"
-#include "train/model_step.hpp"
 #include "zero/engine.hpp"
 #include "zero/partition.hpp"
-#include "zero/run_plan.hpp"
 
 namespace zm {
 
 class Trainer {
  public:
-  Trainer(const Deck& deck, int stage, Communicator& comm);
+  virtual ~Trainer() = default;
 
-  static double learning_rate(const TrainConfig& train, int64_t step);
+  // Initialises the parameters from the deck's seed (the same values at any rank count, stage
+  // and precision).
+  virtual void init_parameters() = 0;
+  // One optimizer step: micro-batches, forward, backward, gradient norm and clipping, AdamW.
+  virtual StepRecord step(int64_t step) = 0;
 
-  void init_parameters() { engine_->init_parameters(static_cast<uint64_t>(deck_.train.seed)); }
-  StepRecord step(int64_t step);
+  virtual const Deck& deck() const = 0;
+  virtual const ParamLayout& layout() const = 0;
+  virtual const PartitionPlan& plan() const = 0;
+  // The untyped engine: checkpoints and exports read and write its fp32 state.
+  virtual ZeroEngine& engine() = 0;
 
-  const Deck& deck() const { return deck_; }
-  const ParamLayout& layout() const { return layout_; }
-  const PartitionPlan& plan() const { return plan_; }
-  ZeroEngine& engine() { return *engine_; }
-  ModelStep& model() { return *model_; }
   int64_t tokens_per_rank_per_step() const;
-
- private:
-  // The step's micro-batches, forward and backward; returns the sum of their mean losses.
-  double forward_backward(int64_t step, Fault fault, StepTimes& times);
-  // Loss and gradient norm over all ranks and micro-batches, into the record.
-  void reduce_step_stats(double loss_sum, double micro_batches, StepRecord& record);
-
-  Deck deck_;
-  Communicator* comm_;
-  ParamLayout layout_;
-  PartitionPlan plan_;
-  std::unique_ptr<ZeroEngine> engine_;
-  std::unique_ptr<ModelStep> model_;
-  std::unique_ptr<DataSource> data_;
-  TrackedBuffer<float> stats_;  // {loss sum, gradient sum of squares}, all-reduced every step
-  std::vector<int> host_inputs_, host_targets_;
 };
+
+// The trainer of ZeRO stage `stage` in the deck's precision.
+std::unique_ptr<Trainer> make_trainer(const Deck& deck, int stage, Communicator& comm);
 
 }  // namespace zm

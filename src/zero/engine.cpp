@@ -14,16 +14,16 @@ int compute_element_bytes(const Deck& deck) {
 }
 
 ZeroEngine::ZeroEngine(int stage, const PartitionPlan& plan, Communicator& comm, const Deck& deck,
-                       Storage params, Storage grads, Storage optim)
+                       StorageKinds storage)
     : stage_(stage),
       plan_(&plan),
       comm_(&comm),
       deck_(&deck),
       rank_(comm.rank()),
       ranks_(comm.size()),
-      params_storage_(params),
-      grads_storage_(grads),
-      optim_storage_(optim) {
+      params_storage_(storage.params),
+      grads_storage_(storage.grads),
+      optim_storage_(storage.optim) {
   ZM_ASSERT(plan.ranks() == comm.size(), "plan for {} ranks, communicator of {}", plan.ranks(),
             comm.size());
 }
@@ -94,24 +94,33 @@ void adamw_segment(float* master, const bf16* grads, float* m, float* v, bf16* p
 
 }  // namespace
 
-template <typename Real>
-std::vector<BufferSpec> ZeroEngineT<Real>::model_state_plan(const PartitionPlan& plan,
-                                                            const Deck& deck, Storage params,
-                                                            Storage grads, Storage optim) {
+std::vector<BufferSpec> model_state_buffers(const PartitionPlan& plan, const Deck& deck,
+                                            StorageKinds storage) {
   const int real_bytes = compute_element_bytes(deck);
+  auto elements = [&](Storage kind) {
+    return kind == Storage::Full ? plan.padded_total() : plan.shard_total();
+  };
   std::vector<BufferSpec> specs = {
-      {"params", MemCategory::Parameters, elements(plan, params), real_bytes},
-      {"grads", MemCategory::Gradients, elements(plan, grads), real_bytes}};
-  if (real_bytes != 4) specs.push_back({"master", MemCategory::Optimizer, elements(plan, optim)});
-  specs.push_back({"adam_m", MemCategory::Optimizer, elements(plan, optim)});
-  specs.push_back({"adam_v", MemCategory::Optimizer, elements(plan, optim)});
+      {"params", MemCategory::Parameters, elements(storage.params), real_bytes},
+      {"grads", MemCategory::Gradients, elements(storage.grads), real_bytes}};
+  if (is_mixed(deck.train.precision))
+    specs.push_back({"master", MemCategory::Optimizer, elements(storage.optim)});
+  specs.push_back({"adam_m", MemCategory::Optimizer, elements(storage.optim)});
+  specs.push_back({"adam_v", MemCategory::Optimizer, elements(storage.optim)});
   return specs;
+}
+
+template <typename Real>
+ZeroEngineT<Real>::ZeroEngineT(int stage, const PartitionPlan& plan, Communicator& comm,
+                               const Deck& deck, StorageKinds storage)
+    : ZeroEngine(stage, plan, comm, deck, storage) {
+  allocate_model_state();
 }
 
 template <typename Real>
 void ZeroEngineT<Real>::allocate_model_state() {
   PlannedAllocator alloc(
-      model_state_plan(*plan_, *deck_, params_storage_, grads_storage_, optim_storage_));
+      model_state_buffers(*plan_, *deck_, {params_storage_, grads_storage_, optim_storage_}));
   params_ = alloc.take<Real>("params");
   grads_ = alloc.take<Real>("grads");
   if (kMixed) master_ = alloc.take<float>("master");
@@ -235,6 +244,18 @@ void ZeroEngineT<Real>::masters_written() {
 }
 
 template <typename Real>
+void ZeroEngineT<Real>::after_unit_update(int u) {
+  if (params_storage_ == Storage::Full && optim_storage_ == Storage::Shard)
+    post_parameter_gather(u);
+}
+
+template <typename Real>
+void ZeroEngineT<Real>::wait_all(std::vector<CommRequest>& requests) {
+  for (CommRequest& request : requests) request.wait();
+  requests.clear();
+}
+
+template <typename Real>
 void ZeroEngineT<Real>::post_parameter_gather(int u) {
   const UnitPartition& p = plan_->unit(u);
   Real* full = param_at(u, 0);
@@ -245,8 +266,7 @@ void ZeroEngineT<Real>::post_parameter_gather(int u) {
 
 template <typename Real>
 void ZeroEngineT<Real>::wait_parameter_gathers() {
-  for (CommRequest& request : parameter_gathers_) request.wait();
-  parameter_gathers_.clear();
+  wait_all(parameter_gathers_);
 }
 
 template class ZeroEngineT<float>;

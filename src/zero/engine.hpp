@@ -34,6 +34,12 @@ namespace zm {
 
 enum class Storage { Full, Shard };
 
+// Where a stage keeps each kind of model state; each stage declares its kinds once (stageN.cpp)
+// and both its constructor and its buffer plan read them.
+struct StorageKinds {
+  Storage params, grads, optim;
+};
+
 struct OptimizerSettings {
   float lr = 0;
   float beta1 = 0.9f, beta2 = 0.95f, eps = 1e-8f;
@@ -49,12 +55,8 @@ int compute_element_bytes(const Deck& deck);
 // an engine through this class.
 class ZeroEngine {
  public:
-  // The stage's engine for the deck's precision. `schedule` is the order in which the model
-  // uses the units in a step (stage 3 gathers ahead along it).
-  static std::unique_ptr<ZeroEngine> create(int stage, const PartitionPlan& plan,
-                                            Communicator& comm, const Deck& deck,
-                                            const std::vector<UnitEvent>& schedule);
-  // Every buffer create() allocates, for the planner.
+  // Every buffer the stage's engine allocates (make_engine), for the planner: element sizes come
+  // from the deck's precision, so any build prices any precision without a typed engine.
   static std::vector<BufferSpec> buffer_plan(int stage, const PartitionPlan& plan,
                                              const Deck& deck);
   // The collectives one optimizer step posts on each rank (gradient and parameter traffic; the
@@ -115,10 +117,7 @@ class ZeroEngine {
 
  protected:
   ZeroEngine(int stage, const PartitionPlan& plan, Communicator& comm, const Deck& deck,
-             Storage params, Storage grads, Storage optim);
-  static int64_t elements(const PartitionPlan& plan, Storage storage) {
-    return storage == Storage::Full ? plan.padded_total() : plan.shard_total();
-  }
+             StorageKinds storage);
   template <typename T>
   T* base_of(T* buffer, Storage storage, int u, int64_t e) const {
     const UnitPartition& p = plan_->unit(u);
@@ -137,8 +136,14 @@ class ZeroEngine {
   bool last_micro() const { return micro_ + 1 == micro_steps_; }
 };
 
+// The parameters, gradients, master copy (mixed precision only), Adam m and v for a stage's
+// storage kinds. Element sizes come from the deck (compute_element_bytes), not from a compute
+// type, so that any build can price any precision; allocation checks that the two agree.
+std::vector<BufferSpec> model_state_buffers(const PartitionPlan& plan, const Deck& deck,
+                                            StorageKinds storage);
+
 // The engine for compute type Real: the parameter and gradient buffers, and the UnitAccess the
-// model runs on.
+// model runs on. Defaults here are what most stages do; a stage overrides only what differs.
 template <typename Real>
 class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
  public:
@@ -157,35 +162,42 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
   Real* param_at(int u, int64_t e) const { return base_of(params_.data(), params_storage_, u, e); }
   Real* grad_at(int u, int64_t e) const { return base_of(grads_.data(), grads_storage_, u, e); }
 
+  // Resident parameters (stages 0-2): the unit's own, nothing to release.
+  const Real* acquire(UnitEvent event) override { return param_at(event.unit, 0); }
+  void release(UnitEvent) override {}
   void poll() override { comm_->progress(); }
 
  protected:
   ZeroEngineT(int stage, const PartitionPlan& plan, Communicator& comm, const Deck& deck,
-              Storage params, Storage grads, Storage optim)
-      : ZeroEngine(stage, plan, comm, deck, params, grads, optim) {}
-  // The parameters, gradients, master copy (bf16 only), m and v for the storage kinds. Plans
-  // take element sizes from the deck (compute_element_bytes), not from Real, so that any build
-  // can price any precision; allocation checks that the two agree.
-  static std::vector<BufferSpec> model_state_plan(const PartitionPlan& plan, const Deck& deck,
-                                                  Storage params, Storage grads, Storage optim);
-  // Allocates them (the stage adds its own buffers).
-  void allocate_model_state();
-  // Called after the optimizer updated unit u's held range.
-  virtual void after_unit_update(int u) { (void)u; }
-  virtual void after_optimizer() {}
-  // Stages 1 and 2, which hold full parameters but update only their shard: all-gather the
-  // updated shard of unit u in place (overlapping the next unit's update), then wait for all.
+              StorageKinds storage);
+  // Called after the optimizer updated unit u's held range. Where parameters are full but
+  // updated by shard (stages 1 and 2), each rank all-gathers its updated shard in place,
+  // overlapping the next unit's update; after_optimizer waits for them all.
+  virtual void after_unit_update(int u);
+  virtual void after_optimizer() { wait_parameter_gathers(); }
   void post_parameter_gather(int u);
   void wait_parameter_gathers();
+  // Waits for and forgets a stage's in-flight gradient collectives.
+  static void wait_all(std::vector<CommRequest>& requests);
 
   TrackedBuffer<Real> params_, grads_;
-  TrackedBuffer<float> master_;  // bf16 only
+  TrackedBuffer<float> master_;  // mixed precision only
   std::vector<CommRequest> parameter_gathers_;
 
  private:
+  // Allocates model_state_buffers (the stage allocates its own buffers after).
+  void allocate_model_state();
   // Initialises the held range of every unit of a buffer of T with the given storage.
   template <typename T>
   void init_held(T* buffer, Storage storage, uint64_t seed) const;
 };
+
+// The engine of ZeRO stage `stage` computing in Real: the one place a stage number becomes a
+// type. `schedule` is the order in which the model uses the units in a step (stage 3 gathers
+// ahead along it).
+template <typename Real>
+std::unique_ptr<ZeroEngineT<Real>> make_engine(int stage, const PartitionPlan& plan,
+                                               Communicator& comm, const Deck& deck,
+                                               const std::vector<UnitEvent>& schedule);
 
 }  // namespace zm

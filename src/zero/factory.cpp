@@ -1,13 +1,20 @@
+// A stage number onto a stage: the typed engine for the trainer, the buffer and traffic lists
+// (untyped, priced by the deck's precision) for the planner.
 #include "core/error.hpp"
 #include "zero/stages.hpp"
 
 namespace zm {
 
 namespace {
+[[noreturn]] void bad_stage(int stage) {
+  fail("zero.stage = {}: expected an integer in 0..3", stage);
+}
+}  // namespace
 
 template <typename Real>
-std::unique_ptr<ZeroEngine> create_typed(int stage, const PartitionPlan& plan, Communicator& comm,
-                                         const Deck& deck, const std::vector<UnitEvent>& schedule) {
+std::unique_ptr<ZeroEngineT<Real>> make_engine(int stage, const PartitionPlan& plan,
+                                               Communicator& comm, const Deck& deck,
+                                               const std::vector<UnitEvent>& schedule) {
   switch (stage) {
     case 0:
       return std::make_unique<Stage0<Real>>(plan, comm, deck);
@@ -18,45 +25,32 @@ std::unique_ptr<ZeroEngine> create_typed(int stage, const PartitionPlan& plan, C
     case 3:
       return std::make_unique<Stage3<Real>>(plan, comm, deck, schedule);
     default:
-      fail("zero.stage = {}: expected an integer in 0..3", stage);
+      bad_stage(stage);
   }
 }
 
-// The stages' plans read element sizes from the deck, not from Real: Stage<float>'s serve every
-// precision, in builds without a bf16 type too (the planner prices bf16 runs anywhere).
-std::vector<BufferSpec> plan_of_stage(int stage, const PartitionPlan& plan, const Deck& deck) {
-  switch (stage) {
-    case 0:
-      return Stage0<float>::plan_buffers(plan, deck);
-    case 1:
-      return Stage1<float>::plan_buffers(plan, deck);
-    case 2:
-      return Stage2<float>::plan_buffers(plan, deck);
-    case 3:
-      return Stage3<float>::plan_buffers(plan, deck);
-    default:
-      fail("zero.stage = {}: expected an integer in 0..3", stage);
-  }
-}
-
-}  // namespace
-
-std::unique_ptr<ZeroEngine> ZeroEngine::create(int stage, const PartitionPlan& plan,
-                                               Communicator& comm, const Deck& deck,
-                                               const std::vector<UnitEvent>& schedule) {
-  if (compute_element_bytes(deck) == 4)
-    return create_typed<float>(stage, plan, comm, deck, schedule);
+template std::unique_ptr<ZeroEngineT<float>> make_engine(int, const PartitionPlan&, Communicator&,
+                                                         const Deck&,
+                                                         const std::vector<UnitEvent>&);
 #if ZEROMINI_HAVE_BF16
-  return create_typed<bf16>(stage, plan, comm, deck, schedule);
-#else
-  fail("train.precision = \"{}\": this build has no bfloat16 type (it needs Kokkos >= 4)",
-       precision_name(deck.train.precision));
+template std::unique_ptr<ZeroEngineT<bf16>> make_engine(int, const PartitionPlan&, Communicator&,
+                                                        const Deck&, const std::vector<UnitEvent>&);
 #endif
-}
 
 std::vector<BufferSpec> ZeroEngine::buffer_plan(int stage, const PartitionPlan& plan,
                                                 const Deck& deck) {
-  return plan_of_stage(stage, plan, deck);
+  switch (stage) {
+    case 0:
+      return stage0_buffers(plan, deck);
+    case 1:
+      return stage1_buffers(plan, deck);
+    case 2:
+      return stage2_buffers(plan, deck);
+    case 3:
+      return stage3_buffers(plan, deck);
+    default:
+      bad_stage(stage);
+  }
 }
 
 PlannedCollectives per_unit_traffic(const PartitionPlan& plan, const Deck& deck, int64_t reductions,
@@ -85,7 +79,7 @@ std::vector<ZeroEngine::PlannedCollective> ZeroEngine::traffic_plan(int stage,
     case 3:
       return stage3_traffic(plan, deck);
     default:
-      fail("zero.stage = {}: expected an integer in 0..3", stage);
+      bad_stage(stage);
   }
 }
 

@@ -1,4 +1,4 @@
-#include <fmt/format.h>
+#include <algorithm>
 
 #include "core/error.hpp"
 #include "kernels/elementwise.hpp"
@@ -12,41 +12,40 @@ int block_buckets(const Deck& deck) {
 }
 }  // namespace
 
-template <typename Real>
-void ShardedGradients<Real>::add_to_plan(std::vector<BufferSpec>& plan,
-                                         const PartitionPlan& partition, const Deck& deck) {
-  const int last = partition.num_units() - 1;
-  const int64_t block = partition.max_padded_unit(1, last);
-  plan.push_back({"grad_bucket.embed", MemCategory::CommBuffers, partition.unit(0).padded,
-                  compute_element_bytes(deck)});
-  for (int i = 0; i < block_buckets(deck); ++i)
-    plan.push_back({fmt::format("grad_bucket.{}", i), MemCategory::CommBuffers, block,
-                    compute_element_bytes(deck)});
-  if (deck.train.grad_accum > 1) {
-    int64_t block_shard = 0;
-    for (int u = 1; u <= last; ++u) block_shard = std::max(block_shard, partition.unit(u).shard);
-    plan.push_back({"grad_recv.embed", MemCategory::CommBuffers, partition.unit(0).shard,
-                    compute_element_bytes(deck)});
-    for (int i = 0; i < block_buckets(deck); ++i)
-      plan.push_back({fmt::format("grad_recv.{}", i), MemCategory::CommBuffers, block_shard,
-                      compute_element_bytes(deck)});
-  }
+UnitBufferSet gradient_bucket_set(const PartitionPlan& partition, const Deck& deck) {
+  UnitBufferSet buckets;
+  buckets.prefix = "grad_bucket";
+  buckets.embed_elements = partition.unit(0).padded;
+  buckets.shared_elements = partition.max_padded_unit(1, partition.num_units() - 1);
+  buckets.shared = block_buckets(deck);
+  buckets.element_bytes = compute_element_bytes(deck);
+  return buckets;
+}
+
+UnitBufferSet gradient_receive_set(const PartitionPlan& partition, const Deck& deck) {
+  UnitBufferSet receive = gradient_bucket_set(partition, deck);
+  receive.prefix = "grad_recv";
+  receive.embed_elements = partition.unit(0).shard;
+  receive.shared_elements = 0;
+  for (int u = 1; u < partition.num_units(); ++u)
+    receive.shared_elements = std::max(receive.shared_elements, partition.unit(u).shard);
+  return receive;
+}
+
+std::vector<BufferSpec> sharded_gradient_buffers(const PartitionPlan& partition, const Deck& deck) {
+  std::vector<BufferSpec> buffers;
+  gradient_bucket_set(partition, deck).add_to(buffers);
+  // Under gradient accumulation, later micro-steps receive beside the shard and add into it.
+  if (deck.train.grad_accum > 1) gradient_receive_set(partition, deck).add_to(buffers);
+  return buffers;
 }
 
 template <typename Real>
 void ShardedGradients<Real>::allocate(const PartitionPlan& partition, const Deck& deck) {
-  std::vector<BufferSpec> plan;
-  add_to_plan(plan, partition, deck);
-  PlannedAllocator alloc(plan);
+  PlannedAllocator alloc(sharded_gradient_buffers(partition, deck));
   accumulate_ = deck.train.grad_accum > 1;
-  buckets_.push_back(alloc.take<Real>("grad_bucket.embed"));
-  for (int i = 0; i < block_buckets(deck); ++i)
-    buckets_.push_back(alloc.take<Real>(fmt::format("grad_bucket.{}", i)));
-  if (accumulate_) {
-    recv_.push_back(alloc.take<Real>("grad_recv.embed"));
-    for (int i = 0; i < block_buckets(deck); ++i)
-      recv_.push_back(alloc.take<Real>(fmt::format("grad_recv.{}", i)));
-  }
+  buckets_ = gradient_bucket_set(partition, deck).take<Real>(alloc);
+  if (accumulate_) recv_ = gradient_receive_set(partition, deck).take<Real>(alloc);
   alloc.finish();
 }
 

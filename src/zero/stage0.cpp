@@ -8,22 +8,16 @@
 
 namespace zm {
 
-template <typename Real>
-Stage0<Real>::Stage0(const PartitionPlan& plan, Communicator& comm, const Deck& deck)
-    : ZeroEngineT<Real>(0, plan, comm, deck, Storage::Full, Storage::Full, Storage::Full) {
-  this->allocate_model_state();
-  for (const auto& range : bucket_ranges(plan, deck)) {
-    int lo = 0;
-    while (plan.unit(lo).padded_offset != range.first) ++lo;
-    int hi = lo;
-    while (plan.unit(hi).padded_offset + plan.unit(hi).padded < range.first + range.second) ++hi;
-    buckets_.push_back({lo, hi});
-  }
+namespace {
+constexpr StorageKinds kStage0Storage{Storage::Full, Storage::Full, Storage::Full};
+}  // namespace
+
+std::vector<BufferSpec> stage0_buffers(const PartitionPlan& plan, const Deck& deck) {
+  return model_state_buffers(plan, deck, kStage0Storage);
 }
 
-template <typename Real>
-std::vector<std::pair<int64_t, int64_t>> Stage0<Real>::bucket_ranges(const PartitionPlan& plan,
-                                                                     const Deck& deck) {
+std::vector<std::pair<int64_t, int64_t>> stage0_bucket_ranges(const PartitionPlan& plan,
+                                                              const Deck& deck) {
   // Units complete in backward from the last (final norm) down to 0 (embeddings, whose wte
   // gradient also collects the LM head's). A bucket is a run of consecutive units, closed when it
   // reaches bucket_mb; it is all-reduced when its lowest unit is ready.
@@ -45,47 +39,38 @@ std::vector<std::pair<int64_t, int64_t>> Stage0<Real>::bucket_ranges(const Parti
   return ranges;
 }
 
-template <typename Real>
-std::vector<BufferSpec> Stage0<Real>::plan_buffers(const PartitionPlan& plan, const Deck& deck) {
-  return ZeroEngineT<Real>::model_state_plan(plan, deck, Storage::Full, Storage::Full,
-                                             Storage::Full);
+// Per step: one all-reduce per gradient bucket, after the last micro-step's backward.
+PlannedCollectives stage0_traffic(const PartitionPlan& plan, const Deck& deck) {
+  PlannedCollectives out;
+  for (const auto& bucket : stage0_bucket_ranges(plan, deck))
+    out.push_back({CommOp::AllReduce, bucket.second, compute_element_bytes(deck)});
+  return out;
 }
 
 template <typename Real>
-const Real* Stage0<Real>::acquire(UnitEvent event) {
-  return param_at(event.unit, 0);
-}
-
-template <typename Real>
-Real* Stage0<Real>::grads(int unit) {
-  return grad_at(unit, 0);
-}
-
-template <typename Real>
-void Stage0<Real>::grads_ready(int unit) {
-  if (!last_micro()) return;  // accumulate locally until the step's last micro-step
-  for (const Bucket& bucket : buckets_) {
-    if (bucket.lo != unit) continue;
-    const UnitPartition& lo = plan_->unit(bucket.lo);
-    const UnitPartition& hi = plan_->unit(bucket.hi);
-    const size_t count = static_cast<size_t>(hi.padded_offset + hi.padded - lo.padded_offset);
-    in_flight_.push_back(comm_->iall_reduce_sum(grad_at(bucket.lo, 0), count, dtype_of<Real>()));
-    if (!deck_->zero.overlap) in_flight_.back().wait();
+Stage0<Real>::Stage0(const PartitionPlan& plan, Communicator& comm, const Deck& deck)
+    : ZeroEngineT<Real>(0, plan, comm, deck, kStage0Storage) {
+  for (const auto& range : stage0_bucket_ranges(plan, deck)) {
+    int lo = 0;
+    while (plan.unit(lo).padded_offset != range.first) ++lo;
+    int hi = lo;
+    while (plan.unit(hi).padded_offset + plan.unit(hi).padded < range.first + range.second) ++hi;
+    buckets_.push_back({lo, hi});
   }
 }
 
 template <typename Real>
-void Stage0<Real>::finish_backward() {
-  for (CommRequest& request : in_flight_) request.wait();
-  in_flight_.clear();
-}
-
-// Per step: one all-reduce per gradient bucket, after the last micro-step's backward.
-PlannedCollectives stage0_traffic(const PartitionPlan& plan, const Deck& deck) {
-  PlannedCollectives out;
-  for (const auto& bucket : Stage0<float>::bucket_ranges(plan, deck))
-    out.push_back({CommOp::AllReduce, bucket.second, compute_element_bytes(deck)});
-  return out;
+void Stage0<Real>::grads_ready(int unit) {
+  if (!this->last_micro()) return;  // accumulate locally until the step's last micro-step
+  for (const Bucket& bucket : buckets_) {
+    if (bucket.lo != unit) continue;
+    const UnitPartition& lo = this->plan_->unit(bucket.lo);
+    const UnitPartition& hi = this->plan_->unit(bucket.hi);
+    const size_t count = static_cast<size_t>(hi.padded_offset + hi.padded - lo.padded_offset);
+    in_flight_.push_back(
+        this->comm_->iall_reduce_sum(this->grad_at(bucket.lo, 0), count, dtype_of<Real>()));
+    if (!this->deck_->zero.overlap) in_flight_.back().wait();
+  }
 }
 
 template class Stage0<float>;

@@ -5,48 +5,32 @@
 
 namespace zm {
 
-template <typename Real>
-Stage1<Real>::Stage1(const PartitionPlan& plan, Communicator& comm, const Deck& deck)
-    : ZeroEngineT<Real>(1, plan, comm, deck, Storage::Full, Storage::Full, Storage::Shard) {
-  this->allocate_model_state();
-}
+namespace {
+constexpr StorageKinds kStage1Storage{Storage::Full, Storage::Full, Storage::Shard};
+}  // namespace
 
-template <typename Real>
-std::vector<BufferSpec> Stage1<Real>::plan_buffers(const PartitionPlan& plan, const Deck& deck) {
-  return ZeroEngineT<Real>::model_state_plan(plan, deck, Storage::Full, Storage::Full,
-                                             Storage::Shard);
-}
-
-template <typename Real>
-const Real* Stage1<Real>::acquire(UnitEvent event) {
-  return param_at(event.unit, 0);
-}
-
-template <typename Real>
-Real* Stage1<Real>::grads(int unit) {
-  return grad_at(unit, 0);
-}
-
-template <typename Real>
-void Stage1<Real>::grads_ready(int unit) {
-  if (!last_micro()) return;
-  const UnitPartition& p = plan_->unit(unit);
-  Real* full = grad_at(unit, 0);
-  in_flight_.push_back(comm_->ireduce_scatter_sum(full, full + rank_ * p.shard,
-                                                  static_cast<size_t>(p.shard), dtype_of<Real>()));
-  if (!deck_->zero.overlap) in_flight_.back().wait();
-}
-
-template <typename Real>
-void Stage1<Real>::finish_backward() {
-  for (CommRequest& request : in_flight_) request.wait();
-  in_flight_.clear();
+std::vector<BufferSpec> stage1_buffers(const PartitionPlan& plan, const Deck& deck) {
+  return model_state_buffers(plan, deck, kStage1Storage);
 }
 
 // Per unit and step: one reduce-scatter after the last micro-step's backward (grads_ready), one
-// all-gather of the updated shard (after_unit_update).
+// all-gather of the updated shard (ZeroEngineT::after_unit_update).
 PlannedCollectives stage1_traffic(const PartitionPlan& plan, const Deck& deck) {
   return per_unit_traffic(plan, deck, 1, 1);
+}
+
+template <typename Real>
+Stage1<Real>::Stage1(const PartitionPlan& plan, Communicator& comm, const Deck& deck)
+    : ZeroEngineT<Real>(1, plan, comm, deck, kStage1Storage) {}
+
+template <typename Real>
+void Stage1<Real>::grads_ready(int unit) {
+  if (!this->last_micro()) return;
+  const UnitPartition& p = this->plan_->unit(unit);
+  Real* full = this->grad_at(unit, 0);
+  in_flight_.push_back(this->comm_->ireduce_scatter_sum(
+      full, full + this->rank_ * p.shard, static_cast<size_t>(p.shard), dtype_of<Real>()));
+  if (!this->deck_->zero.overlap) in_flight_.back().wait();
 }
 
 template class Stage1<float>;

@@ -5,45 +5,31 @@
 
 namespace zm {
 
+namespace {
+constexpr StorageKinds kStage2Storage{Storage::Full, Storage::Shard, Storage::Shard};
+}  // namespace
+
+std::vector<BufferSpec> stage2_buffers(const PartitionPlan& plan, const Deck& deck) {
+  auto buffers = model_state_buffers(plan, deck, kStage2Storage);
+  for (BufferSpec& spec : sharded_gradient_buffers(plan, deck)) buffers.push_back(spec);
+  return buffers;
+}
+
+// Per unit and step: a reduce-scatter every micro-step (grads_ready), one all-gather of the
+// updated shard (ZeroEngineT::after_unit_update).
+PlannedCollectives stage2_traffic(const PartitionPlan& plan, const Deck& deck) {
+  return per_unit_traffic(plan, deck, deck.train.grad_accum, 1);
+}
+
 template <typename Real>
 Stage2<Real>::Stage2(const PartitionPlan& plan, Communicator& comm, const Deck& deck)
-    : ZeroEngineT<Real>(2, plan, comm, deck, Storage::Full, Storage::Shard, Storage::Shard) {
-  this->allocate_model_state();
+    : ZeroEngineT<Real>(2, plan, comm, deck, kStage2Storage) {
   gradients_.allocate(plan, deck);
 }
 
 template <typename Real>
-std::vector<BufferSpec> Stage2<Real>::plan_buffers(const PartitionPlan& plan, const Deck& deck) {
-  auto buffers = ZeroEngineT<Real>::model_state_plan(plan, deck, Storage::Full, Storage::Shard,
-                                                     Storage::Shard);
-  ShardedGradients<Real>::add_to_plan(buffers, plan, deck);
-  return buffers;
-}
-
-template <typename Real>
-const Real* Stage2<Real>::acquire(UnitEvent event) {
-  return param_at(event.unit, 0);
-}
-
-template <typename Real>
-Real* Stage2<Real>::grads(int unit) {
-  return gradients_.bucket_for(unit, *this);
-}
-
-template <typename Real>
 void Stage2<Real>::grads_ready(int unit) {
-  gradients_.unit_ready(unit, *this, micro_ == 0, deck_->zero.overlap);
-}
-
-template <typename Real>
-void Stage2<Real>::finish_backward() {
-  gradients_.finish(*this);
-}
-
-// Per unit and step: a reduce-scatter every micro-step (grads_ready), one all-gather of the
-// updated shard (after_unit_update).
-PlannedCollectives stage2_traffic(const PartitionPlan& plan, const Deck& deck) {
-  return per_unit_traffic(plan, deck, deck.train.grad_accum, 1);
+  gradients_.unit_ready(unit, *this, this->micro_ == 0, this->deck_->zero.overlap);
 }
 
 template class Stage2<float>;

@@ -13,23 +13,50 @@ namespace {
 int64_t prefetch_of(const Deck& deck) {
   return deck.zero.overlap ? deck.zero.prefetch : 0;
 }
+
+constexpr StorageKinds kStage3Storage{Storage::Shard, Storage::Shard, Storage::Shard};
 }  // namespace
+
+UnitBufferSet gather_slot_set(const PartitionPlan& plan, const Deck& deck) {
+  UnitBufferSet slots;
+  slots.prefix = "gathered";
+  slots.embed_elements = plan.unit(0).padded;
+  slots.shared_elements = plan.max_padded_unit(1, plan.num_units() - 1);
+  slots.shared = static_cast<int>(1 + prefetch_of(deck));
+  slots.element_bytes = compute_element_bytes(deck);
+  return slots;
+}
+
+std::vector<BufferSpec> stage3_buffers(const PartitionPlan& plan, const Deck& deck) {
+  auto buffers = model_state_buffers(plan, deck, kStage3Storage);
+  for (BufferSpec& spec : sharded_gradient_buffers(plan, deck)) buffers.push_back(spec);
+  gather_slot_set(plan, deck).add_to(buffers);
+  return buffers;
+}
+
+// Per unit and step: a reduce-scatter every micro-step, and two all-gathers every micro-step,
+// before the unit's forward and again before its backward (the embedding unit's second gather
+// serves the LM head's forward and backward).
+PlannedCollectives stage3_traffic(const PartitionPlan& plan, const Deck& deck) {
+  return per_unit_traffic(plan, deck, deck.train.grad_accum, 2 * deck.train.grad_accum);
+}
 
 template <typename Real>
 Stage3<Real>::Stage3(const PartitionPlan& plan, Communicator& comm, const Deck& deck,
                      const std::vector<UnitEvent>& schedule)
-    : ZeroEngineT<Real>(3, plan, comm, deck, Storage::Shard, Storage::Shard, Storage::Shard),
+    : ZeroEngineT<Real>(3, plan, comm, deck, kStage3Storage),
       schedule_(schedule),
       prefetch_(static_cast<int>(prefetch_of(deck))) {
-  this->allocate_model_state();
   gradients_.allocate(plan, deck);
-
-  PlannedAllocator slots(slot_plan(plan, deck));
-  slots_.resize(static_cast<size_t>(2 + prefetch_));
-  slots_[0].buffer = slots.take<Real>("gathered.embed");
-  for (int i = 0; i <= prefetch_; ++i)
-    slots_[static_cast<size_t>(1 + i)].buffer = slots.take<Real>(fmt::format("gathered.{}", i));
-  slots.finish();
+  const UnitBufferSet slot_set = gather_slot_set(plan, deck);
+  std::vector<BufferSpec> slot_plan;
+  slot_set.add_to(slot_plan);
+  PlannedAllocator alloc(slot_plan);
+  for (TrackedBuffer<Real>& buffer : slot_set.take<Real>(alloc)) {
+    slots_.emplace_back();
+    slots_.back().buffer = std::move(buffer);
+  }
+  alloc.finish();
 }
 
 template <typename Real>
@@ -38,29 +65,9 @@ Stage3<Real>::~Stage3() {
 }
 
 template <typename Real>
-std::vector<BufferSpec> Stage3<Real>::slot_plan(const PartitionPlan& plan, const Deck& deck) {
-  std::vector<BufferSpec> buffers;
-  buffers.push_back({"gathered.embed", MemCategory::CommBuffers, plan.unit(0).padded,
-                     compute_element_bytes(deck)});
-  const int64_t block = plan.max_padded_unit(1, plan.num_units() - 1);
-  for (int64_t i = 0; i <= prefetch_of(deck); ++i)
-    buffers.push_back({fmt::format("gathered.{}", i), MemCategory::CommBuffers, block,
-                       compute_element_bytes(deck)});
-  return buffers;
-}
-
-template <typename Real>
-std::vector<BufferSpec> Stage3<Real>::plan_buffers(const PartitionPlan& plan, const Deck& deck) {
-  auto buffers = ZeroEngineT<Real>::model_state_plan(plan, deck, Storage::Shard, Storage::Shard,
-                                                     Storage::Shard);
-  ShardedGradients<Real>::add_to_plan(buffers, plan, deck);
-  for (const auto& slot : slot_plan(plan, deck)) buffers.push_back(slot);
-  return buffers;
-}
-
-template <typename Real>
 int Stage3<Real>::slot_kind(int event) const {
-  return schedule_[static_cast<size_t>(event)].unit == plan_->layout().embedding_unit() ? 0 : 1;
+  return schedule_[static_cast<size_t>(event)].unit == this->plan_->layout().embedding_unit() ? 0
+                                                                                              : 1;
 }
 
 template <typename Real>
@@ -85,10 +92,11 @@ void Stage3<Real>::post_gathers() {
     if (free_slot < 0) return;
     Slot& slot = slots_[static_cast<size_t>(free_slot)];
     const int unit = schedule_[static_cast<size_t>(next_gather_)].unit;
-    const UnitPartition& p = plan_->unit(unit);
+    const UnitPartition& p = this->plan_->unit(unit);
     slot.event = next_gather_;
-    slot.gather = comm_->iall_gather(param_at(unit, rank_ * p.shard), slot.buffer.data(),
-                                     static_cast<size_t>(p.shard), dtype_of<Real>());
+    slot.gather =
+        this->comm_->iall_gather(this->param_at(unit, this->rank_ * p.shard), slot.buffer.data(),
+                                 static_cast<size_t>(p.shard), dtype_of<Real>());
     ++next_gather_;
   }
 }
@@ -129,25 +137,8 @@ void Stage3<Real>::release(UnitEvent event) {
 }
 
 template <typename Real>
-Real* Stage3<Real>::grads(int unit) {
-  return gradients_.bucket_for(unit, *this);
-}
-
-template <typename Real>
 void Stage3<Real>::grads_ready(int unit) {
-  gradients_.unit_ready(unit, *this, micro_ == 0, deck_->zero.overlap);
-}
-
-template <typename Real>
-void Stage3<Real>::finish_backward() {
-  gradients_.finish(*this);
-}
-
-// Per unit and step: a reduce-scatter every micro-step, and two all-gathers every micro-step,
-// before the unit's forward and again before its backward (the embedding unit's second gather
-// serves the LM head's forward and backward).
-PlannedCollectives stage3_traffic(const PartitionPlan& plan, const Deck& deck) {
-  return per_unit_traffic(plan, deck, deck.train.grad_accum, 2 * deck.train.grad_accum);
+  gradients_.unit_ready(unit, *this, this->micro_ == 0, this->deck_->zero.overlap);
 }
 
 template class Stage3<float>;

@@ -1,16 +1,23 @@
-// The four ZeRO stages as strategies over ZeroEngine. See engine.hpp for what each holds.
+// The four ZeRO stages as strategies over ZeroEngineT. See engine.hpp for what each holds; each
+// stage overrides only the hooks where it differs from the resident defaults of ZeroEngineT.
+// A stage's storage kinds, buffers and traffic are declared beside its hooks (stageN.cpp).
 #pragma once
 
 #include <map>
 #include <vector>
 
 #include "zero/engine.hpp"
+#include "zero/unit_buffer_set.hpp"
 
 namespace zm {
 
-// The collectives each stage posts in one optimizer step on every rank, written beside the hooks
-// that post them (stageN.cpp); ZeroEngine::traffic_plan picks the stage's.
+// What each stage allocates and posts in one optimizer step on every rank, for the planner
+// (ZeroEngine::buffer_plan and traffic_plan pick the stage's).
 using PlannedCollectives = std::vector<ZeroEngine::PlannedCollective>;
+std::vector<BufferSpec> stage0_buffers(const PartitionPlan& plan, const Deck& deck);
+std::vector<BufferSpec> stage1_buffers(const PartitionPlan& plan, const Deck& deck);
+std::vector<BufferSpec> stage2_buffers(const PartitionPlan& plan, const Deck& deck);
+std::vector<BufferSpec> stage3_buffers(const PartitionPlan& plan, const Deck& deck);
 PlannedCollectives stage0_traffic(const PartitionPlan& plan, const Deck& deck);
 PlannedCollectives stage1_traffic(const PartitionPlan& plan, const Deck& deck);
 PlannedCollectives stage2_traffic(const PartitionPlan& plan, const Deck& deck);
@@ -19,31 +26,19 @@ PlannedCollectives stage3_traffic(const PartitionPlan& plan, const Deck& deck);
 // unit in the deck's compute type.
 PlannedCollectives per_unit_traffic(const PartitionPlan& plan, const Deck& deck, int64_t reductions,
                                     int64_t gathers);
+// Stage 0's gradient buckets as (first element, element count) ranges of the padded gradient
+// buffer, in the order backward completes them.
+std::vector<std::pair<int64_t, int64_t>> stage0_bucket_ranges(const PartitionPlan& plan,
+                                                              const Deck& deck);
 
 template <typename Real>
 class Stage0 : public ZeroEngineT<Real> {
-  // Members of the dependent base this stage uses.
-  using Base = ZeroEngineT<Real>;
-  using Base::comm_;
-  using Base::deck_;
-  using Base::grad_at;
-  using Base::last_micro;
-  using Base::param_at;
-  using Base::plan_;
-
  public:
   Stage0(const PartitionPlan& plan, Communicator& comm, const Deck& deck);
-  static std::vector<BufferSpec> plan_buffers(const PartitionPlan& plan, const Deck& deck);
-  // Buckets as (first element, element count) ranges of the padded gradient buffer, in the
-  // order backward completes them.
-  static std::vector<std::pair<int64_t, int64_t>> bucket_ranges(const PartitionPlan& plan,
-                                                                const Deck& deck);
 
-  const Real* acquire(UnitEvent event) override;
-  void release(UnitEvent) override {}
-  Real* grads(int unit) override;
+  Real* grads(int unit) override { return this->grad_at(unit, 0); }
   void grads_ready(int unit) override;
-  void finish_backward() override;
+  void finish_backward() override { this->wait_all(in_flight_); }
 
  private:
   struct Bucket {
@@ -55,31 +50,12 @@ class Stage0 : public ZeroEngineT<Real> {
 
 template <typename Real>
 class Stage1 : public ZeroEngineT<Real> {
-  // Members of the dependent base this stage uses.
-  using Base = ZeroEngineT<Real>;
-  using Base::comm_;
-  using Base::deck_;
-  using Base::grad_at;
-  using Base::last_micro;
-  using Base::param_at;
-  using Base::plan_;
-  using Base::post_parameter_gather;
-  using Base::rank_;
-  using Base::wait_parameter_gathers;
-
  public:
   Stage1(const PartitionPlan& plan, Communicator& comm, const Deck& deck);
-  static std::vector<BufferSpec> plan_buffers(const PartitionPlan& plan, const Deck& deck);
 
-  const Real* acquire(UnitEvent event) override;
-  void release(UnitEvent) override {}
-  Real* grads(int unit) override;
+  Real* grads(int unit) override { return this->grad_at(unit, 0); }
   void grads_ready(int unit) override;
-  void finish_backward() override;
-
- protected:
-  void after_unit_update(int u) override { post_parameter_gather(u); }
-  void after_optimizer() override { wait_parameter_gathers(); }
+  void finish_backward() override { this->wait_all(in_flight_); }
 
  private:
   std::vector<CommRequest> in_flight_;
@@ -90,12 +66,16 @@ class Stage1 : public ZeroEngineT<Real> {
 // The embedding unit has its own bucket (its wte gradient starts in the LM head, at the start of
 // backward, and ends in the embedding backward, at the end); the other units rotate through one
 // bucket, or two when overlap is on (one being reduced while the next fills).
+// The gradient buckets and, under gradient accumulation, the shard-sized receive buffers beside
+// them; sharded_gradient_buffers lists both for the planner.
+UnitBufferSet gradient_bucket_set(const PartitionPlan& partition, const Deck& deck);
+UnitBufferSet gradient_receive_set(const PartitionPlan& partition, const Deck& deck);
+std::vector<BufferSpec> sharded_gradient_buffers(const PartitionPlan& partition, const Deck& deck);
+
 template <typename Real>
 class ShardedGradients {
  public:
-  static void add_to_plan(std::vector<BufferSpec>& plan, const PartitionPlan& partition,
-                          const Deck& deck);
-  // Allocates exactly the buffers add_to_plan lists.
+  // Allocates the sets of sharded_gradient_buffers.
   void allocate(const PartitionPlan& partition, const Deck& deck);
 
   Real* bucket_for(int unit, ZeroEngineT<Real>& engine);
@@ -122,59 +102,35 @@ class ShardedGradients {
 
 template <typename Real>
 class Stage2 : public ZeroEngineT<Real> {
-  // Members of the dependent base this stage uses.
-  using Base = ZeroEngineT<Real>;
-  using Base::deck_;
-  using Base::micro_;
-  using Base::param_at;
-  using Base::post_parameter_gather;
-  using Base::wait_parameter_gathers;
-
  public:
   Stage2(const PartitionPlan& plan, Communicator& comm, const Deck& deck);
-  static std::vector<BufferSpec> plan_buffers(const PartitionPlan& plan, const Deck& deck);
 
-  const Real* acquire(UnitEvent event) override;
-  void release(UnitEvent) override {}
-  Real* grads(int unit) override;
+  Real* grads(int unit) override { return gradients_.bucket_for(unit, *this); }
   void grads_ready(int unit) override;
-  void finish_backward() override;
-
- protected:
-  void after_unit_update(int u) override { post_parameter_gather(u); }
-  void after_optimizer() override { wait_parameter_gathers(); }
+  void finish_backward() override { gradients_.finish(*this); }
 
  private:
   ShardedGradients<Real> gradients_;
 };
 
+// Stage 3's gathered units: the embedding unit has its own slot; the others share 1 + prefetch.
+UnitBufferSet gather_slot_set(const PartitionPlan& plan, const Deck& deck);
+
 template <typename Real>
 class Stage3 : public ZeroEngineT<Real> {
-  // Members of the dependent base this stage uses.
-  using Base = ZeroEngineT<Real>;
-  using Base::comm_;
-  using Base::deck_;
-  using Base::micro_;
-  using Base::param_at;
-  using Base::plan_;
-  using Base::rank_;
-
  public:
   Stage3(const PartitionPlan& plan, Communicator& comm, const Deck& deck,
          const std::vector<UnitEvent>& schedule);
   ~Stage3() override;
-  static std::vector<BufferSpec> plan_buffers(const PartitionPlan& plan, const Deck& deck);
-  static std::vector<BufferSpec> slot_plan(const PartitionPlan& plan, const Deck& deck);
 
   const Real* acquire(UnitEvent event) override;
   void release(UnitEvent event) override;
-  Real* grads(int unit) override;
+  Real* grads(int unit) override { return gradients_.bucket_for(unit, *this); }
   void grads_ready(int unit) override;
   void begin_micro_step(int64_t micro, int64_t micro_steps) override;
-  void finish_backward() override;
+  void finish_backward() override { gradients_.finish(*this); }
 
  private:
-  // Gathered units: the embedding unit has its own slot; the others share 1 + prefetch slots.
   struct Slot {
     TrackedBuffer<Real> buffer;
     int event = -1;  // index into schedule_ of the event using it, -1 when free

@@ -45,7 +45,8 @@ struct TrainedRun {
 
 inline TrainedRun train(const Deck& deck, Communicator& comm) {
   TrainedRun run;
-  Trainer trainer(deck, deck.zero.stage, comm);
+  const auto owned_trainer = make_trainer(deck, deck.zero.stage, comm);
+  Trainer& trainer = *owned_trainer;
   trainer.init_parameters();
   for (int64_t s = 0; s < deck.train.steps; ++s) {
     run.records.push_back(trainer.step(s));

@@ -179,7 +179,7 @@ int main(int argc, char** argv) {
     if (target == "checkpoint") {
       comm = zm::make_communicator("mpi", MPI_COMM_SELF);
       deck = zm::parse_deck(kCheckpointDeck, "fuzz");
-      trainer = std::make_unique<zm::Trainer>(deck, 1, *comm);
+      trainer = zm::make_trainer(deck, 1, *comm);
     }
     std::signal(SIGALRM, on_timeout);
     const auto start = std::chrono::steady_clock::now();

@@ -65,24 +65,24 @@ void check_exact_resume(const std::string& precision, std::initializer_list<int>
     SCOPED_TRACE(fmt::format("stage {}, {}", stage, precision));
     const std::string dir = shared_dir(MPI_COMM_WORLD, fmt::format("resume{}", stage));
     const zm::Deck deck = deck_for(stage, 2, dir, 8, precision);
-    zm::Trainer whole(deck, stage, *comm);
-    whole.init_parameters();
-    const std::vector<double> all_losses = run_steps(whole, 0, 8);
-    const State expected = full_state(whole.engine());
+    const auto whole = zm::make_trainer(deck, stage, *comm);
+    whole->init_parameters();
+    const std::vector<double> all_losses = run_steps(*whole, 0, 8);
+    const State expected = full_state(whole->engine());
 
     std::vector<double> losses;
     std::string path;
     {
-      zm::Trainer first(deck, stage, *comm);
-      first.init_parameters();
-      losses = run_steps(first, 0, 4);
-      path = zm::write_checkpoint(first.engine(), first.deck(), 4);
+      const auto first = zm::make_trainer(deck, stage, *comm);
+      first->init_parameters();
+      losses = run_steps(*first, 0, 4);
+      path = zm::write_checkpoint(first->engine(), first->deck(), 4);
     }
-    zm::Trainer second(deck, stage, *comm);
-    EXPECT_EQ(zm::load_checkpoint(second.engine(), second.deck(), path), 4);
-    for (double l : run_steps(second, 4, 8)) losses.push_back(l);
+    const auto second = zm::make_trainer(deck, stage, *comm);
+    EXPECT_EQ(zm::load_checkpoint(second->engine(), second->deck(), path), 4);
+    for (double l : run_steps(*second, 4, 8)) losses.push_back(l);
     EXPECT_EQ(losses, all_losses);
-    EXPECT_TRUE(full_state(second.engine()) == expected) << "final state differs";
+    EXPECT_TRUE(full_state(second->engine()) == expected) << "final state differs";
     // The 'latest' pointer names it.
     zm::Deck latest = deck;
     latest.train.resume = "latest";
@@ -109,12 +109,12 @@ TEST(Checkpoint, ReshardsToOtherRankCountsAndStages) {
   const std::string dir = shared_dir(MPI_COMM_WORLD, "reshard");
   const int64_t global_batch = 12;
   const zm::Deck written_deck = deck_for(3, global_batch / 4, dir);
-  zm::Trainer writer(written_deck, 3, *world);
-  writer.init_parameters();
-  run_steps(writer, 0, 4);
-  const std::string path = zm::write_checkpoint(writer.engine(), writer.deck(), 4);
-  const State written = full_state(writer.engine());
-  const std::vector<double> continued = run_steps(writer, 4, 8);  // the uninterrupted run
+  const auto writer = zm::make_trainer(written_deck, 3, *world);
+  writer->init_parameters();
+  run_steps(*writer, 0, 4);
+  const std::string path = zm::write_checkpoint(writer->engine(), writer->deck(), 4);
+  const State written = full_state(writer->engine());
+  const std::vector<double> continued = run_steps(*writer, 4, 8);  // the uninterrupted run
 
   const struct { int ranks, stage; } targets[] = {{2, 1}, {3, 2}};
   for (const auto& target : targets) {
@@ -126,10 +126,10 @@ TEST(Checkpoint, ReshardsToOtherRankCountsAndStages) {
     {
       auto comm = zm::make_communicator("mpi", sub);
       const zm::Deck deck = deck_for(target.stage, global_batch / target.ranks, dir);
-      zm::Trainer reader(deck, target.stage, *comm);
-      EXPECT_EQ(zm::load_checkpoint(reader.engine(), reader.deck(), path), 4);
-      EXPECT_TRUE(full_state(reader.engine()) == written) << "loaded state differs bitwise";
-      const std::vector<double> losses = run_steps(reader, 4, 8);
+      const auto reader = zm::make_trainer(deck, target.stage, *comm);
+      EXPECT_EQ(zm::load_checkpoint(reader->engine(), reader->deck(), path), 4);
+      EXPECT_TRUE(full_state(reader->engine()) == written) << "loaded state differs bitwise";
+      const std::vector<double> losses = run_steps(*reader, 4, 8);
       // Same data and state; only the reduction order differs (see test_zero_equivalence).
       for (size_t i = 0; i < losses.size(); ++i)
         EXPECT_NEAR(losses[i], continued[i], 1e-5 * continued[i]) << "step " << 4 + i;
@@ -140,7 +140,8 @@ TEST(Checkpoint, ReshardsToOtherRankCountsAndStages) {
 
 std::string load_error(const zm::Deck& deck, int stage, zm::Communicator& comm,
                        const std::string& path) {
-  zm::Trainer trainer(deck, stage, comm);
+  const auto owned_trainer = zm::make_trainer(deck, stage, comm);
+  zm::Trainer& trainer = *owned_trainer;
   try {
     zm::load_checkpoint(trainer.engine(), trainer.deck(), path);
   } catch (const zm::Error& e) {
@@ -174,7 +175,8 @@ TEST(Checkpoint, DamagedOrMismatchedFilesAreRefusedWithTheirCause) {
   const zm::Deck deck = deck_for(2, 2, dir);
   std::string good;
   {
-    zm::Trainer trainer(deck, 2, *comm);
+    const auto owned_trainer = zm::make_trainer(deck, 2, *comm);
+    zm::Trainer& trainer = *owned_trainer;
     trainer.init_parameters();
     run_steps(trainer, 0, 2);
     good = zm::write_checkpoint(trainer.engine(), trainer.deck(), 2);
@@ -277,7 +279,8 @@ TEST(Checkpoint, OldCheckpointsBeyondKeepAreRemoved) {
   auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
   const std::string dir = shared_dir(MPI_COMM_WORLD, "keep");
   const zm::Deck deck = deck_for(1, 2, dir);  // keep = 3
-  zm::Trainer trainer(deck, 1, *comm);
+  const auto owned_trainer = zm::make_trainer(deck, 1, *comm);
+  zm::Trainer& trainer = *owned_trainer;
   trainer.init_parameters();
   for (int64_t s = 0; s < 5; ++s) {
     trainer.step(s);

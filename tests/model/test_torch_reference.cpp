@@ -13,7 +13,7 @@
 #include "comm/communicator.hpp"
 #include "core/deck.hpp"
 #include "train/data.hpp"
-#include "train/trainer.hpp"
+#include "train/trainer_typed.hpp"
 
 namespace {
 
@@ -49,10 +49,10 @@ void write_raw(const std::filesystem::path& path, const std::vector<T>& values) 
 }
 
 // The stage-0 gradient buffer, copied out in logical layout order.
-std::vector<float> logical_grads(zm::Trainer& trainer) {
+std::vector<float> logical_grads(zm::TrainerT<float>& trainer) {
   const auto& layout = trainer.layout();
   std::vector<float> out(static_cast<size_t>(layout.total()));
-  const auto& engine = dynamic_cast<const zm::ZeroEngineT<float>&>(trainer.engine());
+  const zm::ZeroEngineT<float>& engine = trainer.typed_engine();
   for (int u = 0; u < layout.num_units(); ++u) {
     using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
     Kokkos::View<const float*, zm::MemSpace, Unmanaged> src(engine.grad_at(u, 0),
@@ -83,13 +83,13 @@ TEST(TorchReference, LossGradientsAndThreeAdamWStepsMatchPyTorch) {
   write_raw(dir / "targets.i32", targets);
 
   // Initial parameters, and loss and gradients of the first batch.
-  zm::Trainer trainer(deck, 0, *comm);
+  zm::TrainerT<float> trainer(deck, 0, *comm);
   trainer.init_parameters();
   write_raw(dir / "params_init.f32", trainer.engine().full_parameters());
   trainer.engine().begin_micro_step(0, 1);
   const zm::Batch batch = trainer.model().upload(inputs.data(), targets.data());
-  const double loss0 = trainer.model().forward(batch);
-  trainer.model().backward(batch);
+  const double loss0 = trainer.model().forward(trainer.typed_engine(), batch);
+  trainer.model().backward(trainer.typed_engine(), batch);
   trainer.engine().finish_backward();
   write_raw(dir / "grads_step0.f32", logical_grads(trainer));
 

@@ -22,14 +22,14 @@ TEST_P(PlannedEqualsMeasured, MemoryAndTraffic) {
           fmt::format("stage {}, {} ranks, grad_accum {}, {}", stage, N, grad_accum, precision));
       const zm::Deck deck = zm::testing::test_deck(
           stage, 3, grad_accum, {"train.steps=2", "train.precision=" + precision});
-      const zm::Precision priced = deck.train.precision;  // priced as it runs
-      const zm::MemoryPlan planned = zm::plan_memory(deck, stage, N, priced);
-      const auto planned_traffic = zm::plan_traffic(deck, stage, N, priced);
+      const zm::MemoryPlan planned = zm::plan_memory(deck, stage, N);  // priced as it runs
+      const auto planned_traffic = zm::plan_traffic(deck, stage, N);
 
       auto& ledger = zm::memory_ledger();
       const zm::MemoryFigures before = ledger.figures();
       ledger.reset_peaks();
-      zm::Trainer trainer(deck, stage, *comm);
+      const auto trainer_owned = zm::make_trainer(deck, stage, *comm);
+      zm::Trainer& trainer = *trainer_owned;
       trainer.init_parameters();
       std::vector<zm::StepRecord> records;
       for (int64_t s = 0; s < deck.train.steps; ++s) records.push_back(trainer.step(s));

@@ -10,20 +10,22 @@
 
 namespace {
 
-zm::Deck deck_with(int64_t layers, int64_t dim, int64_t heads) {
-  return zm::parse_deck(fmt::format("[model]\nlayers = {}\ndim = {}\nheads = {}\nvocab = 50257\n"
-                                    "seq_len = 1024\n[train]\nmicro_batch = 1\n",
-                                    layers, dim, heads),
-                        "planner-test", {}, zm::BuildChecks::Skip);
+// A GPT-2-vocabulary deck in a precision (build checks skipped: any build plans bf16).
+zm::Deck deck_with(int64_t layers, int64_t dim, int64_t heads, const char* precision) {
+  return zm::parse_deck(
+      fmt::format("[model]\nlayers = {}\ndim = {}\nheads = {}\nvocab = 50257\n"
+                  "seq_len = 1024\n[train]\nmicro_batch = 1\nprecision = \"{}\"\n",
+                  layers, dim, heads, precision),
+      "planner-test", {}, zm::BuildChecks::Skip);
 }
 
 // The paper's closed forms (mixed precision, K = 12): stage 0 16 Psi, P_os 4 Psi + 12 Psi / N,
 // P_os+g 2 Psi + 14 Psi / N, P_os+g+p 16 Psi / N, with Psi' the padded count.
 TEST(Planner, MixedPrecisionModelStatesFollowThePaper) {
-  const zm::Deck deck = deck_with(4, 256, 4);
+  const zm::Deck deck = deck_with(4, 256, 4, "bf16");
   for (int64_t n : {1, 4, 16, 64, 1024, 1 << 20}) {
     for (int stage = 0; stage <= 3; ++stage) {
-      const zm::PlanPoint p = zm::plan_point(deck, stage, n, zm::Precision::BF16, nullptr);
+      const zm::PlanPoint p = zm::plan_point(deck, stage, n, nullptr);
       const double psi = static_cast<double>(p.padded_params), N = static_cast<double>(n);
       const double expected[] = {16 * psi, 4 * psi + 12 * psi / N, 2 * psi + 14 * psi / N,
                                  16 * psi / N};
@@ -33,10 +35,10 @@ TEST(Planner, MixedPrecisionModelStatesFollowThePaper) {
 }
 
 TEST(Planner, TrafficIsTwoOrThreePsiPerRank) {
-  const zm::Deck deck = deck_with(2, 128, 4);
+  const zm::Deck deck = deck_with(2, 128, 4, "fp32");
   for (int64_t n : {2, 3, 1000}) {
     for (int stage = 0; stage <= 3; ++stage) {
-      const zm::PlanPoint p = zm::plan_point(deck, stage, n, zm::Precision::FP32, nullptr);
+      const zm::PlanPoint p = zm::plan_point(deck, stage, n, nullptr);
       const double psi_bytes = 4.0 * static_cast<double>(p.padded_params);
       const double ring = (n - 1.0) / n;
       const double stats = 2 * ring * 8;
@@ -49,9 +51,9 @@ TEST(Planner, TrafficIsTwoOrThreePsiPerRank) {
 // The planner's cost must not grow with the rank count (a loop over ranks at 4 million ranks
 // would take seconds): a whole point, memory and traffic, within a generous bound.
 TEST(Planner, RunsInstantlyAtMillionsOfRanks) {
-  const zm::Deck deck = deck_with(96, 12288, 96);  // a GPT-3-sized model
+  const zm::Deck deck = deck_with(96, 12288, 96, "bf16");  // a GPT-3-sized model
   const auto start = std::chrono::steady_clock::now();
-  const zm::PlanPoint p = zm::plan_point(deck, 3, 4'000'000, zm::Precision::BF16, nullptr);
+  const zm::PlanPoint p = zm::plan_point(deck, 3, 4'000'000, nullptr);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(seconds, 0.5) << "planning one point at 4 million ranks took " << seconds << " s";
@@ -63,14 +65,14 @@ TEST(Planner, LargestModelThatFitsIsTheDeepestThatFits) {
   const std::string machines = std::string(ZEROMINI_INPUTS_DIR) + "/machines";
   if (!std::filesystem::exists(machines + "/dgx-h100.toml")) GTEST_SKIP() << "no machine file";
   const zm::Machine m = zm::load_machine(machines + "/dgx-h100.toml");
-  const zm::Deck deck = deck_with(12, 768, 12);
+  const zm::Deck deck = deck_with(12, 768, 12, "bf16");
   for (int stage = 0; stage <= 3; ++stage) {
-    const zm::PlanPoint p = zm::plan_point(deck, stage, 8, zm::Precision::BF16, &m);
+    const zm::PlanPoint p = zm::plan_point(deck, stage, 8, &m);
     ASSERT_GT(p.largest_layers, 0);
     auto total_at = [&](int64_t layers) {
       zm::Deck d = deck;
       d.model.layers = layers;
-      return zm::plan_memory(d, stage, 8, zm::Precision::BF16).total();
+      return zm::plan_memory(d, stage, 8).total();
     };
     EXPECT_LE(total_at(p.largest_layers), m.device_memory_bytes);
     EXPECT_GT(total_at(p.largest_layers + 1), m.device_memory_bytes);

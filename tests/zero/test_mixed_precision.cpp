@@ -9,6 +9,7 @@
 
 #if ZEROMINI_HAVE_BF16
 
+#include "train/trainer_typed.hpp"
 #include "zero/engine.hpp"
 
 namespace {
@@ -59,11 +60,11 @@ TEST_P(MixedPrecision, ParametersAreTheRoundedMasters) {
   if (!divides_batch(comm->size())) GTEST_SKIP() << "global batch not divisible";
   const zm::Deck deck = zm::testing::test_deck(stage, kGlobalBatch / comm->size(), 1,
                                                {"train.precision=bf16", "train.steps=3"});
-  zm::Trainer trainer(deck, stage, *comm);
+  zm::TrainerT<zm::bf16> trainer(deck, stage, *comm);
   trainer.init_parameters();
   for (int64_t s = 0; s < 3; ++s) trainer.step(s);
   const std::vector<float> masters = trainer.engine().full_parameters();
-  const auto& engine = dynamic_cast<const zm::ZeroEngineT<zm::bf16>&>(trainer.engine());
+  const zm::ZeroEngineT<zm::bf16>& engine = trainer.typed_engine();
   const zm::ParamLayout& layout = trainer.layout();
   int64_t compared = 0, differing = 0;
   for (int u = 0; u < layout.num_units(); ++u) {

@@ -2,9 +2,9 @@
 // planner sums and (2) the closed forms of the ZeRO paper.
 #include <gtest/gtest.h>
 
+#include "common/zero_test_util.hpp"
 #include "core/memory.hpp"
 #include "zero/run_plan.hpp"
-#include "common/zero_test_util.hpp"
 
 namespace {
 
@@ -28,7 +28,8 @@ TEST_P(Accounting, AllocatedBytesEqualThePlanAndTheClosedForms) {
   std::array<size_t, zm::kMemCategories> before{};
   for (int c = 0; c < zm::kMemCategories; ++c) before[c] = ledger.current(MemCategory(c));
 
-  zm::Trainer trainer(deck, stage, *comm);
+  const auto trainer_owned = zm::make_trainer(deck, stage, *comm);
+  zm::Trainer& trainer = *trainer_owned;
   const auto plan = zm::run_buffer_plan(deck, stage, N);
   for (int c = 0; c < zm::kMemCategories; ++c) {
     SCOPED_TRACE(zm::mem_category_name(MemCategory(c)));

@@ -1,0 +1,50 @@
+// The trainer in compute type Real: it owns its model, its ZeRO engine (the stage) and its data,
+// and runs the step with no type dispatch inside. Built by make_trainer; tests that need the
+// typed model or engine construct one directly.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "core/memory.hpp"
+#include "model/gpt.hpp"
+#include "train/data.hpp"
+#include "train/fault_injection.hpp"
+#include "train/trainer.hpp"
+
+namespace zm {
+
+template <typename Real>
+class TrainerT final : public Trainer {
+ public:
+  TrainerT(const Deck& deck, int stage, Communicator& comm);
+
+  void init_parameters() override;
+  StepRecord step(int64_t step) override;
+
+  const Deck& deck() const override { return deck_; }
+  const ParamLayout& layout() const override { return layout_; }
+  const PartitionPlan& plan() const override { return plan_; }
+  ZeroEngine& engine() override { return *engine_; }
+
+  GPT<Real>& model() { return model_; }
+  ZeroEngineT<Real>& typed_engine() { return *engine_; }
+
+ private:
+  // The step's micro-batches, forward and backward; returns the sum of their mean losses.
+  double forward_backward(int64_t step, Fault fault, StepTimes& times);
+  // Loss and gradient norm over all ranks and micro-batches, into the record.
+  void reduce_step_stats(double loss_sum, double micro_batches, StepRecord& record);
+
+  Deck deck_;
+  Communicator* comm_;
+  ParamLayout layout_;
+  PartitionPlan plan_;
+  std::unique_ptr<ZeroEngineT<Real>> engine_;
+  GPT<Real> model_;
+  std::unique_ptr<DataSource> data_;
+  TrackedBuffer<float> stats_;  // {loss sum, gradient sum of squares}, all-reduced every step
+  std::vector<int> host_inputs_, host_targets_;
+};
+
+}  // namespace zm
