@@ -1,12 +1,7 @@
 #include "model/gpt.hpp"
 
-#include <fmt/format.h>
-
-#include <map>
-
 #include "core/error.hpp"
 #include "kernels/attention.hpp"
-#include "kernels/column_sums.hpp"
 #include "kernels/crossentropy.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/encoder.hpp"
@@ -14,75 +9,6 @@
 #include "kernels/matmul.hpp"
 
 namespace zm {
-
-namespace {
-
-const char* const kLayerBuffers[] = {"ln1", "q",   "k",        "v",         "att",      "atty",
-                                     "ln2", "fch", "fch_gelu", "residual2", "residual3"};
-// LayerNorm statistics, kept in the arithmetic type (fp32 also under bf16).
-const char* const kLayerStats[] = {"ln1_mean", "ln1_rstd", "ln2_mean", "ln2_rstd"};
-constexpr int kStatBytes = 4;
-
-}  // namespace
-
-std::vector<BufferSpec> gpt_buffer_plan(const ModelConfig& c, int64_t B, int64_t T,
-                                        int element_bytes) {
-  const int64_t N = B * T, C = c.dim, NH = c.heads, Vp = c.padded_vocab();
-  const MemCategory act = MemCategory::Activations, work = MemCategory::Workspace;
-  std::vector<BufferSpec> plan;
-  plan.push_back({"encoded", act, N * C, element_bytes});
-  const std::map<std::string, int64_t> layer_sizes = {{"ln1", N * C},
-                                                      {"ln1_mean", N},
-                                                      {"ln1_rstd", N},
-                                                      {"q", N * C},
-                                                      {"k", N * C},
-                                                      {"v", N * C},
-                                                      {"att", B * NH * T * T},
-                                                      {"atty", N * C},
-                                                      {"residual2", N * C},
-                                                      {"ln2", N * C},
-                                                      {"ln2_mean", N},
-                                                      {"ln2_rstd", N},
-                                                      {"fch", N * 4 * C},
-                                                      {"fch_gelu", N * 4 * C},
-                                                      {"residual3", N * C}};
-  for (int64_t l = 0; l < c.layers; ++l) {
-    for (const char* name : kLayerBuffers)
-      plan.push_back(
-          {fmt::format("layer{}.{}", l, name), act, layer_sizes.at(name), element_bytes});
-    for (const char* name : kLayerStats)
-      plan.push_back({fmt::format("layer{}.{}", l, name), act, layer_sizes.at(name), kStatBytes});
-  }
-  plan.push_back({"lnf", act, N * C, element_bytes});
-  plan.push_back({"lnf_mean", act, N, kStatBytes});
-  plan.push_back({"lnf_rstd", act, N, kStatBytes});
-  plan.push_back({"logits", act, N * Vp, element_bytes});
-  plan.push_back({"losses", act, N, element_bytes});
-  plan.push_back({"inputs", act, N, 4});   // int32 tokens
-  plan.push_back({"targets", act, N, 4});  // int32 tokens
-  // The inputs' rows grouped by token, for the token-embedding gradient (int32).
-  plan.push_back({"token_ids", act, N, 4});
-  plan.push_back({"token_starts", act, N + 1, 4});
-  plan.push_back({"token_rows", act, N, 4});
-  // Workspace reused across layers.
-  plan.push_back({"qkv", work, N * 3 * C, element_bytes});
-  plan.push_back({"scratch_btc", work, N * C, element_bytes});
-  plan.push_back({"dresidual", work, N * C, element_bytes});
-  plan.push_back({"dbtc", work, N * C, element_bytes});
-  plan.push_back({"datty", work, N * C, element_bytes});
-  plan.push_back({"dqkv", work, N * 3 * C, element_bytes});
-  plan.push_back({"dfch", work, N * 4 * C, element_bytes});
-  plan.push_back({"dfch_gelu", work, N * 4 * C, element_bytes});
-  plan.push_back({"att_y", work, N * C, element_bytes});
-  plan.push_back({"att_datt", work, B * NH * T * T, element_bytes});
-  plan.push_back({"att_dq", work, N * C, element_bytes});
-  plan.push_back({"att_dk", work, N * C, element_bytes});
-  plan.push_back({"att_dv", work, N * C, element_bytes});
-  // Per-block partial sums of the bias (up to 4C wide) and LayerNorm (2 x C) gradients, in the
-  // arithmetic type.
-  plan.push_back({"column_partials", work, kernels::column_partials_size(N, 4 * C), kStatBytes});
-  return plan;
-}
 
 std::vector<UnitEvent> gpt_schedule(const ParamLayout& layout) {
   std::vector<UnitEvent> events;
@@ -96,51 +22,35 @@ std::vector<UnitEvent> gpt_schedule(const ParamLayout& layout) {
   return events;
 }
 
+// Allocates the buffer of row `e` into its member of `owner`, with the element type it names.
+template <typename Real>
+template <typename Owner>
+void GPT<Real>::take_buffer(PlannedAllocator& alloc, Owner& owner, const Entry<Owner>& e,
+                            const std::string& name) {
+  if (e.real_member != nullptr)
+    owner.*e.real_member = alloc.take<Real>(name);
+  else if (e.stat_member != nullptr)
+    owner.*e.stat_member = alloc.take<Stat>(name);
+  else
+    owner.*e.token_member = alloc.take<int>(name);
+}
+
 template <typename Real>
 GPT<Real>::GPT(const ParamLayout& layout, int64_t B, int64_t T) : layout_(&layout), B_(B), T_(T) {
   ZM_ASSERT(T <= layout.config().seq_len, "T {} > seq_len {}", T, layout.config().seq_len);
+  // Each buffer of the tables, taken from the plan they also give the planner.
   PlannedAllocator alloc(buffer_plan(layout.config(), B, T));
-  auto take = [&](const std::string& name) { return alloc.take<Real>(name); };
-  auto take_stat = [&](const std::string& name) { return alloc.take<Stat>(name); };
-  encoded_ = take("encoded");
-  layers_.resize(static_cast<size_t>(layout.config().layers));
-  for (size_t l = 0; l < layers_.size(); ++l) {
-    LayerActs& a = layers_[l];
-    TrackedBuffer<Real>* fields[] = {&a.ln1,      &a.q,         &a.k,        &a.v,
-                                     &a.att,      &a.atty,      &a.ln2,      &a.fch,
-                                     &a.fch_gelu, &a.residual2, &a.residual3};
-    static_assert(std::size(fields) == std::size(kLayerBuffers));
-    for (size_t i = 0; i < std::size(kLayerBuffers); ++i)
-      *fields[i] = take(fmt::format("layer{}.{}", l, kLayerBuffers[i]));
-    TrackedBuffer<Stat>* stats[] = {&a.ln1_mean, &a.ln1_rstd, &a.ln2_mean, &a.ln2_rstd};
-    for (size_t i = 0; i < std::size(kLayerStats); ++i)
-      *stats[i] = take_stat(fmt::format("layer{}.{}", l, kLayerStats[i]));
+  for (const ModelBuffer& m : model_buffers()) {
+    if (m.blocks_member == nullptr) {
+      take_buffer(alloc, *this, m, m.name);
+      continue;
+    }
+    std::vector<LayerActs>& blocks = this->*m.blocks_member;
+    blocks.resize(static_cast<size_t>(layout.config().layers));
+    for (size_t l = 0; l < blocks.size(); ++l)
+      for (const LayerBuffer& b : layer_buffers())
+        take_buffer(alloc, blocks[l], b, block_buffer_name(m, static_cast<int64_t>(l), b));
   }
-  lnf_ = take("lnf");
-  lnf_mean_ = take_stat("lnf_mean");
-  lnf_rstd_ = take_stat("lnf_rstd");
-  logits_ = take("logits");
-  losses_ = take("losses");
-  auto take_int = [&](const std::string& name) { return alloc.take<int>(name); };
-  inputs_ = take_int("inputs");
-  targets_ = take_int("targets");
-  token_ids_ = take_int("token_ids");
-  token_starts_ = take_int("token_starts");
-  token_rows_ = take_int("token_rows");
-  qkv_ = take("qkv");
-  scratch_btc_ = take("scratch_btc");
-  dresidual_ = take("dresidual");
-  dbtc_ = take("dbtc");
-  datty_ = take("datty");
-  dqkv_ = take("dqkv");
-  dfch_ = take("dfch");
-  dfch_gelu_ = take("dfch_gelu");
-  att_y_ = take("att_y");
-  att_datt_ = take("att_datt");
-  att_dq_ = take("att_dq");
-  att_dk_ = take("att_dk");
-  att_dv_ = take("att_dv");
-  column_partials_ = take_stat("column_partials");
   alloc.finish();
 }
 

@@ -24,9 +24,17 @@ struct Batch {
 };
 
 // What GPT<Real> allocates for micro-batches of B x T with activations of `element_bytes`
-// (token buffers are int32 whatever the precision); the planner sums the same list.
+// (token buffers are int32 whatever the precision); the planner sums the same list. Both walk the
+// model's buffer tables (GPT::model_buffers and GPT::layer_buffers, in gpt_buffers.cpp).
 std::vector<BufferSpec> gpt_buffer_plan(const ModelConfig& config, int64_t B, int64_t T,
                                         int element_bytes);
+
+// What the element counts of the model's buffers are functions of: micro-batches of B x T
+// (N = B * T tokens), width C, NH heads and the padded vocabulary Vp.
+struct BufferShape {
+  int64_t B, T, N, C, NH, Vp;
+};
+
 // The order in which forward() and backward() acquire units (stage 3 prefetches along it).
 std::vector<UnitEvent> gpt_schedule(const ParamLayout& layout);
 
@@ -60,6 +68,49 @@ class GPT {
     TrackedBuffer<Real> ln1, q, k, v, att, atty, ln2, fch, fch_gelu, residual2, residual3;
     TrackedBuffer<Stat> ln1_mean, ln1_rstd, ln2_mean, ln2_rstd;
   };
+
+  // One row of a buffer table: a buffer and the member of Owner it is allocated into. Exactly
+  // one member pointer is set, and it gives the element type: Real, Stat or int32 tokens; or
+  // the blocks, which stand for the table of LayerActs once per layer, "{name}{l}.{buffer}".
+  template <typename Owner>
+  struct Entry {
+    using Count = int64_t (*)(const BufferShape&);
+    const char* name;
+    MemCategory category;
+    Count count;
+    TrackedBuffer<Real> Owner::*real_member;
+    TrackedBuffer<Stat> Owner::*stat_member;
+    TrackedBuffer<int> Owner::*token_member;
+    std::vector<LayerActs> Owner::*blocks_member;
+
+    static Entry real(const char* n, MemCategory c, Count k, TrackedBuffer<Real> Owner::*m) {
+      return {n, c, k, m, nullptr, nullptr, nullptr};
+    }
+    static Entry stat(const char* n, MemCategory c, Count k, TrackedBuffer<Stat> Owner::*m) {
+      return {n, c, k, nullptr, m, nullptr, nullptr};
+    }
+    static Entry token(const char* n, MemCategory c, Count k, TrackedBuffer<int> Owner::*m) {
+      return {n, c, k, nullptr, nullptr, m, nullptr};
+    }
+    static Entry blocks(const char* n, std::vector<LayerActs> Owner::*m) {
+      return {n, MemCategory::Activations, nullptr, nullptr, nullptr, nullptr, m};
+    }
+    // Bytes per element, given those of Real: Stat is fp32 and tokens int32 whatever Real is.
+    int element_bytes(int real_bytes) const { return real_member != nullptr ? real_bytes : 4; }
+  };
+  using LayerBuffer = Entry<LayerActs>;
+  using ModelBuffer = Entry<GPT>;
+  static_assert(sizeof(Stat) == 4 && sizeof(int) == 4, "Entry::element_bytes");
+  // The tables, in plan order: what the planner prices and the constructor allocates.
+  static const std::vector<LayerBuffer>& layer_buffers();
+  static const std::vector<ModelBuffer>& model_buffers();
+  static std::string block_buffer_name(const ModelBuffer& blocks, int64_t layer,
+                                       const LayerBuffer& buffer);
+  template <typename Owner>
+  static void take_buffer(PlannedAllocator& alloc, Owner& owner, const Entry<Owner>& e,
+                          const std::string& name);
+  friend std::vector<BufferSpec> gpt_buffer_plan(const ModelConfig&, int64_t, int64_t, int);
+
   void block_forward(LayerActs& a, const Real* p, const Real* residual, UnitAccess<Real>& units);
   void block_backward(LayerActs& a, const Real* p, Real* g, const Real* residual,
                       UnitAccess<Real>& units);
@@ -67,7 +118,7 @@ class GPT {
   const ParamLayout* layout_;
   int64_t B_, T_;
   const Real* head_params_ = nullptr;  // the embedding unit, held from the LM head's forward
-  // Saved activations.
+  // Saved activations (each buffer is allocated through the tables above).
   TrackedBuffer<Real> encoded_;
   std::vector<LayerActs> layers_;
   TrackedBuffer<Real> lnf_, logits_, losses_;

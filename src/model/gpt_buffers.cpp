@@ -1,0 +1,141 @@
+// The model's activations and workspace, declared once: the tables below name each buffer, its
+// category, element type, element count and the member it is allocated into. gpt_buffer_plan
+// prices them for the planner and GPT's constructor allocates them, walking the same rows.
+#include <fmt/format.h>
+
+#include "kernels/column_sums.hpp"
+#include "model/gpt.hpp"
+
+namespace zm {
+
+namespace {
+
+// Element counts, as functions of the shape.
+int64_t size_N(const BufferShape& s) {
+  return s.N;
+}
+int64_t size_N1(const BufferShape& s) {
+  return s.N + 1;
+}
+int64_t size_NC(const BufferShape& s) {
+  return s.N * s.C;
+}
+int64_t size_N3C(const BufferShape& s) {
+  return s.N * 3 * s.C;
+}
+int64_t size_N4C(const BufferShape& s) {
+  return s.N * 4 * s.C;
+}
+int64_t size_NVp(const BufferShape& s) {
+  return s.N * s.Vp;
+}
+int64_t size_BNHTT(const BufferShape& s) {
+  return s.B * s.NH * s.T * s.T;
+}  // attention maps
+// Per-block partial sums of the bias (up to 4C wide) and LayerNorm (2 x C) gradients.
+int64_t size_partials(const BufferShape& s) {
+  return kernels::column_partials_size(s.N, 4 * s.C);
+}
+
+constexpr MemCategory kAct = MemCategory::Activations, kWork = MemCategory::Workspace;
+
+}  // namespace
+
+// One block's saved activations: the Real ones, then the LayerNorm statistics, kept in the
+// arithmetic type (fp32 also under bf16).
+template <typename Real>
+auto GPT<Real>::layer_buffers() -> const std::vector<LayerBuffer>& {
+  using E = LayerBuffer;
+  static const std::vector<E> table = {
+      E::real("ln1", kAct, size_NC, &LayerActs::ln1),
+      E::real("q", kAct, size_NC, &LayerActs::q),
+      E::real("k", kAct, size_NC, &LayerActs::k),
+      E::real("v", kAct, size_NC, &LayerActs::v),
+      E::real("att", kAct, size_BNHTT, &LayerActs::att),
+      E::real("atty", kAct, size_NC, &LayerActs::atty),
+      E::real("ln2", kAct, size_NC, &LayerActs::ln2),
+      E::real("fch", kAct, size_N4C, &LayerActs::fch),
+      E::real("fch_gelu", kAct, size_N4C, &LayerActs::fch_gelu),
+      E::real("residual2", kAct, size_NC, &LayerActs::residual2),
+      E::real("residual3", kAct, size_NC, &LayerActs::residual3),
+      E::stat("ln1_mean", kAct, size_N, &LayerActs::ln1_mean),
+      E::stat("ln1_rstd", kAct, size_N, &LayerActs::ln1_rstd),
+      E::stat("ln2_mean", kAct, size_N, &LayerActs::ln2_mean),
+      E::stat("ln2_rstd", kAct, size_N, &LayerActs::ln2_rstd),
+  };
+  return table;
+}
+
+template <typename Real>
+auto GPT<Real>::model_buffers() -> const std::vector<ModelBuffer>& {
+  using E = ModelBuffer;
+  static const std::vector<E> table = {
+      E::real("encoded", kAct, size_NC, &GPT::encoded_),
+      E::blocks("layer", &GPT::layers_),  // layer0.ln1, ..., layer{L-1}.ln2_rstd
+      E::real("lnf", kAct, size_NC, &GPT::lnf_),
+      // LayerNorm statistics in the arithmetic type, as in the blocks.
+      E::stat("lnf_mean", kAct, size_N, &GPT::lnf_mean_),
+      E::stat("lnf_rstd", kAct, size_N, &GPT::lnf_rstd_),
+      E::real("logits", kAct, size_NVp, &GPT::logits_),
+      E::real("losses", kAct, size_N, &GPT::losses_),
+      E::token("inputs", kAct, size_N, &GPT::inputs_),    // int32 tokens
+      E::token("targets", kAct, size_N, &GPT::targets_),  // int32 tokens
+      // The inputs' rows grouped by token, for the token-embedding gradient (int32).
+      E::token("token_ids", kAct, size_N, &GPT::token_ids_),
+      E::token("token_starts", kAct, size_N1, &GPT::token_starts_),
+      E::token("token_rows", kAct, size_N, &GPT::token_rows_),
+      // Workspace reused across layers.
+      E::real("qkv", kWork, size_N3C, &GPT::qkv_),
+      E::real("scratch_btc", kWork, size_NC, &GPT::scratch_btc_),
+      E::real("dresidual", kWork, size_NC, &GPT::dresidual_),
+      E::real("dbtc", kWork, size_NC, &GPT::dbtc_),
+      E::real("datty", kWork, size_NC, &GPT::datty_),
+      E::real("dqkv", kWork, size_N3C, &GPT::dqkv_),
+      E::real("dfch", kWork, size_N4C, &GPT::dfch_),
+      E::real("dfch_gelu", kWork, size_N4C, &GPT::dfch_gelu_),
+      E::real("att_y", kWork, size_NC, &GPT::att_y_),
+      E::real("att_datt", kWork, size_BNHTT, &GPT::att_datt_),
+      E::real("att_dq", kWork, size_NC, &GPT::att_dq_),
+      E::real("att_dk", kWork, size_NC, &GPT::att_dk_),
+      E::real("att_dv", kWork, size_NC, &GPT::att_dv_),
+      // The bias and LayerNorm gradients' partial sums, in the arithmetic type.
+      E::stat("column_partials", kWork, size_partials, &GPT::column_partials_),
+  };
+  return table;
+}
+
+template <typename Real>
+std::string GPT<Real>::block_buffer_name(const ModelBuffer& blocks, int64_t layer,
+                                         const LayerBuffer& buffer) {
+  return fmt::format("{}{}.{}", blocks.name, layer, buffer.name);
+}
+
+// The rows of GPT<float>'s tables, priced by element type: the tables are the same for every Real.
+std::vector<BufferSpec> gpt_buffer_plan(const ModelConfig& c, int64_t B, int64_t T,
+                                        int element_bytes) {
+  using Model = GPT<float>;
+  const BufferShape shape{B, T, B * T, c.dim, c.heads, c.padded_vocab()};
+  std::vector<BufferSpec> plan;
+  for (const Model::ModelBuffer& m : Model::model_buffers()) {
+    if (m.blocks_member == nullptr) {
+      plan.push_back({m.name, m.category, m.count(shape), m.element_bytes(element_bytes)});
+      continue;
+    }
+    for (int64_t l = 0; l < c.layers; ++l)
+      for (const Model::LayerBuffer& b : Model::layer_buffers())
+        plan.push_back({Model::block_buffer_name(m, l, b), b.category, b.count(shape),
+                        b.element_bytes(element_bytes)});
+  }
+  return plan;
+}
+
+template const std::vector<GPT<float>::LayerBuffer>& GPT<float>::layer_buffers();
+template const std::vector<GPT<float>::ModelBuffer>& GPT<float>::model_buffers();
+template std::string GPT<float>::block_buffer_name(const ModelBuffer&, int64_t, const LayerBuffer&);
+#if ZEROMINI_HAVE_BF16
+template const std::vector<GPT<bf16>::LayerBuffer>& GPT<bf16>::layer_buffers();
+template const std::vector<GPT<bf16>::ModelBuffer>& GPT<bf16>::model_buffers();
+template std::string GPT<bf16>::block_buffer_name(const ModelBuffer&, int64_t, const LayerBuffer&);
+#endif
+
+}  // namespace zm
