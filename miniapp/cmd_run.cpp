@@ -3,15 +3,35 @@
 #include "comm/communicator.hpp"
 #include "comm/node_threads.hpp"
 #include "comm/runtime.hpp"
+#include "comm/watchdog.hpp"
 #include "commands.hpp"
 #include "core/build_info.hpp"
 #include "core/deck.hpp"
 #include "core/error.hpp"
+#include "core/exit_codes.hpp"
 #include "core/log.hpp"
 #include "io/summary.hpp"
 #include "train/run.hpp"
 
 namespace zm::cli {
+
+namespace {
+
+int exit_code(RunEnd end) {
+  switch (end) {
+    case RunEnd::Completed:
+    case RunEnd::Terminated:  // stopped on request, with its state saved
+      return kExitCompleted;
+    case RunEnd::TerminatedUnsaved:
+    case RunEnd::NotStarted:
+      return kExitTerminated;
+    case RunEnd::NonFinite:
+      break;
+  }
+  return kExitNonFinite;
+}
+
+}  // namespace
 
 int run(int& argc, char**& argv, const RunOptions& options) {
   Runtime runtime(argc, argv);
@@ -23,10 +43,12 @@ int run(int& argc, char**& argv, const RunOptions& options) {
     deck = load_deck(options.deck, overrides);
   } catch (const Error& error) {
     if (runtime.rank() == 0) log_error("zeromini: error: {}\n", error.what());
-    return 2;
+    return kExitBadInput;
   }
 
   try {
+    // From here on every blocking call runs under comm.timeout_s.
+    Watchdog::get().arm(deck.comm.timeout_s);
     log_root("zeromini {} | {} ranks | Kokkos {} ({}) | {}\n", git_revision(), runtime.size(),
              build_features().kokkos_version, kokkos_backends(), mpi_library_version());
     const ThreadPlacement placement = thread_placement(MPI_COMM_WORLD);
@@ -40,17 +62,20 @@ int run(int& argc, char**& argv, const RunOptions& options) {
                          {placement.node.nodes, placement.rank.kokkos_threads});
       log_root("Results: {0}/results.h5, {0}/summary.json\n", deck.output.dir);
     }
-    return outcome.end == RunEnd::NonFinite ? 3 : 0;
+    return exit_code(outcome.end);
+  } catch (const IoError& error) {
+    if (runtime.rank() == 0) log_error("zeromini: I/O error: {}\n", error.what());
+    return kExitIoError;
   } catch (const CollectiveError& error) {
     if (runtime.rank() == 0) log_error("zeromini: error: {}\n", error.what());
-    return 2;
+    return kExitBadInput;
   } catch (const std::exception& error) {
     // An error on one rank must not leave the others waiting in a collective.
     const std::string message =
         fmt::format("zeromini: rank {}: error: {}", runtime.rank(), error.what());
-    if (runtime.size() > 1) abort_job(message.c_str(), 1);
+    if (runtime.size() > 1) abort_job(message.c_str(), kExitRankFailed);
     log_error("{}\n", message);
-    return 1;
+    return kExitRankFailed;
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "core/build_info.hpp"
+#include "core/stop_signal.hpp"
 
 namespace {
 
@@ -47,6 +48,8 @@ CLI::App* add_sweep(CLI::App& app, zm::cli::SweepOptions& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // First of all: a signal from here on is recorded (run) or ends the process (the others).
+  zm::install_stop_signals();
   CLI::App app{
       "zeromini: a mini-app that trains a GPT-2-style transformer under ZeRO stages 0-3 "
       "(Rajbhandari et al., SC'20) with Kokkos, MPI/NCCL and HDF5, and reports time, memory "
@@ -89,6 +92,7 @@ int main(int argc, char** argv) {
   CLI::App* expand = add_sweep(app, sweep_options);
 
   CLI11_PARSE(app, argc, argv);
+  if (!*run) zm::stop_signals_end_process();  // only a run has a step boundary to stop at
 
   try {
     if (*run) return zm::cli::run(argc, argv, run_options);

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include "comm/mpi_defaults.hpp"
+#include "comm/watchdog.hpp"
 
 #include <vector>
 
@@ -54,7 +55,9 @@ int main(int argc, char** argv) {
     benchmark::Shutdown();
     zm::bench::run_cleanups();
   }
+  zm::Watchdog::get().release();  // collective, while MPI is up (benchmarks arm it)
   Kokkos::finalize();
   MPI_Finalize();
+  zm::Watchdog::get().stop();
   return 0;
 }

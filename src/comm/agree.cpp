@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <vector>
 
+#include "comm/watched_mpi.hpp"
+
 namespace zm {
 
-Agreement agree(MPI_Comm comm, const std::string& error) {
+Agreement agree(MPI_Comm comm, const std::string& error, const std::string& what) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -13,13 +15,14 @@ Agreement agree(MPI_Comm comm, const std::string& error) {
   // who, and only a failure costs the broadcast of a message.
   const int mine = error.empty() ? size : rank;
   int first = size;
-  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+  watched_allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm, "agreement on " + what);
   Agreement agreement;
   if (first == size) return agreement;
   std::vector<char> text(kAgreedMessageMax + 1, '\0');
   if (rank == first)
     std::copy_n(error.begin(), std::min(error.size(), kAgreedMessageMax), text.begin());
-  MPI_Bcast(text.data(), static_cast<int>(text.size()), MPI_CHAR, first, comm);
+  watched_bcast(text.data(), static_cast<int>(text.size()), MPI_CHAR, first, comm,
+                "the failure message of " + what);
   agreement.failed_rank = first;
   agreement.message = text.data();
   return agreement;

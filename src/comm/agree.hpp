@@ -24,7 +24,9 @@ struct Agreement {
   bool ok() const { return failed_rank < 0; }
 };
 
-// Collective over `comm`. `error` is this rank's failure, empty when it succeeded.
-Agreement agree(MPI_Comm comm, const std::string& error);
+// Collective over `comm`, under the watchdog. `error` is this rank's failure, empty when it
+// succeeded; `what` names the work for the watchdog ("the checkpoint write").
+Agreement agree(MPI_Comm comm, const std::string& error,
+                const std::string& what = "the outcome of local work");
 
 }  // namespace zm

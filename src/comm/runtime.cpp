@@ -4,10 +4,12 @@
 
 #include "comm/device_select.hpp"
 #include "comm/mpi_defaults.hpp"
+#include "comm/watchdog.hpp"
 
 #include "core/compat.hpp"
 #include "core/host_threads.hpp"
 #include "core/log.hpp"
+#include "core/stop_signal.hpp"
 
 namespace zm {
 
@@ -15,6 +17,7 @@ Runtime::Runtime(int& argc, char**& argv) {
   zm::apply_mpi_library_defaults();
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  install_stop_signals();  // again: in case the MPI library installed its own
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
   // Errors from MPI are turned into messages that name the operation (src/comm), not into
@@ -27,10 +30,16 @@ Runtime::Runtime(int& argc, char**& argv) {
 }
 
 Runtime::~Runtime() {
+  Watchdog& watchdog = Watchdog::get();
+  watchdog.release();  // collective, while MPI is up
   Kokkos::finalize();
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized) MPI_Finalize();
+  if (!finalized) {
+    BlockingRegion region("MPI_Finalize", kLocalRegion, WaitKind::Blocking);
+    MPI_Finalize();
+  }
+  watchdog.stop();
 }
 
 }  // namespace zm

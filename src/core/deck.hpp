@@ -72,6 +72,7 @@ struct OutputConfig {
   int64_t keep = 2;              // checkpoints kept on disk
   int64_t log_every = 1;         // steps between progress lines
   int64_t results_every = 10;    // steps between rewrites of results.h5
+  bool overwrite = false;        // a fresh run may replace another run's checkpoints in dir
 };
 
 struct Deck {

@@ -278,6 +278,9 @@ void add_data_and_output_keys(std::vector<KeySpec>& s) {
                        "steps between progress lines"));
   s.push_back(make_int("output", "results_every", &Deck::output, &OutputConfig::results_every, 1,
                        1e9, "steps between rewrites of results.h5 (and at the end)"));
+  s.push_back(make_bool("output", "overwrite", &Deck::output, &OutputConfig::overwrite,
+                        "a fresh run (no train.resume) may replace the checkpoints of another run "
+                        "in output.dir; otherwise it is refused"));
 }
 
 // Every deck key, in the order `zeromini schema` lists them.

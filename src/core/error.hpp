@@ -22,6 +22,13 @@ class CollectiveError : public Error {
   explicit CollectiveError(const std::string& message) : Error(message) {}
 };
 
+// A write every rank agreed has failed (a full disk, a quota, permissions): reported once, by
+// rank 0, and the run exits with kExitIoError after closing what it opened.
+class IoError : public CollectiveError {
+ public:
+  explicit IoError(const std::string& message) : CollectiveError(message) {}
+};
+
 template <typename... Args>
 [[noreturn]] void fail(fmt::format_string<Args...> format, Args&&... args) {
   throw Error(fmt::format(format, std::forward<Args>(args)...));

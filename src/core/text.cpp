@@ -30,4 +30,15 @@ std::string quoted(const std::string& text) {
   return out + "\"";
 }
 
+std::string thousands(double value) {
+  std::string digits = fmt::format("{:.0f}", value);
+  std::string out;
+  const size_t n = digits.size();
+  for (size_t i = 0; i < n; ++i) {
+    out += digits[i];
+    if (digits[i] != '-' && (n - i - 1) % 3 == 0 && i + 1 < n) out += ',';
+  }
+  return out;
+}
+
 }  // namespace zm

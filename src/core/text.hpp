@@ -9,4 +9,7 @@ namespace zm {
 // string and as a JSON string.
 std::string quoted(const std::string& text);
 
+// `value` rounded to an integer with thousands separators: 1234567 -> "1,234,567".
+std::string thousands(double value);
+
 }  // namespace zm

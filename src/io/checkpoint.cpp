@@ -2,94 +2,32 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <csignal>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
 #include "comm/agree.hpp"
-#include "core/build_info.hpp"
+#include "comm/watchdog.hpp"
 #include "core/error.hpp"
+#include "core/log.hpp"
+#include "core/regular_file.hpp"
+#include "io/checkpoint_format.hpp"
 #include "io/file_integrity.hpp"
 #include "io/h5.hpp"
+#include "io/resume_check.hpp"
 
 namespace zm {
 
 namespace fs = std::filesystem;
 
+using namespace checkpoint_format;
+
 namespace {
-
-// Largest chunk HDF5 allows is 4 GiB; keep chunks well below.
-constexpr hsize_t kMaxChunkElements = hsize_t(1) << 28;
-
-const char* const kStates[] = {"params", "adam_m", "adam_v"};
-
-std::string unit_dataset(const char* state, int u) {
-  return fmt::format("{}/unit_{:04d}", state, u);
-}
-
-float* state_at(ZeroEngine& engine, int state, int u, int64_t e) {
-  switch (state) {
-    case 0:
-      return engine.master_at(u, e);  // fp32 whatever the compute precision
-    case 1:
-      return engine.adam_m_at(u, e);
-    default:
-      return engine.adam_v_at(u, e);
-  }
-}
-
-Storage storage_of(const ZeroEngine& engine, int state) {
-  return state == 0 ? engine.master_storage() : engine.optimizer_storage();
-}
-
-using HostBuffer = Kokkos::View<float*, HostSpace>;
-using DeviceSpan = Kokkos::View<float*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
 // Makes every rank fail together: if any rank caught an error, all throw the first failing
 // rank's message, so that every rank reports the cause.
-void agree_or_fail(MPI_Comm comm, const std::string& error) {
-  const Agreement outcome = agree(comm, error);
+void agree_or_fail(MPI_Comm comm, const std::string& error, const std::string& what) {
+  const Agreement outcome = agree(comm, error, what);
   if (!outcome.ok()) throw CollectiveError(outcome.message);
-}
-
-void write_metadata(hid_t file, const ZeroEngine& engine, const Deck& deck, int64_t steps_done) {
-  const ModelConfig& m = deck.model;
-  h5::write_attr(file, "format_version", kCheckpointFormatVersion);
-  h5::write_attr(file, "step", steps_done);
-  h5::write_attr(file, "model.layers", m.layers);
-  h5::write_attr(file, "model.heads", m.heads);
-  h5::write_attr(file, "model.dim", m.dim);
-  h5::write_attr(file, "model.vocab", m.vocab);
-  h5::write_attr(file, "model.seq_len", m.seq_len);
-  h5::write_attr(file, "deck", deck.resolved_toml());
-  h5::write_attr(file, "stage", static_cast<int64_t>(engine.stage()));
-  // The states are fp32 whatever the run computed in (under bf16: the master weights).
-  h5::write_attr(file, "precision", std::string(precision_name(deck.train.precision)));
-  h5::write_attr(file, "ranks", static_cast<int64_t>(engine.plan().ranks()));
-  // Data is addressed by global sequence index, so its position is the step count; the RNG is
-  // counter-based (seed, index), so its state is the seed.
-  h5::write_attr(file, "data_position_step", steps_done);
-  h5::write_attr(file, "data_source", deck.data.source);
-  h5::write_attr(file, "rng_seed", deck.train.seed);
-  h5::write_attr(file, "rng", std::string("counter-based: value = f(seed, global index)"));
-  h5::write_attr(file, "adam_step", steps_done);
-  h5::write_attr(file, "git_revision", git_revision());
-  h5::write_attr(file, "units",
-                 std::string("fp32 parameters and Adam moments per unit, "
-                             "logical length (no partition padding)"));
-}
-
-void prune(const fs::path& dir, int64_t keep) {
-  std::vector<fs::path> files;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("step_", 0) == 0 && entry.path().extension() == ".h5")
-      files.push_back(entry.path());
-  }
-  std::sort(files.begin(), files.end());
-  for (size_t i = 0; i + static_cast<size_t>(keep) < files.size(); ++i) fs::remove(files[i]);
 }
 
 // The storage zeromini writes, checked before any data is read: little-endian fp32, chunked,
@@ -131,58 +69,6 @@ void validate_storage(hid_t set, const std::string& path, const std::string& nam
   }
 }
 
-// One state's dataset of unit u: created whole by every rank, each writing the slice it owns.
-void write_unit_state(hid_t file, hid_t xfer, ZeroEngine& engine, int s, int u,
-                      const std::string& temporary) {
-  const PartitionPlan& plan = engine.plan();
-  const hsize_t size = static_cast<hsize_t>(plan.unit(u).size);
-  const auto [begin, end] = plan.owned_range(u, engine.comm().rank());
-  const hsize_t start = static_cast<hsize_t>(begin), count = static_cast<hsize_t>(end - begin);
-  h5::Handle space(H5Screate_simple(1, &size, nullptr));
-  h5::Handle dcpl(H5Pcreate(H5P_DATASET_CREATE));
-  const hsize_t chunk = std::min(size, kMaxChunkElements);
-  H5Pset_chunk(dcpl, 1, &chunk);
-  H5Pset_fletcher32(dcpl);
-  const std::string name = unit_dataset(kStates[s], u);
-  h5::Handle set(
-      H5Dcreate2(file, name.c_str(), H5T_NATIVE_FLOAT, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
-  if (!set.valid()) fail("{}: cannot create {}: {}", temporary, name, h5::last_error());
-  h5::Handle file_space(H5Dget_space(set));
-  HostBuffer host("checkpoint_slice", count);
-  if (count > 0) {
-    H5Sselect_hyperslab(file_space, H5S_SELECT_SET, &start, nullptr, &count, nullptr);
-    Kokkos::deep_copy(host, DeviceSpan(state_at(engine, s, u, begin), count));
-  } else {
-    H5Sselect_none(file_space);
-  }
-  const hsize_t memory_count = std::max<hsize_t>(count, 1);
-  h5::Handle memory_space(H5Screate_simple(1, &memory_count, nullptr));
-  if (count == 0) H5Sselect_none(memory_space);
-  if (H5Dwrite(set, H5T_NATIVE_FLOAT, memory_space, file_space, xfer, host.data()) < 0)
-    fail("{}: writing {} failed: {}", temporary, name, h5::last_error());
-}
-
-// Rank 0: the sealed file under its final name, then the `latest` pointer, then older
-// checkpoints pruned. Returns "" or what failed.
-std::string publish(const fs::path& final_path, int64_t keep) {
-  const fs::path dir = final_path.parent_path();
-  const fs::path temporary = fs::path(final_path.string() + ".tmp");
-  try {
-    fs::rename(temporary, final_path);
-    const fs::path latest_tmp = dir / "latest.tmp";
-    {
-      std::ofstream latest(latest_tmp, std::ios::trunc);
-      latest << final_path.filename().string() << "\n";
-      if (!latest) throw Error("cannot write " + latest_tmp.string());
-    }
-    fs::rename(latest_tmp, dir / "latest");
-    prune(dir, keep);
-  } catch (const std::exception& e) {
-    return fmt::format("{}: publishing the checkpoint failed: {}", final_path.string(), e.what());
-  }
-  return "";
-}
-
 // The format version and the model's shape; returns the steps the checkpoint had done.
 int64_t check_header(hid_t file, const std::string& path, const ModelConfig& m) {
   auto attr_int = [&](const std::string& name) {
@@ -206,6 +92,16 @@ int64_t check_header(hid_t file, const std::string& path, const ModelConfig& m) 
            value);
   }
   return attr_int("step");
+}
+
+// What the resumed run changes against the one that wrote the checkpoint (resume_check.hpp).
+void warn_about_changes(hid_t file, const std::string& path, const Deck& deck, int64_t ranks) {
+  if (!h5::has_attr(file, "deck") || !h5::has_attr(file, "ranks")) return;
+  const Deck written = parse_deck(h5::read_attr_string(file, "deck"),
+                                  path + " (the deck it was written with)", {}, BuildChecks::Skip);
+  for (const std::string& change :
+       resume_changes(written, h5::read_attr_int(file, "ranks"), deck, ranks))
+    log_root("warning: resuming from {}: {}\n", path, change);
 }
 
 // One state's dataset of unit u checked, and the part this rank holds under the current stage
@@ -241,53 +137,14 @@ std::string checkpoint_dir(const Deck& deck) {
   return deck.output.dir + "/checkpoints";
 }
 
-std::string write_checkpoint(ZeroEngine& engine, const Deck& deck, int64_t steps_done) {
-  MPI_Comm comm = engine.comm().mpi_comm();
-  const int rank = engine.comm().rank();
-  const fs::path dir = checkpoint_dir(deck);
-  const fs::path final_path = dir / fmt::format("step_{:08d}.h5", steps_done);
-  const fs::path temporary = fs::path(final_path.string() + ".tmp");
-  std::string error;
-  try {
-    if (rank == 0) fs::create_directories(dir);
-  } catch (const std::exception& e) {
-    error = fmt::format("{}: cannot create the checkpoint directory: {}", dir.string(), e.what());
-  }
-  agree_or_fail(comm, error);
-
-  Kokkos::fence();
-  const uint64_t user_block = integrity_user_block_size(
-      static_cast<uint64_t>(12 * engine.plan().layout().total()) + (16u << 20));
-  {
-    h5::Handle file = h5::create_file(temporary.string(), &comm, user_block);
-    write_metadata(file, engine, deck, steps_done);
-    h5::Handle xfer(H5Pcreate(H5P_DATASET_XFER));
-    H5Pset_dxpl_mpio(xfer, H5FD_MPIO_COLLECTIVE);
-    for (const char* state : kStates) h5::create_group(file, state);
-    const PartitionPlan& plan = engine.plan();
-    for (int u = 0; u < plan.num_units(); ++u)
-      for (int state = 0; state < 3; ++state)
-        write_unit_state(file, xfer, engine, state, u, temporary.string());
-    if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) fail("{}: flush failed", temporary.string());
-  }
-  MPI_Barrier(comm);
-  seal_file(temporary.string(), user_block, comm);
-  // Fault injection for the crash-safety test: die after the data is written, before it is
-  // published under its final name.
-  if (const char* crash = std::getenv("ZEROMINI_TEST_CRASH_BEFORE_RENAME"))
-    if (std::atoll(crash) == steps_done && rank == 0) std::raise(SIGKILL);
-  if (rank == 0) error = publish(final_path, deck.output.keep);
-  agree_or_fail(comm, error);
-  return final_path.string();
-}
-
 std::string resolve_resume(const Deck& deck) {
   const std::string& resume = deck.train.resume;
   if (resume.empty()) return "";
   if (resume != "latest") return resume;
   const fs::path pointer = fs::path(checkpoint_dir(deck)) / "latest";
+  if (!fs::exists(pointer)) return "";  // nothing written yet: a fresh start
+  require_regular_file(pointer.string(), "'latest' checkpoint pointer");
   std::ifstream in(pointer);
-  if (!in) return "";  // nothing written yet: a fresh start
   std::string name;
   std::getline(in, name);
   if (name.empty()) fail("{}: empty 'latest' pointer", pointer.string());
@@ -295,27 +152,33 @@ std::string resolve_resume(const Deck& deck) {
 }
 
 int64_t load_checkpoint(ZeroEngine& engine, const Deck& deck, const std::string& path) {
+  RunPhase phase("resume from " + path);
   MPI_Comm comm = engine.comm().mpi_comm();
   int64_t steps_done = 0;
   std::string error;
   try {
     if (!fs::exists(path)) fail("{}: checkpoint not found", path);
+    // Before any open: a FIFO would block it.
+    require_regular_file(path, "checkpoint to resume from (train.resume)");
   } catch (const Error& e) {
     error = e.what();
   }
-  agree_or_fail(comm, error);
+  agree_or_fail(comm, error, "finding the checkpoint");
   // The whole file is verified before the HDF5 library parses any of it.
-  agree_or_fail(comm, verify_file(path, comm));
+  agree_or_fail(comm, verify_file(path, comm), "verifying the checkpoint");
   try {
+    BlockingRegion region("reading " + path, kLocalRegion, WaitKind::Io);
     h5::Handle file = h5::open_file(path);
     steps_done = check_header(file, path, deck.model);
+    warn_about_changes(file, path, deck, engine.plan().ranks());
     const PartitionPlan& plan = engine.plan();
     for (int u = 0; u < plan.num_units(); ++u)
-      for (int state = 0; state < 3; ++state) read_unit_state(file, engine, state, u, path);
+      for (int state = 0; state < kStateCount; ++state)
+        read_unit_state(file, engine, state, u, path);
   } catch (const Error& e) {
     error = e.what();
   }
-  agree_or_fail(comm, error);
+  agree_or_fail(comm, error, "reading the checkpoint");
   engine.masters_written();  // bf16: the compute parameters are the rounding of the masters
   Kokkos::fence();
   return steps_done;

@@ -7,10 +7,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <vector>
 
 #include "comm/agree.hpp"
+#include "comm/watchdog.hpp"
+#include "comm/watched_mpi.hpp"
 #include "core/error.hpp"
 
 namespace zm {
@@ -104,7 +107,7 @@ uint64_t integrity_user_block_size(uint64_t expected_bytes) {
   return size;
 }
 
-void seal_file(const std::string& path, uint64_t user_block, MPI_Comm comm) {
+std::string seal_file(const std::string& path, uint64_t user_block, MPI_Comm comm) {
   int rank = 0, ranks = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &ranks);
@@ -113,17 +116,22 @@ void seal_file(const std::string& path, uint64_t user_block, MPI_Comm comm) {
   bool ok = size > user_block;
   std::vector<uint64_t> hashes;
   {
+    BlockingRegion region("reading " + path + " back to checksum it", kLocalRegion, WaitKind::Io);
     File file(path, O_RDONLY);
     ok = ok && file.fd >= 0;
     if (ok) hashes = my_block_hashes(file.fd, user_block, size, block_size, rank, ranks, &ok);
   }
-  int good = ok ? 1 : 0, all_good = 0;
-  MPI_Allreduce(&good, &all_good, 1, MPI_INT, MPI_MIN, comm);
-  if (!all_good) fail("{}: cannot read the checkpoint back to checksum it", path);
+  const std::string unreadable =
+      ok ? "" : fmt::format("{}: cannot read the checkpoint back to checksum it", path);
+  const Agreement read = agree(comm, unreadable, "reading the checkpoint back");
+  if (!read.ok()) return read.message;
   std::vector<uint64_t> all(hashes.size(), 0);
-  MPI_Reduce(hashes.data(), all.data(), static_cast<int>(hashes.size()), MPI_UINT64_T, MPI_SUM, 0,
-             comm);  // each block is hashed by exactly one rank, the others contribute 0
+  // Each block is hashed by exactly one rank, the others contribute 0.
+  watched_reduce(hashes.data(), all.data(), static_cast<int>(hashes.size()), MPI_UINT64_T, MPI_SUM,
+                 0, comm, "the checkpoint's block checksums");
+  std::string error;
   if (rank == 0) {
+    BlockingRegion region("writing the integrity header of " + path, kLocalRegion, WaitKind::Io);
     std::vector<uint64_t> header = {0, user_block, block_size, size, all.size()};
     std::memcpy(&header[0], kMagic, 8);
     header.insert(header.end(), all.begin(), all.end());
@@ -135,9 +143,9 @@ void seal_file(const std::string& path, uint64_t user_block, MPI_Comm comm) {
     const size_t bytes = header.size() * 8;
     if (file.fd < 0 || ::pwrite(file.fd, header.data(), bytes, 0) != static_cast<ssize_t>(bytes) ||
         ::fsync(file.fd) != 0)
-      fail("{}: cannot write the integrity header", path);
+      error = fmt::format("{}: cannot write the integrity header: {}", path, std::strerror(errno));
   }
-  MPI_Barrier(comm);
+  return agree(comm, error, "sealing the checkpoint").message;
 }
 
 void reseal_file(const std::string& path, MPI_Comm comm) {
@@ -148,66 +156,60 @@ void reseal_file(const std::string& path, MPI_Comm comm) {
         std::memcmp(head, kMagic, 8) != 0)
       fail("{}: not a sealed checkpoint", path);
   }
-  seal_file(path, head[1], comm);
+  const std::string error = seal_file(path, head[1], comm);
+  if (!error.empty()) throw Error(error);
 }
+
+namespace {
+
+// This rank's view of the file: "" when the header is sound and the blocks this rank checks
+// match their hashes, else the reason.
+std::string local_problem(const std::string& path, int rank, int ranks) {
+  BlockingRegion region("verifying " + path, kLocalRegion, WaitKind::Io);
+  const uint64_t size = file_size(path);
+  File file(path, O_RDONLY);
+  uint64_t head[kHeaderWords] = {};
+  if (file.fd < 0) return fmt::format("{}: cannot open the checkpoint", path);
+  if (size < 8 * (kHeaderWords + 1) ||
+      !read_at(file.fd, reinterpret_cast<unsigned char*>(head), sizeof(head), 0) ||
+      std::memcmp(head, kMagic, 8) != 0)
+    return fmt::format("{}: not a zeromini checkpoint (no integrity header; {} bytes)", path, size);
+  const uint64_t user_block = head[1], block_size = head[2], expected_size = head[3],
+                 blocks = head[4];
+  if (expected_size != size)
+    return fmt::format("{}: truncated or extended: {} bytes, the checkpoint was {} bytes", path,
+                       size, expected_size);
+  const std::string corrupted_header = fmt::format("{}: corrupted integrity header", path);
+  if (block_size < kMinBlock || blocks > size / 8 || blocks == 0 ||
+      (kHeaderWords + blocks + 1) * 8 > user_block || user_block < 4096 ||
+      (user_block & (user_block - 1)) != 0 || user_block >= size)
+    return corrupted_header;
+  std::vector<uint64_t> header(kHeaderWords + blocks + 1);
+  if (!read_at(file.fd, reinterpret_cast<unsigned char*>(header.data()), header.size() * 8, 0) ||
+      hash_bytes(reinterpret_cast<const unsigned char*>(header.data()), (header.size() - 1) * 8,
+                 0) != header.back())
+    return corrupted_header;
+  if ((size - user_block + block_size - 1) / block_size != blocks) return corrupted_header;
+  bool ok = true;
+  const auto mine = my_block_hashes(file.fd, user_block, size, block_size, rank, ranks, &ok);
+  if (!ok) return fmt::format("{}: read error while verifying", path);
+  for (uint64_t b = static_cast<uint64_t>(rank); b < blocks; b += static_cast<uint64_t>(ranks))
+    if (mine[b] != header[kHeaderWords + b])
+      return fmt::format("{}: corrupted: bytes {}..{} fail their checksum (block {} of {})", path,
+                         user_block + b * block_size,
+                         std::min(size, user_block + (b + 1) * block_size) - 1, b, blocks);
+  return "";
+}
+
+}  // namespace
 
 std::string verify_file(const std::string& path, MPI_Comm comm) {
   int rank = 0, ranks = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &ranks);
-  std::string problem;
-  const uint64_t size = file_size(path);
-  File file(path, O_RDONLY);
-  uint64_t head[kHeaderWords] = {};
-  if (file.fd < 0) {
-    problem = fmt::format("{}: cannot open the checkpoint", path);
-  } else if (size < 8 * (kHeaderWords + 1) ||
-             !read_at(file.fd, reinterpret_cast<unsigned char*>(head), sizeof(head), 0) ||
-             std::memcmp(head, kMagic, 8) != 0) {
-    problem =
-        fmt::format("{}: not a zeromini checkpoint (no integrity header; {} bytes)", path, size);
-  } else {
-    const uint64_t user_block = head[1], block_size = head[2], expected_size = head[3],
-                   blocks = head[4];
-    if (expected_size != size) {
-      problem = fmt::format("{}: truncated or extended: {} bytes, the checkpoint was {} bytes",
-                            path, size, expected_size);
-    } else if (block_size < kMinBlock || blocks > size / 8 || blocks == 0 ||
-               (kHeaderWords + blocks + 1) * 8 > user_block || user_block < 4096 ||
-               (user_block & (user_block - 1)) != 0 || user_block >= size) {
-      problem = fmt::format("{}: corrupted integrity header", path);
-    } else {
-      std::vector<uint64_t> header(kHeaderWords + blocks + 1);
-      if (!read_at(file.fd, reinterpret_cast<unsigned char*>(header.data()), header.size() * 8,
-                   0) ||
-          hash_bytes(reinterpret_cast<const unsigned char*>(header.data()), (header.size() - 1) * 8,
-                     0) != header.back()) {
-        problem = fmt::format("{}: corrupted integrity header", path);
-      } else {
-        const uint64_t payload = size - user_block;
-        if ((payload + block_size - 1) / block_size != blocks) {
-          problem = fmt::format("{}: corrupted integrity header", path);
-        } else {
-          bool ok = true;
-          const auto mine =
-              my_block_hashes(file.fd, user_block, size, block_size, rank, ranks, &ok);
-          for (uint64_t b = static_cast<uint64_t>(rank); ok && b < blocks;
-               b += static_cast<uint64_t>(ranks))
-            if (mine[b] != header[kHeaderWords + b]) {
-              problem =
-                  fmt::format("{}: corrupted: bytes {}..{} fail their checksum (block {} of {})",
-                              path, user_block + b * block_size,
-                              std::min(size, user_block + (b + 1) * block_size) - 1, b, blocks);
-              break;
-            }
-          if (!ok) problem = fmt::format("{}: read error while verifying", path);
-        }
-      }
-    }
-  }
   // Every rank returns the first rank's problem (the header checks are identical everywhere; the
   // block checks are spread over the ranks).
-  return agree(comm, problem).message;
+  return agree(comm, local_problem(path, rank, ranks), "verifying the checkpoint").message;
 }
 
 }  // namespace zm

@@ -24,7 +24,8 @@ uint64_t integrity_user_block_size(uint64_t expected_bytes);
 
 // Collective over `comm`: hashes the closed file's blocks (shared among the ranks) and writes the
 // header into its user block. The file must have been created with that user block size.
-void seal_file(const std::string& path, uint64_t user_block_size, MPI_Comm comm);
+// Returns "" or what failed, the same on every rank.
+std::string seal_file(const std::string& path, uint64_t user_block_size, MPI_Comm comm);
 
 // seal_file() again on a file that was sealed before (after a deliberate edit; used by tests to
 // make files that are intact but different).

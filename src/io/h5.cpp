@@ -2,39 +2,43 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
+#include <numeric>
 
 #include "core/error.hpp"
 
 namespace zm::h5 {
 
-void Handle::close() {
-  if (id_ < 0) return;
+bool Handle::close() {
+  if (id_ < 0) return true;
+  herr_t status = 0;
   switch (H5Iget_type(id_)) {
     case H5I_FILE:
-      H5Fclose(id_);
+      status = H5Fclose(id_);
       break;
     case H5I_GROUP:
-      H5Gclose(id_);
+      status = H5Gclose(id_);
       break;
     case H5I_DATASET:
-      H5Dclose(id_);
+      status = H5Dclose(id_);
       break;
     case H5I_DATASPACE:
-      H5Sclose(id_);
+      status = H5Sclose(id_);
       break;
     case H5I_DATATYPE:
-      H5Tclose(id_);
+      status = H5Tclose(id_);
       break;
     case H5I_ATTR:
-      H5Aclose(id_);
+      status = H5Aclose(id_);
       break;
     case H5I_GENPROP_LST:
-      H5Pclose(id_);
+      status = H5Pclose(id_);
       break;
     default:
       break;
   }
   id_ = H5I_INVALID_HID;
+  return status >= 0;
 }
 
 void quiet_errors() {
@@ -220,6 +224,44 @@ void write_dataset(hid_t parent, const std::string& name, const std::vector<doub
 void write_dataset(hid_t parent, const std::string& name, const std::vector<int64_t>& values,
                    const std::vector<hsize_t>& shape) {
   write_whole(parent, name, H5T_NATIVE_INT64, values, shape);
+}
+
+}  // namespace zm::h5
+
+namespace zm::h5 {
+
+std::vector<double> read_doubles(hid_t group, const std::string& name, std::vector<hsize_t>& dims) {
+  Handle set(H5Dopen2(group, name.c_str(), H5P_DEFAULT));
+  if (!set.valid()) fail("missing dataset {}", name);
+  Handle space(H5Dget_space(set));
+  const int rank = H5Sget_simple_extent_ndims(space);
+  dims.assign(static_cast<size_t>(std::max(rank, 0)), 0);
+  H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+  const hsize_t n = std::accumulate(dims.begin(), dims.end(), hsize_t(1), std::multiplies<>());
+  std::vector<double> values(n);
+  if (n > 0 && H5Dread(set, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0)
+    fail("cannot read dataset {}: {}", name, last_error());
+  return values;
+}
+
+std::vector<std::string> read_attr_strings(hid_t object, const std::string& name) {
+  Handle attr(H5Aopen(object, name.c_str(), H5P_DEFAULT));
+  if (!attr.valid()) fail("missing attribute '{}'", name);
+  Handle type(H5Aget_type(attr));
+  Handle space(H5Aget_space(attr));
+  if (H5Tget_class(type) != H5T_STRING || H5Tis_variable_str(type) > 0)
+    fail("attribute '{}' is not an array of fixed-length strings", name);
+  hsize_t count = 1;
+  if (H5Sget_simple_extent_ndims(space) == 1) H5Sget_simple_extent_dims(space, &count, nullptr);
+  const size_t width = H5Tget_size(type);
+  std::string packed(width * count, '\0');
+  if (count > 0 && H5Aread(attr, type, packed.data()) < 0) fail("cannot read attribute '{}'", name);
+  std::vector<std::string> values;
+  for (hsize_t i = 0; i < count; ++i) {
+    const char* item = packed.data() + i * width;
+    values.emplace_back(item, strnlen(item, width));
+  }
+  return values;
 }
 
 }  // namespace zm::h5

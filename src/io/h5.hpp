@@ -32,7 +32,8 @@ class Handle {
   hid_t id() const { return id_; }
   operator hid_t() const { return id_; }
   bool valid() const { return id_ >= 0; }
-  void close();
+  // Closes now; false when HDF5 reported an error (a file whose last writes failed).
+  bool close();
 
  private:
   hid_t id_ = H5I_INVALID_HID;
@@ -65,6 +66,11 @@ void write_dataset(hid_t parent, const std::string& name, const std::vector<doub
                    const std::vector<hsize_t>& shape);
 void write_dataset(hid_t parent, const std::string& name, const std::vector<int64_t>& values,
                    const std::vector<hsize_t>& shape);
+
+// Whole datasets and string-array attributes read back (as doubles whatever their stored type);
+// `dims` receives the dataset's shape.
+std::vector<double> read_doubles(hid_t group, const std::string& name, std::vector<hsize_t>& dims);
+std::vector<std::string> read_attr_strings(hid_t object, const std::string& name);
 
 // Describes the error HDF5 just reported (innermost message), for zeromini's own messages.
 std::string last_error();

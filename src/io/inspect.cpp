@@ -24,20 +24,6 @@ bool is_mixed_name(const std::string& text) {
 
 namespace {
 
-std::vector<double> read_doubles(hid_t group, const std::string& name, std::vector<hsize_t>& dims) {
-  h5::Handle set(H5Dopen2(group, name.c_str(), H5P_DEFAULT));
-  if (!set.valid()) fail("missing dataset {}", name);
-  h5::Handle space(H5Dget_space(set));
-  const int rank = H5Sget_simple_extent_ndims(space);
-  dims.assign(static_cast<size_t>(std::max(rank, 0)), 0);
-  H5Sget_simple_extent_dims(space, dims.data(), nullptr);
-  const hsize_t n = std::accumulate(dims.begin(), dims.end(), hsize_t(1), std::multiplies<>());
-  std::vector<double> values(n);
-  if (n > 0 && H5Dread(set, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0)
-    fail("cannot read dataset {}: {}", name, h5::last_error());
-  return values;
-}
-
 std::vector<float> read_floats(hid_t file, const std::string& path, const std::string& name) {
   h5::Handle set(H5Dopen2(file, name.c_str(), H5P_DEFAULT));
   if (!set.valid()) fail("{}: missing dataset {}", path, name);
@@ -121,9 +107,14 @@ std::string describe_results(hid_t file, const std::string& path) {
     if (!h5::exists(file, name)) continue;
     h5::Handle group = h5::open_group(file, name);
     std::vector<hsize_t> dims;
-    const auto loss = read_doubles(group, "loss", dims);
-    const auto times = read_doubles(group, "step_times", dims);
+    const auto loss = h5::read_doubles(group, "loss", dims);
+    const auto times = h5::read_doubles(group, "step_times", dims);
     out += fmt::format("  stage {}: {} steps", stage, loss.size());
+    if (h5::exists(group, "step") && !loss.empty()) {
+      std::vector<hsize_t> step_dims;
+      const auto steps = h5::read_doubles(group, "step", step_dims);
+      out += fmt::format(" (steps {:.0f}-{:.0f})", steps.front(), steps.back());
+    }
     if (!loss.empty()) out += fmt::format(", loss {:.4f} -> {:.4f}", loss.front(), loss.back());
     if (dims.size() == 3 && dims[0] > 0) {
       double total = 0;
@@ -135,8 +126,11 @@ std::string describe_results(hid_t file, const std::string& path) {
       out += fmt::format(", {:.0f} tokens/s per rank",
                          h5::read_attr_double(group, "tokens_per_second_per_rank"));
     out += "\n";
+    if (h5::has_attr(group, "segments"))
+      for (const std::string& segment : h5::read_attr_strings(group, "segments"))
+        out += fmt::format("    run {}\n", segment);
     if (h5::exists(group, "memory_peak")) {
-      const auto peak = read_doubles(group, "memory_peak", dims);
+      const auto peak = h5::read_doubles(group, "memory_peak", dims);
       out += "    peak MiB (max over ranks):";
       for (int c = 0; c < kMemCategories; ++c) {
         double worst = 0;
@@ -145,7 +139,7 @@ std::string describe_results(hid_t file, const std::string& path) {
                            worst / (1024.0 * 1024.0));
       }
       out += "\n";
-      const auto bytes = read_doubles(group, "comm_bytes", dims);
+      const auto bytes = h5::read_doubles(group, "comm_bytes", dims);
       out += "    MiB sent by rank 0:";
       for (int op = 0; op < kCommOps; ++op)
         out += fmt::format(" {} {:.3f}", comm_op_name(static_cast<CommOp>(op)),

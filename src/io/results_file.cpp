@@ -3,19 +3,28 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+
 #include <chrono>
 #include <ctime>
 #include <filesystem>
 
+#include "comm/agree.hpp"
+#include "comm/watchdog.hpp"
+#include "comm/watched_mpi.hpp"
 #include "core/build_info.hpp"
 #include "core/error.hpp"
+#include "core/log.hpp"
+#include "io/durable_file.hpp"
 #include "io/h5.hpp"
+#include "io/io_faults.hpp"
 
 namespace zm {
 
 namespace {
 
-constexpr int kPhases = 5;
+constexpr int kPhases = kStepPhases;
 const std::vector<std::string> kPhaseNames = {"forward", "backward", "comm_wait", "optimizer",
                                               "total"};
 
@@ -42,41 +51,73 @@ const char* op_name(int op) {
 
 }  // namespace
 
-ResultsWriter::ResultsWriter(const Deck& deck, MPI_Comm comm, const std::string& path)
+ResultsWriter::ResultsWriter(const Deck& deck, MPI_Comm comm, const std::string& path,
+                             bool keep_history)
     : deck_(&deck), comm_(comm), path_(path), start_time_(utc_now()) {
   MPI_Comm_rank(comm, &rank_);
   MPI_Comm_size(comm, &ranks_);
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   std::vector<char> all(static_cast<size_t>(256 * ranks_));
-  MPI_Gather(host, 256, MPI_CHAR, all.data(), 256, MPI_CHAR, 0, comm);
+  watched_gather(host, 256, MPI_CHAR, all.data(), 0, comm, "the gather of host names");
   if (rank_ == 0)
     for (int r = 0; r < ranks_; ++r) hostnames_.emplace_back(all.data() + 256 * r);
+  std::string error;
+  if (rank_ == 0 && keep_history) {
+    try {
+      BlockingRegion region("reading " + path, kLocalRegion, WaitKind::Io);
+      stages_ = read_results_history(path);
+    } catch (const Error& e) {
+      error = e.what();
+    }
+  }
+  const Agreement read = agree(comm, error, "reading the earlier results");
+  if (!read.ok()) throw CollectiveError(read.message);
 }
 
-void ResultsWriter::begin_stage(int stage) {
-  StageData data;
-  data.stage = stage;
-  stages_.push_back(data);
+void ResultsWriter::begin_stage(int stage, int64_t first_step, const std::string& resumed_from) {
   stage_comm_ = CommStats{};
+  if (rank_ != 0) return;
+  auto earlier = std::find_if(stages_.begin(), stages_.end(),
+                              [&](const ResultsStage& s) { return s.stage == stage; });
+  if (earlier == stages_.end()) {
+    stages_.push_back(ResultsStage{});
+    stages_.back().stage = stage;
+  } else {
+    // This run's rows go last; the rows it computes again are dropped from the earlier ones.
+    ResultsStage kept = *earlier;
+    stages_.erase(earlier);
+    stages_.push_back(kept);
+    const size_t dropped = stages_.back().drop_rows_after(first_step);
+    if (dropped > 0)
+      log_root(
+          "[stage {}] results: {} rows after step {} from an earlier run are replaced by "
+          "this run's\n",
+          stage, dropped, first_step);
+  }
+  ResultsStage& s = stages_.back();
+  s.complete = false;
+  s.segment_first_step.push_back(first_step + 1);
+  s.segments.push_back(fmt::format(
+      "from step {}: started {} on {} ranks{}", first_step + 1, start_time_, ranks_,
+      resumed_from.empty() ? std::string(", fresh parameters") : ", resumed from " + resumed_from));
 }
 
 void ResultsWriter::record_step(const StepRecord& record) {
   const double mine[kPhases] = {record.times.forward, record.times.backward, record.times.comm_wait,
                                 record.times.optimizer, record.times.total};
   std::vector<double> all(static_cast<size_t>(kPhases * ranks_));
-  MPI_Gather(mine, kPhases, MPI_DOUBLE, all.data(), kPhases, MPI_DOUBLE, 0, comm_);
+  if (io_fault_planned("stall_gather", rank_, record.step + 1))
+    stop_this_process("the results gather");
+  watched_gather(mine, kPhases, MPI_DOUBLE, all.data(), 0, comm_,
+                 fmt::format("the results gather of step {}", record.step + 1));
   for (int op = 0; op < kCommOps; ++op) {
     stage_comm_.ops[op].calls += record.comm.ops[op].calls;
     stage_comm_.ops[op].bytes += record.comm.ops[op].bytes;
     stage_comm_.ops[op].seconds += record.comm.ops[op].seconds;
   }
   if (rank_ != 0) return;
-  StageData& s = stages_.back();
-  s.loss.push_back(record.loss);
-  s.grad_norm.push_back(record.grad_norm);
-  s.lr.push_back(record.lr);
-  s.step_times.insert(s.step_times.end(), all.begin(), all.end());
+  stages_.back().append_row(record.step + 1, record.loss, record.grad_norm, record.lr, all, ranks_);
 }
 
 void ResultsWriter::end_stage(const StageResult& result) {
@@ -87,9 +128,15 @@ void ResultsWriter::end_stage(const StageResult& result) {
     mine[2 * kCommOps + op] = stage_comm_.ops[op].seconds;
   }
   std::vector<double> all(static_cast<size_t>(3 * kCommOps * ranks_));
-  MPI_Gather(mine, 3 * kCommOps, MPI_DOUBLE, all.data(), 3 * kCommOps, MPI_DOUBLE, 0, comm_);
+  watched_gather(mine, 3 * kCommOps, MPI_DOUBLE, all.data(), 0, comm_,
+                 "the gather of communication figures");
   if (rank_ != 0) return;
-  StageData& s = stages_.back();
+  ResultsStage& s = stages_.back();
+  s.memory_allocated.clear();
+  s.memory_peak.clear();
+  s.comm_calls.clear();
+  s.comm_bytes.clear();
+  s.comm_seconds.clear();
   for (int r = 0; r < ranks_; ++r) {
     const double* v = all.data() + static_cast<size_t>(r * 3 * kCommOps);
     for (int op = 0; op < kCommOps; ++op) {
@@ -119,7 +166,7 @@ void ResultsWriter::write_run_attributes(hid_t file, const std::string& status) 
   h5::write_attr(file, "written_time", utc_now());
   h5::write_attr(file, "status", status);
   std::vector<std::string> stage_list;
-  for (const StageData& s : stages_) stage_list.push_back(std::to_string(s.stage));
+  for (const ResultsStage& s : stages_) stage_list.push_back(std::to_string(s.stage));
   h5::write_attr(file, "stages", stage_list);
   if (figure_of_merit_ >= 0) {
     h5::write_attr(file, "figure_of_merit", figure_of_merit_);
@@ -127,16 +174,21 @@ void ResultsWriter::write_run_attributes(hid_t file, const std::string& status) 
   }
 }
 
-void ResultsWriter::write_stage(hid_t file, const StageData& s) const {
+void ResultsWriter::write_stage(hid_t file, const ResultsStage& s) const {
   h5::Handle group = h5::create_group(file, fmt::format("stage_{}", s.stage));
-  const hsize_t steps = s.loss.size(), ranks = static_cast<hsize_t>(ranks_);
+  const hsize_t steps = s.loss.size(), ranks = static_cast<hsize_t>(ranks_),
+                time_ranks = static_cast<hsize_t>(s.time_ranks);
   h5::write_attr(group, "stage", static_cast<int64_t>(s.stage));
-  h5::write_attr(group, "steps_completed", static_cast<int64_t>(steps));
+  h5::write_attr(group, "steps_completed", s.step.empty() ? int64_t(0) : s.step.back());
   h5::write_attr(group, "complete", static_cast<int64_t>(s.complete));
+  h5::write_dataset(group, "step", s.step, {steps});
+  h5::write_dataset(group, "segment_first_step", s.segment_first_step,
+                    {s.segment_first_step.size()});
+  h5::write_attr(group, "segments", s.segments);
   h5::write_dataset(group, "loss", s.loss, {steps});
   h5::write_dataset(group, "grad_norm", s.grad_norm, {steps});
   h5::write_dataset(group, "lr", s.lr, {steps});
-  h5::write_dataset(group, "step_times", s.step_times, {steps, ranks, kPhases});
+  h5::write_dataset(group, "step_times", s.step_times, {steps, time_ranks, kPhases});
   {
     h5::Handle set(H5Dopen2(group, "step_times", H5P_DEFAULT));
     h5::write_attr(set, "units", std::string("seconds"));
@@ -166,16 +218,40 @@ void ResultsWriter::write_stage(hid_t file, const StageData& s) const {
   with_units("comm_seconds", "seconds waiting", ops);
 }
 
-void ResultsWriter::flush(const std::string& status) {
-  if (rank_ != 0) return;
+// Rank 0: the whole file under a temporary name, fsync'ed (a full disk or quota that the file
+// system reports late surfaces here), renamed over the last one, and the directory fsync'ed.
+std::string ResultsWriter::write_file(const std::string& status) const {
   const std::string temporary = path_ + ".tmp";
-  {
+  BlockingRegion region("writing " + temporary, kLocalRegion, WaitKind::Io);
+  std::string error;
+  try {
     h5::Handle file = h5::create_file(temporary);
     write_run_attributes(file, status);
-    for (const StageData& s : stages_) write_stage(file, s);
-    if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) fail("{}: flush failed", temporary);
+    for (const ResultsStage& s : stages_) write_stage(file, s);
+    if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0)
+      fail("{}: flush failed: {}", temporary, h5::last_error());
+    if (!file.close()) fail("{}: closing failed: {}", temporary, h5::last_error());
+    const int64_t steps =
+        stages_.empty() || stages_.back().step.empty() ? 0 : stages_.back().step.back();
+    if (io_fault_planned("enospc_results", 0, steps))
+      fail("{}: writing failed: {} (injected)", temporary, errno_text(ENOSPC));
+    error = sync_file(temporary);
+    if (error.empty() && std::rename(temporary.c_str(), path_.c_str()) != 0)
+      error = fmt::format("renaming {} failed: {}", temporary, errno_text(errno));
+    if (error.empty()) error = sync_directory(std::filesystem::path(path_).parent_path().string());
+  } catch (const std::exception& e) {
+    error = e.what();
   }
-  std::filesystem::rename(temporary, path_);
+  if (!error.empty()) ::unlink(temporary.c_str());
+  return error;
+}
+
+void ResultsWriter::flush(const std::string& status) {
+  const std::string error = rank_ == 0 ? write_file(status) : "";
+  const Agreement outcome = agree(comm_, error, "the results write");
+  if (!outcome.ok())
+    throw IoError(fmt::format("{} was not written: {}. The previous version is untouched.", path_,
+                              outcome.message));
 }
 
 }  // namespace zm

@@ -3,14 +3,19 @@
 //   attributes   deck (resolved TOML), version, world_size, stages, hostnames (per rank),
 //                start_time (UTC), status (running | completed | stopped_non_finite | ...),
 //                figure_of_merit and figure_of_merit_units (at the end)
-//   /stage_<s>/  loss, grad_norm, lr                     (steps)
-//                step_times                              (steps, ranks, 5) seconds: forward,
+//   /stage_<s>/  step, loss, grad_norm, lr                (rows; step is the 1-based optimizer
+//                                                         step each row measured)
+//                step_times                              (rows, ranks, 5) seconds: forward,
 //                                                        backward, comm_wait, optimizer, total
 //                memory_allocated, memory_peak           (ranks, 6) bytes, by category
 //                comm_calls, comm_bytes, comm_seconds    (ranks, 5) by collective kind
+//                segment_first_step, attribute segments  one entry per run that wrote rows
 //                attributes: stage, steps_completed, tokens_per_second_per_rank, ...
+// A run resumed into the same directory keeps the earlier runs' rows (results_history.hpp): rows
+// after the step it resumed from are replaced by its own (the same steps, computed again).
 // Rank 0 writes; the file is rewritten every `output.results_every` steps and at the end under a
-// temporary name and renamed, so a run killed at any point leaves the last complete flush.
+// temporary name, fsync'ed and renamed, so a run killed at any point leaves the last complete
+// flush. A write that fails is a collective decision (IoError on every rank).
 #pragma once
 
 #include <hdf5.h>
@@ -20,36 +25,31 @@
 
 #include "comm/communicator.hpp"
 #include "core/deck.hpp"
+#include "io/results_history.hpp"
 #include "io/run_records.hpp"
 
 namespace zm {
 
 class ResultsWriter {
  public:
-  ResultsWriter(const Deck& deck, MPI_Comm comm, const std::string& path);
+  // Collective. `keep_history`: a resumed run, which keeps the rows already in `path`.
+  ResultsWriter(const Deck& deck, MPI_Comm comm, const std::string& path, bool keep_history);
 
-  // Collective: every rank calls these at the same points.
-  void begin_stage(int stage);
+  // Collective: every rank calls these at the same points. `first_step`: the steps done before
+  // this run's first (0, or the resumed checkpoint's), `resumed_from` that checkpoint or "".
+  void begin_stage(int stage, int64_t first_step, const std::string& resumed_from);
   void record_step(const StepRecord& record);
   void end_stage(const StageResult& result);
-  // Rank 0: writes the file now (temporary name, then rename).
+  // Collective: rank 0 writes the file now; every rank learns the outcome. Throws IoError on
+  // every rank when the write failed (the previous results.h5 is then untouched).
   void flush(const std::string& status);
 
   const std::string& path() const { return path_; }
 
  private:
-  struct StageData {
-    int stage = 0;
-    std::vector<double> loss, grad_norm, lr;
-    std::vector<double> step_times;                            // steps x ranks x 5
-    std::vector<int64_t> memory_allocated, memory_peak;        // ranks x categories
-    std::vector<double> comm_calls, comm_bytes, comm_seconds;  // ranks x ops
-    double tokens_per_second_per_rank = 0;
-    bool complete = false;
-  };
-
   void write_run_attributes(hid_t file, const std::string& status) const;
-  void write_stage(hid_t file, const StageData& s) const;
+  void write_stage(hid_t file, const ResultsStage& s) const;
+  std::string write_file(const std::string& status) const;  // rank 0; "" or what failed
 
   const Deck* deck_;
   MPI_Comm comm_;
@@ -57,7 +57,7 @@ class ResultsWriter {
   std::string path_;
   std::string start_time_;
   std::vector<std::string> hostnames_;
-  std::vector<StageData> stages_;
+  std::vector<ResultsStage> stages_;
   CommStats stage_comm_;  // this rank's collectives in the current stage
   double figure_of_merit_ = -1;
 };

@@ -47,7 +47,28 @@ struct StageResult {
 // How a run ended, which decides the exit status: completed and terminated (SIGTERM: a
 // checkpoint was written and the results flushed, so a requeued job continues) exit 0;
 // non_finite exits non-zero.
-enum class RunEnd { Completed, Terminated, NonFinite };
+// How a run ended. Terminated: a stop signal, with a checkpoint written (resumable);
+// TerminatedUnsaved: a stop signal with no checkpoint configured (results flushed); NotStarted: a
+// stop signal before the first step.
+enum class RunEnd { Completed, Terminated, TerminatedUnsaved, NotStarted, NonFinite };
+
+// "completed", "terminated", "terminated_unsaved", "terminated_before_start",
+// "stopped_non_finite": the status in results.h5 and summary.json.
+inline const char* run_end_name(RunEnd end) {
+  switch (end) {
+    case RunEnd::Completed:
+      return "completed";
+    case RunEnd::Terminated:
+      return "terminated";
+    case RunEnd::TerminatedUnsaved:
+      return "terminated_unsaved";
+    case RunEnd::NotStarted:
+      return "terminated_before_start";
+    case RunEnd::NonFinite:
+      break;
+  }
+  return "stopped_non_finite";
+}
 
 struct RunOutcome {
   std::vector<StageResult> stages;

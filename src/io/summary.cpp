@@ -25,12 +25,9 @@ void write_summary_json(const std::string& path, const Deck& deck, const RunOutc
                         const RunPlacement& placement) {
   const std::vector<StageResult>& results = outcome.stages;
   std::string out = "{\n";
-  // How the run ended: completed, terminated (SIGTERM: stopped after a checkpoint, resumable) or
-  // stopped_non_finite.
-  out += fmt::format("  \"end\": \"{}\",\n", outcome.end == RunEnd::Completed ? "completed"
-                                             : outcome.end == RunEnd::Terminated
-                                                 ? "terminated"
-                                                 : "stopped_non_finite");
+  // How the run ended (run_end_name): completed, terminated (a stop signal, after a checkpoint:
+  // resumable), terminated_unsaved, terminated_before_start or stopped_non_finite.
+  out += fmt::format("  \"end\": \"{}\",\n", run_end_name(outcome.end));
   out += fmt::format("  \"nodes\": {},\n", placement.nodes);
   out += fmt::format("  \"threads_per_rank\": {},\n", placement.threads_per_rank);
   out += fmt::format("  \"deck\": {},\n", quoted(deck.path));

@@ -2,36 +2,23 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cmath>
-
-#include <csignal>
 #include <filesystem>
-#include <iterator>
 #include <memory>
 
+#include "comm/watchdog.hpp"
+#include "comm/watched_mpi.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "core/stop_signal.hpp"
+#include "core/text.hpp"
 #include "io/checkpoint.hpp"
+#include "io/output_dir.hpp"
 #include "io/results_file.hpp"
 #include "train/memory_check.hpp"
 
 namespace zm {
 
 namespace {
-
-constexpr double kMiB = 1024.0 * 1024.0;
-
-std::string thousands(double value) {
-  std::string digits = fmt::format("{:.0f}", value);
-  std::string out;
-  const size_t n = digits.size();
-  for (size_t i = 0; i < n; ++i) {
-    out += digits[i];
-    if (digits[i] != '-' && (n - i - 1) % 3 == 0 && i + 1 < n) out += ',';
-  }
-  return out;
-}
 
 void print_step(const StepRecord& r, const StageResult& s, int64_t steps, int64_t tokens) {
   log_root(
@@ -70,25 +57,15 @@ void summarise(StageResult& s) {
       static_cast<double>(s.tokens_per_rank_per_step) / s.mean_times.total;
 }
 
-}  // namespace
-
-namespace {
-
-volatile std::sig_atomic_t g_terminate = 0;
-extern "C" void on_sigterm(int) {
-  g_terminate = 1;
+// Every rank must agree to stop at the same step (a signal reaches ranks at different times).
+// Returns the signal (the largest number any rank received), or 0.
+int stop_agreed(Communicator& comm, const std::string& when) {
+  RunPhase phase("agreement to stop " + when);
+  int mine = stop_signal(), any = 0;
+  watched_allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm.mpi_comm(),
+                    "the agreement to stop " + when);
+  return any;
 }
-
-// Every rank must agree to stop at the same step (the signal reaches ranks at different times).
-bool stop_agreed(Communicator& comm) {
-  int mine = g_terminate ? 1 : 0, any = 0;
-  MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm.mpi_comm());
-  return any != 0;
-}
-
-}  // namespace
-
-namespace {
 
 // What every stage of a run shares.
 struct RunSetup {
@@ -102,21 +79,30 @@ struct RunSetup {
 // train.resume and the checkpoint cadence, checked against the stages the deck asks for.
 RunSetup check_run_options(const Deck& deck, Communicator& comm, bool write_outputs) {
   RunSetup setup{deck, comm, resolve_resume(deck),
-                 write_outputs && deck.output.checkpoint_every > 0, nullptr};
+                 write_outputs && deck.output.checkpoint_every > 0 && !deck.zero.all_stages,
+                 nullptr};
   if (!setup.resume.empty() && deck.zero.all_stages)
     fail("train.resume = \"{}\": resuming needs a single zero.stage, not \"all\"",
          deck.train.resume);
-  if (setup.checkpoints && deck.zero.all_stages)
+  if (write_outputs && deck.output.checkpoint_every > 0 && deck.zero.all_stages)
     log_root(
         "note: output.checkpoint_every is ignored with zero.stage = \"all\" (a comparison "
         "run); checkpoints are written for single-stage runs\n");
   return setup;
 }
 
-std::unique_ptr<ResultsWriter> open_results(const Deck& deck, Communicator& comm) {
-  if (comm.rank() == 0) std::filesystem::create_directories(deck.output.dir);
-  auto results =
-      std::make_unique<ResultsWriter>(deck, comm.mpi_comm(), deck.output.dir + "/results.h5");
+// Whether the run resumes from a checkpoint of its own output directory: then results.h5 there
+// holds the earlier rows of the same training, which it keeps.
+bool resumes_here(const RunSetup& run) {
+  namespace fs = std::filesystem;
+  if (run.resume.empty()) return false;
+  std::error_code ignored;
+  return fs::equivalent(fs::path(run.resume).parent_path(), checkpoint_dir(run.deck), ignored);
+}
+
+std::unique_ptr<ResultsWriter> open_results(const RunSetup& run) {
+  auto results = std::make_unique<ResultsWriter>(
+      run.deck, run.comm.mpi_comm(), run.deck.output.dir + "/results.h5", resumes_here(run));
   results->flush("running");
   return results;
 }
@@ -141,35 +127,62 @@ void report_non_finite(const StepRecord& record, int stage) {
 }
 
 // After step s + 1 completed: a checkpoint and a results flush at their cadences, and the
-// ranks' agreement on SIGTERM. Returns how the run goes on (Completed: with the next step).
+// ranks' agreement on a stop signal. Returns how the run goes on (Completed: with the next step).
 RunEnd after_step(Trainer& trainer, const RunSetup& run, int stage, int64_t s) {
   const Deck& deck = run.deck;
-  const bool terminate = stop_agreed(run.comm);
+  const int stop = stop_agreed(run.comm, fmt::format("after step {}", s + 1));
   const bool last = s + 1 == deck.train.steps;
-  if (run.checkpoints && !deck.zero.all_stages &&
-      ((s + 1) % deck.output.checkpoint_every == 0 || last || terminate)) {
+  if (run.checkpoints && ((s + 1) % deck.output.checkpoint_every == 0 || last || stop)) {
     const std::string path = write_checkpoint(trainer.engine(), deck, s + 1);
     log_root("[stage {}] checkpoint {}\n", stage, path);
   }
-  if (run.results && ((s + 1) % deck.output.results_every == 0 || last))
+  if (run.results && ((s + 1) % deck.output.results_every == 0 || last)) {
+    RunPhase phase(fmt::format("results write after step {}", s + 1));
     run.results->flush("running");
-  if (!terminate) return RunEnd::Completed;
-  log_root("[stage {}] SIGTERM received: stopped after step {}{}\n", stage, s + 1,
-           run.checkpoints ? " with a checkpoint written; resume with --set train.resume=latest"
-                           : " (no checkpoints configured: output.checkpoint_every = 0)");
-  return RunEnd::Terminated;
+  }
+  if (!stop) return RunEnd::Completed;
+  const char* name = signal_name(stop);
+  if (run.checkpoints) {
+    log_root(
+        "[stage {}] {} received: stopped after step {} with a checkpoint written; resume "
+        "with --set train.resume=latest\n",
+        stage, name, s + 1);
+    return RunEnd::Terminated;
+  }
+  log_root(
+      "[stage {}] {} received: stopped after step {}. No checkpoint was written (none is "
+      "configured: output.checkpoint_every = 0{}); the results are flushed, and the state "
+      "of the run is lost\n",
+      stage, name, s + 1, deck.zero.all_stages ? ", or zero.stage = \"all\"" : "");
+  return RunEnd::TerminatedUnsaved;
 }
 
 // The steps of one stage from `first_step`; returns how they ended.
 RunEnd run_steps(Trainer& trainer, const RunSetup& run, StageResult& result, int64_t first_step) {
   const Deck& deck = run.deck;
+  const int stop =
+      first_step < deck.train.steps ? stop_agreed(run.comm, "before the first step") : 0;
+  if (stop) {
+    log_root(
+        "[stage {}] {} received: terminated before training started; nothing was trained "
+        "or saved\n",
+        result.stage, signal_name(stop));
+    return RunEnd::NotStarted;
+  }
   for (int64_t s = first_step; s < deck.train.steps; ++s) {
-    const StepRecord record = trainer.step(s);
+    StepRecord record;
+    {
+      RunPhase phase(fmt::format("step {} (forward, backward, optimizer)", s + 1));
+      record = trainer.step(s);
+    }
     result.steps.push_back(record);
     const bool log_now = (s + 1) % deck.output.log_every == 0 || s == first_step ||
                          s + 1 == deck.train.steps || !record.finite;
     if (log_now) print_step(record, result, deck.train.steps, result.tokens_per_rank_per_step);
-    if (run.results) run.results->record_step(record);
+    if (run.results) {
+      RunPhase phase(fmt::format("results gather step {}", s + 1));
+      run.results->record_step(record);
+    }
     if (!record.finite) {
       result.stopped_non_finite = true;
       report_non_finite(record, result.stage);
@@ -183,13 +196,13 @@ RunEnd run_steps(Trainer& trainer, const RunSetup& run, StageResult& result, int
 
 // One stage: a trainer built and run to the end (or to a stop), its figures gathered.
 StageResult run_stage(const RunSetup& run, int stage, RunEnd& end) {
+  RunPhase phase(fmt::format("setting up stage {}", stage));
   StageResult result;
   result.stage = stage;
   result.ranks = run.comm.size();
   memory_ledger().reset_peaks();
   run.comm.reset_stats();
   check_memory_fits(run.deck, stage, run.comm);
-  if (run.results) run.results->begin_stage(stage);
   {
     const std::unique_ptr<Trainer> owned = make_trainer(run.deck, stage, run.comm);
     Trainer& trainer = *owned;
@@ -202,7 +215,9 @@ StageResult run_stage(const RunSetup& run, int stage, RunEnd& end) {
         stage, result.ranks, thousands(static_cast<double>(result.param_count)),
         thousands(static_cast<double>(result.padded_param_count)),
         thousands(static_cast<double>(result.tokens_per_rank_per_step)));
-    end = run_steps(trainer, run, result, start_or_resume(trainer, run, stage));
+    const int64_t first_step = start_or_resume(trainer, run, stage);
+    if (run.results) run.results->begin_stage(stage, first_step, run.resume);
+    end = run_steps(trainer, run, result, first_step);
     result.memory = memory_ledger().figures();
     result.memory_by_rank = gather_memory_figures(result.memory, run.comm);
   }
@@ -211,94 +226,37 @@ StageResult run_stage(const RunSetup& run, int stage, RunEnd& end) {
   return result;
 }
 
-const char* end_status(RunEnd end) {
-  switch (end) {
-    case RunEnd::Completed:
-      return "completed";
-    case RunEnd::Terminated:
-      return "terminated";
-    case RunEnd::NonFinite:
-      break;
-  }
-  return "stopped_non_finite";
-}
-
 }  // namespace
 
 RunOutcome run_training(const Deck& deck, Communicator& comm, bool write_outputs) {
   RunOutcome outcome;
-  std::signal(SIGTERM, on_sigterm);
   RunSetup run = check_run_options(deck, comm, write_outputs);
+  std::unique_ptr<OutputDirectory> owned_dir;
   std::unique_ptr<ResultsWriter> results;
-  if (write_outputs) results = open_results(deck, comm);
+  if (write_outputs) {
+    RunPhase phase("opening " + deck.output.dir);
+    owned_dir = std::make_unique<OutputDirectory>(deck, comm.mpi_comm());
+    results = open_results(run);
+  }
   run.results = results.get();
-  for (int stage : deck.stages()) {
-    outcome.stages.push_back(run_stage(run, stage, outcome.end));
-    if (outcome.end != RunEnd::Completed) break;
+  try {
+    for (int stage : deck.stages()) {
+      outcome.stages.push_back(run_stage(run, stage, outcome.end));
+      if (outcome.end != RunEnd::Completed) break;
+    }
+  } catch (const IoError&) {
+    // What was measured so far still goes to results.h5 if the disk lets it.
+    if (results) try {
+        results->flush("io_error");
+      } catch (const IoError&) {
+      }
+    throw;
   }
-  if (results) results->flush(end_status(outcome.end));
+  if (results) {
+    RunPhase phase("final results write");
+    results->flush(run_end_name(outcome.end));
+  }
   return outcome;
-}
-
-namespace {
-
-// Each category's peak, and the total's, at their largest over ranks.
-MemoryFigures largest_over_ranks(const std::vector<MemoryFigures>& by_rank) {
-  MemoryFigures worst;
-  for (const MemoryFigures& f : by_rank) {
-    for (size_t c = 0; c < worst.peak.size(); ++c)
-      worst.peak[c] = std::max(worst.peak[c], f.peak[c]);
-    worst.peak_total = std::max(worst.peak_total, f.peak_total);
-  }
-  return worst;
-}
-
-}  // namespace
-
-void print_summary(const Deck& deck, const std::vector<StageResult>& results) {
-  if (!log_is_root() || results.empty()) return;
-  const int ranks = results.front().ranks;
-  log_root(
-      "\nSummary: {} ranks, {} (real vocabulary) parameters, {} tokens per rank per step; "
-      "times are means over the timed steps, memory is the largest over ranks\n",
-      ranks, thousands(static_cast<double>(results.front().param_count)),
-      thousands(static_cast<double>(results.front().tokens_per_rank_per_step)));
-  // Memory columns in the MemCategory enum's order, then the peak of the total.
-  constexpr const char* kMemoryHeadings[] = {"params", "grads",   "optim",
-                                             "activ",  "commbuf", "work"};
-  static_assert(std::size(kMemoryHeadings) == kMemCategories, "a heading per memory category");
-  constexpr CommOp kReportedOps[] = {CommOp::AllReduce, CommOp::ReduceScatter, CommOp::AllGather};
-  std::string heading = fmt::format("{:>5} {:>12} {:>9} {:>8} {:>8} {:>8} {:>8} |", "stage",
-                                    "tok/s/rank", "step ms", "fwd", "bwd", "comm", "opt");
-  for (const char* name : kMemoryHeadings) heading += fmt::format(" {:>9}", name);
-  heading +=
-      fmt::format(" {:>9} | {:>10} {:>10} {:>10}", "peak", "allreduce", "reducescat", "allgather");
-  log_root("{}\n", heading);
-  log_root("{:>5} {:>12} {:>9} {:>8} {:>8} {:>8} {:>8} | {:>69} | {:>32}\n", "", "", "", "", "", "",
-           "", "MiB per rank (peak)", "MiB moved per rank per step");
-  for (const StageResult& s : results) {
-    const MemoryFigures worst = largest_over_ranks(s.memory_by_rank);
-    auto mib = [](size_t bytes) { return static_cast<double>(bytes) / kMiB; };
-    std::string line =
-        fmt::format("{:>5} {:>12} {:>9.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} |", s.stage,
-                    thousands(s.tokens_per_second_per_rank), s.mean_times.total * 1e3,
-                    s.mean_times.forward * 1e3, s.mean_times.backward * 1e3,
-                    s.mean_times.comm_wait * 1e3, s.mean_times.optimizer * 1e3);
-    for (size_t peak : worst.peak) line += fmt::format(" {:>9.2f}", mib(peak));
-    line += fmt::format(" {:>9.2f} |", mib(worst.peak_total));
-    for (CommOp op : kReportedOps)
-      line += fmt::format(" {:>10.3f}", s.comm_per_step[op].bytes / kMiB);
-    log_root("{}\n", line);
-  }
-  const StageResult& last = results.back();
-  log_root("\nFigure of merit: {} tokens/s per rank (stage {}, {} ranks, {})\n",
-           thousands(last.tokens_per_second_per_rank), last.stage, ranks, deck.path);
-  if (results.size() > 1) {
-    for (const StageResult& s : results)
-      log_root("  stage {}: {} tokens/s per rank, step time {:.2f}x stage {}\n", s.stage,
-               thousands(s.tokens_per_second_per_rank),
-               s.mean_step_seconds / results.front().mean_step_seconds, results.front().stage);
-  }
 }
 
 }  // namespace zm

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "comm/mpi_defaults.hpp"
+#include "comm/watchdog.hpp"
 
 #include "core/compat.hpp"
 #include "core/log.hpp"
@@ -80,7 +81,9 @@ int main(int argc, char** argv) {
   // A failure on one rank must fail the job even if rank 0 passed.
   int worst = result;
   MPI_Allreduce(&result, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  zm::Watchdog::get().release();  // collective, while MPI is up (tests arm it)
   Kokkos::finalize();
   MPI_Finalize();
+  zm::Watchdog::get().stop();
   return worst;
 }

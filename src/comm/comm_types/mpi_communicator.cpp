@@ -4,6 +4,7 @@
 
 #include "comm/comm_types/mpi_pending_op.hpp"
 #include "comm/comm_types/mpi_staging.hpp"
+#include "comm/watchdog.hpp"
 
 #if defined(OPEN_MPI) || defined(MPICH)
 #if __has_include(<mpi-ext.h>)
@@ -54,7 +55,8 @@ bool at_slot(const void* a, int shard, size_t bytes, const void* b) {
 
 }  // namespace
 
-MpiCommunicator::MpiCommunicator(MPI_Comm comm) : comm_(duplicate(comm)), watchdog_(comm_) {
+MpiCommunicator::MpiCommunicator(MPI_Comm comm)
+    : comm_(duplicate(comm)), counted_(Watchdog::spans_world(comm_)) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
   gpu_aware_ = mpi_reads_device_memory();
@@ -72,7 +74,6 @@ MpiCommunicator::~MpiCommunicator() {
   if (finalized) return;
   if (bf16_sum_ != MPI_OP_NULL) MPI_Op_free(&bf16_sum_);
   if (bf16_type_ != MPI_DATATYPE_NULL) MPI_Type_free(&bf16_type_);
-  watchdog_.release();  // its windows live on comm_
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
@@ -82,7 +83,11 @@ MpiDatatypes MpiCommunicator::types(DType type) const {
 }
 
 void MpiCommunicator::set_timeout(double seconds) {
-  watchdog_.set_timeout(seconds);
+  Watchdog::get().arm(seconds);
+}
+
+int64_t MpiCommunicator::next_sequence() {
+  return counted_ ? Watchdog::get().next_sequence() : kLocalRegion;
 }
 
 void MpiCommunicator::progress() {
@@ -98,11 +103,11 @@ std::unique_ptr<detail::PendingOp> MpiCommunicator::post_all_reduce(void* data, 
   Kokkos::fence();  // the kernels that produced the data are done
   StagedBuffers buffers = stage_in_place(data, count * dtype_size(type), staging_);
   MPI_Request request = MPI_REQUEST_NULL;
-  const int64_t sequence = watchdog_.next_sequence();
+  const int64_t sequence = next_sequence();
   const int code = MPI_Iallreduce(buffers.send, buffers.recv, n, types(type).type, types(type).sum,
                                   comm_, &request);
   if (code != MPI_SUCCESS) mpi_failure(code, op);
-  return std::make_unique<MpiPendingOp>(request, op, sequence, watchdog_, std::move(buffers));
+  return std::make_unique<MpiPendingOp>(request, op, sequence, std::move(buffers));
 }
 
 std::unique_ptr<detail::PendingOp> MpiCommunicator::post_reduce_scatter(const void* send,
@@ -118,11 +123,11 @@ std::unique_ptr<detail::PendingOp> MpiCommunicator::post_reduce_scatter(const vo
   StagedBuffers buffers =
       stage_reduce_scatter(send, recv, shard_bytes, rank_, size_, in_place, staging_);
   MPI_Request request = MPI_REQUEST_NULL;
-  const int64_t sequence = watchdog_.next_sequence();
+  const int64_t sequence = next_sequence();
   const int code = MPI_Ireduce_scatter_block(buffers.send, buffers.recv, n, types(type).type,
                                              types(type).sum, comm_, &request);
   if (code != MPI_SUCCESS) mpi_failure(code, op);
-  return std::make_unique<MpiPendingOp>(request, op, sequence, watchdog_, std::move(buffers));
+  return std::make_unique<MpiPendingOp>(request, op, sequence, std::move(buffers));
 }
 
 std::unique_ptr<detail::PendingOp> MpiCommunicator::post_all_gather(const void* send, void* recv,
@@ -137,13 +142,13 @@ std::unique_ptr<detail::PendingOp> MpiCommunicator::post_all_gather(const void* 
   StagedBuffers buffers =
       stage_all_gather(send, recv, shard_bytes, rank_, size_, in_place, staging_);
   MPI_Request request = MPI_REQUEST_NULL;
-  const int64_t sequence = watchdog_.next_sequence();
+  const int64_t sequence = next_sequence();
   // In place, MPI ignores the send count and type.
   const int code =
       MPI_Iallgather(buffers.send, in_place ? 0 : n, in_place ? MPI_DATATYPE_NULL : mpi_type,
                      buffers.recv, n, mpi_type, comm_, &request);
   if (code != MPI_SUCCESS) mpi_failure(code, op);
-  return std::make_unique<MpiPendingOp>(request, op, sequence, watchdog_, std::move(buffers));
+  return std::make_unique<MpiPendingOp>(request, op, sequence, std::move(buffers));
 }
 
 std::unique_ptr<detail::PendingOp> MpiCommunicator::post_broadcast(void* data, size_t count,
@@ -153,20 +158,20 @@ std::unique_ptr<detail::PendingOp> MpiCommunicator::post_broadcast(void* data, s
   Kokkos::fence();
   StagedBuffers buffers = stage_in_place(data, count * dtype_size(type), staging_);
   MPI_Request request = MPI_REQUEST_NULL;
-  const int64_t sequence = watchdog_.next_sequence();
+  const int64_t sequence = next_sequence();
   // The root sends from the buffer and the others receive into it: MPI's one buffer.
   const int code = MPI_Ibcast(buffers.recv, n, types(type).type, root, comm_, &request);
   if (code != MPI_SUCCESS) mpi_failure(code, op);
-  return std::make_unique<MpiPendingOp>(request, op, sequence, watchdog_, std::move(buffers));
+  return std::make_unique<MpiPendingOp>(request, op, sequence, std::move(buffers));
 }
 
 void MpiCommunicator::do_barrier() {
   const MpiOpInfo op{"barrier", 0, DType::F32, rank_};
   MPI_Request request = MPI_REQUEST_NULL;
-  const int64_t sequence = watchdog_.next_sequence();
+  const int64_t sequence = next_sequence();
   const int code = MPI_Ibarrier(comm_, &request);
   if (code != MPI_SUCCESS) mpi_failure(code, op);
-  MpiPendingOp(request, op, sequence, watchdog_).wait();
+  MpiPendingOp(request, op, sequence).wait();
 }
 
 }  // namespace zm

@@ -1,13 +1,12 @@
 // The MPI backend: non-blocking MPI collectives (MPI_Iallreduce, MPI_Ireduce_scatter_block,
 // MPI_Iallgather, MPI_Ibcast) on a private duplicate of the given communicator. Host memory goes
 // to MPI directly; device memory is staged through host buffers (mpi_staging.hpp) unless the MPI
-// library reports GPU support. Waits poll, and a watchdog (mpi_watchdog.hpp) ends a wait that
-// lasts longer than comm.timeout_s.
+// library reports GPU support. Waits poll under the watchdog (comm/watchdog.hpp), which ends a wait
+// that lasts longer than comm.timeout_s.
 #pragma once
 
 #include <mpi.h>
 
-#include "comm/comm_types/mpi_watchdog.hpp"
 #include "comm/communicator.hpp"
 
 namespace zm {
@@ -44,13 +43,14 @@ class MpiCommunicator : public Communicator {
 
  private:
   MpiDatatypes types(DType type) const;
+  int64_t next_sequence();  // the watchdog's number for the next collective
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
   bool gpu_aware_ = false;
   bool staging_ = false;  // device memory that MPI cannot read directly
   MPI_Datatype bf16_type_ = MPI_DATATYPE_NULL;
   MPI_Op bf16_sum_ = MPI_OP_NULL;
-  MpiWatchdog watchdog_;  // after comm_, which it watches
+  bool counted_ = false;  // comm_ spans MPI_COMM_WORLD's ranks: the watchdog counts its collectives
 };
 
 }  // namespace zm

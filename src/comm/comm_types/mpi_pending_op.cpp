@@ -2,13 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <sched.h>
-
 #include <climits>
 #include <string>
 #include <utility>
 
-#include "comm/comm_types/mpi_watchdog.hpp"
+#include "comm/watched_mpi.hpp"
 #include "core/abort_job.hpp"
 
 namespace zm {
@@ -35,12 +33,8 @@ int checked_count(size_t count, const MpiOpInfo& op) {
 }
 
 MpiPendingOp::MpiPendingOp(MPI_Request request, const MpiOpInfo& op, int64_t sequence,
-                           const MpiWatchdog& watchdog, StagedBuffers buffers)
-    : request_(request),
-      op_(op),
-      sequence_(sequence),
-      watchdog_(watchdog),
-      buffers_(std::move(buffers)) {}
+                           StagedBuffers buffers)
+    : request_(request), op_(op), sequence_(sequence), buffers_(std::move(buffers)) {}
 
 MpiPendingOp::~MpiPendingOp() {
   if (request_ != MPI_REQUEST_NULL) wait();
@@ -55,22 +49,13 @@ bool MpiPendingOp::test() {
   return done != 0;
 }
 
-// Polls instead of MPI_Wait so that a wait can time out; yields the core now and then, which
-// matters when ranks outnumber cores.
+// Polls instead of MPI_Wait, under the watchdog; the description is made only for a wait that
+// does not complete at once.
 void MpiPendingOp::wait() {
-  if (request_ == MPI_REQUEST_NULL) return;
-  const double start = MPI_Wtime();
-  for (uint64_t polls = 1;; ++polls) {
-    int done = 0;
-    const int code = MPI_Test(&request_, &done, MPI_STATUS_IGNORE);
-    if (code != MPI_SUCCESS) mpi_failure(code, op_);
-    if (done) break;
-    if (polls % 1024 == 0) {
-      sched_yield();
-      const double waited = MPI_Wtime() - start;
-      if (waited > watchdog_.timeout()) watchdog_.report_timeout(op_, sequence_, waited);
-    }
-  }
+  if (test()) return;
+  watched_wait(request_,
+               fmt::format("{} of {} {} elements", op_.name, op_.count, dtype_name(op_.type)),
+               sequence_);
   finish();
 }
 

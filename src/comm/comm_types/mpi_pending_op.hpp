@@ -1,5 +1,5 @@
 // A posted MPI collective until it completes: its request, the staged buffers MPI works on, and a
-// wait that polls so that the watchdog can end a wait that lasts too long. Also how the MPI backend
+// wait that polls under the watchdog (comm/watched_mpi.hpp). Also how the MPI backend
 // fails: an MPI error is not something a rank can recover from, so it ends the job with a message
 // naming the operation, its size and the rank.
 #pragma once
@@ -13,8 +13,6 @@
 #include "comm/communicator.hpp"
 
 namespace zm {
-
-class MpiWatchdog;
 
 // What messages say about an operation: "all_reduce of 1024 f32 elements" on rank 3.
 struct MpiOpInfo {
@@ -32,10 +30,9 @@ int checked_count(size_t count, const MpiOpInfo& op);
 
 class MpiPendingOp : public detail::PendingOp {
  public:
-  // `sequence` is the operation's number among the collectives this rank posted (for the
-  // watchdog's report); `watchdog` must outlive the operation.
+  // `sequence` is the operation's number from Watchdog::sequence_for (for the watchdog's report).
   MpiPendingOp(MPI_Request request, const MpiOpInfo& op, int64_t sequence,
-               const MpiWatchdog& watchdog, StagedBuffers buffers = {});
+               StagedBuffers buffers = {});
   ~MpiPendingOp() override;
   MpiPendingOp(const MpiPendingOp&) = delete;
   MpiPendingOp& operator=(const MpiPendingOp&) = delete;
@@ -48,7 +45,6 @@ class MpiPendingOp : public detail::PendingOp {
   MPI_Request request_;
   MpiOpInfo op_;
   int64_t sequence_;
-  const MpiWatchdog& watchdog_;
   StagedBuffers buffers_;  // kept alive while MPI uses them
 };
 

@@ -1,0 +1,263 @@
+#include "comm/watchdog.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "comm/progress_slots.hpp"
+#include "core/abort_job.hpp"
+#include "core/exit_codes.hpp"
+#include "core/stop_signal.hpp"
+#include "core/timer.hpp"
+
+namespace zm {
+
+namespace {
+
+constexpr auto kTick = std::chrono::milliseconds(100);
+// A polled wait reports its own timeout (it can read other nodes); the thread steps in only if
+// that did not happen this much later.
+constexpr double kPolledGraceSeconds = 2.0;
+// A stop signal during blocking I/O: the I/O may still finish this quickly, else the rank ends.
+constexpr double kSignalGraceSeconds = 3.0;
+// A heartbeat older than this: the rank's process is stopped or hung as a whole.
+constexpr int64_t kSilentAfterMs = 1500;
+
+struct Region {
+  std::string operation;
+  int64_t sequence;
+  WaitKind kind;
+  double entered;   // when the region began
+  double progress;  // when it began, or when the last region nested in it ended
+};
+
+int64_t milliseconds(double seconds) {
+  return static_cast<int64_t>(seconds * 1e3);
+}
+
+void append(std::string& list, const std::string& item) {
+  list += (list.empty() ? "" : ", ") + item;
+}
+
+}  // namespace
+
+struct Watchdog::State {
+  std::mutex mutex;  // guards everything below but `running`
+  std::vector<Region> regions;
+  std::string phase = "start-up";
+  double timeout = 300.0;
+  int rank = 0;
+  int64_t posted = 0;
+  ProgressSlots slots;
+  std::thread thread;
+  std::atomic<bool> running{false};
+
+  ~State() {
+    running = false;
+    if (thread.joinable()) thread.join();
+  }
+  void watch();
+  [[noreturn]] void end_job(const std::string& message, int code);
+  std::string describe(const Region& region, double waited, const std::string& ranks) const;
+  std::string waited_for(const Region& region, double now, bool remote);
+};
+
+Watchdog& Watchdog::get() {
+  static Watchdog watchdog;
+  return watchdog;
+}
+
+Watchdog::State& Watchdog::state() const {
+  static State state;
+  return state;
+}
+
+void Watchdog::arm(double timeout_seconds) {
+  State& s = state();
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.timeout = timeout_seconds;
+  }
+  if (s.running) return;
+  MPI_Comm_rank(MPI_COMM_WORLD, &s.rank);
+  s.slots.create(MPI_COMM_WORLD, s.posted);
+  s.running = true;
+  s.thread = std::thread([&s] { s.watch(); });
+}
+
+void Watchdog::release() {
+  State& s = state();
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.slots.forget();  // the thread no longer reads the windows
+  }
+  BlockingRegion region("freeing the watchdog's progress windows", kLocalRegion,
+                        WaitKind::Blocking);
+  s.slots.release();
+}
+
+void Watchdog::stop() {
+  State& s = state();
+  if (!s.running) return;
+  s.running = false;
+  s.thread.join();
+}
+
+bool Watchdog::armed() const {
+  return state().running;
+}
+
+double Watchdog::timeout() const {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return s.timeout;
+}
+
+std::string Watchdog::set_phase(std::string phase) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  std::swap(s.phase, phase);
+  return phase;
+}
+
+bool Watchdog::spans_world(MPI_Comm comm) {
+  int same = MPI_UNEQUAL;
+  MPI_Comm_compare(comm, MPI_COMM_WORLD, &same);
+  return same == MPI_IDENT || same == MPI_CONGRUENT;
+}
+
+int64_t Watchdog::next_sequence() {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  ++s.posted;
+  s.slots.publish_posted(s.posted);
+  return s.posted;
+}
+
+void Watchdog::enter(std::string operation, int64_t sequence, WaitKind kind) {
+  State& s = state();
+  const double now = wall_seconds();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.regions.push_back(Region{std::move(operation), sequence, kind, now, now});
+}
+
+void Watchdog::leave() {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.regions.pop_back();
+  if (!s.regions.empty()) s.regions.back().progress = wall_seconds();
+}
+
+void Watchdog::check_deadline() {
+  State& s = state();
+  const double now = wall_seconds();
+  Region region;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (s.regions.empty() || now - s.regions.back().progress <= s.timeout) return;
+    region = s.regions.back();
+  }
+  // This is the waiting thread, which may call MPI: it can read the ranks on other nodes too.
+  const std::string ranks = s.waited_for(region, now, true);
+  std::string message;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    message = s.describe(region, now - region.progress, ranks);
+  }
+  abort_job(message.c_str(), kExitWatchdog);
+}
+
+// The thread: renews this rank's heartbeat, and ends the job when the innermost region is past
+// its deadline, or is I/O that a stop signal interrupted.
+void Watchdog::State::watch() {
+  while (running) {
+    std::this_thread::sleep_for(kTick);
+    const double now = wall_seconds();
+    std::lock_guard<std::mutex> lock(mutex);
+    slots.beat(milliseconds(now));
+    if (regions.empty()) continue;
+    const Region& region = regions.back();
+    const double signalled = stop_signal() ? stop_signal_time() : -1.0;
+    if (region.kind == WaitKind::Io && signalled >= region.entered &&
+        now - signalled > kSignalGraceSeconds)
+      end_job(
+          fmt::format("zeromini: rank {}: {} received during blocking I/O ({}: {}), which has "
+                      "not finished {:.0f} s later; ending this rank (the previous checkpoint "
+                      "and 'latest' are untouched).",
+                      rank, signal_name(stop_signal()), phase, region.operation, now - signalled),
+          kExitSignalBase + stop_signal());
+    const double limit = timeout + (region.kind == WaitKind::Polled ? kPolledGraceSeconds : 0.0);
+    if (now - region.progress > limit)
+      end_job(describe(region, now - region.progress, waited_for(region, now, false)),
+              kExitWatchdog);
+  }
+}
+
+// From the thread: no MPI call (the main thread may be inside the library). The process ends;
+// the launcher ends the job's other ranks when one of them exits without MPI_Finalize.
+void Watchdog::State::end_job(const std::string& message, int code) {
+  const std::string line = message + "\n";
+  const ssize_t ignored = write(2, line.data(), line.size());
+  (void)ignored;
+  _exit(code);
+}
+
+std::string Watchdog::State::describe(const Region& region, double waited,
+                                      const std::string& ranks) const {
+  const std::string which = region.sequence == kLocalRegion
+                                ? std::string(" (this rank alone)")
+                                : fmt::format(" (collective #{} on this rank)", region.sequence);
+  return fmt::format(
+      "zeromini: rank {}: watchdog: {}: {}{} has waited {:.0f} s, more than comm.timeout_s = {}; "
+      "{}. Aborting the job.",
+      rank, phase, region.operation, which, waited, timeout, ranks);
+}
+
+// Who the region waits for: ranks that have not reached the collective, and ranks whose heartbeat
+// stopped; what was checked when none is found. `remote`: read other nodes' counts too (MPI).
+std::string Watchdog::State::waited_for(const Region& region, double now, bool remote) {
+  if (region.sequence == kLocalRegion)
+    return "no other rank is involved: the file system or device does not answer";
+  if (!slots.ready()) return "the ranks' progress is not published (watchdog not armed)";
+  std::vector<int64_t> reached = slots.node_posted();
+  const std::vector<int64_t> beats = slots.node_heartbeats();
+  std::string missing, unknown;
+  if (remote) {
+    const std::string last_words =
+        describe(region, now - region.progress,
+                 "ranks on other nodes could not be read (the reads hung)") +
+        "\n";
+    slots.read_remote_posted(reached, last_words.c_str());
+  }
+  int checked = 0;
+  for (int r = 0; r < slots.size(); ++r) {
+    const int64_t count = reached[static_cast<size_t>(r)];
+    const int64_t beat = beats[static_cast<size_t>(r)];
+    if (r == rank) continue;
+    if (count < 0) {
+      append(unknown, std::to_string(r));
+      continue;
+    }
+    ++checked;
+    if (count < region.sequence)
+      append(missing, fmt::format("{} (has not reached it)", r));
+    else if (beat >= 0 && milliseconds(now) - beat > kSilentAfterMs)
+      append(missing, fmt::format("{} (not responding for {:.1f} s: stopped or hung)", r,
+                                  static_cast<double>(milliseconds(now) - beat) * 1e-3));
+  }
+  std::string text =
+      !missing.empty() ? "ranks still missing: " + missing
+                       : fmt::format(
+                             "every other rank checked ({}) has reached it and is responding: the "
+                             "operation itself is stuck (file system, network or MPI progress)",
+                             checked);
+  if (!unknown.empty()) text += "; ranks on other nodes, not readable from this thread: " + unknown;
+  return text;
+}
+
+}  // namespace zm

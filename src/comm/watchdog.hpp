@@ -1,0 +1,95 @@
+// One deadline for every place a rank can block: the Communicator's collectives, raw MPI calls
+// (agreements, the results gather), HDF5's collective I/O, file opens and MPI_Finalize.
+//
+// Code that may block says so with a BlockingRegion: what it does, whether it is a collective
+// (numbered, so that the ranks that have not reached it can be named) and what kind of wait it
+// is. A rank that waits in one region longer than comm.timeout_s ends the job with a message
+// naming the run's phase ("checkpoint write after step 12"), the operation, how long it waited
+// and the ranks it waits for: those that have not reached the collective, and those whose
+// watchdog has stopped beating (a process stopped or hung as a whole). A wait that polls (the MPI
+// waits) checks its own deadline and can read the progress of ranks on other nodes; every other
+// region is ended by the watchdog's thread, which needs nothing from the blocked thread.
+//
+// The same thread ends a rank that is blocked in I/O when a stop signal arrives (a write to a
+// full disk that never returns must not swallow SIGTERM).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+namespace zm {
+
+// A region's number when only this rank is in it (a file open, rank 0's results write).
+constexpr int64_t kLocalRegion = -1;
+
+enum class WaitKind {
+  Blocking,  // a call that does not return until done (MPI collective, HDF5 collective call)
+  Polled,    // a wait that checks its own deadline (Watchdog::check_deadline) while it polls
+  Io,        // file-system I/O: as Blocking, and a stop signal during it ends the rank
+};
+
+class Watchdog {
+ public:
+  static Watchdog& get();
+
+  // Collective over MPI_COMM_WORLD the first time (the progress slots, the thread); later calls
+  // only change the timeout.
+  void arm(double timeout_seconds);
+  // Collective: frees the progress slots (before MPI_Finalize). The thread keeps watching
+  // regions, without naming other ranks, until stop().
+  void release();
+  void stop();
+  bool armed() const;
+  double timeout() const;
+
+  // The run's phase, named in every message; returns the previous one.
+  std::string set_phase(std::string phase);
+
+  // Numbers a collective over MPI_COMM_WORLD (or a communicator that spans_world) and publishes
+  // the count: ranks whose count is lower have not reached it.
+  int64_t next_sequence();
+  // The number for a collective over `comm`: next_sequence(), or kLocalRegion when `comm` does
+  // not span the same ranks as MPI_COMM_WORLD (its collectives are not counted).
+  int64_t sequence_for(MPI_Comm comm) { return spans_world(comm) ? next_sequence() : kLocalRegion; }
+  static bool spans_world(MPI_Comm comm);
+
+  // For polled waits, now and then: ends the job when the innermost region is past its deadline.
+  void check_deadline();
+
+  // BlockingRegion's bookkeeping.
+  void enter(std::string operation, int64_t sequence, WaitKind kind);
+  void leave();
+
+ private:
+  Watchdog() = default;
+  struct State;
+  State& state() const;
+};
+
+// A scope in which this rank may block.
+class BlockingRegion {
+ public:
+  BlockingRegion(std::string operation, int64_t sequence, WaitKind kind) {
+    Watchdog::get().enter(std::move(operation), sequence, kind);
+  }
+  ~BlockingRegion() { Watchdog::get().leave(); }
+  BlockingRegion(const BlockingRegion&) = delete;
+  BlockingRegion& operator=(const BlockingRegion&) = delete;
+};
+
+// The run's phase for a scope; the previous phase comes back when it ends.
+class RunPhase {
+ public:
+  explicit RunPhase(std::string phase) : previous_(Watchdog::get().set_phase(std::move(phase))) {}
+  ~RunPhase() { Watchdog::get().set_phase(std::move(previous_)); }
+  RunPhase(const RunPhase&) = delete;
+  RunPhase& operator=(const RunPhase&) = delete;
+
+ private:
+  std::string previous_;
+};
+
+}  // namespace zm

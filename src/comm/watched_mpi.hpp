@@ -1,0 +1,26 @@
+// Raw MPI collectives (agreements, gathers of results, checksum reductions) under the watchdog:
+// posted non-blocking and waited on by polling, like the Communicator's, so that a wait past
+// comm.timeout_s ends the job naming the operation and the ranks that have not arrived. `what`
+// names the operation in that message ("agreement on the checkpoint write").
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+
+namespace zm {
+
+// Waits for `request`, posted as the collective numbered `sequence` (Watchdog::sequence_for).
+void watched_wait(MPI_Request& request, const std::string& what, int64_t sequence);
+
+void watched_allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
+                       MPI_Comm comm, const std::string& what);
+void watched_reduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, int root,
+                    MPI_Comm comm, const std::string& what);
+void watched_bcast(void* data, int count, MPI_Datatype type, int root, MPI_Comm comm,
+                   const std::string& what);
+void watched_gather(const void* send, int count, MPI_Datatype type, void* recv, int root,
+                    MPI_Comm comm, const std::string& what);
+void watched_barrier(MPI_Comm comm, const std::string& what);
+
+}  // namespace zm

@@ -1,0 +1,264 @@
+// Writing a checkpoint (checkpoint.hpp): every step that can fail on one rank ends with an
+// agreement under the watchdog, so that all ranks go on together or stop together with the first
+// failing rank's message, close what they opened, and leave no partial file behind.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "comm/agree.hpp"
+#include "comm/watchdog.hpp"
+#include "core/build_info.hpp"
+#include "core/error.hpp"
+#include "io/checkpoint.hpp"
+#include "io/checkpoint_format.hpp"
+#include "io/durable_file.hpp"
+#include "io/file_integrity.hpp"
+#include "io/h5.hpp"
+#include "io/io_faults.hpp"
+
+namespace zm {
+
+namespace fs = std::filesystem;
+using namespace checkpoint_format;
+
+namespace {
+
+// Metadata and data beyond the fp32 states, generously: HDF5's object headers and chunk indexes
+// per dataset, the attributes (the deck), and slack.
+constexpr uint64_t kBytesPerDataset = 16u << 10;
+constexpr uint64_t kFixedBytes = 4u << 20;
+
+void write_metadata(hid_t file, const ZeroEngine& engine, const Deck& deck, int64_t steps_done) {
+  const ModelConfig& m = deck.model;
+  h5::write_attr(file, "format_version", kCheckpointFormatVersion);
+  h5::write_attr(file, "step", steps_done);
+  h5::write_attr(file, "model.layers", m.layers);
+  h5::write_attr(file, "model.heads", m.heads);
+  h5::write_attr(file, "model.dim", m.dim);
+  h5::write_attr(file, "model.vocab", m.vocab);
+  h5::write_attr(file, "model.seq_len", m.seq_len);
+  h5::write_attr(file, "deck", deck.resolved_toml());
+  h5::write_attr(file, "stage", static_cast<int64_t>(engine.stage()));
+  // The states are fp32 whatever the run computed in (under bf16: the master weights).
+  h5::write_attr(file, "precision", std::string(precision_name(deck.train.precision)));
+  h5::write_attr(file, "ranks", static_cast<int64_t>(engine.plan().ranks()));
+  // Data is addressed by global sequence index, so its position is the step count; the RNG is
+  // counter-based (seed, index), so its state is the seed.
+  h5::write_attr(file, "data_position_step", steps_done);
+  h5::write_attr(file, "data_source", deck.data.source);
+  h5::write_attr(file, "rng_seed", deck.train.seed);
+  h5::write_attr(file, "rng", std::string("counter-based: value = f(seed, global index)"));
+  h5::write_attr(file, "adam_step", steps_done);
+  h5::write_attr(file, "git_revision", git_revision());
+  h5::write_attr(file, "units",
+                 std::string("fp32 parameters and Adam moments per unit, "
+                             "logical length (no partition padding)"));
+}
+
+// One state's dataset of unit u: created whole by every rank, each writing the slice it owns.
+void write_unit_state(hid_t file, hid_t xfer, ZeroEngine& engine, int s, int u,
+                      const std::string& temporary) {
+  const PartitionPlan& plan = engine.plan();
+  const hsize_t size = static_cast<hsize_t>(plan.unit(u).size);
+  const auto [begin, end] = plan.owned_range(u, engine.comm().rank());
+  const hsize_t start = static_cast<hsize_t>(begin), count = static_cast<hsize_t>(end - begin);
+  h5::Handle space(H5Screate_simple(1, &size, nullptr));
+  h5::Handle dcpl(H5Pcreate(H5P_DATASET_CREATE));
+  const hsize_t chunk = std::min(size, kMaxChunkElements);
+  H5Pset_chunk(dcpl, 1, &chunk);
+  H5Pset_fletcher32(dcpl);
+  const std::string name = unit_dataset(kStates[s], u);
+  h5::Handle set(
+      H5Dcreate2(file, name.c_str(), H5T_NATIVE_FLOAT, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
+  if (!set.valid()) fail("{}: cannot create {}: {}", temporary, name, h5::last_error());
+  h5::Handle file_space(H5Dget_space(set));
+  HostBuffer host("checkpoint_slice", count);
+  if (count > 0) {
+    H5Sselect_hyperslab(file_space, H5S_SELECT_SET, &start, nullptr, &count, nullptr);
+    Kokkos::deep_copy(host, DeviceSpan(state_at(engine, s, u, begin), count));
+  } else {
+    H5Sselect_none(file_space);
+  }
+  const hsize_t memory_count = std::max<hsize_t>(count, 1);
+  h5::Handle memory_space(H5Screate_simple(1, &memory_count, nullptr));
+  if (count == 0) H5Sselect_none(memory_space);
+  if (H5Dwrite(set, H5T_NATIVE_FLOAT, memory_space, file_space, xfer, host.data()) < 0)
+    fail("{}: writing {} failed: {}", temporary, name, h5::last_error());
+}
+
+// The newest `keep` checkpoints stay, and so do the one just written and the one 'latest' names
+// whatever their step numbers.
+void prune(const fs::path& dir, int64_t keep, const fs::path& just_written) {
+  std::string latest;
+  std::ifstream(dir / "latest") >> latest;
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("step_", 0) == 0 && entry.path().extension() == ".h5")
+      files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  for (size_t i = 0; i + static_cast<size_t>(keep) < files.size(); ++i)
+    if (files[i] != just_written && files[i].filename().string() != latest) fs::remove(files[i]);
+}
+
+// One checkpoint on its way to disk.
+class CheckpointWrite {
+ public:
+  CheckpointWrite(ZeroEngine& engine, const Deck& deck, int64_t steps_done)
+      : engine_(engine),
+        deck_(deck),
+        steps_done_(steps_done),
+        comm_(engine.comm().mpi_comm()),
+        rank_(engine.comm().rank()),
+        dir_(checkpoint_dir(deck)),
+        final_(dir_ / fmt::format("step_{:08d}.h5", steps_done)),
+        temporary_(final_.string() + ".tmp"),
+        user_block_(integrity_user_block_size(
+            static_cast<uint64_t>(12 * engine.plan().layout().total()) + (16u << 20))) {}
+
+  std::string prepare();
+  std::string write_file();
+  std::string seal() { return seal_file(temporary_, user_block_, comm_); }
+  std::string publish();
+  void discard();
+  const fs::path& final_path() const { return final_; }
+
+ private:
+  // Runs `work` on every rank, catching its error, then agrees on the outcome.
+  template <typename Work>
+  std::string collective_step(const std::string& what, Work&& work) {
+    std::string error;
+    {
+      BlockingRegion region(what + " (" + temporary_ + ")", Watchdog::get().sequence_for(comm_),
+                            WaitKind::Io);
+      try {
+        work();
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+    }
+    return agree(comm_, error, what).message;
+  }
+  uint64_t expected_bytes() const;
+
+  ZeroEngine& engine_;
+  const Deck& deck_;
+  int64_t steps_done_;
+  MPI_Comm comm_;
+  int rank_;
+  fs::path dir_, final_;
+  std::string temporary_;
+  uint64_t user_block_;
+};
+
+uint64_t CheckpointWrite::expected_bytes() const {
+  const uint64_t datasets = static_cast<uint64_t>(kStateCount * engine_.plan().num_units());
+  return user_block_ + static_cast<uint64_t>(12 * engine_.plan().layout().total()) +
+         datasets * kBytesPerDataset + kFixedBytes;
+}
+
+// The directory, and room on its file system for the whole file (rank 0).
+std::string CheckpointWrite::prepare() {
+  std::string error;
+  if (rank_ == 0) {
+    BlockingRegion region("creating and sizing " + dir_.string(), kLocalRegion, WaitKind::Io);
+    std::error_code failed;
+    fs::create_directories(dir_, failed);
+    if (failed)
+      error = fmt::format("cannot create {}: {}", dir_.string(), failed.message());
+    else if (io_fault_planned("enospc_checkpoint", 0, steps_done_))
+      error = fmt::format("{}: {} (injected)", dir_.string(), errno_text(ENOSPC));
+    else
+      error = check_free_space(dir_.string(), expected_bytes());
+  }
+  return agree(comm_, error, "the checkpoint's directory and space").message;
+}
+
+std::string CheckpointWrite::write_file() {
+  h5::Handle file, xfer;
+  std::string error = collective_step("creating the HDF5 file", [&] {
+    file = h5::create_file(temporary_, &comm_, user_block_);
+    write_metadata(file, engine_, deck_, steps_done_);
+    for (const char* state : kStates) h5::create_group(file, state);
+    xfer = h5::Handle(H5Pcreate(H5P_DATASET_XFER));
+    H5Pset_dxpl_mpio(xfer, H5FD_MPIO_COLLECTIVE);
+  });
+  const int units = engine_.plan().num_units();
+  for (int u = 0; u < units && error.empty(); ++u)
+    for (int s = 0; s < kStateCount && error.empty(); ++s)
+      error = collective_step(fmt::format("writing {}", unit_dataset(kStates[s], u)), [&] {
+        if (u == units - 1 && s == 0 && io_fault_planned("stall_checkpoint", rank_, steps_done_))
+          stop_this_process("the checkpoint write");
+        write_unit_state(file, xfer, engine_, s, u, temporary_);
+        if (u == units - 1 && s == 0 && rank_ > 0 &&
+            io_fault_planned("enospc_checkpoint", rank_, steps_done_))
+          fail("{}: writing {} failed: {} (injected)", temporary_, unit_dataset(kStates[s], u),
+               errno_text(ENOSPC));
+      });
+  if (error.empty())
+    error = collective_step("flushing the HDF5 file", [&] {
+      if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0)
+        fail("{}: flush failed: {}", temporary_, h5::last_error());
+    });
+  // Closed on every path, by every rank together, whatever happened before.
+  const std::string closed = collective_step("closing the HDF5 file", [&] {
+    xfer.close();
+    if (!file.close()) fail("{}: closing failed: {}", temporary_, h5::last_error());
+  });
+  return error.empty() ? closed : error;
+}
+
+// Rank 0: the sealed file under its final name, then `latest`, then older checkpoints pruned.
+std::string CheckpointWrite::publish() {
+  std::string error;
+  if (rank_ == 0) {
+    BlockingRegion region("publishing " + final_.string(), kLocalRegion, WaitKind::Io);
+    error = sync_file(temporary_);
+    if (error.empty() && std::rename(temporary_.c_str(), final_.c_str()) != 0)
+      error = fmt::format("renaming {} failed: {}", temporary_, errno_text(errno));
+    if (error.empty())
+      error = write_file_durably((dir_ / "latest").string(), final_.filename().string() + "\n");
+    try {
+      if (error.empty()) prune(dir_, deck_.output.keep, final_);
+    } catch (const std::exception& e) {
+      error = fmt::format("pruning old checkpoints failed: {}", e.what());
+    }
+  }
+  return agree(comm_, error, "publishing the checkpoint").message;
+}
+
+void CheckpointWrite::discard() {
+  if (rank_ == 0) ::unlink(temporary_.c_str());
+}
+
+}  // namespace
+
+std::string write_checkpoint(ZeroEngine& engine, const Deck& deck, int64_t steps_done) {
+  RunPhase phase(fmt::format("checkpoint write after step {}", steps_done));
+  Kokkos::fence();
+  CheckpointWrite write(engine, deck, steps_done);
+  std::string error = write.prepare();
+  if (error.empty()) error = write.write_file();
+  if (error.empty()) error = write.seal();
+  // Fault injection for the crash-safety test: die after the data is written, before it is
+  // published under its final name.
+  if (const char* crash = std::getenv("ZEROMINI_TEST_CRASH_BEFORE_RENAME"))
+    if (std::atoll(crash) == steps_done && engine.comm().rank() == 0) std::raise(SIGKILL);
+  if (error.empty()) error = write.publish();
+  if (!error.empty()) {
+    write.discard();
+    throw IoError(fmt::format(
+        "the checkpoint after step {} was not written: {}. The previous checkpoint and 'latest' "
+        "are untouched.",
+        steps_done, error));
+  }
+  return write.final_path().string();
+}
+
+}  // namespace zm

@@ -1,0 +1,32 @@
+// A run owns its output directory: an advisory lock (flock) held for the whole run, so that a
+// second run there is refused with the first one's host and PID; a fresh run is refused where
+// another run's checkpoints are (unless output.overwrite); and the temporary files a killed run
+// left behind are removed before anything is written.
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+
+#include "core/deck.hpp"
+
+namespace zm {
+
+class OutputDirectory {
+ public:
+  // Collective over `comm` (rank 0 does the file-system work; every rank learns the outcome).
+  // Throws CollectiveError on every rank when the directory cannot be had, naming why.
+  OutputDirectory(const Deck& deck, MPI_Comm comm);
+  ~OutputDirectory();  // releases the lock
+  OutputDirectory(const OutputDirectory&) = delete;
+  OutputDirectory& operator=(const OutputDirectory&) = delete;
+
+  static constexpr const char* kLockFile = ".zeromini.lock";
+
+ private:
+  std::string claim(const Deck& deck);  // rank 0: "" or why the directory cannot be had
+  std::string lock(const std::string& dir);
+  int lock_fd_ = -1;
+};
+
+}  // namespace zm

@@ -1,0 +1,38 @@
+// The rows of results.h5 that earlier runs wrote, kept when a run resumes into the same
+// directory, and the per-stage data the results writer holds.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace zm {
+
+constexpr int kStepPhases = 5;  // forward, backward, comm_wait, optimizer, total
+
+struct ResultsStage {
+  int stage = 0;
+  std::vector<int64_t> step;  // 1-based optimizer step of each row
+  std::vector<double> loss, grad_norm, lr;
+  std::vector<double> step_times;  // rows x time_ranks x kStepPhases; NaN where a rank did not run
+  int time_ranks = 0;
+  std::vector<int64_t> memory_allocated, memory_peak;        // ranks x categories
+  std::vector<double> comm_calls, comm_bytes, comm_seconds;  // ranks x ops
+  double tokens_per_second_per_rank = 0;
+  bool complete = false;
+  // One per run that wrote rows: its first step (1-based) and a line describing it.
+  std::vector<int64_t> segment_first_step;
+  std::vector<std::string> segments;
+
+  // Appends a row; `times` holds kStepPhases values for each of `ranks` ranks.
+  void append_row(int64_t row_step, double row_loss, double row_grad_norm, double row_lr,
+                  const std::vector<double>& times, int ranks);
+  // Drops the rows after `last_step` (a resumed run computes them again); returns how many.
+  size_t drop_rows_after(int64_t last_step);
+};
+
+// Rank 0 of a resumed run: the stages in an existing results.h5, with their rows ("" when the
+// file does not exist). Throws zm::Error when it cannot be read.
+std::vector<ResultsStage> read_results_history(const std::string& path);
+
+}  // namespace zm

@@ -1,0 +1,80 @@
+// The table rank 0 prints at the end of a run: one line per stage, and the figure of merit.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iterator>
+
+#include "core/log.hpp"
+#include "core/text.hpp"
+#include "train/run.hpp"
+
+namespace zm {
+
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+}  // namespace
+
+namespace {
+
+// Each category's peak, and the total's, at their largest over ranks.
+MemoryFigures largest_over_ranks(const std::vector<MemoryFigures>& by_rank) {
+  MemoryFigures worst;
+  for (const MemoryFigures& f : by_rank) {
+    for (size_t c = 0; c < worst.peak.size(); ++c)
+      worst.peak[c] = std::max(worst.peak[c], f.peak[c]);
+    worst.peak_total = std::max(worst.peak_total, f.peak_total);
+  }
+  return worst;
+}
+
+}  // namespace
+
+void print_summary(const Deck& deck, const std::vector<StageResult>& results) {
+  if (!log_is_root() || results.empty()) return;
+  const int ranks = results.front().ranks;
+  log_root(
+      "\nSummary: {} ranks, {} (real vocabulary) parameters, {} tokens per rank per step; "
+      "times are means over the timed steps, memory is the largest over ranks\n",
+      ranks, thousands(static_cast<double>(results.front().param_count)),
+      thousands(static_cast<double>(results.front().tokens_per_rank_per_step)));
+  // Memory columns in the MemCategory enum's order, then the peak of the total.
+  constexpr const char* kMemoryHeadings[] = {"params", "grads",   "optim",
+                                             "activ",  "commbuf", "work"};
+  static_assert(std::size(kMemoryHeadings) == kMemCategories, "a heading per memory category");
+  constexpr CommOp kReportedOps[] = {CommOp::AllReduce, CommOp::ReduceScatter, CommOp::AllGather};
+  std::string heading = fmt::format("{:>5} {:>12} {:>9} {:>8} {:>8} {:>8} {:>8} |", "stage",
+                                    "tok/s/rank", "step ms", "fwd", "bwd", "comm", "opt");
+  for (const char* name : kMemoryHeadings) heading += fmt::format(" {:>9}", name);
+  heading +=
+      fmt::format(" {:>9} | {:>10} {:>10} {:>10}", "peak", "allreduce", "reducescat", "allgather");
+  log_root("{}\n", heading);
+  log_root("{:>5} {:>12} {:>9} {:>8} {:>8} {:>8} {:>8} | {:>69} | {:>32}\n", "", "", "", "", "", "",
+           "", "MiB per rank (peak)", "MiB moved per rank per step");
+  for (const StageResult& s : results) {
+    const MemoryFigures worst = largest_over_ranks(s.memory_by_rank);
+    auto mib = [](size_t bytes) { return static_cast<double>(bytes) / kMiB; };
+    std::string line =
+        fmt::format("{:>5} {:>12} {:>9.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} |", s.stage,
+                    thousands(s.tokens_per_second_per_rank), s.mean_times.total * 1e3,
+                    s.mean_times.forward * 1e3, s.mean_times.backward * 1e3,
+                    s.mean_times.comm_wait * 1e3, s.mean_times.optimizer * 1e3);
+    for (size_t peak : worst.peak) line += fmt::format(" {:>9.2f}", mib(peak));
+    line += fmt::format(" {:>9.2f} |", mib(worst.peak_total));
+    for (CommOp op : kReportedOps)
+      line += fmt::format(" {:>10.3f}", s.comm_per_step[op].bytes / kMiB);
+    log_root("{}\n", line);
+  }
+  const StageResult& last = results.back();
+  log_root("\nFigure of merit: {} tokens/s per rank (stage {}, {} ranks, {})\n",
+           thousands(last.tokens_per_second_per_rank), last.stage, ranks, deck.path);
+  if (results.size() > 1) {
+    for (const StageResult& s : results)
+      log_root("  stage {}: {} tokens/s per rank, step time {:.2f}x stage {}\n", s.stage,
+               thousands(s.tokens_per_second_per_rank),
+               s.mean_step_seconds / results.front().mean_step_seconds, results.front().stage);
+  }
+}
+
+}  // namespace zm
