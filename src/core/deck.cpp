@@ -7,8 +7,10 @@
 #include <fstream>
 #include <iterator>
 
+#include "core/deck_input_text.hpp"
 #include "core/deck_schema.hpp"
 #include "core/error.hpp"
+#include "core/regular_file.hpp"
 
 namespace zm {
 
@@ -104,6 +106,9 @@ RawValue raw_from_node(const toml::node& node) {
 }
 
 void apply(Deck& deck, const KeySpec& spec, const RawValue& value, const std::string& where) {
+  // Before anything that prints the value back.
+  const std::string too_long = deck_detail::check_length(spec, value);
+  if (!too_long.empty()) fail("{}: {}: {}", where, spec.full_name(), too_long);
   std::string problem = deck_detail::check_value(spec, value);
   if (!problem.empty()) fail("{}: {} = {}: {}", where, spec.full_name(), value.as_found, problem);
   spec.set(deck, value);
@@ -141,8 +146,28 @@ void apply_table(Deck& deck, const toml::table& root, const std::string& file) {
   }
 }
 
+// A --set value is read as TOML (7, 3e-4, true, "x"); a bare word that is not TOML is a string,
+// so that --set data.source=shards/train.bin needs no quotes. What TOML refused because it is a
+// number out of range, or a quote left open, is an error rather than a string.
+RawValue override_value(const std::string& where, const std::string& name,
+                        const std::string& text) {
+  try {
+    toml::table parsed = toml::parse("v = " + text, std::string_view("--set"));
+    if (parsed.size() == 1 && parsed.get("v")) return raw_from_node(*parsed.get("v"));
+  } catch (const toml::parse_error&) {
+  }
+  std::string problem = deck_detail::number_out_of_range(text);
+  if (problem.empty()) problem = deck_detail::bare_value_problem(name, text);
+  if (!problem.empty()) fail("{}: {}", where, problem);
+  RawValue value;
+  value.type = RawValue::Type::String;
+  value.text = text;
+  value.as_found = deck_detail::toml_quote(text);
+  return value;
+}
+
 void apply_override(Deck& deck, const std::string& assignment) {
-  const std::string where = "--set " + assignment;
+  const std::string where = deck_detail::override_origin(assignment);
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0) fail("{}: expected section.key=value", where);
   const std::string name = assignment.substr(0, eq);
@@ -153,25 +178,7 @@ void apply_override(Deck& deck, const std::string& assignment) {
          suggestion(name, all_full_names()));
   const KeySpec* spec = find_key(name.substr(0, dot), name.substr(dot + 1));
   if (!spec) fail("{}: unknown key '{}'{}", where, name, suggestion(name, all_full_names()));
-
-  // The value is read as TOML (7, 3e-4, true, "x"); a bare word that is not TOML is a string,
-  // so that --set data.source=shards/train.bin needs no quotes.
-  RawValue value;
-  bool parsed_as_toml = false;
-  try {
-    toml::table parsed = toml::parse("v = " + text, std::string_view("--set"));
-    if (parsed.size() == 1 && parsed.get("v")) {
-      value = raw_from_node(*parsed.get("v"));
-      parsed_as_toml = true;
-    }
-  } catch (const toml::parse_error&) {
-  }
-  if (!parsed_as_toml) {
-    value.type = RawValue::Type::String;
-    value.text = text;
-    value.as_found = deck_detail::toml_quote(text);
-  }
-  apply(deck, *spec, value, where);
+  apply(deck, *spec, override_value(where, name, text), where);
 }
 
 std::string origin_of(const Deck& deck, const std::string& key) {
@@ -206,16 +213,28 @@ void cross_check(const Deck& deck, BuildChecks build_checks) {
          origin_of(deck, "train.precision"));
 }
 
-}  // namespace
-
-Deck parse_deck(const std::string& toml_text, const std::string& name,
-                const std::vector<std::string>& overrides, BuildChecks build_checks) {
-  toml::table root;
+toml::table parse_toml(const std::string& toml_text, const std::string& name) {
   try {
-    root = toml::parse(toml_text, std::string_view(name));
+    return toml::parse(toml_text, std::string_view(name));
   } catch (const toml::parse_error& err) {
-    fail("{}: TOML syntax error: {}", location(name, err.source()), err.description());
+    const std::string where = location(name, err.source());
+    // toml++ reports a number too large for its type as a syntax error ("could not be
+    // interpreted"); the user needs to hear that it is out of range, and for which key.
+    const std::string out_of_range =
+        deck_detail::out_of_range_on_line(toml_text, err.source().begin.line);
+    if (!out_of_range.empty()) fail("{}: {}", where, out_of_range);
+    fail("{}: TOML syntax error: {}", where, err.description());
   }
+}
+
+bool has_keys(const toml::table& root) {
+  for (auto&& [name, node] : root)
+    if (!node.is_table() || !node.as_table()->empty()) return true;
+  return false;
+}
+
+Deck deck_from_table(const toml::table& root, const std::string& name,
+                     const std::vector<std::string>& overrides, BuildChecks build_checks) {
   Deck deck;
   deck.path = name;
   apply_table(deck, root, name);
@@ -224,12 +243,28 @@ Deck parse_deck(const std::string& toml_text, const std::string& name,
   return deck;
 }
 
+}  // namespace
+
+Deck parse_deck(const std::string& toml_text, const std::string& name,
+                const std::vector<std::string>& overrides, BuildChecks build_checks) {
+  return deck_from_table(parse_toml(toml_text, name), name, overrides, build_checks);
+}
+
 Deck load_deck(const std::string& path, const std::vector<std::string>& overrides,
                BuildChecks build_checks) {
+  // Before the open, which would wait forever on a FIFO.
+  require_regular_file(path, "deck");
   std::ifstream probe(path);
-  if (!probe) fail("{}: cannot open the deck file (does it exist and is it readable?)", path);
+  if (!probe) fail("{}: cannot open the deck file (is it readable?)", path);
   std::string text((std::istreambuf_iterator<char>(probe)), std::istreambuf_iterator<char>());
-  return parse_deck(text, path, overrides, build_checks);
+  const toml::table root = parse_toml(text, path);
+  // Only a file: decks built in memory (tests, tools) may rely on the defaults alone.
+  if (!has_keys(root))
+    fail(
+        "{}: the deck is empty (no keys); every key has a default, but an empty deck is most "
+        "likely the wrong file. Run 'zeromini schema' to list the keys.",
+        path);
+  return deck_from_table(root, path, overrides, build_checks);
 }
 
 std::string Deck::resolved_toml() const {

@@ -68,6 +68,12 @@ static std::string type_name(const RawValue& v) {
   return "";
 }
 
+std::string check_length(const KeySpec& spec, const RawValue& v) {
+  if (v.type != RawValue::Type::String || v.text.size() <= spec.max_string_bytes) return "";
+  return fmt::format("a string of {} bytes is longer than the limit of {} bytes", v.text.size(),
+                     spec.max_string_bytes);
+}
+
 std::string check_value(const KeySpec& spec, const RawValue& v) {
   auto wrong_type = [&] {
     return fmt::format("expected {}, found {}", spec.expected(), type_name(v));
@@ -116,7 +122,8 @@ std::string check_value(const KeySpec& spec, const RawValue& v) {
 
 namespace {
 
-constexpr double kNoMax = 9.2e18;
+// No bound below the type's own: INT64_MAX as a double (2^63), so that every int64 passes.
+constexpr double kNoMax = static_cast<double>(std::numeric_limits<int64_t>::max());
 
 double as_double(const RawValue& v) {
   return v.type == RawValue::Type::Integer ? static_cast<double>(v.integer) : v.number;

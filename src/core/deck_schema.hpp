@@ -3,6 +3,7 @@
 
 #include "core/deck.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -23,6 +24,11 @@ struct RawValue {
 
 enum class Kind { Integer, Float, Boolean, String, Choice, Stage };
 
+// The longest string a key accepts, unless its KeySpec says otherwise. The string keys hold paths
+// and names, and a path longer than PATH_MAX (4096 on Linux) cannot be opened anyway; without a
+// limit a megabyte of text would travel into HDF5 and fail there, far from the key.
+constexpr size_t kMaxStringBytes = 4096;
+
 struct KeySpec {
   std::string section;
   std::string key;
@@ -32,6 +38,7 @@ struct KeySpec {
   bool min_exclusive = false, max_exclusive = false;
   std::vector<std::string> choices;                 // Choice
   bool allow_empty = false;                         // String: "" is a valid value
+  size_t max_string_bytes = kMaxStringBytes;        // any string given to this key
   std::function<void(Deck&, const RawValue&)> set;  // called after the value was validated
   std::function<std::string(const Deck&)> get;      // TOML text of the current value
 
@@ -45,6 +52,9 @@ const std::vector<std::string>& sections();
 // Checks a value against its spec; on success returns "" and on failure the reason, phrased to
 // follow "<key> = <value>: ".
 std::string check_value(const KeySpec& spec, const RawValue& value);
+// Checks the length of a string value (whatever the key's kind, so that a huge string is never
+// printed back); "" or the reason, phrased to follow "<key>: ".
+std::string check_length(const KeySpec& spec, const RawValue& value);
 
 std::string toml_quote(const std::string& text);
 std::string format_number(double value);

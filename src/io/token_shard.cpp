@@ -5,10 +5,13 @@
 #include <memory>
 
 #include "core/error.hpp"
+#include "core/regular_file.hpp"
 
 namespace zm {
 
 std::vector<uint16_t> read_token_shard(const std::string& path, int64_t vocab, int64_t seq_len) {
+  // Before the open: a FIFO given as data.source would block it until a writer came.
+  require_regular_file(path, "token shard (data.source)");
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) fail("{}: cannot open the token shard (data.source)", path);
   const auto file_bytes = static_cast<int64_t>(in.tellg());

@@ -1,6 +1,14 @@
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <functional>
+#include <future>
 #include <string>
 
 #include "core/deck.hpp"
@@ -151,6 +159,56 @@ TEST(Deck, BadDecksGiveTheirExactError) {
        "--set zero.stag=1: unknown key 'zero.stag' (did you mean 'zero.stage'?)"},
       {"", {"stage"}, "--set stage: expected section.key=value"},
       {"",
+       {"output.dir=\"unterminated"},
+       "--set output.dir=\"unterminated: unbalanced quote in the value (write "
+       "output.dir=\"value\" or output.dir=value)"},
+      {"",
+       {"output.dir='unterminated"},
+       "--set output.dir='unterminated: unbalanced quote in the value (write "
+       "output.dir=\"value\" or output.dir=value)"},
+      {"",
+       {"output.dir=half\"way"},
+       "--set output.dir=half\"way: unbalanced quote in the value (write output.dir=\"value\" or "
+       "output.dir=value)"},
+      {"",
+       {"output.dir=\"out\"side"},
+       "--set output.dir=\"out\"side: misplaced quote in the value: TOML takes quotes only around "
+       "the whole value (write output.dir=\"value\" or output.dir=value; a value that holds '\"' "
+       "goes in single quotes, output.dir='a\"b')"},
+      {"",
+       {"comm.timeout_s=1e400"},
+       "--set comm.timeout_s=1e400: 1e400 is out of range for a number (largest is about "
+       "1.8e308)"},
+      {"",
+       {"comm.timeout_s=-1.5e999"},
+       "--set comm.timeout_s=-1.5e999: -1.5e999 is out of range for a number (smallest is about "
+       "-1.8e308)"},
+      // Underflow reads as zero, which this key's range refuses.
+      {"",
+       {"comm.timeout_s=1e-400"},
+       "--set comm.timeout_s=1e-400: comm.timeout_s = 0: out of range: expected a number in (0, "
+       "10000000]"},
+      {"",
+       {"train.seed=99999999999999999999"},
+       "--set train.seed=99999999999999999999: 99999999999999999999 is out of range for a 64-bit "
+       "integer (largest is 9223372036854775807)"},
+      {"",
+       {"train.seed=-99_999_999_999_999_999_999"},
+       "--set train.seed=-99_999_999_999_999_999_999: -99_999_999_999_999_999_999 is out of range "
+       "for a 64-bit integer (smallest is -9223372036854775808)"},
+      {"",
+       {"train.seed=0x1_0000_0000_0000_0000"},
+       "--set train.seed=0x1_0000_0000_0000_0000: 0x1_0000_0000_0000_0000 is out of range for a "
+       "64-bit integer (largest is 9223372036854775807)"},
+      {"[comm]\ntimeout_s = 1e400\n",
+       {},
+       "bad.toml:2:18: comm.timeout_s: 1e400 is out of range for a number (largest is about "
+       "1.8e308)"},
+      {"[train]\nseed = -99999999999999999999  # too big\n",
+       {},
+       "bad.toml:2:29: train.seed: -99999999999999999999 is out of range for a 64-bit integer "
+       "(smallest is -9223372036854775808)"},
+      {"",
        {"train.steps=ten"},
        "--set train.steps=ten: train.steps = \"ten\": expected an integer in 0..1000000000, found "
        "a string"},
@@ -179,10 +237,129 @@ TEST(Deck, MissingFileIsNamed) {
     zm::load_deck("/nonexistent/deck.toml");
     FAIL() << "no error";
   } catch (const zm::Error& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "/nonexistent/deck.toml: cannot open the deck file (does it exist and is it "
-              "readable?)");
+    EXPECT_EQ(std::string(e.what()), "/nonexistent/deck.toml: the deck does not exist");
   }
+}
+
+// A directory of its own for each test's files, removed at the end.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "zeromini-deck-XXXXXX").string();
+    if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  std::string path(const std::string& name) const { return (path_ / name).string(); }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(path(name)) << text;
+    return path(name);
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+std::string error_loading(const std::string& path, const std::vector<std::string>& overrides = {}) {
+  try {
+    zm::load_deck(path, overrides, zm::BuildChecks::Skip);
+  } catch (const zm::Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// Runs `read` on a thread of its own. A read that blocks on `fifo` is given end-of-file after
+// 10 s (a writer opens and closes the FIFO), so that the test fails instead of hanging.
+std::string without_blocking(const std::string& fifo, const std::function<std::string()>& read) {
+  auto pending = std::async(std::launch::async, read);
+  if (pending.wait_for(std::chrono::seconds(10)) == std::future_status::timeout) {
+    ADD_FAILURE() << "reading " << fifo << " blocked";
+    const int writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    if (writer >= 0) ::close(writer);
+  }
+  return pending.get();
+}
+
+TEST(DeckFile, EmptyDeckFilesAreRefused) {
+  TempDir dir;
+  const std::string advice =
+      ": the deck is empty (no keys); every key has a default, but an empty deck is most likely "
+      "the wrong file. Run 'zeromini schema' to list the keys.";
+  for (const char* text : {"", " \n\t\n", "# a comment\n\n  # another\n", "[model]\n[train]\n"}) {
+    SCOPED_TRACE(text);
+    const std::string path = dir.write("empty.toml", text);
+    EXPECT_EQ(error_loading(path), path + advice);
+    EXPECT_EQ(error_loading(path, {"train.steps=3"}), path + advice);
+  }
+  const std::string one_key = dir.write("one-key.toml", "# steps only\n[train]\nsteps = 3\n");
+  EXPECT_EQ(zm::load_deck(one_key, {}, zm::BuildChecks::Skip).train.steps, 3);
+  // A syntax error is reported as such, not as an empty deck.
+  const std::string broken = dir.write("broken.toml", "[model\n");
+  EXPECT_NE(error_loading(broken).find("TOML syntax error"), std::string::npos);
+}
+
+TEST(DeckFile, FilesThatAreNotRegularAreRefusedBeforeAnyOpen) {
+  TempDir dir;
+  const std::string fifo = dir.path("pipe.toml");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(without_blocking(fifo, [&] { return error_loading(fifo); }),
+            fifo + ": the deck is a FIFO (named pipe), not a regular file");
+  EXPECT_EQ(error_loading(dir.path("")),
+            dir.path("") + ": the deck is a directory, not a regular file");
+  EXPECT_EQ(error_loading("/dev/null"),
+            "/dev/null: the deck is a character device, not a regular file");
+  const std::string file = dir.write("deck.toml", "[train]\nsteps = 3\n");
+  EXPECT_EQ(error_loading(file + "/deck.toml"),
+            file + "/deck.toml: the deck does not exist (a part of the path is not a directory)");
+}
+
+TEST(DeckFile, NumbersOutOfRangeInAFileNameTheKeyAndLine) {
+  TempDir dir;
+  const std::string path =
+      dir.write("big.toml", "[model]\nlayers = 2\n\n[comm]\ntimeout_s = 1e400 # s\n");
+  EXPECT_EQ(error_loading(path),
+            path +
+                ":5:18: comm.timeout_s: 1e400 is out of range for a number (largest is about "
+                "1.8e308)");
+}
+
+TEST(Deck, LongStringsAreRefusedWithoutPrintingThem) {
+  const size_t limit = 4096;
+  const std::string fits(limit, 'a');
+  EXPECT_EQ(zm::parse_deck("[output]\ndir = \"" + fits + "\"\n", "d.toml").output.dir, fits);
+  EXPECT_EQ(zm::parse_deck("", "d.toml", {"data.source=" + fits}).data.source, fits);
+  const std::string deck_string(limit + 1, 'a');
+  EXPECT_EQ(error_of("[output]\ndir = \"" + deck_string + "\"\n"),
+            "bad.toml:2:1: output.dir: a string of 4097 bytes is longer than the limit of 4096 "
+            "bytes");
+  // Whatever the key's kind: a string given to an integer or a choice is not printed back either.
+  EXPECT_EQ(error_of("[model]\nlayers = \"" + deck_string + "\"\n"),
+            "bad.toml:2:1: model.layers: a string of 4097 bytes is longer than the limit of 4096 "
+            "bytes");
+  const std::string megabytes(3 << 20, 'x');
+  EXPECT_EQ(
+      error_of("", {"output.dir=" + megabytes}),
+      "--set output.dir=" + std::string(49, 'x') +
+          "...: output.dir: a string of 3145728 bytes is longer than the limit of 4096 bytes");
+  EXPECT_EQ(error_of("", {"comm.backend=" + megabytes}),
+            "--set comm.backend=" + std::string(47, 'x') +
+                "...: comm.backend: a string of 3145728 bytes is longer than the limit of 4096 "
+                "bytes");
+}
+
+TEST(Deck, QuotesAndBareWordsInOverrides) {
+  zm::Deck deck = zm::parse_deck("", "d.toml",
+                                 {"data.source=/data/o'brien/train.bin", "output.dir='a\"b'",
+                                  "train.resume=\"run 1/ckpt\"", "train.seed=9223372036854775807"});
+  EXPECT_EQ(deck.data.source, "/data/o'brien/train.bin");
+  EXPECT_EQ(deck.output.dir, "a\"b");
+  EXPECT_EQ(deck.train.resume, "run 1/ckpt");
+  EXPECT_EQ(deck.train.seed, 9223372036854775807);
 }
 
 }  // namespace

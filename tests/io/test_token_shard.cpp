@@ -1,7 +1,13 @@
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 
 #include <fmt/format.h>
 
@@ -73,7 +79,27 @@ TEST(TokenShard, BadFilesAreRefusedWithTheirCause) {
   EXPECT_EQ(error_reading(path, 11, 4),
             path + ": not a token shard: 100 bytes, shorter than the 1024-byte header");
   std::filesystem::remove(path);
-  EXPECT_EQ(error_reading(path, 11, 4), path + ": cannot open the token shard (data.source)");
+  EXPECT_EQ(error_reading(path, 11, 4), path + ": the token shard (data.source) does not exist");
+}
+
+TEST(TokenShard, FilesThatAreNotRegularAreRefusedBeforeAnyOpen) {
+  const auto fifo = temp_file("pipe.bin").string();
+  std::filesystem::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto pending = std::async(std::launch::async, [&] { return error_reading(fifo, 11, 4); });
+  if (pending.wait_for(std::chrono::seconds(10)) == std::future_status::timeout) {
+    // Blocked in the open: a writer that comes and goes gives it end-of-file, so the test ends.
+    ADD_FAILURE() << "reading " << fifo << " blocked";
+    const int writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    if (writer >= 0) ::close(writer);
+  }
+  EXPECT_EQ(pending.get(), fifo +
+                               ": the token shard (data.source) is a FIFO (named pipe), not a "
+                               "regular file");
+  std::filesystem::remove(fifo);
+  const auto dir = std::filesystem::temp_directory_path().string();
+  EXPECT_EQ(error_reading(dir, 11, 4),
+            dir + ": the token shard (data.source) is a directory, not a regular file");
 }
 
 TEST(Data, SyntheticBatchesDependOnlyOnTheGlobalSequenceIndex) {

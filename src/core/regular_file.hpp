@@ -1,0 +1,16 @@
+// Input files are checked with stat() before they are opened: opening a FIFO for reading blocks
+// until a writer appears, and a directory or a device opens but reads as nonsense or forever. A
+// run given one of these should stop at once with a message, not hang.
+#pragma once
+
+#include <string>
+
+namespace zm {
+
+// Throws zm::Error unless `path` names a regular file (symbolic links are followed). `what` is
+// what the file is for ("deck", "token shard (data.source)"); the messages read
+// "<path>: the <what> is a FIFO (named pipe), not a regular file", "<path>: the <what> does not
+// exist" and so on.
+void require_regular_file(const std::string& path, const std::string& what);
+
+}  // namespace zm
