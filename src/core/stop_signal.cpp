@@ -26,16 +26,25 @@ void say(const char* text) {
   (void)ignored;
 }
 
-// Only async-signal-safe calls: write(2) and _exit(2).
+// A signal this soon after the first is the same request delivered twice (the launcher forwards
+// it, and the batch system signals every task too), not a second request.
+constexpr int64_t kSameRequestNs = 2000000000;
+
+// Only async-signal-safe calls: clock_gettime(2), write(2) and _exit(2).
 extern "C" void on_stop_signal(int signal) {
-  if (g_end_at_once || g_stop_signal != 0) {
-    say(g_stop_signal != 0 ? "zeromini: second stop signal: ending this rank now\n"
-                           : "zeromini: terminated by a signal\n");
-    _exit(kExitSignalBase + signal);
-  }
   timespec now{};
   clock_gettime(CLOCK_MONOTONIC, &now);
-  g_stop_time_ns = int64_t(now.tv_sec) * 1000000000 + now.tv_nsec;
+  const int64_t now_ns = int64_t(now.tv_sec) * 1000000000 + now.tv_nsec;
+  if (g_end_at_once) {
+    say("zeromini: terminated by a signal\n");
+    _exit(kExitSignalBase + signal);
+  }
+  if (g_stop_signal != 0) {
+    if (now_ns - g_stop_time_ns.load() < kSameRequestNs) return;
+    say("zeromini: second stop signal: ending this rank now\n");
+    _exit(kExitSignalBase + signal);
+  }
+  g_stop_time_ns = now_ns;
   g_stop_signal = signal;
 }
 

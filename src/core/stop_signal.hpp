@@ -4,7 +4,9 @@
 // checkpoint when checkpoints are configured, flush their results and exit. It is only recorded
 // here, in a flag, because a rank is usually inside a kernel or a collective when it arrives. The
 // watchdog (src/comm/watchdog.hpp) ends a rank that is blocked in I/O when the signal comes; a
-// second signal ends the process at once, from the handler.
+// second signal ends the process at once, from the handler. Copies of the first that arrive
+// within 2 s (mpiexec forwards it while the batch system signals every task as well) are the
+// same request.
 //
 // Installed first thing in main(), so that no signal between launch and the first step is lost
 // or ends a rank half-way (each would exit differently).

@@ -53,8 +53,8 @@ case $case_name in
     echo "--- stalled run: exit $status after ${elapsed}s"; grep -m3 watchdog "$work/stalled.log"
     [[ $status -ne 0 && $status -ne 124 ]] || fail "exit status $status (124: hung)"
     (( elapsed <= 60 )) || fail "took ${elapsed}s"
-    grep -q "watchdog: .* ranks still missing (have not posted it): 1\." "$work/stalled.log" \
-      || fail "no watchdog message naming rank 1"
+    grep -q "watchdog: step 3 (forward, backward, optimizer): .* ranks still missing: 1 (has not reached it)" \
+      "$work/stalled.log" || fail "no watchdog message naming the phase and rank 1"
     ;;
   sigterm)
     # SIGTERM to the launcher (what Slurm sends at the time limit) mid-run.

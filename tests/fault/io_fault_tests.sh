@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# Faults around files, disks, signals and shared directories, on real runs: a rank stalled
+# during a checkpoint write and during the results gather, a full disk, two runs on one
+# directory, a fresh run over another run's checkpoints, SIGTERM right after launch, FIFOs as
+# inputs, and the history of a resumed run. Each case is one subcommand (one ctest entry).
+#   io_fault_tests.sh CASE ZEROMINI MPIEXEC PYTHON DECK WORKDIR
+set -uo pipefail
+case_name=$1 zeromini=$2 mpiexec=$3 python=$4 deck=$5 work=$6/$1
+rm -rf "$work"
+mkdir -p "$work"
+export OPENBLAS_NUM_THREADS=1
+fail() { echo "FAIL: $*"; exit 1; }
+# timed NAME RANKS ARGS...: a run under a 120 s limit -> $status, $elapsed (s), log $work/NAME.log
+timed() {
+  local name=$1 ranks=$2 start
+  shift 2
+  start=$(date +%s.%N)
+  timeout 120 "$mpiexec" -n "$ranks" "$zeromini" run "$deck" "$@" >"$work/$name.log" 2>&1
+  status=$?
+  elapsed=$(echo "$(date +%s.%N) - $start" | bc)
+  echo "--- $name: exit $status after ${elapsed}s"
+  grep -E "zeromini: |watchdog|received" "$work/$name.log" | head -4
+}
+within() { (($(echo "$elapsed <= $1" | bc))) || fail "took ${elapsed}s (more than $1 s)"; }
+latest_is() {
+  [[ $(cat "$1/checkpoints/latest" 2>/dev/null) == "$2" ]] || fail "latest is '$(cat "$1/checkpoints/latest" 2>/dev/null)', not $2"
+}
+# The checkpoint loads: a resumed run from it into a fresh directory completes.
+loadable() {
+  timed "load-$(basename "$1")" 2 --set zero.stage=2 --set train.resume="$1" --set train.steps=100000000 \
+    --set train.steps=$(($(basename "$1" .h5 | sed 's/step_0*//') + 1)) --out "$work/load-$(basename "$1")"
+  [[ $status -eq 0 ]] || fail "$1 does not load"
+}
+# mount_small_disk SIZE: a real small file system at $work/disk where the test may mount one (CI
+# runs as root) -> $disk, else disk="". Unmounted when the script ends.
+mount_small_disk() {
+  disk=""
+  mkdir -p "$work/disk"
+  if mount -t tmpfs -o size="$1" tmpfs "$work/disk" 2>/dev/null && mountpoint -q "$work/disk"; then
+    trap 'umount -l "$work/disk" 2>/dev/null' EXIT
+    disk=$work/disk
+  fi
+}
+
+case $case_name in
+  stall_checkpoint | stall_gather)
+    # 3 ranks; rank 1 stops (SIGSTOP) inside the checkpoint write or results gather after step 2.
+    phase=$([[ $case_name == stall_checkpoint ]] && echo "checkpoint write after step 2" || echo "results gather step 2")
+    ZEROMINI_TEST_FAULT=$case_name ZEROMINI_TEST_FAULT_STEP=2 ZEROMINI_TEST_FAULT_RANK=1 \
+      timed stalled 3 --set zero.stage=3 --set train.steps=6 --set comm.timeout_s=5 \
+      --set output.checkpoint_every=1 --set output.results_every=1 --out "$work/run"
+    [[ $status -ne 0 && $status -ne 124 ]] || fail "exit status $status (124: hung)"
+    within 25  # start-up, two steps, and the timeout of 5 s + 5 s
+    grep -q "watchdog: $phase: .* ranks still missing: .*1 (" "$work/stalled.log" \
+      || fail "no watchdog message naming '$phase' and rank 1"
+    latest_is "$work/run" step_00000001.h5
+    loadable "$work/run/checkpoints/step_00000001.h5"
+    ;;
+  disk_full_np1 | disk_full_np2 | disk_full_np4)
+    # The disk fills up during the run (another writer takes all free space once the first
+    # checkpoint exists): the run ends non-zero within 60 s, 'latest' names an intact checkpoint
+    # that loads, and every checkpoint left is intact.
+    ranks=${case_name#disk_full_np}
+    mount_small_disk 16m
+    common=(--set zero.stage=2 --set output.checkpoint_every=1 --set output.log_every=1000 --set comm.timeout_s=20)
+    if [[ -n $disk ]]; then
+      echo "on a real 16 MiB tmpfs, filled by another writer after the first checkpoint"
+      out=$disk/run
+      # At most 32 MiB, and only onto the tmpfs: never the disk the tests run on.
+      (while [[ ! -e $out/checkpoints/latest ]]; do sleep 0.01; done
+       mountpoint -q "$disk" && dd if=/dev/zero of="$disk/filler" bs=64k count=512 2>/dev/null) &
+      timed full "$ranks" "${common[@]}" --set train.steps=100000 --out "$out"
+      # 4: the failure was agreed; when the disk fills inside HDF5's collective write, HDF5's ranks
+      # fall out of step and the watchdog ends the job (5, which mpiexec may report as 9).
+      [[ $status -ne 0 && $status -ne 124 ]] || fail "exit status $status"
+      grep -Eq "I/O error: the checkpoint after step [0-9]+ was not written: .*No space left on device|watchdog: checkpoint write after step" \
+        "$work/full.log" || fail "neither an I/O error nor a watchdog message naming the checkpoint write"
+      rm -f "$disk/filler"
+    else
+      echo "no tmpfs can be mounted here: fault injection (ENOSPC in the second checkpoint)"
+      out=$work/run
+      ZEROMINI_TEST_FAULT=enospc_checkpoint ZEROMINI_TEST_FAULT_STEP=2 ZEROMINI_TEST_FAULT_RANK=$((ranks - 1)) \
+        timed full "$ranks" "${common[@]}" --set train.steps=6 --out "$out"
+      [[ $status -eq 4 ]] || fail "exit status $status (expected 4, an I/O error)"
+      grep -q "I/O error: the checkpoint after step 2 was not written: .*No space left on device" \
+        "$work/full.log" || fail "no message naming the checkpoint and ENOSPC"
+      latest_is "$out" step_00000001.h5
+    fi
+    within 60
+    latest=$(cat "$out/checkpoints/latest") || fail "no latest"
+    [[ -n $latest ]] || fail "latest is empty"
+    for file in "$out"/checkpoints/step_*.h5; do
+      "$zeromini" inspect "$file" >/dev/null || fail "$file is damaged"
+    done
+    cp "$out/checkpoints/$latest" "$work/$latest"
+    loadable "$work/$latest"
+    ;;
+  two_runs)
+    # A second run in a directory in use is refused, naming the first run's PID.
+    "$mpiexec" -n 2 "$zeromini" run "$deck" --set train.steps=100000000 --set output.log_every=100 \
+      --out "$work/run" >"$work/first.log" 2>&1 &
+    first=$!
+    for _ in $(seq 600); do grep -q "step " "$work/first.log" && break; sleep 0.05; done
+    timed second 2 --set train.steps=3 --out "$work/run"
+    [[ $status -eq 2 ]] || fail "the second run: exit $status (expected 2)"
+    grep -q "is in use by another run: PID [0-9]* on host" "$work/second.log" || fail "no holder named"
+    pkill -TERM -f "$zeromini run $deck --set train.steps=100000000"
+    wait $first
+    echo "--- first run: exit $?"
+    grep -q "SIGTERM received: stopped after step" "$work/first.log" || fail "the first run was disturbed"
+    ;;
+  used_dir)
+    # A fresh run over another run's checkpoints is refused; with output.overwrite it replaces them.
+    common=(--set train.steps=5 --set output.checkpoint_every=1)
+    timed first 2 "${common[@]}" --out "$work/run"
+    timed fresh 2 --set train.steps=3 --set output.checkpoint_every=1 --out "$work/run"
+    [[ $status -eq 2 ]] || fail "the fresh run: exit $status (expected 2)"
+    grep -q "holds the checkpoints of another run" "$work/fresh.log" || fail "no message"
+    latest_is "$work/run" step_00000005.h5
+    timed overwrite 2 --set train.steps=3 --set output.checkpoint_every=1 --set output.overwrite=true --out "$work/run"
+    [[ $status -eq 0 ]] || fail "with output.overwrite: exit $status"
+    latest_is "$work/run" step_00000003.h5
+    [[ ! -e $work/run/checkpoints/step_00000005.h5 ]] || fail "the old checkpoints are still there"
+    ;;
+  sigterm_early)
+    # SIGTERM to the ranks as soon as they exist (as Slurm signals every task): never exit 0
+    # having done nothing. (Not to mpiexec: MPICH's Hydra exits 0 when it is signalled while it is
+    # still starting the ranks, whatever they do; `mpiexec -n 2 sleep 10` shows it.)
+    for trial in 1 2 3; do
+      timeout 120 "$mpiexec" -n 2 "$zeromini" run "$deck" --set train.steps=100000 --out "$work/run$trial" \
+        >"$work/early$trial.log" 2>&1 &
+      launcher=$!
+      for _ in $(seq 1000); do
+        pkill -TERM -f "^$zeromini run $deck --set train.steps=100000 --out $work/run$trial" && break
+        sleep 0.01
+      done
+      wait $launcher
+      status=$?
+      echo "--- trial $trial: exit $status"; grep -E "received|terminated" "$work/early$trial.log" | head -2
+      [[ $status -ne 0 && $status -ne 124 ]] || fail "trial $trial: exit $status"
+    done
+    ;;
+  fifo)
+    # FIFOs as the deck, the token shard and the checkpoint: refused at once, nothing blocks.
+    mkfifo "$work/deck.toml" "$work/shard.bin" "$work/step.h5"
+    start=$(date +%s.%N)
+    timeout 60 "$mpiexec" -n 2 "$zeromini" run "$work/deck.toml" >"$work/deck.log" 2>&1
+    [[ $? -eq 2 ]] && grep -q "is a FIFO" "$work/deck.log" || fail "deck: $(cat "$work/deck.log")"
+    timed shard 2 --set data.source="$work/shard.bin" --out "$work/a"
+    [[ $status -ne 0 && $status -ne 124 ]] && grep -q "is a FIFO" "$work/shard.log" || fail "shard"
+    timed checkpoint 2 --set train.resume="$work/step.h5" --out "$work/b"
+    [[ $status -eq 2 ]] && grep -q "is a FIFO" "$work/checkpoint.log" || fail "checkpoint"
+    ;;
+  resume_history)
+    # A resumed run appends to results.h5 with explicit step numbers; inspect shows both runs.
+    timed first 2 --set zero.stage=1 --set train.steps=6 --set output.checkpoint_every=3 --out "$work/run"
+    timed second 2 --set zero.stage=1 --set train.steps=10 --set output.checkpoint_every=3 \
+      --set train.resume=latest --out "$work/run"
+    [[ $status -eq 0 ]] || fail "the resumed run failed"
+    grep -q "learning-rate schedule changes: train.steps 6 -> 10" "$work/second.log" || fail "no warning"
+    "$python" - "$work/run/results.h5" <<'PY' || fail "results.h5 does not hold steps 1-10"
+import sys, h5py
+g = h5py.File(sys.argv[1])["stage_1"]
+assert list(g["step"][:]) == list(range(1, 11)), list(g["step"][:])
+assert list(g["segment_first_step"][:]) == [1, 7], list(g["segment_first_step"][:])
+assert len(g["loss"]) == 10
+PY
+    "$zeromini" inspect "$work/run/results.h5" | tee "$work/inspect.txt" | grep -q "10 steps (steps 1-10)" || fail "inspect"
+    [[ $(grep -c "run from step" "$work/inspect.txt") -eq 2 ]] || fail "inspect does not show both runs"
+    ;;
+  *) fail "unknown case $case_name" ;;
+esac
+echo "PASS: $case_name"
