@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/exit_codes.hpp"
 #include "core/log.hpp"
+#include "core/regular_file.hpp"
 #include "io/summary.hpp"
 #include "train/run.hpp"
 
@@ -41,6 +42,9 @@ int run(int& argc, char**& argv, const RunOptions& options) {
   try {
     // Every rank reads the deck; they fail identically, so only rank 0 reports.
     deck = load_deck(options.deck, overrides);
+    // A token shard that is not a regular file (a FIFO would block its open) is bad input too.
+    if (deck.data.source != "synthetic")
+      require_regular_file(deck.data.source, "token shard (data.source)");
   } catch (const Error& error) {
     if (runtime.rank() == 0) log_error("zeromini: error: {}\n", error.what());
     return kExitBadInput;

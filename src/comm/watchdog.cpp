@@ -36,6 +36,14 @@ struct Region {
   double progress;  // when it began, or when the last region nested in it ended
 };
 
+// MPI_Finalize deletes MPI_COMM_SELF's attributes first: the progress windows are freed there
+// when a program did not release them itself (windows still locked at MPI_Finalize make the
+// UCX layer abort).
+extern "C" int release_at_finalize(MPI_Comm, int, void*, void*) {
+  Watchdog::get().release();
+  return MPI_SUCCESS;
+}
+
 int64_t milliseconds(double seconds) {
   return static_cast<int64_t>(seconds * 1e3);
 }
@@ -86,6 +94,9 @@ void Watchdog::arm(double timeout_seconds) {
   if (s.running) return;
   MPI_Comm_rank(MPI_COMM_WORLD, &s.rank);
   s.slots.create(MPI_COMM_WORLD, s.posted);
+  int key = MPI_KEYVAL_INVALID;
+  MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, release_at_finalize, &key, nullptr);
+  MPI_Comm_set_attr(MPI_COMM_SELF, key, nullptr);
   s.running = true;
   s.thread = std::thread([&s] { s.watch(); });
 }

@@ -20,6 +20,7 @@
 #include "io/file_integrity.hpp"
 #include "io/h5.hpp"
 #include "io/io_faults.hpp"
+#include "io/space_reservation.hpp"
 
 namespace zm {
 
@@ -146,6 +147,10 @@ class CheckpointWrite {
     return agree(comm_, error, what).message;
   }
   uint64_t expected_bytes() const;
+  // Rank 0: hands over the held space for the part about to be written.
+  void make_room(uint64_t bytes) {
+    if (rank_ == 0) space_.release(bytes);
+  }
 
   ZeroEngine& engine_;
   const Deck& deck_;
@@ -155,6 +160,7 @@ class CheckpointWrite {
   fs::path dir_, final_;
   std::string temporary_;
   uint64_t user_block_;
+  SpaceReservation space_;  // rank 0: the file's space, held until each part is written
 };
 
 uint64_t CheckpointWrite::expected_bytes() const {
@@ -175,13 +181,14 @@ std::string CheckpointWrite::prepare() {
     else if (io_fault_planned("enospc_checkpoint", 0, steps_done_))
       error = fmt::format("{}: {} (injected)", dir_.string(), errno_text(ENOSPC));
     else
-      error = check_free_space(dir_.string(), expected_bytes());
+      error = space_.reserve(dir_.string(), expected_bytes());
   }
   return agree(comm_, error, "the checkpoint's directory and space").message;
 }
 
 std::string CheckpointWrite::write_file() {
   h5::Handle file, xfer;
+  make_room(user_block_ + kFixedBytes / 2);
   std::string error = collective_step("creating the HDF5 file", [&] {
     file = h5::create_file(temporary_, &comm_, user_block_);
     write_metadata(file, engine_, deck_, steps_done_);
@@ -191,7 +198,8 @@ std::string CheckpointWrite::write_file() {
   });
   const int units = engine_.plan().num_units();
   for (int u = 0; u < units && error.empty(); ++u)
-    for (int s = 0; s < kStateCount && error.empty(); ++s)
+    for (int s = 0; s < kStateCount && error.empty(); ++s) {
+      make_room(4 * static_cast<uint64_t>(engine_.plan().unit(u).size) + kBytesPerDataset);
       error = collective_step(fmt::format("writing {}", unit_dataset(kStates[s], u)), [&] {
         if (u == units - 1 && s == 0 && io_fault_planned("stall_checkpoint", rank_, steps_done_))
           stop_this_process("the checkpoint write");
@@ -201,6 +209,8 @@ std::string CheckpointWrite::write_file() {
           fail("{}: writing {} failed: {} (injected)", temporary_, unit_dataset(kStates[s], u),
                errno_text(ENOSPC));
       });
+    }
+  if (rank_ == 0) space_.release_all();  // the metadata, written by the flush and the close
   if (error.empty())
     error = collective_step("flushing the HDF5 file", [&] {
       if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0)

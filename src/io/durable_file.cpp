@@ -1,7 +1,6 @@
 #include "io/durable_file.hpp"
 
 #include <fcntl.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -9,13 +8,10 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <vector>
 
 namespace zm {
 
 namespace {
-
-constexpr double kMiB = 1024.0 * 1024.0;
 
 // An open file descriptor, closed once.
 struct Fd {
@@ -96,28 +92,6 @@ std::string sync_directory(const std::string& dir) {
   if (handle.fd < 0 || ::fsync(handle.fd) != 0)
     return fmt::format("{}: fsync of the directory failed: {}", dir, errno_text(errno));
   return "";
-}
-
-std::string check_free_space(const std::string& dir, uint64_t bytes) {
-  const std::string scratch = dir + "/.space-check";
-  Fd file(::open(scratch.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
-  if (file.fd < 0) return fmt::format("{}: cannot create a file there: {}", dir, errno_text(errno));
-  const int result = ::fallocate(file.fd, 0, 0, static_cast<off_t>(bytes));
-  const int error = result == 0 ? 0 : errno;
-  file.release();
-  ::unlink(scratch.c_str());
-  if (result == 0) return "";
-  struct statvfs fs {};
-  const bool known = ::statvfs(dir.c_str(), &fs) == 0;
-  const double free_bytes = known ? static_cast<double>(fs.f_bavail) * fs.f_frsize : -1.0;
-  // No fallocate on this file system: judge by what statvfs says is free.
-  if (error == EOPNOTSUPP || error == ENOSYS || error == EINVAL) {
-    if (!known || free_bytes >= static_cast<double>(bytes)) return "";
-  }
-  return fmt::format(
-      "{}: needs about {:.1f} MiB, {} ({})", dir, static_cast<double>(bytes) / kMiB,
-      known ? fmt::format("{:.1f} MiB free", free_bytes / kMiB) : std::string("free space unknown"),
-      errno_text(error == EOPNOTSUPP ? ENOSPC : error));
 }
 
 }  // namespace zm

@@ -18,11 +18,6 @@ std::string write_file_durably(const std::string& path, const std::string& conte
 std::string sync_file(const std::string& path);
 std::string sync_directory(const std::string& dir);
 
-// Reserves `bytes` in `dir` by allocating them to a scratch file, then frees them: "" when the
-// space is there (or the file system cannot tell: no fallocate and no statvfs answer), else a
-// message with what is needed and what is free.
-std::string check_free_space(const std::string& dir, uint64_t bytes);
-
 // "strerror(errno)" as a string, for messages.
 std::string errno_text(int error);
 

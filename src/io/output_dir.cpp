@@ -18,6 +18,7 @@
 #include "core/log.hpp"
 #include "io/checkpoint.hpp"
 #include "io/durable_file.hpp"
+#include "io/space_reservation.hpp"
 
 namespace zm {
 
@@ -47,13 +48,13 @@ std::vector<fs::path> checkpoints_in(const fs::path& dir) {
   return found;
 }
 
-// What a run killed mid-write leaves: temporary files, and the free-space probe.
+// What a run killed mid-write leaves: temporary files, and the space held for a checkpoint.
 void remove_stale_temporaries(const fs::path& out, const fs::path& checkpoints) {
   for (const fs::path& dir : {out, checkpoints}) {
     if (!fs::is_directory(dir)) continue;
     for (const auto& entry : fs::directory_iterator(dir)) {
       const std::string name = entry.path().filename().string();
-      if (entry.path().extension() == ".tmp" || name == ".space-check") {
+      if (entry.path().extension() == ".tmp" || name == SpaceReservation::kFileName) {
         log_root("note: removing {}, left by a run that ended while writing it\n",
                  entry.path().string());
         fs::remove(entry.path());

@@ -24,6 +24,7 @@
 #include "comm/mpi_defaults.hpp"
 #include "core/deck.hpp"
 #include "core/error.hpp"
+#include "core/log.hpp"
 #include "io/checkpoint.hpp"
 #include "io/token_shard.hpp"
 #include "train/trainer.hpp"
@@ -164,6 +165,8 @@ int main(int argc, char** argv) {
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   Kokkos::initialize(argc, argv);
+  // Progress lines and resume warnings, once per input, would bury the report: keep them quiet.
+  zm::set_log_rank(-1);
   int status = 0;
   {
     std::vector<Bytes> corpus;

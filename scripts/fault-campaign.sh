@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# The fault campaign: every fault class the fault tests know, each tried several times on real
+# runs, plus stalls by SIGSTOP of a random rank at a random moment. Writes a table (cases tried,
+# handled, time to exit, data lost) to results/fault-campaign.md, with the command that made it.
+#   scripts/fault-campaign.sh [BUILD_DIR (default build)] [TRIALS (default 3)] [SIGSTOP_TRIALS (default 12)]
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "${1:-$root/build}" && pwd)
+trials=${2:-3}
+stop_trials=${3:-12}
+zeromini=$build/bin/zeromini
+deck=$root/inputs/tiny-test.toml
+work=$(mktemp -d /tmp/zeromini-fault-campaign.XXXXXX)
+out=$root/results/fault-campaign.md
+export OMP_WAIT_POLICY=passive OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+rows=()
+
+# row CLASS TRIED HANDLED TIMES LOST
+row() {
+  local times=$4 min max
+  min=$(tr ' ' '\n' <<<"$times" | sort -g | head -1)
+  max=$(tr ' ' '\n' <<<"$times" | sort -g | tail -1)
+  rows+=("| $1 | $2 | $3 | $(printf '%.1f' "$min")-$(printf '%.1f' "$max") s | $5 |")
+  echo "${rows[-1]}"
+}
+
+# One fault class from the fault tests, TRIALS times: handled = the test's checks all held (the
+# run ended as specified, and 'latest' and the checkpoints it checks are intact and load).
+from_tests() {
+  local class=$1 script=$2 case_name=$3 handled=0 times="" start elapsed
+  for trial in $(seq "$trials"); do
+    start=$(date +%s.%N)
+    if "$root/tests/fault/$script" "$case_name" "$zeromini" mpiexec /usr/bin/python3 "$deck" \
+      "$work/$case_name-$trial" >"$work/$case_name-$trial.log" 2>&1; then
+      handled=$((handled + 1))
+    fi
+    elapsed=$(echo "$(date +%s.%N) - $start" | bc)
+    times="$times $elapsed"
+  done
+  row "$class" "$trials" "$handled" "$times" "$([[ $handled -eq $trials ]] && echo none || echo "see $work")"
+}
+
+# A rank stopped with SIGSTOP at a random moment of a 4-rank stage-3 run that checkpoints and
+# flushes its results every step (comm.timeout_s = 10): the job must end within 15 s of the
+# timeout, the message must name ranks, and 'latest' must name an intact checkpoint.
+sigstop_trials() {
+  local handled=0 times="" dir launcher victim start elapsed status
+  for trial in $(seq "$stop_trials"); do
+    dir=$work/sigstop-$trial
+    mpiexec -n 4 "$zeromini" run "$deck" --set zero.stage=3 --set train.steps=100000000 \
+      --set output.checkpoint_every=1 --set output.results_every=1 --set output.log_every=1000 \
+      --set comm.timeout_s=10 --out "$dir" >"$dir.log" 2>&1 &
+    launcher=$!
+    sleep "$(echo "1 + $RANDOM / 16384" | bc -l)"
+    victim=$(pgrep -f "^$zeromini run $deck .*--out $dir" | shuf -n 1)
+    start=$(date +%s.%N)
+    kill -STOP "$victim"
+    ( sleep 60; kill -KILL $launcher 2>/dev/null ) &
+    wait $launcher
+    status=$?
+    elapsed=$(echo "$(date +%s.%N) - $start" | bc)
+    times="$times $elapsed"
+    if [[ $status -ne 0 ]] && (($(echo "$elapsed <= 25" | bc))) &&
+      grep -q "watchdog: .*ranks still missing: [0-9]" "$dir.log" &&
+      "$zeromini" inspect "$dir/checkpoints/$(cat "$dir/checkpoints/latest")" >/dev/null 2>&1; then
+      handled=$((handled + 1))
+    else
+      echo "sigstop trial $trial: exit $status after $elapsed s (see $dir.log)"
+    fi
+  done
+  row "rank stopped (SIGSTOP) at a random moment, 4 ranks, timeout 10 s" "$stop_trials" "$handled" \
+    "$times" "$([[ $handled -eq $stop_trials ]] && echo none || echo "see $work")"
+}
+
+# A disk that another writer fills while the run checkpoints every step (a real 16 MiB tmpfs; needs
+# root): the job must end non-zero within 60 s with 'latest' naming an intact checkpoint.
+# Counted apart: how many ended by the agreed I/O error (exit 4) rather than by the watchdog.
+hostile_writer_trials() {
+  local handled=0 agreed=0 times="" disk=$work/disk dir start elapsed status ranks
+  mkdir -p "$disk"
+  if ! mount -t tmpfs -o size=16m tmpfs "$disk" 2>/dev/null; then
+    rows+=("| disk filled by another writer during the run | 0 | - | - | not run: no tmpfs can be mounted (needs root) |")
+    return
+  fi
+  for trial in $(seq "$trials"); do
+    for ranks in 2 4; do
+      rm -rf "${disk:?}"/*
+      dir=$disk/run
+      (while [[ ! -e $dir/checkpoints/latest ]]; do sleep 0.01; done
+       mountpoint -q "$disk" && dd if=/dev/zero of="$disk/filler" bs=64k count=512 2>/dev/null) &
+      start=$(date +%s.%N)
+      timeout 120 mpiexec -n "$ranks" "$zeromini" run "$deck" --set zero.stage=2 \
+        --set train.steps=100000000 --set output.checkpoint_every=1 --set output.log_every=1000 \
+        --set comm.timeout_s=20 --out "$dir" >"$work/hostile-$trial-$ranks.log" 2>&1
+      status=$?
+      elapsed=$(echo "$(date +%s.%N) - $start" | bc)
+      times="$times $elapsed"
+      rm -f "$disk/filler"
+      [[ $status -eq 4 ]] && agreed=$((agreed + 1))
+      if [[ $status -ne 0 && $status -ne 124 ]] && (($(echo "$elapsed <= 60" | bc))) &&
+        "$zeromini" inspect "$dir/checkpoints/$(cat "$dir/checkpoints/latest")" >/dev/null 2>&1; then
+        handled=$((handled + 1))
+      fi
+    done
+  done
+  umount -l "$disk"
+  row "disk filled by another writer during the run, 2 and 4 ranks, timeout 20 s ($agreed ended by the agreed I/O error, the rest by the watchdog)" \
+    "$((2 * trials))" "$handled" "$times" "$([[ $handled -eq $((2 * trials)) ]] && echo none || echo "see $work")"
+}
+
+echo "fault campaign: $zeromini, $trials trials per class, $stop_trials SIGSTOP trials; work in $work"
+sigstop_trials
+from_tests "rank stopped inside a checkpoint write (timeout 5 s)" io_fault_tests.sh stall_checkpoint
+from_tests "rank stopped inside the results gather (timeout 5 s)" io_fault_tests.sh stall_gather
+from_tests "rank hung in a step (timeout 5 s)" fault_tests.sh stall
+from_tests "rank killed (SIGKILL), then resumed" fault_tests.sh kill
+from_tests "disk full, 1 rank" io_fault_tests.sh disk_full_np1
+from_tests "disk full, 2 ranks" io_fault_tests.sh disk_full_np2
+from_tests "disk full, 4 ranks" io_fault_tests.sh disk_full_np4
+hostile_writer_trials
+from_tests "second run in a directory in use" io_fault_tests.sh two_runs
+from_tests "fresh run over another run's checkpoints" io_fault_tests.sh used_dir
+from_tests "SIGTERM as soon as the ranks exist" io_fault_tests.sh sigterm_early
+from_tests "SIGTERM mid-run, then resumed" fault_tests.sh sigterm
+from_tests "FIFO as deck, token shard, checkpoint" io_fault_tests.sh fifo
+from_tests "resume into the same directory (history)" io_fault_tests.sh resume_history
+from_tests "non-finite gradient" fault_tests.sh nan
+
+{
+  echo "# Fault campaign"
+  echo
+  echo "Made by \`scripts/fault-campaign.sh ${1:-build} $trials $stop_trials\` on $(hostname) ($(nproc) cores),"
+  echo "$(date -u +%Y-%m-%d), zeromini $("$zeromini" --version 2>/dev/null | head -1)."
+  echo "Each class is tried on real runs (tests/fault); *handled* counts the trials that ended as"
+  echo "specified (non-zero exit with the phase and ranks named, or the refusal or stop asked for)"
+  echo "with 'latest' and the checkpoints checked intact and loadable. Times are wall seconds of a"
+  echo "whole trial (launch to exit; for SIGSTOP: from the stop to the end of the job)."
+  echo "*Data lost* is none when every trial's checks held: the checkpoints left are intact, and"
+  echo "'latest' names one that loads."
+  echo
+  echo "| fault class | cases tried | handled | time to exit | data lost |"
+  echo "|---|---|---|---|---|"
+  printf '%s\n' "${rows[@]}"
+} >"$out"
+echo "wrote $out"
