@@ -138,7 +138,7 @@ from_tests "non-finite gradient" fault_tests.sh nan
 {
   echo "# Fault campaign"
   echo
-  echo "Made by \`scripts/fault-campaign.sh ${1:-build} $trials $stop_trials\` on $(hostname) ($(nproc) cores),"
+  echo "Made by \`scripts/fault-campaign.sh ${1:-build} $trials $stop_trials\` on $(hostname) ($(nproc --all) cores),"
   echo "$(date -u +%Y-%m-%d), zeromini $("$zeromini" --version 2>/dev/null | head -1)."
   echo "Each class is tried on real runs (tests/fault); *handled* counts the trials that ended as"
   echo "specified (non-zero exit with the phase and ranks named, or the refusal or stop asked for)"
