@@ -233,7 +233,8 @@ std::string Watchdog::State::describe(const Region& region, double waited,
 // stopped; what was checked when none is found. `remote`: read other nodes' counts too (MPI).
 std::string Watchdog::State::waited_for(const Region& region, double now, bool remote) {
   if (region.sequence == kLocalRegion)
-    return "no other rank is involved: the file system or device does not answer";
+    return "no other rank's progress is watched in this operation: the file system, the device or "
+           "the network does not answer";
   if (!slots.ready()) return "the ranks' progress is not published (watchdog not armed)";
   std::vector<int64_t> reached = slots.node_posted();
   const std::vector<int64_t> beats = slots.node_heartbeats();

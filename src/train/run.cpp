@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "comm/watchdog.hpp"
 #include "comm/watched_mpi.hpp"
@@ -173,6 +174,12 @@ RunEnd run_steps(Trainer& trainer, const RunSetup& run, StageResult& result, int
     StepRecord record;
     {
       RunPhase phase(fmt::format("step {} (forward, backward, optimizer)", s + 1));
+      // NCCL's collectives complete on the device stream, where no wait polls them: a hung one
+      // shows as a step that does not end, so the step itself is the region.
+      std::optional<BlockingRegion> on_device;
+      if (run.comm.name() == "nccl")
+        on_device.emplace("the step's kernels and NCCL collectives on the device", kLocalRegion,
+                          WaitKind::Blocking);
       record = trainer.step(s);
     }
     result.steps.push_back(record);
