@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "comm/watched_mpi.hpp"
+#include "core/error.hpp"
 
 namespace zm {
 
@@ -26,6 +27,11 @@ Agreement agree(MPI_Comm comm, const std::string& error, const std::string& what
   agreement.failed_rank = first;
   agreement.message = text.data();
   return agreement;
+}
+
+void agree_or_fail(MPI_Comm comm, const std::string& error, const std::string& what) {
+  const Agreement outcome = agree(comm, error, what);
+  if (!outcome.ok()) throw CollectiveError(outcome.message);
 }
 
 }  // namespace zm

@@ -29,4 +29,7 @@ struct Agreement {
 Agreement agree(MPI_Comm comm, const std::string& error,
                 const std::string& what = "the outcome of local work");
 
+// agree(), then every rank throws CollectiveError with the first failing rank's message.
+void agree_or_fail(MPI_Comm comm, const std::string& error, const std::string& what);
+
 }  // namespace zm

@@ -10,8 +10,13 @@ namespace zm {
 
 namespace {
 
-// An MPI error in a collective is not something a rank can recover from alone.
-[[noreturn]] void failed(int code, const std::string& what) {
+void check(int code, const std::string& what) {
+  if (code != MPI_SUCCESS) abort_on_mpi_error(code, what);
+}
+
+}  // namespace
+
+void abort_on_mpi_error(int code, const std::string& what) {
   char text[MPI_MAX_ERROR_STRING] = {};
   int length = 0;
   MPI_Error_string(code, text, &length);
@@ -21,12 +26,6 @@ namespace {
                                           std::string(text, static_cast<size_t>(length)));
   abort_job(message.c_str(), 1);
 }
-
-void check(int code, const std::string& what) {
-  if (code != MPI_SUCCESS) failed(code, what);
-}
-
-}  // namespace
 
 void watched_wait(MPI_Request& request, const std::string& what, int64_t sequence) {
   int done = 0;

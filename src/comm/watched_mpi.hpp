@@ -10,6 +10,10 @@
 
 namespace zm {
 
+// Ends the job: MPI returned `code` in `what` ("all_reduce of 1024 f32 elements"). A rank cannot
+// recover from an MPI error alone, and returning would leave the others waiting.
+[[noreturn]] void abort_on_mpi_error(int code, const std::string& what);
+
 // Waits for `request`, posted as the collective numbered `sequence` (Watchdog::sequence_for).
 void watched_wait(MPI_Request& request, const std::string& what, int64_t sequence);
 

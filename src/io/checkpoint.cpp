@@ -23,13 +23,6 @@ using namespace checkpoint_format;
 
 namespace {
 
-// Makes every rank fail together: if any rank caught an error, all throw the first failing
-// rank's message, so that every rank reports the cause.
-void agree_or_fail(MPI_Comm comm, const std::string& error, const std::string& what) {
-  const Agreement outcome = agree(comm, error, what);
-  if (!outcome.ok()) throw CollectiveError(outcome.message);
-}
-
 // The storage zeromini writes, checked before any data is read: little-endian fp32, chunked,
 // Fletcher32 as the only filter, and every stored chunk exactly one chunk of data plus its 4-byte
 // checksum. A file that differs (damaged metadata, or not written by zeromini) is refused here

@@ -77,8 +77,7 @@ OutputDirectory::OutputDirectory(const Deck& deck, MPI_Comm comm) {
       error = fmt::format("output.dir = \"{}\": {}", deck.output.dir, e.what());
     }
   }
-  const Agreement outcome = agree(comm, error, "claiming the output directory");
-  if (!outcome.ok()) throw CollectiveError(outcome.message);
+  agree_or_fail(comm, error, "claiming the output directory");
 }
 
 OutputDirectory::~OutputDirectory() {

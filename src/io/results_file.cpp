@@ -71,8 +71,7 @@ ResultsWriter::ResultsWriter(const Deck& deck, MPI_Comm comm, const std::string&
       error = e.what();
     }
   }
-  const Agreement read = agree(comm, error, "reading the earlier results");
-  if (!read.ok()) throw CollectiveError(read.message);
+  agree_or_fail(comm, error, "reading the earlier results");
 }
 
 void ResultsWriter::begin_stage(int stage, int64_t first_step, const std::string& resumed_from) {

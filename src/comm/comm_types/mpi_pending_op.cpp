@@ -12,13 +12,8 @@
 namespace zm {
 
 void mpi_failure(int code, const MpiOpInfo& op) {
-  char text[MPI_MAX_ERROR_STRING] = {};
-  int length = 0;
-  MPI_Error_string(code, text, &length);
-  const std::string message =
-      fmt::format("zeromini: rank {}: MPI error in {} of {} {} elements: {}", op.rank, op.name,
-                  op.count, dtype_name(op.type), std::string(text, static_cast<size_t>(length)));
-  abort_job(message.c_str(), 1);
+  abort_on_mpi_error(code,
+                     fmt::format("{} of {} {} elements", op.name, op.count, dtype_name(op.type)));
 }
 
 int checked_count(size_t count, const MpiOpInfo& op) {
