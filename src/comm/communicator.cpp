@@ -57,8 +57,25 @@ CommOpStats CommStats::total() const {
   return sum;
 }
 
-CommRequest::CommRequest(Communicator* owner, CommOp op, std::unique_ptr<detail::PendingOp> pending)
-    : owner_(owner), op_(op), pending_(std::move(pending)) {}
+const char* comm_purpose_name(CommPurpose purpose) {
+  switch (purpose) {
+    case CommPurpose::GradReduce:
+      return "grad_reduce";
+    case CommPurpose::ParamGather:
+      return "param_gather";
+    case CommPurpose::Stats:
+      return "stats";
+    case CommPurpose::Other:
+      break;
+  }
+  return "other";
+}
+
+CommRequest::CommRequest(Communicator* owner, CommOp op, std::unique_ptr<detail::PendingOp> pending,
+                         int64_t record)
+    : owner_(owner), op_(op), pending_(std::move(pending)), record_(record) {
+  if (owner_) epoch_ = owner_->epoch_;
+}
 
 CommRequest::CommRequest(CommRequest&& other) noexcept {
   *this = std::move(other);
@@ -70,6 +87,8 @@ CommRequest& CommRequest::operator=(CommRequest&& other) noexcept {
     owner_ = other.owner_;
     op_ = other.op_;
     pending_ = std::move(other.pending_);
+    record_ = other.record_;
+    epoch_ = other.epoch_;
   }
   return *this;
 }
@@ -78,11 +97,33 @@ CommRequest::~CommRequest() {
   if (pending_) wait();
 }
 
-void CommRequest::wait() {
+// Completion as this rank saw it: on the device for stream-ordered backends, else now.
+void CommRequest::complete_record(const Stamp& wait_begin, bool waited) {
+  Communicator::Record* r = owner_->record(record_, epoch_);
+  if (!r || r->complete) return;
+  const bool on_device = pending_->stream_ordered();
+  r->completed = on_device ? pending_->device_completed : host_stamp();
+  if (waited) {
+    r->times.waited = true;
+    r->wait_begin = wait_begin;
+    r->wait_end = on_device ? compute_stamp() : r->completed;
+  }
+  r->complete = true;
+  r->pending = nullptr;
+}
+
+void CommRequest::wait(bool blocking) {
   if (!pending_) return;
+  const Communicator::Record* r = owner_->record(record_, epoch_);
+  const bool known_complete = r && r->complete;
+  // Where the host blocks, the wait begins now (at the post for a blocking collective); on a
+  // stream, when the compute stream reaches it.
+  Stamp wait_begin = pending_->stream_ordered() ? compute_stamp() : host_stamp();
+  if (blocking && r && !pending_->stream_ordered()) wait_begin = r->posted;
   const double start = wall_seconds();
   pending_->wait();
   owner_->stats_[op_].seconds += wall_seconds() - start;
+  if (!known_complete) complete_record(wait_begin, true);
   pending_.reset();
 }
 
@@ -91,44 +132,123 @@ bool CommRequest::test() {
   const double start = wall_seconds();
   const bool done = pending_->test();
   owner_->stats_[op_].seconds += wall_seconds() - start;
-  if (done) pending_.reset();
+  if (done) {
+    complete_record(Stamp{}, false);
+    pending_.reset();
+  }
   return done;
 }
 
-CommRequest Communicator::account(CommOp op, double whole_buffer_bytes,
+Communicator::Record* Communicator::record(int64_t index, uint64_t epoch) {
+  if (index < 0 || epoch != epoch_ || !recording_) return nullptr;
+  return &records_[static_cast<size_t>(index)];
+}
+
+void Communicator::progress() {
+  do_progress();
+  for (Record& r : records_) {
+    if (r.complete || !r.pending || !r.pending->test()) continue;
+    r.completed = r.pending->stream_ordered() ? r.pending->device_completed : host_stamp();
+    r.complete = true;
+    r.pending = nullptr;
+  }
+}
+
+void Communicator::begin_step_records() {
+  begin_stamp_epoch();
+  records_.clear();
+  ++epoch_;
+  recording_ = true;
+}
+
+std::vector<CollectiveTimes> Communicator::end_step_records() {
+  std::vector<CollectiveTimes> out;
+  out.reserve(records_.size());
+  for (Record& r : records_) {
+    // A collective still in flight belongs to no step's figures (none is, in the stages' steps).
+    if (!r.complete) continue;
+    CollectiveTimes t = r.times;
+    t.posted = resolve_stamp(r.posted);
+    t.completed = resolve_stamp(r.completed);
+    if (t.waited) {
+      t.wait_begin = resolve_stamp(r.wait_begin);
+      t.wait_end = resolve_stamp(r.wait_end);
+    }
+    out.push_back(t);
+  }
+  records_.clear();
+  recording_ = false;
+  return out;
+}
+
+CommRequest Communicator::account(CommOp op, double whole_buffer_bytes, CommTag tag, Stamp before,
                                   std::unique_ptr<detail::PendingOp> pending) {
   CommOpStats& s = stats_[op];
   s.calls += 1;
-  s.bytes += ring_bytes(op, whole_buffer_bytes, size());
-  return CommRequest(this, op, std::move(pending));
+  const double bytes = ring_bytes(op, whole_buffer_bytes, size());
+  s.bytes += bytes;
+  const int64_t id = next_id_++;
+  if (!recording_) return CommRequest(this, op, std::move(pending), -1);
+  Record r;
+  r.times.op = op;
+  r.times.tag = tag;
+  r.times.bytes = bytes;
+  r.times.id = id;
+  const bool on_device = pending && pending->stream_ordered();
+  r.posted = on_device ? pending->device_posted : before;
+  if (!pending) {  // complete when posted
+    r.completed = r.posted;
+    r.complete = true;
+  }
+  r.pending = pending.get();
+  records_.push_back(r);
+  return CommRequest(this, op, std::move(pending), static_cast<int64_t>(records_.size()) - 1);
 }
 
-CommRequest Communicator::iall_reduce_sum(void* data, size_t count, DType type) {
+CommRequest Communicator::iall_reduce_sum(void* data, size_t count, DType type, CommTag tag) {
   const double bytes = static_cast<double>(count * dtype_size(type));
-  return account(CommOp::AllReduce, bytes, post_all_reduce(data, count, type));
+  const Stamp before = host_stamp();
+  return account(CommOp::AllReduce, bytes, tag, before, post_all_reduce(data, count, type));
 }
 
 CommRequest Communicator::ireduce_scatter_sum(const void* send, void* recv, size_t recv_count,
-                                              DType type) {
+                                              DType type, CommTag tag) {
   const double bytes = static_cast<double>(recv_count * dtype_size(type)) * size();
-  return account(CommOp::ReduceScatter, bytes, post_reduce_scatter(send, recv, recv_count, type));
+  const Stamp before = host_stamp();
+  return account(CommOp::ReduceScatter, bytes, tag, before,
+                 post_reduce_scatter(send, recv, recv_count, type));
 }
 
-CommRequest Communicator::iall_gather(const void* send, void* recv, size_t send_count, DType type) {
+CommRequest Communicator::iall_gather(const void* send, void* recv, size_t send_count, DType type,
+                                      CommTag tag) {
   const double bytes = static_cast<double>(send_count * dtype_size(type)) * size();
-  return account(CommOp::AllGather, bytes, post_all_gather(send, recv, send_count, type));
+  const Stamp before = host_stamp();
+  return account(CommOp::AllGather, bytes, tag, before,
+                 post_all_gather(send, recv, send_count, type));
 }
 
 CommRequest Communicator::ibroadcast(void* data, size_t count, DType type, int root) {
   const double bytes = static_cast<double>(count * dtype_size(type));
-  return account(CommOp::Broadcast, bytes, post_broadcast(data, count, type, root));
+  const Stamp before = host_stamp();
+  return account(CommOp::Broadcast, bytes, {}, before, post_broadcast(data, count, type, root));
 }
 
+// Blocking: posted, waited for and completed in one interval.
 void Communicator::barrier() {
+  const Stamp begin = host_stamp();
   const double start = wall_seconds();
   do_barrier();
   stats_[CommOp::Barrier].calls += 1;
   stats_[CommOp::Barrier].seconds += wall_seconds() - start;
+  if (!recording_) return;
+  Record r;
+  r.times.op = CommOp::Barrier;
+  r.times.id = next_id_++;
+  r.times.waited = true;
+  r.posted = r.wait_begin = begin;
+  r.completed = r.wait_end = host_stamp();
+  r.complete = true;
+  records_.push_back(r);
 }
 
 }  // namespace zm

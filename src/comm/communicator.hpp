@@ -14,10 +14,12 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <mpi.h>
 
 #include "core/compat.hpp"
+#include "core/trace_clock.hpp"
 
 namespace zm {
 
@@ -52,6 +54,16 @@ constexpr DType dtype_of<bf16>() {
 // the formula and by test of the calls.
 double ring_bytes(CommOp op, double whole_buffer_bytes, int ranks);
 
+// Why a collective runs, for the timeline.
+enum class CommPurpose : int { Other = 0, GradReduce, ParamGather, Stats };
+const char* comm_purpose_name(CommPurpose purpose);  // "other", "grad_reduce", ...
+
+// What a collective is for: the model unit it moves (-1: none) and why.
+struct CommTag {
+  int unit = -1;
+  CommPurpose purpose = CommPurpose::Other;
+};
+
 struct CommOpStats {
   uint64_t calls = 0;
   double bytes = 0.0;
@@ -75,8 +87,25 @@ class PendingOp {
   // Blocks until complete. For stream-ordered backends (NCCL) "complete" means that work
   // enqueued afterwards on the default execution space will see the result.
   virtual void wait() = 0;
+  // Stream-ordered backends stamp the operation on the device (its start and completion on the
+  // communication stream); a wait then blocks the compute stream, not the host.
+  virtual bool stream_ordered() const { return false; }
+  Stamp device_posted, device_completed;
 };
 }  // namespace detail
+
+// One collective of the current step as it ran on this rank: posted, completed, and the
+// interval the rank blocked on it (`waited`: it was not complete when waited for). Times in
+// seconds on this rank's clock; on GPUs, in stream order.
+struct CollectiveTimes {
+  CommOp op = CommOp::Barrier;
+  CommTag tag;
+  double bytes = 0.0;  // ring bytes sent by this rank
+  int64_t id = 0;      // the collective's number on this rank
+  double posted = 0.0, completed = 0.0;
+  bool waited = false;
+  double wait_begin = 0.0, wait_end = 0.0;
+};
 
 class Communicator;
 
@@ -84,23 +113,29 @@ class Communicator;
 class CommRequest {
  public:
   CommRequest() = default;
-  CommRequest(Communicator* owner, CommOp op, std::unique_ptr<detail::PendingOp> pending);
+  CommRequest(Communicator* owner, CommOp op, std::unique_ptr<detail::PendingOp> pending,
+              int64_t record);
   CommRequest(CommRequest&&) noexcept;
   CommRequest& operator=(CommRequest&&) noexcept;
   CommRequest(const CommRequest&) = delete;
   CommRequest& operator=(const CommRequest&) = delete;
   ~CommRequest();
 
-  // Waits for completion; the time spent is added to the operation's `seconds`.
-  void wait();
+  // Waits for completion; the time spent is added to the operation's `seconds`. `blocking`: the
+  // rank has done nothing since the post (a blocking collective), so all of it was waited for.
+  void wait(bool blocking = false);
   // Progresses without blocking; true when complete.
   bool test();
   bool pending() const { return pending_ != nullptr; }
 
  private:
+  void complete_record(const Stamp& wait_begin, bool waited);
+
   Communicator* owner_ = nullptr;
   CommOp op_ = CommOp::Barrier;
   std::unique_ptr<detail::PendingOp> pending_;
+  int64_t record_ = -1;  // the step record of this collective (Communicator::records_), or -1
+  uint64_t epoch_ = 0;   // the records' epoch it belongs to
 };
 
 class Communicator {
@@ -114,46 +149,49 @@ class Communicator {
 
   // --- non-blocking collectives (counts in elements) ---------------------------------------
   // In place: data (count) becomes the element-wise sum over ranks.
-  CommRequest iall_reduce_sum(void* data, size_t count, DType type);
+  CommRequest iall_reduce_sum(void* data, size_t count, DType type, CommTag tag = {});
   // send (size()*recv_count): rank r receives in recv (recv_count) the sum over ranks of shard r.
   // In place when recv == send + rank()*recv_count.
-  CommRequest ireduce_scatter_sum(const void* send, void* recv, size_t recv_count, DType type);
+  CommRequest ireduce_scatter_sum(const void* send, void* recv, size_t recv_count, DType type,
+                                  CommTag tag = {});
   // recv (size()*send_count) receives every rank's send (send_count) in rank order.
   // In place when send == recv + rank()*send_count.
-  CommRequest iall_gather(const void* send, void* recv, size_t send_count, DType type);
+  CommRequest iall_gather(const void* send, void* recv, size_t send_count, DType type,
+                          CommTag tag = {});
   // data (count) on every rank becomes root's.
   CommRequest ibroadcast(void* data, size_t count, DType type, int root);
 
   // --- blocking forms: the non-blocking call plus wait ----------------------------------------
-  void all_reduce_sum(void* data, size_t count, DType type) {
-    iall_reduce_sum(data, count, type).wait();
+  void all_reduce_sum(void* data, size_t count, DType type, CommTag tag = {}) {
+    iall_reduce_sum(data, count, type, tag).wait(true);
   }
   void reduce_scatter_sum(const void* send, void* recv, size_t recv_count, DType type) {
-    ireduce_scatter_sum(send, recv, recv_count, type).wait();
+    ireduce_scatter_sum(send, recv, recv_count, type).wait(true);
   }
-  void all_gather(const void* send, void* recv, size_t send_count, DType type) {
-    iall_gather(send, recv, send_count, type).wait();
+  void all_gather(const void* send, void* recv, size_t send_count, DType type, CommTag tag = {}) {
+    iall_gather(send, recv, send_count, type, tag).wait(true);
   }
   void broadcast(void* data, size_t count, DType type, int root) {
-    ibroadcast(data, count, type, root).wait();
+    ibroadcast(data, count, type, root).wait(true);
   }
   void barrier();
 
   // --- the same on 1-D Views of float (or bf16) in the default memory space ------------------
   template <typename T, typename... P>
-  CommRequest iall_reduce_sum(const Kokkos::View<T*, P...>& data) {
-    return iall_reduce_sum(data.data(), data.extent(0), dtype_of<std::remove_const_t<T>>());
+  CommRequest iall_reduce_sum(const Kokkos::View<T*, P...>& data, CommTag tag = {}) {
+    return iall_reduce_sum(data.data(), data.extent(0), dtype_of<std::remove_const_t<T>>(), tag);
   }
   template <typename T, typename... P, typename U, typename... Q>
   CommRequest ireduce_scatter_sum(const Kokkos::View<T*, P...>& send,
-                                  const Kokkos::View<U*, Q...>& recv) {
+                                  const Kokkos::View<U*, Q...>& recv, CommTag tag = {}) {
     return ireduce_scatter_sum(send.data(), recv.data(), recv.extent(0),
-                               dtype_of<std::remove_const_t<U>>());
+                               dtype_of<std::remove_const_t<U>>(), tag);
   }
   template <typename T, typename... P, typename U, typename... Q>
-  CommRequest iall_gather(const Kokkos::View<T*, P...>& send, const Kokkos::View<U*, Q...>& recv) {
-    return iall_gather(send.data(), recv.data(), send.extent(0),
-                       dtype_of<std::remove_const_t<T>>());
+  CommRequest iall_gather(const Kokkos::View<T*, P...>& send, const Kokkos::View<U*, Q...>& recv,
+                          CommTag tag = {}) {
+    return iall_gather(send.data(), recv.data(), send.extent(0), dtype_of<std::remove_const_t<T>>(),
+                       tag);
   }
   template <typename T, typename... P>
   CommRequest ibroadcast(const Kokkos::View<T*, P...>& data, int root) {
@@ -161,8 +199,15 @@ class Communicator {
   }
 
   // Lets in-flight operations advance. MPI libraries progress non-blocking collectives only
-  // inside MPI calls, so the engine calls this between kernels to overlap communication.
-  virtual void progress() {}
+  // inside MPI calls, so the engine calls this between kernels to overlap communication. It
+  // also notes when the step's collectives complete (exposure accounting).
+  void progress();
+
+  // The step's collectives are recorded from begin_step_records() (which also starts a new
+  // epoch of time stamps) to end_step_records(), which returns them once complete. Collectives
+  // outside a step (checkpoints, set-up) are not recorded.
+  void begin_step_records();
+  std::vector<CollectiveTimes> end_step_records();
 
   // The watchdog: a wait that lasts longer than this ends the job with a message naming the
   // operation and the ranks that have not reached it (comm.timeout_s). Collective the first time
@@ -183,12 +228,27 @@ class Communicator {
   virtual std::unique_ptr<detail::PendingOp> post_broadcast(void* data, size_t count, DType type,
                                                             int root) = 0;
   virtual void do_barrier() = 0;
+  // The backend's part of progress().
+  virtual void do_progress() {}
 
  private:
   friend class CommRequest;
-  CommRequest account(CommOp op, double whole_buffer_bytes,
+  // A recorded collective, in flight or done. Stamps stay unresolved until the step ends.
+  struct Record {
+    CollectiveTimes times;
+    Stamp posted, completed, wait_begin, wait_end;
+    bool complete = false;
+    detail::PendingOp* pending = nullptr;  // owned by the request, while in flight
+  };
+  // `before`: the host stamp taken before the backend posted the operation.
+  CommRequest account(CommOp op, double whole_buffer_bytes, CommTag tag, Stamp before,
                       std::unique_ptr<detail::PendingOp> pending);
+  Record* record(int64_t index, uint64_t epoch);
   CommStats stats_;
+  bool recording_ = false;
+  uint64_t epoch_ = 0;
+  int64_t next_id_ = 0;
+  std::vector<Record> records_;
 };
 
 // backend: "mpi", "nccl" or "auto" (nccl in builds that have it, mpi otherwise). The

@@ -74,6 +74,17 @@ void watched_gather(const void* send, int count, MPI_Datatype type, void* recv, 
   watched_wait(request, what, sequence);
 }
 
+void watched_gatherv(const void* send, int count, MPI_Datatype type, void* recv,
+                     const int* recv_counts, const int* displacements, int root, MPI_Comm comm,
+                     const std::string& what) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  const int64_t sequence = Watchdog::get().sequence_for(comm);
+  check(
+      MPI_Igatherv(send, count, type, recv, recv_counts, displacements, type, root, comm, &request),
+      what);
+  watched_wait(request, what, sequence);
+}
+
 void watched_barrier(MPI_Comm comm, const std::string& what) {
   MPI_Request request = MPI_REQUEST_NULL;
   const int64_t sequence = Watchdog::get().sequence_for(comm);

@@ -25,6 +25,10 @@ void watched_bcast(void* data, int count, MPI_Datatype type, int root, MPI_Comm 
                    const std::string& what);
 void watched_gather(const void* send, int count, MPI_Datatype type, void* recv, int root,
                     MPI_Comm comm, const std::string& what);
+// Variable counts: recv_counts and displacements (elements) matter on `root` only.
+void watched_gatherv(const void* send, int count, MPI_Datatype type, void* recv,
+                     const int* recv_counts, const int* displacements, int root, MPI_Comm comm,
+                     const std::string& what);
 void watched_barrier(MPI_Comm comm, const std::string& what);
 
 }  // namespace zm

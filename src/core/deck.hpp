@@ -68,12 +68,21 @@ struct DataConfig {
 
 struct OutputConfig {
   std::string dir = "zeromini-out";
-  int64_t checkpoint_every = 0;  // steps between checkpoints; 0 = none
-  int64_t keep = 2;              // checkpoints kept on disk
-  int64_t log_every = 1;         // steps between progress lines
-  int64_t results_every = 10;    // steps between rewrites of results.h5
-  bool overwrite = false;        // a fresh run may replace another run's checkpoints in dir
+  int64_t checkpoint_every = 0;     // steps between checkpoints; 0 = none
+  int64_t keep = 2;                 // checkpoints kept on disk
+  int64_t log_every = 1;            // steps between progress lines
+  int64_t results_every = 10;       // steps between rewrites of results.h5
+  bool overwrite = false;           // a fresh run may replace another run's checkpoints in dir
+  bool trace = false;               // write trace.json, the timeline of the trace_steps
+  std::string trace_steps = "2-3";  // 1-based steps and ranges, e.g. "2-3,10"
 };
+
+// Steps first..last (1-based, inclusive).
+struct StepRange {
+  int64_t first = 0, last = 0;
+};
+// Parses a step list ("2", "2-3,10"); returns "" and fills `out`, or what is wrong with it.
+std::string parse_step_ranges(const std::string& text, std::vector<StepRange>* out);
 
 struct Deck {
   ModelConfig model;

@@ -48,6 +48,8 @@ std::string KeySpec::expected() const {
     }
     case Kind::Stage:
       return "an integer in 0..3 or \"all\"";
+    case Kind::Steps:
+      return "a step number (from 1) or a string of steps and ranges such as \"2-3,10\"";
   }
   return "";
 }
@@ -116,6 +118,13 @@ std::string check_value(const KeySpec& spec, const RawValue& v) {
       if (v.type != RawValue::Type::Integer) return wrong_type();
       if (v.integer < 0 || v.integer > 3) return out_of_range();
       return "";
+    case Kind::Steps: {
+      if (v.type == RawValue::Type::Integer) return v.integer >= 1 ? "" : out_of_range();
+      if (v.type != RawValue::Type::String) return wrong_type();
+      std::vector<StepRange> ranges;
+      const std::string error = parse_step_ranges(v.text, &ranges);
+      return error.empty() ? "" : fmt::format("{}: expected {}", error, spec.expected());
+    }
   }
   return "";
 }
@@ -288,6 +297,16 @@ void add_data_and_output_keys(std::vector<KeySpec>& s) {
   s.push_back(make_bool("output", "overwrite", &Deck::output, &OutputConfig::overwrite,
                         "a fresh run (no train.resume) may replace the checkpoints of another run "
                         "in output.dir; otherwise it is refused"));
+  s.push_back(make_bool("output", "trace", &Deck::output, &OutputConfig::trace,
+                        "write trace.json (Chrome trace-event format: Perfetto, chrome://tracing), "
+                        "the timeline of output.trace_steps on every rank"));
+  KeySpec steps = spec("output", "trace_steps", Kind::Steps,
+                       "the steps output.trace records (1-based), e.g. 3 or \"2-3,10\"");
+  steps.set = [](Deck& d, const RawValue& v) {
+    d.output.trace_steps = v.type == RawValue::Type::Integer ? std::to_string(v.integer) : v.text;
+  };
+  steps.get = [](const Deck& d) { return toml_quote(d.output.trace_steps); };
+  s.push_back(steps);
 }
 
 // Every deck key, in the order `zeromini schema` lists them.

@@ -25,8 +25,8 @@ namespace zm {
 namespace {
 
 constexpr int kPhases = kStepPhases;
-const std::vector<std::string> kPhaseNames = {"forward", "backward", "comm_wait", "optimizer",
-                                              "total"};
+const std::vector<std::string> kPhaseNames = {
+    "forward", "backward", "comm_wait", "optimizer", "total", "comm_exposed", "comm_in_flight"};
 
 std::string utc_now() {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -103,8 +103,10 @@ void ResultsWriter::begin_stage(int stage, int64_t first_step, const std::string
 }
 
 void ResultsWriter::record_step(const StepRecord& record) {
-  const double mine[kPhases] = {record.times.forward, record.times.backward, record.times.comm_wait,
-                                record.times.optimizer, record.times.total};
+  const double mine[kPhases] = {record.times.forward,     record.times.backward,
+                                record.times.comm_wait,   record.times.optimizer,
+                                record.times.total,       record.exposure.exposed,
+                                record.exposure.in_flight};
   std::vector<double> all(static_cast<size_t>(kPhases * ranks_));
   if (io_fault_planned("stall_gather", rank_, record.step + 1))
     stop_this_process("the results gather");
@@ -150,6 +152,7 @@ void ResultsWriter::end_stage(const StageResult& result) {
     }
   }
   s.tokens_per_second_per_rank = result.tokens_per_second_per_rank;
+  s.overlap_efficiency = result.overlap_efficiency;
   s.complete = true;
   figure_of_merit_ = result.tokens_per_second_per_rank;
 }
@@ -196,6 +199,8 @@ void ResultsWriter::write_stage(hid_t file, const ResultsStage& s) const {
   }
   if (!s.complete) return;
   h5::write_attr(group, "tokens_per_second_per_rank", s.tokens_per_second_per_rank);
+  // comm/exposure.hpp: 1 - exposed / in flight over the timed steps and ranks (NaN: none).
+  h5::write_attr(group, "overlap_efficiency", s.overlap_efficiency);
   const auto categories = names(kMemCategories, category_name);
   const auto ops = names(kCommOps, op_name);
   auto with_units = [&](const std::string& name, const std::string& units,

@@ -5,12 +5,14 @@
 //                figure_of_merit and figure_of_merit_units (at the end)
 //   /stage_<s>/  step, loss, grad_norm, lr                (rows; step is the 1-based optimizer
 //                                                         step each row measured)
-//                step_times                              (rows, ranks, 5) seconds: forward,
-//                                                        backward, comm_wait, optimizer, total
+//                step_times                              (rows, ranks, 7) seconds: forward,
+//                                                        backward, comm_wait, optimizer, total,
+//                                                        comm_exposed, comm_in_flight
 //                memory_allocated, memory_peak           (ranks, 6) bytes, by category
 //                comm_calls, comm_bytes, comm_seconds    (ranks, 5) by collective kind
 //                segment_first_step, attribute segments  one entry per run that wrote rows
-//                attributes: stage, steps_completed, tokens_per_second_per_rank, ...
+//                attributes: stage, steps_completed, tokens_per_second_per_rank,
+//                overlap_efficiency, ...
 // A run resumed into the same directory keeps the earlier runs' rows (results_history.hpp): rows
 // after the step it resumed from are replaced by its own (the same steps, computed again).
 // Rank 0 writes; the file is rewritten every `output.results_every` steps and at the end under a

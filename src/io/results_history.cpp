@@ -31,6 +31,16 @@ void widen(ResultsStage& s, int ranks) {
   s.time_ranks = ranks;
 }
 
+// Rows of an older file (five columns per rank) re-laid with the exposure columns, NaN.
+std::vector<double> with_exposure_columns(const std::vector<double>& times) {
+  const size_t old_width = kStepPhasesBeforeExposure, cells = times.size() / old_width;
+  std::vector<double> out(cells * kStepPhases, kNaN);
+  for (size_t c = 0; c < cells; ++c)
+    std::copy_n(times.begin() + static_cast<std::ptrdiff_t>(c * old_width), old_width,
+                out.begin() + static_cast<std::ptrdiff_t>(c * kStepPhases));
+  return out;
+}
+
 std::vector<int64_t> as_int64(const std::vector<double>& values) {
   return std::vector<int64_t>(values.begin(), values.end());
 }
@@ -45,6 +55,8 @@ ResultsStage read_stage(hid_t file, int stage) {
   s.lr = h5::read_doubles(group, "lr", dims);
   s.step_times = h5::read_doubles(group, "step_times", dims);
   s.time_ranks = dims.size() == 3 ? static_cast<int>(dims[1]) : 0;
+  if (dims.size() == 3 && dims[2] == kStepPhasesBeforeExposure)
+    s.step_times = with_exposure_columns(s.step_times);
   // Files from before rows carried their step number: rows 1..n.
   if (h5::exists(group, "step")) {
     s.step = as_int64(h5::read_doubles(group, "step", dims));

@@ -8,7 +8,10 @@
 
 namespace zm {
 
-constexpr int kStepPhases = 5;  // forward, backward, comm_wait, optimizer, total
+// forward, backward, comm_wait, optimizer, total, comm_exposed, comm_in_flight (seconds)
+constexpr int kStepPhases = 7;
+// Files written before exposure was measured have the first five only.
+constexpr int kStepPhasesBeforeExposure = 5;
 
 struct ResultsStage {
   int stage = 0;
@@ -19,6 +22,7 @@ struct ResultsStage {
   std::vector<int64_t> memory_allocated, memory_peak;        // ranks x categories
   std::vector<double> comm_calls, comm_bytes, comm_seconds;  // ranks x ops
   double tokens_per_second_per_rank = 0;
+  double overlap_efficiency = 0;
   bool complete = false;
   // One per run that wrote rows: its first step (1-based) and a line describing it.
   std::vector<int64_t> segment_first_step;

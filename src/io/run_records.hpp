@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "comm/exposure.hpp"
 #include "core/memory.hpp"
 
 namespace zm {
@@ -25,7 +26,8 @@ struct StepRecord {
   double lr = 0;
   bool finite = true;  // loss and gradient norm are finite (else no update was made)
   StepTimes times;
-  CommStats comm;  // this step's collectives on this rank
+  CommStats comm;         // this step's collectives on this rank
+  CommExposure exposure;  // this step's exposed and in-flight communication on this rank
 };
 
 struct StageResult {
@@ -41,6 +43,11 @@ struct StageResult {
   double mean_step_seconds = 0;
   StepTimes mean_times;
   CommStats comm_per_step;  // mean per step on this rank
+  // Rank 0 only: every rank's exposed and in-flight communication per step ([rank][step]), their
+  // means over the timed steps and ranks, and 1 - sum(exposed) / sum(in flight) over the same.
+  std::vector<std::vector<CommExposure>> exposure_by_rank;
+  CommExposure mean_exposure;
+  double overlap_efficiency = 0.0;
   bool stopped_non_finite = false;
 };
 

@@ -19,6 +19,32 @@ std::string json_number(double value) {
   return fmt::format("{}", value);
 }
 
+// Per-rank lists of one figure over the steps: [[rank 0's...], [rank 1's...]].
+std::string by_rank(const StageResult& s, double CommExposure::*figure) {
+  std::string out = "[";
+  for (size_t r = 0; r < s.exposure_by_rank.size(); ++r) {
+    out += r ? ", [" : "[";
+    for (size_t i = 0; i < s.exposure_by_rank[r].size(); ++i)
+      out += fmt::format("{}{}", i ? ", " : "", json_number(s.exposure_by_rank[r][i].*figure));
+    out += "]";
+  }
+  return out + "]";
+}
+
+// comm/exposure.hpp defines the figures; README, "Exposed communication".
+std::string exposure_json(const StageResult& s) {
+  std::string steps;
+  for (size_t i = 0; i < s.steps.size(); ++i)
+    steps += fmt::format("{}{}", i ? ", " : "", s.steps[i].step + 1);
+  return fmt::format(
+      "      \"comm_exposure\": {{\"exposed_seconds\": {}, \"in_flight_seconds\": {}, "
+      "\"overlap_efficiency\": {},\n        \"steps\": [{}],\n"
+      "        \"exposed_seconds_by_rank\": {},\n        \"in_flight_seconds_by_rank\": {}}}\n",
+      json_number(s.mean_exposure.exposed), json_number(s.mean_exposure.in_flight),
+      json_number(s.overlap_efficiency), steps, by_rank(s, &CommExposure::exposed),
+      by_rank(s, &CommExposure::in_flight));
+}
+
 }  // namespace
 
 void write_summary_json(const std::string& path, const Deck& deck, const RunOutcome& outcome,
@@ -79,7 +105,8 @@ void write_summary_json(const std::string& path, const Deck& deck, const RunOutc
     for (int op = 0; op < kCommOps; ++op)
       out += fmt::format("{}\"{}\": {}", op ? ", " : "", comm_op_name(static_cast<CommOp>(op)),
                          json_number(s.comm_per_step.ops[static_cast<size_t>(op)].bytes));
-    out += "}\n";
+    out += "},\n";
+    out += exposure_json(s);
     out += fmt::format("    }}{}\n", i + 1 < results.size() ? "," : "");
   }
   out += "  ],\n";

@@ -1,6 +1,7 @@
 #include "model/gpt.hpp"
 
 #include "core/error.hpp"
+#include "core/trace.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/crossentropy.hpp"
 #include "kernels/elementwise.hpp"
@@ -110,19 +111,24 @@ double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch) {
   const ModelConfig& c = layout_->config();
   const int64_t B = B_, T = T_, C = c.dim, N = B * T, V = c.vocab, Vp = c.padded_vocab();
 
+  // Each unit's part is a profiling region and a trace event, its parameter wait included.
   // Embeddings.
   const UnitEvent embed{layout_->embedding_unit(), UnitUse::Forward};
-  const Real* emb = units.acquire(embed);
-  k::encoder_forward(encoded_.data(), batch.inputs, emb + layout_->wte_offset(),
-                     emb + layout_->wpe_offset(), B, T, C);
-  units.release(embed);
-  units.poll();
+  {
+    TraceScope scope(TraceKind::Compute, "forward embedding", embed.unit);
+    const Real* emb = units.acquire(embed);
+    k::encoder_forward(encoded_.data(), batch.inputs, emb + layout_->wte_offset(),
+                       emb + layout_->wpe_offset(), B, T, C);
+    units.release(embed);
+    units.poll();
+  }
 
   // Transformer blocks.
   const Real* residual = encoded_.data();
   for (size_t l = 0; l < layers_.size(); ++l) {
     LayerActs& a = layers_[l];
     const UnitEvent event{layout_->block_unit(static_cast<int>(l)), UnitUse::Forward};
+    TraceScope scope(TraceKind::Compute, "forward block " + std::to_string(l), event.unit);
     const Real* p = units.acquire(event);
     block_forward(a, p, residual, units);
     units.release(event);
@@ -132,12 +138,17 @@ double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch) {
 
   // Final LayerNorm.
   const UnitEvent norm{layout_->final_norm_unit(), UnitUse::Forward};
-  const Real* pf = units.acquire(norm);
-  k::layernorm_forward(lnf_.data(), lnf_mean_.data(), lnf_rstd_.data(), residual, pf, pf + C, N, C);
-  units.release(norm);
+  {
+    TraceScope scope(TraceKind::Compute, "forward final_norm", norm.unit);
+    const Real* pf = units.acquire(norm);
+    k::layernorm_forward(lnf_.data(), lnf_mean_.data(), lnf_rstd_.data(), residual, pf, pf + C, N,
+                         C);
+    units.release(norm);
+  }
 
   // LM head (tied to wte) and loss. The embedding unit stays acquired through the head's
   // backward, which comes right after.
+  TraceScope scope(TraceKind::Compute, "forward head", layout_->embedding_unit());
   head_params_ = units.acquire({layout_->embedding_unit(), UnitUse::Head});
   k::matmul_forward<Real>(logits_.data(), lnf_.data(), head_params_ + layout_->wte_offset(),
                           nullptr, N, C, Vp);
@@ -187,6 +198,24 @@ void GPT<Real>::block_backward(LayerActs& a, const Real* p, Real* g, const Real*
                         p + o.ln1_w, a.ln1_mean.data(), a.ln1_rstd.data(), N, C, partials);
 }
 
+// The final LayerNorm's backward: dresidual starts as the gradient of the last block's output.
+template <typename Real>
+void GPT<Real>::final_norm_backward(UnitAccess<Real>& units) {
+  const int64_t C = layout_->config().dim, N = B_ * T_;
+  const Real* last_residual = layers_.empty() ? encoded_.data() : layers_.back().residual3.data();
+  const int norm_unit = layout_->final_norm_unit();
+  TraceScope scope(TraceKind::Compute, "backward final_norm", norm_unit);
+  const UnitEvent norm{norm_unit, UnitUse::Backward};
+  const Real* pf = units.acquire(norm);
+  Real* gf = units.grads(norm_unit);
+  kernels::fill(dresidual_.data(), N * C, Real(0));
+  kernels::layernorm_backward(dresidual_.data(), gf, gf + C, dbtc_.data(), last_residual, pf,
+                              lnf_mean_.data(), lnf_rstd_.data(), N, C, column_partials_.data());
+  units.release(norm);
+  units.grads_ready(norm_unit);
+  units.poll();
+}
+
 template <typename Real>
 void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
   namespace k = kernels;
@@ -195,33 +224,25 @@ void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
   const int embed_unit = layout_->embedding_unit();
   // Scratch gradients are written whole by the kernel that produces them: no zeroing pass.
   constexpr k::GradWrite overwrite = k::GradWrite::Overwrite;
-  Stat* partials = column_partials_.data();
 
   // LM head and loss: d(mean loss)/d(logit) = (p - onehot) / N.
   const UnitEvent head_event{embed_unit, UnitUse::Head};
   const Real* head = head_params_;  // acquired in the forward, held until here
   ZM_ASSERT(head != nullptr, "backward without a forward");
   Real* dembed = units.grads(embed_unit);
-  k::softmax_crossentropy_backward(logits_.data(), batch.targets,
-                                   Real(1.0f / static_cast<float>(N)), N, V, Vp);
-  k::matmul_backward<Real>(dbtc_.data(), dembed + layout_->wte_offset(), nullptr, logits_.data(),
-                           lnf_.data(), head + layout_->wte_offset(), N, C, Vp, nullptr, overwrite);
-  units.release(head_event);
-  head_params_ = nullptr;
-  units.poll();
+  {
+    TraceScope scope(TraceKind::Compute, "backward head", embed_unit);
+    k::softmax_crossentropy_backward(logits_.data(), batch.targets,
+                                     Real(1.0f / static_cast<float>(N)), N, V, Vp);
+    k::matmul_backward<Real>(dbtc_.data(), dembed + layout_->wte_offset(), nullptr, logits_.data(),
+                             lnf_.data(), head + layout_->wte_offset(), N, C, Vp, nullptr,
+                             overwrite);
+    units.release(head_event);
+    head_params_ = nullptr;
+    units.poll();
+  }
 
-  // Final LayerNorm: dresidual starts as the gradient of the last block's output.
-  const Real* last_residual = layers_.empty() ? encoded_.data() : layers_.back().residual3.data();
-  const int norm_unit = layout_->final_norm_unit();
-  const UnitEvent norm{norm_unit, UnitUse::Backward};
-  const Real* pf = units.acquire(norm);
-  Real* gf = units.grads(norm_unit);
-  k::fill(dresidual_.data(), N * C, Real(0));
-  k::layernorm_backward(dresidual_.data(), gf, gf + C, dbtc_.data(), last_residual, pf,
-                        lnf_mean_.data(), lnf_rstd_.data(), N, C, partials);
-  units.release(norm);
-  units.grads_ready(norm_unit);
-  units.poll();
+  final_norm_backward(units);
 
   // Blocks, last to first. dresidual_ carries the gradient of the residual stream.
   for (int l = static_cast<int>(layers_.size()) - 1; l >= 0; --l) {
@@ -230,6 +251,7 @@ void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
         l == 0 ? encoded_.data() : layers_[static_cast<size_t>(l - 1)].residual3.data();
     const int unit = layout_->block_unit(l);
     const UnitEvent event{unit, UnitUse::Backward};
+    TraceScope scope(TraceKind::Compute, "backward block " + std::to_string(l), unit);
     const Real* p = units.acquire(event);
     Real* g = units.grads(unit);
 
@@ -240,6 +262,7 @@ void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
   }
 
   // Embeddings: needs no parameters, only their gradients (wte's already holds the head's part).
+  TraceScope scope(TraceKind::Compute, "backward embedding", embed_unit);
   k::encoder_backward(dembed + layout_->wte_offset(), dembed + layout_->wpe_offset(),
                       dresidual_.data(), batch.input_groups, B, T, C);
   units.grads_ready(embed_unit);

@@ -112,6 +112,7 @@ class GPT {
   friend std::vector<BufferSpec> gpt_buffer_plan(const ModelConfig&, int64_t, int64_t, int);
 
   void block_forward(LayerActs& a, const Real* p, const Real* residual, UnitAccess<Real>& units);
+  void final_norm_backward(UnitAccess<Real>& units);
   void block_backward(LayerActs& a, const Real* p, Real* g, const Real* residual,
                       UnitAccess<Real>& units);
 

@@ -12,9 +12,12 @@
 #include "core/log.hpp"
 #include "core/stop_signal.hpp"
 #include "core/text.hpp"
+#include "core/trace.hpp"
 #include "io/checkpoint.hpp"
 #include "io/output_dir.hpp"
 #include "io/results_file.hpp"
+#include "io/trace_file.hpp"
+#include "train/exposure_figures.hpp"
 #include "train/memory_check.hpp"
 
 namespace zm {
@@ -75,12 +78,23 @@ struct RunSetup {
   std::string resume;  // the checkpoint to start from, or ""
   bool checkpoints;    // write checkpoints at the deck's cadence
   ResultsWriter* results;
+  TraceWriter* trace;  // output.trace, or nullptr
 };
+
+// The trace's window (the traced step and what followed it) goes to trace.json.
+void write_trace_window(const RunSetup& run, const std::string& when) {
+  if (!run.trace || !Tracer::get().active()) return;
+  RunPhase phase("trace write " + when);
+  run.trace->write_window();
+}
 
 // train.resume and the checkpoint cadence, checked against the stages the deck asks for.
 RunSetup check_run_options(const Deck& deck, Communicator& comm, bool write_outputs) {
-  RunSetup setup{deck, comm, resolve_resume(deck),
+  RunSetup setup{deck,
+                 comm,
+                 resolve_resume(deck),
                  write_outputs && deck.output.checkpoint_every > 0 && !deck.zero.all_stages,
+                 nullptr,
                  nullptr};
   if (!setup.resume.empty() && deck.zero.all_stages)
     fail("train.resume = \"{}\": resuming needs a single zero.stage, not \"all\"",
@@ -134,11 +148,13 @@ RunEnd after_step(Trainer& trainer, const RunSetup& run, int stage, int64_t s) {
   const int stop = stop_agreed(run.comm, fmt::format("after step {}", s + 1));
   const bool last = s + 1 == deck.train.steps;
   if (run.checkpoints && ((s + 1) % deck.output.checkpoint_every == 0 || last || stop)) {
+    TraceScope scope(TraceKind::Io, "checkpoint");
     const std::string path = write_checkpoint(trainer.engine(), deck, s + 1);
     log_root("[stage {}] checkpoint {}\n", stage, path);
   }
   if (run.results && ((s + 1) % deck.output.results_every == 0 || last)) {
     RunPhase phase(fmt::format("results write after step {}", s + 1));
+    TraceScope scope(TraceKind::Io, "results");
     run.results->flush("running");
   }
   if (!stop) return RunEnd::Completed;
@@ -171,6 +187,7 @@ RunEnd run_steps(Trainer& trainer, const RunSetup& run, StageResult& result, int
     return RunEnd::NotStarted;
   }
   for (int64_t s = first_step; s < deck.train.steps; ++s) {
+    write_trace_window(run, fmt::format("before step {}", s + 1));
     StepRecord record;
     {
       RunPhase phase(fmt::format("step {} (forward, backward, optimizer)", s + 1));
@@ -225,8 +242,10 @@ StageResult run_stage(const RunSetup& run, int stage, RunEnd& end) {
     const int64_t first_step = start_or_resume(trainer, run, stage);
     if (run.results) run.results->begin_stage(stage, first_step, run.resume);
     end = run_steps(trainer, run, result, first_step);
+    write_trace_window(run, fmt::format("at the end of stage {}", stage));
     result.memory = memory_ledger().figures();
     result.memory_by_rank = gather_memory_figures(result.memory, run.comm);
+    gather_exposure(result, run.comm);
   }
   summarise(result);
   if (run.results) run.results->end_stage(result);
@@ -240,12 +259,15 @@ RunOutcome run_training(const Deck& deck, Communicator& comm, bool write_outputs
   RunSetup run = check_run_options(deck, comm, write_outputs);
   std::unique_ptr<OutputDirectory> owned_dir;
   std::unique_ptr<ResultsWriter> results;
+  std::unique_ptr<TraceWriter> trace;
   if (write_outputs) {
     RunPhase phase("opening " + deck.output.dir);
     owned_dir = std::make_unique<OutputDirectory>(deck, comm.mpi_comm());
     results = open_results(run);
+    if (deck.output.trace) trace = std::make_unique<TraceWriter>(deck, comm);
   }
   run.results = results.get();
+  run.trace = trace.get();
   try {
     for (int stage : deck.stages()) {
       outcome.stages.push_back(run_stage(run, stage, outcome.end));
@@ -258,6 +280,11 @@ RunOutcome run_training(const Deck& deck, Communicator& comm, bool write_outputs
       } catch (const IoError&) {
       }
     throw;
+  }
+  if (trace) {
+    RunPhase phase("final trace write");
+    trace->finish();
+    log_root("Trace: {} (open with ui.perfetto.dev or chrome://tracing)\n", trace->path());
   }
   if (results) {
     RunPhase phase("final results write");

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 
 #include "core/log.hpp"
@@ -13,6 +14,11 @@ namespace zm {
 namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
+
+// Overlap efficiency as a percentage, "-" where nothing was in flight.
+std::string percent_or_dash(double fraction) {
+  return std::isfinite(fraction) ? fmt::format("{:.1f}", 100.0 * fraction) : std::string("-");
+}
 
 }  // namespace
 
@@ -44,22 +50,24 @@ void print_summary(const Deck& deck, const std::vector<StageResult>& results) {
                                              "activ",  "commbuf", "work"};
   static_assert(std::size(kMemoryHeadings) == kMemCategories, "a heading per memory category");
   constexpr CommOp kReportedOps[] = {CommOp::AllReduce, CommOp::ReduceScatter, CommOp::AllGather};
-  std::string heading = fmt::format("{:>5} {:>12} {:>9} {:>8} {:>8} {:>8} {:>8} |", "stage",
-                                    "tok/s/rank", "step ms", "fwd", "bwd", "comm", "opt");
+  std::string heading =
+      fmt::format("{:>5} {:>12} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>6} |", "stage", "tok/s/rank",
+                  "step ms", "fwd", "bwd", "comm", "exposed", "opt", "ovlp%");
   for (const char* name : kMemoryHeadings) heading += fmt::format(" {:>9}", name);
   heading +=
       fmt::format(" {:>9} | {:>10} {:>10} {:>10}", "peak", "allreduce", "reducescat", "allgather");
   log_root("{}\n", heading);
-  log_root("{:>5} {:>12} {:>9} {:>8} {:>8} {:>8} {:>8} | {:>69} | {:>32}\n", "", "", "", "", "", "",
-           "", "MiB per rank (peak)", "MiB moved per rank per step");
+  log_root("{:>5} {:>12} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>6} | {:>69} | {:>32}\n", "", "", "",
+           "", "", "", "", "", "", "MiB per rank (peak)", "MiB moved per rank per step");
   for (const StageResult& s : results) {
     const MemoryFigures worst = largest_over_ranks(s.memory_by_rank);
     auto mib = [](size_t bytes) { return static_cast<double>(bytes) / kMiB; };
     std::string line =
-        fmt::format("{:>5} {:>12} {:>9.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} |", s.stage,
-                    thousands(s.tokens_per_second_per_rank), s.mean_times.total * 1e3,
+        fmt::format("{:>5} {:>12} {:>9.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>6} |",
+                    s.stage, thousands(s.tokens_per_second_per_rank), s.mean_times.total * 1e3,
                     s.mean_times.forward * 1e3, s.mean_times.backward * 1e3,
-                    s.mean_times.comm_wait * 1e3, s.mean_times.optimizer * 1e3);
+                    s.mean_times.comm_wait * 1e3, s.mean_exposure.exposed * 1e3,
+                    s.mean_times.optimizer * 1e3, percent_or_dash(s.overlap_efficiency));
     for (size_t peak : worst.peak) line += fmt::format(" {:>9.2f}", mib(peak));
     line += fmt::format(" {:>9.2f} |", mib(worst.peak_total));
     for (CommOp op : kReportedOps)

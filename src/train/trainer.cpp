@@ -1,9 +1,12 @@
 #include "train/trainer_typed.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 
 #include "core/error.hpp"
 #include "core/timer.hpp"
+#include "core/trace.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/matmul.hpp"
 #include "zero/run_plan.hpp"
@@ -101,17 +104,27 @@ double TrainerT<Real>::forward_backward(int64_t step, Fault fault, StepTimes& ti
     data_->sequences(first_sequence(step, micro, accum, comm_->size(), comm_->rank(), B), B,
                      host_inputs_.data(), host_targets_.data());
     const Batch batch = model_.upload(host_inputs_.data(), host_targets_.data());
+    Tracer::get().set_micro(micro);
 
     double start = wall_seconds();
-    loss_sum += model_.forward(*engine_, batch);
-    Kokkos::fence();
+    {
+      ProfileRegion region("forward");
+      loss_sum += model_.forward(*engine_, batch);
+      Kokkos::fence();
+    }
     times.forward += wall_seconds() - start;
 
     start = wall_seconds();
-    model_.backward(*engine_, batch);
-    if (micro + 1 == accum) engine_->finish_backward();
-    if (micro + 1 == accum && fault == Fault::NaN) engine_->poison_gradient();
-    Kokkos::fence();
+    {
+      ProfileRegion region("backward");
+      model_.backward(*engine_, batch);
+      if (micro + 1 == accum) {
+        TraceScope scope(TraceKind::Compute, "finish_backward");
+        engine_->finish_backward();
+      }
+      if (micro + 1 == accum && fault == Fault::NaN) engine_->poison_gradient();
+      Kokkos::fence();
+    }
     times.backward += wall_seconds() - start;
   }
   return loss_sum;
@@ -126,7 +139,7 @@ void TrainerT<Real>::reduce_step_stats(double loss_sum, double micro_batches, St
   stats_host(0) = static_cast<float>(loss_sum);
   stats_host(1) = static_cast<float>(sumsq);
   Kokkos::deep_copy(stats_.view(), stats_host);
-  comm_->all_reduce_sum(stats_.data(), kStepStatsCount, DType::F32);
+  comm_->all_reduce_sum(stats_.data(), kStepStatsCount, DType::F32, {-1, CommPurpose::Stats});
   Kokkos::deep_copy(stats_host, stats_.view());
   record.loss = static_cast<double>(stats_host(0)) / micro_batches;
   record.grad_norm = std::sqrt(static_cast<double>(stats_host(1))) / micro_batches;
@@ -144,14 +157,23 @@ StepRecord TrainerT<Real>::step(int64_t step) {
   const Fault fault = injected_fault(comm_->rank(), step);
   if (fault == Fault::Kill || fault == Fault::Stall) enact_fault(fault);
 
-  Kokkos::fence();
+  comm_->begin_step_records();  // fences
+  Tracer::get().begin_step(engine_->stage(), step + 1);
   const double step_start = wall_seconds();
-  const double loss_sum = forward_backward(step, fault, record.times);
+  double optimizer_start = 0.0;
+  {
+    TraceScope step_scope(TraceKind::Step, "step", -1, fmt::format("step {}", step + 1));
+    const double loss_sum = forward_backward(step, fault, record.times);
 
-  const double optimizer_start = wall_seconds();
-  const double micro_batches = static_cast<double>(comm_->size() * t.grad_accum);
-  reduce_step_stats(loss_sum, micro_batches, record);
-  if (record.finite) engine_->optimizer_step(optimizer_settings(t, record, micro_batches, step));
+    optimizer_start = wall_seconds();
+    const double micro_batches = static_cast<double>(comm_->size() * t.grad_accum);
+    {
+      TraceScope scope(TraceKind::Compute, "grad_stats");
+      reduce_step_stats(loss_sum, micro_batches, record);
+    }
+    TraceScope scope(TraceKind::Compute, "optimizer");
+    if (record.finite) engine_->optimizer_step(optimizer_settings(t, record, micro_batches, step));
+  }
   Kokkos::fence();
   const double end = wall_seconds();
   record.times.optimizer = end - optimizer_start;
@@ -159,6 +181,10 @@ StepRecord TrainerT<Real>::step(int64_t step) {
 
   record.comm = stats_between(comm_before, comm_->stats());
   record.times.comm_wait = record.comm.total().seconds;
+  const std::vector<CollectiveTimes> collectives = comm_->end_step_records();
+  record.exposure = exposure_of(collectives);
+  add_to_trace(collectives);
+  Tracer::get().resolve_stamps();
   return record;
 }
 

@@ -260,8 +260,9 @@ void ZeroEngineT<Real>::post_parameter_gather(int u) {
   const UnitPartition& p = plan_->unit(u);
   Real* full = param_at(u, 0);
   parameter_gathers_.push_back(comm_->iall_gather(full + rank_ * p.shard, full,
-                                                  static_cast<size_t>(p.shard), dtype_of<Real>()));
-  if (!deck_->zero.overlap) parameter_gathers_.back().wait();
+                                                  static_cast<size_t>(p.shard), dtype_of<Real>(),
+                                                  {u, CommPurpose::ParamGather}));
+  if (!deck_->zero.overlap) parameter_gathers_.back().wait(true);  // no overlap: blocking
 }
 
 template <typename Real>

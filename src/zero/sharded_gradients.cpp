@@ -101,7 +101,8 @@ void ShardedGradients<Real>::unit_ready(int unit, ZeroEngineT<Real>& engine, boo
     op.accumulate_from = recv;
   }
   op.request = engine.comm().ireduce_scatter_sum(buckets_[static_cast<size_t>(bucket)].data(), recv,
-                                                 static_cast<size_t>(p.shard), dtype_of<Real>());
+                                                 static_cast<size_t>(p.shard), dtype_of<Real>(),
+                                                 {unit, CommPurpose::GradReduce});
   in_flight_.push_back(std::move(op));
   if (!overlap) complete(in_flight_.back(), engine);
 }

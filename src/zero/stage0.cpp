@@ -67,9 +67,10 @@ void Stage0<Real>::grads_ready(int unit) {
     const UnitPartition& lo = this->plan_->unit(bucket.lo);
     const UnitPartition& hi = this->plan_->unit(bucket.hi);
     const size_t count = static_cast<size_t>(hi.padded_offset + hi.padded - lo.padded_offset);
-    in_flight_.push_back(
-        this->comm_->iall_reduce_sum(this->grad_at(bucket.lo, 0), count, dtype_of<Real>()));
-    if (!this->deck_->zero.overlap) in_flight_.back().wait();
+    in_flight_.push_back(this->comm_->iall_reduce_sum(this->grad_at(bucket.lo, 0), count,
+                                                      dtype_of<Real>(),
+                                                      {bucket.lo, CommPurpose::GradReduce}));
+    if (!this->deck_->zero.overlap) in_flight_.back().wait(true);  // no overlap: blocking
   }
 }
 

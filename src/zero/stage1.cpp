@@ -29,8 +29,9 @@ void Stage1<Real>::grads_ready(int unit) {
   const UnitPartition& p = this->plan_->unit(unit);
   Real* full = this->grad_at(unit, 0);
   in_flight_.push_back(this->comm_->ireduce_scatter_sum(
-      full, full + this->rank_ * p.shard, static_cast<size_t>(p.shard), dtype_of<Real>()));
-  if (!this->deck_->zero.overlap) in_flight_.back().wait();
+      full, full + this->rank_ * p.shard, static_cast<size_t>(p.shard), dtype_of<Real>(),
+      {unit, CommPurpose::GradReduce}));
+  if (!this->deck_->zero.overlap) in_flight_.back().wait(true);  // no overlap: blocking
 }
 
 template class Stage1<float>;

@@ -94,9 +94,9 @@ void Stage3<Real>::post_gathers() {
     const int unit = schedule_[static_cast<size_t>(next_gather_)].unit;
     const UnitPartition& p = this->plan_->unit(unit);
     slot.event = next_gather_;
-    slot.gather =
-        this->comm_->iall_gather(this->param_at(unit, this->rank_ * p.shard), slot.buffer.data(),
-                                 static_cast<size_t>(p.shard), dtype_of<Real>());
+    slot.gather = this->comm_->iall_gather(this->param_at(unit, this->rank_ * p.shard),
+                                           slot.buffer.data(), static_cast<size_t>(p.shard),
+                                           dtype_of<Real>(), {unit, CommPurpose::ParamGather});
     ++next_gather_;
   }
 }

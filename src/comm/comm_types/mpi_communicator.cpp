@@ -90,7 +90,7 @@ int64_t MpiCommunicator::next_sequence() {
   return counted_ ? Watchdog::get().next_sequence() : kLocalRegion;
 }
 
-void MpiCommunicator::progress() {
+void MpiCommunicator::do_progress() {
   // Any call into the MPI library advances its outstanding non-blocking collectives.
   int flag = 0;
   MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm_, &flag, MPI_STATUS_IGNORE);

@@ -25,7 +25,7 @@ class MpiCommunicator : public Communicator {
   int size() const override { return size_; }
   std::string name() const override { return "mpi"; }
   MPI_Comm mpi_comm() const override { return comm_; }
-  void progress() override;
+  void do_progress() override;
   void set_timeout(double seconds) override;
 
   // Whether device buffers go to MPI directly (GPU-aware MPI) or through host staging.

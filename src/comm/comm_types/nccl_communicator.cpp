@@ -43,6 +43,7 @@ class NcclPendingOp : public detail::PendingOp {
     release();
     return true;
   }
+  bool stream_ordered() const override { return true; }
   // Stream-ordered: work queued on the default stream from now on sees the result.
   void wait() override {
     if (!done_) return;
@@ -94,6 +95,8 @@ NcclCommunicator::~NcclCommunicator() {
 void NcclCommunicator::order_after_compute() {
   check_cuda(cudaEventRecord(ready_, compute_stream_), "cudaEventRecord", rank_);
   check_cuda(cudaStreamWaitEvent(stream_, ready_, 0), "cudaStreamWaitEvent", rank_);
+  // The collective starts when the communication stream reaches it.
+  posted_ = stream_stamp(stream_);
 }
 
 std::unique_ptr<detail::PendingOp> NcclCommunicator::finish_post(ncclResult_t result,
@@ -103,7 +106,10 @@ std::unique_ptr<detail::PendingOp> NcclCommunicator::finish_post(ncclResult_t re
   cudaEvent_t done = nullptr;
   check_cuda(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreate", rank_);
   check_cuda(cudaEventRecord(done, stream_), "cudaEventRecord", rank_);
-  return std::make_unique<NcclPendingOp>(done, compute_stream_, rank_);
+  auto pending = std::make_unique<NcclPendingOp>(done, compute_stream_, rank_);
+  pending->device_posted = posted_;
+  pending->device_completed = stream_stamp(stream_);
+  return pending;
 }
 
 std::unique_ptr<detail::PendingOp> NcclCommunicator::post_all_reduce(void* data, size_t count,

@@ -46,6 +46,7 @@ class NcclCommunicator : public Communicator {
   cudaStream_t stream_ = nullptr;          // communication stream
   cudaStream_t compute_stream_ = nullptr;  // Kokkos' default execution space
   cudaEvent_t ready_ = nullptr;
+  Stamp posted_;  // the stream stamp before the collective being posted
   double timeout_ = 300.0;
 };
 

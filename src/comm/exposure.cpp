@@ -1,0 +1,59 @@
+#include "comm/exposure.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+
+#include "core/trace.hpp"
+
+namespace zm {
+
+CommExposure exposure_of(const std::vector<CollectiveTimes>& collectives) {
+  CommExposure out;
+  std::vector<std::pair<double, double>> intervals;
+  intervals.reserve(collectives.size());
+  for (const CollectiveTimes& c : collectives) {
+    if (c.waited) out.exposed += std::max(0.0, c.wait_end - c.wait_begin);
+    intervals.emplace_back(c.posted, std::max(c.posted, c.completed));
+  }
+  std::sort(intervals.begin(), intervals.end());
+  double covered_to = -INFINITY;
+  for (const auto& [begin, end] : intervals) {
+    if (end <= covered_to) continue;
+    out.in_flight += end - std::max(begin, covered_to);
+    covered_to = end;
+  }
+  return out;
+}
+
+double overlap_efficiency(double exposed, double in_flight) {
+  if (!(in_flight > 0.0)) return NAN;
+  return 1.0 - exposed / in_flight;
+}
+
+void add_to_trace(const std::vector<CollectiveTimes>& collectives) {
+  Tracer& tracer = Tracer::get();
+  if (!tracer.active()) return;
+  for (const CollectiveTimes& c : collectives) {
+    TraceEvent event;
+    event.kind = static_cast<int32_t>(TraceKind::Collective);
+    event.begin = c.posted;
+    event.end = std::max(c.posted, c.completed);
+    event.bytes = c.bytes;
+    event.unit = c.tag.unit;
+    event.op = static_cast<int32_t>(c.op);
+    event.purpose = static_cast<int32_t>(c.tag.purpose);
+    event.id = c.id;
+    set_event_name(event, comm_op_name(c.op));
+    tracer.add_resolved(event);
+    if (!c.waited) continue;
+    event.kind = static_cast<int32_t>(TraceKind::Wait);
+    event.begin = c.wait_begin;
+    event.end = std::max(c.wait_begin, c.wait_end);
+    set_event_name(event, std::string("wait ") + comm_op_name(c.op));
+    tracer.add_resolved(event);
+  }
+}
+
+}  // namespace zm

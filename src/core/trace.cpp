@@ -1,0 +1,103 @@
+#include "core/trace.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "core/compat.hpp"
+
+namespace zm {
+
+Tracer& Tracer::get() {
+  static Tracer instance;
+  return instance;
+}
+
+void set_event_name(TraceEvent& event, const std::string& text) {
+  const size_t n = std::min(text.size(), sizeof(event.name) - 1);
+  std::memcpy(event.name, text.data(), n);
+  event.name[n] = '\0';
+}
+
+void Tracer::configure(bool enabled, std::vector<StepRange> steps, int rank) {
+  enabled_ = enabled;
+  steps_ = std::move(steps);
+  rank_ = rank;
+  active_ = false;
+}
+
+void Tracer::begin_step(int stage, int64_t step) {
+  stage_ = stage;
+  step_ = static_cast<int32_t>(step);
+  micro_ = -1;
+  active_ = enabled_ && std::any_of(steps_.begin(), steps_.end(), [step](const StepRange& r) {
+              return r.first <= step && step <= r.last;
+            });
+}
+
+void Tracer::add(TraceKind kind, const std::string& name, Stamp begin, Stamp end, int32_t unit) {
+  if (!active_) return;
+  Pending p;
+  p.event.kind = static_cast<int32_t>(kind);
+  p.event.stage = stage_;
+  p.event.step = step_;
+  p.event.unit = unit;
+  p.event.micro = kind == TraceKind::Compute ? micro_ : -1;
+  p.event.rank = rank_;
+  set_event_name(p.event, name);
+  p.begin = begin;
+  p.end = end;
+  pending_.push_back(p);
+}
+
+void Tracer::add_resolved(TraceEvent event) {
+  if (!active_) return;
+  event.stage = stage_;
+  event.step = step_;
+  event.rank = rank_;
+  events_.push_back(event);
+}
+
+void Tracer::resolve_stamps() {
+  for (Pending& p : pending_) {
+    p.event.begin = resolve_stamp(p.begin);
+    p.event.end = resolve_stamp(p.end);
+    events_.push_back(p.event);
+  }
+  pending_.clear();
+}
+
+std::vector<TraceEvent> Tracer::take() {
+  resolve_stamps();
+  active_ = false;
+  std::vector<TraceEvent> out;
+  out.swap(events_);
+  std::sort(out.begin(), out.end(),
+            [](const TraceEvent& a, const TraceEvent& b) { return a.begin < b.begin; });
+  return out;
+}
+
+TraceScope::TraceScope(TraceKind kind, const std::string& region, int32_t unit,
+                       const std::string& event)
+    : kind_(kind), unit_(unit), traced_(Tracer::get().active()) {
+  if (Kokkos::Profiling::profileLibraryLoaded())
+    Kokkos::Profiling::pushRegion("zeromini::" + region);
+  if (traced_) name_ = event.empty() ? region : event;
+  if (traced_) begin_ = compute_stamp();
+}
+
+TraceScope::~TraceScope() {
+  if (traced_) Tracer::get().add(kind_, name_, begin_, compute_stamp(), unit_);
+  if (Kokkos::Profiling::profileLibraryLoaded()) Kokkos::Profiling::popRegion();
+}
+
+ProfileRegion::ProfileRegion(const char* name) {
+  if (Kokkos::Profiling::profileLibraryLoaded())
+    Kokkos::Profiling::pushRegion(std::string("zeromini::") + name);
+}
+
+ProfileRegion::~ProfileRegion() {
+  if (Kokkos::Profiling::profileLibraryLoaded()) Kokkos::Profiling::popRegion();
+}
+
+}  // namespace zm

@@ -1,0 +1,104 @@
+// The timeline of selected steps (output.trace) and the Kokkos Tools regions of every step.
+//
+// A TraceScope marks one piece of a step (a unit's forward, the optimizer, a checkpoint write):
+// it is always a Kokkos profiling region, so that any Kokkos Tools connector (space-time-stack,
+// NVTX for Nsight Systems, Caliper) shows zeromini's structure, and while the tracer is active it
+// is also an event of trace.json. Regions cost a check of a function pointer when no tool is
+// loaded; trace events are recorded only in traced steps.
+//
+// The tracer holds the events of one window: from the start of a traced step to the start of
+// the next step (so a checkpoint written after the step belongs to it). The run loop takes them
+// (io/trace_file) and starts the next window.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/deck.hpp"
+#include "core/trace_clock.hpp"
+
+namespace zm {
+
+enum class TraceKind : int32_t { Step = 0, Compute, Wait, Io, Collective };
+
+// One event, plain data so that ranks can send them as bytes.
+struct TraceEvent {
+  double begin = 0.0, end = 0.0;  // seconds on this rank's clock
+  double bytes = 0.0;             // collectives: ring bytes sent per rank
+  int32_t kind = 0;               // TraceKind
+  int32_t stage = 0, step = 0;    // step: 1-based
+  int32_t unit = -1, micro = -1;  // a unit's forward or backward: its index and micro-step
+  int32_t op = -1, purpose = -1;  // collectives and waits: CommOp and CommPurpose
+  int32_t rank = 0;
+  int64_t id = -1;  // collectives and waits: the collective's number on its rank
+  char name[48] = {};
+};
+
+class Tracer {
+ public:
+  static Tracer& get();
+
+  // Which steps (1-based) are traced; none when disabled.
+  void configure(bool enabled, std::vector<StepRange> steps, int rank);
+  bool enabled() const { return enabled_; }
+  // A new window at step `step` (1-based) of `stage`: active when the step is traced.
+  void begin_step(int stage, int64_t step);
+  void set_micro(int64_t micro) { micro_ = static_cast<int32_t>(micro); }
+  bool active() const { return active_; }
+  int32_t stage() const { return stage_; }
+  int32_t step() const { return step_; }
+
+  // Records an event of the current window (nothing when inactive). Device stamps stay
+  // unresolved until resolve_stamps().
+  void add(TraceKind kind, const std::string& name, Stamp begin, Stamp end, int32_t unit = -1);
+  void add_resolved(TraceEvent event);
+  // Turns the window's device stamps into seconds (after the step's work is done).
+  void resolve_stamps();
+  // The window's events, resolved; the window closes.
+  std::vector<TraceEvent> take();
+
+ private:
+  struct Pending {
+    TraceEvent event;
+    Stamp begin, end;
+  };
+  bool enabled_ = false, active_ = false;
+  std::vector<StepRange> steps_;
+  int32_t rank_ = 0, stage_ = 0, step_ = 0, micro_ = -1;
+  std::vector<Pending> pending_;
+  std::vector<TraceEvent> events_;
+};
+
+// A Kokkos profiling region named "zeromini::<region>", and a trace event of `kind` while the
+// tracer is active, named `event` (or `region` when empty). Begin and end are compute stamps
+// (stream order on GPUs).
+class TraceScope {
+ public:
+  TraceScope(TraceKind kind, const std::string& region, int32_t unit = -1,
+             const std::string& event = "");
+  ~TraceScope();
+  TraceScope(const TraceScope&) = delete;
+  TraceScope& operator=(const TraceScope&) = delete;
+
+ private:
+  TraceKind kind_;
+  std::string name_;
+  int32_t unit_;
+  bool traced_;
+  Stamp begin_;
+};
+
+// A Kokkos profiling region "zeromini::<name>" only (a grouping with no event of its own).
+class ProfileRegion {
+ public:
+  explicit ProfileRegion(const char* name);
+  ~ProfileRegion();
+  ProfileRegion(const ProfileRegion&) = delete;
+  ProfileRegion& operator=(const ProfileRegion&) = delete;
+};
+
+// Copies `text` into a fixed-size event name, truncating.
+void set_event_name(TraceEvent& event, const std::string& text);
+
+}  // namespace zm
