@@ -7,6 +7,17 @@ Every summary.json under the directories counts as a run (a sweep directory from
 runs/ directory of single jobs, or one run's output directory). What the summary does not say
 comes from the files beside it: point.json (written by sweep.py: sweep, model name, nodes, ranks
 per node, repeat, scaling, job id) and job.env (written by the job script: job id, nodes).
+
+Columns, in order: the run and its deck (sweep ... final_loss), the mean time per step of each
+phase (time_<phase>_s), then how much communication the stage hid, from the stage's
+"comm_exposure" in summary.json:
+  exposed_comm_s      time a rank blocked on collectives per step (mean over timed steps, ranks)
+  comm_in_flight_s    time per step with a collective in flight on a rank (union of the
+                      intervals from post to completion; mean over timed steps and ranks)
+  overlap_efficiency  1 - exposed / in flight, summed over timed steps and ranks (empty where
+                      nothing was in flight, e.g. one rank)
+all three empty for summaries written before zeromini measured exposure; then the peak memory per
+category (mem_<category>_bytes) and the bytes moved per collective (comm_<op>_bytes), run_dir.
 Standard library only.
 """
 
@@ -25,6 +36,9 @@ MEMORY = ["parameters", "gradients", "optimizer", "activations", "comm_buffers",
           "total"]
 COLLECTIVES = ["all_reduce", "reduce_scatter", "all_gather", "broadcast", "barrier"]
 PHASES = ["step", "forward", "backward", "comm_wait", "optimizer"]
+# Column <- key of the stage's "comm_exposure" in summary.json (src/io/summary.cpp).
+EXPOSURE = [("exposed_comm_s", "exposed_seconds"), ("comm_in_flight_s", "in_flight_seconds"),
+            ("overlap_efficiency", "overlap_efficiency")]
 
 COLUMNS_HEAD = [
     "sweep", "point", "deck", "model", "scaling", "stage", "ranks", "nodes", "ranks_per_node",
@@ -81,6 +95,14 @@ def _number(value):
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return value if math.isfinite(value) else None
+
+
+def exposure_columns(stage):
+    """exposed_comm_s, comm_in_flight_s, overlap_efficiency of a summary's stage entry (None
+    where its "comm_exposure" or the value is absent)."""
+    exposure = stage.get("comm_exposure")
+    exposure = exposure if isinstance(exposure, dict) else {}
+    return {column: _number(exposure.get(key)) for column, key in EXPOSURE}
 
 
 def rows_for_run(run_dir, warn):
@@ -154,6 +176,7 @@ def rows_for_run(run_dir, warn):
         times = stage.get("time_seconds", {}) or {}
         for phase in PHASES:
             row[f"time_{phase}_s"] = _number(times.get(phase))
+        row.update(exposure_columns(stage))
         memory = stage.get("memory_peak_bytes_max_over_ranks", {}) or {}
         for key, value in memory.items():
             row[f"mem_{key}_bytes"] = value
@@ -170,6 +193,7 @@ def rows_for_run(run_dir, warn):
 def columns_for(rows):
     cols = list(COLUMNS_HEAD)
     cols += [f"time_{p}_s" for p in PHASES]
+    cols += [column for column, _ in EXPOSURE]
     mem = [f"mem_{k}_bytes" for k in MEMORY] + ["mem_model_states_bytes"]
     comm = [f"comm_{k}_bytes" for k in COLLECTIVES]
     extra_mem, extra_comm = [], []
@@ -177,7 +201,8 @@ def columns_for(rows):
         for key in row:
             if key.startswith("mem_") and key not in mem and key not in extra_mem:
                 extra_mem.append(key)
-            if key.startswith("comm_") and key not in comm and key not in extra_comm:
+            if key.startswith("comm_") and key.endswith("_bytes") and key not in comm \
+                    and key not in extra_comm:
                 extra_comm.append(key)
     return cols + mem + extra_mem + comm + extra_comm + ["run_dir"]
 

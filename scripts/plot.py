@@ -2,6 +2,8 @@
 """Plots of a zeromini scaling study, from the CSV that scripts/collect.py writes.
 
     /usr/bin/python3 scripts/plot.py results.csv [--out-dir DIR] [--planned [MODEL=]CSV]...
+    /usr/bin/python3 scripts/plot.py overlap results.csv [-o overlap.png]
+    /usr/bin/python3 scripts/plot.py timeline RUN_DIR... [-o timeline.png] [--step S] [--ranks R,..]
 
 Writes, one panel per model:
   throughput.png      tokens/s per rank against ranks, one line per ZeRO stage; weak scaling
@@ -19,6 +21,8 @@ than once. Only runs that completed count (collect.py's status column).
 --planned takes the CSV of `zeromini plan DECK --ranks 1,2,4 --stage all --format csv` (columns
 stage, ranks, params_bytes, grads_bytes, optimizer_bytes; sweep.py writes one per model as
 planned-<model>.csv). Prefix it with MODEL= when the data has more than one model.
+`overlap`: overlap efficiency and exposed communication per step against ranks, per stage.
+`timeline`: one traced step per stage from runs' trace.json (`plot.py timeline --help`).
 Needs matplotlib (Debian: python3-matplotlib, run with /usr/bin/python3).
 """
 
@@ -90,16 +94,10 @@ def grouped(rows, value, scaling=None):
         if scaling is not None and row["scaling"] != scaling:
             continue
         acc[row["model"]][row["stage"]][row["ranks"]].append(value(row))
-    out = {}
-    for model, by_stage in acc.items():
-        out[model] = {}
-        for stage, by_ranks in by_stage.items():
-            out[model][stage] = {}
-            for ranks, values in by_ranks.items():
-                s = stats(values)
-                if s is not None:
-                    out[model][stage][ranks] = s
-    return out
+    return {model: {stage: {ranks: s for ranks, values in by_ranks.items()
+                            if (s := stats(values)) is not None}
+                    for stage, by_ranks in by_stage.items()}
+            for model, by_stage in acc.items()}
 
 
 def models_of(rows):
@@ -133,12 +131,32 @@ def panels(plt, n, title, height=4.2):
     return fig, axes[0]
 
 
+def save(plt, fig, path, **layout):
+    fig.tight_layout(**layout)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 def error_bars(points):
     """Means and the distances to min and max, for errorbar(); None when every n is 1."""
     means = [p[0] for p in points]
     if all(p[3] <= 1 for p in points):
         return means, None
     return means, [[p[0] - p[1] for p in points], [p[2] - p[0] for p in points]]
+
+
+def stage_lines(ax, by_stage, fmt="o-", label="stage {}", scale=1.0):
+    """A line per stage of {stage: {ranks: stats()}}, means / scale; returns the ranks drawn."""
+    drawn = []
+    for stage in sorted(s for s in by_stage if by_stage[s]):
+        ranks = sorted(by_stage[stage])
+        drawn += ranks
+        means, err = error_bars([by_stage[stage][r] for r in ranks])
+        ax.errorbar(ranks, [m / scale for m in means], fmt=fmt, capsize=3,
+                    yerr=None if err is None else [[e / scale for e in side] for side in err],
+                    color=STAGE_COLORS.get(stage), label=label.format(stage))
+    return drawn
 
 
 def plot_throughput(plt, rows, out_dir):
@@ -153,24 +171,14 @@ def plot_throughput(plt, rows, out_dir):
     for ax, model in zip(axes, models):
         all_ranks = []
         for series, style, label in ((weak, "-", "weak"), (strong, "--", "strong")):
-            for stage in sorted(series.get(model, {})):
-                by_ranks = series[model][stage]
-                ranks = sorted(by_ranks)
-                all_ranks += ranks
-                means, err = error_bars([by_ranks[r] for r in ranks])
-                ax.errorbar(ranks, means, yerr=err, fmt="o" + style, capsize=3,
-                            color=STAGE_COLORS.get(stage), label=f"stage {stage} ({label})"
-                            if have_strong else f"stage {stage}")
+            all_ranks += stage_lines(ax, series.get(model, {}), "o" + style,
+                                     f"stage {{}} ({label})" if have_strong else "stage {}")
         setup_ranks_axis(ax, all_ranks)
         ax.set_ylabel("tokens / s per rank")
         ax.set_ylim(bottom=0)
         ax.set_title(model)
         ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = os.path.join(out_dir, "throughput.png")
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save(plt, fig, os.path.join(out_dir, "throughput.png"))
 
 
 def read_planned(specs, models):
@@ -222,16 +230,7 @@ def plot_memory(plt, rows, out_dir, planned):
         values = [s[2] for by in measured.get(model, {}).values() for s in by.values()]
         values += [v for by in planned.get(model, {}).values() for v in by.values()]
         unit, scale = byte_unit(max(values) if values else 1)
-        all_ranks = []
-        for stage in sorted(measured.get(model, {})):
-            by_ranks = measured[model][stage]
-            ranks = sorted(by_ranks)
-            all_ranks += ranks
-            means, err = error_bars([by_ranks[r] for r in ranks])
-            ax.errorbar(ranks, [m / scale for m in means],
-                        yerr=None if err is None else [[e / scale for e in side] for side in err],
-                        fmt="o-", capsize=3, color=STAGE_COLORS.get(stage),
-                        label=f"stage {stage}")
+        all_ranks = stage_lines(ax, measured.get(model, {}), scale=scale)
         for stage in sorted(planned.get(model, {})):
             by_ranks = planned[model][stage]
             ranks = sorted(r for r in by_ranks if not all_ranks or
@@ -245,11 +244,7 @@ def plot_memory(plt, rows, out_dir, planned):
         ax.set_ylim(bottom=0)
         ax.set_title(model)
         ax.legend(fontsize=8, ncol=2 if planned.get(model) else 1)
-    fig.tight_layout()
-    path = os.path.join(out_dir, "memory.png")
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save(plt, fig, os.path.join(out_dir, "memory.png"))
 
 
 def _stacked_bars(plt, rows, out_dir, parts, colors, value_of, ylabel, title, filename,
@@ -303,11 +298,7 @@ def _stacked_bars(plt, rows, out_dir, parts, colors, value_of, ylabel, title, fi
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=min(5, len(labels)), fontsize=8,
                frameon=False)
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
-    path = os.path.join(out_dir, filename)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save(plt, fig, os.path.join(out_dir, filename), rect=(0, 0.07, 1, 1))
 
 
 def plot_time_breakdown(plt, rows, out_dir):
@@ -333,24 +324,67 @@ def plot_traffic(plt, rows, out_dir):
                          "collective", "traffic.png")
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("csv", help="the CSV written by scripts/collect.py")
-    ap.add_argument("--out-dir", help="directory for the PNGs (default: beside the CSV)")
-    ap.add_argument("--planned", action="append", metavar="[MODEL=]CSV",
-                    help="planner prediction (zeromini plan ... --format csv); repeatable")
-    args = ap.parse_args(argv)
+def plot_overlap(plt, rows, out):
+    """Overlap efficiency and exposed communication against ranks, per stage; two panels a model."""
+    rows = [r for r in rows if number(r.get("exposed_comm_s")) is not None]
+    if not rows:
+        raise SystemExit("plot: no exposed_comm_s in the CSV (summaries written before zeromini "
+                         "measured comm_exposure?)")
+    scaling = "weak" if any(r["scaling"] == "weak" for r in rows) else "strong"
+    models = models_of(rows)
+    fig, axes = plt.subplots(len(models), 2, figsize=(11, 4.2 * len(models)), squeeze=False)
+    fig.suptitle(f"Communication hidden behind compute ({scaling} scaling)", fontsize=11)
+    for row_axes, model in zip(axes, models):
+        for ax, key, scale, ylabel in (
+                (row_axes[0], "overlap_efficiency", 0.01, "overlap efficiency (%): 100 = hidden"),
+                (row_axes[1], "exposed_comm_s", 1e-3, "exposed communication (ms per step)")):
+            by_stage = grouped(rows, lambda r, k=key: number(r.get(k)), scaling).get(model, {})
+            drawn = stage_lines(ax, by_stage, scale=scale)
+            setup_ranks_axis(ax, drawn or [1])
+            ax.set(ylabel=ylabel, title=model)
+            if drawn:
+                ax.legend(fontsize=8)
+        row_axes[0].set_ylim(min(0, row_axes[0].get_ylim()[0]), 105)
+        row_axes[1].set_ylim(bottom=0)
+    return save(plt, fig, out)
+
+
+def pyplot():
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        return plt
     except ImportError:
         print("plot: needs matplotlib: run with /usr/bin/python3 on Debian "
               "(apt-get install python3-matplotlib) or pip install matplotlib", file=sys.stderr)
-        return 2
+        raise SystemExit(2)
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["timeline"]:
+        import plot_timeline
+        return plot_timeline.main(argv[1:], pyplot)
+    overlap = argv[:1] == ["overlap"]
+    ap = argparse.ArgumentParser(prog="plot.py overlap" if overlap else None, description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("csv", help="the CSV written by scripts/collect.py")
+    if overlap:
+        ap.add_argument("-o", "--output", help="the PNG (default: overlap.png beside the CSV)")
+    else:
+        ap.add_argument("--out-dir", help="directory for the PNGs (default: beside the CSV)")
+        ap.add_argument("--planned", action="append", metavar="[MODEL=]CSV",
+                        help="planner prediction (zeromini plan ... --format csv); repeatable")
+    args = ap.parse_args(argv[1:] if overlap else argv)
+    plt = pyplot()
     rows = read_rows(args.csv)
-    out_dir = args.out_dir or os.path.dirname(os.path.abspath(args.csv))
+    beside = os.path.dirname(os.path.abspath(args.csv))
+    if overlap:
+        out = args.output or os.path.join(beside, "overlap.png")
+        print(f"plot: {plot_overlap(plt, rows, out)}")
+        return 0
+    out_dir = args.out_dir or beside
     os.makedirs(out_dir, exist_ok=True)
     planned = read_planned(args.planned, models_of(rows))
     if not args.planned:
