@@ -46,7 +46,7 @@ void adamw_update(float* params, const float* grads, float* m, float* v, int64_t
   if (n <= 0) return;
   const AdamWConstants k = constants(hp);
   for_each_element(
-      "adamw_update", n,
+      "zeromini::adamw_update", n,
       KOKKOS_LAMBDA(int64_t i) { adamw_element(grads[i], params[i], m[i], v[i], k); });
 }
 
@@ -56,7 +56,7 @@ void adamw_update_mixed(float* master, const bf16* grads, float* m, float* v, bf
   if (n <= 0) return;
   const AdamWConstants k = constants(hp);
   for_each_element(
-      "adamw_update_mixed", n, KOKKOS_LAMBDA(int64_t i) {
+      "zeromini::adamw_update_mixed", n, KOKKOS_LAMBDA(int64_t i) {
         params[i] = bf16(adamw_element(float(grads[i]), master[i], m[i], v[i], k));
       });
 }

@@ -18,7 +18,8 @@ void permute_qkv(const AttentionSaved<T>& saved, const T* qkv, int64_t B, int64_
   T* k = saved.k;
   T* v = saved.v;
   Kokkos::parallel_for(
-      "attention_permute_qkv", team_policy(B * NH * S), KOKKOS_LAMBDA(const TeamMember& team) {
+      "zeromini::attention_permute_qkv", team_policy(B * NH * S),
+      KOKKOS_LAMBDA(const TeamMember& team) {
         const int64_t row = team.league_rank();
         const int64_t t = row % S, h = (row / S) % NH, b = row / (S * NH);
         const T* src = qkv + (b * S + t) * 3 * C + h * hd;
@@ -40,7 +41,8 @@ void heads_to_tokens(T* dst, const T* src, int64_t B, int64_t S, int64_t C, int6
                      int64_t row_stride, bool accumulate) {
   const int64_t hd = C / NH;
   Kokkos::parallel_for(
-      "attention_heads_to_tokens", team_policy(B * S * NH), KOKKOS_LAMBDA(const TeamMember& team) {
+      "zeromini::attention_heads_to_tokens", team_policy(B * S * NH),
+      KOKKOS_LAMBDA(const TeamMember& team) {
         const int64_t i = team.league_rank();
         const int64_t h = i % NH, t = (i / NH) % S, b = i / (NH * S);
         const T* s = src + ((b * NH + h) * S + t) * hd;
@@ -58,7 +60,8 @@ template <typename T>
 void tokens_to_heads(T* dst, const T* src, int64_t B, int64_t S, int64_t C, int64_t NH) {
   const int64_t hd = C / NH;
   Kokkos::parallel_for(
-      "attention_tokens_to_heads", team_policy(B * NH * S), KOKKOS_LAMBDA(const TeamMember& team) {
+      "zeromini::attention_tokens_to_heads", team_policy(B * NH * S),
+      KOKKOS_LAMBDA(const TeamMember& team) {
         const int64_t row = team.league_rank();
         const int64_t t = row % S, h = (row / S) % NH, b = row / (S * NH);
         const T* s = src + (b * S + t) * C + h * hd;
@@ -82,7 +85,8 @@ void attention_forward(T* out, const AttentionSaved<T>& saved, const AttentionSc
   // Causal softmax per row; entries above the diagonal become 0.
   T* att = saved.att;
   Kokkos::parallel_for(
-      "attention_softmax", team_policy(B * NH * S), KOKKOS_LAMBDA(const TeamMember& team) {
+      "zeromini::attention_softmax", team_policy(B * NH * S),
+      KOKKOS_LAMBDA(const TeamMember& team) {
         const int64_t row = team.league_rank();
         const int64_t t = row % S;
         T* a = att + row * S;
@@ -113,7 +117,8 @@ void attention_backward(T* dqkv, const AttentionScratch<T>& scratch, const T* do
   using A = Acc<T>;
   const A scale_a = A(scale);
   Kokkos::parallel_for(
-      "attention_softmax_backward", team_policy(B * NH * S), KOKKOS_LAMBDA(const TeamMember& team) {
+      "zeromini::attention_softmax_backward", team_policy(B * NH * S),
+      KOKKOS_LAMBDA(const TeamMember& team) {
         const int64_t row = team.league_rank();
         const int64_t t = row % S;
         const T* a = att + row * S;

@@ -10,7 +10,8 @@ void softmax_crossentropy_forward(T* logits_to_probs, T* losses, const int* targ
                                   int64_t V, int64_t Vp) {
   using A = Acc<T>;
   Kokkos::parallel_for(
-      "softmax_crossentropy_forward", team_policy(N), KOKKOS_LAMBDA(const TeamMember& team) {
+      "zeromini::softmax_crossentropy_forward", team_policy(N),
+      KOKKOS_LAMBDA(const TeamMember& team) {
         const int64_t i = team.league_rank();
         T* p = logits_to_probs + i * Vp;
         // The loss from the log-sum-exp (as log_softmax computes it), not from -log(prob): a
@@ -30,7 +31,8 @@ void softmax_crossentropy_backward(T* probs_to_dlogits, const int* targets, T dl
   using A = Acc<T>;
   const A scale = A(dloss);
   Kokkos::parallel_for(
-      "softmax_crossentropy_backward", team_policy(N), KOKKOS_LAMBDA(const TeamMember& team) {
+      "zeromini::softmax_crossentropy_backward", team_policy(N),
+      KOKKOS_LAMBDA(const TeamMember& team) {
         const int64_t i = team.league_rank();
         T* p = probs_to_dlogits + i * Vp;
         const int64_t target = targets[i];

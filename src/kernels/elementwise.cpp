@@ -11,7 +11,7 @@ void gelu_forward(T* out, const T* inp, int64_t n) {
   // sqrt(2/pi) and the cubic coefficient of GPT-2's tanh GELU.
   const A scale = A(0.7978845608028654), cubic = A(0.044715);
   for_each_element(
-      "gelu_forward", n, KOKKOS_LAMBDA(int64_t i) {
+      "zeromini::gelu_forward", n, KOKKOS_LAMBDA(int64_t i) {
         const A x = A(inp[i]);
         const A u = scale * (x + cubic * x * x * x);
         out[i] = T(A(0.5) * x * (A(1) + fast_tanh(u)));
@@ -38,12 +38,12 @@ void gelu_backward(T* dinp, const T* inp, const T* dout, int64_t n, GradWrite wr
   // Two loops rather than a test per element, which keeps the compiler from vectorising.
   if (write == GradWrite::Accumulate)
     for_each_element(
-        "gelu_backward", n, KOKKOS_LAMBDA(int64_t i) {
+        "zeromini::gelu_backward_accumulate", n, KOKKOS_LAMBDA(int64_t i) {
           dinp[i] = T(A(dinp[i]) + gelu_derivative(A(inp[i])) * A(dout[i]));
         });
   else
     for_each_element(
-        "gelu_backward", n,
+        "zeromini::gelu_backward_overwrite", n,
         KOKKOS_LAMBDA(int64_t i) { dinp[i] = T(A(0) + gelu_derivative(A(inp[i])) * A(dout[i])); });
 }
 
@@ -51,14 +51,14 @@ template <typename T>
 void residual_forward(T* out, const T* a, const T* b, int64_t n) {
   using A = Acc<T>;
   for_each_element(
-      "residual_forward", n, KOKKOS_LAMBDA(int64_t i) { out[i] = T(A(a[i]) + A(b[i])); });
+      "zeromini::residual_forward", n, KOKKOS_LAMBDA(int64_t i) { out[i] = T(A(a[i]) + A(b[i])); });
 }
 
 template <typename T>
 void residual_backward(T* da, T* db, const T* dout, int64_t n) {
   using A = Acc<T>;
   for_each_element(
-      "residual_backward", n, KOKKOS_LAMBDA(int64_t i) {
+      "zeromini::residual_backward", n, KOKKOS_LAMBDA(int64_t i) {
         da[i] = T(A(da[i]) + A(dout[i]));
         db[i] = T(A(db[i]) + A(dout[i]));
       });
@@ -68,20 +68,20 @@ template <typename T>
 void fill(T* x, int64_t n, T value) {
   if (n <= 0) return;
   for_each_element(
-      "fill", n, KOKKOS_LAMBDA(int64_t i) { x[i] = value; });
+      "zeromini::fill", n, KOKKOS_LAMBDA(int64_t i) { x[i] = value; });
 }
 
 template <typename T>
 void copy(T* dst, const T* src, int64_t n) {
   for_each_element(
-      "copy", n, KOKKOS_LAMBDA(int64_t i) { dst[i] = src[i]; });
+      "zeromini::copy", n, KOKKOS_LAMBDA(int64_t i) { dst[i] = src[i]; });
 }
 
 template <typename T>
 void add_into(T* y, const T* x, int64_t n) {
   using A = Acc<T>;
   for_each_element(
-      "add_into", n, KOKKOS_LAMBDA(int64_t i) { y[i] = T(A(y[i]) + A(x[i])); });
+      "zeromini::add_into", n, KOKKOS_LAMBDA(int64_t i) { y[i] = T(A(y[i]) + A(x[i])); });
 }
 
 namespace {
@@ -112,7 +112,7 @@ double chunked_sum(const char* name, int64_t n, const F& term) {
 template <typename T>
 double sum_of_squares(const T* x, int64_t n) {
   return chunked_sum(
-      "sum_of_squares", n, KOKKOS_LAMBDA(int64_t i) {
+      "zeromini::sum_of_squares", n, KOKKOS_LAMBDA(int64_t i) {
         const double v = static_cast<double>(Acc<T>(x[i]));
         return v * v;
       });
@@ -121,14 +121,14 @@ double sum_of_squares(const T* x, int64_t n) {
 template <typename T>
 double sum(const T* x, int64_t n) {
   return chunked_sum(
-      "sum", n, KOKKOS_LAMBDA(int64_t i) { return static_cast<double>(Acc<T>(x[i])); });
+      "zeromini::sum", n, KOKKOS_LAMBDA(int64_t i) { return static_cast<double>(Acc<T>(x[i])); });
 }
 
 template <typename From, typename To>
 void convert(To* dst, const From* src, int64_t n) {
   using A = Acc<From>;
   for_each_element(
-      "convert", n, KOKKOS_LAMBDA(int64_t i) { dst[i] = To(A(src[i])); });
+      "zeromini::convert", n, KOKKOS_LAMBDA(int64_t i) { dst[i] = To(A(src[i])); });
 }
 
 #define ZM_INSTANTIATE(T)                                                     \

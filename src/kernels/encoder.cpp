@@ -9,7 +9,7 @@ void encoder_forward(T* out, const int* tokens, const T* wte, const T* wpe, int6
                      int64_t C) {
   using A = Acc<T>;
   Kokkos::parallel_for(
-      "encoder_forward", team_policy(B * S), KOKKOS_LAMBDA(const TeamMember& team) {
+      "zeromini::encoder_forward", team_policy(B * S), KOKKOS_LAMBDA(const TeamMember& team) {
         const int64_t bt = team.league_rank();
         const T* te = wte + static_cast<int64_t>(tokens[bt]) * C;
         const T* pe = wpe + (bt % S) * C;
@@ -28,7 +28,8 @@ void encoder_backward(T* dwte, T* dwpe, const T* dout, const TokenGroups& groups
   const int* starts = groups.starts;
   const int* rows = groups.rows;
   Kokkos::parallel_for(
-      "encoder_backward_wte", team_policy(groups.count), KOKKOS_LAMBDA(const TeamMember& team) {
+      "zeromini::encoder_backward_wte", team_policy(groups.count),
+      KOKKOS_LAMBDA(const TeamMember& team) {
         const int64_t u = team.league_rank();
         T* g = dwte + static_cast<int64_t>(ids[u]) * C;
         const int begin = starts[u], end = starts[u + 1];
@@ -50,7 +51,7 @@ void encoder_backward(T* dwte, T* dwpe, const T* dout, const TokenGroups& groups
       });
   // A team per position: each channel sums over the batch in the arithmetic type, adds once.
   Kokkos::parallel_for(
-      "encoder_backward_wpe", team_policy(S), KOKKOS_LAMBDA(const TeamMember& team) {
+      "zeromini::encoder_backward_wpe", team_policy(S), KOKKOS_LAMBDA(const TeamMember& team) {
         const int64_t t = team.league_rank();
         T* g = dwpe + t * C;
         team_for(team, C, [&](int64_t c) {

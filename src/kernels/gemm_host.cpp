@@ -74,7 +74,7 @@ void gemm_backend(const GemmShape& s, T alpha, const T* A, int64_t stride_a, con
   (void)sequential_blas;
   // One iteration per thread: a static schedule gives thread p part p, the same rows that a
   // static team policy over the rows gives it in the kernels around this GEMM.
-  Kokkos::parallel_for("gemm_row_blocks", OnePerThread(0, parts), [=](int part) {
+  Kokkos::parallel_for("zeromini::gemm_row_blocks", OnePerThread(0, parts), [=](int part) {
     gemm_row_range(s, part_start(rows, part, parts), part_start(rows, part + 1, parts), alpha, A,
                    stride_a, B, stride_b, beta, C, stride_c);
   });

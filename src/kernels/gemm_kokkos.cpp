@@ -26,7 +26,7 @@ void team_gemms(const GemmShape& s, T alpha, const T* A, int64_t stride_a, const
   const int64_t b_rows = s.trans_b ? s.N : s.K, b_cols = s.trans_b ? s.K : s.N;
   const int64_t M = s.M, N = s.N;
   Kokkos::parallel_for(
-      "gemm_team_batched", BatchPolicy(static_cast<int>(batch), Kokkos::AUTO),
+      "zeromini::gemm_team_batched", BatchPolicy(static_cast<int>(batch), Kokkos::AUTO),
       KOKKOS_LAMBDA(const BatchPolicy::member_type& team) {
         const int64_t i = team.league_rank();
         const ConstMatrix<T> a(A + i * stride_a, a_rows, a_cols);

@@ -25,7 +25,7 @@ void init_normal(T* x, int64_t n, float stddev, uint64_t seed, uint64_t first_in
   if (n <= 0) return;
   const uint64_t key = splitmix64(seed ^ 0x5a4f52304d494e49ull);
   for_each_element(
-      "init_normal", n, KOKKOS_LAMBDA(int64_t i) {
+      "zeromini::init_normal", n, KOKKOS_LAMBDA(int64_t i) {
         const uint64_t index = first_index + static_cast<uint64_t>(i);
         const uint64_t a = splitmix64(key + 2 * index);
         const uint64_t b = splitmix64(key + 2 * index + 1);

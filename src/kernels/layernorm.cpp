@@ -9,7 +9,7 @@ void layernorm_forward(T* out, Acc<T>* mean, Acc<T>* rstd, const T* inp, const T
                        const T* bias, int64_t N, int64_t C) {
   using A = Acc<T>;
   Kokkos::parallel_for(
-      "layernorm_forward", team_policy(N), KOKKOS_LAMBDA(const TeamMember& team) {
+      "zeromini::layernorm_forward", team_policy(N), KOKKOS_LAMBDA(const TeamMember& team) {
         const int64_t i = team.league_rank();
         const T* x = inp + i * C;
         const A m = team_sum<A>(team, C, [&](int64_t c) { return A(x[c]); }) / static_cast<A>(C);
@@ -33,7 +33,7 @@ void layernorm_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* i
   using A = Acc<T>;
   // Input gradient: a team per row.
   Kokkos::parallel_for(
-      "layernorm_backward_input", team_policy(N), KOKKOS_LAMBDA(const TeamMember& team) {
+      "zeromini::layernorm_backward_input", team_policy(N), KOKKOS_LAMBDA(const TeamMember& team) {
         const int64_t i = team.league_rank();
         const T* x = inp + i * C;
         const T* d = dout + i * C;
@@ -54,13 +54,14 @@ void layernorm_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* i
       });
   // Parameter gradients: column sums over the rows in two levels, added to the gradients once.
   block_column_sums<2>(
-      "layernorm_backward_params", N, C, partials, KOKKOS_LAMBDA(int64_t r, int64_t c, A(&t)[2]) {
+      "zeromini::layernorm_backward_params", N, C, partials,
+      KOKKOS_LAMBDA(int64_t r, int64_t c, A(&t)[2]) {
         const A d = A(dout[r * C + c]);
         t[0] = (A(inp[r * C + c]) - mean[r]) * rstd[r] * d;
         t[1] = d;
       });
   add_column_partials<2>(
-      "layernorm_backward_params_sum", N, C, static_cast<const A*>(partials),
+      "zeromini::layernorm_backward_params_sum", N, C, static_cast<const A*>(partials),
       KOKKOS_LAMBDA(int64_t k, int64_t c, A total) {
         T* g = k == 0 ? dweight : dbias;
         g[c] = T(A(g[c]) + total);

@@ -11,7 +11,7 @@ void matmul_forward(T* out, const T* inp, const T* weight, const T* bias, int64_
   gemm<T>(false, true, N, OC, C, T(1), inp, weight, T(0), out);
   if (!bias) return;
   Kokkos::parallel_for(
-      "matmul_forward_bias", team_policy(N), KOKKOS_LAMBDA(const TeamMember& team) {
+      "zeromini::matmul_forward_bias", team_policy(N), KOKKOS_LAMBDA(const TeamMember& team) {
         T* o = out + team.league_rank() * OC;
         team_for(team, OC, [&](int64_t j) { o[j] = T(A(o[j]) + A(bias[j])); });
       });
@@ -28,10 +28,10 @@ void matmul_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* inp,
   // Column sums of dout over the rows, in two levels, added to the gradient once.
   using A = Acc<T>;
   block_column_sums<1>(
-      "matmul_backward_bias", N, OC, bias_partials,
+      "zeromini::matmul_backward_bias", N, OC, bias_partials,
       KOKKOS_LAMBDA(int64_t r, int64_t j, A(&t)[1]) { t[0] = A(dout[r * OC + j]); });
   add_column_partials<1>(
-      "matmul_backward_bias_sum", N, OC, static_cast<const A*>(bias_partials),
+      "zeromini::matmul_backward_bias_sum", N, OC, static_cast<const A*>(bias_partials),
       KOKKOS_LAMBDA(int64_t, int64_t j, A total) { dbias[j] = T(A(dbias[j]) + total); });
 }
 
