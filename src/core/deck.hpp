@@ -21,10 +21,15 @@ struct ModelConfig {
   int64_t dim = 64;
   int64_t vocab = 256;   // the real vocabulary; the GEMMs use padded_vocab()
   int64_t seq_len = 64;  // also the number of learned positions
+  // "none": forward keeps every block's activations for backward; "blocks": forward keeps only
+  // each block's input and backward recomputes the block's forward just before its backward.
+  // How the model is run, not what it is: checkpoints do not depend on it (not in ==).
+  std::string recompute = "none";
 
   // Vocabulary rounded up to a multiple of 128 so that the LM-head GEMM has friendly sizes.
   int64_t padded_vocab() const { return (vocab + 127) / 128 * 128; }
   int64_t head_dim() const { return dim / heads; }
+  bool recomputes_blocks() const { return recompute == "blocks"; }
   bool operator==(const ModelConfig& o) const {
     return layers == o.layers && heads == o.heads && dim == o.dim && vocab == o.vocab &&
            seq_len == o.seq_len;

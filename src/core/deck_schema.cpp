@@ -205,6 +205,10 @@ void add_model_keys(std::vector<KeySpec>& s) {
                        "vocabulary size (padded to a multiple of 128 internally)"));
   s.push_back(make_int("model", "seq_len", &Deck::model, &ModelConfig::seq_len, 1, 1048576,
                        "tokens per sequence (and learned positions)"));
+  s.push_back(make_string("model", "recompute", &Deck::model, &ModelConfig::recompute,
+                          {"none", "blocks"},
+                          "activation recomputation: \"blocks\" keeps only each block's input "
+                          "and recomputes its forward in backward (same gradients, less memory)"));
 }
 
 void add_train_keys(std::vector<KeySpec>& s) {

@@ -47,10 +47,10 @@ GPT<Real>::GPT(const ParamLayout& layout, int64_t B, int64_t T) : layout_(&layou
       continue;
     }
     std::vector<LayerActs>& blocks = this->*m.blocks_member;
-    blocks.resize(static_cast<size_t>(layout.config().layers));
-    for (size_t l = 0; l < blocks.size(); ++l)
-      for (const LayerBuffer& b : layer_buffers())
-        take_buffer(alloc, blocks[l], b, block_buffer_name(m, static_cast<int64_t>(l), b));
+    for_each_block_buffer(m, layout.config(), [&](int64_t set, const LayerBuffer& b) {
+      if (blocks.size() <= static_cast<size_t>(set)) blocks.resize(static_cast<size_t>(set) + 1);
+      take_buffer(alloc, blocks[static_cast<size_t>(set)], b, block_buffer_name(m, set, b));
+    });
   }
   alloc.finish();
 }
@@ -75,10 +75,10 @@ Batch GPT<Real>::upload(const int* inputs, const int* targets) {
   return Batch{inputs_.data(), targets_.data(), groups};
 }
 
-// One transformer block's forward: residual3 = residual2 + mlp(ln2(residual2)), residual2 =
+// One transformer block's forward: out = residual2 + mlp(ln2(residual2)), residual2 =
 // residual + attention(ln1(residual)); `p` is the block's parameters.
 template <typename Real>
-void GPT<Real>::block_forward(LayerActs& a, const Real* p, const Real* residual,
+void GPT<Real>::block_forward(LayerActs& a, const Real* p, const Real* residual, Real* out,
                               UnitAccess<Real>& units) {
   namespace k = kernels;
   const ModelConfig& c = layout_->config();
@@ -102,7 +102,7 @@ void GPT<Real>::block_forward(LayerActs& a, const Real* p, const Real* residual,
   units.poll();
   k::matmul_forward(scratch_btc_.data(), a.fch_gelu.data(), p + o.fcproj_w, p + o.fcproj_b, N,
                     4 * C, C);
-  k::residual_forward(a.residual3.data(), a.residual2.data(), scratch_btc_.data(), N * C);
+  k::residual_forward(out, a.residual2.data(), scratch_btc_.data(), N * C);
 }
 
 template <typename Real>
@@ -126,14 +126,16 @@ double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch) {
   // Transformer blocks.
   const Real* residual = encoded_.data();
   for (size_t l = 0; l < layers_.size(); ++l) {
-    LayerActs& a = layers_[l];
+    // Recomputing: the block's activations go to the one shared set, only its output is kept.
+    LayerActs& a = recompute_.empty() ? layers_[l] : recompute_.front();
+    Real* out = layers_[l].residual3.data();
     const UnitEvent event{layout_->block_unit(static_cast<int>(l)), UnitUse::Forward};
     TraceScope scope(TraceKind::Compute, "forward block " + std::to_string(l), event.unit);
     const Real* p = units.acquire(event);
-    block_forward(a, p, residual, units);
+    block_forward(a, p, residual, out, units);
     units.release(event);
     units.poll();
-    residual = a.residual3.data();
+    residual = out;
   }
 
   // Final LayerNorm.
@@ -246,15 +248,19 @@ void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
 
   // Blocks, last to first. dresidual_ carries the gradient of the residual stream.
   for (int l = static_cast<int>(layers_.size()) - 1; l >= 0; --l) {
-    LayerActs& a = layers_[static_cast<size_t>(l)];
     const Real* residual =
         l == 0 ? encoded_.data() : layers_[static_cast<size_t>(l - 1)].residual3.data();
     const int unit = layout_->block_unit(l);
     const UnitEvent event{unit, UnitUse::Backward};
     TraceScope scope(TraceKind::Compute, "backward block " + std::to_string(l), unit);
-    const Real* p = units.acquire(event);
+    const Real* p = units.acquire(event);  // once for the recomputed forward and the backward
     Real* g = units.grads(unit);
-
+    LayerActs& a = recompute_.empty() ? layers_[static_cast<size_t>(l)] : recompute_.front();
+    if (!recompute_.empty()) {
+      // The same kernels on the same input: the activations are bitwise those of the forward.
+      TraceScope recompute(TraceKind::Compute, "recompute block " + std::to_string(l), unit);
+      block_forward(a, p, residual, a.residual3.data(), units);
+    }
     block_backward(a, p, g, residual, units);
     units.release(event);
     units.grads_ready(unit);

@@ -106,12 +106,26 @@ class GPT {
   static const std::vector<ModelBuffer>& model_buffers();
   static std::string block_buffer_name(const ModelBuffer& blocks, int64_t layer,
                                        const LayerBuffer& buffer);
+  // Calls f(set, buffer) for each block buffer a "blocks" row stands for under config c: every
+  // buffer of every layer, or under model.recompute = "blocks" only each layer's output
+  // (residual3, the next block's input) and one full set for the block being recomputed.
+  template <typename F>
+  static void for_each_block_buffer(const ModelBuffer& blocks, const ModelConfig& c, F f) {
+    const bool recompute = c.recomputes_blocks();
+    const bool per_layer = blocks.blocks_member == &GPT::layers_;
+    const int64_t sets = per_layer ? c.layers : (recompute ? 1 : 0);
+    for (int64_t set = 0; set < sets; ++set)
+      for (const LayerBuffer& b : layer_buffers())
+        if (!per_layer || !recompute || b.real_member == &LayerActs::residual3) f(set, b);
+  }
   template <typename Owner>
   static void take_buffer(PlannedAllocator& alloc, Owner& owner, const Entry<Owner>& e,
                           const std::string& name);
   friend std::vector<BufferSpec> gpt_buffer_plan(const ModelConfig&, int64_t, int64_t, int);
 
-  void block_forward(LayerActs& a, const Real* p, const Real* residual, UnitAccess<Real>& units);
+  // Writes the block's output to `out` (a.residual3 unless recomputing).
+  void block_forward(LayerActs& a, const Real* p, const Real* residual, Real* out,
+                     UnitAccess<Real>& units);
   void final_norm_backward(UnitAccess<Real>& units);
   void block_backward(LayerActs& a, const Real* p, Real* g, const Real* residual,
                       UnitAccess<Real>& units);
@@ -121,7 +135,8 @@ class GPT {
   const Real* head_params_ = nullptr;  // the embedding unit, held from the LM head's forward
   // Saved activations (each buffer is allocated through the tables above).
   TrackedBuffer<Real> encoded_;
-  std::vector<LayerActs> layers_;
+  std::vector<LayerActs> layers_;     // under recompute: only each block's output (residual3)
+  std::vector<LayerActs> recompute_;  // under recompute: one block's activations, else empty
   TrackedBuffer<Real> lnf_, logits_, losses_;
   TrackedBuffer<Stat> lnf_mean_, lnf_rstd_;
   TrackedBuffer<int> inputs_, targets_, token_ids_, token_starts_, token_rows_;

@@ -72,6 +72,8 @@ auto GPT<Real>::model_buffers() -> const std::vector<ModelBuffer>& {
   static const std::vector<E> table = {
       E::real("encoded", kAct, size_NC, &GPT::encoded_),
       E::blocks("layer", &GPT::layers_),  // layer0.ln1, ..., layer{L-1}.ln2_rstd
+      // model.recompute = "blocks": the activations of the block being recomputed.
+      E::blocks("recompute", &GPT::recompute_),
       E::real("lnf", kAct, size_NC, &GPT::lnf_),
       // LayerNorm statistics in the arithmetic type, as in the blocks.
       E::stat("lnf_mean", kAct, size_N, &GPT::lnf_mean_),
@@ -121,10 +123,10 @@ std::vector<BufferSpec> gpt_buffer_plan(const ModelConfig& c, int64_t B, int64_t
       plan.push_back({m.name, m.category, m.count(shape), m.element_bytes(element_bytes)});
       continue;
     }
-    for (int64_t l = 0; l < c.layers; ++l)
-      for (const Model::LayerBuffer& b : Model::layer_buffers())
-        plan.push_back({Model::block_buffer_name(m, l, b), b.category, b.count(shape),
-                        b.element_bytes(element_bytes)});
+    Model::for_each_block_buffer(m, c, [&](int64_t set, const Model::LayerBuffer& b) {
+      plan.push_back({Model::block_buffer_name(m, set, b), b.category, b.count(shape),
+                      b.element_bytes(element_bytes)});
+    });
   }
   return plan;
 }

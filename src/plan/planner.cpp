@@ -53,7 +53,10 @@ Deck with_layers(const Deck& deck, int64_t layers) {
 double flops_per_token(const ModelConfig& m) {
   const double L = static_cast<double>(m.layers), C = static_cast<double>(m.dim),
                T = static_cast<double>(m.seq_len), Vp = static_cast<double>(m.padded_vocab());
-  return 6.0 * (12.0 * L * C * C + C * Vp) + 12.0 * L * T * C;
+  // Forward 2 and backward 4 FLOPs per weight and token; attention 4 T C per layer forward, 8 T C
+  // backward. Recomputing the blocks runs their forward once more.
+  const double recompute = m.recomputes_blocks() ? 2.0 * 12.0 * L * C * C + 4.0 * L * T * C : 0.0;
+  return 6.0 * (12.0 * L * C * C + C * Vp) + 12.0 * L * T * C + recompute;
 }
 
 MemoryPlan plan_memory(const Deck& deck, int stage, int64_t ranks) {
