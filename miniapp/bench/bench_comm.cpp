@@ -18,20 +18,6 @@ namespace {
 
 enum class Op { AllReduce, ReduceScatter, AllGather };
 
-std::unique_ptr<zm::Communicator>& communicator_slot() {
-  static std::unique_ptr<zm::Communicator> comm;
-  return comm;
-}
-
-zm::Communicator& communicator() {
-  auto& comm = communicator_slot();
-  if (!comm) {
-    comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
-    zm::bench::before_finalize([] { communicator_slot().reset(); });
-  }
-  return *comm;
-}
-
 struct Buffers {
   Kokkos::View<float*, zm::MemSpace> send, recv;
 };
@@ -114,7 +100,7 @@ void report_bandwidths(benchmark::State& state, Op op, int ranks, double whole, 
 // the case reports both bandwidths and their ratio. The benchmark's own time is the
 // Communicator's.
 void run_collective(benchmark::State& state, Op op) {
-  zm::Communicator& comm = communicator();
+  zm::Communicator& comm = zm::bench::world_communicator();
   const int ranks = comm.size();
   const size_t elements = static_cast<size_t>(state.range(0)) / sizeof(float);
   const size_t shard = elements / static_cast<size_t>(ranks);

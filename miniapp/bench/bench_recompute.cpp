@@ -19,10 +19,8 @@
 namespace {
 
 zm::Deck recompute_deck(int stage, const char* mode) {
-  return zm::parse_deck(
-      "[model]\nlayers = 4\ndim = 256\nheads = 4\nseq_len = 128\nvocab = 512\n"
-      "[train]\nmicro_batch = 8\nsteps = 1000000\n",
-      "bench", {fmt::format("zero.stage={}", stage), fmt::format("model.recompute={}", mode)});
+  return zm::bench::training_bench_deck(
+      {fmt::format("zero.stage={}", stage), fmt::format("model.recompute={}", mode)});
 }
 
 double activation_mib(const zm::Deck& deck) {
@@ -41,15 +39,11 @@ double timed_step(zm::Trainer& trainer, int64_t step) {
 
 void recompute_cost(benchmark::State& state) {
   const int stage = static_cast<int>(state.range(0));
-  static std::unique_ptr<zm::Communicator> comm;
-  if (!comm) {
-    comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
-    zm::bench::before_finalize([] { comm.reset(); });
-  }
+  zm::Communicator& comm = zm::bench::world_communicator();
   const zm::Deck kept_deck = recompute_deck(stage, "none");
   const zm::Deck recomputed_deck = recompute_deck(stage, "blocks");
-  auto kept = zm::make_trainer(kept_deck, stage, *comm);
-  auto recomputed = zm::make_trainer(recomputed_deck, stage, *comm);
+  auto kept = zm::make_trainer(kept_deck, stage, comm);
+  auto recomputed = zm::make_trainer(recomputed_deck, stage, comm);
   kept->init_parameters();
   recomputed->init_parameters();
   timed_step(*kept, 0);  // warm-up: first touch of every buffer

@@ -49,16 +49,9 @@ double untraced_scope_seconds() {
 
 void trace_cost(benchmark::State& state) {
   const int stage = static_cast<int>(state.range(0));
-  static std::unique_ptr<zm::Communicator> comm;
-  if (!comm) {
-    comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
-    zm::bench::before_finalize([] { comm.reset(); });
-  }
-  const zm::Deck deck = zm::parse_deck(
-      "[model]\nlayers = 4\ndim = 256\nheads = 4\nseq_len = 128\nvocab = 512\n"
-      "[train]\nmicro_batch = 8\ngrad_accum = 2\nsteps = 1000000\n",
-      "bench", {fmt::format("zero.stage={}", stage)});
-  auto trainer = zm::make_trainer(deck, stage, *comm);
+  const zm::Deck deck =
+      zm::bench::training_bench_deck({fmt::format("zero.stage={}", stage), "train.grad_accum=2"});
+  auto trainer = zm::make_trainer(deck, stage, zm::bench::world_communicator());
   trainer->init_parameters();
   size_t scopes = 0;
   timed_step(*trainer, 0, true, &scopes);  // warm-up: first touch of every buffer

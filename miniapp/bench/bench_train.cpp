@@ -16,16 +16,8 @@ namespace {
 
 void train_step(benchmark::State& state) {
   const int stage = static_cast<int>(state.range(0));
-  static std::unique_ptr<zm::Communicator> comm;
-  if (!comm) {
-    comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
-    zm::bench::before_finalize([] { comm.reset(); });
-  }
-  const zm::Deck deck = zm::parse_deck(
-      "[model]\nlayers = 4\ndim = 256\nheads = 4\nseq_len = 128\nvocab = 512\n"
-      "[train]\nmicro_batch = 8\nsteps = 1000000\n",
-      "bench", {fmt::format("zero.stage={}", stage)});
-  auto trainer = zm::make_trainer(deck, stage, *comm);
+  const zm::Deck deck = zm::bench::training_bench_deck({fmt::format("zero.stage={}", stage)});
+  auto trainer = zm::make_trainer(deck, stage, zm::bench::world_communicator());
   trainer->init_parameters();
   trainer->step(0);  // warm-up: first touch of every buffer
   int64_t step = 1;

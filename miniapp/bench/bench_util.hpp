@@ -3,10 +3,22 @@
 #pragma once
 
 #include <functional>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "core/deck.hpp"
 
 namespace zm::bench {
 
 void before_finalize(std::function<void()> cleanup);
 void run_cleanups();
+
+// The MPI communicator over MPI_COMM_WORLD that every benchmark shares, freed before finalize.
+Communicator& world_communicator();
+
+// The training-step benchmarks' model, the configuration the PyTorch comparison uses (L=4,
+// C=256, NH=4, T=128, B=8, V=512), with `overrides` ("zero.stage=2", ...).
+Deck training_bench_deck(const std::vector<std::string>& overrides);
 
 }  // namespace zm::bench
