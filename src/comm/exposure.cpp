@@ -45,13 +45,16 @@ void add_to_trace(const std::vector<CollectiveTimes>& collectives) {
     event.op = static_cast<int32_t>(c.op);
     event.purpose = static_cast<int32_t>(c.tag.purpose);
     event.id = c.id;
-    set_event_name(event, comm_op_name(c.op));
+    // Hybrid sharding: the collectives across shard groups are named apart from those within.
+    const std::string name =
+        std::string(comm_op_name(c.op)) + (c.inter_group ? " (inter-group)" : "");
+    set_event_name(event, name);
     tracer.add_resolved(event);
     if (!c.waited) continue;
     event.kind = static_cast<int32_t>(TraceKind::Wait);
     event.begin = c.wait_begin;
     event.end = std::max(c.wait_begin, c.wait_end);
-    set_event_name(event, std::string("wait ") + comm_op_name(c.op));
+    set_event_name(event, "wait " + name);
     tracer.add_resolved(event);
   }
 }

@@ -54,12 +54,18 @@ struct TrainConfig {
   std::string resume;  // "" | "latest" | a checkpoint path
 };
 
+// zero.shard_size = "node".
+constexpr int64_t kShardSizeNode = -1;
+
 struct ZeroConfig {
   int stage = 0;            // 0..3
   bool all_stages = false;  // stage = "all": run 0,1,2,3 one after another and compare
   double bucket_mb = 25.0;  // gradient bucket size for stage 0 all-reduce
   bool overlap = true;      // overlap collectives with compute
   int64_t prefetch = 1;     // stage 3: units gathered ahead of use
+  // Hybrid sharding: consecutive ranks sharing one copy of the sharded states (stages 1-3).
+  int64_t shard_size = 0;      // 0 = all ranks; kShardSizeNode = the ranks of a node
+  int64_t ranks_per_node = 0;  // what "node" means; 0 = the MPI shared-memory split
 };
 
 struct CommConfig {

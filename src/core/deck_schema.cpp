@@ -50,6 +50,8 @@ std::string KeySpec::expected() const {
       return "an integer in 0..3 or \"all\"";
     case Kind::Steps:
       return "a step number (from 1) or a string of steps and ranges such as \"2-3,10\"";
+    case Kind::ShardSize:
+      return "an integer >= 0 (0 = all ranks) or \"node\"";
   }
   return "";
 }
@@ -125,6 +127,11 @@ std::string check_value(const KeySpec& spec, const RawValue& v) {
       const std::string error = parse_step_ranges(v.text, &ranges);
       return error.empty() ? "" : fmt::format("{}: expected {}", error, spec.expected());
     }
+    case Kind::ShardSize:
+      if (v.type == RawValue::Type::String)
+        return v.text == "node" ? "" : fmt::format("expected {}", spec.expected());
+      if (v.type != RawValue::Type::Integer) return wrong_type();
+      return v.integer >= 0 && v.integer <= 1000000000 ? "" : out_of_range();
   }
   return "";
 }
@@ -273,6 +280,22 @@ void add_zero_and_comm_keys(std::vector<KeySpec>& s) {
                         "overlap collectives with compute"));
   s.push_back(make_int("zero", "prefetch", &Deck::zero, &ZeroConfig::prefetch, 0, 64,
                        "stage 3: units gathered ahead of use"));
+  {
+    KeySpec shard = spec("zero", "shard_size", Kind::ShardSize,
+                         "stages 1-3: consecutive ranks that share one copy of the sharded model "
+                         "states (hybrid sharding); 0 = all ranks, \"node\" = the ranks of a node");
+    shard.set = [](Deck& d, const RawValue& v) {
+      d.zero.shard_size = v.type == RawValue::Type::String ? kShardSizeNode : v.integer;
+    };
+    shard.get = [](const Deck& d) {
+      return d.zero.shard_size == kShardSizeNode ? std::string("\"node\"")
+                                                 : fmt::format("{}", d.zero.shard_size);
+    };
+    s.push_back(shard);
+  }
+  s.push_back(make_int("zero", "ranks_per_node", &Deck::zero, &ZeroConfig::ranks_per_node, 0, 1e6,
+                       "ranks per node for shard_size = \"node\"; 0 = the MPI shared-memory "
+                       "split (set it to treat groups of ranks as nodes, e.g. in tests)"));
   // [comm]
   s.push_back(make_string("comm", "backend", &Deck::comm, &CommConfig::backend,
                           {"mpi", "nccl", "auto"},

@@ -22,7 +22,7 @@ struct RawValue {
   std::string as_found;  // how to print the value in an error message
 };
 
-enum class Kind { Integer, Float, Boolean, String, Choice, Stage, Steps };
+enum class Kind { Integer, Float, Boolean, String, Choice, Stage, Steps, ShardSize };
 
 // The longest string a key accepts, unless its KeySpec says otherwise. The string keys hold paths
 // and names, and a path longer than PATH_MAX (4096 on Linux) cannot be opened anyway; without a

@@ -146,7 +146,7 @@ std::string resolve_resume(const Deck& deck) {
 
 int64_t load_checkpoint(ZeroEngine& engine, const Deck& deck, const std::string& path) {
   RunPhase phase("resume from " + path);
-  MPI_Comm comm = engine.comm().mpi_comm();
+  MPI_Comm comm = engine.comms().world().mpi_comm();
   int64_t steps_done = 0;
   std::string error;
   try {
@@ -163,7 +163,7 @@ int64_t load_checkpoint(ZeroEngine& engine, const Deck& deck, const std::string&
     BlockingRegion region("reading " + path, kLocalRegion, WaitKind::Io);
     h5::Handle file = h5::open_file(path);
     steps_done = check_header(file, path, deck.model);
-    warn_about_changes(file, path, deck, engine.plan().ranks());
+    warn_about_changes(file, path, deck, engine.comms().layout().world);
     const PartitionPlan& plan = engine.plan();
     for (int u = 0; u < plan.num_units(); ++u)
       for (int state = 0; state < kStateCount; ++state)

@@ -47,7 +47,10 @@ void write_metadata(hid_t file, const ZeroEngine& engine, const Deck& deck, int6
   h5::write_attr(file, "stage", static_cast<int64_t>(engine.stage()));
   // The states are fp32 whatever the run computed in (under bf16: the master weights).
   h5::write_attr(file, "precision", std::string(precision_name(deck.train.precision)));
-  h5::write_attr(file, "ranks", static_cast<int64_t>(engine.plan().ranks()));
+  h5::write_attr(file, "ranks", static_cast<int64_t>(engine.comms().layout().world));
+  // Ranks per shard group (hybrid sharding; = ranks with one group). The data does not depend on
+  // it: every unit is stored whole, and any layout reads it back.
+  h5::write_attr(file, "shard_size", static_cast<int64_t>(engine.comms().layout().group));
   // Data is addressed by global sequence index, so its position is the step count; the RNG is
   // counter-based (seed, index), so its state is the seed.
   h5::write_attr(file, "data_position_step", steps_done);
@@ -61,12 +64,15 @@ void write_metadata(hid_t file, const ZeroEngine& engine, const Deck& deck, int6
                              "logical length (no partition padding)"));
 }
 
-// One state's dataset of unit u: created whole by every rank, each writing the slice it owns.
+// One state's dataset of unit u: created whole by every rank, each rank of the first shard group
+// writing the slice it owns (the other groups hold copies of the same slices).
 void write_unit_state(hid_t file, hid_t xfer, ZeroEngine& engine, int s, int u,
                       const std::string& temporary) {
   const PartitionPlan& plan = engine.plan();
   const hsize_t size = static_cast<hsize_t>(plan.unit(u).size);
-  const auto [begin, end] = plan.owned_range(u, engine.comm().rank());
+  auto [begin, end] = plan.owned_range(u, engine.comm().rank());
+  const ShardLayout& shards = engine.comms().layout();
+  if (shards.group_of(engine.comms().world().rank()) != 0) end = begin;
   const hsize_t start = static_cast<hsize_t>(begin), count = static_cast<hsize_t>(end - begin);
   h5::Handle space(H5Screate_simple(1, &size, nullptr));
   h5::Handle dcpl(H5Pcreate(H5P_DATASET_CREATE));
@@ -115,8 +121,8 @@ class CheckpointWrite {
       : engine_(engine),
         deck_(deck),
         steps_done_(steps_done),
-        comm_(engine.comm().mpi_comm()),
-        rank_(engine.comm().rank()),
+        comm_(engine.comms().world().mpi_comm()),
+        rank_(engine.comms().world().rank()),
         dir_(checkpoint_dir(deck)),
         final_(dir_ / fmt::format("step_{:08d}.h5", steps_done)),
         temporary_(final_.string() + ".tmp"),
@@ -259,7 +265,7 @@ std::string write_checkpoint(ZeroEngine& engine, const Deck& deck, int64_t steps
   // Fault injection for the crash-safety test: die after the data is written, before it is
   // published under its final name.
   if (const char* crash = std::getenv("ZEROMINI_TEST_CRASH_BEFORE_RENAME"))
-    if (std::atoll(crash) == steps_done && engine.comm().rank() == 0) std::raise(SIGKILL);
+    if (std::atoll(crash) == steps_done && engine.comms().world().rank() == 0) std::raise(SIGKILL);
   if (error.empty()) error = write.publish();
   if (!error.empty()) {
     write.discard();

@@ -54,6 +54,16 @@ std::string describe_checkpoint(hid_t file, const std::string& path) {
   out += fmt::format("  written by        stage {} on {} ranks (revision {})\n",
                      h5::read_attr_int(file, "stage"), h5::read_attr_int(file, "ranks"),
                      h5::read_attr_string(file, "git_revision"));
+  if (h5::has_attr(file, "shard_size")) {
+    const int64_t ranks = h5::read_attr_int(file, "ranks");
+    const int64_t group = h5::read_attr_int(file, "shard_size");
+    out += group >= ranks
+               ? fmt::format("  shard size        {} (all ranks: one shard group)\n", group)
+               : fmt::format(
+                     "  shard size        {} ({} shard groups of {} ranks: "
+                     "hybrid sharding)\n",
+                     group, ranks / group, group);
+  }
   if (h5::has_attr(file, "precision")) {
     const std::string precision = h5::read_attr_string(file, "precision");
     out +=

@@ -76,6 +76,7 @@ ResultsWriter::ResultsWriter(const Deck& deck, MPI_Comm comm, const std::string&
 
 void ResultsWriter::begin_stage(int stage, int64_t first_step, const std::string& resumed_from) {
   stage_comm_ = CommStats{};
+  stage_comm_inter_ = CommStats{};
   if (rank_ != 0) return;
   auto earlier = std::find_if(stages_.begin(), stages_.end(),
                               [&](const ResultsStage& s) { return s.stage == stage; });
@@ -116,20 +117,23 @@ void ResultsWriter::record_step(const StepRecord& record) {
     stage_comm_.ops[op].calls += record.comm.ops[op].calls;
     stage_comm_.ops[op].bytes += record.comm.ops[op].bytes;
     stage_comm_.ops[op].seconds += record.comm.ops[op].seconds;
+    stage_comm_inter_.ops[op].bytes += record.comm_inter_group.ops[op].bytes;
   }
   if (rank_ != 0) return;
   stages_.back().append_row(record.step + 1, record.loss, record.grad_norm, record.lr, all, ranks_);
 }
 
 void ResultsWriter::end_stage(const StageResult& result) {
-  double mine[3 * kCommOps];
+  constexpr int kFigures = 4 * kCommOps;
+  double mine[kFigures];
   for (int op = 0; op < kCommOps; ++op) {
     mine[op] = static_cast<double>(stage_comm_.ops[op].calls);
     mine[kCommOps + op] = stage_comm_.ops[op].bytes;
     mine[2 * kCommOps + op] = stage_comm_.ops[op].seconds;
+    mine[3 * kCommOps + op] = stage_comm_inter_.ops[op].bytes;
   }
-  std::vector<double> all(static_cast<size_t>(3 * kCommOps * ranks_));
-  watched_gather(mine, 3 * kCommOps, MPI_DOUBLE, all.data(), 0, comm_,
+  std::vector<double> all(static_cast<size_t>(kFigures * ranks_));
+  watched_gather(mine, kFigures, MPI_DOUBLE, all.data(), 0, comm_,
                  "the gather of communication figures");
   if (rank_ != 0) return;
   ResultsStage& s = stages_.back();
@@ -138,12 +142,15 @@ void ResultsWriter::end_stage(const StageResult& result) {
   s.comm_calls.clear();
   s.comm_bytes.clear();
   s.comm_seconds.clear();
+  s.comm_bytes_inter_group.clear();
+  s.shard_size = result.shard_size;
   for (int r = 0; r < ranks_; ++r) {
-    const double* v = all.data() + static_cast<size_t>(r * 3 * kCommOps);
+    const double* v = all.data() + static_cast<size_t>(r * kFigures);
     for (int op = 0; op < kCommOps; ++op) {
       s.comm_calls.push_back(v[op]);
       s.comm_bytes.push_back(v[kCommOps + op]);
       s.comm_seconds.push_back(v[2 * kCommOps + op]);
+      s.comm_bytes_inter_group.push_back(v[3 * kCommOps + op]);
     }
     const MemoryFigures& f = result.memory_by_rank[static_cast<size_t>(r)];
     for (int c = 0; c < kMemCategories; ++c) {
@@ -201,6 +208,7 @@ void ResultsWriter::write_stage(hid_t file, const ResultsStage& s) const {
   h5::write_attr(group, "tokens_per_second_per_rank", s.tokens_per_second_per_rank);
   // comm/exposure.hpp: 1 - exposed / in flight over the timed steps and ranks (NaN: none).
   h5::write_attr(group, "overlap_efficiency", s.overlap_efficiency);
+  h5::write_attr(group, "shard_size", s.shard_size);
   const auto categories = names(kMemCategories, category_name);
   const auto ops = names(kCommOps, op_name);
   auto with_units = [&](const std::string& name, const std::string& units,
@@ -218,6 +226,11 @@ void ResultsWriter::write_stage(hid_t file, const ResultsStage& s) const {
   with_units("comm_calls", "calls", ops);
   h5::write_dataset(group, "comm_bytes", s.comm_bytes, {ranks, kCommOps});
   with_units("comm_bytes", "bytes sent per rank (ring convention)", ops);
+  h5::write_dataset(group, "comm_bytes_inter_group", s.comm_bytes_inter_group, {ranks, kCommOps});
+  with_units("comm_bytes_inter_group",
+             "bytes sent per rank across shard groups (ring convention; the rest of comm_bytes "
+             "stayed in the shard group)",
+             ops);
   h5::write_dataset(group, "comm_seconds", s.comm_seconds, {ranks, kCommOps});
   with_units("comm_seconds", "seconds waiting", ops);
 }

@@ -10,9 +10,11 @@
 //                                                        comm_exposed, comm_in_flight
 //                memory_allocated, memory_peak           (ranks, 6) bytes, by category
 //                comm_calls, comm_bytes, comm_seconds    (ranks, 5) by collective kind
+//                comm_bytes_inter_group                  (ranks, 5) the part of comm_bytes that
+//                                                        crossed shard groups (hybrid sharding)
 //                segment_first_step, attribute segments  one entry per run that wrote rows
 //                attributes: stage, steps_completed, tokens_per_second_per_rank,
-//                overlap_efficiency, ...
+//                overlap_efficiency, shard_size (ranks per shard group), ...
 // A run resumed into the same directory keeps the earlier runs' rows (results_history.hpp): rows
 // after the step it resumed from are replaced by its own (the same steps, computed again).
 // Rank 0 writes; the file is rewritten every `output.results_every` steps and at the end under a
@@ -60,7 +62,8 @@ class ResultsWriter {
   std::string start_time_;
   std::vector<std::string> hostnames_;
   std::vector<ResultsStage> stages_;
-  CommStats stage_comm_;  // this rank's collectives in the current stage
+  CommStats stage_comm_;        // this rank's collectives in the current stage
+  CommStats stage_comm_inter_;  // the part of them across shard groups
   double figure_of_merit_ = -1;
 };
 

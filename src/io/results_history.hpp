@@ -21,6 +21,8 @@ struct ResultsStage {
   int time_ranks = 0;
   std::vector<int64_t> memory_allocated, memory_peak;        // ranks x categories
   std::vector<double> comm_calls, comm_bytes, comm_seconds;  // ranks x ops
+  std::vector<double> comm_bytes_inter_group;                // ranks x ops
+  int64_t shard_size = 0;                                    // ranks per shard group
   double tokens_per_second_per_rank = 0;
   double overlap_efficiency = 0;
   bool complete = false;

@@ -26,8 +26,9 @@ struct StepRecord {
   double lr = 0;
   bool finite = true;  // loss and gradient norm are finite (else no update was made)
   StepTimes times;
-  CommStats comm;         // this step's collectives on this rank
-  CommExposure exposure;  // this step's exposed and in-flight communication on this rank
+  CommStats comm;              // this step's collectives on this rank
+  CommStats comm_inter_group;  // the part of `comm` that crossed shard groups (hybrid sharding)
+  CommExposure exposure;       // this step's exposed and in-flight communication on this rank
 };
 
 struct StageResult {
@@ -42,7 +43,9 @@ struct StageResult {
   double tokens_per_second_per_rank = 0;  // figure of merit: mean over timed steps
   double mean_step_seconds = 0;
   StepTimes mean_times;
-  CommStats comm_per_step;  // mean per step on this rank
+  CommStats comm_per_step;              // mean per step on this rank
+  CommStats comm_inter_group_per_step;  // the part of it across shard groups
+  int shard_size = 1;                   // ranks per shard group (= ranks with one group)
   // Rank 0 only: every rank's exposed and in-flight communication per step ([rank][step]), their
   // means over the timed steps and ranks, and 1 - sum(exposed) / sum(in flight) over the same.
   std::vector<std::vector<CommExposure>> exposure_by_rank;

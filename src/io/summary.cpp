@@ -106,6 +106,14 @@ void write_summary_json(const std::string& path, const Deck& deck, const RunOutc
       out += fmt::format("{}\"{}\": {}", op ? ", " : "", comm_op_name(static_cast<CommOp>(op)),
                          json_number(s.comm_per_step.ops[static_cast<size_t>(op)].bytes));
     out += "},\n";
+    // Hybrid sharding: the ranks per shard group, and the traffic that crossed groups.
+    out += fmt::format("      \"shard_size\": {},\n", s.shard_size);
+    out += "      \"bytes_per_rank_per_step_inter_group\": {";
+    for (int op = 0; op < kCommOps; ++op)
+      out +=
+          fmt::format("{}\"{}\": {}", op ? ", " : "", comm_op_name(static_cast<CommOp>(op)),
+                      json_number(s.comm_inter_group_per_step.ops[static_cast<size_t>(op)].bytes));
+    out += "},\n";
     out += exposure_json(s);
     out += fmt::format("    }}{}\n", i + 1 < results.size() ? "," : "");
   }

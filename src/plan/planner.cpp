@@ -34,6 +34,12 @@ double MemoryPlan::total() const {
   return sum;
 }
 
+double PlanPoint::bytes_at_level(CommLevel level) const {
+  double sum = 0;
+  for (double b : bytes_per_level[static_cast<size_t>(level)]) sum += b;
+  return sum;
+}
+
 double PlanPoint::bytes_per_step_total() const {
   double sum = 0;
   for (double b : bytes_per_step) sum += b;
@@ -59,32 +65,36 @@ double flops_per_token(const ModelConfig& m) {
   return 6.0 * (12.0 * L * C * C + C * Vp) + 12.0 * L * T * C + recompute;
 }
 
-MemoryPlan plan_memory(const Deck& deck, int stage, int64_t ranks) {
+ShardLayout plan_shard_layout(const Deck& deck, int stage, int64_t ranks, const Machine* machine) {
+  if (ranks < 1 || ranks > (int64_t(1) << 30))
+    fail("--ranks: {} is not a rank count (expected an integer in 1..2^30)", ranks);
+  const int64_t per_node = machine ? machine->devices_per_node : ranks;
+  return shard_layout(deck, stage, static_cast<int>(ranks), static_cast<int>(per_node));
+}
+
+MemoryPlan plan_memory(const Deck& deck, int stage, const ShardLayout& shards) {
   MemoryPlan plan;
-  for (const BufferSpec& spec : run_buffer_plan(deck, stage, static_cast<int>(ranks)))
+  for (const BufferSpec& spec : run_buffer_plan(deck, stage, shards))
     plan.bytes[static_cast<int>(spec.category)] += spec.bytes();
   return plan;
 }
 
-std::array<double, kCommOps> plan_traffic(const Deck& deck, int stage, int64_t ranks) {
-  std::array<double, kCommOps> bytes{};
+LevelTraffic plan_traffic(const Deck& deck, int stage, const ShardLayout& shards) {
+  LevelTraffic bytes{};
   const ParamLayout layout(deck.model);
-  const PartitionPlan partition(layout, static_cast<int>(ranks));
-  const int n = static_cast<int>(ranks);
-  for (const auto& c : run_traffic_plan(deck, stage, partition))
-    bytes[static_cast<int>(c.op)] +=
-        ring_bytes(c.op, static_cast<double>(c.count * c.element_bytes), n);
+  const PartitionPlan partition(layout, shards.group);
+  for (const auto& c : run_traffic_plan(deck, stage, partition, shards))
+    bytes[static_cast<size_t>(c.level)][static_cast<size_t>(c.op)] +=
+        ring_bytes(c.op, static_cast<double>(c.count * c.element_bytes), c.ranks);
   return bytes;
 }
 
-namespace {
-
-// The deepest model of the deck's width whose per-rank memory fits in `bytes`. Per-rank memory is
-// affine in the layer count (every block adds the same buffers), so two evaluations give the
-// line and a few more confirm the answer.
-int64_t largest_fitting_layers(const Deck& deck, int stage, int64_t ranks, double bytes) {
+// Per-rank memory is affine in the layer count (every block adds the same buffers), so two
+// evaluations give the line and a few more confirm the answer.
+int64_t largest_fitting_layers(const Deck& deck, int stage, const ShardLayout& shards,
+                               double bytes) {
   auto memory_at = [&](int64_t layers) {
-    return plan_memory(with_layers(deck, layers), stage, ranks).total();
+    return plan_memory(with_layers(deck, layers), stage, shards).total();
   };
   const double m1 = memory_at(1), m2 = memory_at(2);
   const double per_layer = m2 - m1, base = m1 - per_layer;
@@ -97,20 +107,48 @@ int64_t largest_fitting_layers(const Deck& deck, int stage, int64_t ranks, doubl
   return layers;
 }
 
+namespace {
+
+// Whether a collective's ring crosses the inter-node network: ranks are placed consecutively,
+// devices_per_node to a node, so a shard group stays in a node when it tiles the node, and a
+// collective across groups crosses as soon as the run spans nodes.
+bool crosses_nodes(const ZeroEngine::PlannedCollective& c, const ShardLayout& shards,
+                   const Machine& machine) {
+  const int64_t per_node = machine.devices_per_node;
+  if (shards.world <= per_node) return false;
+  if (c.level == CommLevel::InterGroup) return true;
+  return shards.group > per_node || per_node % shards.group != 0;
+}
+
+// Alpha-beta ring model of one collective on its link; the slowest link of a ring sets its pace.
+double collective_seconds(const ZeroEngine::PlannedCollective& c, const ShardLayout& shards,
+                          const Machine& machine) {
+  if (c.ranks <= 1) return 0.0;
+  const bool inter = crosses_nodes(c, shards, machine);
+  const double beta = inter ? machine.inter_node_bandwidth : machine.intra_node_bandwidth;
+  const double alpha = inter ? machine.inter_node_latency : machine.intra_node_latency;
+  const double hops = static_cast<double>(c.ranks - 1) * (c.op == CommOp::AllReduce ? 2.0 : 1.0);
+  return hops * alpha +
+         ring_bytes(c.op, static_cast<double>(c.count * c.element_bytes), c.ranks) / beta;
+}
+
 }  // namespace
 
 PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* machine) {
-  if (ranks < 1) fail("--ranks: {} is not a rank count (expected an integer >= 1)", ranks);
   PlanPoint p;
   p.stage = stage;
   p.ranks = ranks;
   p.precision = deck.train.precision;
+  p.shards = plan_shard_layout(deck, stage, ranks, machine);
   const ParamLayout layout(deck.model);
-  const PartitionPlan partition(layout, static_cast<int>(ranks));
+  const PartitionPlan partition(layout, p.shards.group);
   p.params = layout.real_param_count();
   p.padded_params = partition.padded_total();
-  p.memory = plan_memory(deck, stage, ranks);
-  p.bytes_per_step = plan_traffic(deck, stage, ranks);
+  p.memory = plan_memory(deck, stage, p.shards);
+  p.bytes_per_level = plan_traffic(deck, stage, p.shards);
+  for (const auto& level : p.bytes_per_level)
+    for (int op = 0; op < kCommOps; ++op)
+      p.bytes_per_step[static_cast<size_t>(op)] += level[static_cast<size_t>(op)];
   if (!machine) return p;
 
   // Compute: matmul FLOPs at the machine's sustained rate.
@@ -121,23 +159,15 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
       is_mixed(p.precision) ? machine->sustained_flops_mixed : machine->sustained_flops_fp32;
   p.compute_seconds = p.flops_per_step / rate;
 
-  // Communication: alpha-beta ring model; the ring crosses the inter-node network as soon as
-  // the ranks span more than one node, and its slowest link sets the pace.
-  const bool one_node = ranks <= machine->devices_per_node;
-  const double beta = one_node ? machine->intra_node_bandwidth : machine->inter_node_bandwidth;
-  const double alpha = one_node ? machine->intra_node_latency : machine->inter_node_latency;
-  auto collective_seconds = [&](CommOp op, double whole_bytes) {
-    if (ranks == 1) return 0.0;
-    const double hops = static_cast<double>(ranks - 1) * (op == CommOp::AllReduce ? 2.0 : 1.0);
-    return hops * alpha + ring_bytes(op, whole_bytes, static_cast<int>(ranks)) / beta;
-  };
-  for (const auto& c : run_traffic_plan(deck, stage, partition))
-    p.comm_seconds += collective_seconds(c.op, static_cast<double>(c.count * c.element_bytes));
+  // Communication: each collective priced on the link its ring crosses.
+  for (const auto& c : run_traffic_plan(deck, stage, partition, p.shards))
+    p.comm_seconds += collective_seconds(c, p.shards, *machine);
   p.step_seconds_serial = p.compute_seconds + p.comm_seconds;
   p.step_seconds_overlapped = std::max(p.compute_seconds, p.comm_seconds);
 
   p.fits = p.memory.total() <= machine->device_memory_bytes;
-  const int64_t layers = largest_fitting_layers(deck, stage, ranks, machine->device_memory_bytes);
+  const int64_t layers =
+      largest_fitting_layers(deck, stage, p.shards, machine->device_memory_bytes);
   p.largest_layers = layers;
   if (layers > 0) {
     const ModelConfig& m = deck.model;

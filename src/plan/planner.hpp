@@ -13,8 +13,10 @@
 #include <string>
 
 #include "comm/communicator.hpp"
+#include "comm/shard_groups.hpp"
 #include "core/deck.hpp"
 #include "core/memory.hpp"
+#include "core/shard_layout.hpp"
 #include "plan/machine.hpp"
 
 namespace zm {
@@ -41,8 +43,11 @@ struct PlanPoint {
   int64_t params = 0;         // real vocabulary
   int64_t padded_params = 0;  // with the padded vocabulary and partition padding (Psi')
   MemoryPlan memory;
+  ShardLayout shards;                             // the shard groups at this rank count
   std::array<double, kCommOps> bytes_per_step{};  // per rank, by collective
+  std::array<std::array<double, kCommOps>, kCommLevels> bytes_per_level{};  // [level][op]
   double bytes_per_step_total() const;
+  double bytes_at_level(CommLevel level) const;
   // Step-time estimate (only with a machine).
   double flops_per_step = 0;  // per rank
   double compute_seconds = 0;
@@ -56,10 +61,21 @@ struct PlanPoint {
 
 // All priced in the deck's train.precision: element sizes come from the precision, through the
 // same buffer and collective lists a run of the deck allocates and posts.
-MemoryPlan plan_memory(const Deck& deck, int stage, int64_t ranks);
-std::array<double, kCommOps> plan_traffic(const Deck& deck, int stage, int64_t ranks);
+// The shard groups of `ranks` ranks under the deck's zero.shard_size: "node" means
+// zero.ranks_per_node when set, else the machine's devices per node, else all ranks (one node).
+ShardLayout plan_shard_layout(const Deck& deck, int stage, int64_t ranks, const Machine* machine);
+MemoryPlan plan_memory(const Deck& deck, int stage, const ShardLayout& shards);
+// Bytes per rank and step by collective, at each level ([level][op]).
+using LevelTraffic = std::array<std::array<double, kCommOps>, kCommLevels>;
+LevelTraffic plan_traffic(const Deck& deck, int stage, const ShardLayout& shards);
 // Everything for one point; machine may be nullptr (no time or fit estimates).
 PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* machine);
+
+// The deepest model of the deck's width (dim, heads, vocabulary, sequence, batch, precision,
+// recomputation) whose per-rank memory at `stage` in the shard groups `shards` is at most
+// `bytes`: memory at the answer fits and one more block does not. 0 when not even one block fits.
+int64_t largest_fitting_layers(const Deck& deck, int stage, const ShardLayout& shards,
+                               double bytes);
 
 // Matmul FLOPs of one forward + backward per token: 6 (12 L C^2 + C Vp) + 12 L T C.
 double flops_per_token(const ModelConfig& model);

@@ -54,6 +54,8 @@ void summarise(StageResult& s) {
       s.comm_per_step.ops[op].bytes += r.comm.ops[op].bytes / static_cast<double>(s.steps.size());
       s.comm_per_step.ops[op].seconds +=
           r.comm.ops[op].seconds / static_cast<double>(s.steps.size());
+      s.comm_inter_group_per_step.ops[op].bytes +=
+          r.comm_inter_group.ops[op].bytes / static_cast<double>(s.steps.size());
     }
   for (auto& op : s.comm_per_step.ops) op.calls /= s.steps.size();
   s.mean_step_seconds = s.mean_times.total;
@@ -233,12 +235,17 @@ StageResult run_stage(const RunSetup& run, int stage, RunEnd& end) {
     result.tokens_per_rank_per_step = trainer.tokens_per_rank_per_step();
     result.param_count = trainer.layout().real_param_count();
     result.padded_param_count = trainer.layout().total();
+    result.shard_size = trainer.comms().layout().group;
     log_root(
         "[stage {}] {} ranks, {} parameters ({} with the padded vocabulary), "
         "{} tokens per rank per step\n",
         stage, result.ranks, thousands(static_cast<double>(result.param_count)),
         thousands(static_cast<double>(result.padded_param_count)),
         thousands(static_cast<double>(result.tokens_per_rank_per_step)));
+    const ShardLayout& shards = trainer.comms().layout();
+    if (shards.hybrid())
+      log_root("[stage {}] hybrid sharding: {} shard groups of {} ranks (zero.shard_size = {})\n",
+               stage, shards.groups(), shards.group, shard_size_name(run.deck));
     const int64_t first_step = start_or_resume(trainer, run, stage);
     if (run.results) run.results->begin_stage(stage, first_step, run.resume);
     end = run_steps(trainer, run, result, first_step);

@@ -35,6 +35,21 @@ MemoryFigures largest_over_ranks(const std::vector<MemoryFigures>& by_rank) {
   return worst;
 }
 
+// Hybrid sharding: how much of each stage's traffic crossed shard groups (the rest stayed in one).
+void print_inter_group_traffic(const std::vector<StageResult>& results) {
+  for (const StageResult& s : results) {
+    if (s.shard_size >= s.ranks) continue;
+    double inter = 0, total = 0;
+    for (int op = 0; op < kCommOps; ++op) {
+      inter += s.comm_inter_group_per_step.ops[static_cast<size_t>(op)].bytes;
+      total += s.comm_per_step.ops[static_cast<size_t>(op)].bytes;
+    }
+    log_root(
+        "  stage {}: {} shard groups of {} ranks; {:.3f} MiB per rank per step within a group, "
+        "{:.3f} MiB across groups\n",
+        s.stage, s.ranks / s.shard_size, s.shard_size, (total - inter) / kMiB, inter / kMiB);
+  }
+}
 }  // namespace
 
 void print_summary(const Deck& deck, const std::vector<StageResult>& results) {
@@ -74,6 +89,7 @@ void print_summary(const Deck& deck, const std::vector<StageResult>& results) {
       line += fmt::format(" {:>10.3f}", s.comm_per_step[op].bytes / kMiB);
     log_root("{}\n", line);
   }
+  print_inter_group_traffic(results);
   const StageResult& last = results.back();
   log_root("\nFigure of merit: {} tokens/s per rank (stage {}, {} ranks, {})\n",
            thousands(last.tokens_per_second_per_rank), last.stage, ranks, deck.path);

@@ -76,11 +76,12 @@ TrainerT<Real>::TrainerT(const Deck& deck, int stage, Communicator& comm)
     : deck_(deck),
       comm_(&comm),
       layout_(deck.model),
-      plan_(layout_, comm.size()),
-      engine_(make_engine<Real>(stage, plan_, comm, deck_, gpt_schedule(layout_))),
+      comms_(std::make_unique<ShardGroupComms>(comm, run_shard_layout(deck, stage, comm))),
+      plan_(layout_, comms_->layout().group),
+      engine_(make_engine<Real>(stage, plan_, *comms_, deck_, gpt_schedule(layout_))),
       model_(layout_, deck.train.micro_batch, deck.model.seq_len),
       data_(make_data_source(deck)) {
-  comm.set_timeout(deck.comm.timeout_s);
+  comms_->set_timeout(deck.comm.timeout_s);
   kernels::set_tf32_gemms(deck.train.precision == Precision::TF32);
   PlannedAllocator alloc({step_stats_buffer()});
   stats_ = alloc.take<float>("step_stats");
@@ -149,7 +150,8 @@ void TrainerT<Real>::reduce_step_stats(double loss_sum, double micro_batches, St
 template <typename Real>
 StepRecord TrainerT<Real>::step(int64_t step) {
   const TrainConfig& t = deck_.train;
-  const CommStats comm_before = comm_->stats();
+  const CommStats comm_before = comms_->stats();
+  const CommStats inter_before = comms_->stats(CommLevel::InterGroup);
   StepRecord record;
   record.step = step;
   record.lr = learning_rate(t, step);
@@ -157,7 +159,7 @@ StepRecord TrainerT<Real>::step(int64_t step) {
   const Fault fault = injected_fault(comm_->rank(), step);
   if (fault == Fault::Kill || fault == Fault::Stall) enact_fault(fault);
 
-  comm_->begin_step_records();  // fences
+  comms_->begin_step_records();  // fences
   Tracer::get().begin_step(engine_->stage(), step + 1);
   const double step_start = wall_seconds();
   double optimizer_start = 0.0;
@@ -179,9 +181,10 @@ StepRecord TrainerT<Real>::step(int64_t step) {
   record.times.optimizer = end - optimizer_start;
   record.times.total = end - step_start;
 
-  record.comm = stats_between(comm_before, comm_->stats());
+  record.comm = stats_between(comm_before, comms_->stats());
+  record.comm_inter_group = stats_between(inter_before, comms_->stats(CommLevel::InterGroup));
   record.times.comm_wait = record.comm.total().seconds;
-  const std::vector<CollectiveTimes> collectives = comm_->end_step_records();
+  const std::vector<CollectiveTimes> collectives = comms_->end_step_records();
   record.exposure = exposure_of(collectives);
   add_to_trace(collectives);
   Tracer::get().resolve_stamps();

@@ -26,6 +26,7 @@ class TrainerT final : public Trainer {
   const ParamLayout& layout() const override { return layout_; }
   const PartitionPlan& plan() const override { return plan_; }
   ZeroEngine& engine() override { return *engine_; }
+  ShardGroupComms& comms() override { return *comms_; }
 
   GPT<Real>& model() { return model_; }
   ZeroEngineT<Real>& typed_engine() { return *engine_; }
@@ -37,8 +38,9 @@ class TrainerT final : public Trainer {
   void reduce_step_stats(double loss_sum, double micro_batches, StepRecord& record);
 
   Deck deck_;
-  Communicator* comm_;
+  Communicator* comm_;  // the world's
   ParamLayout layout_;
+  std::unique_ptr<ShardGroupComms> comms_;  // the shard groups over comm_ (zero.shard_size)
   PartitionPlan plan_;
   std::unique_ptr<ZeroEngineT<Real>> engine_;
   GPT<Real> model_;

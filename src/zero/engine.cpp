@@ -13,19 +13,20 @@ int compute_element_bytes(const Deck& deck) {
   return compute_element_bytes(deck.train.precision);
 }
 
-ZeroEngine::ZeroEngine(int stage, const PartitionPlan& plan, Communicator& comm, const Deck& deck,
-                       StorageKinds storage)
+ZeroEngine::ZeroEngine(int stage, const PartitionPlan& plan, ShardGroupComms& comms,
+                       const Deck& deck, StorageKinds storage)
     : stage_(stage),
       plan_(&plan),
-      comm_(&comm),
+      comms_(&comms),
+      comm_(&comms.group()),
+      replicas_(comms.replicas()),
       deck_(&deck),
-      rank_(comm.rank()),
-      ranks_(comm.size()),
+      rank_(comm_->rank()),
+      ranks_(comm_->size()),
       params_storage_(storage.params),
       grads_storage_(storage.grads),
       optim_storage_(storage.optim) {
-  ZM_ASSERT(plan.ranks() == comm.size(), "plan for {} ranks, communicator of {}", plan.ranks(),
-            comm.size());
+  ZM_ASSERT(plan.ranks() == ranks_, "plan for {} ranks, shard group of {}", plan.ranks(), ranks_);
 }
 
 ZeroEngine::~ZeroEngine() = default;
@@ -111,9 +112,9 @@ std::vector<BufferSpec> model_state_buffers(const PartitionPlan& plan, const Dec
 }
 
 template <typename Real>
-ZeroEngineT<Real>::ZeroEngineT(int stage, const PartitionPlan& plan, Communicator& comm,
+ZeroEngineT<Real>::ZeroEngineT(int stage, const PartitionPlan& plan, ShardGroupComms& comms,
                                const Deck& deck, StorageKinds storage)
-    : ZeroEngine(stage, plan, comm, deck, storage) {
+    : ZeroEngine(stage, plan, comms, deck, storage) {
   allocate_model_state();
 }
 
@@ -201,7 +202,8 @@ double ZeroEngineT<Real>::grad_sumsq_owned() const {
     const auto [begin, end] = plan_->owned_range(u, rank_);
     if (end > begin) total += kernels::sum_of_squares(grad_at(u, begin), end - begin);
   }
-  return total;
+  // Every group holds the same summed shards: the trainer's sum over all ranks counts each once.
+  return replicas_ ? total / replicas_->size() : total;
 }
 
 template <typename Real>
@@ -263,6 +265,16 @@ void ZeroEngineT<Real>::post_parameter_gather(int u) {
                                                   static_cast<size_t>(p.shard), dtype_of<Real>(),
                                                   {u, CommPurpose::ParamGather}));
   if (!deck_->zero.overlap) parameter_gathers_.back().wait(true);  // no overlap: blocking
+}
+
+template <typename Real>
+void ZeroEngineT<Real>::post_replica_reduction(int u) {
+  if (!replicas_) return;
+  const UnitPartition& p = plan_->unit(u);
+  replica_reductions_.push_back(
+      replicas_->iall_reduce_sum(grad_at(u, rank_ * p.shard), static_cast<size_t>(p.shard),
+                                 dtype_of<Real>(), {u, CommPurpose::GradReduce}));
+  if (!deck_->zero.overlap) replica_reductions_.back().wait(true);  // no overlap: blocking
 }
 
 template <typename Real>

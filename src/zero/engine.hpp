@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "comm/shard_groups.hpp"
 #include "core/deck.hpp"
 #include "core/memory.hpp"
 #include "kernels/adamw.hpp"
@@ -65,14 +66,20 @@ class ZeroEngine {
     CommOp op;
     int64_t count;      // elements of the whole buffer (N shards for reduce-scatter/all-gather)
     int element_bytes;  // of the type moved
+    int ranks;          // of the communicator it runs on
+    CommLevel level = CommLevel::IntraGroup;
   };
+  // `layout`: the shard groups (plan is over one group's ranks).
   static std::vector<PlannedCollective> traffic_plan(int stage, const PartitionPlan& plan,
-                                                     const Deck& deck);
+                                                     const Deck& deck, const ShardLayout& layout);
 
   virtual ~ZeroEngine();
   int stage() const { return stage_; }
   const PartitionPlan& plan() const { return *plan_; }
+  // The shard group's communicator: the engine's ranks, rank() its shard of every unit.
   Communicator& comm() const { return *comm_; }
+  // All the run's communicators (the world, and the replicas under hybrid sharding).
+  ShardGroupComms& comms() const { return *comms_; }
   Storage param_storage() const { return params_storage_; }
   Storage grad_storage() const { return grads_storage_; }
   Storage optimizer_storage() const { return optim_storage_; }
@@ -88,8 +95,9 @@ class ZeroEngine {
   virtual void begin_micro_step(int64_t micro, int64_t micro_steps) = 0;
   // Waits for every gradient collective of the step (after the last backward).
   virtual void finish_backward() = 0;
-  // Sum of squares of the (summed, not yet averaged) gradients this rank owns; summing it over
-  // ranks gives the global squared norm, whatever the stage.
+  // Sum of squares of the (summed, not yet averaged) gradients this rank owns, divided by the
+  // number of shard groups that hold them; summing it over all ranks gives the global squared
+  // norm, whatever the stage and shard size.
   virtual double grad_sumsq_owned() const = 0;
   // AdamW over the optimizer state this rank holds, then whatever re-distribution the stage
   // needs (stages 1 and 2 all-gather the updated shards).
@@ -116,7 +124,7 @@ class ZeroEngine {
   std::vector<float> full_parameters() { return full_state(State::Params); }
 
  protected:
-  ZeroEngine(int stage, const PartitionPlan& plan, Communicator& comm, const Deck& deck,
+  ZeroEngine(int stage, const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck,
              StorageKinds storage);
   template <typename T>
   T* base_of(T* buffer, Storage storage, int u, int64_t e) const {
@@ -127,7 +135,9 @@ class ZeroEngine {
 
   int stage_;
   const PartitionPlan* plan_;
-  Communicator* comm_;
+  ShardGroupComms* comms_;
+  Communicator* comm_;      // the shard group's (the world's with one group)
+  Communicator* replicas_;  // one rank per group holding the same shard; nullptr with one group
   const Deck* deck_;
   int rank_, ranks_;
   Storage params_storage_, grads_storage_, optim_storage_;
@@ -165,10 +175,16 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
   // Resident parameters (stages 0-2): the unit's own, nothing to release.
   const Real* acquire(UnitEvent event) override { return param_at(event.unit, 0); }
   void release(UnitEvent) override {}
-  void poll() override { comm_->progress(); }
+  void poll() override { comms_->progress(); }
+
+  // Hybrid sharding: once unit u's gradient shard holds its group's sum (after the last
+  // micro-step), it is all-reduced across the groups, in the same order on every rank;
+  // finish_replica_reductions waits for them all. Nothing with one group.
+  void post_replica_reduction(int u);
+  void finish_replica_reductions() { wait_all(replica_reductions_); }
 
  protected:
-  ZeroEngineT(int stage, const PartitionPlan& plan, Communicator& comm, const Deck& deck,
+  ZeroEngineT(int stage, const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck,
               StorageKinds storage);
   // Called after the optimizer updated unit u's held range. Where parameters are full but
   // updated by shard (stages 1 and 2), each rank all-gathers its updated shard in place,
@@ -183,6 +199,7 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
   TrackedBuffer<Real> params_, grads_;
   TrackedBuffer<float> master_;  // mixed precision only
   std::vector<CommRequest> parameter_gathers_;
+  std::vector<CommRequest> replica_reductions_;
 
  private:
   // Allocates model_state_buffers (the stage allocates its own buffers after).
@@ -192,12 +209,12 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
   void init_held(T* buffer, Storage storage, uint64_t seed) const;
 };
 
-// The engine of ZeRO stage `stage` computing in Real: the one place a stage number becomes a
-// type. `schedule` is the order in which the model uses the units in a step (stage 3 gathers
-// ahead along it).
+// The engine of ZeRO stage `stage` computing in Real over the shard group of `comms` (plan is
+// over its ranks): the one place a stage number becomes a type. `schedule` is the order in which
+// the model uses the units in a step (stage 3 gathers ahead along it).
 template <typename Real>
 std::unique_ptr<ZeroEngineT<Real>> make_engine(int stage, const PartitionPlan& plan,
-                                               Communicator& comm, const Deck& deck,
+                                               ShardGroupComms& comms, const Deck& deck,
                                                const std::vector<UnitEvent>& schedule);
 
 }  // namespace zm

@@ -13,27 +13,27 @@ namespace {
 
 template <typename Real>
 std::unique_ptr<ZeroEngineT<Real>> make_engine(int stage, const PartitionPlan& plan,
-                                               Communicator& comm, const Deck& deck,
+                                               ShardGroupComms& comms, const Deck& deck,
                                                const std::vector<UnitEvent>& schedule) {
   switch (stage) {
     case 0:
-      return std::make_unique<Stage0<Real>>(plan, comm, deck);
+      return std::make_unique<Stage0<Real>>(plan, comms, deck);
     case 1:
-      return std::make_unique<Stage1<Real>>(plan, comm, deck);
+      return std::make_unique<Stage1<Real>>(plan, comms, deck);
     case 2:
-      return std::make_unique<Stage2<Real>>(plan, comm, deck);
+      return std::make_unique<Stage2<Real>>(plan, comms, deck);
     case 3:
-      return std::make_unique<Stage3<Real>>(plan, comm, deck, schedule);
+      return std::make_unique<Stage3<Real>>(plan, comms, deck, schedule);
     default:
       bad_stage(stage);
   }
 }
 
-template std::unique_ptr<ZeroEngineT<float>> make_engine(int, const PartitionPlan&, Communicator&,
-                                                         const Deck&,
+template std::unique_ptr<ZeroEngineT<float>> make_engine(int, const PartitionPlan&,
+                                                         ShardGroupComms&, const Deck&,
                                                          const std::vector<UnitEvent>&);
 #if ZEROMINI_HAVE_BF16
-template std::unique_ptr<ZeroEngineT<bf16>> make_engine(int, const PartitionPlan&, Communicator&,
+template std::unique_ptr<ZeroEngineT<bf16>> make_engine(int, const PartitionPlan&, ShardGroupComms&,
                                                         const Deck&, const std::vector<UnitEvent>&);
 #endif
 
@@ -53,31 +53,38 @@ std::vector<BufferSpec> ZeroEngine::buffer_plan(int stage, const PartitionPlan& 
   }
 }
 
-PlannedCollectives per_unit_traffic(const PartitionPlan& plan, const Deck& deck, int64_t reductions,
+PlannedCollectives per_unit_traffic(const PartitionPlan& plan, const Deck& deck,
+                                    const ShardLayout& layout, int64_t reductions,
                                     int64_t gathers) {
   PlannedCollectives out;
   const int element = compute_element_bytes(deck);
+  const int group = plan.ranks();
   for (int u = 0; u < plan.num_units(); ++u) {
     const int64_t padded = plan.unit(u).padded;
     for (int64_t i = 0; i < reductions; ++i)
-      out.push_back({CommOp::ReduceScatter, padded, element});
-    for (int64_t i = 0; i < gathers; ++i) out.push_back({CommOp::AllGather, padded, element});
+      out.push_back({CommOp::ReduceScatter, padded, element, group});
+    if (layout.hybrid())
+      out.push_back(
+          {CommOp::AllReduce, plan.unit(u).shard, element, layout.groups(), CommLevel::InterGroup});
+    for (int64_t i = 0; i < gathers; ++i)
+      out.push_back({CommOp::AllGather, padded, element, group});
   }
   return out;
 }
 
 std::vector<ZeroEngine::PlannedCollective> ZeroEngine::traffic_plan(int stage,
                                                                     const PartitionPlan& plan,
-                                                                    const Deck& deck) {
+                                                                    const Deck& deck,
+                                                                    const ShardLayout& layout) {
   switch (stage) {
     case 0:
       return stage0_traffic(plan, deck);
     case 1:
-      return stage1_traffic(plan, deck);
+      return stage1_traffic(plan, deck, layout);
     case 2:
-      return stage2_traffic(plan, deck);
+      return stage2_traffic(plan, deck, layout);
     case 3:
-      return stage3_traffic(plan, deck);
+      return stage3_traffic(plan, deck, layout);
     default:
       bad_stage(stage);
   }

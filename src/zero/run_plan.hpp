@@ -16,11 +16,14 @@ namespace zm {
 constexpr int64_t kStepStatsCount = 2;
 BufferSpec step_stats_buffer();
 
-// Every buffer a rank allocates at `ranks` ranks: the stage's, the model's and the step's own.
-std::vector<BufferSpec> run_buffer_plan(const Deck& deck, int stage, int ranks);
+// Every buffer a rank allocates in the shard groups `shards`: the stage's, the model's and the
+// step's own.
+std::vector<BufferSpec> run_buffer_plan(const Deck& deck, int stage, const ShardLayout& shards);
 
-// Every collective a rank posts in one step: the stage's and the step statistics' all-reduce.
+// Every collective a rank posts in one step: the stage's and the step statistics' all-reduce
+// (over all ranks). `plan` is over one shard group's ranks.
 std::vector<ZeroEngine::PlannedCollective> run_traffic_plan(const Deck& deck, int stage,
-                                                            const PartitionPlan& plan);
+                                                            const PartitionPlan& plan,
+                                                            const ShardLayout& shards);
 
 }  // namespace zm

@@ -58,6 +58,7 @@ void ShardedGradients<Real>::complete(InFlight& op, ZeroEngineT<Real>& engine) {
                       p.shard);
   }
   op.bucket = -1;
+  if (op.last_micro) engine.post_replica_reduction(op.unit);
 }
 
 template <typename Real>
@@ -84,7 +85,7 @@ Real* ShardedGradients<Real>::bucket_for(int unit, ZeroEngineT<Real>& engine) {
 
 template <typename Real>
 void ShardedGradients<Real>::unit_ready(int unit, ZeroEngineT<Real>& engine, bool first_micro_step,
-                                        bool overlap) {
+                                        bool last_micro_step, bool overlap) {
   auto found = bucket_of_unit_.find(unit);
   ZM_ASSERT(found != bucket_of_unit_.end(), "unit {} reported ready without gradients", unit);
   const int bucket = found->second;
@@ -93,6 +94,7 @@ void ShardedGradients<Real>::unit_ready(int unit, ZeroEngineT<Real>& engine, boo
   InFlight op;
   op.unit = unit;
   op.bucket = bucket;
+  op.last_micro = last_micro_step;
   Real* shard = engine.grad_at(unit, engine.comm().rank() * p.shard);
   Real* recv = shard;
   if (accumulate_ && !first_micro_step) {
@@ -112,6 +114,7 @@ void ShardedGradients<Real>::finish(ZeroEngineT<Real>& engine) {
   for (InFlight& op : in_flight_)
     if (op.bucket >= 0) complete(op, engine);
   in_flight_.clear();
+  engine.finish_replica_reductions();
   bucket_of_unit_.clear();
   next_block_bucket_ = 0;
 }

@@ -43,13 +43,13 @@ std::vector<std::pair<int64_t, int64_t>> stage0_bucket_ranges(const PartitionPla
 PlannedCollectives stage0_traffic(const PartitionPlan& plan, const Deck& deck) {
   PlannedCollectives out;
   for (const auto& bucket : stage0_bucket_ranges(plan, deck))
-    out.push_back({CommOp::AllReduce, bucket.second, compute_element_bytes(deck)});
+    out.push_back({CommOp::AllReduce, bucket.second, compute_element_bytes(deck), plan.ranks()});
   return out;
 }
 
 template <typename Real>
-Stage0<Real>::Stage0(const PartitionPlan& plan, Communicator& comm, const Deck& deck)
-    : ZeroEngineT<Real>(0, plan, comm, deck, kStage0Storage) {
+Stage0<Real>::Stage0(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck)
+    : ZeroEngineT<Real>(0, plan, comms, deck, kStage0Storage) {
   for (const auto& range : stage0_bucket_ranges(plan, deck)) {
     int lo = 0;
     while (plan.unit(lo).padded_offset != range.first) ++lo;

@@ -15,23 +15,40 @@ std::vector<BufferSpec> stage1_buffers(const PartitionPlan& plan, const Deck& de
 
 // Per unit and step: one reduce-scatter after the last micro-step's backward (grads_ready), one
 // all-gather of the updated shard (ZeroEngineT::after_unit_update).
-PlannedCollectives stage1_traffic(const PartitionPlan& plan, const Deck& deck) {
-  return per_unit_traffic(plan, deck, 1, 1);
+PlannedCollectives stage1_traffic(const PartitionPlan& plan, const Deck& deck,
+                                  const ShardLayout& layout) {
+  return per_unit_traffic(plan, deck, layout, 1, 1);
 }
 
 template <typename Real>
-Stage1<Real>::Stage1(const PartitionPlan& plan, Communicator& comm, const Deck& deck)
-    : ZeroEngineT<Real>(1, plan, comm, deck, kStage1Storage) {}
+Stage1<Real>::Stage1(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck)
+    : ZeroEngineT<Real>(1, plan, comms, deck, kStage1Storage) {}
 
 template <typename Real>
 void Stage1<Real>::grads_ready(int unit) {
   if (!this->last_micro()) return;
   const UnitPartition& p = this->plan_->unit(unit);
   Real* full = this->grad_at(unit, 0);
-  in_flight_.push_back(this->comm_->ireduce_scatter_sum(
-      full, full + this->rank_ * p.shard, static_cast<size_t>(p.shard), dtype_of<Real>(),
-      {unit, CommPurpose::GradReduce}));
-  if (!this->deck_->zero.overlap) in_flight_.back().wait(true);  // no overlap: blocking
+  in_flight_.push_back({unit, this->comm_->ireduce_scatter_sum(
+                                  full, full + this->rank_ * p.shard, static_cast<size_t>(p.shard),
+                                  dtype_of<Real>(), {unit, CommPurpose::GradReduce})});
+  if (!this->deck_->zero.overlap) finish_reductions();  // no overlap: blocking
+}
+
+template <typename Real>
+void Stage1<Real>::finish_reductions() {
+  // Each unit's shard, once reduced in the group, goes on across the groups (hybrid sharding).
+  for (auto& [unit, request] : in_flight_) {
+    request.wait(!this->deck_->zero.overlap);
+    this->post_replica_reduction(unit);
+  }
+  in_flight_.clear();
+}
+
+template <typename Real>
+void Stage1<Real>::finish_backward() {
+  finish_reductions();
+  this->finish_replica_reductions();
 }
 
 template class Stage1<float>;

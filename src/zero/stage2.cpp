@@ -17,19 +17,21 @@ std::vector<BufferSpec> stage2_buffers(const PartitionPlan& plan, const Deck& de
 
 // Per unit and step: a reduce-scatter every micro-step (grads_ready), one all-gather of the
 // updated shard (ZeroEngineT::after_unit_update).
-PlannedCollectives stage2_traffic(const PartitionPlan& plan, const Deck& deck) {
-  return per_unit_traffic(plan, deck, deck.train.grad_accum, 1);
+PlannedCollectives stage2_traffic(const PartitionPlan& plan, const Deck& deck,
+                                  const ShardLayout& layout) {
+  return per_unit_traffic(plan, deck, layout, deck.train.grad_accum, 1);
 }
 
 template <typename Real>
-Stage2<Real>::Stage2(const PartitionPlan& plan, Communicator& comm, const Deck& deck)
-    : ZeroEngineT<Real>(2, plan, comm, deck, kStage2Storage) {
+Stage2<Real>::Stage2(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck)
+    : ZeroEngineT<Real>(2, plan, comms, deck, kStage2Storage) {
   gradients_.allocate(plan, deck);
 }
 
 template <typename Real>
 void Stage2<Real>::grads_ready(int unit) {
-  gradients_.unit_ready(unit, *this, this->micro_ == 0, this->deck_->zero.overlap);
+  gradients_.unit_ready(unit, *this, this->micro_ == 0, this->last_micro(),
+                        this->deck_->zero.overlap);
 }
 
 template class Stage2<float>;

@@ -37,14 +37,15 @@ std::vector<BufferSpec> stage3_buffers(const PartitionPlan& plan, const Deck& de
 // Per unit and step: a reduce-scatter every micro-step, and two all-gathers every micro-step,
 // before the unit's forward and again before its backward (the embedding unit's second gather
 // serves the LM head's forward and backward).
-PlannedCollectives stage3_traffic(const PartitionPlan& plan, const Deck& deck) {
-  return per_unit_traffic(plan, deck, deck.train.grad_accum, 2 * deck.train.grad_accum);
+PlannedCollectives stage3_traffic(const PartitionPlan& plan, const Deck& deck,
+                                  const ShardLayout& layout) {
+  return per_unit_traffic(plan, deck, layout, deck.train.grad_accum, 2 * deck.train.grad_accum);
 }
 
 template <typename Real>
-Stage3<Real>::Stage3(const PartitionPlan& plan, Communicator& comm, const Deck& deck,
+Stage3<Real>::Stage3(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck,
                      const std::vector<UnitEvent>& schedule)
-    : ZeroEngineT<Real>(3, plan, comm, deck, kStage3Storage),
+    : ZeroEngineT<Real>(3, plan, comms, deck, kStage3Storage),
       schedule_(schedule),
       prefetch_(static_cast<int>(prefetch_of(deck))) {
   gradients_.allocate(plan, deck);
@@ -138,7 +139,8 @@ void Stage3<Real>::release(UnitEvent event) {
 
 template <typename Real>
 void Stage3<Real>::grads_ready(int unit) {
-  gradients_.unit_ready(unit, *this, this->micro_ == 0, this->deck_->zero.overlap);
+  gradients_.unit_ready(unit, *this, this->micro_ == 0, this->last_micro(),
+                        this->deck_->zero.overlap);
 }
 
 template class Stage3<float>;

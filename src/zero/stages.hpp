@@ -19,13 +19,17 @@ std::vector<BufferSpec> stage1_buffers(const PartitionPlan& plan, const Deck& de
 std::vector<BufferSpec> stage2_buffers(const PartitionPlan& plan, const Deck& deck);
 std::vector<BufferSpec> stage3_buffers(const PartitionPlan& plan, const Deck& deck);
 PlannedCollectives stage0_traffic(const PartitionPlan& plan, const Deck& deck);
-PlannedCollectives stage1_traffic(const PartitionPlan& plan, const Deck& deck);
-PlannedCollectives stage2_traffic(const PartitionPlan& plan, const Deck& deck);
-PlannedCollectives stage3_traffic(const PartitionPlan& plan, const Deck& deck);
+PlannedCollectives stage1_traffic(const PartitionPlan& plan, const Deck& deck,
+                                  const ShardLayout& layout);
+PlannedCollectives stage2_traffic(const PartitionPlan& plan, const Deck& deck,
+                                  const ShardLayout& layout);
+PlannedCollectives stage3_traffic(const PartitionPlan& plan, const Deck& deck,
+                                  const ShardLayout& layout);
 // Stages 1-3: for every unit, `reductions` reduce-scatters and `gathers` all-gathers of the padded
-// unit in the deck's compute type.
-PlannedCollectives per_unit_traffic(const PartitionPlan& plan, const Deck& deck, int64_t reductions,
-                                    int64_t gathers);
+// unit in the deck's compute type within the shard group and, under hybrid sharding, one
+// all-reduce of the unit's shard across the groups.
+PlannedCollectives per_unit_traffic(const PartitionPlan& plan, const Deck& deck,
+                                    const ShardLayout& layout, int64_t reductions, int64_t gathers);
 // Stage 0's gradient buckets as (first element, element count) ranges of the padded gradient
 // buffer, in the order backward completes them.
 std::vector<std::pair<int64_t, int64_t>> stage0_bucket_ranges(const PartitionPlan& plan,
@@ -34,7 +38,7 @@ std::vector<std::pair<int64_t, int64_t>> stage0_bucket_ranges(const PartitionPla
 template <typename Real>
 class Stage0 : public ZeroEngineT<Real> {
  public:
-  Stage0(const PartitionPlan& plan, Communicator& comm, const Deck& deck);
+  Stage0(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck);
 
   Real* grads(int unit) override { return this->grad_at(unit, 0); }
   void grads_ready(int unit) override;
@@ -51,14 +55,19 @@ class Stage0 : public ZeroEngineT<Real> {
 template <typename Real>
 class Stage1 : public ZeroEngineT<Real> {
  public:
-  Stage1(const PartitionPlan& plan, Communicator& comm, const Deck& deck);
+  Stage1(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck);
 
   Real* grads(int unit) override { return this->grad_at(unit, 0); }
   void grads_ready(int unit) override;
-  void finish_backward() override { this->wait_all(in_flight_); }
+  void finish_backward() override;
 
  private:
-  std::vector<CommRequest> in_flight_;
+  void finish_reductions();  // waits for the in-flight reduce-scatters in posting order
+  struct InFlight {
+    int unit;
+    CommRequest request;
+  };
+  std::vector<InFlight> in_flight_;
 };
 
 // Gradients of stages 2 and 3: each unit's gradients accumulate in a full-size bucket during its
@@ -79,7 +88,8 @@ class ShardedGradients {
   void allocate(const PartitionPlan& partition, const Deck& deck);
 
   Real* bucket_for(int unit, ZeroEngineT<Real>& engine);
-  void unit_ready(int unit, ZeroEngineT<Real>& engine, bool first_micro_step, bool overlap);
+  void unit_ready(int unit, ZeroEngineT<Real>& engine, bool first_micro_step, bool last_micro_step,
+                  bool overlap);
   void finish(ZeroEngineT<Real>& engine);
 
  private:
@@ -88,6 +98,7 @@ class ShardedGradients {
     int unit = -1;
     int bucket = -1;
     Real* accumulate_from = nullptr;  // temp to add into the shard after completion, if any
+    bool last_micro = false;          // the shard is then complete in the group
   };
   void complete(InFlight& op, ZeroEngineT<Real>& engine);
   void wait_bucket(int bucket, ZeroEngineT<Real>& engine);
@@ -103,7 +114,7 @@ class ShardedGradients {
 template <typename Real>
 class Stage2 : public ZeroEngineT<Real> {
  public:
-  Stage2(const PartitionPlan& plan, Communicator& comm, const Deck& deck);
+  Stage2(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck);
 
   Real* grads(int unit) override { return gradients_.bucket_for(unit, *this); }
   void grads_ready(int unit) override;
@@ -119,7 +130,7 @@ UnitBufferSet gather_slot_set(const PartitionPlan& plan, const Deck& deck);
 template <typename Real>
 class Stage3 : public ZeroEngineT<Real> {
  public:
-  Stage3(const PartitionPlan& plan, Communicator& comm, const Deck& deck,
+  Stage3(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck,
          const std::vector<UnitEvent>& schedule);
   ~Stage3() override;
 

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "common/zero_test_util.hpp"
+#include "common/checkpoint_test_util.hpp"
 #include "core/error.hpp"
 #include "io/checkpoint.hpp"
 #include "io/file_integrity.hpp"
@@ -15,48 +15,11 @@ namespace {
 
 namespace fs = std::filesystem;
 using zm::ZeroEngine;
-
-// A directory every rank agrees on (rank 0 picks it).
-std::string shared_dir(MPI_Comm comm, const std::string& tag) {
-  char path[512] = {};
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Barrier(comm);  // nobody may still be using a directory of the same name
-  if (rank == 0) {
-    const fs::path dir = fs::temp_directory_path() /
-                         fmt::format("zeromini-ckpt-{}-{}", tag, static_cast<long>(::getpid()));
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    std::snprintf(path, sizeof(path), "%s", dir.c_str());
-  }
-  MPI_Bcast(path, sizeof(path), MPI_CHAR, 0, comm);
-  return path;
-}
-
-zm::Deck deck_for(int stage, int64_t micro_batch, const std::string& dir, int64_t steps = 8,
-                  const std::string& precision = "fp32") {
-  return zm::testing::test_deck(
-      stage, micro_batch, 1,
-      {fmt::format("output.dir={}", dir), fmt::format("train.steps={}", steps), "output.keep=3",
-       "train.precision=" + precision});
-}
-
-struct State {
-  std::vector<float> params, m, v;
-  bool operator==(const State& o) const { return params == o.params && m == o.m && v == o.v; }
-};
-
-State full_state(ZeroEngine& engine) {
-  return {engine.full_state(ZeroEngine::State::Params), engine.full_state(ZeroEngine::State::AdamM),
-          engine.full_state(ZeroEngine::State::AdamV)};
-}
-
-// Runs steps [first, last) and returns their losses.
-std::vector<double> run_steps(zm::Trainer& trainer, int64_t first, int64_t last) {
-  std::vector<double> losses;
-  for (int64_t s = first; s < last; ++s) losses.push_back(trainer.step(s).loss);
-  return losses;
-}
+using zm::testing::deck_for;
+using zm::testing::full_state;
+using zm::testing::run_steps;
+using zm::testing::shared_dir;
+using zm::testing::State;
 
 // Steps 0-8 in one run against steps 0-4, a checkpoint, and steps 4-8 in a fresh trainer.
 void check_exact_resume(const std::string& precision, std::initializer_list<int> stages) {

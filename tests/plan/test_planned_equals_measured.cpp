@@ -1,5 +1,8 @@
 // What `zeromini plan` predicts for a rank count is what a run at that rank count allocates and
-// sends, byte for byte, for every stage, in fp32 and (where the build has bf16) mixed precision.
+// sends, byte for byte, for every stage, in fp32 and (where the build has bf16) mixed precision,
+// with and without hybrid sharding (zero.shard_size: traffic within and across shard groups
+// compared separately).
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include "common/zero_test_util.hpp"
@@ -7,6 +10,47 @@
 #include "plan/planner.hpp"
 
 namespace {
+
+// One deck: the plan against what a trainer allocates and sends in its steps.
+void check_planned_equals_measured(const zm::Deck& deck, int stage, zm::Communicator& comm) {
+  const zm::ShardLayout shards = zm::plan_shard_layout(deck, stage, comm.size(), nullptr);
+  const zm::MemoryPlan planned = zm::plan_memory(deck, stage, shards);  // priced as it runs
+  const zm::LevelTraffic planned_traffic = zm::plan_traffic(deck, stage, shards);
+
+  auto& ledger = zm::memory_ledger();
+  const zm::MemoryFigures before = ledger.figures();
+  ledger.reset_peaks();
+  const auto trainer_owned = zm::make_trainer(deck, stage, comm);
+  zm::Trainer& trainer = *trainer_owned;
+  ASSERT_EQ(trainer.comms().layout().group, shards.group);
+  trainer.init_parameters();
+  std::vector<zm::StepRecord> records;
+  for (int64_t s = 0; s < deck.train.steps; ++s) records.push_back(trainer.step(s));
+
+  for (int c = 0; c < zm::kMemCategories; ++c) {
+    SCOPED_TRACE(zm::mem_category_name(zm::MemCategory(c)));
+    // Held now, and at the peak of the steps: nothing is allocated beyond the plan.
+    EXPECT_EQ(static_cast<double>(ledger.figures().current[c] - before.current[c]),
+              planned.bytes[c]);
+    EXPECT_EQ(static_cast<double>(ledger.figures().peak[c] - before.current[c]), planned.bytes[c]);
+  }
+  const auto& intra = planned_traffic[static_cast<size_t>(zm::CommLevel::IntraGroup)];
+  const auto& inter = planned_traffic[static_cast<size_t>(zm::CommLevel::InterGroup)];
+  double inter_total = 0;
+  for (double bytes : inter) inter_total += bytes;
+  if (shards.hybrid() && shards.world > 1)
+    EXPECT_GT(inter_total, 0.0);  // the replicas' all-reduce and the statistics
+  else
+    EXPECT_EQ(inter_total, 0.0);
+  for (const auto& record : records)
+    for (int op = 0; op < zm::kCommOps; ++op) {
+      SCOPED_TRACE(zm::comm_op_name(zm::CommOp(op)));
+      const double measured_inter = record.comm_inter_group.ops[op].bytes;
+      const double measured_intra = record.comm.ops[op].bytes - measured_inter;
+      EXPECT_NEAR(measured_intra, intra[op], 1e-12 * (1 + intra[op]));
+      EXPECT_NEAR(measured_inter, inter[op], 1e-12 * (1 + inter[op]));
+    }
+}
 
 class PlannedEqualsMeasured : public ::testing::TestWithParam<int> {};
 
@@ -16,42 +60,25 @@ TEST_P(PlannedEqualsMeasured, MemoryAndTraffic) {
   const int N = comm->size();
   std::vector<std::string> precisions = {"fp32"};
   if (ZEROMINI_HAVE_BF16) precisions.push_back("bf16");
-  for (const std::string& precision : precisions)
-    for (const int64_t grad_accum : {1, 2})
-      for (const char* recompute : {"none", "blocks"}) {
-        SCOPED_TRACE(fmt::format("stage {}, {} ranks, grad_accum {}, {}, recompute {}", stage, N,
-                                 grad_accum, precision, recompute));
-        const zm::Deck deck =
-            zm::testing::test_deck(stage, 3, grad_accum,
-                                   {"train.steps=2", "train.precision=" + precision,
-                                    "model.recompute=" + std::string(recompute)});
-        const zm::MemoryPlan planned = zm::plan_memory(deck, stage, N);  // priced as it runs
-        const auto planned_traffic = zm::plan_traffic(deck, stage, N);
-
-        auto& ledger = zm::memory_ledger();
-        const zm::MemoryFigures before = ledger.figures();
-        ledger.reset_peaks();
-        const auto trainer_owned = zm::make_trainer(deck, stage, *comm);
-        zm::Trainer& trainer = *trainer_owned;
-        trainer.init_parameters();
-        std::vector<zm::StepRecord> records;
-        for (int64_t s = 0; s < deck.train.steps; ++s) records.push_back(trainer.step(s));
-
-        for (int c = 0; c < zm::kMemCategories; ++c) {
-          SCOPED_TRACE(zm::mem_category_name(zm::MemCategory(c)));
-          // Held now, and at the peak of the steps: nothing is allocated beyond the plan.
-          EXPECT_EQ(static_cast<double>(ledger.figures().current[c] - before.current[c]),
-                    planned.bytes[c]);
-          EXPECT_EQ(static_cast<double>(ledger.figures().peak[c] - before.current[c]),
-                    planned.bytes[c]);
+  // Shard groups of 2 ranks (as a number, and as faked nodes of 2) where the ranks make two or
+  // more groups.
+  std::vector<std::vector<std::string>> shardings = {{"zero.shard_size=0"}};
+  if (N >= 4 && N % 2 == 0) {
+    shardings.push_back({"zero.shard_size=2"});
+    shardings.push_back({"zero.shard_size=node", "zero.ranks_per_node=2"});
+  }
+  for (const auto& sharding : shardings)
+    for (const std::string& precision : precisions)
+      for (const int64_t grad_accum : {1, 2})
+        for (const char* recompute : {"none", "blocks"}) {
+          SCOPED_TRACE(fmt::format("stage {}, {} ranks, {}, grad_accum {}, {}, recompute {}", stage,
+                                   N, fmt::join(sharding, " "), grad_accum, precision, recompute));
+          std::vector<std::string> overrides = {"train.steps=2", "train.precision=" + precision,
+                                                "model.recompute=" + std::string(recompute)};
+          overrides.insert(overrides.end(), sharding.begin(), sharding.end());
+          check_planned_equals_measured(zm::testing::test_deck(stage, 3, grad_accum, overrides),
+                                        stage, *comm);
         }
-        for (const auto& record : records)
-          for (int op = 0; op < zm::kCommOps; ++op) {
-            SCOPED_TRACE(zm::comm_op_name(zm::CommOp(op)));
-            EXPECT_NEAR(record.comm.ops[op].bytes, planned_traffic[op],
-                        1e-12 * (1 + planned_traffic[op]));
-          }
-      }
 }
 
 INSTANTIATE_TEST_SUITE_P(Stages, PlannedEqualsMeasured, ::testing::Values(0, 1, 2, 3));

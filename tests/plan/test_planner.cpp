@@ -1,10 +1,13 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <iterator>
 
 #include "core/deck.hpp"
 #include "core/error.hpp"
+#include "plan/largest.hpp"
 #include "plan/machine.hpp"
 #include "plan/planner.hpp"
 
@@ -72,13 +75,193 @@ TEST(Planner, LargestModelThatFitsIsTheDeepestThatFits) {
     auto total_at = [&](int64_t layers) {
       zm::Deck d = deck;
       d.model.layers = layers;
-      return zm::plan_memory(d, stage, 8).total();
+      return zm::plan_memory(d, stage, zm::plan_shard_layout(d, stage, 8, &m)).total();
     };
     EXPECT_LE(total_at(p.largest_layers), m.device_memory_bytes);
     EXPECT_GT(total_at(p.largest_layers + 1), m.device_memory_bytes);
     EXPECT_GT(p.step_seconds_serial, 0);
     EXPECT_GE(p.step_seconds_serial, p.step_seconds_overlapped);
   }
+}
+
+// A machine with `per_node` devices per node and the given links, no latency: the step's
+// communication time is then bytes over bandwidth, link by link.
+zm::Machine two_link_machine(int64_t per_node, double intra_bandwidth, double inter_bandwidth) {
+  zm::Machine m;
+  m.name = "two-link";
+  m.devices_per_node = per_node;
+  m.device_memory_bytes = 16.0 * (1 << 30);  // small: shallow answers, quick searches
+  m.sustained_flops_fp32 = 1e13;
+  m.sustained_flops_mixed = 1e14;
+  m.intra_node_bandwidth = intra_bandwidth;
+  m.inter_node_bandwidth = inter_bandwidth;
+  return m;
+}
+
+zm::Deck sharded_by_node(zm::Deck deck) {
+  deck.zero.shard_size = zm::kShardSizeNode;
+  return deck;
+}
+
+// Hybrid sharding within a node holds what plain ZeRO over that node holds: 16 ranks in groups of
+// 8 keep the model states (and every other buffer) of 8 ranks, at every sharded stage.
+TEST(PlannerHybrid, NodeShardingHoldsTheMemoryOfOneNode) {
+  const zm::Machine m = two_link_machine(8, 450e9, 50e9);
+  for (const char* precision : {"fp32", "bf16"}) {
+    const zm::Deck plain = deck_with(4, 256, 4, precision);
+    const zm::Deck hybrid = sharded_by_node(plain);
+    for (int stage = 1; stage <= 3; ++stage) {
+      SCOPED_TRACE(fmt::format("{} stage {}", precision, stage));
+      const zm::PlanPoint h = zm::plan_point(hybrid, stage, 16, &m);
+      const zm::PlanPoint p = zm::plan_point(plain, stage, 8, &m);
+      ASSERT_EQ(h.shards.group, 8);
+      ASSERT_EQ(h.shards.groups(), 2);
+      EXPECT_EQ(h.memory.model_states(), p.memory.model_states());
+      EXPECT_EQ(h.memory.bytes, p.memory.bytes);
+      // And less than sharding over all 16 would leave: the price of the replica.
+      EXPECT_GT(h.memory.model_states(),
+                zm::plan_point(plain, stage, 16, &m).memory.model_states());
+    }
+    // Stage 0 has one group whatever the shard size.
+    EXPECT_EQ(zm::plan_point(hybrid, 0, 16, &m).shards.groups(), 1);
+  }
+}
+
+// zero.ranks_per_node names the node without a machine file, and wins over the machine's.
+TEST(PlannerHybrid, RanksPerNodeFromTheDeck) {
+  zm::Deck deck = sharded_by_node(deck_with(2, 128, 4, "fp32"));
+  deck.zero.ranks_per_node = 4;
+  const zm::Machine m = two_link_machine(8, 450e9, 50e9);
+  EXPECT_EQ(zm::plan_point(deck, 3, 16, nullptr).shards.group, 4);
+  EXPECT_EQ(zm::plan_point(deck, 3, 16, &m).shards.group, 4);
+  deck.zero.ranks_per_node = 0;
+  EXPECT_EQ(zm::plan_point(deck, 3, 16, &m).shards.group, 8);
+  EXPECT_EQ(zm::plan_point(deck, 3, 16, nullptr).shards.group, 16);  // no node known: one group
+  deck.zero.shard_size = 5;
+  EXPECT_THROW(zm::plan_point(deck, 3, 16, nullptr), zm::Error);
+}
+
+// Across the groups a step all-reduces each unit's shard once (over the groups) and the 8 bytes
+// of step statistics (over every rank); within a group it moves what plain ZeRO over the group
+// moves: reduce-scatter and all-gather (stage 3: two all-gathers) of the padded parameters.
+TEST(PlannerHybrid, TrafficByLevel) {
+  for (const char* precision : {"fp32", "bf16"}) {
+    const zm::Deck deck = sharded_by_node(deck_with(3, 192, 4, precision));
+    const double element = std::string(precision) == "bf16" ? 2.0 : 4.0;
+    const zm::Machine m = two_link_machine(8, 450e9, 50e9);
+    for (int64_t n : {16, 64}) {
+      for (int stage = 1; stage <= 3; ++stage) {
+        SCOPED_TRACE(fmt::format("{} stage {} ranks {}", precision, stage, n));
+        const zm::PlanPoint p = zm::plan_point(deck, stage, n, &m);
+        const double g = 8, groups = static_cast<double>(n) / g, N = static_cast<double>(n);
+        const double psi_bytes = element * static_cast<double>(p.padded_params);
+        const double inter = 2 * (groups - 1) / groups * psi_bytes / g + 2 * (N - 1) / N * 8;
+        const double intra = (stage == 3 ? 3 : 2) * (g - 1) / g * psi_bytes;
+        EXPECT_NEAR(p.bytes_at_level(zm::CommLevel::InterGroup), inter, 1e-9 * psi_bytes);
+        EXPECT_NEAR(p.bytes_at_level(zm::CommLevel::IntraGroup), intra, 1e-9 * psi_bytes);
+        EXPECT_NEAR(p.bytes_per_step_total(), inter + intra, 1e-9 * psi_bytes);
+      }
+    }
+  }
+}
+
+// Each collective is priced on the link its ring crosses: with node-sized groups, the group's
+// collectives on the intra-node link and those across groups on the inter-node link; a group that
+// spans nodes, or plain ZeRO over several nodes, on the inter-node link throughout.
+TEST(PlannerHybrid, CollectivesArePricedOnTheLinkTheyCross) {
+  const double intra_bw = 400e9, inter_bw = 25e9;
+  const zm::Machine m = two_link_machine(8, intra_bw, inter_bw);
+  const zm::Deck plain = deck_with(3, 192, 4, "bf16");
+  const zm::Deck node = sharded_by_node(plain);
+  zm::Deck spanning = plain;
+  spanning.zero.shard_size = 16;
+  for (int stage = 1; stage <= 3; ++stage) {
+    SCOPED_TRACE(fmt::format("stage {}", stage));
+    const zm::PlanPoint h = zm::plan_point(node, stage, 32, &m);
+    const double intra = h.bytes_at_level(zm::CommLevel::IntraGroup);
+    const double inter = h.bytes_at_level(zm::CommLevel::InterGroup);
+    ASSERT_GT(inter, 0);
+    EXPECT_DOUBLE_EQ(h.comm_seconds, intra / intra_bw + inter / inter_bw);
+    const zm::PlanPoint s = zm::plan_point(spanning, stage, 32, &m);
+    ASSERT_EQ(s.shards.group, 16);
+    EXPECT_DOUBLE_EQ(s.comm_seconds, s.bytes_per_step_total() / inter_bw);
+    const zm::PlanPoint p = zm::plan_point(plain, stage, 32, &m);
+    EXPECT_DOUBLE_EQ(p.comm_seconds, p.bytes_per_step_total() / inter_bw);
+    // Within one node everything is intra-node.
+    const zm::PlanPoint one = zm::plan_point(node, stage, 8, &m);
+    EXPECT_DOUBLE_EQ(one.comm_seconds, one.bytes_per_step_total() / intra_bw);
+  }
+}
+
+// The largest-model table (plan --largest): every answer is the deepest that fits, under the
+// option's own shard groups and recomputation, and its plan is the plan at that depth.
+TEST(PlannerLargest, AnswersAreTheDeepestThatFit) {
+  const std::string machines = std::string(ZEROMINI_INPUTS_DIR) + "/machines";
+  if (!std::filesystem::exists(machines + "/dgx-h100.toml")) GTEST_SKIP() << "no machine file";
+  const zm::Machine m = zm::load_machine(machines + "/dgx-h100.toml");
+  zm::Deck deck = deck_with(12, 768, 12, "bf16");
+  deck.train.micro_batch = 8;
+  const auto cells = zm::plan_largest_models(deck, m, {1, 4, 16}, {0, 1, 2, 3});
+  ASSERT_EQ(cells.size(), 3u * 4u * std::size(zm::kLargestOptions));
+  for (const zm::LargestModel& c : cells) {
+    SCOPED_TRACE(fmt::format("devices {} stage {} shard {} recompute {}", c.devices, c.stage,
+                             c.option.shard_node ? "node" : "all", c.option.recompute));
+    ASSERT_TRUE(c.possible);
+    ASSERT_GT(c.layers, 0);
+    zm::Deck d = zm::with_option(deck, c.option);
+    auto total_at = [&](int64_t layers) {
+      d.model.layers = layers;
+      return zm::plan_memory(d, c.stage, c.shards).total();
+    };
+    EXPECT_LE(total_at(c.layers), m.device_memory_bytes);
+    EXPECT_GT(total_at(c.layers + 1), m.device_memory_bytes);
+    EXPECT_DOUBLE_EQ(c.point.memory.total(), total_at(c.layers));
+    EXPECT_EQ(c.point.shards.group, c.shards.group);
+    EXPECT_EQ(c.shards.group,
+              c.option.shard_node && c.stage > 0 ? std::min<int64_t>(8, c.devices) : c.devices);
+    EXPECT_GT(c.point.params, 0);
+    EXPECT_GT(c.point.step_seconds_overlapped, 0);
+  }
+}
+
+// What the options must do to the answer: recomputation never makes the deepest model shallower,
+// node groups never hold more than sharding over every device, and up to a node they are the same.
+TEST(PlannerLargest, OptionsOrderTheAnswers) {
+  const zm::Machine m = two_link_machine(8, 450e9, 50e9);
+  zm::Deck deck = deck_with(12, 768, 12, "bf16");
+  deck.train.micro_batch = 4;
+  const auto cells = zm::plan_largest_models(deck, m, {1, 2, 8, 32}, {0, 1, 2, 3});
+  // Options in kLargestOptions' order: {all, none}, {all, blocks}, {node, none}, {node, blocks}.
+  for (size_t i = 0; i < cells.size(); i += 4) {
+    SCOPED_TRACE(fmt::format("devices {} stage {}", cells[i].devices, cells[i].stage));
+    EXPECT_GT(cells[i + 1].layers, cells[i].layers);
+    EXPECT_GT(cells[i + 3].layers, cells[i + 2].layers);
+    EXPECT_LE(cells[i + 2].layers, cells[i].layers);
+    EXPECT_LE(cells[i + 3].layers, cells[i + 1].layers);
+    if (cells[i].devices <= 8 || cells[i].stage == 0) {
+      EXPECT_EQ(cells[i + 2].layers, cells[i].layers);
+      EXPECT_EQ(cells[i + 3].layers, cells[i + 1].layers);
+    } else if (cells[i].stage == 3) {
+      EXPECT_LT(cells[i + 2].layers, cells[i].layers);
+    }
+  }
+}
+
+// A memory nothing fits in answers 0 layers; a node whose devices do not divide the count is no
+// answer at all (that run cannot be launched), except at stage 0, which has one group.
+TEST(PlannerLargest, NothingFitsAndImpossibleLayouts) {
+  zm::Machine m = two_link_machine(6, 450e9, 50e9);
+  const zm::Deck deck = deck_with(2, 256, 4, "fp32");
+  for (const zm::LargestModel& c : zm::plan_largest_models(deck, m, {8}, {0, 3})) {
+    const bool node = c.option.shard_node;
+    EXPECT_EQ(c.possible, !node || c.stage == 0);
+    if (c.possible) {
+      EXPECT_GT(c.layers, 0);
+    }
+  }
+  m.device_memory_bytes = 1e6;
+  for (const zm::LargestModel& c : zm::plan_largest_models(deck, m, {1, 4}, {0, 3}))
+    EXPECT_EQ(c.layers, 0);
 }
 
 TEST(Planner, EveryMachineFileLoads) {

@@ -30,7 +30,7 @@ TEST_P(Accounting, AllocatedBytesEqualThePlanAndTheClosedForms) {
 
   const auto trainer_owned = zm::make_trainer(deck, stage, *comm);
   zm::Trainer& trainer = *trainer_owned;
-  const auto plan = zm::run_buffer_plan(deck, stage, N);
+  const auto plan = zm::run_buffer_plan(deck, stage, trainer.comms().layout());
   for (int c = 0; c < zm::kMemCategories; ++c) {
     SCOPED_TRACE(zm::mem_category_name(MemCategory(c)));
     EXPECT_EQ(ledger.current(MemCategory(c)) - before[c], planned_bytes(plan, MemCategory(c)));

@@ -1,0 +1,79 @@
+// The comparison behind the equivalence tests (test_zero_equivalence, test_hybrid_sharding): a
+// run against stage 0 at one rank with the same global batch.
+//
+// Tolerances. The runs differ only in summation order: the loss is a mean of N per-rank means
+// instead of one mean, and gradients are summed over N ranks by the MPI reduction. In fp32 that
+// changes gradients in their last bits (relative ~1e-7). AdamW normalises each gradient element
+// by its own running RMS, so an element whose gradient is tiny can see a relative change of its
+// update far above 1e-7; its parameter moves by at most lr per step, though. Hence: losses agree
+// to 1e-5 relative, and every parameter to 1e-5 absolute after 5 steps (lr 1e-2, so a whole
+// update is 1e-2; 1e-5 allows a 0.1% disagreement of one update and nothing systematic).
+// One family of parameters is exempt: the key part of each QKV bias. Its gradient is exactly
+// zero in exact arithmetic (it adds the same q.b_k to every score of a row, and softmax ignores
+// a constant shift), so every run computes pure rounding noise for it and AdamW turns that
+// noise into updates of size ~lr in a direction that depends on the summation order. For those
+// entries the test checks that they stay within Adam's step bound (3 lr per step).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <vector>
+
+#include "common/zero_test_util.hpp"
+#include "model/layout.hpp"
+
+namespace zm::testing {
+
+inline constexpr int64_t kGlobalBatch = 12;
+inline constexpr double kLossTolerance = 1e-5;
+inline constexpr double kParamTolerance = 1e-5;
+
+inline const TrainedRun& reference(int64_t grad_accum) {
+  static std::map<int64_t, TrainedRun> cache;
+  auto found = cache.find(grad_accum);
+  if (found != cache.end()) return found->second;
+  auto self = zm::make_communicator("mpi", MPI_COMM_SELF);
+  // One rank, one micro-step, the whole global batch.
+  const zm::Deck deck = test_deck(0, kGlobalBatch * grad_accum, 1);
+  return cache.emplace(grad_accum, train(deck, *self)).first->second;
+}
+
+// Logical indices of the key part of every block's QKV bias.
+inline std::vector<bool> key_bias_mask(const zm::ModelConfig& model) {
+  const zm::ParamLayout layout(model);
+  std::vector<bool> mask(static_cast<size_t>(layout.total()), false);
+  for (int64_t l = 0; l < model.layers; ++l) {
+    const int64_t base = layout.unit(layout.block_unit(static_cast<int>(l))).offset +
+                         layout.block().qkv_b + model.dim;
+    for (int64_t c = 0; c < model.dim; ++c) mask[static_cast<size_t>(base + c)] = true;
+  }
+  return mask;
+}
+
+inline void expect_same_training(const TrainedRun& run, const TrainedRun& ref) {
+  const zm::Deck deck = test_deck(0, 1);
+  const std::vector<bool> key_bias = key_bias_mask(deck.model);
+  const double adam_bound = 3.0 * deck.train.lr * static_cast<double>(deck.train.steps);
+  ASSERT_EQ(run.losses.size(), ref.losses.size());
+  for (size_t s = 0; s < ref.losses.size(); ++s)
+    EXPECT_NEAR(run.losses[s], ref.losses[s], kLossTolerance * std::fabs(ref.losses[s]))
+        << "step " << s;
+  ASSERT_EQ(run.params.size(), ref.params.size());
+  double worst = 0;
+  size_t worst_at = 0;
+  for (size_t i = 0; i < ref.params.size(); ++i) {
+    if (key_bias[i]) {
+      EXPECT_LE(std::fabs(run.params[i]), adam_bound) << "key bias element " << i;
+      continue;
+    }
+    const double d = std::fabs(double(run.params[i]) - double(ref.params[i]));
+    if (d > worst) worst = d, worst_at = i;
+  }
+  EXPECT_LE(worst, kParamTolerance) << "largest parameter difference at element " << worst_at;
+  // The loss must actually fall: a frozen model would pass the comparisons trivially.
+  EXPECT_LT(ref.losses.back(), ref.losses.front());
+}
+
+}  // namespace zm::testing
