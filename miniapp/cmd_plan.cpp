@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iterator>
 #include <sstream>
 
@@ -31,6 +32,13 @@ std::vector<int64_t> parse_ranks(const std::string& text) {
     ranks.push_back(value);
   }
   if (ranks.empty()) fail("--ranks: expected at least one rank count");
+  return ranks;
+}
+
+// --largest without --ranks: 1, 2, 4, ..., 1024 devices.
+std::vector<int64_t> largest_default_ranks() {
+  std::vector<int64_t> ranks;
+  for (int64_t n = 1; n <= 1024; n *= 2) ranks.push_back(n);
   return ranks;
 }
 
@@ -77,9 +85,10 @@ void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoin
   });
   header += ",total_bytes";
   for (CommOp op : kReportedOps) header += fmt::format(",{}_bytes", comm_op_name(op));
+  // Columns are only ever appended: scripts read them by name and by position.
   fmt::print(
       "{},compute_s,comm_s,step_overlapped_s,step_serial_s,fits,largest_layers,"
-      "largest_params\n",
+      "largest_params,shard_size,recompute,intra_group_bytes,inter_group_bytes\n",
       header);
   for (const PlanPoint& p : points) {
     std::string row = fmt::format("{},{},{},{},{},{}", deck.path, memory_model_name(precision),
@@ -90,9 +99,11 @@ void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoin
     row += fmt::format(",{:.0f}", p.memory.total());
     for (CommOp op : kReportedOps)
       row += fmt::format(",{:.0f}", p.bytes_per_step[static_cast<int>(op)]);
-    fmt::print("{},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{}\n", row, p.compute_seconds, p.comm_seconds,
-               p.step_seconds_overlapped, p.step_seconds_serial,
-               have_machine ? (p.fits ? "yes" : "no") : "", p.largest_layers, p.largest_params);
+    fmt::print("{},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{:.0f},{:.0f}\n", row,
+               p.compute_seconds, p.comm_seconds, p.step_seconds_overlapped, p.step_seconds_serial,
+               have_machine ? (p.fits ? "yes" : "no") : "", p.largest_layers, p.largest_params,
+               p.shards.group, deck.model.recompute, p.bytes_at_level(CommLevel::IntraGroup),
+               p.bytes_at_level(CommLevel::InterGroup));
   }
 }
 
@@ -101,9 +112,10 @@ void print_heading(const Deck& deck, Precision precision, const PlanPoint& first
   fmt::print("zeromini plan: {}\n", deck.path);
   fmt::print(
       "  model: {} layers, dim {}, {} heads, vocab {} (padded {}), seq {}; "
-      "micro_batch {} x grad_accum {}\n",
+      "micro_batch {} x grad_accum {}; recompute {}\n",
       deck.model.layers, deck.model.dim, deck.model.heads, deck.model.vocab,
-      deck.model.padded_vocab(), deck.model.seq_len, deck.train.micro_batch, deck.train.grad_accum);
+      deck.model.padded_vocab(), deck.model.seq_len, deck.train.micro_batch, deck.train.grad_accum,
+      deck.model.recompute);
   fmt::print("  Psi = {} parameters (real vocabulary)\n", first.params);
   fmt::print("  precision: {}\n",
              !is_mixed(precision)
@@ -113,9 +125,17 @@ void print_heading(const Deck& deck, Precision precision, const PlanPoint& first
   if (machine)
     fmt::print("  machine: {} ({} devices per node, {:.1f} GiB each)\n", machine->name,
                machine->devices_per_node, machine->device_memory_bytes / (1024.0 * 1024 * 1024));
+  if (deck.zero.shard_size != 0)
+    fmt::print(
+        "  hybrid sharding: zero.shard_size = {}: stages 1-3 shard within groups of consecutive "
+        "ranks (groups x ranks per group), each group a replica; stage 0 has one group\n",
+        shard_size_name(deck));
   fmt::print(
       "\nPer rank, GB (1e9 bytes). Model states = parameters + gradients + optimizer; "
-      "traffic = bytes each rank sends per step (ring convention).\n");
+      "traffic = bytes each rank sends per step (ring convention){}.\n",
+      deck.zero.shard_size != 0 ? "; intra-grp / inter-grp: of it, within a shard group / across "
+                                  "the groups (replicas, step statistics)"
+                                : "");
 }
 
 // One table line: ranks and stage, then the memory columns | total | traffic.
@@ -133,11 +153,16 @@ std::string table_line(const std::string& ranks, const std::string& stage, Memor
 }
 
 void print_table(const std::vector<PlanPoint>& points, const Machine* machine) {
+  // The shard layout and the traffic by level only when some point has several groups: with one
+  // group every byte is intra-group, and the table keeps the columns scripts already read.
+  const bool hybrid = std::any_of(points.begin(), points.end(),
+                                  [](const PlanPoint& p) { return p.shards.hybrid(); });
   const char* traffic_headings[] = {"allreduce", "reducescat", "allgather"};
   fmt::print("{}", table_line(
                        "ranks", "stage",
                        [](int c) { return c < 0 ? "model-states" : kCategoryColumns[c].heading; },
                        "total", [&](CommOp op) { return traffic_headings[static_cast<int>(op)]; }));
+  if (hybrid) fmt::print(" | {:>9} {:>10} {:>10}", "groups", "intra-grp", "inter-grp");
   if (machine)
     fmt::print(" | {:>4} {:>10} {:>10} {:>14}", "fits", "step s ovl", "step s ser", "largest fits");
   fmt::print("\n");
@@ -148,6 +173,10 @@ void print_table(const std::vector<PlanPoint>& points, const Machine* machine) {
                    [&](int c) { return gb(c < 0 ? p.memory.model_states() : p.memory.bytes[c]); },
                    gb(p.memory.total()),
                    [&](CommOp op) { return gb(p.bytes_per_step[static_cast<int>(op)]); }));
+    if (hybrid)
+      fmt::print(" | {:>9} {:>10} {:>10}", fmt::format("{}x{}", p.shards.groups(), p.shards.group),
+                 gb(p.bytes_at_level(CommLevel::IntraGroup)),
+                 gb(p.bytes_at_level(CommLevel::InterGroup)));
     if (machine)
       fmt::print(" | {:>4} {:>10.4g} {:>10.4g} {:>14}", p.fits ? "yes" : "no",
                  p.step_seconds_overlapped, p.step_seconds_serial,
@@ -162,7 +191,6 @@ void print_table(const std::vector<PlanPoint>& points, const Machine* machine) {
 
 int plan(const PlanOptions& options) {
   Deck deck = load_deck(options.deck, options.overrides, BuildChecks::Skip);
-  const std::vector<int64_t> ranks = parse_ranks(options.ranks);
   const std::vector<int> stages = parse_stages(options.stage);
   // --precision prices the deck as if it asked for that precision.
   if (!options.precision.empty())
@@ -173,6 +201,13 @@ int plan(const PlanOptions& options) {
   if (have_machine) machine = load_machine(options.machine);
   if (options.format != "table" && options.format != "csv")
     fail("--format {}: expected table or csv", options.format);
+  if (options.largest) {
+    if (!have_machine) fail("--largest: needs --machine FILE (the device memory to fit in)");
+    return plan_largest(
+        deck, machine, options.ranks.empty() ? largest_default_ranks() : parse_ranks(options.ranks),
+        stages, options.format);
+  }
+  const std::vector<int64_t> ranks = parse_ranks(options.ranks.empty() ? "1" : options.ranks);
 
   std::vector<PlanPoint> points;
   for (int64_t n : ranks)
@@ -188,10 +223,11 @@ int plan(const PlanOptions& options) {
   if (have_machine)
     fmt::print(
         "\nStep time: compute = {:.3g} matmul FLOP/token x tokens per rank per step at "
-        "the machine's sustained rate; communication from an alpha-beta ring model "
-        "(intra-node parameters while the ranks fit on one node); 'ovl' assumes full "
-        "overlap, 'ser' none. 'largest fits': the deepest model of this width, heads, "
-        "vocabulary and batch whose per-rank total fits the device memory.\n",
+        "the machine's sustained rate (recomputed forward included); communication from an "
+        "alpha-beta ring model, each collective on the intra-node link when its ring stays in "
+        "a node, else on the inter-node link; 'ovl' assumes full overlap, 'ser' none. "
+        "'largest fits': the deepest model of this width, heads, vocabulary and batch whose "
+        "per-rank total fits the device memory.\n",
         flops_per_token(deck.model));
   return 0;
 }

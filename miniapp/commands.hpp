@@ -1,8 +1,14 @@
 // The subcommands of the zeromini executable; each returns the process exit code.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
+
+namespace zm {
+struct Deck;
+struct Machine;
+}  // namespace zm
 
 namespace zm::cli {
 
@@ -16,13 +22,17 @@ int run(int& argc, char**& argv, const RunOptions& options);
 struct PlanOptions {
   std::string deck;
   std::vector<std::string> overrides;
-  std::string ranks = "1";       // "1,4,16"
+  std::string ranks;             // "1,4,16"; empty: 1, or 1,2,4,...,1024 with largest
   std::string stage = "all";     // 0..3 or all
   std::string machine;           // machine file, optional
   std::string precision;         // fp32 | mixed; empty = from the deck
   std::string format = "table";  // table | csv
+  bool largest = false;          // the largest model that fits, per ranks x stage x option
 };
 int plan(const PlanOptions& options);
+// `plan --largest` (cmd_plan_largest.cpp), for the deck as plan() resolved it (its precision).
+int plan_largest(const Deck& deck, const Machine& machine, const std::vector<int64_t>& devices,
+                 const std::vector<int>& stages, const std::string& format);
 
 int inspect(int& argc, char**& argv, const std::string& file);
 int export_checkpoint(int& argc, char**& argv, const std::string& checkpoint,

@@ -14,8 +14,9 @@ CLI::App* add_plan(CLI::App& app, zm::cli::PlanOptions& options) {
   CLI::App* plan = app.add_subcommand(
       "plan", "Predict per-rank memory, traffic and step time for any rank count (no MPI)");
   plan->add_option("deck", options.deck, "Input deck (TOML)")->required();
-  plan->add_option("--ranks", options.ranks, "Rank counts, comma separated (e.g. 1,4,16)")
-      ->capture_default_str();
+  plan->add_option("--ranks", options.ranks,
+                   "Rank counts, comma separated (e.g. 1,4,16); default 1, or 1,2,4,...,1024 "
+                   "with --largest");
   plan->add_option("--stage", options.stage, "ZeRO stage 0..3 or all")->capture_default_str();
   plan->add_option("--machine", options.machine,
                    "Machine file (inputs/machines/*.toml) for fit and step-time estimates");
@@ -25,6 +26,10 @@ CLI::App* add_plan(CLI::App& app, zm::cli::PlanOptions& options) {
   plan->add_option("--set", options.overrides, "Override a deck key (as for run)")
       ->type_name("KEY=VALUE");
   plan->add_option("--format", options.format, "Output: table or csv")->capture_default_str();
+  plan->add_flag("--largest", options.largest,
+                 "Instead: the deepest model of the deck's width that fits a device, with its "
+                 "parameters and step time, for each rank count x stage x zero.shard_size {all, "
+                 "node} x model.recompute {none, blocks} (needs --machine)");
   return plan;
 }
 

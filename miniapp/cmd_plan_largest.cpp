@@ -1,0 +1,148 @@
+// `zeromini plan DECK --machine FILE --largest`: the largest model of the deck's width that fits a
+// device, for each device count x stage x zero.shard_size {all, node} x model.recompute
+// {none, blocks} (plan/largest.hpp). The table puts the four options of a devices x stage side by
+// side; the CSV has one row per cell, for scripts.
+#include <fmt/format.h>
+
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "core/deck.hpp"
+#include "plan/largest.hpp"
+#include "plan/machine.hpp"
+#include "plan/planner.hpp"
+
+namespace zm::cli {
+
+namespace {
+
+const char* shard_name(const LargestOption& option) {
+  return option.shard_node ? "node" : "all";
+}
+const char* recompute_name(const LargestOption& option) {
+  return option.recompute ? "blocks" : "none";
+}
+
+// What "node" means here: the deck's zero.ranks_per_node when set, else the machine's.
+int64_t ranks_per_node(const Deck& deck, const Machine& machine) {
+  return deck.zero.ranks_per_node > 0 ? deck.zero.ranks_per_node : machine.devices_per_node;
+}
+
+void print_csv(const Deck& deck, const Machine& machine, const std::vector<LargestModel>& cells) {
+  fmt::print(
+      "deck,machine,precision,devices,stage,shard,shard_size,groups,recompute,layers,params,"
+      "total_bytes,model_states_bytes,activations_bytes,compute_s,comm_s,step_overlapped_s,"
+      "step_serial_s,intra_group_bytes,inter_group_bytes\n");
+  for (const LargestModel& c : cells) {
+    std::string row = fmt::format("{},{},{},{},{},{},", deck.path, machine.name,
+                                  memory_model_name(deck.train.precision), c.devices, c.stage,
+                                  shard_name(c.option));
+    // A cell that cannot be launched has no shard groups; one where nothing fits has no model.
+    if (!c.possible) {
+      fmt::print("{},,{},,,,,,,,,,,\n", row, recompute_name(c.option));
+      continue;
+    }
+    row += fmt::format("{},{},{},{}", c.shards.group, c.shards.groups(), recompute_name(c.option),
+                       c.layers);
+    if (c.layers == 0) {
+      fmt::print("{},0,,,,,,,,,\n", row);
+      continue;
+    }
+    const PlanPoint& p = c.point;
+    fmt::print("{},{},{:.0f},{:.0f},{:.0f},{:.6g},{:.6g},{:.6g},{:.6g},{:.0f},{:.0f}\n", row,
+               p.params, p.memory.total(), p.memory.model_states(),
+               p.memory.bytes[static_cast<int>(MemCategory::Activations)], p.compute_seconds,
+               p.comm_seconds, p.step_seconds_overlapped, p.step_seconds_serial,
+               p.bytes_at_level(CommLevel::IntraGroup), p.bytes_at_level(CommLevel::InterGroup));
+  }
+}
+
+constexpr int kCellWidth = 28;
+
+// Layers, parameters in billions and the overlapped step time; '*' marks a step whose
+// communication estimate exceeds its compute (the overlapped time is then the network's).
+std::string cell_text(const LargestModel& c) {
+  if (!c.possible) return "n/a";
+  if (c.layers == 0) return "none fits";
+  const PlanPoint& p = c.point;
+  return fmt::format("{:>6} {:>9.2f} {:>9.3f}{}", c.layers, p.params / 1e9,
+                     p.step_seconds_overlapped, p.comm_seconds > p.compute_seconds ? "*" : " ");
+}
+
+void print_heading(const Deck& deck, const Machine& machine) {
+  const ModelConfig& m = deck.model;
+  fmt::print("zeromini plan --largest: {} on {} ({} devices per node, {:.1f} GiB each)\n",
+             deck.path, machine.name, machine.devices_per_node,
+             machine.device_memory_bytes / (1024.0 * 1024 * 1024));
+  fmt::print(
+      "  width: dim {}, {} heads, vocab {} (padded {}), seq {}; micro_batch {} x grad_accum {} "
+      "per device\n  precision: {}\n",
+      m.dim, m.heads, m.vocab, m.padded_vocab(), m.seq_len, deck.train.micro_batch,
+      deck.train.grad_accum,
+      is_mixed(deck.train.precision)
+          ? "mixed (bf16 parameters, gradients, activations; fp32 master, m and v)"
+          : "fp32");
+  fmt::print(
+      "  shard all: zero.shard_size = 0, one group of every device\n"
+      "  shard node: zero.shard_size = \"node\", groups of {} consecutive devices (all of them "
+      "when fewer)\n"
+      "  stage 0 shards nothing: its node cells are its all cells\n",
+      ranks_per_node(deck, machine));
+  fmt::print(
+      "\nEach cell: the deepest model of this width whose per-device memory fits (layers), its\n"
+      "parameters (billions), and its estimated step time in seconds, compute and communication\n"
+      "overlapped; '*': communication-bound (the communication estimate exceeds compute).\n\n");
+}
+
+// The table's lines end where their text does.
+void print_line(std::string line) {
+  line.erase(line.find_last_not_of(' ') + 1);
+  fmt::print("{}\n", line);
+}
+
+void print_table(const Deck& deck, const Machine& machine, const std::vector<LargestModel>& cells) {
+  print_heading(deck, machine);
+  std::string groups = fmt::format("{:>7} {:>5} ", "", "");
+  std::string columns = fmt::format("{:>7} {:>5} ", "devices", "stage");
+  for (const LargestOption& option : kLargestOptions) {
+    groups += fmt::format(
+        "| {:^{}}",
+        fmt::format("shard {}, recompute {}", shard_name(option), recompute_name(option)),
+        kCellWidth);
+    columns += fmt::format(
+        "| {:>{}}", fmt::format("{:>6} {:>9} {:>9} ", "layers", "params B", "step s"), kCellWidth);
+  }
+  print_line(groups);
+  print_line(columns);
+  const size_t per_row = std::size(kLargestOptions);
+  for (size_t i = 0; i < cells.size(); i += per_row) {
+    if (i > 0 && cells[i].devices != cells[i - 1].devices) fmt::print("\n");
+    std::string line = fmt::format("{:>7} {:>5} ", cells[i].devices, cells[i].stage);
+    for (size_t k = 0; k < per_row; ++k)
+      line += fmt::format("| {:>{}}", cell_text(cells[i + k]), kCellWidth);
+    print_line(line);
+  }
+  fmt::print(
+      "\nMemory: the buffers a run allocates per device (model states, activations,\n"
+      "communication buffers, workspace), summed by the planner. Step time: compute = matmul\n"
+      "FLOPs (recomputed forward included) at the machine's sustained rate; communication from\n"
+      "an alpha-beta ring model, each collective on the intra-node link when its ring stays in\n"
+      "a node, else on the inter-node link. An analytic estimate, not a measurement.\n"
+      "n/a: the node's devices do not divide the device count.\n");
+}
+
+}  // namespace
+
+int plan_largest(const Deck& deck, const Machine& machine, const std::vector<int64_t>& devices,
+                 const std::vector<int>& stages, const std::string& format) {
+  const std::vector<LargestModel> cells = plan_largest_models(deck, machine, devices, stages);
+  if (format == "csv")
+    print_csv(deck, machine, cells);
+  else
+    print_table(deck, machine, cells);
+  return 0;
+}
+
+}  // namespace zm::cli

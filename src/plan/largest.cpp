@@ -1,0 +1,54 @@
+#include "plan/largest.hpp"
+
+#include "core/error.hpp"
+
+namespace zm {
+
+Deck with_option(const Deck& deck, const LargestOption& option) {
+  Deck d = deck;
+  d.zero.shard_size = option.shard_node ? kShardSizeNode : 0;
+  d.model.recompute = option.recompute ? "blocks" : "none";
+  return d;
+}
+
+namespace {
+
+LargestModel largest_model(const Deck& deck, const Machine& machine, int64_t devices, int stage,
+                           const LargestOption& option) {
+  LargestModel cell;
+  cell.devices = devices;
+  cell.stage = stage;
+  cell.option = option;
+  Deck d = with_option(deck, option);
+  try {
+    cell.shards = plan_shard_layout(d, stage, devices, &machine);
+  } catch (const Error&) {
+    // A node's ranks that do not divide the devices: that run cannot be launched, so the cell
+    // is left out rather than ending the whole table. Any other refusal (a rank count out of
+    // range) is the user's to see.
+    if (!option.shard_node) throw;
+    cell.possible = false;
+    return cell;
+  }
+  cell.layers = largest_fitting_layers(d, stage, cell.shards, machine.device_memory_bytes);
+  if (cell.layers > 0) {
+    d.model.layers = cell.layers;
+    cell.point = plan_point(d, stage, devices, &machine);
+  }
+  return cell;
+}
+
+}  // namespace
+
+std::vector<LargestModel> plan_largest_models(const Deck& deck, const Machine& machine,
+                                              const std::vector<int64_t>& devices,
+                                              const std::vector<int>& stages) {
+  std::vector<LargestModel> cells;
+  for (int64_t n : devices)
+    for (int stage : stages)
+      for (const LargestOption& option : kLargestOptions)
+        cells.push_back(largest_model(deck, machine, n, stage, option));
+  return cells;
+}
+
+}  // namespace zm
