@@ -28,6 +28,10 @@ std::string json_or_null(const std::string& text) {
 std::string json_stage(int stage) {
   return stage == kAllStages ? json(stage_name(stage)) : std::to_string(stage);
 }
+// A shard size as the deck takes it: a number, "node", or null (no shard_sizes axis).
+std::string json_shard_size(const std::string& size) {
+  return size.empty() ? "null" : size == "node" ? json(size) : size;
+}
 
 std::string list(const std::vector<std::string>& values) {
   return fmt::format("[{}]", fmt::join(values, ", "));
@@ -65,8 +69,9 @@ std::string slurm_json(const SweepSlurm& slurm) {
 }
 
 std::string sweep_json(const Sweep& sweep) {
-  std::vector<std::string> stages, models;
+  std::vector<std::string> stages, models, shard_sizes;
   for (int stage : sweep.stages) stages.push_back(json_stage(stage));
+  for (const std::string& size : sweep.shard_sizes) shard_sizes.push_back(json_shard_size(size));
   for (const SweepModel& model : sweep.models)
     models.push_back(object(
         {{"name", json(model.name)}, {"set", json_list(model.set)}, {"deck", json(model.deck)}}));
@@ -82,6 +87,8 @@ std::string sweep_json(const Sweep& sweep) {
                  {"micro_batch", json(sweep.micro_batch)},
                  {"global_batch", json(sweep.global_batch)},
                  {"set", json_list(sweep.set)},
+                 {"shard_sizes", list(shard_sizes)},
+                 {"recompute", json_list(sweep.recompute)},
                  {"models", list(models)},
                  {"slurm", slurm_json(sweep.slurm)},
                  {"local", object({{"launcher", json(sweep.local_launcher)}})}},
@@ -99,6 +106,8 @@ std::string point_json(const Sweep& sweep, const SweepPoint& point) {
                  {"ranks_per_node", json(point.ranks_per_node)},
                  {"ranks", json(point.ranks)},
                  {"repeat", json(point.repeat)},
+                 {"shard_size", json_shard_size(point.shard_size)},
+                 {"recompute", json_or_null(point.recompute)},
                  {"scaling", json(sweep.scaling)},
                  {"global_batch", json(sweep.global_batch)},
                  {"micro_batch", json(point.micro_batch)},

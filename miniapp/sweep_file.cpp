@@ -19,7 +19,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int64_t kMaxCount = 2147483647;  // nodes, ranks per node, repeats, steps, batches
-constexpr double kMaxPoints = 100000;
 
 using Entry = std::pair<const toml::key*, const toml::node*>;
 
@@ -52,26 +51,6 @@ std::vector<const toml::node*> items(const toml::node& node) {
   return out;
 }
 
-const std::string kLower = "abcdefghijklmnopqrstuvwxyz_";
-const std::string kWord = kLower + "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-
-bool only(const std::string& text, const std::string& allowed) {
-  return !text.empty() && text.find_first_not_of(allowed) == std::string::npos;
-}
-
-// section.key=value, as --set takes it.
-bool is_override(const std::string& text) {
-  const size_t dot = text.find('.'), equals = text.find('=');
-  if (dot == std::string::npos || equals == std::string::npos || dot > equals) return false;
-  return only(text.substr(0, dot), kLower) &&
-         only(text.substr(dot + 1, equals - dot - 1), kLower) &&
-         text.find('\n') == std::string::npos;
-}
-
-bool is_variable_name(const std::string& text) {
-  return only(text, kWord) && (text[0] < '0' || text[0] > '9');
-}
-
 class SweepReader {
  public:
   SweepReader(const std::string& path, const std::string& root) : path_(path), root_(root) {}
@@ -97,6 +76,7 @@ class SweepReader {
   int64_t count(const toml::node& node, const std::string& key, bool in_list) const;
   std::vector<int64_t> counts(const toml::node& node, const std::string& key) const;
   std::vector<int> stages(const toml::node& node) const;
+  std::vector<std::string> axis(const toml::table& top, const SweepAxis& spec) const;
   std::string resolve(const toml::node& node, const std::string& key) const;
   void read_top(const toml::table& top);
   void read_scaling(const toml::table& top);
@@ -105,7 +85,6 @@ class SweepReader {
   void read_slurm(const toml::node* node);
   void read_env(const toml::table& env);
   void read_local(const toml::node* node);
-  void check_size() const;
 
   std::string path_, root_;
   Sweep sweep_;
@@ -197,6 +176,31 @@ std::vector<int> SweepReader::stages(const toml::node& node) const {
   return out;
 }
 
+// A deck axis's values (one value or a list, none twice), spelt as --set takes them; none when
+// the file does not give the key. Read after the models: no `set` may give the axis's deck key.
+std::vector<std::string> SweepReader::axis(const toml::table& top, const SweepAxis& spec) const {
+  const toml::node* node = top.get(spec.key);
+  std::vector<std::string> out;
+  if (!node) return out;
+  for (const toml::node* item : items(*node)) {
+    const toml::value<int64_t>* number = item->as_integer();
+    const std::optional<std::string> word = item->value<std::string>();
+    if (number ? number->get() < 0 || number->get() > spec.max_integer
+               : !word || std::count(spec.words.begin(), spec.words.end(), *word) == 0)
+      error(*item, "{}: {} is not {}", spec.key, shown(*item), spec.expected);
+    const std::string value = word ? *word : shown(*item);
+    if (std::find(out.begin(), out.end(), value) != out.end())
+      error(*item, "{}: {} is listed twice", spec.key, shown(*item));
+    out.push_back(value);
+  }
+  if (out.empty()) error(*node, "{}: expected {}, found an empty list", spec.key, spec.expected);
+  const std::string set = override_of(sweep_, spec.deck_key);
+  if (!set.empty())
+    error(*node, "{}: {} is an axis here, so a set cannot give it too (found {})", spec.key,
+          spec.deck_key, zm::quoted(set));
+  return out;
+}
+
 // A path as given when absolute, else relative to the current directory, the sweep file's
 // directory or the repository, the first where it exists.
 std::string SweepReader::resolve(const toml::node& node, const std::string& key) const {
@@ -221,24 +225,26 @@ Sweep SweepReader::read() {
       fail("{}: cannot read the sweep file: {}", path_, err.description());
     fail("{}: TOML syntax error: {}", where(err.source()), err.description());
   }
-  check_keys(
-      top,
-      {"name", "description", "deck", "stages", "nodes", "ranks_per_node", "models", "repeats",
-       "steps", "micro_batch", "global_batch", "scaling", "set", "slurm", "local"},
-      "");
+  check_keys(top,
+             {"name", "description", "deck", "stages", "nodes", "ranks_per_node", "models",
+              "repeats", "steps", "micro_batch", "global_batch", "scaling", "set", "shard_sizes",
+              "recompute", "slurm", "local"},
+             "");
   read_top(top);
   read_scaling(top);
   read_models(top.get("models"));
+  sweep_.shard_sizes = axis(top, kShardAxis);
+  sweep_.recompute = axis(top, kRecomputeAxis);
   read_slurm(top.get("slurm"));
   read_local(top.get("local"));
-  check_size();
+  check_sweep_size(sweep_, path_);
   return sweep_;
 }
 
 void SweepReader::read_top(const toml::table& top) {
   const toml::node* name = top.get("name");
   sweep_.name = name ? text(*name, "name") : fs::path(path_).stem().string();
-  if (!only(sweep_.name, kWord + ".-"))
+  if (!is_name(sweep_.name, ".-"))
     fail("{}: name = {}{}: use letters, digits, '.', '_', '-'",
          name ? where(name->source()) : path_, zm::quoted(sweep_.name),
          name ? "" : " (the file's name)");
@@ -303,7 +309,7 @@ SweepModel SweepReader::read_model(const toml::node& node, size_t index) const {
   check_keys(*entry, {"name", "set", "deck"}, key + ": ");
   SweepModel model;
   model.name = text(*name, key + ".name");
-  if (!only(model.name, kWord + "."))
+  if (!is_name(model.name, "."))
     error(*name,
           "{}.name = {}: use letters, digits, '.', '_' (no '-': it separates the parts of a "
           "point's name)",
@@ -369,23 +375,10 @@ void SweepReader::read_local(const toml::node* node) {
   }
 }
 
-void SweepReader::check_size() const {
-  const Sweep& s = sweep_;
-  const double points = static_cast<double>(s.models.size()) * s.nodes.size() *
-                        s.ranks_per_node.size() * s.stages.size() * s.repeats;
-  if (points > kMaxPoints)
-    fail("{}: {:.0f} points (models x nodes x ranks_per_node x stages x repeats): at most {:.0f}",
-         path_, points, kMaxPoints);
-}
-
 }  // namespace
 
 Sweep read_sweep(const std::string& path, const std::string& root) {
   return SweepReader(path, root).read();
-}
-
-std::string stage_name(int stage) {
-  return stage == kAllStages ? "all" : std::to_string(stage);
 }
 
 }  // namespace zm::cli

@@ -26,6 +26,15 @@ struct SweepSlurm {
   std::vector<std::pair<std::string, std::string>> env;  // in the file's order
 };
 
+// A deck axis of sweep files: the file's key, the deck key each value sets, what it takes.
+struct SweepAxis {
+  const char *key, *deck_key, *expected;
+  int64_t max_integer;             // the integers 0..max_integer (none when -1)
+  std::vector<std::string> words;  // and these strings
+};
+extern const SweepAxis kShardAxis;      // shard_sizes: zero.shard_size
+extern const SweepAxis kRecomputeAxis;  // recompute: model.recompute
+
 struct Sweep {
   std::string name, deck, description;
   std::vector<int> stages = {0, 1, 2, 3};  // 0..3 or kAllStages
@@ -34,19 +43,26 @@ struct Sweep {
   std::optional<int64_t> steps, micro_batch, global_batch;
   std::string scaling = "weak";  // or "strong"
   std::vector<std::string> set;  // overrides for every point
+  // Deck axes; empty: not an axis (the deck's value, and no part in the points' names).
+  std::vector<std::string> shard_sizes;  // zero.shard_size: "0" (all ranks), "2", ..., "node"
+  std::vector<std::string> recompute;    // model.recompute: "none", "blocks"
   std::vector<SweepModel> models;
   SweepSlurm slurm;
   std::string local_launcher = "mpiexec";
 };
 
 struct SweepPoint {
-  std::string name;  // <sweep>-s<stage>-n<nodes>x<ranks per node>-<model>-r<repeat>
+  // <sweep>-s<stage>-n<nodes>x<ranks per node>-<model>[-shard<size>][-rc<recompute>]-r<repeat>,
+  // the bracketed parts for the axes the sweep file gives
+  std::string name;
   const SweepModel* model = nullptr;
   int stage = 0;
   int64_t nodes = 1, ranks_per_node = 1, ranks = 1, repeat = 0;
+  std::string shard_size, recompute;  // the deck axes' values; empty where the sweep has none
   std::optional<int64_t> micro_batch;
-  std::vector<std::string> overrides;  // model's, sweep's, then zero.stage, steps, micro_batch
-  std::string problem;                 // why the point cannot run; empty when it can
+  // model's, sweep's, then zero.stage, zero.shard_size, model.recompute, steps, micro_batch
+  std::vector<std::string> overrides;
+  std::string problem;  // why the point cannot run; empty when it can
 };
 
 // Reads and checks a sweep file; errors (zm::Error) name the file, line, key and what was
@@ -55,9 +71,20 @@ struct SweepPoint {
 // Slurm template defaults to <root>/scripts/slurm/zeromini.sbatch.
 Sweep read_sweep(const std::string& path, const std::string& root);
 
-// The points, in scripts/sweep.py's order: model, nodes, ranks per node, stage, repeat.
+// The points, in scripts/sweep.py's order: model, nodes, ranks per node, stage, shard size,
+// recompute, repeat.
 std::vector<SweepPoint> expand_sweep(const Sweep& sweep);
 
 std::string stage_name(int stage);  // "0".."3" or "all"
+
+// Checks that need no TOML (sweep_points.cpp), for read_sweep.
+bool is_override(const std::string& text);       // section.key=value, as --set takes it
+bool is_variable_name(const std::string& text);  // an environment variable's name
+// Letters, digits, '_' and the characters of `punctuation`; not empty.
+bool is_name(const std::string& text, const std::string& punctuation);
+// The first of the sweep's and its models' overrides that sets `deck_key`; empty if none.
+std::string override_of(const Sweep& sweep, const std::string& deck_key);
+// Fails, naming `path`, when the sweep has more points than a study should.
+void check_sweep_size(const Sweep& sweep, const std::string& path);
 
 }  // namespace zm::cli

@@ -1,25 +1,46 @@
+// A sweep's points, and the checks of a sweep file that need no TOML.
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "core/error.hpp"
 #include "sweep_file.hpp"
 
 namespace zm::cli {
 
 namespace {
 
-SweepPoint make_point(const Sweep& sweep, const SweepModel& model, int stage, int64_t nodes,
-                      int64_t ranks_per_node, int64_t repeat) {
-  SweepPoint point;
-  point.name = fmt::format("{}-s{}-n{}x{}-{}-r{}", sweep.name, stage_name(stage), nodes,
-                           ranks_per_node, model.name, repeat);
-  point.model = &model;
-  point.stage = stage;
-  point.nodes = nodes;
-  point.ranks_per_node = ranks_per_node;
-  point.ranks = nodes * ranks_per_node;
-  point.repeat = repeat;
+constexpr double kMaxPoints = 100000;
+const std::string kLower = "abcdefghijklmnopqrstuvwxyz_";
+const std::string kWord = kLower + "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+
+bool only(const std::string& text, const std::string& allowed) {
+  return !text.empty() && text.find_first_not_of(allowed) == std::string::npos;
+}
+
+// Why a point cannot run with its shard size, or "": stages 1-3 need a divisor of the ranks
+// ("node" divides them: the launcher places ranks_per_node ranks on each node).
+std::string shard_problem(const SweepPoint& point) {
+  if (point.stage == 0 || point.shard_size.empty() || point.shard_size == "node") return "";
+  const int64_t size = std::stoll(point.shard_size);
+  if (size == 0 || point.ranks % size == 0) return "";
+  return fmt::format("zero.shard_size = {} does not divide {} ranks", size, point.ranks);
+}
+
+// The point at these coordinates (model, stage, nodes, ranks per node, deck axes and repeat set).
+SweepPoint make_point(const Sweep& sweep, SweepPoint point) {
+  const SweepModel& model = *point.model;
+  point.ranks = point.nodes * point.ranks_per_node;
+  std::string axes;
+  if (!point.shard_size.empty()) axes += "-shard" + point.shard_size;
+  if (!point.recompute.empty()) axes += "-rc" + point.recompute;
+  point.name = fmt::format("{}-s{}-n{}x{}-{}{}-r{}", sweep.name, stage_name(point.stage),
+                           point.nodes, point.ranks_per_node, model.name, axes, point.repeat);
   point.overrides = model.set;
   point.overrides.insert(point.overrides.end(), sweep.set.begin(), sweep.set.end());
-  point.overrides.push_back("zero.stage=" + stage_name(stage));
+  point.overrides.push_back("zero.stage=" + stage_name(point.stage));
+  if (!point.shard_size.empty()) point.overrides.push_back("zero.shard_size=" + point.shard_size);
+  if (!point.recompute.empty()) point.overrides.push_back("model.recompute=" + point.recompute);
   if (sweep.steps) point.overrides.push_back(fmt::format("train.steps={}", *sweep.steps));
   point.micro_batch = sweep.micro_batch;
   if (sweep.scaling == "strong") {
@@ -31,20 +52,92 @@ SweepPoint make_point(const Sweep& sweep, const SweepModel& model, int stage, in
   }
   if (point.micro_batch)
     point.overrides.push_back(fmt::format("train.micro_batch={}", *point.micro_batch));
+  if (point.problem.empty()) point.problem = shard_problem(point);
   return point;
+}
+
+// An axis's values, or one empty value (no such axis).
+const std::vector<std::string>& values_or_none(const std::vector<std::string>& values) {
+  static const std::vector<std::string> none = {""};
+  return values.empty() ? none : values;
 }
 
 }  // namespace
 
+const SweepAxis kShardAxis{"shard_sizes",
+                           "zero.shard_size",
+                           "a shard size (an integer >= 0, 0 = all ranks, or \"node\")",
+                           1000000000,  // the deck schema's bound
+                           {"node"}};
+const SweepAxis kRecomputeAxis{"recompute",
+                               "model.recompute",
+                               "an activation recomputation mode (\"none\" or \"blocks\")",
+                               -1,
+                               {"none", "blocks"}};
+
 std::vector<SweepPoint> expand_sweep(const Sweep& sweep) {
   std::vector<SweepPoint> points;
+  SweepPoint at;
   for (const SweepModel& model : sweep.models)
     for (int64_t nodes : sweep.nodes)
       for (int64_t ranks_per_node : sweep.ranks_per_node)
         for (int stage : sweep.stages)
-          for (int64_t repeat = 0; repeat < sweep.repeats; ++repeat)
-            points.push_back(make_point(sweep, model, stage, nodes, ranks_per_node, repeat));
+          for (const std::string& shard_size : values_or_none(sweep.shard_sizes))
+            for (const std::string& recompute : values_or_none(sweep.recompute))
+              for (int64_t repeat = 0; repeat < sweep.repeats; ++repeat) {
+                at.model = &model;
+                at.stage = stage;
+                at.nodes = nodes;
+                at.ranks_per_node = ranks_per_node;
+                at.shard_size = shard_size;
+                at.recompute = recompute;
+                at.repeat = repeat;
+                points.push_back(make_point(sweep, at));
+              }
   return points;
+}
+
+std::string stage_name(int stage) {
+  return stage == kAllStages ? "all" : std::to_string(stage);
+}
+
+bool is_name(const std::string& text, const std::string& punctuation) {
+  return only(text, kWord + punctuation);
+}
+
+bool is_override(const std::string& text) {
+  const size_t dot = text.find('.'), equals = text.find('=');
+  if (dot == std::string::npos || equals == std::string::npos || dot > equals) return false;
+  return only(text.substr(0, dot), kLower) &&
+         only(text.substr(dot + 1, equals - dot - 1), kLower) &&
+         text.find('\n') == std::string::npos;
+}
+
+bool is_variable_name(const std::string& text) {
+  return only(text, kWord) && (text[0] < '0' || text[0] > '9');
+}
+
+std::string override_of(const Sweep& sweep, const std::string& deck_key) {
+  std::vector<std::string> sets = sweep.set;
+  for (const SweepModel& model : sweep.models)
+    sets.insert(sets.end(), model.set.begin(), model.set.end());
+  const std::string prefix = deck_key + "=";
+  for (const std::string& set : sets)
+    if (set.compare(0, prefix.size(), prefix) == 0) return set;
+  return "";
+}
+
+void check_sweep_size(const Sweep& sweep, const std::string& path) {
+  const Sweep& s = sweep;
+  const double points = static_cast<double>(s.models.size()) * s.nodes.size() *
+                        s.ranks_per_node.size() * s.stages.size() * s.repeats *
+                        std::max<size_t>(1, s.shard_sizes.size()) *
+                        std::max<size_t>(1, s.recompute.size());
+  if (points > kMaxPoints)
+    fail(
+        "{}: {:.0f} points (models x nodes x ranks_per_node x stages x shard_sizes x recompute "
+        "x repeats): at most {:.0f}",
+        path, points, kMaxPoints);
 }
 
 }  // namespace zm::cli

@@ -17,8 +17,19 @@ phase (time_<phase>_s), then how much communication the stage hid, from the stag
   overlap_efficiency  1 - exposed / in flight, summed over timed steps and ranks (empty where
                       nothing was in flight, e.g. one rank)
 all three empty for summaries written before zeromini measured exposure; then the peak memory per
-category (mem_<category>_bytes) and the bytes moved per collective (comm_<op>_bytes), run_dir.
-Standard library only.
+category (mem_<category>_bytes, largest over ranks; mem_model_states_bytes = parameters +
+gradients + optimizer) and the bytes moved per rank per step by each collective
+(comm_<op>_bytes), run_dir. After run_dir, hybrid sharding and activation recomputation:
+  shard_size          ranks per shard group (summary.json's "shard_size": the run's ranks for
+                      stage 0 and for zero.shard_size = 0), as `zeromini plan --format csv`
+  shard_size_setting  zero.shard_size as the run was given it ("0", "2", "node"), from the
+                      overrides in point.json; empty when they do not set it (the deck's)
+  recompute           model.recompute ("none", "blocks") from the same overrides, or empty
+  intra_group_bytes   bytes per rank per step within the rank's shard group (all collectives)
+  inter_group_bytes   bytes per rank per step across shard groups, as the planner's columns
+  intra_<op>_bytes, inter_<op>_bytes  the same per collective (all-reduce, reduce-scatter, ...)
+the traffic columns empty for summaries without "bytes_per_rank_per_step_inter_group".
+Existing columns keep their names and order; new ones are appended. Standard library only.
 """
 
 import argparse
@@ -39,6 +50,9 @@ PHASES = ["step", "forward", "backward", "comm_wait", "optimizer"]
 # Column <- key of the stage's "comm_exposure" in summary.json (src/io/summary.cpp).
 EXPOSURE = [("exposed_comm_s", "exposed_seconds"), ("comm_in_flight_s", "in_flight_seconds"),
             ("overlap_efficiency", "overlap_efficiency")]
+
+HYBRID_HEAD = ["shard_size", "shard_size_setting", "recompute", "intra_group_bytes",
+               "inter_group_bytes"]
 
 COLUMNS_HEAD = [
     "sweep", "point", "deck", "model", "scaling", "stage", "ranks", "nodes", "ranks_per_node",
@@ -103,6 +117,42 @@ def exposure_columns(stage):
     exposure = stage.get("comm_exposure")
     exposure = exposure if isinstance(exposure, dict) else {}
     return {column: _number(exposure.get(key)) for column, key in EXPOSURE}
+
+
+def override_value(point, deck_key):
+    """The value the point's overrides (point.json, written by sweep.py) give deck_key, as a
+    string without quotes; the last one counts, as with zeromini's --set. None if none."""
+    value = None
+    for override in point.get("overrides") or []:
+        key, sep, text = str(override).partition("=")
+        if sep and key.strip() == deck_key:
+            value = text.strip().strip('"')
+    return value
+
+
+def hybrid_columns(stage, point):
+    """shard_size ... inter_group_bytes and the per-collective intra_/inter_<op>_bytes of a
+    summary's stage entry: the total traffic split into within and across shard groups."""
+    row = {"shard_size": _int(stage.get("shard_size")),
+           "shard_size_setting": override_value(point, "zero.shard_size"),
+           "recompute": override_value(point, "model.recompute")}
+    total = stage.get("bytes_per_rank_per_step")
+    inter = stage.get("bytes_per_rank_per_step_inter_group")
+    if not isinstance(total, dict) or not isinstance(inter, dict):
+        return row
+    intra_sum = inter_sum = 0
+    for op, value in total.items():
+        across = _number(inter.get(op, 0))
+        within = _number(value)
+        if across is None or within is None:
+            return row
+        row[f"intra_{op}_bytes"] = within - across
+        row[f"inter_{op}_bytes"] = across
+        intra_sum += within - across
+        inter_sum += across
+    row["intra_group_bytes"] = intra_sum
+    row["inter_group_bytes"] = inter_sum
+    return row
 
 
 def rows_for_run(run_dir, warn):
@@ -186,6 +236,7 @@ def rows_for_run(run_dir, warn):
         traffic = stage.get("bytes_per_rank_per_step", {}) or {}
         for key, value in traffic.items():
             row[f"comm_{key}_bytes"] = _number(value)
+        row.update(hybrid_columns(stage, point))
         rows.append(row)
     return rows
 
@@ -204,7 +255,13 @@ def columns_for(rows):
             if key.startswith("comm_") and key.endswith("_bytes") and key not in comm \
                     and key not in extra_comm:
                 extra_comm.append(key)
-    return cols + mem + extra_mem + comm + extra_comm + ["run_dir"]
+    hybrid = list(HYBRID_HEAD)
+    for prefix in ("intra", "inter"):
+        found = [key for row in rows for key in row if key.startswith(prefix + "_")
+                 and key.endswith("_bytes") and key not in HYBRID_HEAD]
+        ordered = [f"{prefix}_{op}_bytes" for op in COLLECTIVES if f"{prefix}_{op}_bytes" in found]
+        hybrid += ordered + [key for key in dict.fromkeys(found) if key not in ordered]
+    return cols + mem + extra_mem + comm + extra_comm + ["run_dir"] + hybrid
 
 
 def sort_key(row):

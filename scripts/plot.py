@@ -4,6 +4,7 @@
     /usr/bin/python3 scripts/plot.py results.csv [--out-dir DIR] [--planned [MODEL=]CSV]...
     /usr/bin/python3 scripts/plot.py overlap results.csv [-o overlap.png]
     /usr/bin/python3 scripts/plot.py timeline RUN_DIR... [-o timeline.png] [--step S] [--ranks R,..]
+    /usr/bin/python3 scripts/plot.py hybrid results.csv --planned [MODEL=]CSV... [--out-dir DIR]
 
 Writes, one panel per model:
   throughput.png      tokens/s per rank against ranks, one line per ZeRO stage; weak scaling
@@ -23,6 +24,7 @@ stage, ranks, params_bytes, grads_bytes, optimizer_bytes; sweep.py writes one pe
 planned-<model>.csv). Prefix it with MODEL= when the data has more than one model.
 `overlap`: overlap efficiency and exposed communication per step against ranks, per stage.
 `timeline`: one traced step per stage from runs' trace.json (`plot.py timeline --help`).
+`hybrid`: memory and traffic per shard size and recompute mode vs plan (`plot.py hybrid --help`).
 Needs matplotlib (Debian: python3-matplotlib, run with /usr/bin/python3).
 """
 
@@ -363,9 +365,8 @@ def pyplot():
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["timeline"]:
-        import plot_timeline
-        return plot_timeline.main(argv[1:], pyplot)
+    if argv[:1] in (["timeline"], ["hybrid"]):  # plot_timeline.py, plot_hybrid.py
+        return __import__("plot_" + argv[0]).main(argv[1:], pyplot)
     overlap = argv[:1] == ["overlap"]
     ap = argparse.ArgumentParser(prog="plot.py overlap" if overlap else None, description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)

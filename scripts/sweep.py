@@ -15,6 +15,9 @@ The sweep file (TOML; examples in inputs/sweeps/):
     scaling = "weak"            or "strong": global_batch = N sequences split among the ranks
     set = ["output.log_every=10"]                  overrides for every point
     models = [{name = "small", set = ["model.layers=4"]}, {name = "big", deck = "..."}]
+    shard_sizes = [0, 2]        zero.shard_size: ranks per shard group (0 = all, or "node");
+                                default: the deck's, no axis
+    recompute = ["none", "blocks"]                 model.recompute; default: the deck's, no axis
     [slurm] partition, account, qos, constraint, time = "00:30:00", template (a job script,
             default scripts/slurm/zeromini.sbatch), launcher = "srun" or "mpiexec", srun_mpi
             (srun --mpi=...), extra = ["--exclusive", ...] (more #SBATCH lines), env = {K = "v"}
@@ -22,13 +25,22 @@ The sweep file (TOML; examples in inputs/sweeps/):
 Each point gets a directory <dir>/<point> (default dir: runs/sweeps/<name> in the repository)
 holding its job script (job.sbatch), its description (point.json) and, once it has run,
 zeromini's outputs (summary.json, results.h5, job.env) and the job's log. Points are named
-    <sweep>-s<stage>-n<nodes>x<ranks per node>-<model>-r<repeat>
+    <sweep>-s<stage>-n<nodes>x<ranks per node>-<model>[-shard<size>][-rc<recompute>]-r<repeat>
+where -shard<size> and -rc<recompute> appear only in sweeps that give shard_sizes or recompute.
+Each point runs zeromini with --set for the model's and the sweep's overrides, then zero.stage,
+zero.shard_size, model.recompute (for the axes given), train.steps and train.micro_batch; its
+point.json holds them ("overrides") and the axes' values ("shard_size", "recompute"; null when
+not an axis). A shard size that does not divide a point's ranks (stages 1-3) skips the point.
 
 By default the jobs are submitted with sbatch. --local runs them one after another on this
 machine with mpiexec -n <ranks> instead (the same job scripts, launcher switched); --dry-run
 writes nothing and prints the job scripts and the commands. Re-running skips the points that
 are finished (their summary.json is complete) and those still in Slurm's queue; --force reruns.
-Then: scripts/collect.py <dir> -o results.csv; /usr/bin/python3 scripts/plot.py results.csv.
+After the runs, sweep.py writes the planner's prediction for each model (and each value of the
+deck axes) beside them: planned-<model>[-shard<size>][-rc<recompute>].csv, from `zeromini plan
+DECK --ranks ... --stage all --format csv` with the same overrides (--no-plan: none).
+Then: scripts/collect.py <dir> -o results.csv; /usr/bin/python3 scripts/plot.py results.csv;
+for the deck axes, /usr/bin/python3 scripts/plot.py hybrid results.csv --planned <dir>/planned-*.
 
 The sweep file is read, checked and expanded into its points by zeromini itself (`zeromini sweep
 expand SWEEP.toml` prints them as JSON; relative paths are looked up in the current directory,
@@ -42,10 +54,11 @@ import math
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 import time
+
+from sweep_jobs import queued_job, render_job, sbatch_command
 
 SCRIPT_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(SCRIPT_DIR)
@@ -119,105 +132,7 @@ def is_finished(point_dir, point):
 
 
 # --------------------------------------------------------------------------------------------
-# Job scripts.
-
-# Options the sweep sets itself; the template's lines for them are replaced. Short forms map to
-# the long ones.
-_SHORT = {"-J": "--job-name", "-N": "--nodes", "-n": "--ntasks", "-t": "--time",
-          "-p": "--partition", "-A": "--account", "-q": "--qos", "-o": "--output",
-          "-e": "--error", "-C": "--constraint", "-D": "--chdir", "-c": "--cpus-per-task",
-          "-G": "--gpus"}
-
-
-def _sbatch_option(line):
-    """The long option name of an '#SBATCH ...' line, or None for other lines."""
-    m = re.match(r"#SBATCH\s+(-{1,2}[A-Za-z-]+)", line)
-    if not m:
-        return None
-    opt = m.group(1)
-    return _SHORT.get(opt, opt)
-
-
-def render_job(point, cfg, point_dir, binary, template_text, template_path):
-    slurm = cfg["slurm"]
-    header = [
-        f"--job-name={point['name']}",
-        f"--nodes={point['nodes']}",
-        f"--ntasks-per-node={point['ranks_per_node']}",
-        f"--time={slurm['time']}",
-        f"--output={os.path.join(point_dir, 'slurm-%j.out')}",
-    ]
-    for key in ("partition", "account", "qos", "constraint"):
-        if slurm[key]:
-            header.append(f"--{key}={slurm[key]}")
-    header = ["#SBATCH " + h for h in header]
-    for line in slurm["extra"]:
-        line = line.strip()
-        header.append(line if line.startswith("#SBATCH") else "#SBATCH " + line)
-    ours = {_sbatch_option(h) for h in header}
-    # --ntasks would fight --ntasks-per-node; the sweep sets nodes x ranks per node.
-    ours.add("--ntasks")
-
-    lines = template_text.splitlines()
-    body_start = next((i for i, line in enumerate(lines)
-                       if i > 0 and line.strip() and not line.startswith("#")), len(lines))
-    out = []
-    last_sbatch = max((i for i, line in enumerate(lines[:body_start])
-                       if re.match(r"##?SBATCH", line)), default=0)
-    for i, line in enumerate(lines[:body_start]):
-        if _sbatch_option(line) not in ours:
-            out.append(line)
-        if i == last_sbatch:
-            out.append(f"# Sweep point {point['name']} (scripts/sweep.py, from "
-                       f"{os.path.relpath(template_path, REPO_ROOT)}):")
-            out.extend(header)
-    env = [
-        "",
-        f"# ---- sweep point {point['name']} ----",
-        f"export ZEROMINI_ROOT={shlex.quote(REPO_ROOT)}",
-        f"export ZEROMINI_BIN={shlex.quote(binary)}",
-        f"export ZEROMINI_OUT={shlex.quote(point_dir)}",
-        f"export ZEROMINI_LAUNCHER=${{ZEROMINI_LAUNCHER:-{slurm['launcher']}}}",
-    ]
-    if slurm["srun_mpi"]:
-        env.append(f"export ZEROMINI_SRUN_MPI=${{ZEROMINI_SRUN_MPI:-{slurm['srun_mpi']}}}")
-    for k, v in slurm["env"].items():
-        env.append(f"export {k}={shlex.quote(v)}")
-    args = [point["deck"]]
-    for o in point["overrides"]:
-        args += ["--set", o]
-    env.append("set -- " + " ".join(shlex.quote(a) for a in args))
-    env.append("# ---- end of sweep point ----")
-    env.append("")
-    return "\n".join(out + env + lines[body_start:]) + "\n"
-
-
-# --------------------------------------------------------------------------------------------
-# Slurm.
-
-
-def sbatch_command(job_script):
-    return ["sbatch", "--parsable", job_script]
-
-
-def queued_job(point_dir):
-    """The job id of this point's job if Slurm still has it pending or running, else None."""
-    meta = _read_json(os.path.join(point_dir, POINT)) or {}
-    jobs = [j.get("job_id") for j in meta.get("submissions", []) if j.get("mode") == "sbatch"]
-    if not jobs or not shutil.which("squeue"):
-        return None
-    job = jobs[-1]
-    try:
-        res = subprocess.run(["squeue", "-h", "-j", str(job), "-o", "%T"], capture_output=True,
-                             text=True, timeout=60)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    state = res.stdout.strip()
-    if res.returncode == 0 and state and state not in ("COMPLETED", "FAILED", "CANCELLED",
-                                                       "TIMEOUT", "OUT_OF_MEMORY",
-                                                       "NODE_FAIL", "PREEMPTED"):
-        return job
-    return None
+# Point files.
 
 
 def _read_json(path):
@@ -268,31 +183,49 @@ def record_submission(point_dir, mode, job_id=None, status=None):
 # Planner predictions, for plot.py --planned.
 
 
+def plan_name(model, shard_size=None, recompute=None):
+    """planned-<model>[-shard<size>][-rc<recompute>].csv: the parts as in the points' names."""
+    axes = "" if shard_size is None else f"-shard{shard_size}"
+    axes += "" if recompute is None else f"-rc{recompute}"
+    return f"planned-{model}{axes}.csv"
+
+
 def write_plans(cfg, points, sweep_dir, binary):
-    for model in cfg["models"]:
-        ranks = sorted({p["ranks"] for p in points if p["model"] == model["name"]})
-        if not ranks:
-            continue
-        out = os.path.join(sweep_dir, f"planned-{model['name']}.csv")
-        cmd = [binary, "plan", model["deck"], "--ranks", ",".join(map(str, ranks)), "--stage",
-               "all", "--format", "csv"]
-        for o in model["set"] + cfg["set"]:
-            if not o.startswith("zero.stage="):
-                cmd += ["--set", o]
+    """One planner prediction per model and value of the deck axes (shard size, recompute),
+    at every rank count the sweep runs it, with the overrides of its points but the stage."""
+    combos = {}
+    for p in points:
+        key = (p["model"], p.get("shard_size"), p.get("recompute"))
+        combos.setdefault(key, set()).add(p["ranks"])
+    models = {m["name"]: m for m in cfg["models"]}
+    for (name, shard_size, recompute), ranks in combos.items():
+        model = models[name]
+        what = name + (f" shard_size={shard_size}" if shard_size is not None else "") + \
+            (f" recompute={recompute}" if recompute is not None else "")
+        out = os.path.join(sweep_dir, plan_name(name, shard_size, recompute))
+        cmd = [binary, "plan", model["deck"], "--ranks", ",".join(map(str, sorted(ranks))),
+               "--stage", "all", "--format", "csv"]
+        sets = [o for o in model["set"] + cfg["set"] if not o.startswith("zero.stage=")]
         if cfg["micro_batch"] is not None:
-            cmd += ["--set", f"train.micro_batch={cfg['micro_batch']}"]
+            sets.append(f"train.micro_batch={cfg['micro_batch']}")
+        if shard_size is not None:
+            sets.append(f"zero.shard_size={shard_size}")
+        if recompute is not None:
+            sets.append(f"model.recompute={recompute}")
+        for o in sets:
+            cmd += ["--set", o]
         try:
             res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
         except (OSError, subprocess.SubprocessError) as error:
-            print(f"sweep: note: no planner prediction for {model['name']}: {error}")
+            print(f"sweep: note: no planner prediction for {what}: {error}")
             continue
         if res.returncode != 0:
-            print(f"sweep: note: no planner prediction for {model['name']}: "
+            print(f"sweep: note: no planner prediction for {what}: "
                   f"{res.stderr.strip() or 'zeromini plan failed'}")
             continue
         with open(out, "w", encoding="utf-8") as f:
             f.write(res.stdout)
-        print(f"sweep: planner prediction for {model['name']}: {out}")
+        print(f"sweep: planner prediction for {what}: {out}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -365,7 +298,8 @@ def _main(argv):
             print(f"{tag}: finished")
             counts["finished"] += 1
             continue
-        job = None if (args.force or args.local) else queued_job(point_dir)
+        job = None if (args.force or args.local) else queued_job(
+            _read_json(os.path.join(point_dir, POINT)) or {})
         if job is not None:
             print(f"{tag}: in the queue (job {job})")
             counts["queued"] += 1

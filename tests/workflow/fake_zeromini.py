@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """A stand-in for zeromini in the workflow unit tests: `run` writes a summary.json in zeromini's
 format (src/io/summary.cpp) without training anything; `plan --format csv` prints the planner's
-columns; `sweep ...` (sweep.py reading its sweep file) is handed to the real zeromini. Under
-mpiexec only rank 0 writes. Environment knobs for the tests:
+columns (memory per category, traffic by collective and within/across shard groups, from the same
+model of the figures as `run`, so that measured equals planned); `sweep ...` (sweep.py reading
+its sweep file) is handed to the real zeromini. Under mpiexec only rank 0 writes. Environment knobs for the tests:
   FAKE_ZEROMINI_REAL       the real zeromini executable, for `sweep` (required for it)
   FAKE_ZEROMINI_STEPS_RUN  steps recorded (default: train.steps), to mimic a run cut short
   FAKE_ZEROMINI_EXIT       exit status (default 0)
   FAKE_ZEROMINI_LOG        a file to append each command line to
+  FAKE_ZEROMINI_PLAN_SKEW  bytes `plan` adds to its activations (a planner that disagrees)
+  FAKE_ZEROMINI_TRAFFIC_NOISE  bytes `run` adds to its nonzero traffic figures (the rounding of a
+                           mean in floating point)
 """
 
 import json
@@ -35,6 +39,61 @@ def parse(argv):
     return command, deck, sets, out, extra
 
 
+def shard_group(sets, stage, ranks):
+    """Ranks per shard group, as zeromini resolves zero.shard_size (src/core/shard_layout.cpp)."""
+    size = sets.get("zero.shard_size", "0").strip('"')
+    if stage == 0 or size == "0":
+        return ranks
+    if size == "node":
+        return min(int(sets.get("zero.ranks_per_node", "0")) or ranks, ranks)
+    return int(size)
+
+
+def figures(params, stage, ranks, group, recompute):
+    """Memory per category and bytes per rank per step by collective (total, across groups) of
+    a made-up but hybrid-shaped model: sharded states divided by the group, replicas all-reduced
+    across groups, recomputation keeping fewer activations."""
+    shard = lambda first: group if stage >= first else 1  # noqa: E731
+    memory = {"parameters": 4 * params // shard(3), "gradients": 4 * params // shard(2),
+              "optimizer": 8 * params // shard(1),
+              "activations": 400 if recompute == "blocks" else 1000,
+              "comm_buffers": 8, "workspace": 100}
+    memory["total"] = sum(memory.values())
+    groups = ranks // group
+    total = {"all_reduce": 0, "reduce_scatter": 0, "all_gather": 0, "broadcast": 0, "barrier": 0}
+    inter = dict(total)
+    if stage == 0:
+        total["all_reduce"] = 4 * params * (ranks > 1)
+    else:
+        total["reduce_scatter"] = 4 * params * (group > 1)
+        total["all_gather"] = 4 * params * (group > 1) * (2 if stage == 3 else 1)
+        total["all_reduce"] = inter["all_reduce"] = 4 * params // group * (groups > 1)
+    return memory, total, inter
+
+
+def plan(deck, sets, extra, params):
+    """`plan --format csv`: the real planner's columns that the scripts read."""
+    recompute = sets.get("model.recompute", "none").strip('"')
+    skew = int(os.environ.get("FAKE_ZEROMINI_PLAN_SKEW", "0"))
+    print("deck,precision,stage,ranks,params,padded_params,params_bytes,grads_bytes,"
+          "optimizer_bytes,model_states_bytes,activations_bytes,comm_buffers_bytes,"
+          "workspace_bytes,total_bytes,all_reduce_bytes,reduce_scatter_bytes,all_gather_bytes,"
+          "shard_size,recompute,intra_group_bytes,inter_group_bytes")
+    for ranks in map(int, extra["ranks"].split(",")):
+        for stage in range(4):
+            group = shard_group(sets, stage, ranks)
+            m, total, inter = figures(params, stage, ranks, group, recompute)
+            m["activations"] += skew
+            states = m["parameters"] + m["gradients"] + m["optimizer"]
+            print(f"{deck},fp32,{stage},{ranks},{params},{params},{m['parameters']},"
+                  f"{m['gradients']},{m['optimizer']},{states},{m['activations']},"
+                  f"{m['comm_buffers']},{m['workspace']},{m['total'] + skew},"
+                  f"{total['all_reduce']},{total['reduce_scatter']},{total['all_gather']},"
+                  f"{group},{recompute},{sum(total.values()) - sum(inter.values())},"
+                  f"{sum(inter.values())}")
+    return 0
+
+
 def main(argv):
     if os.environ.get("FAKE_ZEROMINI_LOG"):
         with open(os.environ["FAKE_ZEROMINI_LOG"], "a", encoding="utf-8") as f:
@@ -51,16 +110,7 @@ def main(argv):
     dim = int(sets.get("model.dim", 32))
     params = layers * 12 * dim * dim + 97 * dim
     if command == "plan":
-        print("deck,precision,stage,ranks,params,padded_params,params_bytes,grads_bytes,"
-              "optimizer_bytes,model_states_bytes")
-        for ranks in map(int, extra["ranks"].split(",")):
-            for stage in range(4):
-                p = 4 * params / (ranks if stage >= 3 else 1)
-                g = 4 * params / (ranks if stage >= 2 else 1)
-                o = 8 * params / (ranks if stage >= 1 else 1)
-                print(f"{deck},fp32,{stage},{ranks},{params},{params},{p:.0f},{g:.0f},{o:.0f},"
-                      f"{p + g + o:.0f}")
-        return 0
+        return plan(deck, sets, extra, params)
     if command != "run":
         print(f"fake zeromini: unknown command {command}", file=sys.stderr)
         return 2
@@ -82,8 +132,13 @@ def main(argv):
             "grad_accum": 1,
             "stages": [],
         }
+        recompute = sets.get("model.recompute", "none").strip('"')
         for s in stages:
-            shard = lambda first: ranks if s >= first else 1  # noqa: E731
+            group = shard_group(sets, s, ranks)
+            memory, total, inter = figures(params, s, ranks, group, recompute)
+            noise = float(os.environ.get("FAKE_ZEROMINI_TRAFFIC_NOISE", "0"))
+            for traffic in (total, inter):
+                traffic.update({op: v + noise for op, v in traffic.items() if v})
             summary["stages"].append({
                 "stage": s, "ranks": ranks, "params": params, "padded_params": params,
                 "steps": steps_run, "stopped_non_finite": False,
@@ -92,13 +147,10 @@ def main(argv):
                 "final_loss": 4.5,
                 "time_seconds": {"step": 0.03, "forward": 0.01, "backward": 0.015,
                                  "comm_wait": 0.004 * (ranks > 1), "optimizer": 0.005},
-                "memory_peak_bytes_max_over_ranks": {
-                    "parameters": 4 * params // shard(3), "gradients": 4 * params // shard(2),
-                    "optimizer": 8 * params // shard(1), "activations": 1000,
-                    "comm_buffers": 8, "workspace": 100, "total": 16 * params + 1108},
-                "bytes_per_rank_per_step": {"all_reduce": 4.0 * params * (s == 0) * (ranks > 1),
-                                            "reduce_scatter": 0, "all_gather": 0,
-                                            "broadcast": 0, "barrier": 0},
+                "memory_peak_bytes_max_over_ranks": memory,
+                "bytes_per_rank_per_step": total,
+                "shard_size": group,
+                "bytes_per_rank_per_step_inter_group": inter,
             })
         summary["figure_of_merit"] = {"name": "tokens per second per rank",
                                       "value": summary["stages"][-1]["tokens_per_second_per_rank"]}

@@ -129,7 +129,8 @@ class SweepExpandTest(SweepDir):
 
     def test_example_sweep_files(self):
         directory = os.path.join(ROOT, "inputs", "sweeps")
-        counts = {"perlmutter-example.toml": 4 * 4 * 2 * 3, "quickstart-local.toml": 4 * 2 * 2 * 2}
+        counts = {"hybrid-local.toml": 4 * 2 * 2, "perlmutter-example.toml": 4 * 4 * 2 * 3,
+                  "quickstart-local.toml": 4 * 2 * 2 * 2}   # the last: checked below
         self.assertEqual(sorted(f for f in os.listdir(directory) if f.endswith(".toml")),
                          sorted(counts))
         for name, count in counts.items():
@@ -143,6 +144,14 @@ class SweepExpandTest(SweepDir):
                 self.assertTrue(os.path.isfile(p["deck"]), p["deck"])
                 self.assertIsNone(p["problem"])
             self.assertTrue(os.path.isfile(data["sweep"]["slurm"]["template"]))
+            if name == "hybrid-local.toml":
+                self.assertEqual({(p["shard_size"], p["recompute"]) for p in points},
+                                 {(0, "none"), (0, "blocks"), (2, "none"), (2, "blocks")})
+                self.assertIn("hybrid-local-s3-n1x4-quickstart-shard2-rcblocks-r0",
+                              {p["name"] for p in points})
+            else:   # sweeps without the deck axes: names and overrides as before them
+                self.assertEqual({(p["shard_size"], p["recompute"]) for p in points},
+                                 {(None, None)})
         self.assertEqual(points[0]["name"], "quickstart-local-s0-n1x1-quickstart-r0")
         self.assertEqual(points[-1]["name"], "quickstart-local-s3-n1x2-l8d256-r1")
         self.assertEqual(points[-1]["overrides"],
