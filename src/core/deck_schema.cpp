@@ -51,7 +51,7 @@ std::string KeySpec::expected() const {
     case Kind::Steps:
       return "a step number (from 1) or a string of steps and ranges such as \"2-3,10\"";
     case Kind::ShardSize:
-      return "an integer >= 0 (0 = all ranks) or \"node\"";
+      return "an integer >= 0 or \"node\"";
   }
   return "";
 }
@@ -260,7 +260,18 @@ void add_train_keys(std::vector<KeySpec>& s) {
   s.back().allow_empty = true;
 }
 
-void add_zero_and_comm_keys(std::vector<KeySpec>& s) {
+void add_comm_keys(std::vector<KeySpec>& s) {
+  // [comm]
+  s.push_back(make_string("comm", "backend", &Deck::comm, &CommConfig::backend,
+                          {"mpi", "nccl", "auto"},
+                          "collectives library; auto = nccl in CUDA builds, else mpi"));
+  s.push_back(make_float("comm", "timeout_s", &Deck::comm, &CommConfig::timeout_s, 0, true, 1e7,
+                         false,
+                         "watchdog: seconds one collective may wait before the job is aborted "
+                         "with the operation and the ranks still missing"));
+}
+
+void add_zero_keys(std::vector<KeySpec>& s) {
   // [zero]
   {
     KeySpec stage = spec("zero", "stage", Kind::Stage,
@@ -293,17 +304,25 @@ void add_zero_and_comm_keys(std::vector<KeySpec>& s) {
     };
     s.push_back(shard);
   }
+  {
+    KeySpec secondary = spec("zero", "secondary_shard_size", Kind::ShardSize,
+                             "stage 3 (ZeRO++ hpZ): a secondary copy of the parameters sharded "
+                             "within groups of this many ranks (\"node\": a node), so that "
+                             "gathers stay in the group; optimizer state and gradients stay "
+                             "sharded over all ranks; 0 = off");
+    secondary.set = [](Deck& d, const RawValue& v) {
+      d.zero.secondary_shard_size = v.type == RawValue::Type::String ? kShardSizeNode : v.integer;
+    };
+    secondary.get = [](const Deck& d) {
+      return d.zero.secondary_shard_size == kShardSizeNode
+                 ? std::string("\"node\"")
+                 : fmt::format("{}", d.zero.secondary_shard_size);
+    };
+    s.push_back(secondary);
+  }
   s.push_back(make_int("zero", "ranks_per_node", &Deck::zero, &ZeroConfig::ranks_per_node, 0, 1e6,
-                       "ranks per node for shard_size = \"node\"; 0 = the MPI shared-memory "
+                       "ranks per node for \"node\" shard sizes; 0 = the MPI shared-memory "
                        "split (set it to treat groups of ranks as nodes, e.g. in tests)"));
-  // [comm]
-  s.push_back(make_string("comm", "backend", &Deck::comm, &CommConfig::backend,
-                          {"mpi", "nccl", "auto"},
-                          "collectives library; auto = nccl in CUDA builds, else mpi"));
-  s.push_back(make_float("comm", "timeout_s", &Deck::comm, &CommConfig::timeout_s, 0, true, 1e7,
-                         false,
-                         "watchdog: seconds one collective may wait before the job is aborted "
-                         "with the operation and the ranks still missing"));
 }
 
 void add_data_and_output_keys(std::vector<KeySpec>& s) {
@@ -341,7 +360,8 @@ std::vector<KeySpec> build_schema() {
   std::vector<KeySpec> s;
   add_model_keys(s);
   add_train_keys(s);
-  add_zero_and_comm_keys(s);
+  add_zero_keys(s);
+  add_comm_keys(s);
   add_data_and_output_keys(s);
   return s;
 }

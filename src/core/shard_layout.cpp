@@ -6,13 +6,17 @@
 
 namespace zm {
 
-ShardLayout shard_layout(const Deck& deck, int stage, int world, int ranks_per_node) {
-  ShardLayout layout;
-  layout.world = world;
-  layout.group = world;
-  const int64_t size = deck.zero.shard_size;
-  if (stage == 0 || size == 0) return layout;
-  int64_t group = size;
+namespace {
+
+std::string size_name(int64_t size) {
+  if (size == kShardSizeNode) return "node";
+  if (size == 0) return "all";
+  return std::to_string(size);
+}
+
+// Ranks per group for a shard size (0 = all, kShardSizeNode = a node), checked against the world.
+int group_ranks(const Deck& deck, const char* key, int64_t size, int world, int ranks_per_node) {
+  int64_t group = size == 0 ? world : size;
   if (size == kShardSizeNode) {
     const int64_t per_node = deck.zero.ranks_per_node > 0 ? deck.zero.ranks_per_node
                                                           : static_cast<int64_t>(ranks_per_node);
@@ -20,17 +24,49 @@ ShardLayout shard_layout(const Deck& deck, int stage, int world, int ranks_per_n
   }
   if (group < 1 || group > world || world % group != 0)
     fail(
-        "zero.shard_size = {} ({} ranks per shard group): expected a divisor of the rank count "
-        "{} (ranks are grouped consecutively, and every group holds a whole replica)",
-        shard_size_name(deck), group, world);
-  layout.group = static_cast<int>(group);
+        "{} = {} ({} ranks per shard group): expected a divisor of the rank count {} (ranks are "
+        "grouped consecutively, and every group holds a whole replica)",
+        key, size_name(size), group, world);
+  return static_cast<int>(group);
+}
+
+}  // namespace
+
+ShardLayout shard_layout(const Deck& deck, int stage, int world, int ranks_per_node) {
+  ShardLayout layout;
+  layout.world = world;
+  layout.group = world;
+  const ZeroConfig& z = deck.zero;
+  const bool secondary = stage == 3 && z.secondary_shard_size != 0;
+  if (secondary && z.shard_size != 0)
+    fail(
+        "zero.secondary_shard_size = {} with zero.shard_size = {}: hpZ shards the optimizer "
+        "state over all ranks and only the parameters within groups; set one of the two",
+        size_name(z.secondary_shard_size), size_name(z.shard_size));
+  if (secondary) {
+    layout.group = group_ranks(deck, "zero.secondary_shard_size", z.secondary_shard_size, world,
+                               ranks_per_node);
+    layout.hpz = layout.group < world;
+  } else if (stage != 0 && z.shard_size != 0) {
+    layout.group = group_ranks(deck, "zero.shard_size", z.shard_size, world, ranks_per_node);
+  }
   return layout;
 }
 
 std::string shard_size_name(const Deck& deck) {
-  if (deck.zero.shard_size == kShardSizeNode) return "node";
-  if (deck.zero.shard_size == 0) return "all";
-  return std::to_string(deck.zero.shard_size);
+  return size_name(deck.zero.shard_size);
+}
+
+std::string describe_shard_layout(const ShardLayout& layout, const Deck& deck) {
+  if (!layout.hybrid()) return "";
+  if (layout.hpz)
+    return "hpZ: parameters in " + std::to_string(layout.groups()) + " groups of " +
+           std::to_string(layout.group) + " ranks, optimizer state over all " +
+           std::to_string(layout.world) +
+           " ranks (zero.secondary_shard_size = " + size_name(deck.zero.secondary_shard_size) + ")";
+  return "hybrid sharding: " + std::to_string(layout.groups()) + " shard groups of " +
+         std::to_string(layout.group) +
+         " ranks (zero.shard_size = " + size_name(deck.zero.shard_size) + ")";
 }
 
 }  // namespace zm

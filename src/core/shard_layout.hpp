@@ -7,6 +7,13 @@
 // group); parameters are all-gathered within the group. With one group (shard_size 0, the
 // default) this is plain ZeRO over all ranks. Stage 0 shards nothing, so it always has one group.
 //
+// hpZ (ZeRO++'s hierarchical partitioning, zero.secondary_shard_size, stage 3): the parameters are
+// sharded within the group as above, but the optimizer state and the gradients are sharded over
+// all ranks: each group shard is split again into groups() sub-shards, one per rank holding that
+// group shard (the replicas). Gradients are reduce-scattered within the group, then across the
+// replicas into each rank's sub-shard; the updated sub-shards are all-gathered across the
+// replicas, so that the forward and backward gathers stay within the group.
+//
 // The arithmetic alone, shared by the run (which builds the communicators) and the planner.
 #pragma once
 
@@ -17,20 +24,26 @@
 namespace zm {
 
 struct ShardLayout {
-  int world = 1;  // ranks of the run
-  int group = 1;  // ranks per shard group
+  int world = 1;     // ranks of the run
+  int group = 1;     // ranks per shard group
+  bool hpz = false;  // optimizer state and gradients over all ranks, in sub-shards
   int groups() const { return world / group; }
+  // Sub-shards of each group shard: one per replica under hpZ, else 1.
+  int sub_shards() const { return hpz ? groups() : 1; }
   bool hybrid() const { return group < world; }
   int group_of(int rank) const { return rank / group; }  // which group a rank is in
   int shard_of(int rank) const { return rank % group; }  // its rank within the group
 };
 
-// The layout of `world` ranks at `stage` under the deck's zero.shard_size. ranks_per_node: the
-// ranks that share a node (zero.ranks_per_node wins when set); "node" uses it, capped at the
-// world. Fails, naming the key, when the shard size does not divide the rank count.
+// The layout of `world` ranks at `stage` under the deck's zero.shard_size, or at stage 3 its
+// zero.secondary_shard_size (hpZ; the two exclude each other). ranks_per_node: the ranks that
+// share a node (zero.ranks_per_node wins when set); "node" uses it, capped at the world. Fails,
+// naming the key, when the size does not divide the rank count.
 ShardLayout shard_layout(const Deck& deck, int stage, int world, int ranks_per_node);
 
 // "all", "node" or the number, as the deck spells zero.shard_size.
 std::string shard_size_name(const Deck& deck);
+// One line for logs: the groups and the key that made them ("" with one group).
+std::string describe_shard_layout(const ShardLayout& layout, const Deck& deck);
 
 }  // namespace zm

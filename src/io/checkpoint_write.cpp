@@ -51,6 +51,8 @@ void write_metadata(hid_t file, const ZeroEngine& engine, const Deck& deck, int6
   // Ranks per shard group (hybrid sharding; = ranks with one group). The data does not depend on
   // it: every unit is stored whole, and any layout reads it back.
   h5::write_attr(file, "shard_size", static_cast<int64_t>(engine.comms().layout().group));
+  // hpZ: the shard groups hold the parameters only; the optimizer state spans all ranks.
+  h5::write_attr(file, "hpz", static_cast<int64_t>(engine.comms().layout().hpz ? 1 : 0));
   // Data is addressed by global sequence index, so its position is the step count; the RNG is
   // counter-based (seed, index), so its state is the seed.
   h5::write_attr(file, "data_position_step", steps_done);
@@ -64,15 +66,19 @@ void write_metadata(hid_t file, const ZeroEngine& engine, const Deck& deck, int6
                              "logical length (no partition padding)"));
 }
 
-// One state's dataset of unit u: created whole by every rank, each rank of the first shard group
-// writing the slice it owns (the other groups hold copies of the same slices).
+// One state's dataset of unit u: created whole by every rank, each writing the slice it owns: the
+// ranks of the first shard group their shards (the other groups hold copies of the same), or
+// under hpZ every rank the sub-shard of the optimizer state it alone holds.
 void write_unit_state(hid_t file, hid_t xfer, ZeroEngine& engine, int s, int u,
                       const std::string& temporary) {
   const PartitionPlan& plan = engine.plan();
   const hsize_t size = static_cast<hsize_t>(plan.unit(u).size);
-  auto [begin, end] = plan.owned_range(u, engine.comm().rank());
+  const Storage storage = storage_of(engine, s);
+  auto [begin, end] = storage == Storage::SubShard ? engine.held_range(storage, u)
+                                                   : plan.owned_range(u, engine.comm().rank());
   const ShardLayout& shards = engine.comms().layout();
-  if (shards.group_of(engine.comms().world().rank()) != 0) end = begin;
+  if (storage != Storage::SubShard && shards.group_of(engine.comms().world().rank()) != 0)
+    end = begin;
   const hsize_t start = static_cast<hsize_t>(begin), count = static_cast<hsize_t>(end - begin);
   h5::Handle space(H5Screate_simple(1, &size, nullptr));
   h5::Handle dcpl(H5Pcreate(H5P_DATASET_CREATE));

@@ -45,6 +45,23 @@ ModelConfig checkpoint_model(hid_t file) {
   return m;
 }
 
+// The shard groups that wrote the checkpoint (hybrid sharding, hpZ), when recorded.
+std::string describe_shard_size(hid_t file) {
+  if (!h5::has_attr(file, "shard_size")) return "";
+  const int64_t ranks = h5::read_attr_int(file, "ranks");
+  const int64_t group = h5::read_attr_int(file, "shard_size");
+  const bool hpz = h5::has_attr(file, "hpz") && h5::read_attr_int(file, "hpz") != 0;
+  if (hpz)
+    return fmt::format(
+        "  shard size        {} (hpZ: parameters in {} groups of {} ranks, optimizer state "
+        "over all ranks)\n",
+        group, ranks / group, group);
+  if (group >= ranks)
+    return fmt::format("  shard size        {} (all ranks: one shard group)\n", group);
+  return fmt::format("  shard size        {} ({} shard groups of {} ranks: hybrid sharding)\n",
+                     group, ranks / group, group);
+}
+
 std::string describe_checkpoint(hid_t file, const std::string& path) {
   const ModelConfig m = checkpoint_model(file);
   const ParamLayout layout(m);
@@ -54,16 +71,7 @@ std::string describe_checkpoint(hid_t file, const std::string& path) {
   out += fmt::format("  written by        stage {} on {} ranks (revision {})\n",
                      h5::read_attr_int(file, "stage"), h5::read_attr_int(file, "ranks"),
                      h5::read_attr_string(file, "git_revision"));
-  if (h5::has_attr(file, "shard_size")) {
-    const int64_t ranks = h5::read_attr_int(file, "ranks");
-    const int64_t group = h5::read_attr_int(file, "shard_size");
-    out += group >= ranks
-               ? fmt::format("  shard size        {} (all ranks: one shard group)\n", group)
-               : fmt::format(
-                     "  shard size        {} ({} shard groups of {} ranks: "
-                     "hybrid sharding)\n",
-                     group, ranks / group, group);
-  }
+  out += describe_shard_size(file);
   if (h5::has_attr(file, "precision")) {
     const std::string precision = h5::read_attr_string(file, "precision");
     out +=

@@ -82,7 +82,7 @@ MemoryPlan plan_memory(const Deck& deck, int stage, const ShardLayout& shards) {
 LevelTraffic plan_traffic(const Deck& deck, int stage, const ShardLayout& shards) {
   LevelTraffic bytes{};
   const ParamLayout layout(deck.model);
-  const PartitionPlan partition(layout, shards.group);
+  const PartitionPlan partition(layout, shards.group, shards.sub_shards());
   for (const auto& c : run_traffic_plan(deck, stage, partition, shards))
     bytes[static_cast<size_t>(c.level)][static_cast<size_t>(c.op)] +=
         ring_bytes(c.op, static_cast<double>(c.count * c.element_bytes), c.ranks);
@@ -141,7 +141,7 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
   p.precision = deck.train.precision;
   p.shards = plan_shard_layout(deck, stage, ranks, machine);
   const ParamLayout layout(deck.model);
-  const PartitionPlan partition(layout, p.shards.group);
+  const PartitionPlan partition(layout, p.shards.group, p.shards.sub_shards());
   p.params = layout.real_param_count();
   p.padded_params = partition.padded_total();
   p.memory = plan_memory(deck, stage, p.shards);

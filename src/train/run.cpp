@@ -244,8 +244,7 @@ StageResult run_stage(const RunSetup& run, int stage, RunEnd& end) {
         thousands(static_cast<double>(result.tokens_per_rank_per_step)));
     const ShardLayout& shards = trainer.comms().layout();
     if (shards.hybrid())
-      log_root("[stage {}] hybrid sharding: {} shard groups of {} ranks (zero.shard_size = {})\n",
-               stage, shards.groups(), shards.group, shard_size_name(run.deck));
+      log_root("[stage {}] {}\n", stage, describe_shard_layout(shards, run.deck));
     const int64_t first_step = start_or_resume(trainer, run, stage);
     if (run.results) run.results->begin_stage(stage, first_step, run.resume);
     end = run_steps(trainer, run, result, first_step);

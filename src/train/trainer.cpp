@@ -77,7 +77,7 @@ TrainerT<Real>::TrainerT(const Deck& deck, int stage, Communicator& comm)
       comm_(&comm),
       layout_(deck.model),
       comms_(std::make_unique<ShardGroupComms>(comm, run_shard_layout(deck, stage, comm))),
-      plan_(layout_, comms_->layout().group),
+      plan_(layout_, comms_->layout().group, comms_->layout().sub_shards()),
       engine_(make_engine<Real>(stage, plan_, *comms_, deck_, gpt_schedule(layout_))),
       model_(layout_, deck.train.micro_batch, deck.model.seq_len),
       data_(make_data_source(deck)) {

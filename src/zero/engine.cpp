@@ -23,6 +23,7 @@ ZeroEngine::ZeroEngine(int stage, const PartitionPlan& plan, ShardGroupComms& co
       deck_(&deck),
       rank_(comm_->rank()),
       ranks_(comm_->size()),
+      replica_(replicas_ ? replicas_->rank() : 0),
       params_storage_(storage.params),
       grads_storage_(storage.grads),
       optim_storage_(storage.optim) {
@@ -31,8 +32,14 @@ ZeroEngine::ZeroEngine(int stage, const PartitionPlan& plan, ShardGroupComms& co
 
 ZeroEngine::~ZeroEngine() = default;
 
+std::pair<int64_t, int64_t> ZeroEngine::owned_gradients(int u) const {
+  if (optim_storage_ == Storage::SubShard) return held_range(Storage::SubShard, u);
+  return plan_->owned_range(u, rank_);
+}
+
 std::pair<int64_t, int64_t> ZeroEngine::held_range(Storage storage, int u) const {
   if (storage == Storage::Full) return {0, plan_->unit(u).size};
+  if (storage == Storage::SubShard) return plan_->owned_sub_range(u, rank_, replica_);
   return plan_->owned_range(u, rank_);
 }
 
@@ -54,19 +61,26 @@ std::vector<float> ZeroEngine::full_state(State which) {
   std::vector<float> out(static_cast<size_t>(layout.total()));
   // A diagnostic and export path, outside the training step: its transient unit buffer is not
   // part of the run's accounted memory.
-  Kokkos::View<float*, MemSpace> gathered;
-  if (storage == Storage::Shard)
+  Kokkos::View<float*, MemSpace> gathered, shard;
+  if (storage != Storage::Full)
     gathered = Kokkos::View<float*, MemSpace>(
         "full_state", static_cast<size_t>(plan_->max_padded_unit(0, plan_->num_units() - 1)));
+  if (storage == Storage::SubShard)
+    shard =
+        Kokkos::View<float*, MemSpace>("full_state_shard", static_cast<size_t>(plan_->max_shard()));
   for (int u = 0; u < plan_->num_units(); ++u) {
     const UnitPartition& p = plan_->unit(u);
-    const float* unit_data;
+    const float* unit_data = gathered.data();
+    const int64_t first = rank_ * p.shard;
     if (storage == Storage::Full) {
       unit_data = state_at(u, 0);
-    } else {
-      comm_->all_gather(state_at(u, rank_ * p.shard), gathered.data(), static_cast<size_t>(p.shard),
+    } else if (storage == Storage::Shard) {
+      comm_->all_gather(state_at(u, first), gathered.data(), static_cast<size_t>(p.shard),
                         DType::F32);
-      unit_data = gathered.data();
+    } else {  // hpZ: the sub-shards into this rank's shard, then the shards into the unit
+      replicas_->all_gather(state_at(u, first + replica_ * p.sub_shard), shard.data(),
+                            static_cast<size_t>(p.sub_shard), DType::F32);
+      comm_->all_gather(shard.data(), gathered.data(), static_cast<size_t>(p.shard), DType::F32);
     }
     using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
     Kokkos::View<const float*, MemSpace, Unmanaged> src(unit_data, static_cast<size_t>(p.size));
@@ -99,7 +113,9 @@ std::vector<BufferSpec> model_state_buffers(const PartitionPlan& plan, const Dec
                                             StorageKinds storage) {
   const int real_bytes = compute_element_bytes(deck);
   auto elements = [&](Storage kind) {
-    return kind == Storage::Full ? plan.padded_total() : plan.shard_total();
+    return kind == Storage::Full    ? plan.padded_total()
+           : kind == Storage::Shard ? plan.shard_total()
+                                    : plan.sub_shard_total();
   };
   std::vector<BufferSpec> specs = {
       {"params", MemCategory::Parameters, elements(storage.params), real_bytes},
@@ -199,16 +215,18 @@ template <typename Real>
 double ZeroEngineT<Real>::grad_sumsq_owned() const {
   double total = 0.0;
   for (int u = 0; u < plan_->num_units(); ++u) {
-    const auto [begin, end] = plan_->owned_range(u, rank_);
+    const auto [begin, end] = owned_gradients(u);
     if (end > begin) total += kernels::sum_of_squares(grad_at(u, begin), end - begin);
   }
-  // Every group holds the same summed shards: the trainer's sum over all ranks counts each once.
-  return replicas_ ? total / replicas_->size() : total;
+  // Every group holds the same summed shards (not under hpZ, where each sub-shard is one rank's):
+  // the trainer's sum over all ranks counts each once.
+  const bool replicated = replicas_ && optim_storage_ != Storage::SubShard;
+  return replicated ? total / replicas_->size() : total;
 }
 
 template <typename Real>
 void ZeroEngineT<Real>::poison_gradient() {
-  const auto [begin, end] = plan_->owned_range(0, rank_);
+  const auto [begin, end] = owned_gradients(0);
   if (end > begin) kernels::fill(grad_at(0, begin), 1, Real(std::nanf("")));
 }
 
@@ -234,12 +252,11 @@ void ZeroEngineT<Real>::optimizer_step(const OptimizerSettings& s) {
 template <typename Real>
 void ZeroEngineT<Real>::masters_written() {
   if constexpr (kMixed) {
-    const bool gather = params_storage_ == Storage::Full && optim_storage_ == Storage::Shard;
     for (int u = 0; u < plan_->num_units(); ++u) {
       const auto [begin, end] = held_range(optim_storage_, u);
       if (end > begin)
         kernels::convert<float, Real>(param_at(u, begin), master_at(u, begin), end - begin);
-      if (gather) post_parameter_gather(u);
+      if (gathers_updates()) post_parameter_gather(u);
     }
     wait_parameter_gathers();
   }
@@ -247,8 +264,7 @@ void ZeroEngineT<Real>::masters_written() {
 
 template <typename Real>
 void ZeroEngineT<Real>::after_unit_update(int u) {
-  if (params_storage_ == Storage::Full && optim_storage_ == Storage::Shard)
-    post_parameter_gather(u);
+  if (gathers_updates()) post_parameter_gather(u);
 }
 
 template <typename Real>
@@ -260,10 +276,17 @@ void ZeroEngineT<Real>::wait_all(std::vector<CommRequest>& requests) {
 template <typename Real>
 void ZeroEngineT<Real>::post_parameter_gather(int u) {
   const UnitPartition& p = plan_->unit(u);
-  Real* full = param_at(u, 0);
-  parameter_gathers_.push_back(comm_->iall_gather(full + rank_ * p.shard, full,
-                                                  static_cast<size_t>(p.shard), dtype_of<Real>(),
-                                                  {u, CommPurpose::ParamGather}));
+  const CommTag tag{u, CommPurpose::ParamGather};
+  if (params_storage_ == Storage::Shard) {  // hpZ: the sub-shards into the group shard
+    Real* shard = param_at(u, rank_ * p.shard);
+    parameter_gathers_.push_back(replicas_->iall_gather(shard + replica_ * p.sub_shard, shard,
+                                                        static_cast<size_t>(p.sub_shard),
+                                                        dtype_of<Real>(), tag));
+  } else {
+    Real* full = param_at(u, 0);
+    parameter_gathers_.push_back(comm_->iall_gather(
+        full + rank_ * p.shard, full, static_cast<size_t>(p.shard), dtype_of<Real>(), tag));
+  }
   if (!deck_->zero.overlap) parameter_gathers_.back().wait(true);  // no overlap: blocking
 }
 
@@ -271,9 +294,15 @@ template <typename Real>
 void ZeroEngineT<Real>::post_replica_reduction(int u) {
   if (!replicas_) return;
   const UnitPartition& p = plan_->unit(u);
-  replica_reductions_.push_back(
-      replicas_->iall_reduce_sum(grad_at(u, rank_ * p.shard), static_cast<size_t>(p.shard),
-                                 dtype_of<Real>(), {u, CommPurpose::GradReduce}));
+  Real* shard = grad_at(u, rank_ * p.shard);
+  const CommTag tag{u, CommPurpose::GradReduce};
+  if (optim_storage_ == Storage::SubShard)  // hpZ: in place, into this rank's sub-shard
+    replica_reductions_.push_back(
+        replicas_->ireduce_scatter_sum(shard, shard + replica_ * p.sub_shard,
+                                       static_cast<size_t>(p.sub_shard), dtype_of<Real>(), tag));
+  else
+    replica_reductions_.push_back(
+        replicas_->iall_reduce_sum(shard, static_cast<size_t>(p.shard), dtype_of<Real>(), tag));
   if (!deck_->zero.overlap) replica_reductions_.back().wait(true);  // no overlap: blocking
 }
 

@@ -33,7 +33,9 @@
 
 namespace zm {
 
-enum class Storage { Full, Shard };
+// Full: the padded unit; Shard: this rank's shard of it; SubShard (hpZ): this rank's sub-shard
+// of its shard (core/shard_layout.hpp), the shard's replicas holding the others.
+enum class Storage { Full, Shard, SubShard };
 
 // Where a stage keeps each kind of model state; each stage declares its kinds once (stageN.cpp)
 // and both its constructor and its buffer plan read them.
@@ -106,8 +108,11 @@ class ZeroEngine {
   virtual void poison_gradient() = 0;
 
   // The held range of unit u (logical elements) for a storage kind: the whole unit for Full,
-  // the owned range for Shard.
+  // the owned range for Shard and SubShard.
   std::pair<int64_t, int64_t> held_range(Storage storage, int u) const;
+  // The logical elements of unit u whose summed gradients this rank owns after backward: its
+  // shard, or under hpZ its sub-shard.
+  std::pair<int64_t, int64_t> owned_gradients(int u) const;
   // Pointers to logical element e of unit u (e inside the held range) of the fp32 state: master
   // parameters (held_range(master_storage())) and Adam m and v (held_range(optimizer_storage())).
   virtual float* master_at(int u, int64_t e) const = 0;
@@ -130,6 +135,8 @@ class ZeroEngine {
   T* base_of(T* buffer, Storage storage, int u, int64_t e) const {
     const UnitPartition& p = plan_->unit(u);
     if (storage == Storage::Full) return buffer + p.padded_offset + e;
+    if (storage == Storage::SubShard)
+      return buffer + p.sub_offset + (e - rank_ * p.shard - replica_ * p.sub_shard);
     return buffer + p.shard_offset + (e - rank_ * p.shard);
   }
 
@@ -140,6 +147,7 @@ class ZeroEngine {
   Communicator* replicas_;  // one rank per group holding the same shard; nullptr with one group
   const Deck* deck_;
   int rank_, ranks_;
+  int replica_ = 0;  // this rank's group: its sub-shard under hpZ
   Storage params_storage_, grads_storage_, optim_storage_;
   TrackedBuffer<float> adam_m_, adam_v_;
   int64_t micro_ = 0, micro_steps_ = 1;
@@ -178,19 +186,25 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
   void poll() override { comms_->progress(); }
 
   // Hybrid sharding: once unit u's gradient shard holds its group's sum (after the last
-  // micro-step), it is all-reduced across the groups, in the same order on every rank;
-  // finish_replica_reductions waits for them all. Nothing with one group.
+  // micro-step), it is all-reduced across the groups (under hpZ reduce-scattered into the
+  // sub-shards), in the same order on every rank; finish_replica_reductions waits for them all.
+  // Nothing with one group.
   void post_replica_reduction(int u);
   void finish_replica_reductions() { wait_all(replica_reductions_); }
 
  protected:
   ZeroEngineT(int stage, const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck,
               StorageKinds storage);
-  // Called after the optimizer updated unit u's held range. Where parameters are full but
-  // updated by shard (stages 1 and 2), each rank all-gathers its updated shard in place,
-  // overlapping the next unit's update; after_optimizer waits for them all.
+  // Called after the optimizer updated unit u's held range. Where parameters are held more
+  // widely than they are updated (stages 1 and 2: full, updated by shard; hpZ: group shard,
+  // updated by sub-shard), each rank all-gathers its updated part in place, overlapping the next
+  // unit's update; after_optimizer waits for them all.
   virtual void after_unit_update(int u);
   virtual void after_optimizer() { wait_parameter_gathers(); }
+  bool gathers_updates() const {
+    return (params_storage_ == Storage::Full && optim_storage_ == Storage::Shard) ||
+           (params_storage_ == Storage::Shard && optim_storage_ == Storage::SubShard);
+  }
   void post_parameter_gather(int u);
   void wait_parameter_gathers();
   // Waits for and forgets a stage's in-flight gradient collectives.

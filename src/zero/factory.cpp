@@ -63,9 +63,14 @@ PlannedCollectives per_unit_traffic(const PartitionPlan& plan, const Deck& deck,
     const int64_t padded = plan.unit(u).padded;
     for (int64_t i = 0; i < reductions; ++i)
       out.push_back({CommOp::ReduceScatter, padded, element, group});
-    if (layout.hybrid())
-      out.push_back(
-          {CommOp::AllReduce, plan.unit(u).shard, element, layout.groups(), CommLevel::InterGroup});
+    const int64_t shard = plan.unit(u).shard;
+    const int groups = layout.groups();
+    if (layout.hpz) {  // the shard reduce-scattered into sub-shards, and gathered back
+      out.push_back({CommOp::ReduceScatter, shard, element, groups, CommLevel::InterGroup});
+      out.push_back({CommOp::AllGather, shard, element, groups, CommLevel::InterGroup});
+    } else if (layout.hybrid()) {
+      out.push_back({CommOp::AllReduce, shard, element, groups, CommLevel::InterGroup});
+    }
     for (int64_t i = 0; i < gathers; ++i)
       out.push_back({CommOp::AllGather, padded, element, group});
   }

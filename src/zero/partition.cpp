@@ -6,19 +6,22 @@
 
 namespace zm {
 
-PartitionPlan::PartitionPlan(const ParamLayout& layout, int ranks)
-    : layout_(&layout), ranks_(ranks) {
-  ZM_ASSERT(ranks >= 1, "rank count {}", ranks);
+PartitionPlan::PartitionPlan(const ParamLayout& layout, int ranks, int sub_shards)
+    : layout_(&layout), ranks_(ranks), sub_shards_(sub_shards) {
+  ZM_ASSERT(ranks >= 1 && sub_shards >= 1, "rank count {}, sub-shards {}", ranks, sub_shards);
   for (const UnitInfo& info : layout.units()) {
     UnitPartition p;
     p.size = info.size;
-    const int64_t chunk = static_cast<int64_t>(ranks) * kShardAlign;
+    const int64_t chunk = static_cast<int64_t>(ranks) * sub_shards * kShardAlign;
     p.padded = (info.size + chunk - 1) / chunk * chunk;
     p.shard = p.padded / ranks;
+    p.sub_shard = p.shard / sub_shards;
     p.padded_offset = padded_total_;
     p.shard_offset = shard_total_;
+    p.sub_offset = sub_total_;
     padded_total_ += p.padded;
     shard_total_ += p.shard;
+    sub_total_ += p.sub_shard;
     units_.push_back(p);
   }
 }
@@ -40,6 +43,12 @@ std::pair<int64_t, int64_t> PartitionPlan::owned_range(int u, int rank) const {
   const int64_t begin = std::min(p.size, rank * p.shard);
   const int64_t end = std::min(p.size, (rank + 1) * p.shard);
   return {begin, end};
+}
+
+std::pair<int64_t, int64_t> PartitionPlan::owned_sub_range(int u, int rank, int sub) const {
+  const UnitPartition& p = unit(u);
+  const int64_t first = rank * p.shard + sub * p.sub_shard;
+  return {std::min(p.size, first), std::min(p.size, first + p.sub_shard)};
 }
 
 std::vector<TensorSegment> PartitionPlan::segments(int u, int64_t begin, int64_t end) const {

@@ -22,6 +22,8 @@ constexpr int64_t kShardAlign = 64;
 struct UnitPartition {
   int64_t size = 0;           // logical elements of the unit
   int64_t shard = 0;          // elements per rank
+  int64_t sub_shard = 0;      // elements per sub-shard (hpZ: shard / sub_shards; else shard)
+  int64_t sub_offset = 0;     // offset of this unit's sub-shard in a rank's sub-shard buffer
   int64_t padded = 0;         // shard * ranks >= size
   int64_t padded_offset = 0;  // offset of the unit in a full (padded) buffer
   int64_t shard_offset = 0;   // offset of this unit's shard in a rank's shard buffer
@@ -38,21 +40,27 @@ struct TensorSegment {
 
 class PartitionPlan {
  public:
-  PartitionPlan(const ParamLayout& layout, int ranks);
+  // sub_shards: hpZ splits every shard again into this many sub-shards (core/shard_layout.hpp);
+  // units are then padded to a multiple of ranks * sub_shards * kShardAlign.
+  PartitionPlan(const ParamLayout& layout, int ranks, int sub_shards = 1);
 
   const ParamLayout& layout() const { return *layout_; }
   int ranks() const { return ranks_; }
+  int sub_shards() const { return sub_shards_; }
   int num_units() const { return static_cast<int>(units_.size()); }
   const UnitPartition& unit(int u) const { return units_[static_cast<size_t>(u)]; }
 
   int64_t padded_total() const { return padded_total_; }  // elements of a full buffer
   int64_t shard_total() const { return shard_total_; }    // elements of one rank's shard buffer
+  int64_t sub_shard_total() const { return sub_total_; }  // elements of a sub-shard buffer
   int64_t max_padded_unit(int first_unit, int last_unit) const;  // over units [first, last]
   int64_t max_shard() const;
 
   // The logical elements [begin, end) of unit u that lie in rank r's shard (may be empty:
   // begin == end when the shard is all padding).
   std::pair<int64_t, int64_t> owned_range(int u, int rank) const;
+  // The same for sub-shard `sub` of rank r's shard.
+  std::pair<int64_t, int64_t> owned_sub_range(int u, int rank, int sub) const;
 
   // Tensor pieces covering logical elements [begin, end) of unit u, in order.
   std::vector<TensorSegment> segments(int u, int64_t begin, int64_t end) const;
@@ -60,9 +68,11 @@ class PartitionPlan {
  private:
   const ParamLayout* layout_;
   int ranks_;
+  int sub_shards_;
   std::vector<UnitPartition> units_;
   int64_t padded_total_ = 0;
   int64_t shard_total_ = 0;
+  int64_t sub_total_ = 0;
 };
 
 }  // namespace zm

@@ -11,7 +11,7 @@ BufferSpec step_stats_buffer() {
 
 std::vector<BufferSpec> run_buffer_plan(const Deck& deck, int stage, const ShardLayout& shards) {
   const ParamLayout layout(deck.model);
-  const PartitionPlan plan(layout, shards.group);
+  const PartitionPlan plan(layout, shards.group, shards.sub_shards());
   std::vector<BufferSpec> buffers = ZeroEngine::buffer_plan(stage, plan, deck);
   for (auto& spec : gpt_buffer_plan(deck.model, deck.train.micro_batch, deck.model.seq_len,
                                     compute_element_bytes(deck)))

@@ -15,6 +15,12 @@ int64_t prefetch_of(const Deck& deck) {
 }
 
 constexpr StorageKinds kStage3Storage{Storage::Shard, Storage::Shard, Storage::Shard};
+// hpZ (zero.secondary_shard_size): the optimizer state in sub-shards over all ranks.
+constexpr StorageKinds kStage3HpzStorage{Storage::Shard, Storage::Shard, Storage::SubShard};
+
+StorageKinds stage3_storage(const PartitionPlan& plan) {
+  return plan.sub_shards() > 1 ? kStage3HpzStorage : kStage3Storage;
+}
 }  // namespace
 
 UnitBufferSet gather_slot_set(const PartitionPlan& plan, const Deck& deck) {
@@ -28,7 +34,7 @@ UnitBufferSet gather_slot_set(const PartitionPlan& plan, const Deck& deck) {
 }
 
 std::vector<BufferSpec> stage3_buffers(const PartitionPlan& plan, const Deck& deck) {
-  auto buffers = model_state_buffers(plan, deck, kStage3Storage);
+  auto buffers = model_state_buffers(plan, deck, stage3_storage(plan));
   for (BufferSpec& spec : sharded_gradient_buffers(plan, deck)) buffers.push_back(spec);
   gather_slot_set(plan, deck).add_to(buffers);
   return buffers;
@@ -45,7 +51,7 @@ PlannedCollectives stage3_traffic(const PartitionPlan& plan, const Deck& deck,
 template <typename Real>
 Stage3<Real>::Stage3(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck,
                      const std::vector<UnitEvent>& schedule)
-    : ZeroEngineT<Real>(3, plan, comms, deck, kStage3Storage),
+    : ZeroEngineT<Real>(3, plan, comms, deck, stage3_storage(plan)),
       schedule_(schedule),
       prefetch_(static_cast<int>(prefetch_of(deck))) {
   gradients_.allocate(plan, deck);

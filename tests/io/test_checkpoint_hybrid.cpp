@@ -25,15 +25,14 @@ int64_t shard_size_written(const std::string& path) {
   return value;
 }
 
-// Written at 4 ranks in shard groups of 2 at stage 3; read back at 3 ranks, stage 1, one group
-// (the case), at 4 ranks, stage 2, one group, and at 2 ranks, stage 3, groups of 1.
-TEST(CheckpointHybrid, ReshardsAcrossShardSizes) {
-  auto world = zm::make_communicator("mpi", MPI_COMM_WORLD);
-  if (world->size() != 4) GTEST_SKIP() << "needs 4 ranks";
+// Written at 4 ranks in shard groups of 2 at stage 3 (`sharding`: hybrid or hpZ); read back at 3
+// ranks, stage 1, one group (the case), at 4 ranks, stage 2, one group, and at 2 ranks,
+// stage 3, groups of 1.
+void check_reshard_from(const std::string& sharding, zm::Communicator& world_comm) {
+  zm::Communicator* world = &world_comm;
   const std::string dir = shared_dir(MPI_COMM_WORLD, "hybrid-reshard");
   const int64_t global_batch = 12;
-  const zm::Deck written_deck =
-      deck_for(3, global_batch / 4, dir, 8, "fp32", {"zero.shard_size=2"});
+  const zm::Deck written_deck = deck_for(3, global_batch / 4, dir, 8, "fp32", {sharding});
   const auto writer = zm::make_trainer(written_deck, 3, *world);
   ASSERT_EQ(writer->comms().layout().groups(), 2);
   writer->init_parameters();
@@ -67,17 +66,33 @@ TEST(CheckpointHybrid, ReshardsAcrossShardSizes) {
   }
 }
 
+TEST(CheckpointHybrid, ReshardsAcrossShardSizes) {
+  auto world = zm::make_communicator("mpi", MPI_COMM_WORLD);
+  if (world->size() != 4) GTEST_SKIP() << "needs 4 ranks";
+  check_reshard_from("zero.shard_size=2", *world);
+}
+
+// hpZ's optimizer state is written by every rank (each holds a sub-shard only it has).
+TEST(CheckpointHybrid, HpzCheckpointsReshardToo) {
+  auto world = zm::make_communicator("mpi", MPI_COMM_WORLD);
+  if (world->size() != 4) GTEST_SKIP() << "needs 4 ranks";
+  check_reshard_from("zero.secondary_shard_size=2", *world);
+}
+
 // Steps 0-8 in one hybrid run against steps 0-4, a checkpoint and steps 4-8 in a fresh trainer
 // of the same layout: losses and the final state bit for bit.
 TEST(CheckpointHybrid, HybridResumeGivesTheUninterruptedRunBitwise) {
   auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
   const int N = comm->size();
   if (N < 2 || N % 2 != 0) GTEST_SKIP() << "needs an even number of ranks";
-  for (int stage : {1, 3}) {
-    SCOPED_TRACE(fmt::format("stage {}, {} ranks in groups of {}", stage, N, N / 2));
+  const struct {
+    int stage;
+    const char* key;
+  } cases[] = {{1, "zero.shard_size"}, {3, "zero.shard_size"}, {3, "zero.secondary_shard_size"}};
+  for (const auto& [stage, key] : cases) {
+    SCOPED_TRACE(fmt::format("stage {}, {} ranks, {} = {}", stage, N, key, N / 2));
     const std::string dir = shared_dir(MPI_COMM_WORLD, fmt::format("hybrid-resume{}", stage));
-    const zm::Deck deck =
-        deck_for(stage, 2, dir, 8, "fp32", {fmt::format("zero.shard_size={}", N / 2)});
+    const zm::Deck deck = deck_for(stage, 2, dir, 8, "fp32", {fmt::format("{}={}", key, N / 2)});
     const auto whole = zm::make_trainer(deck, stage, *comm);
     whole->init_parameters();
     const std::vector<double> all_losses = run_steps(*whole, 0, 8);

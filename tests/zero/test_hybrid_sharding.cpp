@@ -1,7 +1,9 @@
 // Hybrid sharding (zero.shard_size): stages 1-3 shard within groups of consecutive ranks and
-// replicate across the groups. They must train the same model as stage 0 at one rank with the
-// same global batch (the tolerances of test_zero_equivalence, common/equivalence.hpp), every
-// group must end with bitwise the same model, and each group holds 1/G of the model states.
+// replicate across the groups; hpZ (zero.secondary_shard_size, stage 3) shards the parameters
+// within groups and the rest over all ranks. They must train the same model as stage 0 at one
+// rank with the same global batch (the tolerances of test_zero_equivalence,
+// common/equivalence.hpp), every group must end with bitwise the same model, and each rank holds
+// its share of the model states.
 #include <gtest/gtest.h>
 
 #include <fmt/ranges.h>
@@ -18,14 +20,17 @@ namespace {
 using zm::testing::kGlobalBatch;
 
 // The shard sizes that make two or more groups of N ranks, each with its deck overrides: the
-// number itself, and "node" with faked nodes of that many ranks.
-std::vector<std::vector<std::string>> hybrid_shardings(int N) {
+// number itself, and "node" with faked nodes of that many ranks; at stage 3 also hpZ's.
+std::vector<std::vector<std::string>> hybrid_shardings(int N, int stage) {
   std::vector<std::vector<std::string>> out;
-  for (int g = 1; g < N; ++g)
-    if (N % g == 0) {
-      out.push_back({fmt::format("zero.shard_size={}", g)});
-      out.push_back({"zero.shard_size=node", fmt::format("zero.ranks_per_node={}", g)});
-    }
+  for (const char* key : {"zero.shard_size", "zero.secondary_shard_size"}) {
+    if (std::string(key) == "zero.secondary_shard_size" && stage != 3) continue;
+    for (int g = 1; g < N; ++g)
+      if (N % g == 0) {
+        out.push_back({fmt::format("{}={}", key, g)});
+        out.push_back({fmt::format("{}=node", key), fmt::format("zero.ranks_per_node={}", g)});
+      }
+  }
   return out;
 }
 
@@ -47,7 +52,7 @@ TEST_P(HybridSharding, MatchesStageZeroOnOneRank) {
   auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
   const int N = comm->size();
   if (N < 2 || kGlobalBatch % N != 0) GTEST_SKIP() << "needs 2 or more ranks dividing 12";
-  for (const auto& sharding : hybrid_shardings(N))
+  for (const auto& sharding : hybrid_shardings(N, stage))
     for (const int64_t grad_accum : {1, 2}) {
       SCOPED_TRACE(
           fmt::format("{} ranks, {}, grad_accum {}", N, fmt::join(sharding, " "), grad_accum));
@@ -64,7 +69,7 @@ TEST_P(HybridSharding, OverlapOffGivesBitwiseTheSameResult) {
   auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
   const int N = comm->size();
   if (N < 2 || kGlobalBatch % N != 0) GTEST_SKIP() << "needs 2 or more ranks dividing 12";
-  std::vector<std::string> sharding = hybrid_shardings(N).back();
+  std::vector<std::string> sharding = hybrid_shardings(N, stage).back();
   const auto with =
       zm::testing::train(zm::testing::test_deck(stage, kGlobalBatch / N, 2, sharding), *comm);
   sharding.push_back("zero.overlap=false");
@@ -104,6 +109,28 @@ TEST_P(HybridSharding, EachGroupHoldsItsShareOfTheModelStates) {
             8.0 * padded / G);
 }
 
+// hpZ: the parameters (and the gradient shards they are reduced into) in groups of G, Adam's m
+// and v over all N ranks.
+TEST(HybridShardingHpz, ParametersInTheGroupOptimizerStateOverAllRanks) {
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
+  const int N = comm->size();
+  if (N < 4 || N % 2 != 0) GTEST_SKIP() << "needs an even number of ranks >= 4";
+  const int G = N / 2;
+  auto& ledger = zm::memory_ledger();
+  const zm::MemoryFigures before = ledger.figures();
+  const auto trainer = zm::make_trainer(
+      zm::testing::test_deck(3, 2, 1, {fmt::format("zero.secondary_shard_size={}", G)}), 3, *comm);
+  ASSERT_TRUE(trainer->comms().layout().hpz);
+  const double padded = static_cast<double>(trainer->plan().padded_total());
+  auto held = [&](zm::MemCategory c) {
+    const auto i = static_cast<size_t>(c);
+    return static_cast<double>(ledger.figures().current[i] - before.current[i]);
+  };
+  EXPECT_EQ(held(zm::MemCategory::Parameters), 4.0 * padded / G);
+  EXPECT_EQ(held(zm::MemCategory::Gradients), 4.0 * padded / G);
+  EXPECT_EQ(held(zm::MemCategory::Optimizer), 8.0 * padded / N);
+}
+
 INSTANTIATE_TEST_SUITE_P(Stages, HybridSharding, ::testing::Values(1, 2, 3));
 
 std::string error_of(const std::string& text) {
@@ -128,13 +155,13 @@ TEST(HybridShardingDeck, ShardSizeIsACountOrNode) {
                 .find("shard_size = \"node\""),
             std::string::npos);
   EXPECT_EQ(error_of("[zero]\nshard_size = \"nodes\"\n"),
-            "bad.toml:2:1: zero.shard_size = \"nodes\": expected an integer >= 0 (0 = all ranks) "
+            "bad.toml:2:1: zero.shard_size = \"nodes\": expected an integer >= 0 "
             "or \"node\"");
   EXPECT_EQ(error_of("[zero]\nshard_size = -2\n"),
-            "bad.toml:2:1: zero.shard_size = -2: out of range: expected an integer >= 0 (0 = all "
-            "ranks) or \"node\"");
+            "bad.toml:2:1: zero.shard_size = -2: out of range: expected an integer >= 0"
+            " or \"node\"");
   EXPECT_EQ(error_of("[zero]\nshard_size = 1.5\n"),
-            "bad.toml:2:1: zero.shard_size = 1.5: expected an integer >= 0 (0 = all ranks) or "
+            "bad.toml:2:1: zero.shard_size = 1.5: expected an integer >= 0 or "
             "\"node\", found a floating-point number");
 }
 
@@ -153,6 +180,19 @@ TEST(HybridShardingDeck, ShardSizeMustDivideTheRanks) {
   const zm::Deck node = zm::testing::test_deck(3, 1, 1, {"zero.shard_size=node"});
   EXPECT_EQ(zm::shard_layout(node, 3, 16, 8).group, 8);
   EXPECT_EQ(zm::shard_layout(node, 3, 4, 8).group, 4);  // one node, not full
+  const zm::Deck both =
+      zm::testing::test_deck(3, 1, 1, {"zero.shard_size=2", "zero.secondary_shard_size=2"});
+  try {
+    zm::shard_layout(both, 3, 4, 4);
+    FAIL() << "shard_size and secondary_shard_size together were accepted";
+  } catch (const zm::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("set one of the two"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(zm::shard_layout(both, 2, 4, 4).group, 2);  // below stage 3, hpZ does not apply
+  const zm::Deck hpz = zm::testing::test_deck(3, 1, 1, {"zero.secondary_shard_size=node"});
+  EXPECT_TRUE(zm::shard_layout(hpz, 3, 16, 8).hpz);
+  EXPECT_EQ(zm::shard_layout(hpz, 3, 16, 8).sub_shards(), 2);
+  EXPECT_FALSE(zm::shard_layout(hpz, 3, 8, 8).hpz);  // one group: plain stage 3
 }
 
 }  // namespace
