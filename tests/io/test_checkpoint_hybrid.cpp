@@ -79,8 +79,34 @@ TEST(CheckpointHybrid, HpzCheckpointsReshardToo) {
   check_reshard_from("zero.secondary_shard_size=2", *world);
 }
 
-// Steps 0-8 in one hybrid run against steps 0-4, a checkpoint and steps 4-8 in a fresh trainer
-// of the same layout: losses and the final state bit for bit.
+// Steps 0-8 of one run of the given layout against steps 0-4, a checkpoint and steps 4-8 in a
+// fresh trainer: losses and the final state bit for bit.
+void check_hybrid_resume(int stage, const std::string& sharding, const std::string& precision,
+                         zm::Communicator& comm) {
+  SCOPED_TRACE(fmt::format("stage {}, {} ranks, {}, {}", stage, comm.size(), sharding, precision));
+  const std::string dir = shared_dir(MPI_COMM_WORLD, fmt::format("hybrid-resume{}", stage));
+  const zm::Deck deck = deck_for(stage, 2, dir, 8, precision, {sharding});
+  const auto whole = zm::make_trainer(deck, stage, comm);
+  whole->init_parameters();
+  const std::vector<double> all_losses = run_steps(*whole, 0, 8);
+  const State expected = full_state(whole->engine());
+
+  std::vector<double> losses;
+  std::string path;
+  {
+    const auto first = zm::make_trainer(deck, stage, comm);
+    first->init_parameters();
+    losses = run_steps(*first, 0, 4);
+    path = zm::write_checkpoint(first->engine(), first->deck(), 4);
+  }
+  const auto second = zm::make_trainer(deck, stage, comm);
+  EXPECT_EQ(zm::load_checkpoint(second->engine(), second->deck(), path), 4);
+  for (double l : run_steps(*second, 4, 8)) losses.push_back(l);
+  EXPECT_EQ(losses, all_losses);
+  EXPECT_TRUE(full_state(second->engine()) == expected) << "final state differs";
+}
+
+// A hybrid or hpZ run resumes at its own layout exactly, in fp32 and bf16.
 TEST(CheckpointHybrid, HybridResumeGivesTheUninterruptedRunBitwise) {
   auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
   const int N = comm->size();
@@ -89,29 +115,12 @@ TEST(CheckpointHybrid, HybridResumeGivesTheUninterruptedRunBitwise) {
     int stage;
     const char* key;
   } cases[] = {{1, "zero.shard_size"}, {3, "zero.shard_size"}, {3, "zero.secondary_shard_size"}};
-  for (const auto& [stage, key] : cases) {
-    SCOPED_TRACE(fmt::format("stage {}, {} ranks, {} = {}", stage, N, key, N / 2));
-    const std::string dir = shared_dir(MPI_COMM_WORLD, fmt::format("hybrid-resume{}", stage));
-    const zm::Deck deck = deck_for(stage, 2, dir, 8, "fp32", {fmt::format("{}={}", key, N / 2)});
-    const auto whole = zm::make_trainer(deck, stage, *comm);
-    whole->init_parameters();
-    const std::vector<double> all_losses = run_steps(*whole, 0, 8);
-    const State expected = full_state(whole->engine());
-
-    std::vector<double> losses;
-    std::string path;
-    {
-      const auto first = zm::make_trainer(deck, stage, *comm);
-      first->init_parameters();
-      losses = run_steps(*first, 0, 4);
-      path = zm::write_checkpoint(first->engine(), first->deck(), 4);
-    }
-    const auto second = zm::make_trainer(deck, stage, *comm);
-    EXPECT_EQ(zm::load_checkpoint(second->engine(), second->deck(), path), 4);
-    for (double l : run_steps(*second, 4, 8)) losses.push_back(l);
-    EXPECT_EQ(losses, all_losses);
-    EXPECT_TRUE(full_state(second->engine()) == expected) << "final state differs";
-  }
+  // bf16: the checkpoint holds the fp32 masters, and the resumed run rounds and re-gathers them.
+  std::vector<std::string> precisions = {"fp32"};
+  if (ZEROMINI_HAVE_BF16) precisions.push_back("bf16");
+  for (const std::string& precision : precisions)
+    for (const auto& [stage, key] : cases)
+      check_hybrid_resume(stage, fmt::format("{}={}", key, N / 2), precision, *comm);
 }
 
 }  // namespace
