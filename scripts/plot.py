@@ -9,22 +9,18 @@
 Writes, one panel per model:
   throughput.png      tokens/s per rank against ranks, one line per ZeRO stage; weak scaling
                       (fixed batch per rank) solid, strong scaling (fixed global batch) dashed
-  memory.png          model-state memory per rank (parameters + gradients + Adam state, peak,
-                      largest over ranks) against ranks, per stage; with --planned, the
-                      planner's prediction as dashed lines
+  memory.png          model-state memory per rank (peak, largest over ranks) against ranks, per
+                      stage; with --planned, the planner's prediction as dashed lines
   time_breakdown.png  mean step time split into forward, backward and optimizer (stacked, one
                       bar per stage, grouped by rank count), with the time blocked on
                       collectives inside those phases drawn hatched over them
   traffic.png         bytes each rank moves per step, per collective and stage
-Points are means over repeats, with the smallest and largest as error bars when a point ran more
-than once. Only runs that completed count (collect.py's status column).
+Points are means over repeats (error bars: smallest and largest) of the completed runs.
 
---planned takes the CSV of `zeromini plan DECK --ranks 1,2,4 --stage all --format csv` (columns
-stage, ranks, params_bytes, grads_bytes, optimizer_bytes; sweep.py writes one per model as
-planned-<model>.csv). Prefix it with MODEL= when the data has more than one model.
-`overlap`: overlap efficiency and exposed communication per step against ranks, per stage.
-`timeline`: one traced step per stage from runs' trace.json (`plot.py timeline --help`).
-`hybrid`: memory and traffic per shard size and recompute mode vs plan (`plot.py hybrid --help`).
+--planned: the CSV of `zeromini plan DECK --ranks 1,2,4 --stage all --format csv` (sweep.py writes
+planned-<model>.csv); prefix it with MODEL= when the data has more than one model.
+Modes (each with --help): `overlap`, overlap efficiency and exposed communication per stage;
+`timeline`, one traced step per stage from trace.json; `hybrid`, memory and traffic vs plan.
 Needs matplotlib (Debian: python3-matplotlib, run with /usr/bin/python3).
 """
 
@@ -183,30 +179,34 @@ def plot_throughput(plt, rows, out_dir):
     return save(plt, fig, os.path.join(out_dir, "throughput.png"))
 
 
-def read_planned(specs, models):
-    """{model: {stage: {ranks: bytes}}} from --planned [MODEL=]CSV arguments."""
-    planned = {}
+def planned_files(specs, models, who="plot"):
+    """(model, path) of each --planned [MODEL=]CSV argument (MODEL optional with one model)."""
     for spec in specs or []:
         model, sep, path = spec.partition("=")
         if not sep:
-            model, path = None, spec
-        if model is None:
             if len(models) != 1:
-                raise SystemExit(f"plot: --planned {spec}: the data has {len(models)} models "
+                raise SystemExit(f"{who}: --planned {spec}: the data has {len(models)} models "
                                  f"({', '.join(models)}); write --planned MODEL={spec}")
-            model = models[0]
+            model, path = models[0], spec
         if model not in models:
-            raise SystemExit(f"plot: --planned {spec}: no model {model!r} in the data "
+            raise SystemExit(f"{who}: --planned {spec}: no model {model!r} in the data "
                              f"(models: {', '.join(models)})")
+        yield model, path
+
+
+def read_planned(specs, models):
+    """{model: {stage: {ranks: bytes}}} from --planned [MODEL=]CSV arguments."""
+    planned = {}
+    for model, path in planned_files(specs, models):
         with open(path, newline="", encoding="utf-8") as f:
             reader = csv.DictReader(f)
-            need = {"stage", "ranks", "params_bytes", "grads_bytes", "optimizer_bytes"}
+            states = ("params_bytes", "grads_bytes", "optimizer_bytes")
+            need = {"stage", "ranks", *states}
             if not need <= set(reader.fieldnames or []):
                 raise SystemExit(f"plot: {path}: expected the columns {', '.join(sorted(need))}"
                                  " (zeromini plan ... --format csv)")
             for row in reader:
-                total = sum(number(row[k]) or 0 for k in ("params_bytes", "grads_bytes",
-                                                           "optimizer_bytes"))
+                total = sum(number(row[k]) or 0 for k in states)
                 planned.setdefault(model, {}).setdefault(int(float(row["stage"])), {})[
                     int(float(row["ranks"]))] = total
     return planned

@@ -54,13 +54,7 @@ PLANNED_NEED = {"stage", "ranks", "shard_size", "recompute"} | {f[2] for f in FI
 def read_planned(specs, models):
     """{(model, stage, ranks, shard_size, recompute): {figure: bytes}} from --planned CSVs."""
     planned = {}
-    for spec in specs:
-        model, sep, path = spec.partition("=")
-        if not sep:
-            if len(models) != 1:
-                raise SystemExit(f"plot hybrid: --planned {spec}: the data has {len(models)} "
-                                 f"models ({', '.join(models)}); write MODEL={spec}")
-            model, path = models[0], spec
+    for model, path in plot.planned_files(specs, models, "plot hybrid"):
         with open(path, newline="", encoding="utf-8") as f:
             reader = csv.DictReader(f)
             missing = PLANNED_NEED - set(reader.fieldnames or [])

@@ -200,6 +200,18 @@ KeySpec make_string(std::string section, std::string key, Section Deck::*sec,
   return s;
 }
 
+// A [zero] key holding a number of ranks or "node" (kShardSizeNode).
+KeySpec make_shard_size(std::string key, int64_t ZeroConfig::*mem, std::string doc) {
+  KeySpec s = spec("zero", std::move(key), Kind::ShardSize, std::move(doc));
+  s.set = [mem](Deck& d, const RawValue& v) {
+    d.zero.*mem = v.type == RawValue::Type::String ? kShardSizeNode : v.integer;
+  };
+  s.get = [mem](const Deck& d) {
+    return d.zero.*mem == kShardSizeNode ? std::string("\"node\"") : fmt::format("{}", d.zero.*mem);
+  };
+  return s;
+}
+
 void add_model_keys(std::vector<KeySpec>& s) {
   // [model]
   s.push_back(make_int("model", "layers", &Deck::model, &ModelConfig::layers, 1, 100000,
@@ -291,35 +303,15 @@ void add_zero_keys(std::vector<KeySpec>& s) {
                         "overlap collectives with compute"));
   s.push_back(make_int("zero", "prefetch", &Deck::zero, &ZeroConfig::prefetch, 0, 64,
                        "stage 3: units gathered ahead of use"));
-  {
-    KeySpec shard = spec("zero", "shard_size", Kind::ShardSize,
-                         "stages 1-3: consecutive ranks that share one copy of the sharded model "
-                         "states (hybrid sharding); 0 = all ranks, \"node\" = the ranks of a node");
-    shard.set = [](Deck& d, const RawValue& v) {
-      d.zero.shard_size = v.type == RawValue::Type::String ? kShardSizeNode : v.integer;
-    };
-    shard.get = [](const Deck& d) {
-      return d.zero.shard_size == kShardSizeNode ? std::string("\"node\"")
-                                                 : fmt::format("{}", d.zero.shard_size);
-    };
-    s.push_back(shard);
-  }
-  {
-    KeySpec secondary = spec("zero", "secondary_shard_size", Kind::ShardSize,
-                             "stage 3 (ZeRO++ hpZ): a secondary copy of the parameters sharded "
-                             "within groups of this many ranks (\"node\": a node), so that "
-                             "gathers stay in the group; optimizer state and gradients stay "
-                             "sharded over all ranks; 0 = off");
-    secondary.set = [](Deck& d, const RawValue& v) {
-      d.zero.secondary_shard_size = v.type == RawValue::Type::String ? kShardSizeNode : v.integer;
-    };
-    secondary.get = [](const Deck& d) {
-      return d.zero.secondary_shard_size == kShardSizeNode
-                 ? std::string("\"node\"")
-                 : fmt::format("{}", d.zero.secondary_shard_size);
-    };
-    s.push_back(secondary);
-  }
+  s.push_back(make_shard_size(
+      "shard_size", &ZeroConfig::shard_size,
+      "stages 1-3: consecutive ranks that share one copy of the sharded model states (hybrid "
+      "sharding); 0 = all ranks, \"node\" = the ranks of a node"));
+  s.push_back(make_shard_size(
+      "secondary_shard_size", &ZeroConfig::secondary_shard_size,
+      "stage 3 (ZeRO++ hpZ): a secondary copy of the parameters sharded within groups of this many "
+      "ranks (\"node\": a node), so that gathers stay in the group; optimizer state and "
+      "gradients stay sharded over all ranks; 0 = off"));
   s.push_back(make_int("zero", "ranks_per_node", &Deck::zero, &ZeroConfig::ranks_per_node, 0, 1e6,
                        "ranks per node for \"node\" shard sizes; 0 = the MPI shared-memory "
                        "split (set it to treat groups of ranks as nodes, e.g. in tests)"));

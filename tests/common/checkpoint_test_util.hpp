@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/zero_test_util.hpp"
+#include "io/checkpoint.hpp"
 #include "zero/engine.hpp"
 
 namespace zm::testing {
@@ -59,6 +60,56 @@ inline std::vector<double> run_steps(zm::Trainer& trainer, int64_t first, int64_
   std::vector<double> losses;
   for (int64_t s = first; s < last; ++s) losses.push_back(trainer.step(s).loss);
   return losses;
+}
+
+// Steps 0-8 in one run of `deck` against steps 0-4, a checkpoint and steps 4-8 in a fresh trainer:
+// losses and the final state bit for bit. Returns the checkpoint's path.
+inline std::string expect_exact_resume(const zm::Deck& deck, int stage, zm::Communicator& comm) {
+  const auto whole = zm::make_trainer(deck, stage, comm);
+  whole->init_parameters();
+  const std::vector<double> all_losses = run_steps(*whole, 0, 8);
+  const State expected = full_state(whole->engine());
+
+  std::vector<double> losses;
+  std::string path;
+  {
+    const auto first = zm::make_trainer(deck, stage, comm);
+    first->init_parameters();
+    losses = run_steps(*first, 0, 4);
+    path = zm::write_checkpoint(first->engine(), first->deck(), 4);
+  }
+  const auto second = zm::make_trainer(deck, stage, comm);
+  EXPECT_EQ(zm::load_checkpoint(second->engine(), second->deck(), path), 4);
+  for (double l : run_steps(*second, 4, 8)) losses.push_back(l);
+  EXPECT_EQ(losses, all_losses);
+  EXPECT_TRUE(full_state(second->engine()) == expected) << "final state differs";
+  return path;
+}
+
+// The checkpoint at `path` (written after step 4 with the fp32 state `written`; the writer went on
+// to the losses `continued` of steps 4-8) read on the first `ranks` ranks of the world at `stage`
+// with the deck overrides `extra`: the state bitwise as written, and the next steps' losses near
+// the uninterrupted run's (same data and state; only the reduction order differs, see
+// test_zero_equivalence).
+inline void expect_resumes_on(int ranks, int stage, const std::string& dir, int64_t global_batch,
+                              const std::vector<std::string>& extra, const std::string& path,
+                              const State& written, const std::vector<double>& continued) {
+  int world_rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  MPI_Comm sub;
+  MPI_Comm_split(MPI_COMM_WORLD, world_rank < ranks ? 0 : MPI_UNDEFINED, world_rank, &sub);
+  if (sub == MPI_COMM_NULL) return;
+  {
+    auto comm = zm::make_communicator("mpi", sub);
+    const zm::Deck deck = deck_for(stage, global_batch / ranks, dir, 8, "fp32", extra);
+    const auto reader = zm::make_trainer(deck, stage, *comm);
+    EXPECT_EQ(zm::load_checkpoint(reader->engine(), reader->deck(), path), 4);
+    EXPECT_TRUE(full_state(reader->engine()) == written) << "loaded state differs bitwise";
+    const std::vector<double> losses = run_steps(*reader, 4, 8);
+    for (size_t i = 0; i < losses.size(); ++i)
+      EXPECT_NEAR(losses[i], continued[i], 1e-5 * continued[i]) << "step " << 4 + i;
+  }
+  MPI_Comm_free(&sub);
 }
 
 }  // namespace zm::testing

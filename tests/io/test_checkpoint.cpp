@@ -28,24 +28,7 @@ void check_exact_resume(const std::string& precision, std::initializer_list<int>
     SCOPED_TRACE(fmt::format("stage {}, {}", stage, precision));
     const std::string dir = shared_dir(MPI_COMM_WORLD, fmt::format("resume{}", stage));
     const zm::Deck deck = deck_for(stage, 2, dir, 8, precision);
-    const auto whole = zm::make_trainer(deck, stage, *comm);
-    whole->init_parameters();
-    const std::vector<double> all_losses = run_steps(*whole, 0, 8);
-    const State expected = full_state(whole->engine());
-
-    std::vector<double> losses;
-    std::string path;
-    {
-      const auto first = zm::make_trainer(deck, stage, *comm);
-      first->init_parameters();
-      losses = run_steps(*first, 0, 4);
-      path = zm::write_checkpoint(first->engine(), first->deck(), 4);
-    }
-    const auto second = zm::make_trainer(deck, stage, *comm);
-    EXPECT_EQ(zm::load_checkpoint(second->engine(), second->deck(), path), 4);
-    for (double l : run_steps(*second, 4, 8)) losses.push_back(l);
-    EXPECT_EQ(losses, all_losses);
-    EXPECT_TRUE(full_state(second->engine()) == expected) << "final state differs";
+    const std::string path = zm::testing::expect_exact_resume(deck, stage, *comm);
     // The 'latest' pointer names it.
     zm::Deck latest = deck;
     latest.train.resume = "latest";
@@ -82,22 +65,8 @@ TEST(Checkpoint, ReshardsToOtherRankCountsAndStages) {
   const struct { int ranks, stage; } targets[] = {{2, 1}, {3, 2}};
   for (const auto& target : targets) {
     SCOPED_TRACE(fmt::format("{} ranks, stage {}", target.ranks, target.stage));
-    MPI_Comm sub;
-    MPI_Comm_split(MPI_COMM_WORLD, world->rank() < target.ranks ? 0 : MPI_UNDEFINED, world->rank(),
-                   &sub);
-    if (sub == MPI_COMM_NULL) continue;
-    {
-      auto comm = zm::make_communicator("mpi", sub);
-      const zm::Deck deck = deck_for(target.stage, global_batch / target.ranks, dir);
-      const auto reader = zm::make_trainer(deck, target.stage, *comm);
-      EXPECT_EQ(zm::load_checkpoint(reader->engine(), reader->deck(), path), 4);
-      EXPECT_TRUE(full_state(reader->engine()) == written) << "loaded state differs bitwise";
-      const std::vector<double> losses = run_steps(*reader, 4, 8);
-      // Same data and state; only the reduction order differs (see test_zero_equivalence).
-      for (size_t i = 0; i < losses.size(); ++i)
-        EXPECT_NEAR(losses[i], continued[i], 1e-5 * continued[i]) << "step " << 4 + i;
-    }
-    MPI_Comm_free(&sub);
+    zm::testing::expect_resumes_on(target.ranks, target.stage, dir, global_batch, {}, path, written,
+                                   continued);
   }
 }
 

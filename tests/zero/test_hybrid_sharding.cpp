@@ -11,10 +11,10 @@
 #include <cmath>
 
 #include "common/equivalence.hpp"
+#include "common/rounded_masters.hpp"
 #include "core/error.hpp"
 #include "core/memory.hpp"
 #include "plan/planner.hpp"
-#include "train/trainer_typed.hpp"
 
 namespace {
 
@@ -45,31 +45,6 @@ float largest_difference_from_rank0(const std::vector<float>& params) {
   MPI_Allreduce(&mine, &worst, 1, MPI_FLOAT, MPI_MAX, MPI_COMM_WORLD);
   return worst;
 }
-
-#if ZEROMINI_HAVE_BF16
-// Parameters this rank holds whose bf16 value is not the rounding of its fp32 master.
-int64_t rounded_master_mismatches(zm::TrainerT<zm::bf16>& trainer) {
-  const std::vector<float> masters = trainer.engine().full_parameters();
-  const zm::ZeroEngineT<zm::bf16>& engine = trainer.typed_engine();
-  const zm::ParamLayout& layout = trainer.layout();
-  int64_t compared = 0, differing = 0;
-  for (int u = 0; u < layout.num_units(); ++u) {
-    const auto [begin, end] = engine.held_range(engine.param_storage(), u);
-    if (end <= begin) continue;
-    const auto count = static_cast<size_t>(end - begin);
-    using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
-    Kokkos::View<const zm::bf16*, zm::MemSpace, Unmanaged> device(engine.param_at(u, begin), count);
-    auto host = Kokkos::create_mirror_view_and_copy(zm::HostSpace(), device);
-    for (size_t i = 0; i < count; ++i, ++compared) {
-      const float master = masters[static_cast<size_t>(layout.unit(u).offset + begin) + i];
-      if (static_cast<float>(host(i)) != static_cast<float>(static_cast<zm::bf16>(master)))
-        ++differing;
-    }
-  }
-  EXPECT_GT(compared, 0);
-  return differing;
-}
-#endif
 
 class HybridSharding : public ::testing::TestWithParam<int> {};
 
@@ -181,7 +156,9 @@ TEST(HybridMixedPrecision, ParametersAreTheRoundedMastersAndTrainingFollows) {
     trainer.init_parameters();
     std::vector<double> losses;
     for (int64_t s = 0; s < deck.train.steps; ++s) losses.push_back(trainer.step(s).loss);
-    EXPECT_EQ(rounded_master_mismatches(trainer), 0);
+    const auto [compared, differing] = zm::testing::compare_with_rounded_masters(trainer);
+    EXPECT_GT(compared, 0);
+    EXPECT_EQ(differing, 0) << "of " << compared << " parameters";
     const zm::testing::TrainedRun reference_run = zm::testing::train(plain, *comm);
     for (size_t s = 0; s < losses.size(); ++s)
       EXPECT_NEAR(losses[s], reference_run.losses[s], 0.01 * reference_run.losses[s])

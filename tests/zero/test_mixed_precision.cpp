@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "common/rounded_masters.hpp"
 #include "common/zero_test_util.hpp"
 
 #if ZEROMINI_HAVE_BF16
@@ -63,24 +64,7 @@ TEST_P(MixedPrecision, ParametersAreTheRoundedMasters) {
   zm::TrainerT<zm::bf16> trainer(deck, stage, *comm);
   trainer.init_parameters();
   for (int64_t s = 0; s < 3; ++s) trainer.step(s);
-  const std::vector<float> masters = trainer.engine().full_parameters();
-  const zm::ZeroEngineT<zm::bf16>& engine = trainer.typed_engine();
-  const zm::ParamLayout& layout = trainer.layout();
-  int64_t compared = 0, differing = 0;
-  for (int u = 0; u < layout.num_units(); ++u) {
-    const auto [begin, end] = engine.held_range(engine.param_storage(), u);
-    if (end <= begin) continue;
-    const auto count = static_cast<size_t>(end - begin);
-    using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
-    Kokkos::View<const zm::bf16*, zm::MemSpace, Unmanaged> device(engine.param_at(u, begin), count);
-    auto host = Kokkos::create_mirror_view_and_copy(zm::HostSpace(), device);
-    for (size_t i = 0; i < count; ++i) {
-      const float master = masters[static_cast<size_t>(layout.unit(u).offset + begin) + i];
-      ++compared;
-      if (static_cast<float>(host(i)) != static_cast<float>(static_cast<zm::bf16>(master)))
-        ++differing;
-    }
-  }
+  const auto [compared, differing] = zm::testing::compare_with_rounded_masters(trainer);
   EXPECT_GT(compared, 0);
   EXPECT_EQ(differing, 0) << "of " << compared << " parameters";
 }
