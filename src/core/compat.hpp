@@ -50,6 +50,14 @@ using bf16 = Kokkos::Experimental::bhalf_t;
 #define ZEROMINI_HAVE_BF16 0
 #endif
 
+// Applies MACRO to each element type the kernels are instantiated for: float, double, and bf16
+// where this Kokkos has it.
+#if ZEROMINI_HAVE_BF16
+#define ZM_FOR_EACH_KERNEL_REAL(MACRO) MACRO(float) MACRO(double) MACRO(bf16)
+#else
+#define ZM_FOR_EACH_KERNEL_REAL(MACRO) MACRO(float) MACRO(double)
+#endif
+
 namespace zm {
 
 // Execution and memory spaces every kernel runs in: the default device (CUDA in GPU builds,

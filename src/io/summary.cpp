@@ -45,6 +45,72 @@ std::string exposure_json(const StageResult& s) {
       by_rank(s, &CommExposure::in_flight));
 }
 
+// Memory: the largest peak over ranks, per category.
+std::string memory_json(const StageResult& s) {
+  std::string out = "      \"memory_peak_bytes_max_over_ranks\": {";
+  for (int c = 0; c < kMemCategories; ++c) {
+    size_t worst = 0;
+    for (const MemoryFigures& f : s.memory_by_rank)
+      worst = std::max(worst, f.peak[static_cast<size_t>(c)]);
+    out += fmt::format("{}\"{}\": {}", c ? ", " : "",
+                       mem_category_name(static_cast<MemCategory>(c)), worst);
+  }
+  size_t worst_total = 0;
+  for (const MemoryFigures& f : s.memory_by_rank) worst_total = std::max(worst_total, f.peak_total);
+  return out + fmt::format(", \"total\": {}}},\n", worst_total);
+}
+
+// Bytes per rank per step for each collective, under one key.
+std::string traffic_json(const char* key, const CommStats& per_step) {
+  std::string out = fmt::format("      \"{}\": {{", key);
+  for (int op = 0; op < kCommOps; ++op)
+    out += fmt::format("{}\"{}\": {}", op ? ", " : "", comm_op_name(static_cast<CommOp>(op)),
+                       json_number(per_step.ops[static_cast<size_t>(op)].bytes));
+  return out + "},\n";
+}
+
+std::string stage_json(const StageResult& s) {
+  std::string out = "    {\n";
+  out += fmt::format("      \"stage\": {},\n      \"ranks\": {},\n", s.stage, s.ranks);
+  out += fmt::format("      \"params\": {},\n      \"padded_params\": {},\n", s.param_count,
+                     s.padded_param_count);
+  out += fmt::format("      \"steps\": {},\n", s.steps.size());
+  out += fmt::format("      \"first_step\": {},\n      \"last_step\": {},\n",
+                     s.steps.empty() ? 0 : s.steps.front().step + 1,
+                     s.steps.empty() ? 0 : s.steps.back().step + 1);
+  out +=
+      fmt::format("      \"stopped_non_finite\": {},\n", s.stopped_non_finite ? "true" : "false");
+  out += fmt::format("      \"tokens_per_rank_per_step\": {},\n", s.tokens_per_rank_per_step);
+  out += fmt::format("      \"tokens_per_second_per_rank\": {},\n",
+                     json_number(s.tokens_per_second_per_rank));
+  out += fmt::format("      \"final_loss\": {},\n",
+                     json_number(s.steps.empty() ? NAN : s.steps.back().loss));
+  out += fmt::format(
+      "      \"time_seconds\": {{\"step\": {}, \"forward\": {}, \"backward\": {}, "
+      "\"comm_wait\": {}, \"optimizer\": {}}},\n",
+      json_number(s.mean_times.total), json_number(s.mean_times.forward),
+      json_number(s.mean_times.backward), json_number(s.mean_times.comm_wait),
+      json_number(s.mean_times.optimizer));
+  out += memory_json(s);
+  out += traffic_json("bytes_per_rank_per_step", s.comm_per_step);
+  // Hybrid sharding: the ranks per shard group, and the traffic that crossed groups.
+  out += fmt::format("      \"shard_size\": {},\n", s.shard_size);
+  out += traffic_json("bytes_per_rank_per_step_inter_group", s.comm_inter_group_per_step);
+  return out + exposure_json(s);
+}
+
+// Written under a temporary name and renamed, so a reader never sees half a file.
+void write_whole_file(const std::string& path, const std::string& text) {
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream file(temporary, std::ios::trunc);
+    if (!file) fail("{}: cannot write the summary", temporary);
+    file << text;
+    if (!file) fail("{}: write failed", temporary);
+  }
+  std::filesystem::rename(temporary, path);
+}
+
 }  // namespace
 
 void write_summary_json(const std::string& path, const Deck& deck, const RunOutcome& outcome,
@@ -65,74 +131,15 @@ void write_summary_json(const std::string& path, const Deck& deck, const RunOutc
   out += fmt::format("  \"micro_batch\": {},\n  \"grad_accum\": {},\n", deck.train.micro_batch,
                      deck.train.grad_accum);
   out += "  \"stages\": [\n";
-  for (size_t i = 0; i < results.size(); ++i) {
-    const StageResult& s = results[i];
-    out += "    {\n";
-    out += fmt::format("      \"stage\": {},\n      \"ranks\": {},\n", s.stage, s.ranks);
-    out += fmt::format("      \"params\": {},\n      \"padded_params\": {},\n", s.param_count,
-                       s.padded_param_count);
-    out += fmt::format("      \"steps\": {},\n", s.steps.size());
-    out += fmt::format("      \"first_step\": {},\n      \"last_step\": {},\n",
-                       s.steps.empty() ? 0 : s.steps.front().step + 1,
-                       s.steps.empty() ? 0 : s.steps.back().step + 1);
-    out +=
-        fmt::format("      \"stopped_non_finite\": {},\n", s.stopped_non_finite ? "true" : "false");
-    out += fmt::format("      \"tokens_per_rank_per_step\": {},\n", s.tokens_per_rank_per_step);
-    out += fmt::format("      \"tokens_per_second_per_rank\": {},\n",
-                       json_number(s.tokens_per_second_per_rank));
-    out += fmt::format("      \"final_loss\": {},\n",
-                       json_number(s.steps.empty() ? NAN : s.steps.back().loss));
-    out += fmt::format(
-        "      \"time_seconds\": {{\"step\": {}, \"forward\": {}, \"backward\": {}, "
-        "\"comm_wait\": {}, \"optimizer\": {}}},\n",
-        json_number(s.mean_times.total), json_number(s.mean_times.forward),
-        json_number(s.mean_times.backward), json_number(s.mean_times.comm_wait),
-        json_number(s.mean_times.optimizer));
-    // Memory: the largest peak over ranks, per category.
-    out += "      \"memory_peak_bytes_max_over_ranks\": {";
-    for (int c = 0; c < kMemCategories; ++c) {
-      size_t worst = 0;
-      for (const MemoryFigures& f : s.memory_by_rank)
-        worst = std::max(worst, f.peak[static_cast<size_t>(c)]);
-      out += fmt::format("{}\"{}\": {}", c ? ", " : "",
-                         mem_category_name(static_cast<MemCategory>(c)), worst);
-    }
-    size_t worst_total = 0;
-    for (const MemoryFigures& f : s.memory_by_rank)
-      worst_total = std::max(worst_total, f.peak_total);
-    out += fmt::format(", \"total\": {}}},\n", worst_total);
-    out += "      \"bytes_per_rank_per_step\": {";
-    for (int op = 0; op < kCommOps; ++op)
-      out += fmt::format("{}\"{}\": {}", op ? ", " : "", comm_op_name(static_cast<CommOp>(op)),
-                         json_number(s.comm_per_step.ops[static_cast<size_t>(op)].bytes));
-    out += "},\n";
-    // Hybrid sharding: the ranks per shard group, and the traffic that crossed groups.
-    out += fmt::format("      \"shard_size\": {},\n", s.shard_size);
-    out += "      \"bytes_per_rank_per_step_inter_group\": {";
-    for (int op = 0; op < kCommOps; ++op)
-      out +=
-          fmt::format("{}\"{}\": {}", op ? ", " : "", comm_op_name(static_cast<CommOp>(op)),
-                      json_number(s.comm_inter_group_per_step.ops[static_cast<size_t>(op)].bytes));
-    out += "},\n";
-    out += exposure_json(s);
-    out += fmt::format("    }}{}\n", i + 1 < results.size() ? "," : "");
-  }
+  for (size_t i = 0; i < results.size(); ++i)
+    out += stage_json(results[i]) + fmt::format("    }}{}\n", i + 1 < results.size() ? "," : "");
   out += "  ],\n";
   const StageResult* last = results.empty() ? nullptr : &results.back();
   out += fmt::format(
       "  \"figure_of_merit\": {{\"name\": \"tokens per second per rank\", "
       "\"value\": {}}}\n",
       json_number(last ? last->tokens_per_second_per_rank : NAN));
-  out += "}\n";
-  // Written under a temporary name and renamed, so a reader never sees half a file.
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream file(temporary, std::ios::trunc);
-    if (!file) fail("{}: cannot write the summary", temporary);
-    file << out;
-    if (!file) fail("{}: write failed", temporary);
-  }
-  std::filesystem::rename(temporary, path);
+  write_whole_file(path, out + "}\n");
 }
 
 }  // namespace zm

@@ -145,11 +145,7 @@ void attention_backward(T* dqkv, const AttentionScratch<T>& scratch, const T* do
   template void attention_backward<T>(T*, const AttentionScratch<T>&, const T*,                \
                                       const AttentionSaved<T>&, int64_t, int64_t, int64_t,     \
                                       int64_t, GradWrite);
-ZM_INSTANTIATE(float)
-ZM_INSTANTIATE(double)
-#if ZEROMINI_HAVE_BF16
-ZM_INSTANTIATE(bf16)
-#endif
+ZM_FOR_EACH_KERNEL_REAL(ZM_INSTANTIATE)
 #undef ZM_INSTANTIATE
 
 }  // namespace zm::kernels

@@ -45,11 +45,7 @@ void softmax_crossentropy_backward(T* probs_to_dlogits, const int* targets, T dl
 #define ZM_INSTANTIATE(T)                                                                       \
   template void softmax_crossentropy_forward<T>(T*, T*, const int*, int64_t, int64_t, int64_t); \
   template void softmax_crossentropy_backward<T>(T*, const int*, T, int64_t, int64_t, int64_t);
-ZM_INSTANTIATE(float)
-ZM_INSTANTIATE(double)
-#if ZEROMINI_HAVE_BF16
-ZM_INSTANTIATE(bf16)
-#endif
+ZM_FOR_EACH_KERNEL_REAL(ZM_INSTANTIATE)
 #undef ZM_INSTANTIATE
 
 }  // namespace zm::kernels

@@ -141,10 +141,8 @@ void convert(To* dst, const From* src, int64_t n) {
   template void add_into<T>(T*, const T*, int64_t);                           \
   template double sum_of_squares<T>(const T*, int64_t);                       \
   template double sum<T>(const T*, int64_t);
-ZM_INSTANTIATE(float)
-ZM_INSTANTIATE(double)
+ZM_FOR_EACH_KERNEL_REAL(ZM_INSTANTIATE)
 #if ZEROMINI_HAVE_BF16
-ZM_INSTANTIATE(bf16)
 template void convert<float, bf16>(bf16*, const float*, int64_t);
 template void convert<bf16, float>(float*, const bf16*, int64_t);
 #endif

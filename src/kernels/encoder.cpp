@@ -66,11 +66,7 @@ void encoder_backward(T* dwte, T* dwpe, const T* dout, const TokenGroups& groups
   template void encoder_forward<T>(T*, const int*, const T*, const T*, int64_t, int64_t, int64_t); \
   template void encoder_backward<T>(T*, T*, const T*, const TokenGroups&, int64_t, int64_t,        \
                                     int64_t);
-ZM_INSTANTIATE(float)
-ZM_INSTANTIATE(double)
-#if ZEROMINI_HAVE_BF16
-ZM_INSTANTIATE(bf16)
-#endif
+ZM_FOR_EACH_KERNEL_REAL(ZM_INSTANTIATE)
 #undef ZM_INSTANTIATE
 
 }  // namespace zm::kernels

@@ -68,11 +68,7 @@ void set_tf32_gemms(bool) {}
   template void gemm<T>(bool, bool, int64_t, int64_t, int64_t, T, const T*, const T*, T, T*); \
   template void gemm_strided_batched<T>(bool, bool, int64_t, int64_t, int64_t, T, const T*,   \
                                         int64_t, const T*, int64_t, T, T*, int64_t, int64_t);
-ZM_INSTANTIATE(float)
-ZM_INSTANTIATE(double)
-#if ZEROMINI_HAVE_BF16
-ZM_INSTANTIATE(bf16)
-#endif
+ZM_FOR_EACH_KERNEL_REAL(ZM_INSTANTIATE)
 #undef ZM_INSTANTIATE
 
 }  // namespace zm::kernels

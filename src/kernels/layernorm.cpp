@@ -73,11 +73,7 @@ void layernorm_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* i
                                      int64_t);                                                    \
   template void layernorm_backward<T>(T*, T*, T*, const T*, const T*, const T*, const Acc<T>*,    \
                                       const Acc<T>*, int64_t, int64_t, Acc<T>*);
-ZM_INSTANTIATE(float)
-ZM_INSTANTIATE(double)
-#if ZEROMINI_HAVE_BF16
-ZM_INSTANTIATE(bf16)
-#endif
+ZM_FOR_EACH_KERNEL_REAL(ZM_INSTANTIATE)
 #undef ZM_INSTANTIATE
 
 }  // namespace zm::kernels

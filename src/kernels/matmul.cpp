@@ -39,11 +39,7 @@ void matmul_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* inp,
   template void matmul_forward<T>(T*, const T*, const T*, const T*, int64_t, int64_t, int64_t); \
   template void matmul_backward<T>(T*, T*, T*, const T*, const T*, const T*, int64_t, int64_t,  \
                                    int64_t, Acc<T>*, GradWrite);
-ZM_INSTANTIATE(float)
-ZM_INSTANTIATE(double)
-#if ZEROMINI_HAVE_BF16
-ZM_INSTANTIATE(bf16)
-#endif
+ZM_FOR_EACH_KERNEL_REAL(ZM_INSTANTIATE)
 #undef ZM_INSTANTIATE
 
 }  // namespace zm::kernels

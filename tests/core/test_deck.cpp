@@ -1,15 +1,10 @@
+// Deck contents: every committed deck, defaults, overrides, and each bad value or key with the
+// exact message it must give (file, line and column, key, value found, what was expected).
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <functional>
-#include <future>
 #include <string>
+#include <vector>
 
 #include "core/deck.hpp"
 #include "core/error.hpp"
@@ -94,18 +89,16 @@ struct BadDeck {
   const char* message;
 };
 
-TEST(Deck, BadDecksGiveTheirExactError) {
-  const BadDeck table[] = {
-      {"[zero]\nstage = 7\n",
-       {},
-       "bad.toml:2:1: zero.stage = 7: out of range: expected an integer in 0..3 or \"all\""},
-      {"",
-       {"zero.stage=7"},
-       "--set zero.stage=7: zero.stage = 7: out of range: expected an integer in 0..3 or "
-       "\"all\""},
-      {"[zero]\nstage = \"three\"\n",
-       {},
-       "bad.toml:2:1: zero.stage = \"three\": expected an integer in 0..3 or \"all\""},
+void expect_exact_errors(const std::vector<BadDeck>& table) {
+  for (const auto& bad : table) {
+    SCOPED_TRACE(bad.text);
+    EXPECT_EQ(error_of(bad.text, bad.overrides), bad.message);
+  }
+}
+
+// Unknown sections and keys, with the nearest known name, and TOML syntax errors.
+TEST(Deck, UnknownKeysAndTomlSyntaxErrorsSayWhatWasMeant) {
+  expect_exact_errors({
       {"[model]\nlayers = 4\nlayer = 2\n",
        {},
        "bad.toml:3:1: unknown key 'model.layer' (did you mean 'layers'?)"},
@@ -119,6 +112,30 @@ TEST(Deck, BadDecksGiveTheirExactError) {
        {},
        "bad.toml:1:1: 'layers' is outside any section; keys belong in [model], [train], [zero], "
        "[comm], [data] or [output] (did you mean 'model.layers'?)"},
+      {"[model\nlayers = 4\n",
+       {},
+       "bad.toml:1:7: TOML syntax error: Error while parsing table header: expected ']', saw "
+       "'\\n'"},
+      {"",
+       {"zero.stag=1"},
+       "--set zero.stag=1: unknown key 'zero.stag' (did you mean 'zero.stage'?)"},
+      {"", {"stage"}, "--set stage: expected section.key=value"},
+  });
+}
+
+// Values of the wrong type or outside their range, in the deck or from --set.
+TEST(Deck, BadValuesNameTheKeyAndWhatWasExpected) {
+  expect_exact_errors({
+      {"[zero]\nstage = 7\n",
+       {},
+       "bad.toml:2:1: zero.stage = 7: out of range: expected an integer in 0..3 or \"all\""},
+      {"",
+       {"zero.stage=7"},
+       "--set zero.stage=7: zero.stage = 7: out of range: expected an integer in 0..3 or "
+       "\"all\""},
+      {"[zero]\nstage = \"three\"\n",
+       {},
+       "bad.toml:2:1: zero.stage = \"three\": expected an integer in 0..3 or \"all\""},
       {"[model]\nlayers = \"two\"\n",
        {},
        "bad.toml:2:1: model.layers = \"two\": expected an integer in 1..100000, found a string"},
@@ -150,14 +167,16 @@ TEST(Deck, BadDecksGiveTheirExactError) {
       {"[data]\nsource = \"\"\n",
        {},
        "bad.toml:2:1: data.source = \"\": expected a non-empty string"},
-      {"[model\nlayers = 4\n",
-       {},
-       "bad.toml:1:7: TOML syntax error: Error while parsing table header: expected ']', saw "
-       "'\\n'"},
       {"",
-       {"zero.stag=1"},
-       "--set zero.stag=1: unknown key 'zero.stag' (did you mean 'zero.stage'?)"},
-      {"", {"stage"}, "--set stage: expected section.key=value"},
+       {"train.steps=ten"},
+       "--set train.steps=ten: train.steps = \"ten\": expected an integer in 0..1000000000, found "
+       "a string"},
+  });
+}
+
+// Quoting mistakes in --set values, with the spelling that works.
+TEST(Deck, BadQuotesInOverridesShowTheFix) {
+  expect_exact_errors({
       {"",
        {"output.dir=\"unterminated"},
        "--set output.dir=\"unterminated: unbalanced quote in the value (write "
@@ -175,6 +194,12 @@ TEST(Deck, BadDecksGiveTheirExactError) {
        "--set output.dir=\"out\"side: misplaced quote in the value: TOML takes quotes only around "
        "the whole value (write output.dir=\"value\" or output.dir=value; a value that holds '\"' "
        "goes in single quotes, output.dir='a\"b')"},
+  });
+}
+
+// Numbers beyond double or int64 are refused, not saturated or wrapped.
+TEST(Deck, NumbersBeyondTheirTypeAreRefusedNotWrapped) {
+  expect_exact_errors({
       {"",
        {"comm.timeout_s=1e400"},
        "--set comm.timeout_s=1e400: 1e400 is out of range for a number (largest is about "
@@ -208,15 +233,7 @@ TEST(Deck, BadDecksGiveTheirExactError) {
        {},
        "bad.toml:2:29: train.seed: -99999999999999999999 is out of range for a 64-bit integer "
        "(smallest is -9223372036854775808)"},
-      {"",
-       {"train.steps=ten"},
-       "--set train.steps=ten: train.steps = \"ten\": expected an integer in 0..1000000000, found "
-       "a string"},
-  };
-  for (const auto& bad : table) {
-    SCOPED_TRACE(bad.text);
-    EXPECT_EQ(error_of(bad.text, bad.overrides), bad.message);
-  }
+  });
 }
 
 TEST(Deck, BuildSpecificChecks) {
@@ -230,102 +247,6 @@ TEST(Deck, BuildSpecificChecks) {
     EXPECT_NE(error_of("[train]\nprecision = \"bf16\"\n").find("has no bfloat16 type"),
               std::string::npos);
   }
-}
-
-TEST(Deck, MissingFileIsNamed) {
-  try {
-    zm::load_deck("/nonexistent/deck.toml");
-    FAIL() << "no error";
-  } catch (const zm::Error& e) {
-    EXPECT_EQ(std::string(e.what()), "/nonexistent/deck.toml: the deck does not exist");
-  }
-}
-
-// A directory of its own for each test's files, removed at the end.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "zeromini-deck-XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  std::string path(const std::string& name) const { return (path_ / name).string(); }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(path(name)) << text;
-    return path(name);
-  }
-
- private:
-  std::filesystem::path path_;
-};
-
-std::string error_loading(const std::string& path, const std::vector<std::string>& overrides = {}) {
-  try {
-    zm::load_deck(path, overrides, zm::BuildChecks::Skip);
-  } catch (const zm::Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-// Runs `read` on a thread of its own. A read that blocks on `fifo` is given end-of-file after
-// 10 s (a writer opens and closes the FIFO), so that the test fails instead of hanging.
-std::string without_blocking(const std::string& fifo, const std::function<std::string()>& read) {
-  auto pending = std::async(std::launch::async, read);
-  if (pending.wait_for(std::chrono::seconds(10)) == std::future_status::timeout) {
-    ADD_FAILURE() << "reading " << fifo << " blocked";
-    const int writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
-    if (writer >= 0) ::close(writer);
-  }
-  return pending.get();
-}
-
-TEST(DeckFile, EmptyDeckFilesAreRefused) {
-  TempDir dir;
-  const std::string advice =
-      ": the deck is empty (no keys); every key has a default, but an empty deck is most likely "
-      "the wrong file. Run 'zeromini schema' to list the keys.";
-  for (const char* text : {"", " \n\t\n", "# a comment\n\n  # another\n", "[model]\n[train]\n"}) {
-    SCOPED_TRACE(text);
-    const std::string path = dir.write("empty.toml", text);
-    EXPECT_EQ(error_loading(path), path + advice);
-    EXPECT_EQ(error_loading(path, {"train.steps=3"}), path + advice);
-  }
-  const std::string one_key = dir.write("one-key.toml", "# steps only\n[train]\nsteps = 3\n");
-  EXPECT_EQ(zm::load_deck(one_key, {}, zm::BuildChecks::Skip).train.steps, 3);
-  // A syntax error is reported as such, not as an empty deck.
-  const std::string broken = dir.write("broken.toml", "[model\n");
-  EXPECT_NE(error_loading(broken).find("TOML syntax error"), std::string::npos);
-}
-
-TEST(DeckFile, FilesThatAreNotRegularAreRefusedBeforeAnyOpen) {
-  TempDir dir;
-  const std::string fifo = dir.path("pipe.toml");
-  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  EXPECT_EQ(without_blocking(fifo, [&] { return error_loading(fifo); }),
-            fifo + ": the deck is a FIFO (named pipe), not a regular file");
-  EXPECT_EQ(error_loading(dir.path("")),
-            dir.path("") + ": the deck is a directory, not a regular file");
-  EXPECT_EQ(error_loading("/dev/null"),
-            "/dev/null: the deck is a character device, not a regular file");
-  const std::string file = dir.write("deck.toml", "[train]\nsteps = 3\n");
-  EXPECT_EQ(error_loading(file + "/deck.toml"),
-            file + "/deck.toml: the deck does not exist (a part of the path is not a directory)");
-}
-
-TEST(DeckFile, NumbersOutOfRangeInAFileNameTheKeyAndLine) {
-  TempDir dir;
-  const std::string path =
-      dir.write("big.toml", "[model]\nlayers = 2\n\n[comm]\ntimeout_s = 1e400 # s\n");
-  EXPECT_EQ(error_loading(path),
-            path +
-                ":5:18: comm.timeout_s: 1e400 is out of range for a number (largest is about "
-                "1.8e308)");
 }
 
 TEST(Deck, LongStringsAreRefusedWithoutPrintingThem) {

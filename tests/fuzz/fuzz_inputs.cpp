@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -146,16 +147,76 @@ extern "C" void on_timeout(int) {
   _exit(3);
 }
 
+// Feeds one input to the target's reader; a refusal throws zm::Error.
+void feed(const std::string& target, const Bytes& input, zm::Trainer* trainer) {
+  if (target == "deck")
+    zm::parse_deck(input, "fuzz.toml", {}, zm::BuildChecks::Skip);
+  else if (target == "shard")
+    zm::read_token_shard(g_current.string(), 16, 4);
+  else
+    zm::load_checkpoint(trainer->engine(), trainer->deck(), g_current.string());
+}
+
+// Mutates and feeds inputs for `seconds`; returns the exit status (0: no failure found).
+int fuzz_for(const std::string& target, const std::vector<Bytes>& corpus, double seconds,
+             std::mt19937_64& rng) {
+  std::unique_ptr<zm::Communicator> comm;
+  std::unique_ptr<zm::Trainer> trainer;
+  if (target == "checkpoint") {
+    comm = zm::make_communicator("mpi", MPI_COMM_SELF);
+    trainer = zm::make_trainer(zm::parse_deck(kCheckpointDeck, "fuzz"), 1, *comm);
+  }
+  std::signal(SIGALRM, on_timeout);
+  const auto start = std::chrono::steady_clock::now();
+  uint64_t inputs = 0, refused = 0;
+  int status = 0;
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() <
+         seconds) {
+    const Bytes input = mutate(corpus[rng() % corpus.size()], corpus, rng, target == "deck");
+    write_file(g_current, input);
+    alarm(kPerInputSeconds);
+    try {
+      feed(target, input, trainer.get());
+    } catch (const zm::Error&) {
+      ++refused;  // a clear refusal is the expected outcome for most mutations
+    } catch (const std::exception& e) {
+      std::fprintf(stderr,
+                   "zeromini-fuzz: %s reader threw %s (not a zm::Error); input kept in %s\n",
+                   target.c_str(), e.what(), g_current.c_str());
+      status = 1;
+      break;
+    }
+    alarm(0);
+    ++inputs;
+  }
+  std::printf(
+      "zeromini-fuzz %s: %llu inputs in %.0f s, %llu refused with an error, no crash, "
+      "hang or unexpected exception%s\n",
+      target.c_str(), static_cast<unsigned long long>(inputs), seconds,
+      static_cast<unsigned long long>(refused), status ? " (STOPPED: see above)" : "");
+  return status;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 6) {
+  const std::string target = argc == 6 ? argv[1] : "";
+  if (target != "deck" && target != "shard" && target != "checkpoint") {
     std::fprintf(stderr,
                  "usage: zeromini-fuzz deck|shard|checkpoint CORPUS_DIR SECONDS SEED OUT_DIR\n");
     return 2;
   }
-  const std::string target = argv[1];
   const fs::path corpus_dir = argv[2], out_dir = argv[5];
+  std::vector<Bytes> corpus;
+  std::error_code no_directory;
+  for (const auto& entry : fs::directory_iterator(corpus_dir, no_directory))
+    if (entry.is_regular_file()) corpus.push_back(read_file(entry.path()));
+  if (corpus.empty()) {
+    std::fprintf(stderr,
+                 "zeromini-fuzz: no corpus files in %s (expected a directory of sample inputs)\n",
+                 corpus_dir.c_str());
+    return 2;
+  }
   const double seconds = std::atof(argv[3]);
   std::mt19937_64 rng(std::strtoull(argv[4], nullptr, 10));
   fs::create_directories(out_dir);
@@ -167,63 +228,7 @@ int main(int argc, char** argv) {
   Kokkos::initialize(argc, argv);
   // Progress lines and resume warnings, once per input, would bury the report: keep them quiet.
   zm::set_log_rank(-1);
-  int status = 0;
-  {
-    std::vector<Bytes> corpus;
-    for (const auto& entry : fs::directory_iterator(corpus_dir))
-      if (entry.is_regular_file()) corpus.push_back(read_file(entry.path()));
-    if (corpus.empty()) {
-      std::fprintf(stderr, "zeromini-fuzz: empty corpus %s\n", corpus_dir.c_str());
-      return 2;
-    }
-    std::unique_ptr<zm::Communicator> comm;
-    std::unique_ptr<zm::Trainer> trainer;
-    zm::Deck deck;
-    if (target == "checkpoint") {
-      comm = zm::make_communicator("mpi", MPI_COMM_SELF);
-      deck = zm::parse_deck(kCheckpointDeck, "fuzz");
-      trainer = zm::make_trainer(deck, 1, *comm);
-    }
-    std::signal(SIGALRM, on_timeout);
-    const auto start = std::chrono::steady_clock::now();
-    uint64_t inputs = 0, refused = 0;
-    while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() <
-           seconds) {
-      const Bytes input = mutate(corpus[rng() % corpus.size()], corpus, rng, target == "deck");
-      write_file(g_current, input);
-      alarm(kPerInputSeconds);
-      try {
-        if (target == "deck") {
-          zm::parse_deck(input, "fuzz.toml", {}, zm::BuildChecks::Skip);
-        } else if (target == "shard") {
-          zm::read_token_shard(g_current.string(), 16, 4);
-        } else if (target == "checkpoint") {
-          zm::load_checkpoint(trainer->engine(), trainer->deck(), g_current.string());
-        } else {
-          std::fprintf(stderr, "zeromini-fuzz: unknown target %s\n", target.c_str());
-          status = 2;
-          break;
-        }
-      } catch (const zm::Error&) {
-        ++refused;  // a clear refusal is the expected outcome for most mutations
-      } catch (const std::exception& e) {
-        std::fprintf(stderr,
-                     "zeromini-fuzz: %s reader threw %s (not a zm::Error); input kept in %s\n",
-                     target.c_str(), e.what(), g_current.c_str());
-        status = 1;
-        break;
-      }
-      alarm(0);
-      ++inputs;
-    }
-    std::printf(
-        "zeromini-fuzz %s: %llu inputs in %.0f s, %llu refused with an error, no crash, "
-        "hang or unexpected exception%s\n",
-        target.c_str(), static_cast<unsigned long long>(inputs), seconds,
-        static_cast<unsigned long long>(refused), status ? " (STOPPED: see above)" : "");
-    trainer.reset();
-    comm.reset();
-  }
+  const int status = fuzz_for(target, corpus, seconds, rng);
   Kokkos::finalize();
   MPI_Finalize();
   return status;

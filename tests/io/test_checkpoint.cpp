@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 
 #include "common/checkpoint_test_util.hpp"
 #include "core/error.hpp"
@@ -101,88 +102,102 @@ haddr_t chunk_address(const std::string& path, const std::string& dataset) {
   return address + user_block;
 }
 
-TEST(Checkpoint, DamagedOrMismatchedFilesAreRefusedWithTheirCause) {
-  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
-  const std::string dir = shared_dir(MPI_COMM_WORLD, "damage");
-  const zm::Deck deck = deck_for(2, 2, dir);
-  std::string good;
-  {
-    const auto owned_trainer = zm::make_trainer(deck, 2, *comm);
+// A good checkpoint written at 2 ranks in stage 2, and damaged or mismatched copies of it.
+class DamagedCheckpoint : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto owned_trainer = zm::make_trainer(deck_, 2, *comm_);
     zm::Trainer& trainer = *owned_trainer;
     trainer.init_parameters();
     run_steps(trainer, 0, 2);
-    good = zm::write_checkpoint(trainer.engine(), trainer.deck(), 2);
+    good_ = zm::write_checkpoint(trainer.engine(), trainer.deck(), 2);
   }
-  const bool root = comm->rank() == 0;
-  auto variant = [&](const std::string& name) {
-    const std::string copy = dir + "/" + name + ".h5";
-    if (root) fs::copy_file(good, copy, fs::copy_options::overwrite_existing);
+
+  // A copy of the good checkpoint, made by rank 0 and seen by all.
+  std::string variant(const std::string& name) const {
+    const std::string copy = dir_ + "/" + name + ".h5";
+    if (root_) fs::copy_file(good_, copy, fs::copy_options::overwrite_existing);
     MPI_Barrier(MPI_COMM_WORLD);
     return copy;
-  };
+  }
 
-  // A flipped byte inside a dataset: the whole-file checksum refuses it before HDF5 reads the
-  // file; and if the file is resealed around the damage, HDF5's Fletcher32 still catches it.
-  auto flip_dataset_byte = [&](const std::string& path) {
-    const haddr_t at = chunk_address(path, "params/unit_0001");
-    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekg(static_cast<std::streamoff>(at + 40));
-    char byte = 0;
-    f.read(&byte, 1);
-    byte = static_cast<char>(byte ^ 0x5a);
-    f.seekp(static_cast<std::streamoff>(at + 40));
-    f.write(&byte, 1);
-  };
+  std::string error_loading(const std::string& path) const {
+    return load_error(deck_, 2, *comm_, path);
+  }
+
+  std::unique_ptr<zm::Communicator> comm_ = zm::make_communicator("mpi", MPI_COMM_WORLD);
+  const std::string dir_ = shared_dir(MPI_COMM_WORLD, "damage");
+  const zm::Deck deck_ = deck_for(2, 2, dir_);
+  const bool root_ = comm_->rank() == 0;
+  std::string good_;
+};
+
+void flip_dataset_byte(const std::string& path) {
+  const haddr_t at = chunk_address(path, "params/unit_0001");
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(static_cast<std::streamoff>(at + 40));
+  char byte = 0;
+  f.read(&byte, 1);
+  byte = static_cast<char>(byte ^ 0x5a);
+  f.seekp(static_cast<std::streamoff>(at + 40));
+  f.write(&byte, 1);
+}
+
+// A flipped byte inside a dataset: the whole-file checksum refuses it before HDF5 reads the
+// file; and if the file is resealed around the damage, HDF5's Fletcher32 still catches it.
+TEST_F(DamagedCheckpoint, AFlippedByteIsRefusedByTheChecksumAndByFletcher32) {
   const std::string flipped = variant("flipped");
   const std::string resealed = variant("resealed");
-  if (root) {
+  if (root_) {
     flip_dataset_byte(flipped);
     flip_dataset_byte(resealed);
     zm::reseal_file(resealed, MPI_COMM_SELF);
   }
   MPI_Barrier(MPI_COMM_WORLD);
-  std::string error = load_error(deck, 2, *comm, flipped);
+  std::string error = error_loading(flipped);
   EXPECT_NE(error.find(flipped + ": corrupted: bytes "), std::string::npos) << error;
   EXPECT_NE(error.find("fail their checksum"), std::string::npos) << error;
-  error = load_error(deck, 2, *comm, resealed);
+  error = error_loading(resealed);
   EXPECT_NE(
       error.find(resealed + ": reading params/unit_0001 failed (corrupted or truncated file)"),
       std::string::npos)
       << error;
   EXPECT_NE(error.find("Fletcher32"), std::string::npos) << error;
+}
 
-  // Truncated.
+TEST_F(DamagedCheckpoint, ATruncatedFileIsRefusedWithBothSizes) {
   const std::string truncated = variant("truncated");
   uintmax_t full_size = 0;
-  if (root) {
+  if (root_) {
     full_size = fs::file_size(truncated);
     fs::resize_file(truncated, full_size / 2);
   }
   MPI_Bcast(&full_size, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
   MPI_Barrier(MPI_COMM_WORLD);
-  EXPECT_EQ(load_error(deck, 2, *comm, truncated),
+  EXPECT_EQ(error_loading(truncated),
             fmt::format("{}: truncated or extended: {} bytes, the checkpoint was {} bytes",
                         truncated, full_size / 2, full_size));
+}
 
-  // Not a checkpoint at all.
-  const std::string stranger = dir + "/stranger.h5";
-  if (root) std::ofstream(stranger) << "just some text";
+TEST_F(DamagedCheckpoint, OtherFilesAndOtherModelsAreRefused) {
+  const std::string stranger = dir_ + "/stranger.h5";
+  if (root_) std::ofstream(stranger) << "just some text";
   MPI_Barrier(MPI_COMM_WORLD);
-  EXPECT_EQ(load_error(deck, 2, *comm, stranger),
+  EXPECT_EQ(error_loading(stranger),
             stranger + ": not a zeromini checkpoint (no integrity header; 14 bytes)");
+  EXPECT_EQ(error_loading(dir_ + "/nope.h5"), dir_ + "/nope.h5: checkpoint not found");
 
-  // Another model.
-  const zm::Deck bigger = deck_for(2, 2, dir + "/other");
-  zm::Deck other = bigger;
+  zm::Deck other = deck_for(2, 2, dir_ + "/other");
   other.model.layers = 3;
-  error = load_error(other, 2, *comm, good);
-  EXPECT_EQ(error,
-            good + ": model mismatch: the checkpoint has model.layers = 2 but the deck has 3");
+  EXPECT_EQ(load_error(other, 2, *comm_, good_),
+            good_ + ": model mismatch: the checkpoint has model.layers = 2 but the deck has 3");
+}
 
-  // A wrong format version and a missing dataset.
+// Intact files that differ from what this build reads (as from another zeromini version).
+TEST_F(DamagedCheckpoint, AnotherFormatVersionOrAMissingDatasetIsRefused) {
   const std::string version = variant("version");
   const std::string missing = variant("missing");
-  if (root) {
+  if (root_) {
     hid_t file = H5Fopen(version.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
     hid_t attr = H5Aopen(file, "format_version", H5P_DEFAULT);
     const int64_t wrong = 99;
@@ -192,19 +207,19 @@ TEST(Checkpoint, DamagedOrMismatchedFilesAreRefusedWithTheirCause) {
     file = H5Fopen(missing.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
     H5Ldelete(file, "adam_m/unit_0002", H5P_DEFAULT);
     H5Fclose(file);
-    // Intact files that differ from what this build reads (as from another zeromini version).
     zm::reseal_file(version, MPI_COMM_SELF);
     zm::reseal_file(missing, MPI_COMM_SELF);
   }
   MPI_Barrier(MPI_COMM_WORLD);
   EXPECT_EQ(
-      load_error(deck, 2, *comm, version),
+      error_loading(version),
       version + ": checkpoint format version 99 is not supported (this build reads version 1)");
-  EXPECT_EQ(load_error(deck, 2, *comm, missing), missing + ": missing dataset adam_m/unit_0002");
-  EXPECT_EQ(load_error(deck, 2, *comm, dir + "/nope.h5"), dir + "/nope.h5: checkpoint not found");
+  EXPECT_EQ(error_loading(missing), missing + ": missing dataset adam_m/unit_0002");
+}
 
-  // The good one still loads.
-  EXPECT_EQ(load_error(deck, 2, *comm, good), "(no error)");
+// The refusals above are of the damage, not of every file: the good one loads.
+TEST_F(DamagedCheckpoint, TheGoodOneLoads) {
+  EXPECT_EQ(error_loading(good_), "(no error)");
 }
 
 TEST(Checkpoint, OldCheckpointsBeyondKeepAreRemoved) {
