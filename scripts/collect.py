@@ -155,6 +155,98 @@ def hybrid_columns(stage, point):
     return row
 
 
+def nodes_and_ranks_per_node(summary, point, job, ranks):
+    """The run's node count and ranks per node: point.json's, else job.env's or the summary's
+    node count, with ranks per node derived from it where it divides the ranks."""
+    nodes = point.get("nodes", _int(job.get("nodes")))
+    if nodes is None:
+        nodes = _int(summary.get("nodes"))
+    ranks_per_node = point.get("ranks_per_node")
+    if ranks_per_node is None and nodes and isinstance(ranks, int) and ranks % nodes == 0:
+        ranks_per_node = ranks // nodes
+    return nodes, ranks_per_node
+
+
+def run_status(summary, stage, point):
+    """completed, stopped_early or non_finite, for one stage of a run."""
+    # zeromini says how the run ended; older summaries do not, so fall back to step counts.
+    end = summary.get("end")
+    expected_steps = point.get("steps")
+    if stage.get("stopped_non_finite") or end == "stopped_non_finite":
+        return "non_finite"
+    if end == "terminated":
+        return "stopped_early"
+    if expected_steps is not None and stage.get("steps") != expected_steps \
+            and stage.get("first_step", 1) == 1:
+        return "stopped_early"
+    return "completed"
+
+
+def run_columns(run_dir, summary, stage, point, job):
+    """The columns that describe the run and its deck, sweep ... final_loss and run_dir."""
+    model = summary.get("model", {}) or {}
+    micro_batch = summary.get("micro_batch")
+    grad_accum = summary.get("grad_accum")
+    ranks = stage.get("ranks")
+    nodes, ranks_per_node = nodes_and_ranks_per_node(summary, point, job, ranks)
+    tokens_per_second_per_rank = _number(stage.get("tokens_per_second_per_rank"))
+    return {
+        "sweep": point.get("sweep", ""),
+        "point": point.get("name", os.path.basename(run_dir)),
+        "deck": summary.get("deck", ""),
+        "model": point.get("model", ""),
+        "scaling": point.get("scaling", "weak"),
+        "stage": stage.get("stage"),
+        "ranks": ranks,
+        "nodes": nodes,
+        "ranks_per_node": ranks_per_node,
+        "threads_per_rank": summary.get("threads_per_rank", _int(job.get("threads_per_rank"))),
+        "repeat": point.get("repeat", 0),
+        "job_id": point.get("job_id", job.get("job_id", "")),
+        "status": run_status(summary, stage, point),
+        "layers": model.get("layers"),
+        "dim": model.get("dim"),
+        "heads": model.get("heads"),
+        "vocab": model.get("vocab"),
+        "seq_len": model.get("seq_len"),
+        "micro_batch": micro_batch,
+        "grad_accum": grad_accum,
+        "global_batch": (micro_batch * grad_accum * ranks
+                         if all(isinstance(v, int) for v in (micro_batch, grad_accum, ranks))
+                         else None),
+        "params": stage.get("params"),
+        "padded_params": stage.get("padded_params"),
+        "steps": stage.get("steps"),
+        "tokens_per_rank_per_step": stage.get("tokens_per_rank_per_step"),
+        "tokens_per_second_per_rank": tokens_per_second_per_rank,
+        "tokens_per_second": tokens_per_second_per_rank * ranks
+        if tokens_per_second_per_rank is not None and isinstance(ranks, int) else None,
+        "final_loss": _number(stage.get("final_loss")),
+        "run_dir": run_dir,
+    }
+
+
+def measured_columns(stage, point):
+    """What the stage measured: time per phase, exposure, memory, traffic, then the hybrid
+    columns, in the order the rows hold them (columns_for keeps extra keys in that order)."""
+    columns = {}
+    times = stage.get("time_seconds", {}) or {}
+    for phase in PHASES:
+        columns[f"time_{phase}_s"] = _number(times.get(phase))
+    columns.update(exposure_columns(stage))
+    memory = stage.get("memory_peak_bytes_max_over_ranks", {}) or {}
+    for key, value in memory.items():
+        columns[f"mem_{key}_bytes"] = value
+    parts = [memory.get(k) for k in ("parameters", "gradients", "optimizer")]
+    columns["mem_model_states_bytes"] = sum(parts) if all(isinstance(p, int) for p in parts) \
+        else None
+    traffic = stage.get("bytes_per_rank_per_step", {}) or {}
+    for key, value in traffic.items():
+        columns[f"comm_{key}_bytes"] = _number(value)
+    columns.update(hybrid_columns(stage, point))
+    return columns
+
+
 def rows_for_run(run_dir, warn):
     summary = read_json(os.path.join(run_dir, SUMMARY))
     if not isinstance(summary, dict) or not isinstance(summary.get("stages"), list):
@@ -162,81 +254,12 @@ def rows_for_run(run_dir, warn):
         return []
     point = read_json(os.path.join(run_dir, "point.json")) or {}
     job = read_env(os.path.join(run_dir, "job.env"))
-    model = summary.get("model", {}) or {}
-    micro_batch = summary.get("micro_batch")
-    grad_accum = summary.get("grad_accum")
     rows = []
     for stage in summary["stages"]:
         if not isinstance(stage, dict):
             continue
-        ranks = stage.get("ranks")
-        nodes = point.get("nodes", _int(job.get("nodes")))
-        if nodes is None:
-            nodes = _int(summary.get("nodes"))
-        rpn = point.get("ranks_per_node")
-        if rpn is None and nodes and isinstance(ranks, int) and ranks % nodes == 0:
-            rpn = ranks // nodes
-        steps = stage.get("steps")
-        expected = point.get("steps")
-        # zeromini says how the run ended; older summaries do not, so fall back to step counts.
-        end = summary.get("end")
-        if stage.get("stopped_non_finite") or end == "stopped_non_finite":
-            status = "non_finite"
-        elif end == "terminated":
-            status = "stopped_early"
-        elif expected is not None and steps != expected and stage.get("first_step", 1) == 1:
-            status = "stopped_early"
-        else:
-            status = "completed"
-        tps = _number(stage.get("tokens_per_second_per_rank"))
-        row = {
-            "sweep": point.get("sweep", ""),
-            "point": point.get("name", os.path.basename(run_dir)),
-            "deck": summary.get("deck", ""),
-            "model": point.get("model", ""),
-            "scaling": point.get("scaling", "weak"),
-            "stage": stage.get("stage"),
-            "ranks": ranks,
-            "nodes": nodes,
-            "ranks_per_node": rpn,
-            "threads_per_rank": summary.get("threads_per_rank", _int(job.get("threads_per_rank"))),
-            "repeat": point.get("repeat", 0),
-            "job_id": point.get("job_id", job.get("job_id", "")),
-            "status": status,
-            "layers": model.get("layers"),
-            "dim": model.get("dim"),
-            "heads": model.get("heads"),
-            "vocab": model.get("vocab"),
-            "seq_len": model.get("seq_len"),
-            "micro_batch": micro_batch,
-            "grad_accum": grad_accum,
-            "global_batch": (micro_batch * grad_accum * ranks
-                             if all(isinstance(v, int) for v in (micro_batch, grad_accum, ranks))
-                             else None),
-            "params": stage.get("params"),
-            "padded_params": stage.get("padded_params"),
-            "steps": steps,
-            "tokens_per_rank_per_step": stage.get("tokens_per_rank_per_step"),
-            "tokens_per_second_per_rank": tps,
-            "tokens_per_second": tps * ranks if tps is not None and isinstance(ranks, int)
-            else None,
-            "final_loss": _number(stage.get("final_loss")),
-            "run_dir": run_dir,
-        }
-        times = stage.get("time_seconds", {}) or {}
-        for phase in PHASES:
-            row[f"time_{phase}_s"] = _number(times.get(phase))
-        row.update(exposure_columns(stage))
-        memory = stage.get("memory_peak_bytes_max_over_ranks", {}) or {}
-        for key, value in memory.items():
-            row[f"mem_{key}_bytes"] = value
-        parts = [memory.get(k) for k in ("parameters", "gradients", "optimizer")]
-        row["mem_model_states_bytes"] = sum(parts) if all(isinstance(p, int) for p in parts) \
-            else None
-        traffic = stage.get("bytes_per_rank_per_step", {}) or {}
-        for key, value in traffic.items():
-            row[f"comm_{key}_bytes"] = _number(value)
-        row.update(hybrid_columns(stage, point))
+        row = run_columns(run_dir, summary, stage, point, job)
+        row.update(measured_columns(stage, point))
         rows.append(row)
     return rows
 

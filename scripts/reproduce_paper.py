@@ -30,14 +30,12 @@ def rel(ours, theirs):
     return f"{(ours - theirs) / theirs * 100:+.2f} %"
 
 
-def main(argv):
-    zeromini = argv[1] if len(argv) > 1 else os.path.join(ROOT, "build", "bin", "zeromini")
-    published = tomllib.load(open(os.path.join(PAPER, "published.toml"), "rb"))
-    src = published["source"]
+def print_introduction(source):
+    """The title, the paper and the memory model the figures assume."""
     print("# ZeRO paper reproduction with `zeromini plan`")
     print()
-    print(f"Paper: {src['paper']}, {src['url']} ({src['version']}). Published figures and where "
-          "each was read: `inputs/paper/published.toml` and `inputs/paper/README.md`.")
+    print(f"Paper: {source['paper']}, {source['url']} ({source['version']}). Published figures and "
+          "where each was read: `inputs/paper/published.toml` and `inputs/paper/README.md`.")
     print()
     print("Memory model: `--precision mixed` (bf16 parameters and gradients, fp32 master, "
           "momentum and variance: 2 + 2 + 12 bytes per parameter), the paper's K = 12. "
@@ -46,7 +44,9 @@ def main(argv):
           "Table 1 are ours (the paper gives only the parameter count Psi), with zeromini's "
           "vocabulary and partition padding included.")
 
-    # ---- Table 1 ----------------------------------------------------------------------------
+
+def print_table1(zeromini, published):
+    """Table 1: model states per device by DP degree and stage, planned against published."""
     memory = published["memory"]
     dps = sorted({m["dp"] for m in memory})
     for model in published["table1_model"]:
@@ -76,7 +76,9 @@ def main(argv):
               f"{model['baseline_gb']:g} GB ({rel(base, model['baseline_gb'])}). Bold: the paper's "
               "combinations that fit a 32 GB V100.")
 
-    # ---- Table 4 ----------------------------------------------------------------------------
+
+def print_table4(zeromini, published):
+    """Table 4: the throughput study's model sizes, as zeromini counts their parameters."""
     print()
     print("## Table 4: configurations of the throughput study (Figures 2-4)")
     print()
@@ -95,6 +97,14 @@ def main(argv):
         states = float(planned[(2, 400)]["model_states_bytes"]) / 1e9
         print(f"| `{m['deck']}` | {m['figure']} | {m['label']} | {m['layers']} | {m['hidden']} | "
               f"{psi / 1e9:.2f}B | {states:.2f} |")
+
+
+def main(argv):
+    zeromini = argv[1] if len(argv) > 1 else os.path.join(ROOT, "build", "bin", "zeromini")
+    published = tomllib.load(open(os.path.join(PAPER, "published.toml"), "rb"))
+    print_introduction(published["source"])
+    print_table1(zeromini, published)
+    print_table4(zeromini, published)
     print()
     print("Not reproduced: Table 2 (largest model per GPU count) and Figures 2-8 need model "
           "parallelism and the appendix's per-run batch sizes, which could not be read (see "

@@ -58,6 +58,7 @@ import subprocess
 import sys
 import time
 
+from collect import read_json  # a file that is absent or unreadable reads as None
 from sweep_jobs import queued_job, render_job, sbatch_command
 
 SCRIPT_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -135,14 +136,6 @@ def is_finished(point_dir, point):
 # Point files.
 
 
-def _read_json(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
-
-
 def _write_json(path, data):
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
@@ -157,7 +150,7 @@ def write_point(point, point_dir, job_text, cfg, binary):
     with open(job_script, "w", encoding="utf-8") as f:
         f.write(job_text)
     os.chmod(job_script, 0o755)
-    old = _read_json(os.path.join(point_dir, POINT)) or {}
+    old = read_json(os.path.join(point_dir, POINT)) or {}
     meta = {k: v for k, v in point.items() if k != "problem"}
     meta.update({"binary": binary, "template": cfg["slurm"]["template"],
                  "job_script": job_script, "submissions": old.get("submissions", [])})
@@ -167,7 +160,7 @@ def write_point(point, point_dir, job_text, cfg, binary):
 
 def record_submission(point_dir, mode, job_id=None, status=None):
     path = os.path.join(point_dir, POINT)
-    meta = _read_json(path) or {}
+    meta = read_json(path) or {}
     entry = {"mode": mode, "time": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     if job_id is not None:
         entry["job_id"] = job_id
@@ -287,44 +280,50 @@ def _main(argv):
     print(f"sweep {cfg['name']}: {len(points)} points in {sweep_dir}")
     counts = {"finished": 0, "queued": 0, "submitted": 0, "ran": 0, "failed": 0, "skipped": 0}
     for n, point in enumerate(points, 1):
-        point_dir = os.path.join(sweep_dir, point["name"])
         tag = f"[{n}/{len(points)}] {point['name']}"
-        if point["problem"]:
-            print(f"{tag}: skipped: {point['problem']}")
-            counts["skipped"] += 1
-            continue
-        status = summary_status(point_dir, point)
-        if status == "finished" and not args.force:
-            print(f"{tag}: finished")
-            counts["finished"] += 1
-            continue
-        job = None if (args.force or args.local) else queued_job(
-            _read_json(os.path.join(point_dir, POINT)) or {})
-        if job is not None:
-            print(f"{tag}: in the queue (job {job})")
-            counts["queued"] += 1
-            continue
-        job_text = render_job(point, cfg, point_dir, binary, template_text,
-                              cfg["slurm"]["template"])
-        job_script = os.path.join(point_dir, JOB_SCRIPT)
-        if args.list:
-            print(f"{tag}: to run ({status})")
-            continue
-        if args.dry_run:
-            print(f"{tag}: {status}")
-            print(f"# ---- {job_script} ----")
-            sys.stdout.write(job_text)
-            print(f"# ---- command: {' '.join(shlex.quote(a) for a in sbatch_command(job_script))}"
-                  f"  (in {point_dir})")
-            continue
-        write_point(point, point_dir, job_text, cfg, binary)
-        if args.local:
-            ok = run_local(point, point_dir, job_script, cfg, tag)
-            counts["ran" if ok else "failed"] += 1
-        else:
-            job = submit(point_dir, job_script, tag)
-            counts["submitted" if job else "failed"] += 1
+        outcome = handle_point(args, point, os.path.join(sweep_dir, point["name"]), tag, cfg,
+                               binary, template_text)
+        if outcome:
+            counts[outcome] += 1
+    finish_sweep(args, cfg, points, sweep_dir, binary, counts)
+    return 1 if counts["failed"] else 0
 
+
+def handle_point(args, point, point_dir, tag, cfg, binary, template_text):
+    """Skips, lists, prints (--dry-run), runs (--local) or submits one point, as the arguments
+    and its state say. Returns the key of counts it adds to, None for --list and --dry-run."""
+    if point["problem"]:
+        print(f"{tag}: skipped: {point['problem']}")
+        return "skipped"
+    status = summary_status(point_dir, point)
+    if status == "finished" and not args.force:
+        print(f"{tag}: finished")
+        return "finished"
+    job = None if (args.force or args.local) else queued_job(
+        read_json(os.path.join(point_dir, POINT)) or {})
+    if job is not None:
+        print(f"{tag}: in the queue (job {job})")
+        return "queued"
+    job_text = render_job(point, cfg, point_dir, binary, template_text, cfg["slurm"]["template"])
+    job_script = os.path.join(point_dir, JOB_SCRIPT)
+    if args.list:
+        print(f"{tag}: to run ({status})")
+        return None
+    if args.dry_run:
+        print(f"{tag}: {status}")
+        print(f"# ---- {job_script} ----")
+        sys.stdout.write(job_text)
+        print(f"# ---- command: {' '.join(shlex.quote(a) for a in sbatch_command(job_script))}"
+              f"  (in {point_dir})")
+        return None
+    write_point(point, point_dir, job_text, cfg, binary)
+    if args.local:
+        return "ran" if run_local(point, point_dir, job_script, cfg, tag) else "failed"
+    return "submitted" if submit(point_dir, job_script, tag) else "failed"
+
+
+def finish_sweep(args, cfg, points, sweep_dir, binary, counts):
+    """After the points: the planner's predictions, the counts and the next command."""
     if not args.dry_run and not args.list and not args.no_plan:
         write_plans(cfg, points, sweep_dir, binary)
     if any(counts.values()):
@@ -334,7 +333,6 @@ def _main(argv):
         if collect_py.startswith(".."):
             collect_py = os.path.join(SCRIPT_DIR, "collect.py")
         print(f"sweep: next: {collect_py} {sweep_dir} -o {os.path.join(sweep_dir, 'results.csv')}")
-    return 1 if counts["failed"] else 0
 
 
 def submit(point_dir, job_script, tag):

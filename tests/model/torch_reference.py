@@ -87,98 +87,127 @@ def rel_error(mine, reference):
     return diff / denom if denom > 0 else diff
 
 
-def main(directory):
-    torch.set_num_threads(1)
-    deck, tensors, loss0 = read_manifest(directory)
-    m, t = deck["model"], deck["train"]
-    B, T = t["micro_batch"], m["seq_len"]
-    inputs = torch.tensor(load(directory, "inputs.i32", np.int32).reshape(3, B, T), dtype=torch.long)
-    targets = torch.tensor(load(directory, "targets.i32", np.int32).reshape(3, B, T), dtype=torch.long)
-    init = load(directory, "params_init.f32", np.float32)
-    failures = []
+class Comparisons:
+    """Prints one line per comparison and remembers the ones that failed."""
 
-    def check(what, mine, reference):
-        err = rel_error(mine, reference)
-        ok = err <= TOL
-        print(f"{'ok  ' if ok else 'FAIL'} {what:<40} relative error {err:.3e}")
+    def __init__(self):
+        self.failures = []
+
+    def report(self, what, ok, detail):
+        print(f"{'ok  ' if ok else 'FAIL'} {what:<40} {detail}")
         if not ok:
-            failures.append(what)
+            self.failures.append(what)
 
-    # Loss and gradients of the first batch.
-    p = unflatten(init, tensors)
-    loss = gpt_loss(p, m, inputs[0], targets[0])
+    def check(self, what, mine, reference):
+        err = rel_error(mine, reference)
+        self.report(what, err <= TOL, f"relative error {err:.3e}")
+
+
+def check_first_step(directory, tensors, init, model, inputs, targets, loss0, comparisons):
+    """Loss and gradients of the first batch; returns zeromini's gradients of it."""
+    params = unflatten(init, tensors)
+    loss = gpt_loss(params, model, inputs[0], targets[0])
     loss.backward()
-    check("loss (step 0)", [loss0], [loss.item()])
+    comparisons.check("loss (step 0)", [loss0], [loss.item()])
     grads = load(directory, "grads_step0.f32", np.float32)
     for name, offset, shape in tensors:
         size = int(np.prod(shape))
-        check(f"grad {name}", grads[offset:offset + size], p[name].grad.numpy().ravel())
+        comparisons.check(f"grad {name}", grads[offset:offset + size],
+                          params[name].grad.numpy().ravel())
+    return grads
 
-    # Three AdamW steps with zeromini's schedule, clipping and decay groups.
-    p = unflatten(init, tensors)
-    decay = [p[n] for n, _, s in tensors if len(s) >= 2]
-    no_decay = [p[n] for n, _, s in tensors if len(s) < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": t["weight_decay"]},
+
+def train_three_steps(directory, tensors, init, model, train, inputs, targets, comparisons):
+    """Three AdamW steps with zeromini's schedule, clipping and decay groups, comparing the loss
+    of each. Returns the parameters after them and, per tensor, the near-eps elements."""
+    params = unflatten(init, tensors)
+    decay = [params[n] for n, _, s in tensors if len(s) >= 2]
+    no_decay = [params[n] for n, _, s in tensors if len(s) < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": train["weight_decay"]},
                              {"params": no_decay, "weight_decay": 0.0}],
-                            lr=t["lr"], betas=(t["beta1"], t["beta2"]), eps=t["eps"])
+                            lr=train["lr"], betas=(train["beta1"], train["beta2"]),
+                            eps=train["eps"])
     my_losses = load(directory, "losses.f64", np.float64)
     # Elements whose gradient (as AdamW sees it) came within 10 x eps of zero, without being
     # exactly zero, at some step: there AdamW's update g / (|g| + eps) turns the last-bit
     # differences of any two fp32 summation orders (~1e-10 absolute here) into a visible fraction
     # of a step. They must be rare (<= 1% of a tensor) and are checked against Adam's step bound
     # instead of the 1e-5 comparison.
-    near_eps = {name: np.zeros(int(np.prod(p[name].shape)), dtype=bool) for name in p}
+    near_eps = {name: np.zeros(int(np.prod(params[name].shape)), dtype=bool) for name in params}
     for step in range(3):
         for group in opt.param_groups:
-            group["lr"] = learning_rate(t, step)
+            group["lr"] = learning_rate(train, step)
         opt.zero_grad()
-        loss = gpt_loss(p, m, inputs[step], targets[step])
+        loss = gpt_loss(params, model, inputs[step], targets[step])
         loss.backward()
-        if t["grad_clip"] > 0:
-            torch.nn.utils.clip_grad_norm_(list(p.values()), t["grad_clip"])
-        for name in p:
-            g = np.abs(p[name].grad.detach().numpy().ravel())
-            near_eps[name] |= (g > 0) & (g < 10 * t["eps"])
+        if train["grad_clip"] > 0:
+            torch.nn.utils.clip_grad_norm_(list(params.values()), train["grad_clip"])
+        for name in params:
+            g = np.abs(params[name].grad.detach().numpy().ravel())
+            near_eps[name] |= (g > 0) & (g < 10 * train["eps"])
         opt.step()
-        check(f"loss (step {step})", [my_losses[step]], [loss.item()])
+        comparisons.check(f"loss (step {step})", [my_losses[step]], [loss.item()])
+    return params, near_eps
+
+
+def check_qkv_bias(name, mine, reference, bias_grads, dim, lr_max, comparisons):
+    """The QKV bias after 3 steps: its key part within Adam's step bound, the rest compared."""
+    # The key part of the QKV bias has an exactly zero gradient in exact arithmetic: it
+    # adds q.b_k to every score of a row, and softmax ignores a constant shift. Both
+    # implementations therefore compute rounding noise for it (checked above to be
+    # ~1e-9), and AdamW, which divides each gradient by its own RMS, turns any noise into
+    # updates of size ~lr. Those entries can only be checked to stay within Adam's step
+    # bound; the query and value parts are compared as everything else.
+    key = slice(dim, 2 * dim)
+    key_grad = bias_grads[key]
+    noise_ok = np.max(np.abs(key_grad)) <= 1e-6 * max(1e-12, np.max(np.abs(bias_grads)))
+    bound_ok = np.max(np.abs(mine[key])) <= 3 * 3 * lr_max and np.max(np.abs(reference[key])) <= 3 * 3 * lr_max
+    comparisons.report(name + " key part", noise_ok and bound_ok,
+                       "zero-gradient noise, |p| <= 3 steps x lr x 3")
+    keep = np.r_[0:dim, 2 * dim:3 * dim]
+    comparisons.check(f"param {name} (q, v) after 3 steps", mine[keep], reference[keep])
+
+
+def check_params_after_three_steps(directory, tensors, params, near_eps, grads, model, train,
+                                   comparisons):
+    """zeromini's parameters after the 3 steps against PyTorch's: the QKV biases and the
+    near-eps elements within Adam's step bound, everything else to the tolerance."""
     after = load(directory, "params_step3.f32", np.float32)
-    C = m["dim"]
-    lr_max = t["lr"]
+    lr_max = train["lr"]
     for name, offset, shape in tensors:
         size = int(np.prod(shape))
         mine = after[offset:offset + size]
-        reference = p[name].detach().numpy().ravel()
+        reference = params[name].detach().numpy().ravel()
         if name.endswith("attn.c_attn.bias"):
-            # The key part of the QKV bias has an exactly zero gradient in exact arithmetic: it
-            # adds q.b_k to every score of a row, and softmax ignores a constant shift. Both
-            # implementations therefore compute rounding noise for it (checked above to be
-            # ~1e-9), and AdamW, which divides each gradient by its own RMS, turns any noise into
-            # updates of size ~lr. Those entries can only be checked to stay within Adam's step
-            # bound; the query and value parts are compared as everything else.
-            key = slice(C, 2 * C)
-            key_grad = grads[offset + C:offset + 2 * C]
-            noise_ok = np.max(np.abs(key_grad)) <= 1e-6 * max(1e-12, np.max(np.abs(grads[offset:offset + size])))
-            bound_ok = np.max(np.abs(mine[key])) <= 3 * 3 * lr_max and np.max(np.abs(reference[key])) <= 3 * 3 * lr_max
-            print(f"{'ok  ' if noise_ok and bound_ok else 'FAIL'} {name + ' key part':<40} "
-                  f"zero-gradient noise, |p| <= 3 steps x lr x 3")
-            if not (noise_ok and bound_ok):
-                failures.append(name + " key part")
-            keep = np.r_[0:C, 2 * C:3 * C]
-            check(f"param {name} (q, v) after 3 steps", mine[keep], reference[keep])
+            check_qkv_bias(name, mine, reference, grads[offset:offset + size], model["dim"],
+                           lr_max, comparisons)
             continue
         sensitive = near_eps[name]
         if sensitive.any():
             share = sensitive.mean()
             gap = np.max(np.abs(mine[sensitive] - reference[sensitive]))
-            ok = share <= 0.01 and gap <= 3 * 3 * lr_max
-            print(f"{'ok  ' if ok else 'FAIL'} {name + ' near-eps part':<40} "
-                  f"{sensitive.sum()} elements ({share:.2%}), |diff| {gap:.1e} <= 3 steps x lr x 3")
-            if not ok:
-                failures.append(name + " near-eps part")
-        check(f"param {name} after 3 steps", mine[~sensitive], reference[~sensitive])
+            comparisons.report(name + " near-eps part", share <= 0.01 and gap <= 3 * 3 * lr_max,
+                               f"{sensitive.sum()} elements ({share:.2%}), |diff| {gap:.1e} "
+                               "<= 3 steps x lr x 3")
+        comparisons.check(f"param {name} after 3 steps", mine[~sensitive], reference[~sensitive])
 
-    if failures:
-        print(f"{len(failures)} comparisons above the tolerance {TOL}")
+
+def main(directory):
+    torch.set_num_threads(1)
+    deck, tensors, loss0 = read_manifest(directory)
+    model, train = deck["model"], deck["train"]
+    B, T = train["micro_batch"], model["seq_len"]
+    inputs = torch.tensor(load(directory, "inputs.i32", np.int32).reshape(3, B, T), dtype=torch.long)
+    targets = torch.tensor(load(directory, "targets.i32", np.int32).reshape(3, B, T), dtype=torch.long)
+    init = load(directory, "params_init.f32", np.float32)
+    comparisons = Comparisons()
+    grads = check_first_step(directory, tensors, init, model, inputs, targets, loss0, comparisons)
+    params, near_eps = train_three_steps(directory, tensors, init, model, train, inputs, targets,
+                                         comparisons)
+    check_params_after_three_steps(directory, tensors, params, near_eps, grads, model, train,
+                                   comparisons)
+    if comparisons.failures:
+        print(f"{len(comparisons.failures)} comparisons above the tolerance {TOL}")
         return 1
     print(f"all comparisons within a relative error of {TOL}")
     return 0

@@ -94,26 +94,40 @@ def plan(deck, sets, extra, params):
     return 0
 
 
-def main(argv):
-    if os.environ.get("FAKE_ZEROMINI_LOG"):
-        with open(os.environ["FAKE_ZEROMINI_LOG"], "a", encoding="utf-8") as f:
-            f.write(" ".join(argv) + "\n")
-    if argv[:1] == ["sweep"]:
-        real = os.environ.get("FAKE_ZEROMINI_REAL")
-        if not real:
-            print("fake zeromini: sweep: set FAKE_ZEROMINI_REAL to the real zeromini",
-                  file=sys.stderr)
-            return 2
-        os.execv(real, [real] + argv)
-    command, deck, sets, out, extra = parse(argv)
-    layers = int(sets.get("model.layers", 2))
-    dim = int(sets.get("model.dim", 32))
-    params = layers * 12 * dim * dim + 97 * dim
-    if command == "plan":
-        return plan(deck, sets, extra, params)
-    if command != "run":
-        print(f"fake zeromini: unknown command {command}", file=sys.stderr)
+def forward_sweep(argv):
+    """`sweep ...`: replaced by the real zeromini, which reads sweep files for sweep.py."""
+    real = os.environ.get("FAKE_ZEROMINI_REAL")
+    if not real:
+        print("fake zeromini: sweep: set FAKE_ZEROMINI_REAL to the real zeromini", file=sys.stderr)
         return 2
+    os.execv(real, [real] + argv)
+
+
+def stage_summary(stage, ranks, params, steps_run, micro_batch, sets):
+    """One entry of summary.json's "stages", with figures() as what the stage measured."""
+    group = shard_group(sets, stage, ranks)
+    recompute = sets.get("model.recompute", "none").strip('"')
+    memory, total, inter = figures(params, stage, ranks, group, recompute)
+    noise = float(os.environ.get("FAKE_ZEROMINI_TRAFFIC_NOISE", "0"))
+    for traffic in (total, inter):
+        traffic.update({op: v + noise for op, v in traffic.items() if v})
+    return {
+        "stage": stage, "ranks": ranks, "params": params, "padded_params": params,
+        "steps": steps_run, "stopped_non_finite": False,
+        "tokens_per_rank_per_step": 16 * micro_batch,
+        "tokens_per_second_per_rank": 1000.0 + 10 * stage - 50 * ranks,
+        "final_loss": 4.5,
+        "time_seconds": {"step": 0.03, "forward": 0.01, "backward": 0.015,
+                         "comm_wait": 0.004 * (ranks > 1), "optimizer": 0.005},
+        "memory_peak_bytes_max_over_ranks": memory,
+        "bytes_per_rank_per_step": total,
+        "shard_size": group,
+        "bytes_per_rank_per_step_inter_group": inter,
+    }
+
+
+def run(deck, sets, out, layers, dim, params):
+    """`run`: rank 0 writes the summary.json of the stages asked for; nothing is trained."""
     rank = int(os.environ.get("PMI_RANK", os.environ.get("SLURM_PROCID", "0")))
     ranks = int(os.environ.get("PMI_SIZE", os.environ.get("SLURM_NTASKS", "1")))
     steps = int(sets.get("train.steps", 5))
@@ -130,33 +144,32 @@ def main(argv):
             "model": {"layers": layers, "heads": 4, "dim": dim, "vocab": 97, "seq_len": 16},
             "micro_batch": micro_batch,
             "grad_accum": 1,
-            "stages": [],
+            "stages": [stage_summary(s, ranks, params, steps_run, micro_batch, sets)
+                       for s in stages],
         }
-        recompute = sets.get("model.recompute", "none").strip('"')
-        for s in stages:
-            group = shard_group(sets, s, ranks)
-            memory, total, inter = figures(params, s, ranks, group, recompute)
-            noise = float(os.environ.get("FAKE_ZEROMINI_TRAFFIC_NOISE", "0"))
-            for traffic in (total, inter):
-                traffic.update({op: v + noise for op, v in traffic.items() if v})
-            summary["stages"].append({
-                "stage": s, "ranks": ranks, "params": params, "padded_params": params,
-                "steps": steps_run, "stopped_non_finite": False,
-                "tokens_per_rank_per_step": 16 * micro_batch,
-                "tokens_per_second_per_rank": 1000.0 + 10 * s - 50 * ranks,
-                "final_loss": 4.5,
-                "time_seconds": {"step": 0.03, "forward": 0.01, "backward": 0.015,
-                                 "comm_wait": 0.004 * (ranks > 1), "optimizer": 0.005},
-                "memory_peak_bytes_max_over_ranks": memory,
-                "bytes_per_rank_per_step": total,
-                "shard_size": group,
-                "bytes_per_rank_per_step_inter_group": inter,
-            })
         summary["figure_of_merit"] = {"name": "tokens per second per rank",
                                       "value": summary["stages"][-1]["tokens_per_second_per_rank"]}
         with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as f:
             json.dump(summary, f, indent=2)
     return int(os.environ.get("FAKE_ZEROMINI_EXIT", "0"))
+
+
+def main(argv):
+    if os.environ.get("FAKE_ZEROMINI_LOG"):
+        with open(os.environ["FAKE_ZEROMINI_LOG"], "a", encoding="utf-8") as f:
+            f.write(" ".join(argv) + "\n")
+    if argv[:1] == ["sweep"]:
+        return forward_sweep(argv)
+    command, deck, sets, out, extra = parse(argv)
+    layers = int(sets.get("model.layers", 2))
+    dim = int(sets.get("model.dim", 32))
+    params = layers * 12 * dim * dim + 97 * dim
+    if command == "plan":
+        return plan(deck, sets, extra, params)
+    if command != "run":
+        print(f"fake zeromini: unknown command {command}", file=sys.stderr)
+        return 2
+    return run(deck, sets, out, layers, dim, params)
 
 
 if __name__ == "__main__":

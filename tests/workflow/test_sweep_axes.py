@@ -6,7 +6,7 @@ hybrid columns) and `scripts/plot.py hybrid` (measured against planned).
 
     python3 tests/workflow/test_sweep_axes.py [-v] [RealHybridSweepTest]
 
-Helpers and the stand-in zeromini are test_workflow.py's. RealHybridSweepTest (ZEROMINI_BIN set
+Helpers and the stand-in zeromini are workflow_common.py's. RealHybridSweepTest (ZEROMINI_BIN set
 to the real executable, and mpiexec) runs a small hybrid sweep of the real program and requires
 the measured memory and traffic within and across shard groups to equal the planner's.
 """
@@ -19,13 +19,10 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from test_workflow import (HAVE_MATPLOTLIB, SCRIPTS, SWEEP_BIN, TINY, SweepDir,  # noqa: E402
-                           WorkDir, collect, fake_binary, run)
+from workflow_common import (HAVE_MATPLOTLIB, SCRIPTS, TINY, SweepDir, WorkDir, collect,
+                             fake_binary, run)
 
 AXES = """\
     name = "h"
@@ -119,12 +116,9 @@ class AxesExpandTest(SweepDir):
             self.assertRegex(res.stderr, "^zeromini: error: .*" + pattern)
 
     def test_sweep_py_reports_the_error(self):
-        path = self.sweep_file('deck = "{deck}"\nrecompute = ["some"]\n')
-        res = run([os.path.join(SCRIPTS, "sweep.py"), path, "--dry-run", "--bin", SWEEP_BIN],
-                  check=False)
-        self.assertEqual(res.returncode, 2)
-        self.assertEqual(res.stderr, f'sweep: error: {path}:2:14: recompute: "some" is not an '
-                         'activation recomputation mode ("none" or "blocks")\n')
+        self.assert_sweep_py_rejects('deck = "{deck}"\nrecompute = ["some"]\n',
+                                     '2:14: recompute: "some" is not an activation recomputation '
+                                     'mode ("none" or "blocks")')
 
 
 class AxesJobTest(SweepDir):
