@@ -1,7 +1,7 @@
 // `zeromini plan DECK --machine FILE --largest`: the largest model of the deck's width that fits a
-// device, for each device count x stage x zero.shard_size {all, node} x model.recompute
-// {none, blocks} (plan/largest.hpp). The table puts the four options of a devices x stage side by
-// side; the CSV has one row per cell, for scripts.
+// device, for each device count x stage x sharding {all, node, hpZ node} x model.recompute
+// {none, blocks} (plan/largest.hpp). The table has one block per recompute setting, with the
+// three shardings of a devices x stage side by side; the CSV has one row per cell, for scripts.
 #include <fmt/format.h>
 
 #include <iterator>
@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "core/deck.hpp"
+#include "core/error.hpp"
 #include "plan/largest.hpp"
 #include "plan/machine.hpp"
 #include "plan/planner.hpp"
@@ -19,7 +20,26 @@ namespace zm::cli {
 namespace {
 
 const char* shard_name(const LargestOption& option) {
-  return option.shard_node ? "node" : "all";
+  switch (option.sharding) {
+    case LargestSharding::Node:
+      return "node";
+    case LargestSharding::Hpz:
+      return "hpz";
+    default:
+      return "all";
+  }
+}
+
+// The column heading of a sharding in the table.
+const char* shard_heading(LargestSharding sharding) {
+  switch (sharding) {
+    case LargestSharding::Node:
+      return "shard node";
+    case LargestSharding::Hpz:
+      return "hpZ node";
+    default:
+      return "shard all";
+  }
 }
 const char* recompute_name(const LargestOption& option) {
   return option.recompute ? "blocks" : "none";
@@ -36,6 +56,7 @@ void print_csv(const Deck& deck, const Machine& machine, const std::vector<Large
       "total_bytes,model_states_bytes,activations_bytes,compute_s,comm_s,step_overlapped_s,"
       "step_serial_s,intra_group_bytes,inter_group_bytes\n");
   for (const LargestModel& c : cells) {
+    if (!c.applies) continue;  // hpZ below stage 3: no such run
     std::string row = fmt::format("{},{},{},{},{},{},", deck.path, machine.name,
                                   memory_model_name(deck.train.precision), c.devices, c.stage,
                                   shard_name(c.option));
@@ -64,6 +85,7 @@ constexpr int kCellWidth = 28;
 // Layers, parameters in billions and the overlapped step time; '*' marks a step whose
 // communication estimate exceeds its compute (the overlapped time is then the network's).
 std::string cell_text(const LargestModel& c) {
+  if (!c.applies) return "-";
   if (!c.possible) return "n/a";
   if (c.layers == 0) return "none fits";
   const PlanPoint& p = c.point;
@@ -88,12 +110,14 @@ void print_heading(const Deck& deck, const Machine& machine) {
       "  shard all: zero.shard_size = 0, one group of every device\n"
       "  shard node: zero.shard_size = \"node\", groups of {} consecutive devices (all of them "
       "when fewer)\n"
+      "  hpZ node: zero.secondary_shard_size = \"node\" (stage 3 only): parameters in those\n"
+      "    groups, the optimizer state over every device\n"
       "  stage 0 shards nothing: its node cells are its all cells\n",
       ranks_per_node(deck, machine));
   fmt::print(
       "\nEach cell: the deepest model of this width whose per-device memory fits (layers), its\n"
       "parameters (billions), and its estimated step time in seconds, compute and communication\n"
-      "overlapped; '*': communication-bound (the communication estimate exceeds compute).\n\n");
+      "overlapped; '*': communication-bound (the communication estimate exceeds compute).\n");
 }
 
 // The table's lines end where their text does.
@@ -102,15 +126,23 @@ void print_line(std::string line) {
   fmt::print("{}\n", line);
 }
 
-void print_table(const Deck& deck, const Machine& machine, const std::vector<LargestModel>& cells) {
-  print_heading(deck, machine);
+constexpr LargestSharding kShardings[] = {LargestSharding::All, LargestSharding::Node,
+                                          LargestSharding::Hpz};
+
+// The cell of a devices x stage row (cells of one row are in kLargestOptions' order).
+const LargestModel& cell_of(const LargestModel* row, LargestSharding sharding, bool recompute) {
+  for (size_t k = 0; k < std::size(kLargestOptions); ++k)
+    if (row[k].option.sharding == sharding && row[k].option.recompute == recompute) return row[k];
+  fail("plan --largest: no cell for that option");
+}
+
+// One block of the table: every devices x stage, the three shardings side by side.
+void print_block(const std::vector<LargestModel>& cells, bool recompute) {
+  fmt::print("\nmodel.recompute = \"{}\"\n", recompute ? "blocks" : "none");
   std::string groups = fmt::format("{:>7} {:>5} ", "", "");
   std::string columns = fmt::format("{:>7} {:>5} ", "devices", "stage");
-  for (const LargestOption& option : kLargestOptions) {
-    groups += fmt::format(
-        "| {:^{}}",
-        fmt::format("shard {}, recompute {}", shard_name(option), recompute_name(option)),
-        kCellWidth);
+  for (LargestSharding sharding : kShardings) {
+    groups += fmt::format("| {:^{}}", shard_heading(sharding), kCellWidth);
     columns += fmt::format(
         "| {:>{}}", fmt::format("{:>6} {:>9} {:>9} ", "layers", "params B", "step s"), kCellWidth);
   }
@@ -120,17 +152,24 @@ void print_table(const Deck& deck, const Machine& machine, const std::vector<Lar
   for (size_t i = 0; i < cells.size(); i += per_row) {
     if (i > 0 && cells[i].devices != cells[i - 1].devices) fmt::print("\n");
     std::string line = fmt::format("{:>7} {:>5} ", cells[i].devices, cells[i].stage);
-    for (size_t k = 0; k < per_row; ++k)
-      line += fmt::format("| {:>{}}", cell_text(cells[i + k]), kCellWidth);
+    for (LargestSharding sharding : kShardings)
+      line +=
+          fmt::format("| {:>{}}", cell_text(cell_of(&cells[i], sharding, recompute)), kCellWidth);
     print_line(line);
   }
+}
+
+void print_table(const Deck& deck, const Machine& machine, const std::vector<LargestModel>& cells) {
+  print_heading(deck, machine);
+  print_block(cells, false);
+  print_block(cells, true);
   fmt::print(
       "\nMemory: the buffers a run allocates per device (model states, activations,\n"
       "communication buffers, workspace), summed by the planner. Step time: compute = matmul\n"
       "FLOPs (recomputed forward included) at the machine's sustained rate; communication from\n"
       "an alpha-beta ring model, each collective on the intra-node link when its ring stays in\n"
       "a node, else on the inter-node link. An analytic estimate, not a measurement.\n"
-      "n/a: the node's devices do not divide the device count.\n");
+      "n/a: the node's devices do not divide the device count. -: hpZ is a stage 3 option.\n");
 }
 
 }  // namespace

@@ -28,8 +28,8 @@ CLI::App* add_plan(CLI::App& app, zm::cli::PlanOptions& options) {
   plan->add_option("--format", options.format, "Output: table or csv")->capture_default_str();
   plan->add_flag("--largest", options.largest,
                  "Instead: the deepest model of the deck's width that fits a device, with its "
-                 "parameters and step time, for each rank count x stage x zero.shard_size {all, "
-                 "node} x model.recompute {none, blocks} (needs --machine)");
+                 "parameters and step time, for each rank count x stage x sharding {all, node, "
+                 "hpZ node (stage 3)} x model.recompute {none, blocks} (needs --machine)");
   return plan;
 }
 

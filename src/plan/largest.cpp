@@ -6,7 +6,8 @@ namespace zm {
 
 Deck with_option(const Deck& deck, const LargestOption& option) {
   Deck d = deck;
-  d.zero.shard_size = option.shard_node ? kShardSizeNode : 0;
+  d.zero.shard_size = option.sharding == LargestSharding::Node ? kShardSizeNode : 0;
+  d.zero.secondary_shard_size = option.sharding == LargestSharding::Hpz ? kShardSizeNode : 0;
   d.model.recompute = option.recompute ? "blocks" : "none";
   return d;
 }
@@ -19,6 +20,10 @@ LargestModel largest_model(const Deck& deck, const Machine& machine, int64_t dev
   cell.devices = devices;
   cell.stage = stage;
   cell.option = option;
+  if (option.sharding == LargestSharding::Hpz && stage != 3) {
+    cell.applies = false;
+    return cell;
+  }
   Deck d = with_option(deck, option);
   try {
     cell.shards = plan_shard_layout(d, stage, devices, &machine);
@@ -26,7 +31,7 @@ LargestModel largest_model(const Deck& deck, const Machine& machine, int64_t dev
     // A node's ranks that do not divide the devices: that run cannot be launched, so the cell
     // is left out rather than ending the whole table. Any other refusal (a rank count out of
     // range) is the user's to see.
-    if (!option.shard_node) throw;
+    if (option.sharding == LargestSharding::All) throw;
     cell.possible = false;
     return cell;
   }

@@ -1,5 +1,5 @@
 // `zeromini plan --largest`: the largest model of a deck's width that fits one device, for each
-// device count x stage x zero.shard_size {all, node} x model.recompute {none, blocks}.
+// device count x stage x sharding {all, node, hpZ node} x model.recompute {none, blocks}.
 //
 // "Largest" is the deepest: the deck's width, heads, vocabulary, sequence length, batch and
 // precision are kept, and the layer count grows until the per-device memory of the same buffer
@@ -17,18 +17,26 @@
 
 namespace zm {
 
-// One of the four options of a cell: sharding over all ranks or within a node, and recomputation.
+// How a cell shards the model states: over every device (zero.shard_size = 0), within a node
+// (zero.shard_size = "node", replicated across nodes), or hpZ (zero.secondary_shard_size =
+// "node", stage 3 only: parameters within a node, the optimizer state over every device).
+enum class LargestSharding { All, Node, Hpz };
+
+// One of the six options of a cell: a sharding, and recomputation or not.
 struct LargestOption {
-  bool shard_node = false;  // zero.shard_size = "node" (else 0: all ranks)
-  bool recompute = false;   // model.recompute = "blocks" (else "none")
+  LargestSharding sharding = LargestSharding::All;
+  bool recompute = false;  // model.recompute = "blocks" (else "none")
 };
 constexpr LargestOption kLargestOptions[] = {
-    {false, false}, {false, true}, {true, false}, {true, true}};
+    {LargestSharding::All, false}, {LargestSharding::All, true},  {LargestSharding::Node, false},
+    {LargestSharding::Node, true}, {LargestSharding::Hpz, false}, {LargestSharding::Hpz, true}};
 
 struct LargestModel {
   int64_t devices = 1;
   int stage = 0;
   LargestOption option;
+  // False for hpZ below stage 3, which has no such option; nothing below is meaningful then.
+  bool applies = true;
   // False when the shard groups cannot tile the devices (a node's ranks do not divide them);
   // nothing below is meaningful then.
   bool possible = true;
@@ -37,7 +45,8 @@ struct LargestModel {
   PlanPoint point;     // the plan at that depth (parameters, memory, traffic, time); layers > 0
 };
 
-// The deck with an option applied: its zero.shard_size and model.recompute.
+// The deck with an option applied: its zero.shard_size, zero.secondary_shard_size and
+// model.recompute.
 Deck with_option(const Deck& deck, const LargestOption& option);
 
 // Every devices x stage x option, in that order (options as in kLargestOptions).
