@@ -10,7 +10,6 @@
 
 #include "commands.hpp"
 #include "core/deck.hpp"
-#include "core/error.hpp"
 #include "plan/largest.hpp"
 #include "plan/machine.hpp"
 #include "plan/planner.hpp"
@@ -126,23 +125,15 @@ void print_line(std::string line) {
   fmt::print("{}\n", line);
 }
 
-constexpr LargestSharding kShardings[] = {LargestSharding::All, LargestSharding::Node,
-                                          LargestSharding::Hpz};
-
-// The cell of a devices x stage row (cells of one row are in kLargestOptions' order).
-const LargestModel& cell_of(const LargestModel* row, LargestSharding sharding, bool recompute) {
-  for (size_t k = 0; k < std::size(kLargestOptions); ++k)
-    if (row[k].option.sharding == sharding && row[k].option.recompute == recompute) return row[k];
-  fail("plan --largest: no cell for that option");
-}
-
-// One block of the table: every devices x stage, the three shardings side by side.
+// One block of the table: every devices x stage, the three shardings side by side (the options
+// of that recompute setting, in kLargestOptions' order).
 void print_block(const std::vector<LargestModel>& cells, bool recompute) {
   fmt::print("\nmodel.recompute = \"{}\"\n", recompute ? "blocks" : "none");
   std::string groups = fmt::format("{:>7} {:>5} ", "", "");
   std::string columns = fmt::format("{:>7} {:>5} ", "devices", "stage");
-  for (LargestSharding sharding : kShardings) {
-    groups += fmt::format("| {:^{}}", shard_heading(sharding), kCellWidth);
+  for (const LargestOption& option : kLargestOptions) {
+    if (option.recompute != recompute) continue;
+    groups += fmt::format("| {:^{}}", shard_heading(option.sharding), kCellWidth);
     columns += fmt::format(
         "| {:>{}}", fmt::format("{:>6} {:>9} {:>9} ", "layers", "params B", "step s"), kCellWidth);
   }
@@ -152,9 +143,9 @@ void print_block(const std::vector<LargestModel>& cells, bool recompute) {
   for (size_t i = 0; i < cells.size(); i += per_row) {
     if (i > 0 && cells[i].devices != cells[i - 1].devices) fmt::print("\n");
     std::string line = fmt::format("{:>7} {:>5} ", cells[i].devices, cells[i].stage);
-    for (LargestSharding sharding : kShardings)
-      line +=
-          fmt::format("| {:>{}}", cell_text(cell_of(&cells[i], sharding, recompute)), kCellWidth);
+    for (size_t k = i; k < i + per_row; ++k)
+      if (cells[k].option.recompute == recompute)
+        line += fmt::format("| {:>{}}", cell_text(cells[k]), kCellWidth);
     print_line(line);
   }
 }
