@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "core/deck.hpp"
+#include "core/shard_layout.hpp"
 #include "plan/largest.hpp"
 #include "plan/machine.hpp"
 #include "plan/planner.hpp"
@@ -42,11 +43,6 @@ const char* shard_heading(LargestSharding sharding) {
 }
 const char* recompute_name(const LargestOption& option) {
   return option.recompute ? "blocks" : "none";
-}
-
-// What "node" means here: the deck's zero.ranks_per_node when set, else the machine's.
-int64_t ranks_per_node(const Deck& deck, const Machine& machine) {
-  return deck.zero.ranks_per_node > 0 ? deck.zero.ranks_per_node : machine.devices_per_node;
 }
 
 void print_csv(const Deck& deck, const Machine& machine, const std::vector<LargestModel>& cells) {
@@ -112,7 +108,7 @@ void print_heading(const Deck& deck, const Machine& machine) {
       "  hpZ node: zero.secondary_shard_size = \"node\" (stage 3 only): parameters in those\n"
       "    groups, the optimizer state over every device\n"
       "  stage 0 shards nothing: its node cells are its all cells\n",
-      ranks_per_node(deck, machine));
+      node_ranks(deck, machine.devices_per_node));
   fmt::print(
       "\nEach cell: the deepest model of this width whose per-device memory fits (layers), its\n"
       "parameters (billions), and its estimated step time in seconds, compute and communication\n"

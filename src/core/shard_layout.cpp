@@ -18,9 +18,7 @@ std::string size_name(int64_t size) {
 int group_ranks(const Deck& deck, const char* key, int64_t size, int world, int ranks_per_node) {
   int64_t group = size == 0 ? world : size;
   if (size == kShardSizeNode) {
-    const int64_t per_node = deck.zero.ranks_per_node > 0 ? deck.zero.ranks_per_node
-                                                          : static_cast<int64_t>(ranks_per_node);
-    group = std::min<int64_t>(per_node, world);
+    group = std::min<int64_t>(node_ranks(deck, ranks_per_node), world);
   }
   if (group < 1 || group > world || world % group != 0)
     fail(
@@ -31,6 +29,10 @@ int group_ranks(const Deck& deck, const char* key, int64_t size, int world, int 
 }
 
 }  // namespace
+
+int64_t node_ranks(const Deck& deck, int64_t ranks_per_node) {
+  return deck.zero.ranks_per_node > 0 ? deck.zero.ranks_per_node : ranks_per_node;
+}
 
 ShardLayout shard_layout(const Deck& deck, int stage, int world, int ranks_per_node) {
   ShardLayout layout;

@@ -41,6 +41,10 @@ struct ShardLayout {
 // naming the key, when the size does not divide the rank count.
 ShardLayout shard_layout(const Deck& deck, int stage, int world, int ranks_per_node);
 
+// The ranks "node" stands for: the deck's zero.ranks_per_node when set (to fake nodes), else
+// `ranks_per_node` (MPI's shared-memory split in a run, the machine file's in the planner).
+int64_t node_ranks(const Deck& deck, int64_t ranks_per_node);
+
 // "all", "node" or the number, as the deck spells zero.shard_size.
 std::string shard_size_name(const Deck& deck);
 // One line for logs: the groups and the key that made them ("" with one group).
