@@ -10,8 +10,15 @@
 #            ZEROMINI_KOKKOS_VENDOR) into ZEROMINI_KOKKOS_PREFIX; tests run with
 #            2 OpenMP threads per rank, bf16 included. Skipped, with a message,
 #            where no such sources exist.
+#   cuda     Kokkos >= 4 with CUDA (sm_90) and Kokkos Kernels with cuBLAS, built the  -> build-cuda/
+#            same way with nvcc (/usr/local/cuda, or CUDA_HOME); the whole project
+#            compiles (the app, every test, every benchmark), and what needs no GPU
+#            runs (ctest -L no_gpu: version, schema, plan, inspect and export of
+#            host-made files), under CUDA's stub driver where the machine has no
+#            GPU. Skipped, with a message, where there is no nvcc or no sources.
 #
-#   scripts/test.sh [--config debian|openmp|all] [ctest arguments, e.g. -L mpi or -R deck]
+#   scripts/test.sh [--config debian|openmp|cuda|all] [ctest arguments, e.g. -L mpi or -R deck]
+#   (ctest arguments apply to the debian and openmp configurations; cuda runs -L no_gpu)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -21,7 +28,7 @@ if [[ ${1:-} == --config ]]; then
   configs=${2:?--config needs debian, openmp or all}
   shift 2
 fi
-case $configs in debian | openmp | all) ;; *) echo "test.sh: unknown configuration $configs" >&2; exit 2 ;; esac
+case $configs in debian | openmp | cuda | all) ;; *) echo "test.sh: unknown configuration $configs" >&2; exit 2 ;; esac
 
 # The Kokkos >= 4 release tarballs: ZEROMINI_KOKKOS_VENDOR, else shared/vendor beside the clone
 # or beside one of its parent directories.
@@ -42,11 +49,12 @@ find_kokkos_vendor() {
 }
 
 # Outside the clone, shared by every clone on the machine: a warm machine does not rebuild.
+#   default_kokkos_prefix NAME   e.g. kokkos-4-openmp
 default_kokkos_prefix() {
   if [[ -w /opt || -w /opt/zeromini ]]; then
-    echo /opt/zeromini/kokkos-4-openmp
+    echo "/opt/zeromini/$1"
   else
-    echo "${XDG_CACHE_HOME:-$HOME/.cache}/zeromini/kokkos-4-openmp"
+    echo "${XDG_CACHE_HOME:-$HOME/.cache}/zeromini/$1"
   fi
 }
 
@@ -65,7 +73,7 @@ run_openmp() {
     echo "=== test.sh: configuration openmp skipped: no Kokkos >= 4 release tarballs (no shared/vendor beside the clone or its parents; set ZEROMINI_KOKKOS_VENDOR) ==="
     return "$skipped"
   fi
-  prefix=${ZEROMINI_KOKKOS_PREFIX:-$(default_kokkos_prefix)}
+  prefix=${ZEROMINI_KOKKOS_PREFIX:-$(default_kokkos_prefix kokkos-4-openmp)}
   echo "=== test.sh: configuration openmp (Kokkos >= 4, OpenMP + Serial, from $vendor) ==="
   scripts/build-kokkos.sh --openmp "$vendor" "$prefix" || return
   BUILD_DIR=$root/build-openmp scripts/build.sh -DKokkos_ROOT="$prefix" \
@@ -74,10 +82,31 @@ run_openmp() {
   scripts/list-skipped-tests.py build-openmp openmp
 }
 
+# The CUDA compile: Kokkos for sm_90 with nvcc, then the whole project. Nothing runs on a GPU
+# here; the no_gpu tests check what must work without one.
+run_cuda() {
+  local vendor prefix cuda_home=${CUDA_HOME:-/usr/local/cuda}
+  vendor=$(find_kokkos_vendor)
+  if [[ ! -x $cuda_home/bin/nvcc ]]; then
+    echo "=== test.sh: configuration cuda skipped: no nvcc at $cuda_home/bin (set CUDA_HOME) ==="
+    return "$skipped"
+  fi
+  if [[ -z $vendor ]]; then
+    echo "=== test.sh: configuration cuda skipped: no Kokkos >= 4 release tarballs (set ZEROMINI_KOKKOS_VENDOR) ==="
+    return "$skipped"
+  fi
+  prefix=${ZEROMINI_KOKKOS_CUDA_PREFIX:-$(default_kokkos_prefix kokkos-4-cuda-sm_90)}
+  echo "=== test.sh: configuration cuda (Kokkos >= 4, CUDA sm_90, from $vendor; compile only) ==="
+  PATH=$cuda_home/bin:$PATH scripts/build-kokkos.sh --cuda sm_90 "$vendor" "$prefix" || return
+  PATH=$cuda_home/bin:$PATH Kokkos_ROOT=$prefix BUILD_DIR=$root/build-cuda scripts/build.sh \
+    --preset cuda || return
+  (cd build-cuda && ctest --output-on-failure --timeout 300 -L no_gpu) || return
+}
+
 scripts/setup-deps.sh
 skipped=77  # a configuration's status when this machine cannot build it
 failed=()
-for config in debian openmp; do
+for config in debian openmp cuda; do
   [[ $configs == all || $configs == "$config" ]] || continue
   start=$SECONDS
   if "run_$config" "$@"; then
