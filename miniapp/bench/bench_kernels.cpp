@@ -18,6 +18,7 @@
 #include "kernels/adamw.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/column_sums.hpp"
+#include "kernels/column_sums_reference.hpp"
 #include "kernels/crossentropy.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/encoder.hpp"
@@ -186,3 +187,49 @@ ZM_KERNEL_BENCH(Kernel_softmax_crossentropy_backward, 2 * kFloat * N * Vp, 0,
 ZM_KERNEL_BENCH(Kernel_adamw_update, 7 * kFloat * 12 * C * C, 0,
                 k::adamw_update(m.e.data(), m.a.data(), m.f.data(), m.g.data(), 12 * C * C,
                                 {1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, 1.0f, 1}))
+
+namespace {
+
+// The column sums of the bias gradient (N rows of 4C columns, one sum) and of the LayerNorm
+// gradients (N rows of C columns, two sums), level 1 by the previous kernel (a team per row block)
+// and by the current one (a team per row block and column tile), timed alternately in one run:
+// old_us and new_us per call, and new_over_old, their ratio (below 1: the current one is faster).
+template <int K>
+void column_sums_old_and_new(benchmark::State& state, int64_t columns) {
+  Buffers& m = buffers();
+  const float* x = m.a.data();
+  float* partials = m.partials.data();
+  const auto term = KOKKOS_LAMBDA(int64_t r, int64_t c, float(&t)[K]) {
+    for (int k = 0; k < K; ++k) t[k] = x[r * columns + c] * float(k + 1);
+  };
+  double old_seconds = 0, new_seconds = 0;
+  auto timed = [](auto&& call) {
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < 10; ++i) call();
+    Kokkos::fence();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / 10;
+  };
+  for (auto _ : state) {
+    old_seconds += timed([&] {
+      k::reference::row_block_column_sums<K>("bench::column_sums_old", N, columns, partials, term);
+    });
+    new_seconds += timed(
+        [&] { k::block_column_sums<K>("bench::column_sums_new", N, columns, partials, term); });
+  }
+  const double calls = static_cast<double>(state.iterations());
+  state.counters["old_us"] = 1e6 * old_seconds / calls;
+  state.counters["new_us"] = 1e6 * new_seconds / calls;
+  state.counters["new_over_old"] = new_seconds / old_seconds;
+}
+
+void Kernel_column_sums_bias_old_and_new(benchmark::State& state) {
+  column_sums_old_and_new<1>(state, 4 * C);
+}
+void Kernel_column_sums_layernorm_old_and_new(benchmark::State& state) {
+  column_sums_old_and_new<2>(state, C);
+}
+
+}  // namespace
+
+BENCHMARK(Kernel_column_sums_bias_old_and_new)->Unit(benchmark::kMicrosecond)->Iterations(20);
+BENCHMARK(Kernel_column_sums_layernorm_old_and_new)->Unit(benchmark::kMicrosecond)->Iterations(20);

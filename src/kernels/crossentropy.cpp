@@ -6,7 +6,7 @@
 namespace zm::kernels {
 
 template <typename T>
-void softmax_crossentropy_forward(T* logits_to_probs, T* losses, const int* targets, int64_t N,
+void softmax_crossentropy_forward(T* logits_to_probs, Acc<T>* losses, const int* targets, int64_t N,
                                   int64_t V, int64_t Vp) {
   using A = Acc<T>;
   Kokkos::parallel_for(
@@ -20,8 +20,7 @@ void softmax_crossentropy_forward(T* logits_to_probs, T* losses, const int* targ
         const A target_logit = A(p[targets[i]]);
         const SoftmaxRow<A> row = team_softmax_in_place(team, p, V);
         team_for(team, Vp - V, [&](int64_t v) { p[V + v] = T(0); });  // padding never wins
-        team_single(team,
-                    [&] { losses[i] = T(math::log(row.total) + row.maximum - target_logit); });
+        team_single(team, [&] { losses[i] = math::log(row.total) + row.maximum - target_logit; });
       });
 }
 
@@ -42,8 +41,9 @@ void softmax_crossentropy_backward(T* probs_to_dlogits, const int* targets, T dl
       });
 }
 
-#define ZM_INSTANTIATE(T)                                                                       \
-  template void softmax_crossentropy_forward<T>(T*, T*, const int*, int64_t, int64_t, int64_t); \
+#define ZM_INSTANTIATE(T)                                                                  \
+  template void softmax_crossentropy_forward<T>(T*, Acc<T>*, const int*, int64_t, int64_t, \
+                                                int64_t);                                  \
   template void softmax_crossentropy_backward<T>(T*, const int*, T, int64_t, int64_t, int64_t);
 ZM_FOR_EACH_KERNEL_REAL(ZM_INSTANTIATE)
 #undef ZM_INSTANTIATE

@@ -3,13 +3,16 @@
 
 #include <cstdint>
 
+#include "kernels/accumulate.hpp"
+
 namespace zm::kernels {
 
 // In place: logits (N,Vp) become probabilities. Columns >= V (vocabulary padding) are masked out
 // of the softmax and set to 0. losses[i] = logsumexp(row) - logit[target] (= -log prob, without
-// underflow); targets in [0, V).
+// underflow); targets in [0, V). The losses are kept in the arithmetic type (fp32 under bf16):
+// the step's loss is their mean, and rounding each to bf16 would bias it by up to 2^-9 relative.
 template <typename T>
-void softmax_crossentropy_forward(T* logits_to_probs, T* losses, const int* targets, int64_t N,
+void softmax_crossentropy_forward(T* logits_to_probs, Acc<T>* losses, const int* targets, int64_t N,
                                   int64_t V, int64_t Vp);
 
 // In place, overwriting: probs (N,Vp) become dlogits = dloss * (probs - onehot(target)) for

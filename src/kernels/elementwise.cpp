@@ -84,6 +84,17 @@ void add_into(T* y, const T* x, int64_t n) {
       "zeromini::add_into", n, KOKKOS_LAMBDA(int64_t i) { y[i] = T(A(y[i]) + A(x[i])); });
 }
 
+template <typename T>
+void accumulate_gradient(Acc<T>* sum, const T* x, T* out, int64_t n, bool first) {
+  using A = Acc<T>;
+  for_each_element(
+      "zeromini::accumulate_gradient", n, KOKKOS_LAMBDA(int64_t i) {
+        const A total = first ? A(x[i]) : sum[i] + A(x[i]);
+        sum[i] = total;
+        if (out) out[i] = T(total);
+      });
+}
+
 namespace {
 
 // The sum in double of term(i) over [0, n): a team sum per chunk of elements, and the chunks'
@@ -139,6 +150,7 @@ void convert(To* dst, const From* src, int64_t n) {
   template void fill<T>(T*, int64_t, T);                                      \
   template void copy<T>(T*, const T*, int64_t);                               \
   template void add_into<T>(T*, const T*, int64_t);                           \
+  template void accumulate_gradient<T>(Acc<T>*, const T*, T*, int64_t, bool); \
   template double sum_of_squares<T>(const T*, int64_t);                       \
   template double sum<T>(const T*, int64_t);
 ZM_FOR_EACH_KERNEL_REAL(ZM_INSTANTIATE)

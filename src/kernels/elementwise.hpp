@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "kernels/accumulate.hpp"
 #include "kernels/grad_write.hpp"
 
 namespace zm::kernels {
@@ -30,6 +31,11 @@ void copy(T* dst, const T* src, int64_t n);
 // y += x.
 template <typename T>
 void add_into(T* y, const T* x, int64_t n);
+// Gradient accumulation over micro-steps in the arithmetic type: sum = x when `first`, else
+// sum += x (each element converted to Acc<T>); then, when `out` is given, out = sum rounded to T
+// (out may be x). Under bf16 the sum is fp32, so micro-steps' gradients add without bf16 rounding.
+template <typename T>
+void accumulate_gradient(Acc<T>* sum, const T* x, T* out, int64_t n, bool first);
 // Sum of squares accumulated in double; deterministic.
 template <typename T>
 double sum_of_squares(const T* x, int64_t n);

@@ -22,8 +22,10 @@ template <typename T>
 void encoder_backward(T* dwte, T* dwpe, const T* dout, const TokenGroups& groups, int64_t B,
                       int64_t S, int64_t C) {
   using A = Acc<T>;
-  // A team per token: its rows added to its gradient row in increasing (b, t) order, each
-  // addition rounded to T as it is made.
+  // A team per token: each channel sums the token's rows in increasing (b, t) order in the
+  // arithmetic type, starting from what the gradient row holds, and is rounded to T once. (Under
+  // bf16, rounding at every addition would drop the contributions of a frequent token once its
+  // row outgrows them by 2^8.)
   const int* ids = groups.ids;
   const int* starts = groups.starts;
   const int* rows = groups.rows;
@@ -34,19 +36,25 @@ void encoder_backward(T* dwte, T* dwpe, const T* dout, const TokenGroups& groups
         T* g = dwte + static_cast<int64_t>(ids[u]) * C;
         const int begin = starts[u], end = starts[u + 1];
         if (team_is_one_thread(team)) {
-          // Rows outside, channels inside: the inner loop vectorises; the same additions in the
-          // same order as the lanes below.
-          for (int k = begin; k < end; ++k) {
-            const T* d = dout + static_cast<int64_t>(rows[k]) * C;
-            for (int64_t c = 0; c < C; ++c) g[c] = T(A(g[c]) + A(d[c]));
+          // Rows outside, a tile of channels inside (the inner loop vectorises): the same
+          // additions in the same order as the lanes below.
+          constexpr int64_t kTile = 256;
+          for (int64_t c0 = 0; c0 < C; c0 += kTile) {
+            const int64_t n = C - c0 < kTile ? C - c0 : kTile;
+            A sums[kTile];
+            for (int64_t c = 0; c < n; ++c) sums[c] = A(g[c0 + c]);
+            for (int k = begin; k < end; ++k) {
+              const T* d = dout + static_cast<int64_t>(rows[k]) * C + c0;
+              for (int64_t c = 0; c < n; ++c) sums[c] += A(d[c]);
+            }
+            for (int64_t c = 0; c < n; ++c) g[c0 + c] = T(sums[c]);
           }
           return;
         }
         Kokkos::parallel_for(Kokkos::TeamVectorRange(team, C), [&](int64_t c) {
-          T value = g[c];
-          for (int k = begin; k < end; ++k)
-            value = T(A(value) + A(dout[static_cast<int64_t>(rows[k]) * C + c]));
-          g[c] = value;
+          A total = A(g[c]);
+          for (int k = begin; k < end; ++k) total += A(dout[static_cast<int64_t>(rows[k]) * C + c]);
+          g[c] = T(total);
         });
       });
   // A team per position: each channel sums over the batch in the arithmetic type, adds once.

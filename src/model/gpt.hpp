@@ -137,8 +137,8 @@ class GPT {
   TrackedBuffer<Real> encoded_;
   std::vector<LayerActs> layers_;     // under recompute: only each block's output (residual3)
   std::vector<LayerActs> recompute_;  // under recompute: one block's activations, else empty
-  TrackedBuffer<Real> lnf_, logits_, losses_;
-  TrackedBuffer<Stat> lnf_mean_, lnf_rstd_;
+  TrackedBuffer<Real> lnf_, logits_;
+  TrackedBuffer<Stat> losses_, lnf_mean_, lnf_rstd_;
   TrackedBuffer<int> inputs_, targets_, token_ids_, token_starts_, token_rows_;
   kernels::HostTokenGroups host_groups_;
   // Workspace (reused by every layer).

@@ -79,7 +79,8 @@ auto GPT<Real>::model_buffers() -> const std::vector<ModelBuffer>& {
       E::stat("lnf_mean", kAct, size_N, &GPT::lnf_mean_),
       E::stat("lnf_rstd", kAct, size_N, &GPT::lnf_rstd_),
       E::real("logits", kAct, size_NVp, &GPT::logits_),
-      E::real("losses", kAct, size_N, &GPT::losses_),
+      // Per-token losses in the arithmetic type (fp32 under bf16), as the step's loss is kept.
+      E::stat("losses", kAct, size_N, &GPT::losses_),
       E::token("inputs", kAct, size_N, &GPT::inputs_),    // int32 tokens
       E::token("targets", kAct, size_N, &GPT::targets_),  // int32 tokens
       // The inputs' rows grouped by token, for the token-embedding gradient (int32).

@@ -120,6 +120,10 @@ std::vector<BufferSpec> model_state_buffers(const PartitionPlan& plan, const Dec
   std::vector<BufferSpec> specs = {
       {"params", MemCategory::Parameters, elements(storage.params), real_bytes},
       {"grads", MemCategory::Gradients, elements(storage.grads), real_bytes}};
+  // Mixed precision with gradient accumulation: the micro-steps' gradients summed in fp32 beside
+  // the bf16 gradients, in their storage (ZeroEngineT::grad_sum_at).
+  if (is_mixed(deck.train.precision) && deck.train.grad_accum > 1)
+    specs.push_back({"grad_sum", MemCategory::Gradients, elements(storage.grads)});
   if (is_mixed(deck.train.precision))
     specs.push_back({"master", MemCategory::Optimizer, elements(storage.optim)});
   specs.push_back({"adam_m", MemCategory::Optimizer, elements(storage.optim)});
@@ -140,6 +144,7 @@ void ZeroEngineT<Real>::allocate_model_state() {
       model_state_buffers(*plan_, *deck_, {params_storage_, grads_storage_, optim_storage_}));
   params_ = alloc.take<Real>("params");
   grads_ = alloc.take<Real>("grads");
+  if (kMixed && deck_->train.grad_accum > 1) grad_sum_ = alloc.take<float>("grad_sum");
   if (kMixed) master_ = alloc.take<float>("master");
   adam_m_ = alloc.take<float>("adam_m");
   adam_v_ = alloc.take<float>("adam_v");
@@ -209,6 +214,16 @@ void ZeroEngineT<Real>::begin_micro_step(int64_t micro, int64_t micro_steps) {
   // Full gradient buffers accumulate over the micro-steps of a step.
   if (micro == 0 && grads_storage_ == Storage::Full)
     kernels::fill(grads_.data(), static_cast<int64_t>(grads_.size()), Real(0));
+}
+
+template <typename Real>
+void ZeroEngineT<Real>::fold_full_gradients(int u) {
+  if (!sums_micro_steps()) return;
+  const int64_t n = plan_->unit(u).padded;
+  Real* grads = grad_at(u, 0);
+  kernels::accumulate_gradient(grad_sum_at(u, 0), grads, last_micro() ? grads : nullptr, n,
+                               micro_ == 0);
+  if (!last_micro()) kernels::fill(grads, n, Real(0));  // the next micro-step adds into zeros
 }
 
 template <typename Real>

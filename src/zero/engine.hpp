@@ -179,6 +179,18 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
   // Pointers to logical element e of unit u in the compute parameters and gradients.
   Real* param_at(int u, int64_t e) const { return base_of(params_.data(), params_storage_, u, e); }
   Real* grad_at(int u, int64_t e) const { return base_of(grads_.data(), grads_storage_, u, e); }
+  // Mixed precision with gradient accumulation (train.grad_accum > 1): the micro-steps' gradients
+  // are summed in fp32 (grad_sum_at, in the gradients' storage), and the bf16 gradients receive
+  // the sum rounded once, on the last micro-step, where it is reduced. Each micro-step's gradient
+  // is still computed, and reduced where a stage reduces it, in bf16.
+  bool sums_micro_steps() const { return grad_sum_.size() > 0; }
+  float* grad_sum_at(int u, int64_t e) const {
+    return base_of(grad_sum_.data(), grads_storage_, u, e);
+  }
+  // Stages 0 and 1 (full gradients), when unit u's gradients of a micro-step are complete: adds
+  // them to the fp32 sum and zeroes them for the next micro-step, or on the last micro-step writes
+  // the sum, rounded, in their place. Nothing unless sums_micro_steps().
+  void fold_full_gradients(int u);
 
   // Resident parameters (stages 0-2): the unit's own, nothing to release.
   const Real* acquire(UnitEvent event) override { return param_at(event.unit, 0); }
@@ -211,7 +223,8 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
   static void wait_all(std::vector<CommRequest>& requests);
 
   TrackedBuffer<Real> params_, grads_;
-  TrackedBuffer<float> master_;  // mixed precision only
+  TrackedBuffer<float> master_;    // mixed precision only
+  TrackedBuffer<float> grad_sum_;  // mixed precision with gradient accumulation only
   std::vector<CommRequest> parameter_gathers_;
   std::vector<CommRequest> replica_reductions_;
 

@@ -52,10 +52,17 @@ void ShardedGradients<Real>::allocate(const PartitionPlan& partition, const Deck
 template <typename Real>
 void ShardedGradients<Real>::complete(InFlight& op, ZeroEngineT<Real>& engine) {
   op.request.wait();
-  if (op.accumulate_from) {
-    const UnitPartition& p = engine.plan().unit(op.unit);
-    kernels::add_into(engine.grad_at(op.unit, engine.comm().rank() * p.shard), op.accumulate_from,
-                      p.shard);
+  const UnitPartition& p = engine.plan().unit(op.unit);
+  Real* shard = engine.grad_at(op.unit, engine.comm().rank() * p.shard);
+  if (engine.sums_micro_steps()) {
+    // Mixed precision: each micro-step's reduced bf16 shard adds to the fp32 sum; the last writes
+    // the sum, rounded once, into the shard (what the replicas reduce and the optimizer reads).
+    const Real* received = op.accumulate_from ? op.accumulate_from : shard;
+    kernels::accumulate_gradient(engine.grad_sum_at(op.unit, engine.comm().rank() * p.shard),
+                                 received, op.last_micro ? shard : nullptr, p.shard,
+                                 op.accumulate_from == nullptr);
+  } else if (op.accumulate_from) {
+    kernels::add_into(shard, op.accumulate_from, p.shard);
   }
   op.bucket = -1;
   if (op.last_micro) engine.post_replica_reduction(op.unit);

@@ -61,6 +61,7 @@ Stage0<Real>::Stage0(const PartitionPlan& plan, ShardGroupComms& comms, const De
 
 template <typename Real>
 void Stage0<Real>::grads_ready(int unit) {
+  this->fold_full_gradients(unit);
   if (!this->last_micro()) return;  // accumulate locally until the step's last micro-step
   for (const Bucket& bucket : buckets_) {
     if (bucket.lo != unit) continue;

@@ -26,6 +26,7 @@ Stage1<Real>::Stage1(const PartitionPlan& plan, ShardGroupComms& comms, const De
 
 template <typename Real>
 void Stage1<Real>::grads_ready(int unit) {
+  this->fold_full_gradients(unit);
   if (!this->last_micro()) return;
   const UnitPartition& p = this->plan_->unit(unit);
   Real* full = this->grad_at(unit, 0);
