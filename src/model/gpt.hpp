@@ -75,24 +75,28 @@ class GPT {
   template <typename Owner>
   struct Entry {
     using Count = int64_t (*)(const BufferShape&);
+    // Named member-pointer types: nvcc's generated host code parenthesises a plain
+    // `T Owner::*name` declaration, which the host compiler then warns about (-Wparentheses).
+    template <typename T>
+    using MemberOf = T Owner::*;
     const char* name;
     MemCategory category;
     Count count;
-    TrackedBuffer<Real> Owner::*real_member;
-    TrackedBuffer<Stat> Owner::*stat_member;
-    TrackedBuffer<int> Owner::*token_member;
-    std::vector<LayerActs> Owner::*blocks_member;
+    MemberOf<TrackedBuffer<Real>> real_member;
+    MemberOf<TrackedBuffer<Stat>> stat_member;
+    MemberOf<TrackedBuffer<int>> token_member;
+    MemberOf<std::vector<LayerActs>> blocks_member;
 
-    static Entry real(const char* n, MemCategory c, Count k, TrackedBuffer<Real> Owner::*m) {
+    static Entry real(const char* n, MemCategory c, Count k, MemberOf<TrackedBuffer<Real>> m) {
       return {n, c, k, m, nullptr, nullptr, nullptr};
     }
-    static Entry stat(const char* n, MemCategory c, Count k, TrackedBuffer<Stat> Owner::*m) {
+    static Entry stat(const char* n, MemCategory c, Count k, MemberOf<TrackedBuffer<Stat>> m) {
       return {n, c, k, nullptr, m, nullptr, nullptr};
     }
-    static Entry token(const char* n, MemCategory c, Count k, TrackedBuffer<int> Owner::*m) {
+    static Entry token(const char* n, MemCategory c, Count k, MemberOf<TrackedBuffer<int>> m) {
       return {n, c, k, nullptr, nullptr, m, nullptr};
     }
-    static Entry blocks(const char* n, std::vector<LayerActs> Owner::*m) {
+    static Entry blocks(const char* n, MemberOf<std::vector<LayerActs>> m) {
       return {n, MemCategory::Activations, nullptr, nullptr, nullptr, nullptr, m};
     }
     // Bytes per element, given those of Real: Stat is fp32 and tokens int32 whatever Real is.
