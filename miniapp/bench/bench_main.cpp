@@ -4,6 +4,7 @@
 #include <benchmark/benchmark.h>
 #include <mpi.h>
 
+#include "comm/device_select.hpp"
 #include "comm/mpi_defaults.hpp"
 #include "comm/watchdog.hpp"
 
@@ -43,7 +44,8 @@ int main(int argc, char** argv) {
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  Kokkos::initialize(argc, argv);
+  // One GPU per rank, as in the app: the local rank modulo the visible GPUs.
+  zm::start_kokkos_on_local_device(argc, argv, MPI_COMM_WORLD);
   {
     benchmark::Initialize(&argc, argv);
     if (rank == 0) {

@@ -1,6 +1,8 @@
+#include "comm/backend_choice.hpp"
 #include "comm/comm_types/mpi_communicator.hpp"
 #include "comm/communicator.hpp"
-#include "core/error.hpp"
+#include "comm/device_select.hpp"
+#include "core/log.hpp"
 
 #ifdef ZEROMINI_HAVE_NCCL
 #include "comm/comm_types/nccl_communicator.hpp"
@@ -8,26 +10,25 @@
 
 namespace zm {
 
+namespace {
+#ifdef ZEROMINI_HAVE_NCCL
+constexpr bool kBuildHasNccl = true;
+#else
+constexpr bool kBuildHasNccl = false;
+#endif
+}  // namespace
+
 std::unique_ptr<Communicator> make_communicator(const std::string& backend, MPI_Comm comm) {
-  std::string chosen = backend;
-  if (chosen == "auto") {
+  std::vector<std::string> node_identities;
+  if (kBuildHasNccl && backend != "mpi")
+    node_identities = plan_node_devices(comm, query_visible_devices()).node_identities;
+  const BackendChoice choice = agree_on_backend(comm, backend, kBuildHasNccl, node_identities);
+  if (!choice.reason.empty())
+    log_root("comm.backend auto: {}; using mpi (NCCL needs a GPU per rank)\n", choice.reason);
 #ifdef ZEROMINI_HAVE_NCCL
-    chosen = "nccl";
-#else
-    chosen = "mpi";
+  if (choice.backend == "nccl") return std::make_unique<NcclCommunicator>(comm);
 #endif
-  }
-  if (chosen == "mpi") return std::make_unique<MpiCommunicator>(comm);
-  if (chosen == "nccl") {
-#ifdef ZEROMINI_HAVE_NCCL
-    return std::make_unique<NcclCommunicator>(comm);
-#else
-    fail(
-        "comm.backend = \"nccl\": this build has no NCCL backend (it needs a Kokkos with CUDA); "
-        "expected \"mpi\" or \"auto\"");
-#endif
-  }
-  fail("comm.backend = \"{}\": expected \"mpi\", \"nccl\" or \"auto\"", backend);
+  return std::make_unique<MpiCommunicator>(comm);
 }
 
 }  // namespace zm

@@ -13,7 +13,7 @@
 
 namespace zm {
 
-Runtime::Runtime(int& argc, char**& argv) {
+Runtime::Runtime(int& argc, char**& argv, Devices devices) {
   zm::apply_mpi_library_defaults();
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
@@ -24,15 +24,16 @@ Runtime::Runtime(int& argc, char**& argv) {
   // MPI's default abort without context.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   set_log_rank(rank_);
+  if (devices == Devices::None) return;
   // One GPU per rank: the local rank modulo the visible GPUs (SLURM_LOCALID or not).
-  initialize_kokkos(argc, argv, select_local_device(MPI_COMM_WORLD));
+  start_kokkos_on_local_device(argc, argv, MPI_COMM_WORLD);
   make_blas_calls_sequential();
 }
 
 Runtime::~Runtime() {
   Watchdog& watchdog = Watchdog::get();
   watchdog.release();  // collective, while MPI is up
-  Kokkos::finalize();
+  if (Kokkos::is_initialized()) Kokkos::finalize();
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized) {

@@ -1,4 +1,6 @@
 // Process-wide setup of MPI and Kokkos for commands that run on ranks (run, inspect, export).
+// Commands that only read and write files (inspect, export) start MPI alone: they never touch a
+// GPU, so they work on a login node without one.
 #pragma once
 
 #include "core/abort_job.hpp"  // what the commands call on a rank's fatal error
@@ -7,7 +9,8 @@ namespace zm {
 
 class Runtime {
  public:
-  Runtime(int& argc, char**& argv);
+  enum class Devices { Kokkos, None };
+  Runtime(int& argc, char**& argv, Devices devices = Devices::Kokkos);
   ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;

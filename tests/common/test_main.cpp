@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "comm/device_select.hpp"
 #include "comm/mpi_defaults.hpp"
 #include "comm/watchdog.hpp"
 
@@ -65,7 +66,8 @@ int main(int argc, char** argv) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   zm::set_log_rank(rank);
-  Kokkos::initialize(argc, argv);
+  // One GPU per rank, as in the app: the local rank modulo the visible GPUs.
+  zm::start_kokkos_on_local_device(argc, argv, MPI_COMM_WORLD);
   if (!apply_team_shape_from_environment()) {
     Kokkos::finalize();
     MPI_Finalize();

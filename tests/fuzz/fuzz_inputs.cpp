@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 
 #include "comm/communicator.hpp"
+#include "comm/device_select.hpp"
 #include "comm/mpi_defaults.hpp"
 #include "core/deck.hpp"
 #include "core/error.hpp"
@@ -225,7 +226,7 @@ int main(int argc, char** argv) {
   zm::apply_mpi_library_defaults();
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-  Kokkos::initialize(argc, argv);
+  zm::start_kokkos_on_local_device(argc, argv, MPI_COMM_WORLD);
   // Progress lines and resume warnings, once per input, would bury the report: keep them quiet.
   zm::set_log_rank(-1);
   const int status = fuzz_for(target, corpus, seconds, rng);
