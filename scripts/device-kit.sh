@@ -64,6 +64,9 @@ ln -s mpiexec.hydra "$kit/bin/mpiexec"
 # The ctest tree and tests.list, with the scripts and decks the tests name.
 (cd "$build" && ctest --show-only=json-v1) >"$stage/tests.json"
 cp -r "$src/inputs" "$kit/inputs"
+# The test tree but its C++ sources: the scripts the tests run and the ones those call, decks.
+(cd "$src" && find tests -type f ! -name '*.cpp' ! -name '*.hpp' ! -name CMakeLists.txt) |
+  while read -r file; do install -D -m "$(stat -c %a "$src/$file")" "$src/$file" "$kit/$file"; done
 python3 "$root/scripts/device-kit/make_test_list.py" "$src" "$build" "$kit" "$stage/tests.json"
 # The rewritten tree lists the same tests to ctest (where the device has one).
 listed=$(cd "$kit/build" && ctest -N | sed -n 's/^Total Tests: //p')

@@ -129,17 +129,21 @@ step_sanitize() {
   can_run cuda || return
   command -v compute-sanitizer >/dev/null ||
     { result="skipped: compute-sanitizer unavailable"; return; }
-  local dir=$OUT/logs/sanitize tool errors notes=()
+  local dir=$OUT/logs/sanitize tool errors status notes=()
   result=pass
   for tool in memcheck racecheck; do
-    timeout 280 compute-sanitizer --tool $tool "$KIT/bin/zeromini" run "$KIT/inputs/tiny-test.toml" \
+    timeout 250 compute-sanitizer --tool $tool "$KIT/bin/zeromini" run "$KIT/inputs/tiny-test.toml" \
       --set train.steps=2 --set comm.backend=mpi --out "$WORK/sanitize-$tool" >"$dir/$tool.log" 2>&1
+    status=$?
     errors=$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) error.*/\1/p' "$dir/$tool.log" | tail -1)
-    if [[ -z $errors ]]; then
+    if ((status == 124)); then
+      notes+=("$tool: timed out after 250 s")
+      [[ $result == FAIL ]] || result=INCOMPLETE
+    elif [[ -z $errors ]]; then
       notes+=("$tool: not supported on this machine ($(grep -m1 -E 'Error|error|not supported' "$dir/$tool.log" | cut -c1-80))")
       [[ $result == pass ]] && result="skipped: not supported on this machine"
-    elif ((errors > 0)); then
-      result=FAIL notes+=("$tool: $errors errors")
+    elif ((errors > 0 || status != 0)); then
+      result=FAIL notes+=("$tool: $errors errors, exit $status")
     else
       notes+=("$tool: 0 errors")
     fi
