@@ -8,15 +8,22 @@ set -uo pipefail
 KIT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$PWD/check-out}
 STEP_BUDGET_S=${STEP_BUDGET_S:-540}
-mkdir -p "$OUT/logs"
+mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 export KIT OUT
 export PATH=$KIT/bin:$PATH  # mpiexec and hydra_pmi_proxy; the programs find lib/ by RUNPATH
 FLAVOR=$(sed -n 's/^flavor=//p' "$KIT/KIT-INFO")
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/zeromini-check.XXXXXX")  # runs' files: not returned
+# The runs' files and the logs, outside $OUT: only the summary and one archive of the logs go
+# there (a device returns few files).
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/zeromini-check.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
-# The CUDA toolkit's libraries, where the device keeps them outside the loader's default paths.
-if [[ $FLAVOR == cuda && -d /usr/local/cuda/lib64 ]]; then
+LOGS=$WORK/logs
+mkdir -p "$LOGS"
+rm -f "$OUT/summary.md" "$OUT/check-logs.tar.gz"
+# The CUDA toolkit's libraries, where the device keeps them outside the loader's default paths
+# (only then: other programs, PyTorch among them, keep their own).
+if [[ $FLAVOR == cuda && -d /usr/local/cuda/lib64 ]] &&
+  ldd "$KIT/bin/zeromini" | grep -Eq 'lib(cudart|cublas).*not found'; then
   export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64
 fi
 
@@ -43,16 +50,16 @@ write_summary() {
     echo "| step | result | seconds | detail |"
     echo "|---|---|---:|---|"
     printf '%s\n' "${summary_rows[@]}"
-    [[ -f $OUT/logs/perf/table.md ]] && { echo; cat "$OUT/logs/perf/table.md"; }
+    [[ -f $LOGS/perf/table.md ]] && { echo; cat "$LOGS/perf/table.md"; }
   } >"$OUT/summary.md"
-  tar -C "$OUT" -czf "$OUT/check-logs.tar.gz" logs
+  tar -C "$WORK" -czf "$OUT/check-logs.tar.gz" logs
 }
 
 overall=0
 for step in "${steps[@]}"; do
   echo "=== check.sh: $step"
   start=$SECONDS result= detail=
-  mkdir -p "$OUT/logs/$step"
+  mkdir -p "$LOGS/$step"
   "step_$step"
   [[ -n $result ]] || { result=FAIL; detail="the step set no result (a bug in the check)"; }
   [[ -n $detail ]] || detail=-

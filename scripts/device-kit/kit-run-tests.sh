@@ -44,9 +44,9 @@ run_one_test() {
 }
 
 # run_step_tests STEP SELECT: runs the tests for which `SELECT LABELS` succeeds; sets result
-# (pass, FAIL, INCOMPLETE or skipped: why) and detail; one log per test in $OUT/logs/STEP/.
+# (pass, FAIL, INCOMPLETE or skipped: why) and detail; one log per test in $LOGS/STEP/.
 run_step_tests() {
-  local step=$1 select=$2 dir=$OUT/logs/$1 start=$SECONDS
+  local step=$1 select=$2 dir=$LOGS/$1 start=$SECONDS
   local name labels procs timeout skip_rc depends needs workdir env_text cmd_text reason rc t0
   local passed=0 failed_names=() budget_names=()
   local -A reasons

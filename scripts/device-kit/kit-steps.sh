@@ -1,5 +1,5 @@
 # The steps of check.sh. Each sets result (pass, FAIL, INCOMPLETE or "skipped: why") and detail
-# (for the table), and writes its logs in $OUT/logs/STEP/. Sourced by kit-check.sh.
+# (for the table), and writes its logs in $LOGS/STEP/. Sourced by kit-check.sh.
 
 gpu_name() {  # the first GPU's name, empty without one
   command -v nvidia-smi >/dev/null || return 0
@@ -25,7 +25,7 @@ zm1() { "$KIT/bin/mpiexec" -n 1 "$KIT/bin/zeromini" "$@"; }  # one rank
 device_library='^(libcuda\.so|libcudart|libcublas|libcublasLt|libnccl|libnvidia)'
 
 step_env() {
-  local log=$OUT/logs/env/env.log file name missing=() expected=() count=0
+  local log=$LOGS/env/env.log file name missing=() expected=() count=0
   {
     echo "## KIT-INFO"; cat "$KIT/KIT-INFO"
     echo "## uname"; uname -a
@@ -37,8 +37,8 @@ step_env() {
   for file in "$KIT"/bin/* "$KIT"/lib/* $(find "$KIT/build" -name '*.so'); do
     [[ -L $file ]] && continue
     count=$((count + 1))
-    echo "## ldd $file" >>"$OUT/logs/env/ldd.log"
-    ldd "$file" >>"$OUT/logs/env/ldd.log" 2>&1
+    echo "## ldd $file" >>"$LOGS/env/ldd.log"
+    ldd "$file" >>"$LOGS/env/ldd.log" 2>&1
     while read -r name; do
       if [[ $FLAVOR == cuda && -z $GPU && $name =~ $device_library ]]; then
         [[ " ${expected[*]} " == *" $name "* ]] || expected+=("$name")
@@ -72,7 +72,7 @@ param_norm() { "$KIT/bin/zeromini" inspect "$1" 2>&1 | sed -n 's/^ *parameter no
 # nccl: one rank on NCCL and one on MPI, a tiny deck on the kit's token shard: equal losses.
 step_nccl() {
   can_run cuda || return
-  local dir=$OUT/logs/nccl backend
+  local dir=$LOGS/nccl backend
   local common=(--set train.steps=8 --set output.log_every=1 --set output.checkpoint_every=8
     --set data.source="$KIT/data/readme-tokens.bin" --set model.vocab=256)
   for backend in nccl mpi; do
@@ -95,7 +95,7 @@ step_nccl() {
 # steps 4-6 exactly; inspect of the results and the checkpoint; export.
 step_bf16() {
   can_run build || return
-  local dir=$OUT/logs/bf16 deck=$KIT/inputs/tiny-test.toml
+  local dir=$LOGS/bf16 deck=$KIT/inputs/tiny-test.toml
   local common=(--set train.precision=bf16 --set train.steps=6 --set output.log_every=1
     --set output.checkpoint_every=3)
   zm1 run "$deck" "${common[@]}" --out "$WORK/bf16-full" >"$dir/full.log" 2>&1 ||
@@ -129,7 +129,7 @@ step_sanitize() {
   can_run cuda || return
   command -v compute-sanitizer >/dev/null ||
     { result="skipped: compute-sanitizer unavailable"; return; }
-  local dir=$OUT/logs/sanitize tool errors status notes=()
+  local dir=$LOGS/sanitize tool errors status notes=()
   result=pass
   for tool in memcheck racecheck; do
     timeout 250 compute-sanitizer --tool $tool "$KIT/bin/zeromini" run "$KIT/inputs/tiny-test.toml" \
@@ -155,7 +155,7 @@ step_sanitize() {
 # traced run) beside the PyTorch reference, in the same call.
 step_perf() {
   can_run cuda || return
-  local dir=$OUT/logs/perf
+  local dir=$LOGS/perf
   GPU_BENCH_OUT=$dir timeout 570 bash "$KIT/scripts/gpu-bench.sh" "$KIT/bin/zeromini" \
     "$KIT/bench/torch_gpt_ref.py" >"$dir/gpu-bench.log" 2>&1
   sed -n '/^| zeromini |/,$p' "$dir/gpu-bench.log" >"$dir/table.md"
