@@ -98,7 +98,8 @@ summarize_step_tests() {
     text+="${text:+; }${counts[$reason]} $reason"
   done
   detail="$passed passed"
-  ((failed)) && detail+=", $failed failed: $*"
+  ((failed)) && detail+=", $failed failed: ${*:1:8}"
+  ((failed > 8)) && detail+=" and $((failed - 8)) more (logs/$step/tests.tsv)"
   ((skipped)) && detail+=", $skipped skipped ($text)"
   if ((failed)); then
     result=FAIL
