@@ -79,7 +79,10 @@ copy_libraries "$kit"/bin/* "${tool_libs[@]}"
 chmod u+w "$kit"/bin/* "$kit"/lib/* "${tool_libs[@]}"
 strip --strip-unneeded "$kit"/bin/mpiexec.hydra "$kit"/bin/hydra_pmi_proxy "$kit"/lib/* "${tool_libs[@]}"
 for file in "$kit"/bin/*; do [[ -L $file ]] || strip --strip-all "$file"; done
-for file in "$kit"/bin/*; do [[ -L $file ]] || patchelf --set-rpath '$ORIGIN/../lib' "$file"; done
+# A cuda kit's programs also look where CUDA installs its runtime and cuBLAS by default.
+bin_rpath='$ORIGIN/../lib'
+[[ $flavor == cuda ]] && bin_rpath+=':/usr/local/cuda/lib64'
+for file in "$kit"/bin/*; do [[ -L $file ]] || patchelf --set-rpath "$bin_rpath" "$file"; done
 for file in "$kit"/lib/*; do patchelf --set-rpath '$ORIGIN' "$file"; done
 for file in "${tool_libs[@]}"; do patchelf --set-rpath "\$ORIGIN/$(realpath --relative-to="$(dirname "$file")" "$kit/lib")" "$file"; done
 
@@ -107,7 +110,11 @@ python3 "$src/scripts/text-to-shard.py" "$src/README.md" "$kit/data/readme-token
   echo "revision=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)"
   echo "packed=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "torch_ref=$([[ -f $kit/bench/torch_gpt_ref.py ]] && echo yes || echo missing)"
-  "$kit/bin/zeromini" --version 2>/dev/null | head -3 | sed 's/^/version: /' || true
+  # A cuda build loads the driver: CUDA's stub library stands in for it here.
+  stub=$stage/stub && mkdir -p "$stub"
+  [[ -f /usr/local/cuda/lib64/stubs/libcuda.so ]] && ln -s /usr/local/cuda/lib64/stubs/libcuda.so "$stub/libcuda.so.1"
+  LD_LIBRARY_PATH=$stub${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$kit/bin/zeromini" --version 2>/dev/null |
+    head -3 | sed 's/^/version: /' || true
 } >"$kit/KIT-INFO"
 
 # No host path may be left in the kit's text files (the binaries' __FILE__ strings are not used):
