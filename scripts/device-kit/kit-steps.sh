@@ -148,24 +148,29 @@ step_sanitize() {
       notes+=("$tool: 0 errors")
     fi
   done
-  detail="${notes[*]}"
+  detail=$(printf '%s; ' "${notes[@]}")
+  detail=${detail%; }
 }
 
 # perf: scripts/gpu-bench.sh (GPT-2 124M, 8 x 1024 tokens, stages 0 and 3, fp32/tf32/bf16, a
 # traced run) beside the PyTorch reference, in the same call.
 step_perf() {
   can_run cuda || return
-  local dir=$LOGS/perf
+  local dir=$LOGS/perf status runs
   GPU_BENCH_OUT=$dir timeout 570 bash "$KIT/scripts/gpu-bench.sh" "$KIT/bin/zeromini" \
     "$KIT/bench/torch_gpt_ref.py" >"$dir/gpu-bench.log" 2>&1
+  status=$?
   sed -n '/^| zeromini |/,$p' "$dir/gpu-bench.log" >"$dir/table.md"
-  local runs missing
   runs=$(grep -c '^zeromini .* tokens/s$' "$dir/gpu-bench.log")
-  if ((runs < 6)); then
+  if ((status == 124)); then
+    result=INCOMPLETE detail="gpu-bench.sh timed out after 570 s ($runs of 6 zeromini runs measured)"
+  elif ((runs < 6)); then
     result=FAIL detail="$runs of 6 zeromini runs measured (logs/perf/gpu-bench.log)"
   elif grep -q 'not available; no side-by-side' "$dir/gpu-bench.log"; then
     result=INCOMPLETE detail="6 runs measured; no PyTorch reference on this machine"
+  elif [[ ! -s $dir/trace.json ]]; then
+    result=FAIL detail="6 runs measured beside PyTorch, but the traced run wrote no trace.json"
   else
-    result=pass detail="6 runs beside PyTorch: the table below"
+    result=pass detail="6 runs beside PyTorch, and a trace: the table below"
   fi
 }
