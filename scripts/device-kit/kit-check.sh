@@ -50,6 +50,8 @@ write_summary() {
     echo "| step | result | seconds | detail |"
     echo "|---|---|---:|---|"
     printf '%s\n' "${summary_rows[@]}"
+    echo
+    unselected_tests
     [[ -f $LOGS/perf/table.md ]] && { echo; cat "$LOGS/perf/table.md"; }
   } >"$OUT/summary.md"
   tar -C "$WORK" -czf "$OUT/check-logs.tar.gz" logs

@@ -111,3 +111,19 @@ summarize_step_tests() {
     result=pass
   fi
 }
+
+# unselected_tests: the tests no step runs, counted by their labels (workflow and Slurm tests
+# need the source tree or Slurm, fuzzing is the host's, kit_bare_check is the host's proof).
+unselected_tests() {
+  local name labels rest text= total=0
+  local -A count
+  while IFS=$'\t' read -r name labels rest; do
+    [[ -z $name || $name == '#'* ]] && continue
+    select_unit ",$labels," || select_mpi ",$labels," || count[$labels]=$((${count[$labels]:-0} + 1))
+  done <"$KIT/tests.list"
+  for labels in "${!count[@]}"; do
+    total=$((total + count[$labels]))
+    text+="${text:+, }$labels ${count[$labels]}"
+  done
+  ((total)) && echo "$total tests are not run from the kit (labels: $text): workflow and Slurm tests need the source tree and Slurm, fuzzing and the kit's own check are the host's."
+}
