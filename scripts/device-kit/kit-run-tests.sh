@@ -47,7 +47,7 @@ run_one_test() {
 # (pass, FAIL, INCOMPLETE or skipped: why) and detail; one log per test in $LOGS/STEP/.
 run_step_tests() {
   local step=$1 select=$2 dir=$LOGS/$1 start=$SECONDS
-  local name labels procs timeout skip_rc depends needs workdir env_text cmd_text reason rc t0
+  local name labels procs timeout skip_rc depends needs workdir env_text cmd_text reason rc t0 capped
   local passed=0 failed_names=() budget_names=()
   local -A reasons
   mkdir -p "$dir"
@@ -70,6 +70,9 @@ run_step_tests() {
       printf '%s\tskipped\t0\t%s\n' "$name" "$reason" >>"$dir/tests.tsv"
       continue
     fi
+    # No test runs past the step's budget: a device call ends at its limit, logs and all.
+    capped=
+    ((timeout > STEP_BUDGET_S - (SECONDS - start))) && capped=1 timeout=$((STEP_BUDGET_S - (SECONDS - start)))
     t0=$SECONDS
     run_one_test "$dir/$name.log" "$timeout" "$workdir" "$env_text" "$cmd_text"
     rc=$?
@@ -77,6 +80,10 @@ run_step_tests() {
       test_outcome[$name]=passed; passed=$((passed + 1)); reason=
     elif [[ -n $skip_rc && $rc == "$skip_rc" ]]; then
       test_outcome[$name]=skipped; reason="skipped itself (exit $rc)"
+      reasons[$reason]=$((${reasons[$reason]:-0} + 1))
+    elif [[ -n $capped ]] && ((rc == 124 || rc == 137)); then
+      test_outcome[$name]=skipped; budget_names+=("$name")
+      reason="stopped at the step's budget of $STEP_BUDGET_S s"
       reasons[$reason]=$((${reasons[$reason]:-0} + 1))
     else
       test_outcome[$name]=failed; failed_names+=("$name")
