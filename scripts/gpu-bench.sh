@@ -6,6 +6,8 @@
 #   scripts/gpu-bench.sh [ZEROMINI] [TORCH_REF]
 #     ZEROMINI   default build-cuda/bin/zeromini (cmake --preset cuda)
 #     TORCH_REF  default ../shared/bench/torch_gpt_ref.py; skipped when PyTorch is not importable
+#   GPU_BENCH_STEPS (default 20) steps per run; GPU_BENCH_OUT keeps every log and the trace.json
+#   of a short traced bf16 stage 3 run there (the device kit's check.sh perf step runs this).
 # Goals: bf16 >= 1.1x PyTorch torch.compile bf16; tf32 >= 1.2x PyTorch TF32 eager.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,6 +16,7 @@ torch_ref=${2:-$root/../shared/bench/torch_gpt_ref.py}
 steps=${GPU_BENCH_STEPS:-20}
 work=$(mktemp -d /tmp/zeromini-gpu-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
+keep=${GPU_BENCH_OUT:-}
 [ -x "$zeromini" ] || { echo "gpu-bench: no zeromini at $zeromini (build with cmake --preset cuda)"; exit 1; }
 "$zeromini" --version | head -3
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null || true
@@ -37,10 +40,23 @@ for precision in fp32 tf32 bf16; do
   done
 done
 
+# The timeline of a few bf16 stage 3 steps, apart from the timed runs.
+if [[ -n $keep ]]; then
+  "$zeromini" run "$root/inputs/gpt2-124m.toml" --set train.precision=bf16 --set zero.stage=3 \
+    --set train.steps=4 --set train.micro_batch=8 --set output.trace=true \
+    --out "$work/traced" >"$work/zeromini-traced.log" 2>&1 &&
+    echo "zeromini bf16 stage 3: trace.json of steps 2-3 written" ||
+    echo "zeromini bf16 stage 3 traced run: failed (exit $?)"
+  mkdir -p "$keep"
+  cp "$work"/*.log "$keep/" 2>/dev/null
+  [[ -f $work/traced/trace.json ]] && cp "$work/traced/trace.json" "$keep/trace.json"
+fi
+
 declare -A torch_tokens
 if [[ -f $torch_ref ]] && python3 -c "import torch" 2>/dev/null; then
   python3 "$torch_ref" --layers 12 --heads 12 --dim 768 --seq 1024 --batch 8 --vocab 50304 \
     --steps "$steps" --modes fp32,tf32,bf16_sdpa,bf16_compile >"$work/torch.jsonl" 2>"$work/torch.err"
+  [[ -n $keep ]] && cp "$work/torch.jsonl" "$work/torch.err" "$keep/"
   while read -r line; do
     mode=$(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print(r.get("mode",""), r.get("tokens_per_s",""))' "$line" 2>/dev/null) || continue
     set -- $mode

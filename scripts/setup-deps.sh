@@ -21,6 +21,8 @@ packages=(
   python3 python3-numpy python3-torch python3-h5py python3-matplotlib
   # A one-node Slurm for the workflow test
   slurm-wlm munge
+  # The device kit (scripts/device-kit.sh) and its check in a bare Debian root (kit-bare-check.sh)
+  patchelf xz-utils debootstrap
 )
 
 missing=()

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/test_paths.hpp"
 #include "core/deck.hpp"
 #include "core/error.hpp"
 
@@ -32,7 +33,7 @@ bool is_deck(const std::filesystem::path& path) {
 
 TEST(Deck, EveryDeckInInputsParsesAndValidates) {
   int count = 0;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(ZEROMINI_INPUTS_DIR)) {
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(zm_test::inputs_dir())) {
     if (!entry.is_regular_file() || !is_deck(entry.path())) continue;
     SCOPED_TRACE(entry.path().string());
     zm::Deck deck;

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "comm/communicator.hpp"
+#include "common/test_paths.hpp"
 #include "core/deck.hpp"
 #include "train/data.hpp"
 #include "train/trainer_typed.hpp"
@@ -113,7 +114,8 @@ TEST(TorchReference, LossGradientsAndThreeAdamWStepsMatchPyTorch) {
   manifest.close();
 
   const std::string command =
-      fmt::format("{} {} {}", ZEROMINI_PYTHON, ZEROMINI_REFERENCE_SCRIPT, dir.string());
+      fmt::format("{} {} {}", zm_test::path_from_environment("ZEROMINI_PYTHON"),
+                  zm_test::path_from_environment("ZEROMINI_REFERENCE_SCRIPT"), dir.string());
   const int status = std::system(command.c_str());
   EXPECT_EQ(status, 0) << "the PyTorch comparison failed: " << command;
   if (status == 0) std::filesystem::remove_all(dir);

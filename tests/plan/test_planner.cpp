@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iterator>
 
+#include "common/test_paths.hpp"
 #include "core/deck.hpp"
 #include "core/error.hpp"
 #include "plan/largest.hpp"
@@ -65,7 +66,7 @@ TEST(Planner, RunsInstantlyAtMillionsOfRanks) {
 }
 
 TEST(Planner, LargestModelThatFitsIsTheDeepestThatFits) {
-  const std::string machines = std::string(ZEROMINI_INPUTS_DIR) + "/machines";
+  const std::string machines = zm_test::inputs_dir() + "/machines";
   if (!std::filesystem::exists(machines + "/dgx-h100.toml")) GTEST_SKIP() << "no machine file";
   const zm::Machine m = zm::load_machine(machines + "/dgx-h100.toml");
   const zm::Deck deck = deck_with(12, 768, 12, "bf16");
@@ -202,7 +203,7 @@ const char* sharding_name(zm::LargestSharding sharding) {
 // The largest-model table (plan --largest): every answer is the deepest that fits, under the
 // option's own shard groups and recomputation, and its plan is the plan at that depth.
 TEST(PlannerLargest, AnswersAreTheDeepestThatFit) {
-  const std::string machines = std::string(ZEROMINI_INPUTS_DIR) + "/machines";
+  const std::string machines = zm_test::inputs_dir() + "/machines";
   if (!std::filesystem::exists(machines + "/dgx-h100.toml")) GTEST_SKIP() << "no machine file";
   const zm::Machine m = zm::load_machine(machines + "/dgx-h100.toml");
   zm::Deck deck = deck_with(12, 768, 12, "bf16");
@@ -299,7 +300,7 @@ TEST(PlannerLargest, NothingFitsAndImpossibleLayouts) {
 }
 
 TEST(Planner, EveryMachineFileLoads) {
-  const std::string machines = std::string(ZEROMINI_INPUTS_DIR) + "/machines";
+  const std::string machines = zm_test::inputs_dir() + "/machines";
   int count = 0;
   if (std::filesystem::exists(machines))
     for (const auto& entry : std::filesystem::directory_iterator(machines))

@@ -1,0 +1,176 @@
+# The steps of check.sh. Each sets result (pass, FAIL, INCOMPLETE or "skipped: why") and detail
+# (for the table), and writes its logs in $LOGS/STEP/. Sourced by kit-check.sh.
+
+gpu_name() {  # the first GPU's name, empty without one
+  command -v nvidia-smi >/dev/null || return 0
+  nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1
+}
+
+# can_run KIND: 0 when this machine runs the step; else sets result and detail.
+# KIND: build (the kit's programs: a cuda kit needs a GPU) or cuda (a GPU and a cuda kit).
+can_run() {
+  if [[ -z $GPU && ($1 == cuda || $FLAVOR == cuda) ]]; then
+    result="skipped: no GPU"
+  elif [[ $1 == cuda && $FLAVOR != cuda ]]; then
+    result="skipped: the $FLAVOR kit has no CUDA"
+  else
+    return 0
+  fi
+  return 1
+}
+
+zm1() { "$KIT/bin/mpiexec" -n 1 "$KIT/bin/zeromini" "$@"; }  # one rank
+
+# The CUDA driver and toolkit libraries a cuda kit leaves to the device.
+device_library='^(libcuda\.so|libcudart|libcublas|libcublasLt|libnccl|libnvidia)'
+
+step_env() {
+  local log=$LOGS/env/env.log file name missing=() expected=() count=0
+  {
+    echo "## KIT-INFO"; cat "$KIT/KIT-INFO"
+    echo "## uname"; uname -a
+    echo "## nvidia-smi"; nvidia-smi 2>&1 || echo "(no nvidia-smi)"
+    echo "## nvcc"; nvcc --version 2>&1 || echo "(no nvcc)"
+    echo "## NCCL"; ldconfig -p 2>/dev/null | grep -i libnccl || echo "(no libnccl in the loader's cache)"
+    echo "## zeromini --version"; "$KIT/bin/zeromini" --version 2>&1
+  } >"$log" 2>&1
+  for file in "$KIT"/bin/* "$KIT"/lib/* $(find "$KIT/build" -name '*.so'); do
+    [[ -L $file ]] && continue
+    count=$((count + 1))
+    echo "## ldd $file" >>"$LOGS/env/ldd.log"
+    ldd "$file" >>"$LOGS/env/ldd.log" 2>&1
+    while read -r name; do
+      if [[ $FLAVOR == cuda && -z $GPU && $name =~ $device_library ]]; then
+        [[ " ${expected[*]} " == *" $name "* ]] || expected+=("$name")
+      else
+        missing+=("${file#$KIT/}: $name")
+      fi
+    done < <(ldd "$file" 2>&1 | awk '/not found/ {print $1}')
+  done
+  detail="$count files resolved by ldd; GPU: ${GPU:-none}"
+  [[ -n $GPU ]] && detail+="; driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)"
+  ((${#expected[@]})) && detail+="; left to the device: ${expected[*]}"
+  if ((${#missing[@]})); then
+    result=FAIL detail+="; not found: ${missing[*]:0:6}"
+  else
+    result=pass
+  fi
+}
+
+# Labels are given as ,a,b,: the command-line and unit tests; the multi-rank tests.
+select_unit() { [[ ($1 == *,unit,* || $1 == *,cli,*) && $1 != *,workflow,* && $1 != *,slurm,* ]]; }
+select_mpi() {
+  [[ $1 == *,mpi,* && $1 != *,unit,* && $1 != *,cli,* && $1 != *,workflow,* && $1 != *,slurm,* ]]
+}
+step_unit() { can_run build && run_step_tests unit select_unit; }
+step_mpi() { can_run build && run_step_tests mpi select_mpi; }
+
+# step_lines LOG: "step N loss L |g| G" per logged step, to compare runs.
+step_lines() { sed -n 's/^\[stage [0-9]\] step *\([0-9]*\)\/[0-9]* *loss *\([^ ]*\) *|g| *\([^ ]*\).*/step \1 loss \2 |g| \3/p' "$1"; }
+param_norm() { "$KIT/bin/zeromini" inspect "$1" 2>&1 | sed -n 's/^ *parameter norm *//p'; }
+
+# nccl: one rank on NCCL and one on MPI, a tiny deck on the kit's token shard: equal losses.
+step_nccl() {
+  can_run cuda || return
+  local dir=$LOGS/nccl backend
+  local common=(--set train.steps=8 --set output.log_every=1 --set output.checkpoint_every=8
+    --set data.source="$KIT/data/readme-tokens.bin" --set model.vocab=256)
+  for backend in nccl mpi; do
+    zm1 run "$KIT/inputs/tiny-test.toml" "${common[@]}" --set comm.backend=$backend \
+      --out "$WORK/nccl-$backend" >"$dir/$backend.log" 2>&1 ||
+      { result=FAIL detail="the $backend run failed (logs/nccl/$backend.log)"; return; }
+    step_lines "$dir/$backend.log" >"$dir/$backend.steps"
+    param_norm "$WORK/nccl-$backend/checkpoints/step_00000008.h5" >>"$dir/$backend.steps"
+  done
+  if [[ $(wc -l <"$dir/mpi.steps") -lt 9 ]]; then
+    result=FAIL detail="found no step lines or parameter norm in logs/nccl/mpi.log"
+  elif diff "$dir/nccl.steps" "$dir/mpi.steps" >"$dir/diff.txt"; then
+    result=pass detail="8 steps: losses, gradient norms and the final parameter norm equal (NCCL vs MPI, 1 rank)"
+  else
+    result=FAIL detail="NCCL and MPI differ (logs/nccl/diff.txt)"
+  fi
+}
+
+# bf16: 6 steps with checkpoints, a resume from step 3 into a new directory, which must repeat
+# steps 4-6 exactly; inspect of the results and the checkpoint; export.
+step_bf16() {
+  can_run build || return
+  local dir=$LOGS/bf16 deck=$KIT/inputs/tiny-test.toml
+  local common=(--set train.precision=bf16 --set train.steps=6 --set output.log_every=1
+    --set output.checkpoint_every=3)
+  zm1 run "$deck" "${common[@]}" --out "$WORK/bf16-full" >"$dir/full.log" 2>&1 ||
+    { result=FAIL detail="the bf16 run failed (logs/bf16/full.log)"; return; }
+  zm1 run "$deck" "${common[@]}" --set train.resume="$WORK/bf16-full/checkpoints/step_00000003.h5" \
+    --out "$WORK/bf16-resumed" >"$dir/resumed.log" 2>&1 ||
+    { result=FAIL detail="the resumed bf16 run failed (logs/bf16/resumed.log)"; return; }
+  step_lines "$dir/full.log" | sed -n '/^step [456] /p' >"$dir/full.steps"
+  step_lines "$dir/resumed.log" >"$dir/resumed.steps"
+  "$KIT/bin/zeromini" inspect "$WORK/bf16-full/results.h5" >"$dir/inspect-results.log" 2>&1
+  "$KIT/bin/zeromini" inspect "$WORK/bf16-full/checkpoints/step_00000006.h5" >"$dir/inspect-checkpoint.log" 2>&1
+  "$KIT/bin/zeromini" export "$WORK/bf16-full/checkpoints/step_00000006.h5" "$WORK/gpt2.h5" >"$dir/export.log" 2>&1
+  local full_norm resumed_norm
+  full_norm=$(param_norm "$WORK/bf16-full/checkpoints/step_00000006.h5")
+  resumed_norm=$(param_norm "$WORK/bf16-resumed/checkpoints/step_00000006.h5")
+  if [[ $(wc -l <"$dir/full.steps") -ne 3 ]] || ! diff "$dir/full.steps" "$dir/resumed.steps" >"$dir/diff.txt"; then
+    result=FAIL detail="the resumed run does not repeat steps 4-6 (logs/bf16/diff.txt)"
+  elif [[ -z $full_norm || $full_norm != "$resumed_norm" ]]; then
+    result=FAIL detail="final parameter norms differ: $full_norm vs $resumed_norm"
+  elif ! grep -Eq 'status +completed' "$dir/inspect-results.log"; then
+    result=FAIL detail="inspect of results.h5 (logs/bf16/inspect-results.log)"
+  elif ! grep -q 'tensors exported' "$dir/export.log" || [[ ! -s $WORK/gpt2.h5 ]]; then
+    result=FAIL detail="export failed (logs/bf16/export.log)"
+  else
+    result=pass detail="resume from step 3 repeats steps 4-6 (loss, |g|, parameter norm $full_norm); inspect and export work"
+  fi
+}
+
+# sanitize: compute-sanitizer's memcheck and racecheck on a 2-step tiny run.
+step_sanitize() {
+  can_run cuda || return
+  command -v compute-sanitizer >/dev/null ||
+    { result="skipped: compute-sanitizer unavailable"; return; }
+  local dir=$LOGS/sanitize tool errors status notes=()
+  result=pass
+  for tool in memcheck racecheck; do
+    timeout 250 compute-sanitizer --tool $tool "$KIT/bin/zeromini" run "$KIT/inputs/tiny-test.toml" \
+      --set train.steps=2 --set comm.backend=mpi --out "$WORK/sanitize-$tool" >"$dir/$tool.log" 2>&1
+    status=$?
+    errors=$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) error.*/\1/p' "$dir/$tool.log" | tail -1)
+    if ((status == 124)); then
+      notes+=("$tool: timed out after 250 s")
+      [[ $result == FAIL ]] || result=INCOMPLETE
+    elif [[ -z $errors ]]; then
+      notes+=("$tool: not supported on this machine ($(grep -m1 -E 'Error|error|not supported' "$dir/$tool.log" | cut -c1-80))")
+      [[ $result == pass ]] && result="skipped: not supported on this machine"
+    elif ((errors > 0 || status != 0)); then
+      result=FAIL notes+=("$tool: $errors errors, exit $status")
+    else
+      notes+=("$tool: 0 errors")
+    fi
+  done
+  detail=$(printf '%s; ' "${notes[@]}")
+  detail=${detail%; }
+}
+
+# perf: scripts/gpu-bench.sh (GPT-2 124M, 8 x 1024 tokens, stages 0 and 3, fp32/tf32/bf16, a
+# traced run) beside the PyTorch reference, in the same call.
+step_perf() {
+  can_run cuda || return
+  local dir=$LOGS/perf status runs
+  GPU_BENCH_OUT=$dir timeout 570 bash "$KIT/scripts/gpu-bench.sh" "$KIT/bin/zeromini" \
+    "$KIT/bench/torch_gpt_ref.py" >"$dir/gpu-bench.log" 2>&1
+  status=$?
+  sed -n '/^| zeromini |/,$p' "$dir/gpu-bench.log" >"$dir/table.md"
+  runs=$(grep -c '^zeromini .* tokens/s$' "$dir/gpu-bench.log")
+  if ((status == 124)); then
+    result=INCOMPLETE detail="gpu-bench.sh timed out after 570 s ($runs of 6 zeromini runs measured)"
+  elif ((runs < 6)); then
+    result=FAIL detail="$runs of 6 zeromini runs measured (logs/perf/gpu-bench.log)"
+  elif grep -q 'not available; no side-by-side' "$dir/gpu-bench.log"; then
+    result=INCOMPLETE detail="6 runs measured; no PyTorch reference on this machine"
+  elif [[ ! -s $dir/trace.json ]]; then
+    result=FAIL detail="6 runs measured beside PyTorch, but the traced run wrote no trace.json"
+  else
+    result=pass detail="6 runs beside PyTorch, and a trace: the table below"
+  fi
+}

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Proves a device kit on this machine: runs its check.sh in a bare Debian root (debootstrap
+# minbase, nothing from this machine's packages) under chroot, with /proc and /dev/shm mounted in
+# a private mount namespace. The openmp kit runs every step (the GPU-only ones report "skipped:
+# no GPU"); in a cuda kit the env step shows every library resolved but the CUDA driver and
+# toolkit libraries that the device provides. Run as root.
+#
+#   scripts/kit-bare-check.sh [--flavor openmp|cuda] [--kit DIR] [--root DIR] [STEP...]
+#     --kit   the kit (default device-kit/; scripts/device-kit.sh --flavor F --out DIR makes it)
+#     --root  the bare root, made once and reused (default /var/cache/zeromini/bare-bookworm)
+# The check's output lands in DIR/bare-check-out/ (summary.md, check-logs.tar.gz).
+set -euo pipefail
+root_dir=$(cd "$(dirname "$0")/.." && pwd)
+flavor=openmp kit=$root_dir/device-kit bare=/var/cache/zeromini/bare-bookworm
+while (($#)); do
+  case $1 in
+    --flavor) flavor=${2:?}; shift 2 ;;
+    --kit) kit=${2:?}; shift 2 ;;
+    --root) bare=${2:?}; shift 2 ;;
+    -*) echo "usage: $0 [--flavor openmp|cuda] [--kit DIR] [--root DIR] [STEP...]" >&2; exit 2 ;;
+    *) break ;;
+  esac
+done
+[[ $(id -u) -eq 0 ]] || { echo "kit-bare-check: run as root (debootstrap, chroot, mount)" >&2; exit 1; }
+[[ -f $kit/check.sh && -f $kit/zeromini-kit.tar.xz ]] ||
+  { echo "kit-bare-check: no kit in $kit: scripts/device-kit.sh --flavor $flavor --out $kit" >&2; exit 1; }
+kit=$(cd "$kit" && pwd)
+packed=$(xz -dc "$kit/zeromini-kit.tar.xz" | tar -xOf - kit/KIT-INFO | sed -n 's/^flavor=//p')
+[[ $packed == "$flavor" ]] || { echo "kit-bare-check: $kit is a $packed kit, not $flavor" >&2; exit 1; }
+
+# The bare root, from the apt source this machine uses.
+if [[ ! -x $bare/bin/bash ]]; then
+  mirror=$(sed -n 's/^URIs: *\(http[^ ]*debian\)$/\1/p; s/^deb \(http[^ ]*debian\) .*/\1/p' \
+    /etc/apt/sources.list /etc/apt/sources.list.d/* 2>/dev/null | head -1)
+  echo "kit-bare-check: debootstrap --variant=minbase bookworm $bare ${mirror:-http://deb.debian.org/debian}"
+  debootstrap --variant=minbase bookworm "$bare" "${mirror:-http://deb.debian.org/debian}" >/dev/null
+fi
+# Bare means none of what the kit carries: no MPI, HDF5, OpenBLAS, OpenMP runtime, no python3.
+for lib in libmpich.so.12 libhdf5_openmpi.so libhdf5_mpich.so.103 libopenblas.so.0 libgomp.so.1 libgfortran.so.5; do
+  if find "$bare/usr/lib" "$bare/lib" -name "$lib" 2>/dev/null | grep -q .; then
+    echo "kit-bare-check: $bare is not bare: it has $lib" >&2
+    exit 1
+  fi
+done
+for program in python3 mpiexec ctest nvidia-smi; do
+  [[ ! -e $bare/usr/bin/$program ]] || { echo "kit-bare-check: $bare has $program" >&2; exit 1; }
+done
+
+inside=/kit-check
+rm -rf "${bare:?}$inside"
+mkdir -p "$bare$inside"
+cp "$kit/check.sh" "$kit/zeromini-kit.tar.xz" "$kit/xz" "$kit/liblzma.so.5" "$bare$inside/"
+start=$SECONDS
+status=0
+unshare --mount --fork bash -c '
+  mount -t proc proc "$1/proc" && mkdir -p "$1/dev/shm" && mount -t tmpfs tmpfs "$1/dev/shm" &&
+  chroot "$1" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TMPDIR=/tmp \
+    OUT='"$inside"'/out /bin/bash '"$inside"'/check.sh "${@:2}"' _ "$bare" "$@" || status=$?
+rm -rf "$kit/bare-check-out"
+cp -r "$bare$inside/out" "$kit/bare-check-out"
+echo "kit-bare-check: the $flavor kit in a bare Debian root: exit $status after $((SECONDS - start)) s;" \
+  "output in $kit/bare-check-out"
+exit $status

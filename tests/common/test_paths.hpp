@@ -1,0 +1,26 @@
+// Paths that ctest hands to the tests in their environment (tests/*/CMakeLists.txt) rather than
+// compiled in: no host path lives in a test executable, and a copy of the test tree elsewhere
+// (scripts/device-kit.sh) points them at its own files.
+#pragma once
+
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+namespace zm_test {
+
+// The value of an environment variable that ctest sets; a clear failure where it is missing.
+inline std::string path_from_environment(const char* name) {
+  const char* value = std::getenv(name);
+  if (value == nullptr || *value == '\0')
+    throw std::runtime_error(std::string(name) +
+                             " is not set (ctest sets it: run the test through ctest)");
+  return value;
+}
+
+// The repository's inputs/ directory (decks and machine files).
+inline std::string inputs_dir() {
+  return path_from_environment("ZEROMINI_INPUTS_DIR");
+}
+
+}  // namespace zm_test
