@@ -64,12 +64,17 @@ struct Watchdog::State {
   ProgressSlots slots;
   std::thread thread;
   std::atomic<bool> running{false};
+  // Held while the device checks run, so that unwatch_device waits for a running one.
+  std::mutex device_mutex;
+  std::vector<std::pair<int, std::function<std::string()>>> device_checks;
+  int next_device_check = 0;
 
   ~State() {
     running = false;
     if (thread.joinable()) thread.join();
   }
   void watch();
+  void check_devices();
   [[noreturn]] void end_job(const std::string& message, int code);
   std::string describe(const Region& region, double waited, const std::string& ranks) const;
   std::string waited_for(const Region& region, double now, bool remote);
@@ -164,6 +169,32 @@ void Watchdog::leave() {
   if (!s.regions.empty()) s.regions.back().progress = wall_seconds();
 }
 
+int Watchdog::watch_device(std::function<std::string()> check) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.device_mutex);
+  s.device_checks.emplace_back(++s.next_device_check, std::move(check));
+  return s.next_device_check;
+}
+
+void Watchdog::unwatch_device(int id) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.device_mutex);
+  for (auto it = s.device_checks.begin(); it != s.device_checks.end(); ++it) {
+    if (it->first != id) continue;
+    s.device_checks.erase(it);
+    return;
+  }
+}
+
+// From the thread, outside `mutex`: a check may take its own locks and call the device.
+void Watchdog::State::check_devices() {
+  std::lock_guard<std::mutex> lock(device_mutex);
+  for (const auto& entry : device_checks) {
+    const std::string failure = entry.second();
+    if (!failure.empty()) end_job(failure, kExitWatchdog);
+  }
+}
+
 void Watchdog::check_deadline() {
   State& s = state();
   const double now = wall_seconds();
@@ -188,6 +219,7 @@ void Watchdog::check_deadline() {
 void Watchdog::State::watch() {
   while (running) {
     std::this_thread::sleep_for(kTick);
+    check_devices();
     const double now = wall_seconds();
     std::lock_guard<std::mutex> lock(mutex);
     slots.beat(milliseconds(now));

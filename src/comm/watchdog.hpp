@@ -17,6 +17,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -62,6 +63,13 @@ class Watchdog {
   // BlockingRegion's bookkeeping.
   void enter(std::string operation, int64_t sequence, WaitKind kind);
   void leave();
+
+  // Work that completes where no wait polls it (collectives on a device stream): the thread
+  // calls `check` at every tick once armed, whatever region is open, and ends the job with the
+  // message it returns when that is not empty (DeviceOpMonitor::poll). Returns an id for
+  // unwatch_device, which returns once no call of `check` is running.
+  int watch_device(std::function<std::string()> check);
+  void unwatch_device(int id);
 
  private:
   Watchdog() = default;

@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "comm/watchdog.hpp"
+#include "comm/watched_mpi.hpp"
 #include "core/abort_job.hpp"
 #include "core/compat.hpp"
+#include "core/timer.hpp"
 
 namespace zm {
 
@@ -61,6 +64,30 @@ class NcclPendingOp : public detail::PendingOp {
   int rank_;
 };
 
+// The monitor's device side. It runs on the watchdog's thread, which first makes this rank's
+// GPU its current device.
+class NcclDeviceOps : public DeviceOpMonitor::Device {
+ public:
+  NcclDeviceOps(ncclComm_t comm, int device) : comm_(comm), device_(device) {}
+  bool complete(void* done) override {
+    cudaSetDevice(device_);
+    // An error other than "not ready" is the device's, reported by the next CUDA call.
+    return cudaEventQuery(static_cast<cudaEvent_t>(done)) != cudaErrorNotReady;
+  }
+  void release(void* done) override { cudaEventDestroy(static_cast<cudaEvent_t>(done)); }
+  std::string async_error() override {
+    ncclResult_t state = ncclSuccess;
+    if (ncclCommGetAsyncError(comm_, &state) != ncclSuccess) return "ncclCommGetAsyncError failed";
+    if (state == ncclSuccess || state == ncclInProgress) return "";
+    return fmt::format("{} ({})", ncclGetErrorString(state), ncclGetLastError(comm_));
+  }
+  void abort() override { ncclCommAbort(comm_); }
+
+ private:
+  ncclComm_t comm_;
+  int device_;
+};
+
 }  // namespace
 
 NcclCommunicator::NcclCommunicator(MPI_Comm comm) {
@@ -73,18 +100,32 @@ NcclCommunicator::NcclCommunicator(MPI_Comm comm) {
     if (result != ncclSuccess)
       nccl_failure("ncclGetUniqueId", ncclGetErrorString(result), 0, DType::F32, rank_);
   }
-  MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, mpi_comm_);
-  const ncclResult_t result = ncclCommInitRank(&comm_, size_, id, rank_);
-  if (result != ncclSuccess)
-    nccl_failure("ncclCommInitRank", ncclGetErrorString(result), 0, DType::F32, rank_);
+  watched_bcast(&id, sizeof(id), MPI_BYTE, 0, mpi_comm_, "the NCCL unique id");
+  {
+    // Every rank of the communicator must arrive: one that does not leaves the others here.
+    BlockingRegion region("NCCL communicator initialisation (ncclCommInitRank)", kLocalRegion,
+                          WaitKind::Blocking);
+    const ncclResult_t result = ncclCommInitRank(&comm_, size_, id, rank_);
+    if (result != ncclSuccess)
+      nccl_failure("ncclCommInitRank", ncclGetErrorString(result), 0, DType::F32, rank_);
+  }
   check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate", rank_);
   check_cuda(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming), "cudaEventCreate", rank_);
   compute_stream_ = ExecSpace().cuda_stream();
+  int device = 0;
+  check_cuda(cudaGetDevice(&device), "cudaGetDevice", rank_);
+  device_ops_ = std::make_unique<NcclDeviceOps>(comm_, device);
+  monitor_ = std::make_unique<DeviceOpMonitor>(*device_ops_, rank_, "NCCL", wall_seconds);
+  monitor_->set_timeout(Watchdog::get().timeout());
+  watch_id_ = Watchdog::get().watch_device([this] { return monitor_->poll(); });
 }
 
 NcclCommunicator::~NcclCommunicator() {
-  if (stream_) cudaStreamSynchronize(stream_);
-  if (comm_) ncclCommDestroy(comm_);
+  Watchdog::get().unwatch_device(watch_id_);
+  const bool aborted = monitor_->aborted();
+  monitor_.reset();
+  if (stream_ && !aborted) cudaStreamSynchronize(stream_);
+  if (comm_ && !aborted) ncclCommDestroy(comm_);
   if (ready_) cudaEventDestroy(ready_);
   if (stream_) cudaStreamDestroy(stream_);
   int finalized = 0;
@@ -106,6 +147,11 @@ std::unique_ptr<detail::PendingOp> NcclCommunicator::finish_post(ncclResult_t re
   cudaEvent_t done = nullptr;
   check_cuda(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreate", rank_);
   check_cuda(cudaEventRecord(done, stream_), "cudaEventRecord", rank_);
+  // A second event for the monitor: the pending op's is gone once a wait has queued on it.
+  cudaEvent_t watched = nullptr;
+  check_cuda(cudaEventCreateWithFlags(&watched, cudaEventDisableTiming), "cudaEventCreate", rank_);
+  check_cuda(cudaEventRecord(watched, stream_), "cudaEventRecord", rank_);
+  monitor_->posted(op, count, dtype_size(type), watched);
   auto pending = std::make_unique<NcclPendingOp>(done, compute_stream_, rank_);
   pending->device_posted = posted_;
   pending->device_completed = stream_stamp(stream_);

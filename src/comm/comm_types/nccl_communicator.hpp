@@ -3,13 +3,22 @@
 // default execution space by an event; waiting makes the default stream wait for the
 // collective's completion event, so compute waits only for what it needs and the host does not
 // block. In-place forms follow the Communicator's conventions, which are NCCL's own.
+//
+// Nothing can hang: the watchdog's thread polls a DeviceOpMonitor of this communicator's
+// collectives (each one's completion event, ncclCommGetAsyncError), and a collective in flight
+// longer than comm.timeout_s, or an asynchronous error, aborts the communicator (ncclCommAbort)
+// and ends the job naming the rank, the collective and its bytes. That covers collectives outside
+// the steps too (checkpoints, evaluation); initialisation is a watched region.
 #pragma once
 
 #include <cuda_runtime.h>
 #include <mpi.h>
 #include <nccl.h>
 
+#include <memory>
+
 #include "comm/communicator.hpp"
+#include "comm/device_op_monitor.hpp"
 
 namespace zm {
 
@@ -22,7 +31,7 @@ class NcclCommunicator : public Communicator {
   int size() const override { return size_; }
   std::string name() const override { return "nccl"; }
   MPI_Comm mpi_comm() const override { return mpi_comm_; }
-  void set_timeout(double seconds) override { timeout_ = seconds; }
+  void set_timeout(double seconds) override { monitor_->set_timeout(seconds); }
 
  protected:
   std::unique_ptr<detail::PendingOp> post_all_reduce(void* data, size_t count, DType type) override;
@@ -47,7 +56,10 @@ class NcclCommunicator : public Communicator {
   cudaStream_t compute_stream_ = nullptr;  // Kokkos' default execution space
   cudaEvent_t ready_ = nullptr;
   Stamp posted_;  // the stream stamp before the collective being posted
-  double timeout_ = 300.0;
+  // The device side of the monitor (events, async errors, abort), then the monitor itself.
+  std::unique_ptr<DeviceOpMonitor::Device> device_ops_;
+  std::unique_ptr<DeviceOpMonitor> monitor_;
+  int watch_id_ = 0;
 };
 
 }  // namespace zm
