@@ -2,7 +2,6 @@
 
 #include <mpi.h>
 
-#include <cstring>
 #include <utility>
 
 namespace zm {
@@ -25,17 +24,11 @@ void to_device(void* device, const char* host, size_t bytes) {
 }
 
 // Moves an unstaged in-place reduce-scatter result from the start of the buffer to its slot at
-// `offset` (the two may overlap).
+// `offset`. The two never overlap (offset is rank * bytes, and rank 0's result is in place
+// already), so one copy does it, on the device too, without a temporary.
 void move_to_slot(char* base, size_t offset, size_t bytes) {
   if (offset == 0) return;
-  if (device_is_host()) {
-    std::memmove(base + offset, base, bytes);
-  } else {
-    // Device memory without staging (GPU-aware MPI): copy through a temporary.
-    Kokkos::View<char*, MemSpace> tmp("mpi_rs_tmp", bytes);
-    Kokkos::deep_copy(tmp, ConstDeviceBytes(base, bytes));
-    Kokkos::deep_copy(DeviceBytes(base + offset, bytes), tmp);
-  }
+  Kokkos::deep_copy(DeviceBytes(base + offset, bytes), ConstDeviceBytes(base, bytes));
 }
 
 // MPI's in-place reduce-scatter reads the whole input from the receive buffer and leaves the
