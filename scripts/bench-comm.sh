@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
 # Collective bandwidth of the Communicator beside the raw MPI call, as a markdown table.
-#   scripts/bench-comm.sh [RANKS] [OUT.md]      (default: 2 ranks, print to stdout)
+#   scripts/bench-comm.sh [--backend=mpi|nccl] [RANKS] [OUT.md]   (default: mpi, 2 ranks, stdout)
 # Runs zeromini-bench's Comm/* cases (1 KiB .. 256 MiB) under mpiexec and formats their JSON.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+command="scripts/bench-comm.sh $*"
+backend=mpi
+case "${1:-}" in
+  --backend=*) backend=${1#--backend=}; shift ;;
+esac
 ranks=${1:-2}
 out=${2:-/dev/stdout}
 json=$(mktemp /tmp/zeromini-bench-comm.XXXXXX.json)
 trap 'rm -f "$json"' EXIT
-OPENBLAS_NUM_THREADS=1 mpiexec -n "$ranks" "$root/build/bin/zeromini-bench" \
+OPENBLAS_NUM_THREADS=1 mpiexec -n "$ranks" "$root/build/bin/zeromini-bench" --backend="$backend" \
   --benchmark_filter='^Comm/' --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
   --benchmark_format=json >"$json"
-command="scripts/bench-comm.sh $*"
 revision=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
-python3 - "$json" "$ranks" "$command" "$revision" >"$out" <<'PY'
+python3 - "$json" "$ranks" "$command" "$revision" "$backend" >"$out" <<'PY'
 import json, sys, platform, datetime
 data = json.load(open(sys.argv[1]))
 ranks = sys.argv[2]
@@ -25,7 +29,7 @@ for b in data["benchmarks"]:
     _, op, size = b["name"].split("/")[:3]
     rows[(op, int(size))] = b
 ctx = data["context"]
-print(f"# Collective bandwidth at {ranks} ranks: Communicator vs raw MPI")
+print(f"# Collective bandwidth at {ranks} ranks: Communicator ({sys.argv[5]}) vs raw MPI")
 print()
 print(f"- command: `{sys.argv[3]}` (zeromini {sys.argv[4]}; MPICH, shared memory)")
 print(f"- date: {ctx.get('date', '')}; host: {ctx.get('host_name', platform.node())}, "
@@ -36,6 +40,9 @@ print("- raw MPI (MPI_Allreduce, MPI_Reduce_scatter_block, MPI_Allgather) and th
       "blocking call alternate iteration by iteration on the same buffers; each figure is the "
       "median of 5 repetitions")
 print("- ratio = Communicator busbw / raw MPI busbw, measured together in each repetition")
+labels = sorted({b.get("label", "") for b in rows.values()} - {""})
+if labels:
+    print(f"- paths: {'; '.join(labels)}")
 print()
 print("| op | size | raw algbw GB/s | raw busbw GB/s | Communicator algbw GB/s | Communicator busbw GB/s | ratio |")
 print("|---|---:|---:|---:|---:|---:|---:|")

@@ -1,6 +1,10 @@
 // Collective bandwidth: the Communicator call beside the raw MPI call on the same buffers, in
-// the same run. Reported as nccl-tests does: algorithm bandwidth S/t and bus bandwidth
-// (x 2(N-1)/N for all-reduce, x (N-1)/N for reduce-scatter and all-gather), S the whole buffer.
+// the same run. The Communicator's backend is zeromini-bench's --backend=mpi|nccl (bench_util.hpp).
+// The raw MPI baseline does what a user's code would on device buffers: it hands MPI the device
+// pointers only where MPI reads device memory (mpi_gpu_aware.hpp), and otherwise copies through
+// host buffers around each call; the case's label says which. Reported as nccl-tests does:
+// algorithm bandwidth S/t and bus bandwidth (x 2(N-1)/N for all-reduce, x (N-1)/N for
+// reduce-scatter and all-gather), S the whole buffer.
 //
 // Google Benchmark chooses iteration counts per process, which would desynchronise the ranks
 // of a collective; every case here has a fixed iteration count, and each iteration's time is
@@ -10,17 +14,53 @@
 
 #include <map>
 #include <memory>
+#include <string>
+#include <utility>
 
 #include "bench_util.hpp"
+#include "comm/comm_types/mpi_gpu_aware.hpp"
+#include "comm/comm_types/staging_pool.hpp"
 #include "comm/communicator.hpp"
 
 namespace {
 
 enum class Op { AllReduce, ReduceScatter, AllGather };
 
+// How the raw MPI baseline reaches the buffers.
+enum class RawPath { Host, DevicePointers, StagedThroughHost };
+
+RawPath raw_path() {
+  if (zm::device_is_host()) return RawPath::Host;
+  static const bool aware = zm::mpi_gpu_aware().aware;
+  return aware ? RawPath::DevicePointers : RawPath::StagedThroughHost;
+}
+
+const char* raw_path_label(RawPath path) {
+  switch (path) {
+    case RawPath::Host:
+      return "raw MPI on host buffers";
+    case RawPath::DevicePointers:
+      return "raw MPI on device pointers (CUDA-aware MPI)";
+    case RawPath::StagedThroughHost:
+      return "raw MPI staged through host buffers";
+  }
+  return "";
+}
+
 struct Buffers {
   Kokkos::View<float*, zm::MemSpace> send, recv;
+  Kokkos::View<float*, zm::StagingSpace> host_send, host_recv;  // the raw baseline's staging
 };
+
+// The Communicator of the Comm/* cases, on the chosen backend; freed before finalize.
+zm::Communicator& bench_communicator() {
+  static std::unique_ptr<zm::Communicator> comm;
+  if (!comm) {
+    comm = zm::make_communicator(zm::bench::comm_bench_backend(), MPI_COMM_WORLD);
+    zm::bench::before_finalize([] { comm.reset(); });
+  }
+  return *comm;
+}
 
 // One set of buffers per size (reused by the raw and the Communicator runs).
 std::map<size_t, Buffers>& buffer_cache() {
@@ -34,10 +74,15 @@ Buffers& buffers(size_t elements, int ranks) {
   auto found = cache.find(elements);
   if (found != cache.end()) return found->second;
   if (!cache.empty()) cache.clear();  // keep one size alive at a time
-  Buffers b{Kokkos::View<float*, zm::MemSpace>("send", elements),
-            Kokkos::View<float*, zm::MemSpace>("recv", elements)};
+  Buffers b;
+  b.send = Kokkos::View<float*, zm::MemSpace>("send", elements);
+  b.recv = Kokkos::View<float*, zm::MemSpace>("recv", elements);
   Kokkos::deep_copy(b.send, 1.0f);
   (void)ranks;
+  if (raw_path() == RawPath::StagedThroughHost) {
+    b.host_send = Kokkos::View<float*, zm::StagingSpace>("host_send", elements);
+    b.host_recv = Kokkos::View<float*, zm::StagingSpace>("host_recv", elements);
+  }
   return cache.emplace(elements, b).first->second;
 }
 
@@ -47,36 +92,60 @@ int64_t iterations_for(int64_t bytes) {
   return 10;
 }
 
-// Raw MPI and the Communicator alternate iteration by iteration on the same buffers, so that both
-// see the same machine state (a VM's memory bandwidth drifts by tens of percent over seconds);
-// the case reports both bandwidths and their ratio. The benchmark's own time is the
-// Communicator's.
-// One call of the collective, through raw MPI or through the Communicator.
-void call_once(Op op, bool raw, zm::Communicator& comm, Buffers& b, size_t elements, size_t shard) {
+// The first `n` elements of `from` into `to`.
+template <typename To, typename From>
+void copy_prefix(const To& to, const From& from, size_t n) {
+  const auto range = std::make_pair(size_t(0), n);
+  Kokkos::deep_copy(Kokkos::subview(to, range), Kokkos::subview(from, range));
+}
+
+// One raw MPI call, on the device buffers or through host copies of them (what MPI reads
+// before, what it wrote after).
+void raw_call(Op op, Buffers& b, size_t elements, size_t shard, int ranks) {
+  const bool staged = raw_path() == RawPath::StagedThroughHost;
+  float* send = staged ? b.host_send.data() : b.send.data();
+  float* recv = staged ? b.host_recv.data() : b.recv.data();
+  const size_t whole = shard * static_cast<size_t>(ranks);
+  const int n = static_cast<int>(shard);
   MPI_Comm world = MPI_COMM_WORLD;
   switch (op) {
     case Op::AllReduce:
-      if (raw)
-        MPI_Allreduce(MPI_IN_PLACE, b.send.data(), static_cast<int>(elements), MPI_FLOAT, MPI_SUM,
-                      world);
-      else
-        comm.all_reduce_sum(b.send.data(), elements, zm::DType::F32);
+      if (staged) copy_prefix(b.host_send, b.send, elements);
+      MPI_Allreduce(MPI_IN_PLACE, send, static_cast<int>(elements), MPI_FLOAT, MPI_SUM, world);
+      if (staged) copy_prefix(b.send, b.host_send, elements);
       break;
     case Op::ReduceScatter:
-      if (raw)
-        MPI_Reduce_scatter_block(b.send.data(), b.recv.data(), static_cast<int>(shard), MPI_FLOAT,
-                                 MPI_SUM, world);
-      else
-        comm.reduce_scatter_sum(b.send.data(), b.recv.data(), shard, zm::DType::F32);
+      if (staged) copy_prefix(b.host_send, b.send, whole);
+      MPI_Reduce_scatter_block(send, recv, n, MPI_FLOAT, MPI_SUM, world);
+      if (staged) copy_prefix(b.recv, b.host_recv, shard);
       break;
     case Op::AllGather:
-      if (raw)
-        MPI_Allgather(b.send.data(), static_cast<int>(shard), MPI_FLOAT, b.recv.data(),
-                      static_cast<int>(shard), MPI_FLOAT, world);
-      else
-        comm.all_gather(b.send.data(), b.recv.data(), shard, zm::DType::F32);
+      if (staged) copy_prefix(b.host_send, b.send, shard);
+      MPI_Allgather(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, world);
+      if (staged) copy_prefix(b.recv, b.host_recv, whole);
       break;
   }
+}
+
+// One call of the collective, through raw MPI or through the Communicator, complete on the host
+// (a stream-ordered backend's blocking call only orders later device work).
+void call_once(Op op, bool raw, zm::Communicator& comm, Buffers& b, size_t elements, size_t shard) {
+  if (raw) {
+    raw_call(op, b, elements, shard, comm.size());
+    return;
+  }
+  switch (op) {
+    case Op::AllReduce:
+      comm.all_reduce_sum(b.send.data(), elements, zm::DType::F32);
+      break;
+    case Op::ReduceScatter:
+      comm.reduce_scatter_sum(b.send.data(), b.recv.data(), shard, zm::DType::F32);
+      break;
+    case Op::AllGather:
+      comm.all_gather(b.send.data(), b.recv.data(), shard, zm::DType::F32);
+      break;
+  }
+  Kokkos::fence();
 }
 
 // Bandwidths from the bytes of one call, the calls made and their total seconds, raw and ours.
@@ -100,7 +169,8 @@ void report_bandwidths(benchmark::State& state, Op op, int ranks, double whole, 
 // the case reports both bandwidths and their ratio. The benchmark's own time is the
 // Communicator's.
 void run_collective(benchmark::State& state, Op op) {
-  zm::Communicator& comm = zm::bench::world_communicator();
+  zm::Communicator& comm = bench_communicator();
+  state.SetLabel(comm.name() + " backend; " + raw_path_label(raw_path()));
   const int ranks = comm.size();
   const size_t elements = static_cast<size_t>(state.range(0)) / sizeof(float);
   const size_t shard = elements / static_cast<size_t>(ranks);

@@ -8,10 +8,12 @@
 #include "comm/mpi_defaults.hpp"
 #include "comm/watchdog.hpp"
 
+#include <cstdio>
 #include <vector>
 
 #include "bench_util.hpp"
 #include "core/compat.hpp"
+#include "core/error.hpp"
 
 namespace zm::bench {
 namespace {
@@ -44,6 +46,13 @@ int main(int argc, char** argv) {
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  try {
+    zm::bench::take_backend_option(argc, argv);
+  } catch (const zm::Error& e) {
+    if (rank == 0) std::fprintf(stderr, "%s\n", e.what());
+    MPI_Finalize();
+    return 2;
+  }
   // One GPU per rank, as in the app: the local rank modulo the visible GPUs.
   zm::start_kokkos_on_local_device(argc, argv, MPI_COMM_WORLD);
   {

@@ -17,6 +17,13 @@ void run_cleanups();
 // The MPI communicator over MPI_COMM_WORLD that every benchmark shares, freed before finalize.
 Communicator& world_communicator();
 
+// The backend of the Comm/* cases (bench_comm.cpp): "mpi" (the default) or "nccl", from
+// `--backend=mpi|nccl` (removed from argv here, before Google Benchmark reads it) or else the
+// environment variable ZEROMINI_BENCH_BACKEND. zm::Error for another value, or nccl in a build
+// without NCCL. The other benchmarks use world_communicator() (MPI).
+void take_backend_option(int& argc, char** argv);
+const std::string& comm_bench_backend();
+
 // The training-step benchmarks' model, the configuration the PyTorch comparison uses (L=4,
 // C=256, NH=4, T=128, B=8, V=512), with `overrides` ("zero.stage=2", ...).
 Deck training_bench_deck(const std::vector<std::string>& overrides);

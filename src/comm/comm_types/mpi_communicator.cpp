@@ -2,15 +2,11 @@
 
 #include <utility>
 
+#include "comm/comm_types/mpi_gpu_aware.hpp"
 #include "comm/comm_types/mpi_pending_op.hpp"
 #include "comm/comm_types/mpi_staging.hpp"
 #include "comm/watchdog.hpp"
-
-#if defined(OPEN_MPI) || defined(MPICH)
-#if __has_include(<mpi-ext.h>)
-#include <mpi-ext.h>
-#endif
-#endif
+#include "core/log.hpp"
 
 namespace zm {
 
@@ -35,16 +31,14 @@ MPI_Comm duplicate(MPI_Comm comm) {
   return copy;
 }
 
-// Device buffers go to MPI directly only when the library says it handles CUDA memory.
-bool mpi_reads_device_memory() {
-#if defined(KOKKOS_ENABLE_CUDA)
-#if defined(MPIX_GPU_SUPPORT_CUDA)  // MPICH >= 4
-  return MPIX_Query_cuda_support() == 1;
-#elif defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT  // Open MPI
-  return MPIX_Query_cuda_support() == 1;
-#endif
-#endif
-  return false;
+// Where device buffers go, said once per process (communicators are made per shard group too).
+void log_device_path(const GpuAwareDecision& decision) {
+  static bool said = false;
+  if (device_is_host() || said) return;
+  said = true;
+  log_root("MPI backend: device buffers {} ({})\n",
+           decision.aware ? "go to MPI directly" : "are staged through pinned host memory",
+           decision.why);
 }
 
 // Whether `a` + `shard` * `bytes` is `b`: a call whose buffers overlap that way is in place.
@@ -55,12 +49,15 @@ bool at_slot(const void* a, int shard, size_t bytes, const void* b) {
 
 }  // namespace
 
-MpiCommunicator::MpiCommunicator(MPI_Comm comm)
+MpiCommunicator::MpiCommunicator(MPI_Comm comm, MpiStaging staging)
     : comm_(duplicate(comm)), counted_(Watchdog::spans_world(comm_)) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
-  gpu_aware_ = mpi_reads_device_memory();
-  staging_ = !device_is_host() && !gpu_aware_;
+  const GpuAwareDecision decision = mpi_gpu_aware();
+  gpu_aware_ = decision.aware;
+  log_device_path(decision);
+  if (staging == MpiStaging::Always || (!device_is_host() && !gpu_aware_))
+    staging_pool_ = std::make_shared<StagingPool>();
   MPI_Type_contiguous(2, MPI_BYTE, &bf16_type_);
   MPI_Type_commit(&bf16_type_);
 #if ZEROMINI_HAVE_BF16
@@ -101,7 +98,7 @@ std::unique_ptr<detail::PendingOp> MpiCommunicator::post_all_reduce(void* data, 
   const MpiOpInfo op{"all_reduce", count, type, rank_};
   const int n = checked_count(count, op);
   Kokkos::fence();  // the kernels that produced the data are done
-  StagedBuffers buffers = stage_in_place(data, count * dtype_size(type), staging_);
+  StagedBuffers buffers = stage_in_place(data, count * dtype_size(type), staging_pool_.get());
   MPI_Request request = MPI_REQUEST_NULL;
   const int64_t sequence = next_sequence();
   const int code = MPI_Iallreduce(buffers.send, buffers.recv, n, types(type).type, types(type).sum,
@@ -121,7 +118,7 @@ std::unique_ptr<detail::PendingOp> MpiCommunicator::post_reduce_scatter(const vo
   const bool in_place = at_slot(send, rank_, shard_bytes, recv);
   Kokkos::fence();
   StagedBuffers buffers =
-      stage_reduce_scatter(send, recv, shard_bytes, rank_, size_, in_place, staging_);
+      stage_reduce_scatter(send, recv, shard_bytes, rank_, size_, in_place, staging_pool_.get());
   MPI_Request request = MPI_REQUEST_NULL;
   const int64_t sequence = next_sequence();
   const int code = MPI_Ireduce_scatter_block(buffers.send, buffers.recv, n, types(type).type,
@@ -140,7 +137,7 @@ std::unique_ptr<detail::PendingOp> MpiCommunicator::post_all_gather(const void* 
   const bool in_place = at_slot(recv, rank_, shard_bytes, send);
   Kokkos::fence();
   StagedBuffers buffers =
-      stage_all_gather(send, recv, shard_bytes, rank_, size_, in_place, staging_);
+      stage_all_gather(send, recv, shard_bytes, rank_, size_, in_place, staging_pool_.get());
   MPI_Request request = MPI_REQUEST_NULL;
   const int64_t sequence = next_sequence();
   // In place, MPI ignores the send count and type.
@@ -156,7 +153,7 @@ std::unique_ptr<detail::PendingOp> MpiCommunicator::post_broadcast(void* data, s
   const MpiOpInfo op{"broadcast", count, type, rank_};
   const int n = checked_count(count, op);
   Kokkos::fence();
-  StagedBuffers buffers = stage_in_place(data, count * dtype_size(type), staging_);
+  StagedBuffers buffers = stage_in_place(data, count * dtype_size(type), staging_pool_.get());
   MPI_Request request = MPI_REQUEST_NULL;
   const int64_t sequence = next_sequence();
   // The root sends from the buffer and the others receive into it: MPI's one buffer.

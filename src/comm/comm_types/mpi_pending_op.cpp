@@ -55,11 +55,12 @@ void MpiPendingOp::wait() {
 }
 
 // Completion on the device side (staged results copied back, an in-place result moved to its
-// slot), once.
+// slot), once; then the host buffer goes back to the pool for the next collective.
 void MpiPendingOp::finish() {
   request_ = MPI_REQUEST_NULL;
   if (buffers_.on_complete) buffers_.on_complete();
   buffers_.on_complete = nullptr;
+  buffers_.host = StagingLease();
 }
 
 }  // namespace zm

@@ -45,7 +45,7 @@ class MpiPendingOp : public detail::PendingOp {
   MPI_Request request_;
   MpiOpInfo op_;
   int64_t sequence_;
-  StagedBuffers buffers_;  // kept alive while MPI uses them
+  StagedBuffers buffers_;  // its host buffer is lent until completion
 };
 
 }  // namespace zm

@@ -2,45 +2,38 @@
 // memory, each collective works on host copies of its buffers, and the results go back to the
 // device when the operation completes.
 //
-// Each stage_* function returns the buffers to hand to the MPI call, the host copies they may
-// point into (to be kept alive until MPI is done with them), and what completes the operation on
-// the device side. With `staging` false the MPI call gets the device buffers themselves.
+// Each stage_* function returns the buffers to hand to the MPI call, the host buffer they may
+// point into (lent by the communicator's StagingPool until the operation completes), and what
+// completes the operation on the device side. With no pool the MPI call gets the device buffers
+// themselves.
 #pragma once
 
 #include <cstddef>
 #include <functional>
 
-#include "core/compat.hpp"
+#include "comm/comm_types/staging_pool.hpp"
 
 namespace zm {
 
-// Page-locked memory where the device is a CUDA GPU, so that the copies run at full bandwidth.
-#if defined(KOKKOS_ENABLE_CUDA)
-using StagingSpace = Kokkos::CudaHostPinnedSpace;
-#else
-using StagingSpace = Kokkos::HostSpace;
-#endif
-using HostBytes = Kokkos::View<char*, StagingSpace>;
-
 struct StagedBuffers {
-  const void* send = nullptr;      // MPI's send buffer; MPI_IN_PLACE for an in-place operation
-  void* recv = nullptr;            // MPI's receive buffer: the only buffer of an in-place operation
-  HostBytes host_send, host_recv;  // the host copies, where staged
+  const void* send = nullptr;  // MPI's send buffer; MPI_IN_PLACE for an in-place operation
+  void* recv = nullptr;        // MPI's receive buffer: the only buffer of an in-place operation
+  StagingLease host;           // where staged: the host copies of send and recv
   std::function<void()> on_complete;  // runs once MPI has completed; may be empty
 };
 
 // all_reduce and broadcast: `data` (bytes) is read and written in place.
-StagedBuffers stage_in_place(void* data, size_t bytes, bool staging);
+StagedBuffers stage_in_place(void* data, size_t bytes, StagingPool* pool);
 
 // reduce_scatter of `size` shards of `shard_bytes` each from `send` into `recv` (rank `rank`'s
 // shard). In place when recv is send's slot for `rank`: MPI then leaves the result at the start
 // of the buffer, and completion moves it to that slot.
 StagedBuffers stage_reduce_scatter(const void* send, void* recv, size_t shard_bytes, int rank,
-                                   int size, bool in_place, bool staging);
+                                   int size, bool in_place, StagingPool* pool);
 
 // all_gather of `send` (`shard_bytes`) into `recv` (`size` shards). In place when send is recv's
 // slot for `rank`.
 StagedBuffers stage_all_gather(const void* send, void* recv, size_t shard_bytes, int rank, int size,
-                               bool in_place, bool staging);
+                               bool in_place, StagingPool* pool);
 
 }  // namespace zm
