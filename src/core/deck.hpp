@@ -50,8 +50,11 @@ struct TrainConfig {
   double beta2 = 0.95;
   double eps = 1e-8;
   int64_t seed = 1337;
-  Precision precision = Precision::FP32;
+  Precision precision = Precision::FP32;  // the shorthand that fills policy()
+  ReducePrecision reduce_precision = ReducePrecision::Compute;
   std::string resume;  // "" | "latest" | a checkpoint path
+
+  PrecisionPolicy policy() const { return make_precision_policy(precision, reduce_precision); }
 };
 
 // zero.shard_size = "node".

@@ -265,6 +265,18 @@ void add_train_keys(std::vector<KeySpec>& s) {
     precision.set = [](Deck& d, const RawValue& v) { parse_precision(v.text, d.train.precision); };
     precision.get = [](const Deck& d) { return toml_quote(precision_name(d.train.precision)); };
     s.push_back(precision);
+    KeySpec reduce = spec("train", "reduce_precision", Kind::Choice,
+                          "type of the cross-rank gradient sums: compute (that of "
+                          "train.precision) or fp32 (bf16 backward, fp32 reduction and AdamW "
+                          "gradients; zero.stage 0 or 1)");
+    reduce.choices = {"compute", "fp32"};
+    reduce.set = [](Deck& d, const RawValue& v) {
+      parse_reduce_precision(v.text, d.train.reduce_precision);
+    };
+    reduce.get = [](const Deck& d) {
+      return toml_quote(reduce_precision_name(d.train.reduce_precision));
+    };
+    s.push_back(reduce);
   }
   s.push_back(make_string("train", "resume", &Deck::train, &TrainConfig::resume, {},
                           "\"\" (fresh start), \"latest\" (newest checkpoint in output.dir, if "

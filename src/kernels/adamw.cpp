@@ -51,7 +51,8 @@ void adamw_update(float* params, const float* grads, float* m, float* v, int64_t
 }
 
 #if ZEROMINI_HAVE_BF16
-void adamw_update_mixed(float* master, const bf16* grads, float* m, float* v, bf16* params,
+template <typename Grad>
+void adamw_update_mixed(float* master, const Grad* grads, float* m, float* v, bf16* params,
                         int64_t n, const AdamWParams& hp) {
   if (n <= 0) return;
   const AdamWConstants k = constants(hp);
@@ -60,6 +61,10 @@ void adamw_update_mixed(float* master, const bf16* grads, float* m, float* v, bf
         params[i] = bf16(adamw_element(float(grads[i]), master[i], m[i], v[i], k));
       });
 }
+template void adamw_update_mixed<bf16>(float*, const bf16*, float*, float*, bf16*, int64_t,
+                                       const AdamWParams&);
+template void adamw_update_mixed<float>(float*, const float*, float*, float*, bf16*, int64_t,
+                                        const AdamWParams&);
 #endif
 
 }  // namespace zm::kernels

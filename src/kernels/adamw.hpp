@@ -27,9 +27,11 @@ void adamw_update(float* params, const float* grads, float* m, float* v, int64_t
                   const AdamWParams& hp);
 
 #if ZEROMINI_HAVE_BF16
-// Mixed precision: the same update on the fp32 master weights from bf16 gradients, writing the
-// updated weights' bf16 compute copy to `params`.
-void adamw_update_mixed(float* master, const bf16* grads, float* m, float* v, bf16* params,
+// Mixed precision: the same update on the fp32 master weights from bf16 gradients (or fp32 ones,
+// under train.reduce_precision = "fp32"), writing the updated weights' bf16 compute copy to
+// `params`. Grad: bf16 or float.
+template <typename Grad>
+void adamw_update_mixed(float* master, const Grad* grads, float* m, float* v, bf16* params,
                         int64_t n, const AdamWParams& hp);
 #endif
 

@@ -74,14 +74,14 @@ void tokens_to_heads(T* dst, const T* src, int64_t B, int64_t S, int64_t C, int6
 
 template <typename T>
 void attention_forward(T* out, const AttentionSaved<T>& saved, const AttentionScratch<T>& scratch,
-                       const T* qkv, int64_t B, int64_t S, int64_t C, int64_t NH) {
+                       const T* qkv, int64_t B, int64_t S, int64_t C, int64_t NH, GemmMath math) {
   const int64_t hd = C / NH;
   const T scale = T(Acc<T>(1) / math::sqrt(static_cast<Acc<T>>(hd)));
   permute_qkv(saved, qkv, B, S, C, NH);
   const int64_t BNH = B * NH, SS = S * S, Sd = S * hd;
   // Scores: one batched GEMM over (batch, head).
   gemm_strided_batched<T>(false, true, S, S, hd, scale, saved.q, Sd, saved.k, Sd, T(0), saved.att,
-                          SS, BNH);
+                          SS, BNH, math);
   // Causal softmax per row; entries above the diagonal become 0.
   T* att = saved.att;
   Kokkos::parallel_for(
@@ -94,23 +94,23 @@ void attention_forward(T* out, const AttentionSaved<T>& saved, const AttentionSc
         team_for(team, S - t - 1, [&](int64_t j) { a[t + 1 + j] = T(0); });
       });
   gemm_strided_batched<T>(false, false, S, hd, S, T(1), saved.att, SS, saved.v, Sd, T(0), scratch.y,
-                          Sd, BNH);
+                          Sd, BNH, math);
   heads_to_tokens(out, scratch.y, B, S, C, NH, C, false);
 }
 
 template <typename T>
 void attention_backward(T* dqkv, const AttentionScratch<T>& scratch, const T* dout,
                         const AttentionSaved<T>& saved, int64_t B, int64_t S, int64_t C, int64_t NH,
-                        GradWrite write) {
+                        GradWrite write, GemmMath math) {
   const int64_t hd = C / NH;
   const T scale = T(Acc<T>(1) / math::sqrt(static_cast<Acc<T>>(hd)));
   const int64_t BNH = B * NH, SS = S * S, Sd = S * hd;
   T* dy = scratch.y;
   tokens_to_heads(dy, dout, B, S, C, NH);
   gemm_strided_batched<T>(false, true, S, S, hd, T(1), dy, Sd, saved.v, Sd, T(0), scratch.datt, SS,
-                          BNH);
+                          BNH, math);
   gemm_strided_batched<T>(true, false, S, hd, S, T(1), saved.att, SS, dy, Sd, T(0), scratch.dv, Sd,
-                          BNH);
+                          BNH, math);
   // Softmax backward (in place on datt), with the score scale folded in.
   T* datt = scratch.datt;
   const T* att = saved.att;
@@ -129,9 +129,9 @@ void attention_backward(T* dqkv, const AttentionScratch<T>& scratch, const T* do
         team_for(team, S - t - 1, [&](int64_t j) { d[t + 1 + j] = T(0); });
       });
   gemm_strided_batched<T>(false, false, S, hd, S, T(1), scratch.datt, SS, saved.k, Sd, T(0),
-                          scratch.dq, Sd, BNH);
+                          scratch.dq, Sd, BNH, math);
   gemm_strided_batched<T>(true, false, S, hd, S, T(1), scratch.datt, SS, saved.q, Sd, T(0),
-                          scratch.dk, Sd, BNH);
+                          scratch.dk, Sd, BNH, math);
   // The q, k and v thirds of each row are disjoint and together cover dqkv.
   const bool accumulate = write == GradWrite::Accumulate;
   heads_to_tokens(dqkv, scratch.dq, B, S, C, NH, 3 * C, accumulate);
@@ -141,10 +141,10 @@ void attention_backward(T* dqkv, const AttentionScratch<T>& scratch, const T* do
 
 #define ZM_INSTANTIATE(T)                                                                      \
   template void attention_forward<T>(T*, const AttentionSaved<T>&, const AttentionScratch<T>&, \
-                                     const T*, int64_t, int64_t, int64_t, int64_t);            \
+                                     const T*, int64_t, int64_t, int64_t, int64_t, GemmMath);  \
   template void attention_backward<T>(T*, const AttentionScratch<T>&, const T*,                \
                                       const AttentionSaved<T>&, int64_t, int64_t, int64_t,     \
-                                      int64_t, GradWrite);
+                                      int64_t, GradWrite, GemmMath);
 ZM_FOR_EACH_KERNEL_REAL(ZM_INSTANTIATE)
 #undef ZM_INSTANTIATE
 

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "core/precision.hpp"
 #include "kernels/grad_write.hpp"
 
 namespace zm::kernels {
@@ -31,13 +32,14 @@ struct AttentionScratch {
 // [h*hd, (h+1)*hd) of each third. Fills `saved`; uses scratch.y.
 template <typename T>
 void attention_forward(T* out, const AttentionSaved<T>& saved, const AttentionScratch<T>& scratch,
-                       const T* qkv, int64_t B, int64_t S, int64_t C, int64_t NH);
+                       const T* qkv, int64_t B, int64_t S, int64_t C, int64_t NH,
+                       GemmMath math = GemmMath::FP32);
 
 // dqkv (B,T,3C) += gradient of attention_forward given dout (B,T,C) and what forward saved
 // (= with GradWrite::Overwrite).
 template <typename T>
 void attention_backward(T* dqkv, const AttentionScratch<T>& scratch, const T* dout,
                         const AttentionSaved<T>& saved, int64_t B, int64_t S, int64_t C, int64_t NH,
-                        GradWrite write = GradWrite::Accumulate);
+                        GradWrite write = GradWrite::Accumulate, GemmMath math = GemmMath::FP32);
 
 }  // namespace zm::kernels

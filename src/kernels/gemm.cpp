@@ -45,29 +45,27 @@ void gemm_backend<bf16>(const GemmShape& s, bf16 alpha, const bf16* A, int64_t s
 
 template <typename T>
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
-          const T* B, T beta, T* C) {
+          const T* B, T beta, T* C, GemmMath math) {
   if (M == 0 || N == 0) return;
-  detail::gemm_backend(detail::GemmShape{trans_a, trans_b, M, N, K}, alpha, A, 0, B, 0, beta, C, 0,
-                       1);
+  detail::gemm_backend(detail::GemmShape{trans_a, trans_b, M, N, K, math}, alpha, A, 0, B, 0, beta,
+                       C, 0, 1);
 }
 
 template <typename T>
 void gemm_strided_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha,
                           const T* A, int64_t stride_a, const T* B, int64_t stride_b, T beta, T* C,
-                          int64_t stride_c, int64_t batch) {
+                          int64_t stride_c, int64_t batch, GemmMath math) {
   if (M == 0 || N == 0 || batch == 0) return;
-  detail::gemm_backend(detail::GemmShape{trans_a, trans_b, M, N, K}, alpha, A, stride_a, B,
+  detail::gemm_backend(detail::GemmShape{trans_a, trans_b, M, N, K, math}, alpha, A, stride_a, B,
                        stride_b, beta, C, stride_c, batch);
 }
 
-#if !ZEROMINI_GEMM_CUBLAS
-void set_tf32_gemms(bool) {}
-#endif
-
-#define ZM_INSTANTIATE(T)                                                                     \
-  template void gemm<T>(bool, bool, int64_t, int64_t, int64_t, T, const T*, const T*, T, T*); \
-  template void gemm_strided_batched<T>(bool, bool, int64_t, int64_t, int64_t, T, const T*,   \
-                                        int64_t, const T*, int64_t, T, T*, int64_t, int64_t);
+#define ZM_INSTANTIATE(T)                                                                    \
+  template void gemm<T>(bool, bool, int64_t, int64_t, int64_t, T, const T*, const T*, T, T*, \
+                        GemmMath);                                                           \
+  template void gemm_strided_batched<T>(bool, bool, int64_t, int64_t, int64_t, T, const T*,  \
+                                        int64_t, const T*, int64_t, T, T*, int64_t, int64_t, \
+                                        GemmMath);
 ZM_FOR_EACH_KERNEL_REAL(ZM_INSTANTIATE)
 #undef ZM_INSTANTIATE
 

@@ -6,25 +6,23 @@
 #include <cstdint>
 
 #include "core/compat.hpp"
+#include "core/precision.hpp"
 
 namespace zm::kernels {
 
 // C = alpha * op(A) * op(B) + beta * C on row-major, contiguous matrices in device memory.
 // op(A) is M x K (A is M x K, or K x M when trans_a), op(B) is K x N (B is K x N, or N x K when
-// trans_b), C is M x N.
+// trans_b), C is M x N. `math`: the arithmetic of float GEMMs (PrecisionPolicy::gemm_math; TF32
+// only where cuBLAS runs them, full fp32 elsewhere).
 template <typename T>
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
-          const T* B, T beta, T* C);
+          const T* B, T beta, T* C, GemmMath math = GemmMath::FP32);
 
 // `batch` independent GEMMs of one shape; matrix i starts at A + i * stride_a (B, C likewise).
 // One call: a strided-batched cuBLAS GEMM on GPUs, the batch spread over the threads on the host.
 template <typename T>
 void gemm_strided_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha,
                           const T* A, int64_t stride_a, const T* B, int64_t stride_b, T beta, T* C,
-                          int64_t stride_c, int64_t batch);
-
-// TF32 tensor-core math for float GEMMs (train.precision = "tf32"); a no-op where the GEMMs do
-// not run on cuBLAS. Process-wide: it sets the math mode of Kokkos Kernels' cuBLAS handle.
-void set_tf32_gemms(bool enabled);
+                          int64_t stride_c, int64_t batch, GemmMath math = GemmMath::FP32);
 
 }  // namespace zm::kernels

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "core/compat.hpp"
+#include "core/precision.hpp"
 
 // cuBLAS where the kernels run on a GPU; the host BLAS behind Kokkos Kernels where they run on
 // the host; otherwise Kokkos Kernels' own GEMM.
@@ -23,6 +24,8 @@ namespace zm::kernels::detail {
 struct GemmShape {
   bool trans_a, trans_b;
   int64_t M, N, K;
+  // Float GEMMs on TF32 tensor cores where the backend has them (cuBLAS); others ignore it.
+  GemmMath math = GemmMath::FP32;
   // Leading dimensions of the row-major operands.
   int64_t lda() const { return trans_a ? M : K; }
   int64_t ldb() const { return trans_b ? K : N; }

@@ -1,7 +1,8 @@
 // GEMMs on NVIDIA GPUs: cuBLAS on Kokkos Kernels' handle and the default execution space's
 // stream, called directly because Kokkos Kernels has neither a bf16 nor a strided-batched GEMM
 // to dispatch to. bf16 inputs accumulate in float on tensor cores; float runs in full fp32 or,
-// with train.precision = "tf32", on TF32 tensor cores.
+// where the shape's math says so (PrecisionPolicy::gemm_math, train.precision = "tf32"), on TF32
+// tensor cores.
 #include "kernels/gemm_backend.hpp"
 
 #if ZEROMINI_GEMM_CUBLAS
@@ -14,8 +15,6 @@ namespace zm::kernels {
 
 namespace {
 
-bool g_tf32 = false;  // set_tf32_gemms
-
 cublasHandle_t cublas_handle() {
   cublasHandle_t handle = KokkosBlas::Impl::CudaBlasSingleton::singleton().handle;
   cublasSetStream(handle, ExecSpace().cuda_stream());
@@ -27,20 +26,20 @@ struct CublasTypes;
 template <>
 struct CublasTypes<float> {
   static constexpr cudaDataType data = CUDA_R_32F;
-  static cublasComputeType_t compute() {
-    return g_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  static cublasComputeType_t compute(GemmMath math) {
+    return math == GemmMath::TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   }
 };
 template <>
 struct CublasTypes<double> {
   static constexpr cudaDataType data = CUDA_R_64F;
-  static cublasComputeType_t compute() { return CUBLAS_COMPUTE_64F; }
+  static cublasComputeType_t compute(GemmMath) { return CUBLAS_COMPUTE_64F; }
 };
 #if ZEROMINI_HAVE_BF16
 template <>
 struct CublasTypes<bf16> {
   static constexpr cudaDataType data = CUDA_R_16BF;
-  static cublasComputeType_t compute() { return CUBLAS_COMPUTE_32F; }
+  static cublasComputeType_t compute(GemmMath) { return CUBLAS_COMPUTE_32F; }
 };
 #endif
 
@@ -63,12 +62,12 @@ void gemm_backend(const GemmShape& s, T alpha, const T* A, int64_t stride_a, con
   if (batch == 1)
     status =
         cublasGemmEx(cublas_handle(), op_b, op_a, n, m, k, &a, B, Types::data, ldb, A, Types::data,
-                     lda, &b, C, Types::data, n, Types::compute(), CUBLAS_GEMM_DEFAULT);
+                     lda, &b, C, Types::data, n, Types::compute(s.math), CUBLAS_GEMM_DEFAULT);
   else
     status = cublasGemmStridedBatchedEx(cublas_handle(), op_b, op_a, n, m, k, &a, B, Types::data,
                                         ldb, stride_b, A, Types::data, lda, stride_a, &b, C,
                                         Types::data, n, stride_c, static_cast<int>(batch),
-                                        Types::compute(), CUBLAS_GEMM_DEFAULT);
+                                        Types::compute(s.math), CUBLAS_GEMM_DEFAULT);
   if (status != CUBLAS_STATUS_SUCCESS) Kokkos::abort("zeromini: cuBLAS GEMM failed");
 }
 
@@ -82,10 +81,6 @@ template void gemm_backend<bf16>(const GemmShape&, bf16, const bf16*, int64_t, c
 #endif
 
 }  // namespace detail
-
-void set_tf32_gemms(bool enabled) {
-  g_tf32 = enabled;
-}
 
 }  // namespace zm::kernels
 

@@ -6,9 +6,9 @@ namespace zm::kernels {
 
 template <typename T>
 void matmul_forward(T* out, const T* inp, const T* weight, const T* bias, int64_t N, int64_t C,
-                    int64_t OC) {
+                    int64_t OC, GemmMath math) {
   using A = Acc<T>;
-  gemm<T>(false, true, N, OC, C, T(1), inp, weight, T(0), out);
+  gemm<T>(false, true, N, OC, C, T(1), inp, weight, T(0), out, math);
   if (!bias) return;
   Kokkos::parallel_for(
       "zeromini::matmul_forward_bias", team_policy(N), KOKKOS_LAMBDA(const TeamMember& team) {
@@ -19,11 +19,11 @@ void matmul_forward(T* out, const T* inp, const T* weight, const T* bias, int64_
 
 template <typename T>
 void matmul_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* inp, const T* weight,
-                     int64_t N, int64_t C, int64_t OC, Acc<T>* bias_partials,
-                     GradWrite dinp_write) {
+                     int64_t N, int64_t C, int64_t OC, Acc<T>* bias_partials, GradWrite dinp_write,
+                     GemmMath math) {
   const T dinp_beta = dinp_write == GradWrite::Overwrite ? T(0) : T(1);
-  if (dinp) gemm<T>(false, false, N, C, OC, T(1), dout, weight, dinp_beta, dinp);
-  gemm<T>(true, false, OC, C, N, T(1), dout, inp, T(1), dweight);
+  if (dinp) gemm<T>(false, false, N, C, OC, T(1), dout, weight, dinp_beta, dinp, math);
+  gemm<T>(true, false, OC, C, N, T(1), dout, inp, T(1), dweight, math);
   if (!dbias) return;
   // Column sums of dout over the rows, in two levels, added to the gradient once.
   using A = Acc<T>;
@@ -35,10 +35,11 @@ void matmul_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* inp,
       KOKKOS_LAMBDA(int64_t, int64_t j, A total) { dbias[j] = T(A(dbias[j]) + total); });
 }
 
-#define ZM_INSTANTIATE(T)                                                                       \
-  template void matmul_forward<T>(T*, const T*, const T*, const T*, int64_t, int64_t, int64_t); \
-  template void matmul_backward<T>(T*, T*, T*, const T*, const T*, const T*, int64_t, int64_t,  \
-                                   int64_t, Acc<T>*, GradWrite);
+#define ZM_INSTANTIATE(T)                                                                      \
+  template void matmul_forward<T>(T*, const T*, const T*, const T*, int64_t, int64_t, int64_t, \
+                                  GemmMath);                                                   \
+  template void matmul_backward<T>(T*, T*, T*, const T*, const T*, const T*, int64_t, int64_t, \
+                                   int64_t, Acc<T>*, GradWrite, GemmMath);
 ZM_FOR_EACH_KERNEL_REAL(ZM_INSTANTIATE)
 #undef ZM_INSTANTIATE
 

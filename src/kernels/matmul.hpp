@@ -11,10 +11,10 @@
 namespace zm::kernels {
 
 // out (N,OC) = inp (N,C) * weight^T + bias; weight (OC,C) as PyTorch's nn.Linear; bias (OC) or
-// nullptr.
+// nullptr. `math`: the GEMMs' arithmetic (gemm.hpp).
 template <typename T>
 void matmul_forward(T* out, const T* inp, const T* weight, const T* bias, int64_t N, int64_t C,
-                    int64_t OC);
+                    int64_t OC, GemmMath math = GemmMath::FP32);
 
 // dinp (N,C) += dout * weight (= with GradWrite::Overwrite); dweight (OC,C) += dout^T * inp;
 // dbias (OC) += column sums of dout (fixed order, in two levels through bias_partials,
@@ -23,6 +23,6 @@ void matmul_forward(T* out, const T* inp, const T* weight, const T* bias, int64_
 template <typename T>
 void matmul_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* inp, const T* weight,
                      int64_t N, int64_t C, int64_t OC, Acc<T>* bias_partials,
-                     GradWrite dinp_write = GradWrite::Accumulate);
+                     GradWrite dinp_write = GradWrite::Accumulate, GemmMath math = GemmMath::FP32);
 
 }  // namespace zm::kernels

@@ -37,7 +37,8 @@ void GPT<Real>::take_buffer(PlannedAllocator& alloc, Owner& owner, const Entry<O
 }
 
 template <typename Real>
-GPT<Real>::GPT(const ParamLayout& layout, int64_t B, int64_t T) : layout_(&layout), B_(B), T_(T) {
+GPT<Real>::GPT(const ParamLayout& layout, int64_t B, int64_t T, GemmMath gemm_math)
+    : layout_(&layout), B_(B), T_(T), gemm_math_(gemm_math) {
   ZM_ASSERT(T <= layout.config().seq_len, "T {} > seq_len {}", T, layout.config().seq_len);
   // Each buffer of the tables, taken from the plan they also give the planner.
   PlannedAllocator alloc(buffer_plan(layout.config(), B, T));
@@ -86,22 +87,23 @@ void GPT<Real>::block_forward(LayerActs& a, const Real* p, const Real* residual,
   const BlockOffsets& o = layout_->block();
   k::layernorm_forward(a.ln1.data(), a.ln1_mean.data(), a.ln1_rstd.data(), residual, p + o.ln1_w,
                        p + o.ln1_b, N, C);
-  k::matmul_forward(qkv_.data(), a.ln1.data(), p + o.qkv_w, p + o.qkv_b, N, C, 3 * C);
+  k::matmul_forward(qkv_.data(), a.ln1.data(), p + o.qkv_w, p + o.qkv_b, N, C, 3 * C, gemm_math_);
   units.poll();
   k::attention_forward(a.atty.data(), {a.q.data(), a.k.data(), a.v.data(), a.att.data()},
                        {att_y_.data(), nullptr, nullptr, nullptr, nullptr}, qkv_.data(), B, T, C,
-                       NH);
+                       NH, gemm_math_);
   units.poll();
-  k::matmul_forward(scratch_btc_.data(), a.atty.data(), p + o.attproj_w, p + o.attproj_b, N, C, C);
+  k::matmul_forward(scratch_btc_.data(), a.atty.data(), p + o.attproj_w, p + o.attproj_b, N, C, C,
+                    gemm_math_);
   k::residual_forward(a.residual2.data(), residual, scratch_btc_.data(), N * C);
   k::layernorm_forward(a.ln2.data(), a.ln2_mean.data(), a.ln2_rstd.data(), a.residual2.data(),
                        p + o.ln2_w, p + o.ln2_b, N, C);
   units.poll();
-  k::matmul_forward(a.fch.data(), a.ln2.data(), p + o.fc_w, p + o.fc_b, N, C, 4 * C);
+  k::matmul_forward(a.fch.data(), a.ln2.data(), p + o.fc_w, p + o.fc_b, N, C, 4 * C, gemm_math_);
   k::gelu_forward(a.fch_gelu.data(), a.fch.data(), N * 4 * C);
   units.poll();
   k::matmul_forward(scratch_btc_.data(), a.fch_gelu.data(), p + o.fcproj_w, p + o.fcproj_b, N,
-                    4 * C, C);
+                    4 * C, C, gemm_math_);
   k::residual_forward(out, a.residual2.data(), scratch_btc_.data(), N * C);
 }
 
@@ -153,7 +155,7 @@ double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch) {
   TraceScope scope(TraceKind::Compute, "forward head", layout_->embedding_unit());
   head_params_ = units.acquire({layout_->embedding_unit(), UnitUse::Head});
   k::matmul_forward<Real>(logits_.data(), lnf_.data(), head_params_ + layout_->wte_offset(),
-                          nullptr, N, C, Vp);
+                          nullptr, N, C, Vp, gemm_math_);
   units.poll();
   k::softmax_crossentropy_forward(logits_.data(), losses_.data(), batch.targets, N, V, Vp);
   return k::sum(losses_.data(), N) / static_cast<double>(N);
@@ -174,11 +176,12 @@ void GPT<Real>::block_backward(LayerActs& a, const Real* p, Real* g, const Real*
 
   // MLP: residual3 = residual2 + fcproj(gelu(fc(ln2(residual2)))).
   k::matmul_backward(dfch_gelu_.data(), g + o.fcproj_w, g + o.fcproj_b, dresidual_.data(),
-                     a.fch_gelu.data(), p + o.fcproj_w, N, 4 * C, C, partials, overwrite);
+                     a.fch_gelu.data(), p + o.fcproj_w, N, 4 * C, C, partials, overwrite,
+                     gemm_math_);
   units.poll();
   k::gelu_backward(dfch_.data(), a.fch.data(), dfch_gelu_.data(), N * 4 * C, overwrite);
   k::matmul_backward(dbtc_.data(), g + o.fc_w, g + o.fc_b, dfch_.data(), a.ln2.data(), p + o.fc_w,
-                     N, C, 4 * C, partials, overwrite);
+                     N, C, 4 * C, partials, overwrite, gemm_math_);
   units.poll();
   // dresidual (of residual3) also flows straight into residual2: the same buffer continues.
   k::layernorm_backward(dresidual_.data(), g + o.ln2_w, g + o.ln2_b, dbtc_.data(),
@@ -187,15 +190,16 @@ void GPT<Real>::block_backward(LayerActs& a, const Real* p, Real* g, const Real*
 
   // Attention: residual2 = residual + attproj(attention(qkv(ln1(residual)))).
   k::matmul_backward(datty_.data(), g + o.attproj_w, g + o.attproj_b, dresidual_.data(),
-                     a.atty.data(), p + o.attproj_w, N, C, C, partials, overwrite);
+                     a.atty.data(), p + o.attproj_w, N, C, C, partials, overwrite, gemm_math_);
   units.poll();
   k::attention_backward(
       dqkv_.data(),
       {att_y_.data(), att_datt_.data(), att_dq_.data(), att_dk_.data(), att_dv_.data()},
-      datty_.data(), {a.q.data(), a.k.data(), a.v.data(), a.att.data()}, B, T, C, NH, overwrite);
+      datty_.data(), {a.q.data(), a.k.data(), a.v.data(), a.att.data()}, B, T, C, NH, overwrite,
+      gemm_math_);
   units.poll();
   k::matmul_backward(dbtc_.data(), g + o.qkv_w, g + o.qkv_b, dqkv_.data(), a.ln1.data(),
-                     p + o.qkv_w, N, C, 3 * C, partials, overwrite);
+                     p + o.qkv_w, N, C, 3 * C, partials, overwrite, gemm_math_);
   k::layernorm_backward(dresidual_.data(), g + o.ln1_w, g + o.ln1_b, dbtc_.data(), residual,
                         p + o.ln1_w, a.ln1_mean.data(), a.ln1_rstd.data(), N, C, partials);
 }
@@ -238,7 +242,7 @@ void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
                                      Real(1.0f / static_cast<float>(N)), N, V, Vp);
     k::matmul_backward<Real>(dbtc_.data(), dembed + layout_->wte_offset(), nullptr, logits_.data(),
                              lnf_.data(), head + layout_->wte_offset(), N, C, Vp, nullptr,
-                             overwrite);
+                             overwrite, gemm_math_);
     units.release(head_event);
     head_params_ = nullptr;
     units.poll();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/memory.hpp"
+#include "core/precision.hpp"
 #include "kernels/accumulate.hpp"
 #include "kernels/token_groups.hpp"
 #include "model/layout.hpp"
@@ -43,8 +44,9 @@ std::vector<UnitEvent> gpt_schedule(const ParamLayout& layout);
 template <typename Real>
 class GPT {
  public:
-  // Allocates the activations and workspace for micro-batches of B x T.
-  GPT(const ParamLayout& layout, int64_t B, int64_t T);
+  // Allocates the activations and workspace for micro-batches of B x T. `gemm_math`: the
+  // policy's arithmetic for every GEMM the model runs (PrecisionPolicy::gemm_math).
+  GPT(const ParamLayout& layout, int64_t B, int64_t T, GemmMath gemm_math = GemmMath::FP32);
 
   static std::vector<BufferSpec> buffer_plan(const ModelConfig& config, int64_t B, int64_t T) {
     return gpt_buffer_plan(config, B, T, static_cast<int>(sizeof(Real)));
@@ -136,6 +138,7 @@ class GPT {
 
   const ParamLayout* layout_;
   int64_t B_, T_;
+  GemmMath gemm_math_;
   const Real* head_params_ = nullptr;  // the embedding unit, held from the LM head's forward
   // Saved activations (each buffer is allocated through the tables above).
   TrackedBuffer<Real> encoded_;

@@ -155,8 +155,8 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
   const double tokens =
       static_cast<double>(deck.train.micro_batch * deck.model.seq_len * deck.train.grad_accum);
   p.flops_per_step = tokens * flops_per_token(deck.model);
-  const double rate =
-      is_mixed(p.precision) ? machine->sustained_flops_mixed : machine->sustained_flops_fp32;
+  const double rate = deck.train.policy().compute == Element::BF16 ? machine->sustained_flops_mixed
+                                                                   : machine->sustained_flops_fp32;
   p.compute_seconds = p.flops_per_step / rate;
 
   // Communication: each collective priced on the link its ring crosses.

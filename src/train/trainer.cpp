@@ -62,7 +62,8 @@ CommStats stats_between(const CommStats& before, const CommStats& after) {
 }  // namespace
 
 std::unique_ptr<Trainer> make_trainer(const Deck& deck, int stage, Communicator& comm) {
-  if (!is_mixed(deck.train.precision)) return std::make_unique<TrainerT<float>>(deck, stage, comm);
+  if (deck.train.policy().compute == Element::FP32)
+    return std::make_unique<TrainerT<float>>(deck, stage, comm);
 #if ZEROMINI_HAVE_BF16
   return std::make_unique<TrainerT<bf16>>(deck, stage, comm);
 #else
@@ -79,10 +80,9 @@ TrainerT<Real>::TrainerT(const Deck& deck, int stage, Communicator& comm)
       comms_(std::make_unique<ShardGroupComms>(comm, run_shard_layout(deck, stage, comm))),
       plan_(layout_, comms_->layout().group, comms_->layout().sub_shards()),
       engine_(make_engine<Real>(stage, plan_, *comms_, deck_, gpt_schedule(layout_))),
-      model_(layout_, deck.train.micro_batch, deck.model.seq_len),
+      model_(layout_, deck.train.micro_batch, deck.model.seq_len, deck.train.policy().gemm_math),
       data_(make_data_source(deck)) {
   comms_->set_timeout(deck.comm.timeout_s);
-  kernels::set_tf32_gemms(deck.train.precision == Precision::TF32);
   PlannedAllocator alloc({step_stats_buffer()});
   stats_ = alloc.take<float>("step_stats");
   alloc.finish();

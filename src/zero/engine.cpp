@@ -10,7 +10,18 @@
 namespace zm {
 
 int compute_element_bytes(const Deck& deck) {
-  return compute_element_bytes(deck.train.precision);
+  return element_bytes(deck.train.policy().compute);
+}
+int param_element_bytes(const Deck& deck) {
+  return element_bytes(deck.train.policy().param);
+}
+int reduce_element_bytes(const Deck& deck) {
+  return element_bytes(deck.train.policy().reduce);
+}
+
+bool sums_gradients_in_fp32(const Deck& deck) {
+  const PrecisionPolicy policy = deck.train.policy();
+  return policy.compute != Element::FP32 && (deck.train.grad_accum > 1 || policy.widens_reduce());
 }
 
 ZeroEngine::ZeroEngine(int stage, const PartitionPlan& plan, ShardGroupComms& comms,
@@ -101,7 +112,9 @@ void adamw_segment(float* master, const float* grads, float* m, float* v, float*
   kernels::adamw_update(master, grads, m, v, n, hp);
 }
 #if ZEROMINI_HAVE_BF16
-void adamw_segment(float* master, const bf16* grads, float* m, float* v, bf16* params, int64_t n,
+// Grad: bf16, or float where the gradients were reduced in fp32.
+template <typename Grad>
+void adamw_segment(float* master, const Grad* grads, float* m, float* v, bf16* params, int64_t n,
                    const kernels::AdamWParams& hp) {
   kernels::adamw_update_mixed(master, grads, m, v, params, n, hp);
 }
@@ -111,7 +124,8 @@ void adamw_segment(float* master, const bf16* grads, float* m, float* v, bf16* p
 
 std::vector<BufferSpec> model_state_buffers(const PartitionPlan& plan, const Deck& deck,
                                             StorageKinds storage) {
-  const int real_bytes = compute_element_bytes(deck);
+  const PrecisionPolicy policy = deck.train.policy();
+  const int real_bytes = element_bytes(policy.compute);
   auto elements = [&](Storage kind) {
     return kind == Storage::Full    ? plan.padded_total()
            : kind == Storage::Shard ? plan.shard_total()
@@ -120,12 +134,11 @@ std::vector<BufferSpec> model_state_buffers(const PartitionPlan& plan, const Dec
   std::vector<BufferSpec> specs = {
       {"params", MemCategory::Parameters, elements(storage.params), real_bytes},
       {"grads", MemCategory::Gradients, elements(storage.grads), real_bytes}};
-  // Mixed precision with gradient accumulation: the micro-steps' gradients summed in fp32 beside
-  // the bf16 gradients, in their storage (ZeroEngineT::grad_sum_at).
-  if (is_mixed(deck.train.precision) && deck.train.grad_accum > 1)
+  // Mixed precision with gradient accumulation or an fp32 reduction: the gradients summed in fp32
+  // beside the bf16 gradients, in their storage (ZeroEngineT::grad_sum_at).
+  if (sums_gradients_in_fp32(deck))
     specs.push_back({"grad_sum", MemCategory::Gradients, elements(storage.grads)});
-  if (is_mixed(deck.train.precision))
-    specs.push_back({"master", MemCategory::Optimizer, elements(storage.optim)});
+  if (policy.mixed()) specs.push_back({"master", MemCategory::Optimizer, elements(storage.optim)});
   specs.push_back({"adam_m", MemCategory::Optimizer, elements(storage.optim)});
   specs.push_back({"adam_v", MemCategory::Optimizer, elements(storage.optim)});
   return specs;
@@ -134,7 +147,8 @@ std::vector<BufferSpec> model_state_buffers(const PartitionPlan& plan, const Dec
 template <typename Real>
 ZeroEngineT<Real>::ZeroEngineT(int stage, const PartitionPlan& plan, ShardGroupComms& comms,
                                const Deck& deck, StorageKinds storage)
-    : ZeroEngine(stage, plan, comms, deck, storage) {
+    : ZeroEngine(stage, plan, comms, deck, storage),
+      reduces_in_fp32_(deck.train.policy().widens_reduce()) {
   allocate_model_state();
 }
 
@@ -144,7 +158,7 @@ void ZeroEngineT<Real>::allocate_model_state() {
       model_state_buffers(*plan_, *deck_, {params_storage_, grads_storage_, optim_storage_}));
   params_ = alloc.take<Real>("params");
   grads_ = alloc.take<Real>("grads");
-  if (kMixed && deck_->train.grad_accum > 1) grad_sum_ = alloc.take<float>("grad_sum");
+  if (sums_gradients_in_fp32(*deck_)) grad_sum_ = alloc.take<float>("grad_sum");
   if (kMixed) master_ = alloc.take<float>("master");
   adam_m_ = alloc.take<float>("adam_m");
   adam_v_ = alloc.take<float>("adam_v");
@@ -221,8 +235,9 @@ void ZeroEngineT<Real>::fold_full_gradients(int u) {
   if (!sums_micro_steps()) return;
   const int64_t n = plan_->unit(u).padded;
   Real* grads = grad_at(u, 0);
-  kernels::accumulate_gradient(grad_sum_at(u, 0), grads, last_micro() ? grads : nullptr, n,
-                               micro_ == 0);
+  // An fp32 reduction reduces the sum itself: nothing is rounded back.
+  Real* rounded = last_micro() && !reduces_in_fp32_ ? grads : nullptr;
+  kernels::accumulate_gradient(grad_sum_at(u, 0), grads, rounded, n, micro_ == 0);
   if (!last_micro()) kernels::fill(grads, n, Real(0));  // the next micro-step adds into zeros
 }
 
@@ -231,7 +246,9 @@ double ZeroEngineT<Real>::grad_sumsq_owned() const {
   double total = 0.0;
   for (int u = 0; u < plan_->num_units(); ++u) {
     const auto [begin, end] = owned_gradients(u);
-    if (end > begin) total += kernels::sum_of_squares(grad_at(u, begin), end - begin);
+    if (end <= begin) continue;
+    total += reduces_in_fp32_ ? kernels::sum_of_squares(grad_sum_at(u, begin), end - begin)
+                              : kernels::sum_of_squares(grad_at(u, begin), end - begin);
   }
   // Every group holds the same summed shards (not under hpZ, where each sub-shard is one rank's):
   // the trainer's sum over all ranks counts each once.
@@ -242,7 +259,11 @@ double ZeroEngineT<Real>::grad_sumsq_owned() const {
 template <typename Real>
 void ZeroEngineT<Real>::poison_gradient() {
   const auto [begin, end] = owned_gradients(0);
-  if (end > begin) kernels::fill(grad_at(0, begin), 1, Real(std::nanf("")));
+  if (end <= begin) return;
+  if (reduces_in_fp32_)
+    kernels::fill(grad_sum_at(0, begin), 1, std::nanf(""));
+  else
+    kernels::fill(grad_at(0, begin), 1, Real(std::nanf("")));
 }
 
 template <typename Real>
@@ -255,8 +276,12 @@ void ZeroEngineT<Real>::optimizer_step(const OptimizerSettings& s) {
       kernels::AdamWParams hp{s.lr,         s.beta1, s.beta2, s.eps, decay ? s.weight_decay : 0.0f,
                               s.grad_scale, s.step};
       const int64_t e = seg.unit_offset;
-      adamw_segment(master_at(u, e), grad_at(u, e), adam_m_at(u, e), adam_v_at(u, e),
-                    param_at(u, e), seg.length, hp);
+      if (reduces_in_fp32_)
+        adamw_segment(master_at(u, e), grad_sum_at(u, e), adam_m_at(u, e), adam_v_at(u, e),
+                      param_at(u, e), seg.length, hp);
+      else
+        adamw_segment(master_at(u, e), grad_at(u, e), adam_m_at(u, e), adam_v_at(u, e),
+                      param_at(u, e), seg.length, hp);
     }
     after_unit_update(u);
     poll();
@@ -309,15 +334,15 @@ template <typename Real>
 void ZeroEngineT<Real>::post_replica_reduction(int u) {
   if (!replicas_) return;
   const UnitPartition& p = plan_->unit(u);
-  Real* shard = grad_at(u, rank_ * p.shard);
+  const int64_t shard = rank_ * p.shard;
   const CommTag tag{u, CommPurpose::GradReduce};
   if (optim_storage_ == Storage::SubShard)  // hpZ: in place, into this rank's sub-shard
-    replica_reductions_.push_back(
-        replicas_->ireduce_scatter_sum(shard, shard + replica_ * p.sub_shard,
-                                       static_cast<size_t>(p.sub_shard), dtype_of<Real>(), tag));
+    replica_reductions_.push_back(replicas_->ireduce_scatter_sum(
+        reduced_grad_at(u, shard), reduced_grad_at(u, shard + replica_ * p.sub_shard),
+        static_cast<size_t>(p.sub_shard), reduce_dtype(), tag));
   else
-    replica_reductions_.push_back(
-        replicas_->iall_reduce_sum(shard, static_cast<size_t>(p.shard), dtype_of<Real>(), tag));
+    replica_reductions_.push_back(replicas_->iall_reduce_sum(
+        reduced_grad_at(u, shard), static_cast<size_t>(p.shard), reduce_dtype(), tag));
   if (!deck_->zero.overlap) replica_reductions_.back().wait(true);  // no overlap: blocking
 }
 

@@ -12,7 +12,9 @@
 // "full" is the padded layout of the partition plan, "shard" this rank's shard of every unit.
 //
 // Precision: parameters and gradients are stored in the model's compute type Real (float, or
-// bf16 under train.precision = "bf16"), and every collective moves that type. Adam m and v are
+// bf16 under train.precision = "bf16"), and every collective moves that type, except that under
+// train.reduce_precision = "fp32" (stages 0 and 1) the gradients are summed into grad_sum (fp32)
+// and reduced there, and AdamW reads them from it (the policy's reduce type). Adam m and v are
 // fp32; under bf16 the optimizer state also holds an fp32 master copy of the parameters (with
 // the storage of m and v), updated by AdamW and rounded into the bf16 parameters: the ZeRO
 // paper's 2 + 2 + 12 bytes per parameter. Under fp32 the parameters are their own master.
@@ -51,8 +53,15 @@ struct OptimizerSettings {
   int64_t step = 1;      // 1-based
 };
 
-// Bytes of one parameter, gradient or activation element under the deck's precision.
+// Bytes of one element under the deck's precision policy: of activations and gradients as
+// backward writes them (compute), of parameters and their gathers (param), and of the gradient
+// collectives (reduce).
 int compute_element_bytes(const Deck& deck);
+int param_element_bytes(const Deck& deck);
+int reduce_element_bytes(const Deck& deck);
+// Whether the engine keeps the gradients' fp32 sum (grad_sum) beside the bf16 gradients: under
+// bf16 with gradient accumulation, or with an fp32 reduction.
+bool sums_gradients_in_fp32(const Deck& deck);
 
 // What every stage does whatever the compute type; the trainer, checkpoints and the planner see
 // an engine through this class.
@@ -191,6 +200,13 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
   // them to the fp32 sum and zeroes them for the next micro-step, or on the last micro-step writes
   // the sum, rounded, in their place. Nothing unless sums_micro_steps().
   void fold_full_gradients(int u);
+  // The gradients the collectives reduce and the optimizer reads, and their type: the fp32 sum
+  // under the policy's fp32 reduction (stages 0 and 1), else the gradients themselves.
+  void* reduced_grad_at(int u, int64_t e) const {
+    if (reduces_in_fp32_) return grad_sum_at(u, e);
+    return grad_at(u, e);
+  }
+  DType reduce_dtype() const { return reduces_in_fp32_ ? DType::F32 : dtype_of<Real>(); }
 
   // Resident parameters (stages 0-2): the unit's own, nothing to release.
   const Real* acquire(UnitEvent event) override { return param_at(event.unit, 0); }
@@ -224,7 +240,8 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
 
   TrackedBuffer<Real> params_, grads_;
   TrackedBuffer<float> master_;    // mixed precision only
-  TrackedBuffer<float> grad_sum_;  // mixed precision with gradient accumulation only
+  TrackedBuffer<float> grad_sum_;  // sums_gradients_in_fp32 only
+  bool reduces_in_fp32_;           // PrecisionPolicy::widens_reduce()
   std::vector<CommRequest> parameter_gathers_;
   std::vector<CommRequest> replica_reductions_;
 

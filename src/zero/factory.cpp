@@ -57,22 +57,22 @@ PlannedCollectives per_unit_traffic(const PartitionPlan& plan, const Deck& deck,
                                     const ShardLayout& layout, int64_t reductions,
                                     int64_t gathers) {
   PlannedCollectives out;
-  const int element = compute_element_bytes(deck);
+  const int reduced = reduce_element_bytes(deck), gathered = param_element_bytes(deck);
   const int group = plan.ranks();
   for (int u = 0; u < plan.num_units(); ++u) {
     const int64_t padded = plan.unit(u).padded;
     for (int64_t i = 0; i < reductions; ++i)
-      out.push_back({CommOp::ReduceScatter, padded, element, group});
+      out.push_back({CommOp::ReduceScatter, padded, reduced, group});
     const int64_t shard = plan.unit(u).shard;
     const int groups = layout.groups();
     if (layout.hpz) {  // the shard reduce-scattered into sub-shards, and gathered back
-      out.push_back({CommOp::ReduceScatter, shard, element, groups, CommLevel::InterGroup});
-      out.push_back({CommOp::AllGather, shard, element, groups, CommLevel::InterGroup});
+      out.push_back({CommOp::ReduceScatter, shard, reduced, groups, CommLevel::InterGroup});
+      out.push_back({CommOp::AllGather, shard, gathered, groups, CommLevel::InterGroup});
     } else if (layout.hybrid()) {
-      out.push_back({CommOp::AllReduce, shard, element, groups, CommLevel::InterGroup});
+      out.push_back({CommOp::AllReduce, shard, reduced, groups, CommLevel::InterGroup});
     }
     for (int64_t i = 0; i < gathers; ++i)
-      out.push_back({CommOp::AllGather, padded, element, group});
+      out.push_back({CommOp::AllGather, padded, gathered, group});
   }
   return out;
 }

@@ -22,7 +22,7 @@ std::vector<std::pair<int64_t, int64_t>> stage0_bucket_ranges(const PartitionPla
   // gradient also collects the LM head's). A bucket is a run of consecutive units, closed when it
   // reaches bucket_mb; it is all-reduced when its lowest unit is ready.
   const auto bucket_elements =
-      static_cast<int64_t>(deck.zero.bucket_mb * 1024.0 * 1024.0 / compute_element_bytes(deck));
+      static_cast<int64_t>(deck.zero.bucket_mb * 1024.0 * 1024.0 / reduce_element_bytes(deck));
   std::vector<std::pair<int64_t, int64_t>> ranges;
   int hi = plan.num_units() - 1;
   int64_t filled = 0;
@@ -43,7 +43,7 @@ std::vector<std::pair<int64_t, int64_t>> stage0_bucket_ranges(const PartitionPla
 PlannedCollectives stage0_traffic(const PartitionPlan& plan, const Deck& deck) {
   PlannedCollectives out;
   for (const auto& bucket : stage0_bucket_ranges(plan, deck))
-    out.push_back({CommOp::AllReduce, bucket.second, compute_element_bytes(deck), plan.ranks()});
+    out.push_back({CommOp::AllReduce, bucket.second, reduce_element_bytes(deck), plan.ranks()});
   return out;
 }
 
@@ -68,8 +68,8 @@ void Stage0<Real>::grads_ready(int unit) {
     const UnitPartition& lo = this->plan_->unit(bucket.lo);
     const UnitPartition& hi = this->plan_->unit(bucket.hi);
     const size_t count = static_cast<size_t>(hi.padded_offset + hi.padded - lo.padded_offset);
-    in_flight_.push_back(this->comm_->iall_reduce_sum(this->grad_at(bucket.lo, 0), count,
-                                                      dtype_of<Real>(),
+    in_flight_.push_back(this->comm_->iall_reduce_sum(this->reduced_grad_at(bucket.lo, 0), count,
+                                                      this->reduce_dtype(),
                                                       {bucket.lo, CommPurpose::GradReduce}));
     if (!this->deck_->zero.overlap) in_flight_.back().wait(true);  // no overlap: blocking
   }

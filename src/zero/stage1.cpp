@@ -29,10 +29,11 @@ void Stage1<Real>::grads_ready(int unit) {
   this->fold_full_gradients(unit);
   if (!this->last_micro()) return;
   const UnitPartition& p = this->plan_->unit(unit);
-  Real* full = this->grad_at(unit, 0);
-  in_flight_.push_back({unit, this->comm_->ireduce_scatter_sum(
-                                  full, full + this->rank_ * p.shard, static_cast<size_t>(p.shard),
-                                  dtype_of<Real>(), {unit, CommPurpose::GradReduce})});
+  in_flight_.push_back(
+      {unit, this->comm_->ireduce_scatter_sum(this->reduced_grad_at(unit, 0),
+                                              this->reduced_grad_at(unit, this->rank_ * p.shard),
+                                              static_cast<size_t>(p.shard), this->reduce_dtype(),
+                                              {unit, CommPurpose::GradReduce})});
   if (!this->deck_->zero.overlap) finish_reductions();  // no overlap: blocking
 }
 

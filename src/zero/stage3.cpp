@@ -29,7 +29,7 @@ UnitBufferSet gather_slot_set(const PartitionPlan& plan, const Deck& deck) {
   slots.embed_elements = plan.unit(0).padded;
   slots.shared_elements = plan.max_padded_unit(1, plan.num_units() - 1);
   slots.shared = static_cast<int>(1 + prefetch_of(deck));
-  slots.element_bytes = compute_element_bytes(deck);
+  slots.element_bytes = param_element_bytes(deck);
   return slots;
 }
 

@@ -1,6 +1,7 @@
 // What `zeromini plan` predicts for a rank count is what a run at that rank count allocates and
 // sends, byte for byte, for every stage, in fp32 and (where the build has bf16) mixed precision,
-// with and without hybrid sharding (zero.shard_size: traffic within and across shard groups
+// at stages 0 and 1 also with the fp32 gradient reduction (train.reduce_precision), with and
+// without hybrid sharding (zero.shard_size: traffic within and across shard groups
 // compared separately).
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
@@ -58,8 +59,10 @@ TEST_P(PlannedEqualsMeasured, MemoryAndTraffic) {
   const int stage = GetParam();
   auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
   const int N = comm->size();
-  std::vector<std::string> precisions = {"fp32"};
-  if (ZEROMINI_HAVE_BF16) precisions.push_back("bf16");
+  std::vector<std::vector<std::string>> precisions = {{"train.precision=fp32"}};
+  if (ZEROMINI_HAVE_BF16) precisions.push_back({"train.precision=bf16"});
+  if (ZEROMINI_HAVE_BF16 && stage <= 1)
+    precisions.push_back({"train.precision=bf16", "train.reduce_precision=fp32"});
   // Shard groups of 2 ranks (as a number, and as faked nodes of 2) where the ranks make two or
   // more groups.
   std::vector<std::vector<std::string>> shardings = {{"zero.shard_size=0"}};
@@ -69,13 +72,15 @@ TEST_P(PlannedEqualsMeasured, MemoryAndTraffic) {
     shardings.push_back({"zero.secondary_shard_size=2"});  // hpZ at stage 3, ignored below
   }
   for (const auto& sharding : shardings)
-    for (const std::string& precision : precisions)
+    for (const auto& precision : precisions)
       for (const int64_t grad_accum : {1, 2})
         for (const char* recompute : {"none", "blocks"}) {
           SCOPED_TRACE(fmt::format("stage {}, {} ranks, {}, grad_accum {}, {}, recompute {}", stage,
-                                   N, fmt::join(sharding, " "), grad_accum, precision, recompute));
-          std::vector<std::string> overrides = {"train.steps=2", "train.precision=" + precision,
+                                   N, fmt::join(sharding, " "), grad_accum,
+                                   fmt::join(precision, " "), recompute));
+          std::vector<std::string> overrides = {"train.steps=2",
                                                 "model.recompute=" + std::string(recompute)};
+          overrides.insert(overrides.end(), precision.begin(), precision.end());
           overrides.insert(overrides.end(), sharding.begin(), sharding.end());
           check_planned_equals_measured(zm::testing::test_deck(stage, 3, grad_accum, overrides),
                                         stage, *comm);
