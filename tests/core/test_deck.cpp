@@ -159,6 +159,14 @@ TEST(Deck, BadValuesNameTheKeyAndWhatWasExpected) {
       {"[train]\nprecision = \"fp16\"\n",
        {},
        "bad.toml:2:1: train.precision = \"fp16\": expected one of \"fp32\", \"tf32\", \"bf16\""},
+      {"[train]\nreduce_precision = \"bf16\"\n",
+       {},
+       "bad.toml:2:1: train.reduce_precision = \"bf16\": expected one of \"compute\", \"fp32\""},
+      {"[train]\nprecision = \"bf16\"\nreduce_precision = \"fp32\"\n[zero]\nstage = 3\n",
+       {},
+       "bad.toml:3:1: train.reduce_precision = \"fp32\" with zero.stage = 3 (set at bad.toml:5:1): "
+       "fp32 gradient reduction under bf16 is implemented for stages 0 and 1; expected "
+       "\"compute\", or zero.stage 0 or 1"},
       {"[comm]\nbackend = \"gloo\"\n",
        {},
        "bad.toml:2:1: comm.backend = \"gloo\": expected one of \"mpi\", \"nccl\", \"auto\""},
@@ -173,6 +181,35 @@ TEST(Deck, BadValuesNameTheKeyAndWhatWasExpected) {
        "--set train.steps=ten: train.steps = \"ten\": expected an integer in 0..1000000000, found "
        "a string"},
   });
+}
+
+// train.precision is the shorthand that fills the policy; train.reduce_precision widens only the
+// gradient reduction.
+TEST(Deck, PrecisionPolicyFromTheShorthandAndTheReduceKey) {
+  const zm::PrecisionPolicy fp32 = zm::parse_deck("", "d.toml", {"train.steps=1"}).train.policy();
+  EXPECT_EQ(fp32.param, zm::Element::FP32);
+  EXPECT_EQ(fp32.reduce, zm::Element::FP32);
+  EXPECT_FALSE(fp32.mixed());
+  EXPECT_EQ(fp32.gemm_math, zm::GemmMath::FP32);
+  const zm::Deck tf32_deck =
+      zm::parse_deck("[train]\nprecision = \"tf32\"\n", "d.toml", {}, zm::BuildChecks::Skip);
+  EXPECT_EQ(tf32_deck.train.policy().gemm_math, zm::GemmMath::TF32);
+  const zm::PrecisionPolicy bf16 =
+      zm::make_precision_policy(zm::Precision::BF16, zm::ReducePrecision::Compute);
+  EXPECT_EQ(bf16.param, zm::Element::BF16);
+  EXPECT_EQ(bf16.compute, zm::Element::BF16);
+  EXPECT_EQ(bf16.reduce, zm::Element::BF16);
+  EXPECT_EQ(bf16.master, zm::Element::FP32);
+  EXPECT_TRUE(bf16.mixed());
+  EXPECT_FALSE(bf16.widens_reduce());
+  const zm::PrecisionPolicy wide =
+      zm::make_precision_policy(zm::Precision::BF16, zm::ReducePrecision::FP32);
+  EXPECT_EQ(wide.compute, zm::Element::BF16);
+  EXPECT_EQ(wide.reduce, zm::Element::FP32);
+  EXPECT_TRUE(wide.widens_reduce());
+  // Under fp32 the fp32 reduction is what already runs.
+  EXPECT_FALSE(
+      zm::make_precision_policy(zm::Precision::FP32, zm::ReducePrecision::FP32).widens_reduce());
 }
 
 // Quoting mistakes in --set values, with the spelling that works.
