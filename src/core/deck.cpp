@@ -187,21 +187,6 @@ std::string origin_of(const Deck& deck, const std::string& key) {
   return deck.path + " (default)";
 }
 
-// train.reduce_precision = "fp32" under bf16 sums full gradients in an fp32 buffer: stages
-// whose gradients are sharded (2 and 3) do not offer it yet.
-void check_reduce_precision(const Deck& deck) {
-  constexpr int kLastFullGradientStage = 1;  // stages 0 and 1 keep full gradients
-  if (!deck.train.policy().widens_reduce()) return;
-  for (int stage : deck.stages())
-    if (stage > kLastFullGradientStage)
-      fail(
-          "{}: train.reduce_precision = \"fp32\" with zero.stage = {} (set at {}): fp32 "
-          "gradient reduction under bf16 is implemented for stages 0 and 1; expected "
-          "\"compute\", or zero.stage 0 or 1",
-          origin_of(deck, "train.reduce_precision"),
-          deck.zero.all_stages ? "\"all\"" : std::to_string(stage), origin_of(deck, "zero.stage"));
-}
-
 void cross_check(const Deck& deck, BuildChecks build_checks) {
   const BuildFeatures features = build_features();
   const ModelConfig& m = deck.model;
@@ -212,7 +197,6 @@ void cross_check(const Deck& deck, BuildChecks build_checks) {
       deck.origin.count("train.warmup"))
     fail("{}: train.warmup = {} exceeds train.steps = {}; expected 0..{}",
          origin_of(deck, "train.warmup"), deck.train.warmup, deck.train.steps, deck.train.steps);
-  check_reduce_precision(deck);
   if (build_checks == BuildChecks::Skip) return;
   if (deck.comm.backend == "nccl" && !features.nccl)
     fail(

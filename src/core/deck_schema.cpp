@@ -268,7 +268,7 @@ void add_train_keys(std::vector<KeySpec>& s) {
     KeySpec reduce = spec("train", "reduce_precision", Kind::Choice,
                           "type of the cross-rank gradient sums: compute (that of "
                           "train.precision) or fp32 (bf16 backward, fp32 reduction and AdamW "
-                          "gradients; zero.stage 0 or 1)");
+                          "gradients)");
     reduce.choices = {"compute", "fp32"};
     reduce.set = [](Deck& d, const RawValue& v) {
       parse_reduce_precision(v.text, d.train.reduce_precision);

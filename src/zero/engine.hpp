@@ -13,8 +13,9 @@
 //
 // Precision: parameters and gradients are stored in the model's compute type Real (float, or
 // bf16 under train.precision = "bf16"), and every collective moves that type, except that under
-// train.reduce_precision = "fp32" (stages 0 and 1) the gradients are summed into grad_sum (fp32)
-// and reduced there, and AdamW reads them from it (the policy's reduce type). Adam m and v are
+// train.reduce_precision = "fp32" the gradients are reduced in fp32 into grad_sum (stages 0 and 1
+// reduce grad_sum itself, stages 2 and 3 an fp32 copy of each bucket), and AdamW and the norm
+// read them from it (the policy's reduce type). Adam m and v are
 // fp32; under bf16 the optimizer state also holds an fp32 master copy of the parameters (with
 // the storage of m and v), updated by AdamW and rounded into the bf16 parameters: the ZeRO
 // paper's 2 + 2 + 12 bytes per parameter. Under fp32 the parameters are their own master.
@@ -201,7 +202,7 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
   // the sum, rounded, in their place. Nothing unless sums_micro_steps().
   void fold_full_gradients(int u);
   // The gradients the collectives reduce and the optimizer reads, and their type: the fp32 sum
-  // under the policy's fp32 reduction (stages 0 and 1), else the gradients themselves.
+  // under the policy's fp32 reduction, else the gradients themselves.
   void* reduced_grad_at(int u, int64_t e) const {
     if (reduces_in_fp32_) return grad_sum_at(u, e);
     return grad_at(u, e);

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <type_traits>
 
 #include "core/error.hpp"
 #include "kernels/elementwise.hpp"
@@ -22,9 +23,17 @@ UnitBufferSet gradient_bucket_set(const PartitionPlan& partition, const Deck& de
   return buckets;
 }
 
+UnitBufferSet gradient_wide_bucket_set(const PartitionPlan& partition, const Deck& deck) {
+  UnitBufferSet wide = gradient_bucket_set(partition, deck);
+  wide.prefix = "grad_bucket_fp32";
+  wide.element_bytes = reduce_element_bytes(deck);
+  return wide;
+}
+
 UnitBufferSet gradient_receive_set(const PartitionPlan& partition, const Deck& deck) {
   UnitBufferSet receive = gradient_bucket_set(partition, deck);
   receive.prefix = "grad_recv";
+  receive.element_bytes = reduce_element_bytes(deck);
   receive.embed_elements = partition.unit(0).shard;
   receive.shared_elements = 0;
   for (int u = 1; u < partition.num_units(); ++u)
@@ -35,6 +44,8 @@ UnitBufferSet gradient_receive_set(const PartitionPlan& partition, const Deck& d
 std::vector<BufferSpec> sharded_gradient_buffers(const PartitionPlan& partition, const Deck& deck) {
   std::vector<BufferSpec> buffers;
   gradient_bucket_set(partition, deck).add_to(buffers);
+  if (deck.train.policy().widens_reduce())
+    gradient_wide_bucket_set(partition, deck).add_to(buffers);
   // Under gradient accumulation, later micro-steps receive beside the shard and add into it.
   if (deck.train.grad_accum > 1) gradient_receive_set(partition, deck).add_to(buffers);
   return buffers;
@@ -44,8 +55,13 @@ template <typename Real>
 void ShardedGradients<Real>::allocate(const PartitionPlan& partition, const Deck& deck) {
   PlannedAllocator alloc(sharded_gradient_buffers(partition, deck));
   accumulate_ = deck.train.grad_accum > 1;
+  wide_reduce_ = deck.train.policy().widens_reduce();
   buckets_ = gradient_bucket_set(partition, deck).take<Real>(alloc);
-  if (accumulate_) recv_ = gradient_receive_set(partition, deck).take<Real>(alloc);
+  if (wide_reduce_) wide_ = gradient_wide_bucket_set(partition, deck).take<float>(alloc);
+  if (accumulate_ && wide_reduce_)
+    recv_wide_ = gradient_receive_set(partition, deck).take<float>(alloc);
+  else if (accumulate_)
+    recv_ = gradient_receive_set(partition, deck).take<Real>(alloc);
   alloc.finish();
 }
 
@@ -54,7 +70,13 @@ void ShardedGradients<Real>::complete(InFlight& op, ZeroEngineT<Real>& engine) {
   op.request.wait();
   const UnitPartition& p = engine.plan().unit(op.unit);
   Real* shard = engine.grad_at(op.unit, engine.comm().rank() * p.shard);
-  if (engine.sums_micro_steps()) {
+  if (wide_reduce_) {
+    // The fp32 reduction: later micro-steps add their fp32 sum into the fp32 shard; nothing is
+    // rounded back (AdamW reads the fp32 sums).
+    if (op.accumulate_wide)
+      kernels::add_into(engine.grad_sum_at(op.unit, engine.comm().rank() * p.shard),
+                        op.accumulate_wide, p.shard);
+  } else if (engine.sums_micro_steps()) {
     // Mixed precision: each micro-step's reduced bf16 shard adds to the fp32 sum; the last writes
     // the sum, rounded once, into the shard (what the replicas reduce and the optimizer reads).
     const Real* received = op.accumulate_from ? op.accumulate_from : shard;
@@ -102,18 +124,39 @@ void ShardedGradients<Real>::unit_ready(int unit, ZeroEngineT<Real>& engine, boo
   op.unit = unit;
   op.bucket = bucket;
   op.last_micro = last_micro_step;
-  Real* shard = engine.grad_at(unit, engine.comm().rank() * p.shard);
-  Real* recv = shard;
-  if (accumulate_ && !first_micro_step) {
-    // Later micro-steps add to what the shard already holds.
-    recv = recv_[static_cast<size_t>(bucket)].data();
-    op.accumulate_from = recv;
+  if (wide_reduce_) {
+    op.request = post_wide(op, engine.comm().rank() * p.shard, first_micro_step, engine);
+  } else {
+    Real* recv = engine.grad_at(unit, engine.comm().rank() * p.shard);
+    if (accumulate_ && !first_micro_step) {
+      // Later micro-steps add to what the shard already holds.
+      recv = recv_[static_cast<size_t>(bucket)].data();
+      op.accumulate_from = recv;
+    }
+    op.request = engine.comm().ireduce_scatter_sum(
+        buckets_[static_cast<size_t>(bucket)].data(), recv, static_cast<size_t>(p.shard),
+        dtype_of<Real>(), {unit, CommPurpose::GradReduce});
   }
-  op.request = engine.comm().ireduce_scatter_sum(buckets_[static_cast<size_t>(bucket)].data(), recv,
-                                                 static_cast<size_t>(p.shard), dtype_of<Real>(),
-                                                 {unit, CommPurpose::GradReduce});
   in_flight_.push_back(std::move(op));
   if (!overlap) complete(in_flight_.back(), engine);
+}
+
+template <typename Real>
+CommRequest ShardedGradients<Real>::post_wide(InFlight& op, int64_t shard, bool first_micro_step,
+                                              ZeroEngineT<Real>& engine) {
+  const auto bucket = static_cast<size_t>(op.bucket);
+  const UnitPartition& p = engine.plan().unit(op.unit);
+  float* wide = wide_[bucket].data();
+  // Only bf16 gradients are widened (under fp32 the reduction already is fp32).
+  if constexpr (!std::is_same_v<Real, float>)
+    kernels::convert<Real, float>(wide, buckets_[bucket].data(), p.padded);
+  float* recv = engine.grad_sum_at(op.unit, shard);
+  if (accumulate_ && !first_micro_step) {
+    recv = recv_wide_[bucket].data();
+    op.accumulate_wide = recv;
+  }
+  return engine.comm().ireduce_scatter_sum(wide, recv, static_cast<size_t>(p.shard), DType::F32,
+                                           {op.unit, CommPurpose::GradReduce});
 }
 
 template <typename Real>

@@ -76,8 +76,11 @@ class Stage1 : public ZeroEngineT<Real> {
 // backward, and ends in the embedding backward, at the end); the other units rotate through one
 // bucket, or two when overlap is on (one being reduced while the next fills).
 // The gradient buckets and, under gradient accumulation, the shard-sized receive buffers beside
-// them; sharded_gradient_buffers lists both for the planner.
+// them; sharded_gradient_buffers lists both for the planner. Under an fp32 reduction of bf16
+// gradients (PrecisionPolicy::widens_reduce) each bucket is converted into an fp32 bucket beside
+// it, which is reduce-scattered into the fp32 sum's shard, and the receive buffers are fp32.
 UnitBufferSet gradient_bucket_set(const PartitionPlan& partition, const Deck& deck);
+UnitBufferSet gradient_wide_bucket_set(const PartitionPlan& partition, const Deck& deck);
 UnitBufferSet gradient_receive_set(const PartitionPlan& partition, const Deck& deck);
 std::vector<BufferSpec> sharded_gradient_buffers(const PartitionPlan& partition, const Deck& deck);
 
@@ -97,14 +100,21 @@ class ShardedGradients {
     CommRequest request;
     int unit = -1;
     int bucket = -1;
-    Real* accumulate_from = nullptr;  // temp to add into the shard after completion, if any
-    bool last_micro = false;          // the shard is then complete in the group
+    Real* accumulate_from = nullptr;   // temp to add into the shard after completion, if any
+    float* accumulate_wide = nullptr;  // the same under the fp32 reduction
+    bool last_micro = false;           // the shard is then complete in the group
   };
+  // Posts unit u's reduce-scatter in fp32 from its bucket's fp32 copy into the fp32 sum.
+  CommRequest post_wide(InFlight& op, int64_t shard, bool first_micro_step,
+                        ZeroEngineT<Real>& engine);
   void complete(InFlight& op, ZeroEngineT<Real>& engine);
   void wait_bucket(int bucket, ZeroEngineT<Real>& engine);
 
-  std::vector<TrackedBuffer<Real>> buckets_;  // [0] embedding unit, [1..] the rest
-  std::vector<TrackedBuffer<Real>> recv_;     // per bucket, for grad_accum > 1
+  std::vector<TrackedBuffer<Real>> buckets_;     // [0] embedding unit, [1..] the rest
+  std::vector<TrackedBuffer<Real>> recv_;        // per bucket, for grad_accum > 1
+  std::vector<TrackedBuffer<float>> wide_;       // fp32 reduction: the buckets' fp32 copies
+  std::vector<TrackedBuffer<float>> recv_wide_;  // fp32 reduction: recv_ in fp32
+  bool wide_reduce_ = false;
   std::map<int, int> bucket_of_unit_;
   int next_block_bucket_ = 0;
   std::vector<InFlight> in_flight_;

@@ -162,11 +162,6 @@ TEST(Deck, BadValuesNameTheKeyAndWhatWasExpected) {
       {"[train]\nreduce_precision = \"bf16\"\n",
        {},
        "bad.toml:2:1: train.reduce_precision = \"bf16\": expected one of \"compute\", \"fp32\""},
-      {"[train]\nprecision = \"bf16\"\nreduce_precision = \"fp32\"\n[zero]\nstage = 3\n",
-       {},
-       "bad.toml:3:1: train.reduce_precision = \"fp32\" with zero.stage = 3 (set at bad.toml:5:1): "
-       "fp32 gradient reduction under bf16 is implemented for stages 0 and 1; expected "
-       "\"compute\", or zero.stage 0 or 1"},
       {"[comm]\nbackend = \"gloo\"\n",
        {},
        "bad.toml:2:1: comm.backend = \"gloo\": expected one of \"mpi\", \"nccl\", \"auto\""},

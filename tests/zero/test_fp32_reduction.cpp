@@ -85,7 +85,7 @@ Reduced reduce_once(int stage, const std::string& reduce, zm::Communicator& worl
 // 1 its spacing is 2^-7, so at 2 ranks the bf16 reduction's one addition, 1 + 3 x 2^-10, rounds to
 // 1 and loses rank 1's whole contribution (at more ranks the loss depends on the algorithm's
 // order, so only 2 ranks pins it). The collectives move the whole padded gradient once (stage 0:
-// all-reduce; stage 1: reduce-scatter), so the fp32 reduction sends exactly twice the bytes of
+// all-reduce; stages 1-3: reduce-scatter), so the fp32 reduction sends exactly twice the bytes of
 // the bf16 one.
 class Fp32Reduction : public ::testing::TestWithParam<int> {};
 
@@ -135,7 +135,7 @@ TEST_P(Fp32Reduction, TrainingTracksFp32) {
   EXPECT_LT(wide.losses.back(), wide.losses.front() - 0.2);  // and it learns
 }
 
-INSTANTIATE_TEST_SUITE_P(Stages, Fp32Reduction, ::testing::Values(0, 1));
+INSTANTIATE_TEST_SUITE_P(Stages, Fp32Reduction, ::testing::Values(0, 1, 2, 3));
 
 }  // namespace
 
