@@ -203,12 +203,13 @@ void cross_check(const Deck& deck, BuildChecks build_checks) {
         "{}: comm.backend = \"nccl\": this build has no NCCL backend (it needs a Kokkos with "
         "CUDA); expected \"mpi\" or \"auto\"",
         origin_of(deck, "comm.backend"));
-  if (deck.train.precision == Precision::BF16 && !features.bf16)
+  const PrecisionPolicy policy = deck.train.policy();
+  if (policy.compute == Element::BF16 && !features.bf16)
     fail(
         "{}: train.precision = \"bf16\": this build's Kokkos ({}) has no bfloat16 type; "
         "bf16 needs Kokkos >= 4. Expected \"fp32\"",
         origin_of(deck, "train.precision"), features.kokkos_version);
-  if (deck.train.precision == Precision::TF32 && !features.cuda)
+  if (policy.gemm_math == GemmMath::TF32 && !features.cuda)
     fail("{}: train.precision = \"tf32\": TF32 tensor cores need a CUDA build; expected \"fp32\"",
          origin_of(deck, "train.precision"));
 }

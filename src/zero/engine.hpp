@@ -192,7 +192,8 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
   // Mixed precision with gradient accumulation (train.grad_accum > 1): the micro-steps' gradients
   // are summed in fp32 (grad_sum_at, in the gradients' storage), and the bf16 gradients receive
   // the sum rounded once, on the last micro-step, where it is reduced. Each micro-step's gradient
-  // is still computed, and reduced where a stage reduces it, in bf16.
+  // is still computed, and reduced where a stage reduces it, in bf16. Under the fp32 reduction
+  // the sum is also kept (whatever grad_accum), reduced in fp32 and never rounded back.
   bool sums_micro_steps() const { return grad_sum_.size() > 0; }
   float* grad_sum_at(int u, int64_t e) const {
     return base_of(grad_sum_.data(), grads_storage_, u, e);
