@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/run_context.hpp"
 #include "core/memory.hpp"
 #include "kernels/accumulate.hpp"
 #include "kernels/token_groups.hpp"
@@ -43,8 +44,9 @@ std::vector<UnitEvent> gpt_schedule(const ParamLayout& layout);
 template <typename Real>
 class GPT {
  public:
-  // Allocates the activations and workspace for micro-batches of B x T.
-  GPT(const ParamLayout& layout, int64_t B, int64_t T);
+  // Allocates the activations and workspace for micro-batches of B x T. Each unit's forward and
+  // backward is a Phase of `context` (a trace span in traced steps).
+  GPT(const ParamLayout& layout, int64_t B, int64_t T, const RunContext& context = {});
 
   static std::vector<BufferSpec> buffer_plan(const ModelConfig& config, int64_t B, int64_t T) {
     return gpt_buffer_plan(config, B, T, static_cast<int>(sizeof(Real)));
@@ -136,6 +138,7 @@ class GPT {
 
   const ParamLayout* layout_;
   int64_t B_, T_;
+  RunContext context_;
   const Real* head_params_ = nullptr;  // the embedding unit, held from the LM head's forward
   // Saved activations (each buffer is allocated through the tables above).
   TrackedBuffer<Real> encoded_;
