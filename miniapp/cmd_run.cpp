@@ -62,7 +62,8 @@ int run(int& argc, char**& argv, const RunOptions& options) {
     log_root("{}\n", deck.resolved_toml());
     auto comm = make_communicator(deck.comm.backend, MPI_COMM_WORLD);
     Tracer tracer;
-    const RunContext context{&tracer, &Watchdog::get(), &memory_ledger()};
+    MemoryLedger ledger;
+    const RunContext context{&tracer, &Watchdog::get(), &ledger};
     const RunOutcome outcome = run_training(deck, *comm, context);
     print_summary(deck, outcome.stages);
     if (runtime.rank() == 0) {

@@ -80,12 +80,13 @@ TrainerT<Real>::TrainerT(const Deck& deck, int stage, Communicator& comm, const 
       layout_(deck.model),
       comms_(std::make_unique<ShardGroupComms>(comm, run_shard_layout(deck, stage, comm))),
       plan_(layout_, comms_->layout().group, comms_->layout().sub_shards()),
-      engine_(make_engine<Real>(stage, plan_, *comms_, deck_, gpt_schedule(layout_))),
+      engine_(
+          make_engine<Real>(stage, plan_, *comms_, deck_, gpt_schedule(layout_), context.ledger)),
       model_(layout_, deck.train.micro_batch, deck.model.seq_len, context),
       data_(make_data_source(deck)) {
   comms_->set_timeout(deck.comm.timeout_s);
   kernels::set_tf32_gemms(deck.train.precision == Precision::TF32);
-  PlannedAllocator alloc({step_stats_buffer()});
+  PlannedAllocator alloc({step_stats_buffer()}, context.ledger);
   stats_ = alloc.take<float>("step_stats");
   alloc.finish();
   const size_t tokens = static_cast<size_t>(deck.train.micro_batch * deck.model.seq_len);

@@ -14,13 +14,14 @@ int compute_element_bytes(const Deck& deck) {
 }
 
 ZeroEngine::ZeroEngine(int stage, const PartitionPlan& plan, ShardGroupComms& comms,
-                       const Deck& deck, StorageKinds storage)
+                       const Deck& deck, StorageKinds storage, MemoryLedger* ledger)
     : stage_(stage),
       plan_(&plan),
       comms_(&comms),
       comm_(&comms.group()),
       replicas_(comms.replicas()),
       deck_(&deck),
+      ledger_(ledger),
       rank_(comm_->rank()),
       ranks_(comm_->size()),
       replica_(replicas_ ? replicas_->rank() : 0),
@@ -133,15 +134,16 @@ std::vector<BufferSpec> model_state_buffers(const PartitionPlan& plan, const Dec
 
 template <typename Real>
 ZeroEngineT<Real>::ZeroEngineT(int stage, const PartitionPlan& plan, ShardGroupComms& comms,
-                               const Deck& deck, StorageKinds storage)
-    : ZeroEngine(stage, plan, comms, deck, storage) {
+                               const Deck& deck, StorageKinds storage, MemoryLedger* ledger)
+    : ZeroEngine(stage, plan, comms, deck, storage, ledger) {
   allocate_model_state();
 }
 
 template <typename Real>
 void ZeroEngineT<Real>::allocate_model_state() {
   PlannedAllocator alloc(
-      model_state_buffers(*plan_, *deck_, {params_storage_, grads_storage_, optim_storage_}));
+      model_state_buffers(*plan_, *deck_, {params_storage_, grads_storage_, optim_storage_}),
+      ledger_);
   params_ = alloc.take<Real>("params");
   grads_ = alloc.take<Real>("grads");
   if (kMixed && deck_->train.grad_accum > 1) grad_sum_ = alloc.take<float>("grad_sum");
