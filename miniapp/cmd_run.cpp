@@ -10,7 +10,9 @@
 #include "core/error.hpp"
 #include "core/exit_codes.hpp"
 #include "core/log.hpp"
+#include "core/memory.hpp"
 #include "core/regular_file.hpp"
+#include "core/trace.hpp"
 #include "io/summary.hpp"
 #include "train/run.hpp"
 
@@ -59,7 +61,10 @@ int run(int& argc, char**& argv, const RunOptions& options) {
     log_root("{}", thread_report(placement));
     log_root("{}\n", deck.resolved_toml());
     auto comm = make_communicator(deck.comm.backend, MPI_COMM_WORLD);
-    const RunOutcome outcome = run_training(deck, *comm);
+    Tracer tracer;
+    MemoryLedger ledger;
+    const RunContext context{&tracer, &Watchdog::get(), &ledger};
+    const RunOutcome outcome = run_training(deck, *comm, context);
     print_summary(deck, outcome.stages);
     if (runtime.rank() == 0) {
       write_summary_json(deck.output.dir + "/summary.json", deck, outcome,

@@ -12,6 +12,7 @@
 
 #include "bench_util.hpp"
 #include "comm/communicator.hpp"
+#include "comm/phase.hpp"
 #include "core/deck.hpp"
 #include "core/timer.hpp"
 #include "core/trace.hpp"
@@ -20,8 +21,8 @@
 namespace {
 
 // One step's seconds, traced or not; a traced step's events are taken (resolved) and counted.
-double timed_step(zm::Trainer& trainer, int64_t step, bool traced, size_t* scopes) {
-  zm::Tracer& tracer = zm::Tracer::get();
+double timed_step(zm::Trainer& trainer, zm::Tracer& tracer, int64_t step, bool traced,
+                  size_t* scopes) {
   tracer.configure(traced, {{1, 1LL << 40}}, 0);
   const double start = zm::wall_seconds();
   trainer.step(step);
@@ -38,12 +39,15 @@ double timed_step(zm::Trainer& trainer, int64_t step, bool traced, size_t* scope
 }
 
 // Seconds of one scope with no tool loaded and the tracer off.
-double untraced_scope_seconds() {
-  zm::Tracer::get().configure(false, {}, 0);
+double untraced_scope_seconds(zm::Tracer& tracer) {
+  tracer.configure(false, {}, 0);
+  const zm::RunContext context{&tracer, nullptr, nullptr};
   constexpr int kScopes = 100000;
   const double start = zm::wall_seconds();
   for (int i = 0; i < kScopes; ++i)
-    zm::TraceScope scope(zm::TraceKind::Compute, "forward block " + std::to_string(i % 12), i);
+    zm::Phase scope(
+        context,
+        zm::PhaseSpec("forward block " + std::to_string(i % 12)).traced(zm::TraceKind::Compute, i));
   return (zm::wall_seconds() - start) / kScopes;
 }
 
@@ -51,23 +55,25 @@ void trace_cost(benchmark::State& state) {
   const int stage = static_cast<int>(state.range(0));
   const zm::Deck deck =
       zm::bench::training_bench_deck({fmt::format("zero.stage={}", stage), "train.grad_accum=2"});
-  auto trainer = zm::make_trainer(deck, stage, zm::bench::world_communicator());
+  zm::Tracer tracer;
+  auto trainer = zm::make_trainer(deck, stage, zm::bench::world_communicator(),
+                                  zm::RunContext{&tracer, nullptr, nullptr});
   trainer->init_parameters();
   size_t scopes = 0;
-  timed_step(*trainer, 0, true, &scopes);  // warm-up: first touch of every buffer
+  timed_step(*trainer, tracer, 0, true, &scopes);  // warm-up: first touch of every buffer
   int64_t step = 1, pairs = 0;
   double off = 0.0, on = 0.0;
   for (auto _ : state) {
     // Alternate which goes first, so that neither always follows the other.
     const bool on_first = pairs % 2 == 1;
-    double first = timed_step(*trainer, step++, on_first, &scopes);
-    double second = timed_step(*trainer, step++, !on_first, &scopes);
+    double first = timed_step(*trainer, tracer, step++, on_first, &scopes);
+    double second = timed_step(*trainer, tracer, step++, !on_first, &scopes);
     off += on_first ? second : first;
     on += on_first ? first : second;
     state.SetIterationTime(on_first ? first : second);
     ++pairs;
   }
-  const double scope_seconds = untraced_scope_seconds();
+  const double scope_seconds = untraced_scope_seconds(tracer);
   const double n = static_cast<double>(pairs);
   state.counters["step_ms_trace_off"] = 1e3 * off / n;
   state.counters["step_ms_trace_on"] = 1e3 * on / n;

@@ -32,8 +32,7 @@ double overlap_efficiency(double exposed, double in_flight) {
   return 1.0 - exposed / in_flight;
 }
 
-void add_to_trace(const std::vector<CollectiveTimes>& collectives) {
-  Tracer& tracer = Tracer::get();
+void add_to_trace(Tracer& tracer, const std::vector<CollectiveTimes>& collectives) {
   if (!tracer.active()) return;
   for (const CollectiveTimes& c : collectives) {
     TraceEvent event;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "core/trace.hpp"
 
 namespace zm {
 
@@ -26,6 +27,6 @@ double overlap_efficiency(double exposed, double in_flight);
 
 // The step's collectives (and the waits on them) as events of the timeline, when the tracer is
 // active.
-void add_to_trace(const std::vector<CollectiveTimes>& collectives);
+void add_to_trace(Tracer& tracer, const std::vector<CollectiveTimes>& collectives);
 
 }  // namespace zm

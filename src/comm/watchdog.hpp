@@ -77,7 +77,9 @@ class Watchdog {
   State& state() const;
 };
 
-// A scope in which this rank may block.
+// A scope in which this rank may block: a wait of the comm and io layers, with a deadline and a
+// collective number. The run's larger pieces are Phases (comm/phase.hpp), which name the run's
+// phase for these messages and may carry a deadline of their own.
 class BlockingRegion {
  public:
   BlockingRegion(std::string operation, int64_t sequence, WaitKind kind) {
@@ -86,18 +88,6 @@ class BlockingRegion {
   ~BlockingRegion() { Watchdog::get().leave(); }
   BlockingRegion(const BlockingRegion&) = delete;
   BlockingRegion& operator=(const BlockingRegion&) = delete;
-};
-
-// The run's phase for a scope; the previous phase comes back when it ends.
-class RunPhase {
- public:
-  explicit RunPhase(std::string phase) : previous_(Watchdog::get().set_phase(std::move(phase))) {}
-  ~RunPhase() { Watchdog::get().set_phase(std::move(previous_)); }
-  RunPhase(const RunPhase&) = delete;
-  RunPhase& operator=(const RunPhase&) = delete;
-
- private:
-  std::string previous_;
 };
 
 }  // namespace zm

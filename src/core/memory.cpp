@@ -47,7 +47,8 @@ void MemoryLedger::reset_peaks() {
   figures_.peak_total = current_total_;
 }
 
-PlannedAllocator::PlannedAllocator(const std::vector<BufferSpec>& plan) : remaining_(plan) {}
+PlannedAllocator::PlannedAllocator(const std::vector<BufferSpec>& plan, MemoryLedger* ledger)
+    : remaining_(plan), ledger_(ledger) {}
 
 BufferSpec PlannedAllocator::claim(const std::string& name) {
   for (auto it = remaining_.begin(); it != remaining_.end(); ++it) {
@@ -76,11 +77,6 @@ bool PlannedAllocator::has(const std::string& name) const {
 void PlannedAllocator::finish() const {
   ZM_ASSERT(remaining_.empty(), "{} planned buffers were not allocated (first: {})",
             remaining_.size(), remaining_.empty() ? "" : remaining_.front().name);
-}
-
-MemoryLedger& memory_ledger() {
-  static MemoryLedger ledger;
-  return ledger;
 }
 
 }  // namespace zm

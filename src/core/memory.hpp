@@ -42,7 +42,9 @@ struct BufferSpec {
   double bytes() const { return static_cast<double>(count) * element_bytes; }
 };
 
-// Process-wide ledger of tracked bytes.
+// The tracked bytes of a run, by category. The program owns one and passes it down (RunContext,
+// comm/run_context.hpp) to what allocates: every PlannedAllocator records into the ledger it was
+// given.
 class MemoryLedger {
  public:
   void add(MemCategory category, size_t bytes);
@@ -58,18 +60,17 @@ class MemoryLedger {
   size_t current_total_ = 0;
 };
 
-MemoryLedger& memory_ledger();
-
-// A 1-D device View whose bytes are recorded in the ledger while it is alive. Move-only.
+// A 1-D device View whose bytes are recorded in a ledger (if it has one) while it is alive.
+// Move-only.
 template <typename T>
 class TrackedBuffer {
  public:
   using view_type = Kokkos::View<T*, MemSpace>;
 
   TrackedBuffer() = default;
-  TrackedBuffer(const std::string& label, MemCategory category, size_t count)
-      : view_(label, count), category_(category), bytes_(count * sizeof(T)) {
-    memory_ledger().add(category_, bytes_);
+  TrackedBuffer(const std::string& label, MemCategory category, size_t count, MemoryLedger* ledger)
+      : view_(label, count), category_(category), bytes_(count * sizeof(T)), ledger_(ledger) {
+    if (ledger_) ledger_->add(category_, bytes_);
   }
   TrackedBuffer(const TrackedBuffer&) = delete;
   TrackedBuffer& operator=(const TrackedBuffer&) = delete;
@@ -80,6 +81,7 @@ class TrackedBuffer {
       view_ = std::move(other.view_);
       category_ = other.category_;
       bytes_ = other.bytes_;
+      ledger_ = other.ledger_;
       other.view_ = view_type();
       other.bytes_ = 0;
     }
@@ -88,7 +90,7 @@ class TrackedBuffer {
   ~TrackedBuffer() { release(); }
 
   void release() {
-    if (bytes_ > 0) memory_ledger().remove(category_, bytes_);
+    if (bytes_ > 0 && ledger_) ledger_->remove(category_, bytes_);
     bytes_ = 0;
     view_ = view_type();
   }
@@ -103,19 +105,21 @@ class TrackedBuffer {
   view_type view_;
   MemCategory category_ = MemCategory::Workspace;
   size_t bytes_ = 0;
+  MemoryLedger* ledger_ = nullptr;
 };
 
 // Allocates exactly the buffers of a published plan, by name. A component builds its plan with
 // the same function the planner calls, then takes every buffer from it; finish() checks that
-// nothing planned was left out, so that what is planned is what is allocated.
+// nothing planned was left out, so that what is planned is what is allocated. The buffers are
+// recorded in `ledger` (none: untracked, for tests and tools that do not account).
 class PlannedAllocator {
  public:
-  explicit PlannedAllocator(const std::vector<BufferSpec>& plan);
+  PlannedAllocator(const std::vector<BufferSpec>& plan, MemoryLedger* ledger);
   template <typename T>
   TrackedBuffer<T> take(const std::string& name) {
     const BufferSpec spec = claim(name);
     check_element_size(spec, sizeof(T));
-    return TrackedBuffer<T>(name, spec.category, static_cast<size_t>(spec.count));
+    return TrackedBuffer<T>(name, spec.category, static_cast<size_t>(spec.count), ledger_);
   }
   bool has(const std::string& name) const;
   void finish() const;
@@ -124,6 +128,7 @@ class PlannedAllocator {
   BufferSpec claim(const std::string& name);
   static void check_element_size(const BufferSpec& spec, size_t element_bytes);
   std::vector<BufferSpec> remaining_;
+  MemoryLedger* ledger_;
 };
 
 }  // namespace zm

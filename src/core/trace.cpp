@@ -8,11 +8,6 @@
 
 namespace zm {
 
-Tracer& Tracer::get() {
-  static Tracer instance;
-  return instance;
-}
-
 void set_event_name(TraceEvent& event, const std::string& text) {
   const size_t n = std::min(text.size(), sizeof(event.name) - 1);
   std::memcpy(event.name, text.data(), n);
@@ -75,29 +70,6 @@ std::vector<TraceEvent> Tracer::take() {
   std::sort(out.begin(), out.end(),
             [](const TraceEvent& a, const TraceEvent& b) { return a.begin < b.begin; });
   return out;
-}
-
-TraceScope::TraceScope(TraceKind kind, const std::string& region, int32_t unit,
-                       const std::string& event)
-    : kind_(kind), unit_(unit), traced_(Tracer::get().active()) {
-  if (Kokkos::Profiling::profileLibraryLoaded())
-    Kokkos::Profiling::pushRegion("zeromini::" + region);
-  if (traced_) name_ = event.empty() ? region : event;
-  if (traced_) begin_ = compute_stamp();
-}
-
-TraceScope::~TraceScope() {
-  if (traced_) Tracer::get().add(kind_, name_, begin_, compute_stamp(), unit_);
-  if (Kokkos::Profiling::profileLibraryLoaded()) Kokkos::Profiling::popRegion();
-}
-
-ProfileRegion::ProfileRegion(const char* name) {
-  if (Kokkos::Profiling::profileLibraryLoaded())
-    Kokkos::Profiling::pushRegion(std::string("zeromini::") + name);
-}
-
-ProfileRegion::~ProfileRegion() {
-  if (Kokkos::Profiling::profileLibraryLoaded()) Kokkos::Profiling::popRegion();
 }
 
 }  // namespace zm

@@ -1,10 +1,8 @@
 // The timeline of selected steps (output.trace) and the Kokkos Tools regions of every step.
 //
-// A TraceScope marks one piece of a step (a unit's forward, the optimizer, a checkpoint write):
-// it is always a Kokkos profiling region, so that any Kokkos Tools connector (space-time-stack,
-// NVTX for Nsight Systems, Caliper) shows zeromini's structure, and while the tracer is active it
-// is also an event of trace.json. Regions cost a check of a function pointer when no tool is
-// loaded; trace events are recorded only in traced steps.
+// A Phase (comm/phase.hpp) that is traced adds its span here while the tracer is active; trace
+// events are recorded only in traced steps. The run owns one Tracer and reaches it through its
+// RunContext.
 //
 // The tracer holds the events of one window: from the start of a traced step to the start of
 // the next step (so a checkpoint written after the step belongs to it). The run loop takes them
@@ -37,8 +35,6 @@ struct TraceEvent {
 
 class Tracer {
  public:
-  static Tracer& get();
-
   // Which steps (1-based) are traced; none when disabled.
   void configure(bool enabled, std::vector<StepRange> steps, int rank);
   bool enabled() const { return enabled_; }
@@ -68,34 +64,6 @@ class Tracer {
   int32_t rank_ = 0, stage_ = 0, step_ = 0, micro_ = -1;
   std::vector<Pending> pending_;
   std::vector<TraceEvent> events_;
-};
-
-// A Kokkos profiling region named "zeromini::<region>", and a trace event of `kind` while the
-// tracer is active, named `event` (or `region` when empty). Begin and end are compute stamps
-// (stream order on GPUs).
-class TraceScope {
- public:
-  TraceScope(TraceKind kind, const std::string& region, int32_t unit = -1,
-             const std::string& event = "");
-  ~TraceScope();
-  TraceScope(const TraceScope&) = delete;
-  TraceScope& operator=(const TraceScope&) = delete;
-
- private:
-  TraceKind kind_;
-  std::string name_;
-  int32_t unit_;
-  bool traced_;
-  Stamp begin_;
-};
-
-// A Kokkos profiling region "zeromini::<name>" only (a grouping with no event of its own).
-class ProfileRegion {
- public:
-  explicit ProfileRegion(const char* name);
-  ~ProfileRegion();
-  ProfileRegion(const ProfileRegion&) = delete;
-  ProfileRegion& operator=(const ProfileRegion&) = delete;
 };
 
 // Copies `text` into a fixed-size event name, truncating.

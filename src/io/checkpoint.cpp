@@ -145,7 +145,6 @@ std::string resolve_resume(const Deck& deck) {
 }
 
 int64_t load_checkpoint(ZeroEngine& engine, const Deck& deck, const std::string& path) {
-  RunPhase phase("resume from " + path);
   MPI_Comm comm = engine.comms().world().mpi_comm();
   int64_t steps_done = 0;
   std::string error;

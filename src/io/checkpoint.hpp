@@ -27,11 +27,12 @@ namespace zm {
 constexpr int64_t kCheckpointFormatVersion = 1;
 
 // Collective. Writes the engine's state (under its partition plan) after `steps_done` completed
-// steps of the run `deck` describes; returns the checkpoint's path.
+// steps of the run `deck` describes; returns the checkpoint's path. The caller's Phase names the
+// run's phase for the watchdog (train/step_hooks.cpp).
 std::string write_checkpoint(ZeroEngine& engine, const Deck& deck, int64_t steps_done);
 
 // Collective. Loads a checkpoint into the state the engine holds under its partition plan;
-// returns the steps it had done.
+// returns the steps it had done (the caller's Phase names the run's phase for the watchdog).
 // Throws zm::Error on every rank naming the file and the cause (missing or truncated file, wrong
 // format version, model mismatch, missing dataset, checksum failure).
 int64_t load_checkpoint(ZeroEngine& engine, const Deck& deck, const std::string& path);

@@ -262,7 +262,6 @@ void CheckpointWrite::discard() {
 }  // namespace
 
 std::string write_checkpoint(ZeroEngine& engine, const Deck& deck, int64_t steps_done) {
-  RunPhase phase(fmt::format("checkpoint write after step {}", steps_done));
   Kokkos::fence();
   CheckpointWrite write(engine, deck, steps_done);
   std::string error = write.prepare();

@@ -69,7 +69,8 @@ std::string number_list(const std::vector<double>& values, size_t stride, size_t
 
 }  // namespace
 
-TraceWriter::TraceWriter(const Deck& deck, Communicator& comm) : comm_(comm.mpi_comm()) {
+TraceWriter::TraceWriter(const Deck& deck, Communicator& comm, Tracer& tracer)
+    : comm_(comm.mpi_comm()), tracer_(tracer) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &ranks_);
   path_ = deck.output.dir + "/trace.json";
@@ -82,7 +83,7 @@ TraceWriter::TraceWriter(const Deck& deck, Communicator& comm) : comm_(comm.mpi_
   watched_gather(mine, 2, MPI_DOUBLE, offsets.data(), 0, comm_, "the gather of clock offsets");
   std::vector<StepRange> steps;
   parse_step_ranges(deck.output.trace_steps, &steps);  // checked with the deck
-  Tracer::get().configure(true, steps, rank_);
+  tracer_.configure(true, steps, rank_);
   if (rank_ == 0) {
     file_ = std::fopen(partial_.c_str(), "w");
     if (!file_) error_ = fmt::format("{}: cannot create: {}", partial_, errno_text(errno));
@@ -97,7 +98,7 @@ TraceWriter::TraceWriter(const Deck& deck, Communicator& comm) : comm_(comm.mpi_
 }
 
 TraceWriter::~TraceWriter() {
-  Tracer::get().configure(false, {}, rank_);
+  tracer_.configure(false, {}, rank_);
   if (file_) std::fclose(file_);
 }
 
@@ -113,7 +114,7 @@ void TraceWriter::agree_on_write(const std::string& what) {
 }
 
 void TraceWriter::write_window() {
-  Tracer& tracer = Tracer::get();
+  Tracer& tracer = tracer_;
   if (!tracer.active()) return;  // the same steps are traced on every rank
   std::vector<TraceEvent> events = tracer.take();
   for (TraceEvent& e : events) {

@@ -26,8 +26,9 @@ namespace zm {
 
 class TraceWriter {
  public:
-  // Collective: measures clock offsets; rank 0 starts the file. Configures the tracer.
-  TraceWriter(const Deck& deck, Communicator& comm);
+  // Collective: measures clock offsets; rank 0 starts the file. Configures `tracer` (the run's)
+  // and takes its windows.
+  TraceWriter(const Deck& deck, Communicator& comm, Tracer& tracer);
   ~TraceWriter();
   TraceWriter(const TraceWriter&) = delete;
   TraceWriter& operator=(const TraceWriter&) = delete;
@@ -46,6 +47,7 @@ class TraceWriter {
   void agree_on_write(const std::string& what);
 
   MPI_Comm comm_;
+  Tracer& tracer_;
   int rank_ = 0, ranks_ = 1;
   std::string path_, partial_;
   double origin_ = 0.0;  // rank 0's clock at start, the timeline's zero

@@ -1,7 +1,7 @@
 #include "model/gpt.hpp"
 
+#include "comm/phase.hpp"
 #include "core/error.hpp"
-#include "core/trace.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/crossentropy.hpp"
 #include "kernels/elementwise.hpp"
@@ -37,11 +37,12 @@ void GPT<Real>::take_buffer(PlannedAllocator& alloc, Owner& owner, const Entry<O
 }
 
 template <typename Real>
-GPT<Real>::GPT(const ParamLayout& layout, int64_t B, int64_t T, GemmMath gemm_math)
-    : layout_(&layout), B_(B), T_(T), gemm_math_(gemm_math) {
+GPT<Real>::GPT(const ParamLayout& layout, int64_t B, int64_t T, const RunContext& context,
+               GemmMath gemm_math)
+    : layout_(&layout), B_(B), T_(T), context_(context), gemm_math_(gemm_math) {
   ZM_ASSERT(T <= layout.config().seq_len, "T {} > seq_len {}", T, layout.config().seq_len);
   // Each buffer of the tables, taken from the plan they also give the planner.
-  PlannedAllocator alloc(buffer_plan(layout.config(), B, T));
+  PlannedAllocator alloc(buffer_plan(layout.config(), B, T), context.ledger);
   for (const ModelBuffer& m : model_buffers()) {
     if (m.blocks_member == nullptr) {
       take_buffer(alloc, *this, m, m.name);
@@ -117,7 +118,7 @@ double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch) {
   // Embeddings.
   const UnitEvent embed{layout_->embedding_unit(), UnitUse::Forward};
   {
-    TraceScope scope(TraceKind::Compute, "forward embedding", embed.unit);
+    Phase scope(context_, PhaseSpec("forward embedding").traced(TraceKind::Compute, embed.unit));
     const Real* emb = units.acquire(embed);
     k::encoder_forward(encoded_.data(), batch.inputs, emb + layout_->wte_offset(),
                        emb + layout_->wpe_offset(), B, T, C);
@@ -132,7 +133,9 @@ double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch) {
     LayerActs& a = recompute_.empty() ? layers_[l] : recompute_.front();
     Real* out = layers_[l].residual3.data();
     const UnitEvent event{layout_->block_unit(static_cast<int>(l)), UnitUse::Forward};
-    TraceScope scope(TraceKind::Compute, "forward block " + std::to_string(l), event.unit);
+    Phase scope(
+        context_,
+        PhaseSpec("forward block " + std::to_string(l)).traced(TraceKind::Compute, event.unit));
     const Real* p = units.acquire(event);
     block_forward(a, p, residual, out, units);
     units.release(event);
@@ -143,7 +146,7 @@ double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch) {
   // Final LayerNorm.
   const UnitEvent norm{layout_->final_norm_unit(), UnitUse::Forward};
   {
-    TraceScope scope(TraceKind::Compute, "forward final_norm", norm.unit);
+    Phase scope(context_, PhaseSpec("forward final_norm").traced(TraceKind::Compute, norm.unit));
     const Real* pf = units.acquire(norm);
     k::layernorm_forward(lnf_.data(), lnf_mean_.data(), lnf_rstd_.data(), residual, pf, pf + C, N,
                          C);
@@ -152,7 +155,8 @@ double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch) {
 
   // LM head (tied to wte) and loss. The embedding unit stays acquired through the head's
   // backward, which comes right after.
-  TraceScope scope(TraceKind::Compute, "forward head", layout_->embedding_unit());
+  Phase scope(context_,
+              PhaseSpec("forward head").traced(TraceKind::Compute, layout_->embedding_unit()));
   head_params_ = units.acquire({layout_->embedding_unit(), UnitUse::Head});
   k::matmul_forward<Real>(logits_.data(), lnf_.data(), head_params_ + layout_->wte_offset(),
                           nullptr, N, C, Vp, gemm_math_);
@@ -210,7 +214,7 @@ void GPT<Real>::final_norm_backward(UnitAccess<Real>& units) {
   const int64_t C = layout_->config().dim, N = B_ * T_;
   const Real* last_residual = layers_.empty() ? encoded_.data() : layers_.back().residual3.data();
   const int norm_unit = layout_->final_norm_unit();
-  TraceScope scope(TraceKind::Compute, "backward final_norm", norm_unit);
+  Phase scope(context_, PhaseSpec("backward final_norm").traced(TraceKind::Compute, norm_unit));
   const UnitEvent norm{norm_unit, UnitUse::Backward};
   const Real* pf = units.acquire(norm);
   Real* gf = units.grads(norm_unit);
@@ -237,7 +241,7 @@ void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
   ZM_ASSERT(head != nullptr, "backward without a forward");
   Real* dembed = units.grads(embed_unit);
   {
-    TraceScope scope(TraceKind::Compute, "backward head", embed_unit);
+    Phase scope(context_, PhaseSpec("backward head").traced(TraceKind::Compute, embed_unit));
     k::softmax_crossentropy_backward(logits_.data(), batch.targets,
                                      Real(1.0f / static_cast<float>(N)), N, V, Vp);
     k::matmul_backward<Real>(dbtc_.data(), dembed + layout_->wte_offset(), nullptr, logits_.data(),
@@ -256,13 +260,16 @@ void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
         l == 0 ? encoded_.data() : layers_[static_cast<size_t>(l - 1)].residual3.data();
     const int unit = layout_->block_unit(l);
     const UnitEvent event{unit, UnitUse::Backward};
-    TraceScope scope(TraceKind::Compute, "backward block " + std::to_string(l), unit);
+    Phase scope(context_,
+                PhaseSpec("backward block " + std::to_string(l)).traced(TraceKind::Compute, unit));
     const Real* p = units.acquire(event);  // once for the recomputed forward and the backward
     Real* g = units.grads(unit);
     LayerActs& a = recompute_.empty() ? layers_[static_cast<size_t>(l)] : recompute_.front();
     if (!recompute_.empty()) {
       // The same kernels on the same input: the activations are bitwise those of the forward.
-      TraceScope recompute(TraceKind::Compute, "recompute block " + std::to_string(l), unit);
+      Phase recompute(
+          context_,
+          PhaseSpec("recompute block " + std::to_string(l)).traced(TraceKind::Compute, unit));
       block_forward(a, p, residual, a.residual3.data(), units);
     }
     block_backward(a, p, g, residual, units);
@@ -272,7 +279,7 @@ void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
   }
 
   // Embeddings: needs no parameters, only their gradients (wte's already holds the head's part).
-  TraceScope scope(TraceKind::Compute, "backward embedding", embed_unit);
+  Phase scope(context_, PhaseSpec("backward embedding").traced(TraceKind::Compute, embed_unit));
   k::encoder_backward(dembed + layout_->wte_offset(), dembed + layout_->wpe_offset(),
                       dresidual_.data(), batch.input_groups, B, T, C);
   units.grads_ready(embed_unit);

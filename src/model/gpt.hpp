@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/run_context.hpp"
 #include "core/memory.hpp"
 #include "core/precision.hpp"
 #include "kernels/accumulate.hpp"
@@ -44,9 +45,11 @@ std::vector<UnitEvent> gpt_schedule(const ParamLayout& layout);
 template <typename Real>
 class GPT {
  public:
-  // Allocates the activations and workspace for micro-batches of B x T. `gemm_math`: the
-  // policy's arithmetic for every GEMM the model runs (PrecisionPolicy::gemm_math).
-  GPT(const ParamLayout& layout, int64_t B, int64_t T, GemmMath gemm_math = GemmMath::FP32);
+  // Allocates the activations and workspace for micro-batches of B x T. Each unit's forward and
+  // backward is a Phase of `context` (a trace span in traced steps). `gemm_math`: the policy's
+  // arithmetic for every GEMM the model runs (PrecisionPolicy::gemm_math).
+  GPT(const ParamLayout& layout, int64_t B, int64_t T, const RunContext& context = {},
+      GemmMath gemm_math = GemmMath::FP32);
 
   static std::vector<BufferSpec> buffer_plan(const ModelConfig& config, int64_t B, int64_t T) {
     return gpt_buffer_plan(config, B, T, static_cast<int>(sizeof(Real)));
@@ -138,6 +141,7 @@ class GPT {
 
   const ParamLayout* layout_;
   int64_t B_, T_;
+  RunContext context_;
   GemmMath gemm_math_;
   const Real* head_params_ = nullptr;  // the embedding unit, held from the LM head's forward
   // Saved activations (each buffer is allocated through the tables above).

@@ -4,34 +4,24 @@
 
 #include <filesystem>
 #include <memory>
-#include <optional>
 
-#include "comm/watchdog.hpp"
+#include "comm/phase.hpp"
 #include "comm/watched_mpi.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/stop_signal.hpp"
 #include "core/text.hpp"
-#include "core/trace.hpp"
 #include "io/checkpoint.hpp"
 #include "io/output_dir.hpp"
 #include "io/results_file.hpp"
 #include "io/trace_file.hpp"
 #include "train/exposure_figures.hpp"
 #include "train/memory_check.hpp"
+#include "train/step_hooks.hpp"
 
 namespace zm {
 
 namespace {
-
-void print_step(const StepRecord& r, const StageResult& s, int64_t steps, int64_t tokens) {
-  log_root(
-      "[stage {}] step {:>5}/{:<5} loss {:8.4f}  |g| {:8.4f}  lr {:.2e}  fwd {:7.1f}  "
-      "bwd {:7.1f}  comm {:6.1f}  opt {:6.1f}  step {:7.1f} ms  {:>9} tok/s/rank\n",
-      s.stage, r.step + 1, steps, r.loss, r.grad_norm, r.lr, r.times.forward * 1e3,
-      r.times.backward * 1e3, r.times.comm_wait * 1e3, r.times.optimizer * 1e3, r.times.total * 1e3,
-      thousands(static_cast<double>(tokens) / r.times.total));
-}
 
 // Means over the timed steps: all but the first (which pays one-time costs) when there are two
 // or more.
@@ -65,8 +55,8 @@ void summarise(StageResult& s) {
 
 // Every rank must agree to stop at the same step (a signal reaches ranks at different times).
 // Returns the signal (the largest number any rank received), or 0.
-int stop_agreed(Communicator& comm, const std::string& when) {
-  RunPhase phase("agreement to stop " + when);
+int stop_agreed(const RunContext& context, Communicator& comm, const std::string& when) {
+  Phase phase(context, PhaseSpec("stop agreement").watched("agreement to stop " + when));
   int mine = stop_signal(), any = 0;
   watched_allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm.mpi_comm(),
                     "the agreement to stop " + when);
@@ -77,23 +67,19 @@ int stop_agreed(Communicator& comm, const std::string& when) {
 struct RunSetup {
   const Deck& deck;
   Communicator& comm;
+  const RunContext& context;
   std::string resume;  // the checkpoint to start from, or ""
   bool checkpoints;    // write checkpoints at the deck's cadence
   ResultsWriter* results;
   TraceWriter* trace;  // output.trace, or nullptr
 };
 
-// The trace's window (the traced step and what followed it) goes to trace.json.
-void write_trace_window(const RunSetup& run, const std::string& when) {
-  if (!run.trace || !Tracer::get().active()) return;
-  RunPhase phase("trace write " + when);
-  run.trace->write_window();
-}
-
 // train.resume and the checkpoint cadence, checked against the stages the deck asks for.
-RunSetup check_run_options(const Deck& deck, Communicator& comm, bool write_outputs) {
+RunSetup check_run_options(const Deck& deck, Communicator& comm, const RunContext& context,
+                           bool write_outputs) {
   RunSetup setup{deck,
                  comm,
+                 context,
                  resolve_resume(deck),
                  write_outputs && deck.output.checkpoint_every > 0 && !deck.zero.all_stages,
                  nullptr,
@@ -130,6 +116,7 @@ int64_t start_or_resume(Trainer& trainer, const RunSetup& run, int stage) {
     trainer.init_parameters();
     return 0;
   }
+  Phase phase(run.context, PhaseSpec("resume").watched("resume from " + run.resume));
   const int64_t first_step = load_checkpoint(trainer.engine(), run.deck, run.resume);
   log_root("[stage {}] resumed from {} after step {}\n", stage, run.resume, first_step);
   return first_step;
@@ -143,23 +130,8 @@ void report_non_finite(const StepRecord& record, int stage) {
       stage, record.step + 1, record.loss, record.grad_norm);
 }
 
-// After step s + 1 completed: a checkpoint and a results flush at their cadences, and the
-// ranks' agreement on a stop signal. Returns how the run goes on (Completed: with the next step).
-RunEnd after_step(Trainer& trainer, const RunSetup& run, int stage, int64_t s) {
-  const Deck& deck = run.deck;
-  const int stop = stop_agreed(run.comm, fmt::format("after step {}", s + 1));
-  const bool last = s + 1 == deck.train.steps;
-  if (run.checkpoints && ((s + 1) % deck.output.checkpoint_every == 0 || last || stop)) {
-    TraceScope scope(TraceKind::Io, "checkpoint");
-    const std::string path = write_checkpoint(trainer.engine(), deck, s + 1);
-    log_root("[stage {}] checkpoint {}\n", stage, path);
-  }
-  if (run.results && ((s + 1) % deck.output.results_every == 0 || last)) {
-    RunPhase phase(fmt::format("results write after step {}", s + 1));
-    TraceScope scope(TraceKind::Io, "results");
-    run.results->flush("running");
-  }
-  if (!stop) return RunEnd::Completed;
+// After step s + 1, on a stop signal the ranks agreed on: how the run ends, said once.
+RunEnd stopped(const RunSetup& run, int stage, int64_t s, int stop) {
   const char* name = signal_name(stop);
   if (run.checkpoints) {
     log_root(
@@ -172,15 +144,16 @@ RunEnd after_step(Trainer& trainer, const RunSetup& run, int stage, int64_t s) {
       "[stage {}] {} received: stopped after step {}. No checkpoint was written (none is "
       "configured: output.checkpoint_every = 0{}); the results are flushed, and the state "
       "of the run is lost\n",
-      stage, name, s + 1, deck.zero.all_stages ? ", or zero.stage = \"all\"" : "");
+      stage, name, s + 1, run.deck.zero.all_stages ? ", or zero.stage = \"all\"" : "");
   return RunEnd::TerminatedUnsaved;
 }
 
-// The steps of one stage from `first_step`; returns how they ended.
-RunEnd run_steps(Trainer& trainer, const RunSetup& run, StageResult& result, int64_t first_step) {
-  const Deck& deck = run.deck;
+// The steps of one stage from `first_step`, the hooks around each; returns how they ended.
+RunEnd run_steps(Trainer& trainer, const RunSetup& run, StepHooks& hooks, StageResult& result,
+                 int64_t first_step) {
+  const int64_t steps = run.deck.train.steps;
   const int stop =
-      first_step < deck.train.steps ? stop_agreed(run.comm, "before the first step") : 0;
+      first_step < steps ? stop_agreed(run.context, run.comm, "before the first step") : 0;
   if (stop) {
     log_root(
         "[stage {}] {} received: terminated before training started; nothing was trained "
@@ -188,49 +161,35 @@ RunEnd run_steps(Trainer& trainer, const RunSetup& run, StageResult& result, int
         result.stage, signal_name(stop));
     return RunEnd::NotStarted;
   }
-  for (int64_t s = first_step; s < deck.train.steps; ++s) {
-    write_trace_window(run, fmt::format("before step {}", s + 1));
-    StepRecord record;
-    {
-      RunPhase phase(fmt::format("step {} (forward, backward, optimizer)", s + 1));
-      // NCCL's collectives complete on the device stream, where no wait polls them: a hung one
-      // shows as a step that does not end, so the step itself is the region.
-      std::optional<BlockingRegion> on_device;
-      if (run.comm.name() == "nccl")
-        on_device.emplace("the step's kernels and NCCL collectives on the device", kLocalRegion,
-                          WaitKind::Blocking);
-      record = trainer.step(s);
-    }
+  for (int64_t s = first_step; s < steps; ++s) {
+    hooks.before_step(s);
+    const StepRecord record = trainer.step(s);
     result.steps.push_back(record);
-    const bool log_now = (s + 1) % deck.output.log_every == 0 || s == first_step ||
-                         s + 1 == deck.train.steps || !record.finite;
-    if (log_now) print_step(record, result, deck.train.steps, result.tokens_per_rank_per_step);
-    if (run.results) {
-      RunPhase phase(fmt::format("results gather step {}", s + 1));
-      run.results->record_step(record);
-    }
+    hooks.on_record(record);
     if (!record.finite) {
       result.stopped_non_finite = true;
       report_non_finite(record, result.stage);
       return RunEnd::NonFinite;
     }
-    const RunEnd end = after_step(trainer, run, result.stage, s);
-    if (end != RunEnd::Completed) return end;
+    const int stop_now = stop_agreed(run.context, run.comm, fmt::format("after step {}", s + 1));
+    hooks.after_step({record, s + 1 == steps, stop_now != 0});
+    if (stop_now) return stopped(run, result.stage, s, stop_now);
   }
   return RunEnd::Completed;
 }
 
 // One stage: a trainer built and run to the end (or to a stop), its figures gathered.
 StageResult run_stage(const RunSetup& run, int stage, RunEnd& end) {
-  RunPhase phase(fmt::format("setting up stage {}", stage));
+  Phase phase(run.context,
+              PhaseSpec("stage setup").watched(fmt::format("setting up stage {}", stage)));
   StageResult result;
   result.stage = stage;
   result.ranks = run.comm.size();
-  memory_ledger().reset_peaks();
+  run.context.ledger->reset_peaks();
   run.comm.reset_stats();
   check_memory_fits(run.deck, stage, run.comm);
   {
-    const std::unique_ptr<Trainer> owned = make_trainer(run.deck, stage, run.comm);
+    const std::unique_ptr<Trainer> owned = make_trainer(run.deck, stage, run.comm, run.context);
     Trainer& trainer = *owned;
     result.tokens_per_rank_per_step = trainer.tokens_per_rank_per_step();
     result.param_count = trainer.layout().real_param_count();
@@ -247,9 +206,12 @@ StageResult run_stage(const RunSetup& run, int stage, RunEnd& end) {
       log_root("[stage {}] {}\n", stage, describe_shard_layout(shards, run.deck));
     const int64_t first_step = start_or_resume(trainer, run, stage);
     if (run.results) run.results->begin_stage(stage, first_step, run.resume);
-    end = run_steps(trainer, run, result, first_step);
-    write_trace_window(run, fmt::format("at the end of stage {}", stage));
-    result.memory = memory_ledger().figures();
+    StepHooks hooks =
+        stage_hooks({run.deck, run.context, stage, first_step, result.tokens_per_rank_per_step,
+                     run.results, run.trace, run.checkpoints ? &trainer.engine() : nullptr});
+    end = run_steps(trainer, run, hooks, result, first_step);
+    hooks.at_end();
+    result.memory = run.context.ledger->figures();
     result.memory_by_rank = gather_memory_figures(result.memory, run.comm);
     gather_exposure(result, run.comm);
   }
@@ -260,17 +222,20 @@ StageResult run_stage(const RunSetup& run, int stage, RunEnd& end) {
 
 }  // namespace
 
-RunOutcome run_training(const Deck& deck, Communicator& comm, bool write_outputs) {
+RunOutcome run_training(const Deck& deck, Communicator& comm, const RunContext& context,
+                        bool write_outputs) {
+  ZM_ASSERT(context.ledger != nullptr, "run_training needs the run's memory ledger");
   RunOutcome outcome;
-  RunSetup run = check_run_options(deck, comm, write_outputs);
+  RunSetup run = check_run_options(deck, comm, context, write_outputs);
   std::unique_ptr<OutputDirectory> owned_dir;
   std::unique_ptr<ResultsWriter> results;
   std::unique_ptr<TraceWriter> trace;
   if (write_outputs) {
-    RunPhase phase("opening " + deck.output.dir);
+    Phase phase(context, PhaseSpec("output setup").watched("opening " + deck.output.dir));
     owned_dir = std::make_unique<OutputDirectory>(deck, comm.mpi_comm());
     results = open_results(run);
-    if (deck.output.trace) trace = std::make_unique<TraceWriter>(deck, comm);
+    if (deck.output.trace && context.tracer)
+      trace = std::make_unique<TraceWriter>(deck, comm, *context.tracer);
   }
   run.results = results.get();
   run.trace = trace.get();
@@ -288,12 +253,12 @@ RunOutcome run_training(const Deck& deck, Communicator& comm, bool write_outputs
     throw;
   }
   if (trace) {
-    RunPhase phase("final trace write");
+    Phase phase(context, PhaseSpec("trace write").watched("final trace write"));
     trace->finish();
     log_root("Trace: {} (open with ui.perfetto.dev or chrome://tracing)\n", trace->path());
   }
   if (results) {
-    RunPhase phase("final results write");
+    Phase phase(context, PhaseSpec("results").watched("final results write"));
     results->flush(run_end_name(outcome.end));
   }
   return outcome;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "comm/run_context.hpp"
 #include "core/deck.hpp"
 #include "core/memory.hpp"
 #include "io/run_records.hpp"
@@ -14,8 +15,10 @@
 namespace zm {
 
 // Trains every stage the deck asks for; writes results.h5 and checkpoints under output.dir
-// (when `write_outputs`), resumes from train.resume, and stops cleanly on SIGTERM.
-RunOutcome run_training(const Deck& deck, Communicator& comm, bool write_outputs = true);
+// (when `write_outputs`), resumes from train.resume, and stops cleanly on SIGTERM. Every phase of
+// the run reports to `context` (its ledger is required; output.trace needs its tracer).
+RunOutcome run_training(const Deck& deck, Communicator& comm, const RunContext& context,
+                        bool write_outputs = true);
 
 // Rank 0 prints: the comparison table (one line per stage) and the figure of merit.
 void print_summary(const Deck& deck, const std::vector<StageResult>& results);

@@ -4,9 +4,8 @@
 
 #include <cmath>
 
+#include "comm/exposure.hpp"
 #include "core/error.hpp"
-#include "core/timer.hpp"
-#include "core/trace.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/matmul.hpp"
 #include "zero/run_plan.hpp"
@@ -61,11 +60,12 @@ CommStats stats_between(const CommStats& before, const CommStats& after) {
 
 }  // namespace
 
-std::unique_ptr<Trainer> make_trainer(const Deck& deck, int stage, Communicator& comm) {
+std::unique_ptr<Trainer> make_trainer(const Deck& deck, int stage, Communicator& comm,
+                                      const RunContext& context) {
   if (deck.train.policy().compute == Element::FP32)
-    return std::make_unique<TrainerT<float>>(deck, stage, comm);
+    return std::make_unique<TrainerT<float>>(deck, stage, comm, context);
 #if ZEROMINI_HAVE_BF16
-  return std::make_unique<TrainerT<bf16>>(deck, stage, comm);
+  return std::make_unique<TrainerT<bf16>>(deck, stage, comm, context);
 #else
   fail("train.precision = \"{}\": this build has no bfloat16 type (it needs Kokkos >= 4)",
        precision_name(deck.train.precision));
@@ -73,17 +73,20 @@ std::unique_ptr<Trainer> make_trainer(const Deck& deck, int stage, Communicator&
 }
 
 template <typename Real>
-TrainerT<Real>::TrainerT(const Deck& deck, int stage, Communicator& comm)
+TrainerT<Real>::TrainerT(const Deck& deck, int stage, Communicator& comm, const RunContext& context)
     : deck_(deck),
+      context_(context),
       comm_(&comm),
       layout_(deck.model),
       comms_(std::make_unique<ShardGroupComms>(comm, run_shard_layout(deck, stage, comm))),
       plan_(layout_, comms_->layout().group, comms_->layout().sub_shards()),
-      engine_(make_engine<Real>(stage, plan_, *comms_, deck_, gpt_schedule(layout_))),
-      model_(layout_, deck.train.micro_batch, deck.model.seq_len, deck.train.policy().gemm_math),
+      engine_(
+          make_engine<Real>(stage, plan_, *comms_, deck_, gpt_schedule(layout_), context.ledger)),
+      model_(layout_, deck.train.micro_batch, deck.model.seq_len, context,
+             deck.train.policy().gemm_math),
       data_(make_data_source(deck)) {
   comms_->set_timeout(deck.comm.timeout_s);
-  PlannedAllocator alloc({step_stats_buffer()});
+  PlannedAllocator alloc({step_stats_buffer()}, context.ledger);
   stats_ = alloc.take<float>("step_stats");
   alloc.finish();
   const size_t tokens = static_cast<size_t>(deck.train.micro_batch * deck.model.seq_len);
@@ -96,39 +99,75 @@ void TrainerT<Real>::init_parameters() {
   engine_->init_parameters(static_cast<uint64_t>(deck_.train.seed));
 }
 
+// One optimizer step, the whole algorithm. The parameters are gathered unit by unit as forward
+// and backward reach them (the engine's UnitAccess: an all-gather per unit with prefetch under
+// stage 3, nothing to gather below it); the gradients are reduced as backward completes each
+// unit (stages 2 and 3) or at its end (finish_backward). Each piece is a Phase: a Kokkos Tools
+// region, a trace span in traced steps, a timer into the record.
 template <typename Real>
-double TrainerT<Real>::forward_backward(int64_t step, Fault fault, StepTimes& times) {
-  const int64_t B = deck_.train.micro_batch, accum = deck_.train.grad_accum;
-  double loss_sum = 0.0;
-  for (int64_t micro = 0; micro < accum; ++micro) {
-    engine_->begin_micro_step(micro, accum);
-    data_->sequences(first_sequence(step, micro, accum, comm_->size(), comm_->rank(), B), B,
-                     host_inputs_.data(), host_targets_.data());
-    const Batch batch = model_.upload(host_inputs_.data(), host_targets_.data());
-    Tracer::get().set_micro(micro);
-
-    double start = wall_seconds();
-    {
-      ProfileRegion region("forward");
-      loss_sum += model_.forward(*engine_, batch);
-      Kokkos::fence();
-    }
-    times.forward += wall_seconds() - start;
-
-    start = wall_seconds();
-    {
-      ProfileRegion region("backward");
-      model_.backward(*engine_, batch);
-      if (micro + 1 == accum) {
-        TraceScope scope(TraceKind::Compute, "finish_backward");
-        engine_->finish_backward();
+StepRecord TrainerT<Real>::step(int64_t step) {
+  const TrainConfig& t = deck_.train;
+  StepRecord record;
+  record.step = step;
+  record.lr = learning_rate(t, step);
+  const Fault fault = injected_fault(comm_->rank(), step);
+  if (fault == Fault::Kill || fault == Fault::Stall) enact_fault(fault);
+  const StepCounters before{comms_->stats(), comms_->stats(CommLevel::InterGroup)};
+  comms_->begin_step_records();  // fences
+  {
+    Phase whole(context_, step_phase(step, record));
+    double loss_sum = 0.0;
+    for (int64_t micro = 0; micro < t.grad_accum; ++micro) {
+      engine_->begin_micro_step(micro, t.grad_accum);
+      const Batch batch = load_micro_batch(step, micro);
+      {
+        Phase forward(context_, PhaseSpec("forward").timed(record.times.forward));
+        loss_sum += model_.forward(*engine_, batch);  // gathers, forward, loss
       }
-      if (micro + 1 == accum && fault == Fault::NaN) engine_->poison_gradient();
-      Kokkos::fence();
+      Phase backward(context_, PhaseSpec("backward").timed(record.times.backward));
+      model_.backward(*engine_, batch);  // backward, reducing each unit's gradients
+      if (micro + 1 < t.grad_accum) continue;
+      {
+        Phase finish(context_, PhaseSpec("finish_backward").traced(TraceKind::Compute));
+        engine_->finish_backward();  // the reductions still in flight
+      }
+      if (fault == Fault::NaN) engine_->poison_gradient();
     }
-    times.backward += wall_seconds() - start;
+    // The optimizer's time covers the global loss and gradient norm too.
+    const double micro_batches = static_cast<double>(comm_->size() * t.grad_accum);
+    {
+      Phase stats(context_,
+                  PhaseSpec("grad_stats").traced(TraceKind::Compute).timed(record.times.optimizer));
+      reduce_step_stats(loss_sum, micro_batches, record);
+    }
+    Phase optimizer(
+        context_, PhaseSpec("optimizer").traced(TraceKind::Compute).timed(record.times.optimizer));
+    if (record.finite) engine_->optimizer_step(optimizer_settings(t, record, micro_batches, step));
   }
-  return loss_sum;
+  count_communication(before, record);
+  return record;
+}
+
+template <typename Real>
+PhaseSpec TrainerT<Real>::step_phase(int64_t step, StepRecord& record) const {
+  PhaseSpec spec("step");
+  spec.traced(TraceKind::Step, -1, fmt::format("step {}", step + 1))
+      .watched(fmt::format("step {} (forward, backward, optimizer)", step + 1))
+      .timed(record.times.total);
+  // NCCL's collectives complete on the device stream, where no wait polls them: a hung one
+  // shows as a step that does not end, so the step itself has the deadline.
+  if (comm_->name() == "nccl")
+    spec.deadline("the step's kernels and NCCL collectives on the device");
+  return spec;
+}
+
+template <typename Real>
+Batch TrainerT<Real>::load_micro_batch(int64_t step, int64_t micro) {
+  const int64_t B = deck_.train.micro_batch, accum = deck_.train.grad_accum;
+  data_->sequences(first_sequence(step, micro, accum, comm_->size(), comm_->rank(), B), B,
+                   host_inputs_.data(), host_targets_.data());
+  if (context_.tracer) context_.tracer->set_micro(micro);
+  return model_.upload(host_inputs_.data(), host_targets_.data());
 }
 
 template <typename Real>
@@ -148,47 +187,15 @@ void TrainerT<Real>::reduce_step_stats(double loss_sum, double micro_batches, St
 }
 
 template <typename Real>
-StepRecord TrainerT<Real>::step(int64_t step) {
-  const TrainConfig& t = deck_.train;
-  const CommStats comm_before = comms_->stats();
-  const CommStats inter_before = comms_->stats(CommLevel::InterGroup);
-  StepRecord record;
-  record.step = step;
-  record.lr = learning_rate(t, step);
-
-  const Fault fault = injected_fault(comm_->rank(), step);
-  if (fault == Fault::Kill || fault == Fault::Stall) enact_fault(fault);
-
-  comms_->begin_step_records();  // fences
-  Tracer::get().begin_step(engine_->stage(), step + 1);
-  const double step_start = wall_seconds();
-  double optimizer_start = 0.0;
-  {
-    TraceScope step_scope(TraceKind::Step, "step", -1, fmt::format("step {}", step + 1));
-    const double loss_sum = forward_backward(step, fault, record.times);
-
-    optimizer_start = wall_seconds();
-    const double micro_batches = static_cast<double>(comm_->size() * t.grad_accum);
-    {
-      TraceScope scope(TraceKind::Compute, "grad_stats");
-      reduce_step_stats(loss_sum, micro_batches, record);
-    }
-    TraceScope scope(TraceKind::Compute, "optimizer");
-    if (record.finite) engine_->optimizer_step(optimizer_settings(t, record, micro_batches, step));
-  }
-  Kokkos::fence();
-  const double end = wall_seconds();
-  record.times.optimizer = end - optimizer_start;
-  record.times.total = end - step_start;
-
-  record.comm = stats_between(comm_before, comms_->stats());
-  record.comm_inter_group = stats_between(inter_before, comms_->stats(CommLevel::InterGroup));
+void TrainerT<Real>::count_communication(const StepCounters& before, StepRecord& record) {
+  record.comm = stats_between(before.all, comms_->stats());
+  record.comm_inter_group = stats_between(before.inter_group, comms_->stats(CommLevel::InterGroup));
   record.times.comm_wait = record.comm.total().seconds;
   const std::vector<CollectiveTimes> collectives = comms_->end_step_records();
   record.exposure = exposure_of(collectives);
-  add_to_trace(collectives);
-  Tracer::get().resolve_stamps();
-  return record;
+  if (!context_.tracer) return;
+  add_to_trace(*context_.tracer, collectives);
+  context_.tracer->resolve_stamps();
 }
 
 template class TrainerT<float>;

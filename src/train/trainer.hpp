@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "comm/communicator.hpp"
+#include "comm/run_context.hpp"
 #include "core/deck.hpp"
 #include "io/run_records.hpp"
 #include "model/layout.hpp"
@@ -24,6 +25,8 @@ class Trainer {
   // and precision).
   virtual void init_parameters() = 0;
   // One optimizer step: micro-batches, forward, backward, gradient norm and clipping, AdamW.
+  // Only the step: what happens around it (progress lines, results, checkpoints, the trace's
+  // windows) hangs on the run's step hooks (train/step_hooks.hpp).
   virtual StepRecord step(int64_t step) = 0;
 
   virtual const Deck& deck() const = 0;
@@ -37,7 +40,9 @@ class Trainer {
   int64_t tokens_per_rank_per_step() const;
 };
 
-// The trainer of ZeRO stage `stage` in the deck's precision.
-std::unique_ptr<Trainer> make_trainer(const Deck& deck, int stage, Communicator& comm);
+// The trainer of ZeRO stage `stage` in the deck's precision. Its step and the model's units are
+// Phases of `context` (the default: untraced and unwatched).
+std::unique_ptr<Trainer> make_trainer(const Deck& deck, int stage, Communicator& comm,
+                                      const RunContext& context = {});
 
 }  // namespace zm

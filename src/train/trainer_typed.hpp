@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "comm/phase.hpp"
 #include "core/memory.hpp"
 #include "model/gpt.hpp"
 #include "train/data.hpp"
@@ -14,10 +15,15 @@
 
 namespace zm {
 
+// The communicator's statistics when a step began, for the step's own figures.
+struct StepCounters {
+  CommStats all, inter_group;
+};
+
 template <typename Real>
 class TrainerT final : public Trainer {
  public:
-  TrainerT(const Deck& deck, int stage, Communicator& comm);
+  TrainerT(const Deck& deck, int stage, Communicator& comm, const RunContext& context = {});
 
   void init_parameters() override;
   StepRecord step(int64_t step) override;
@@ -32,12 +38,17 @@ class TrainerT final : public Trainer {
   ZeroEngineT<Real>& typed_engine() { return *engine_; }
 
  private:
-  // The step's micro-batches, forward and backward; returns the sum of their mean losses.
-  double forward_backward(int64_t step, Fault fault, StepTimes& times);
+  // Micro-batch `micro` of step `step`, this rank's sequences, on the device.
+  Batch load_micro_batch(int64_t step, int64_t micro);
   // Loss and gradient norm over all ranks and micro-batches, into the record.
   void reduce_step_stats(double loss_sum, double micro_batches, StepRecord& record);
+  // The step's phase for the watchdog: its name, and under NCCL a deadline on the whole step.
+  PhaseSpec step_phase(int64_t step, StepRecord& record) const;
+  // The record's communication figures: statistics since `before`, exposure, trace events.
+  void count_communication(const StepCounters& before, StepRecord& record);
 
   Deck deck_;
+  RunContext context_;
   Communicator* comm_;  // the world's
   ParamLayout layout_;
   std::unique_ptr<ShardGroupComms> comms_;  // the shard groups over comm_ (zero.shard_size)

@@ -25,13 +25,14 @@ bool sums_gradients_in_fp32(const Deck& deck) {
 }
 
 ZeroEngine::ZeroEngine(int stage, const PartitionPlan& plan, ShardGroupComms& comms,
-                       const Deck& deck, StorageKinds storage)
+                       const Deck& deck, StorageKinds storage, MemoryLedger* ledger)
     : stage_(stage),
       plan_(&plan),
       comms_(&comms),
       comm_(&comms.group()),
       replicas_(comms.replicas()),
       deck_(&deck),
+      ledger_(ledger),
       rank_(comm_->rank()),
       ranks_(comm_->size()),
       replica_(replicas_ ? replicas_->rank() : 0),
@@ -146,8 +147,8 @@ std::vector<BufferSpec> model_state_buffers(const PartitionPlan& plan, const Dec
 
 template <typename Real>
 ZeroEngineT<Real>::ZeroEngineT(int stage, const PartitionPlan& plan, ShardGroupComms& comms,
-                               const Deck& deck, StorageKinds storage)
-    : ZeroEngine(stage, plan, comms, deck, storage),
+                               const Deck& deck, StorageKinds storage, MemoryLedger* ledger)
+    : ZeroEngine(stage, plan, comms, deck, storage, ledger),
       reduces_in_fp32_(deck.train.policy().widens_reduce()) {
   allocate_model_state();
 }
@@ -155,7 +156,8 @@ ZeroEngineT<Real>::ZeroEngineT(int stage, const PartitionPlan& plan, ShardGroupC
 template <typename Real>
 void ZeroEngineT<Real>::allocate_model_state() {
   PlannedAllocator alloc(
-      model_state_buffers(*plan_, *deck_, {params_storage_, grads_storage_, optim_storage_}));
+      model_state_buffers(*plan_, *deck_, {params_storage_, grads_storage_, optim_storage_}),
+      ledger_);
   params_ = alloc.take<Real>("params");
   grads_ = alloc.take<Real>("grads");
   if (sums_gradients_in_fp32(*deck_)) grad_sum_ = alloc.take<float>("grad_sum");

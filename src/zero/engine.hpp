@@ -140,7 +140,7 @@ class ZeroEngine {
 
  protected:
   ZeroEngine(int stage, const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck,
-             StorageKinds storage);
+             StorageKinds storage, MemoryLedger* ledger);
   template <typename T>
   T* base_of(T* buffer, Storage storage, int u, int64_t e) const {
     const UnitPartition& p = plan_->unit(u);
@@ -156,6 +156,7 @@ class ZeroEngine {
   Communicator* comm_;      // the shard group's (the world's with one group)
   Communicator* replicas_;  // one rank per group holding the same shard; nullptr with one group
   const Deck* deck_;
+  MemoryLedger* ledger_;  // where the engine's buffers are recorded (the run's)
   int rank_, ranks_;
   int replica_ = 0;  // this rank's group: its sub-shard under hpZ
   Storage params_storage_, grads_storage_, optim_storage_;
@@ -224,7 +225,7 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
 
  protected:
   ZeroEngineT(int stage, const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck,
-              StorageKinds storage);
+              StorageKinds storage, MemoryLedger* ledger);
   // Called after the optimizer updated unit u's held range. Where parameters are held more
   // widely than they are updated (stages 1 and 2: full, updated by shard; hpZ: group shard,
   // updated by sub-shard), each rank all-gathers its updated part in place, overlapping the next
@@ -257,10 +258,12 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
 
 // The engine of ZeRO stage `stage` computing in Real over the shard group of `comms` (plan is
 // over its ranks): the one place a stage number becomes a type. `schedule` is the order in which
-// the model uses the units in a step (stage 3 gathers ahead along it).
+// the model uses the units in a step (stage 3 gathers ahead along it). Its buffers are recorded
+// in `ledger` (none: untracked).
 template <typename Real>
 std::unique_ptr<ZeroEngineT<Real>> make_engine(int stage, const PartitionPlan& plan,
                                                ShardGroupComms& comms, const Deck& deck,
-                                               const std::vector<UnitEvent>& schedule);
+                                               const std::vector<UnitEvent>& schedule,
+                                               MemoryLedger* ledger = nullptr);
 
 }  // namespace zm

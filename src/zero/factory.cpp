@@ -14,16 +14,17 @@ namespace {
 template <typename Real>
 std::unique_ptr<ZeroEngineT<Real>> make_engine(int stage, const PartitionPlan& plan,
                                                ShardGroupComms& comms, const Deck& deck,
-                                               const std::vector<UnitEvent>& schedule) {
+                                               const std::vector<UnitEvent>& schedule,
+                                               MemoryLedger* ledger) {
   switch (stage) {
     case 0:
-      return std::make_unique<Stage0<Real>>(plan, comms, deck);
+      return std::make_unique<Stage0<Real>>(plan, comms, deck, ledger);
     case 1:
-      return std::make_unique<Stage1<Real>>(plan, comms, deck);
+      return std::make_unique<Stage1<Real>>(plan, comms, deck, ledger);
     case 2:
-      return std::make_unique<Stage2<Real>>(plan, comms, deck);
+      return std::make_unique<Stage2<Real>>(plan, comms, deck, ledger);
     case 3:
-      return std::make_unique<Stage3<Real>>(plan, comms, deck, schedule);
+      return std::make_unique<Stage3<Real>>(plan, comms, deck, schedule, ledger);
     default:
       bad_stage(stage);
   }
@@ -31,10 +32,12 @@ std::unique_ptr<ZeroEngineT<Real>> make_engine(int stage, const PartitionPlan& p
 
 template std::unique_ptr<ZeroEngineT<float>> make_engine(int, const PartitionPlan&,
                                                          ShardGroupComms&, const Deck&,
-                                                         const std::vector<UnitEvent>&);
+                                                         const std::vector<UnitEvent>&,
+                                                         MemoryLedger*);
 #if ZEROMINI_HAVE_BF16
 template std::unique_ptr<ZeroEngineT<bf16>> make_engine(int, const PartitionPlan&, ShardGroupComms&,
-                                                        const Deck&, const std::vector<UnitEvent>&);
+                                                        const Deck&, const std::vector<UnitEvent>&,
+                                                        MemoryLedger*);
 #endif
 
 std::vector<BufferSpec> ZeroEngine::buffer_plan(int stage, const PartitionPlan& plan,

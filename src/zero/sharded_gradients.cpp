@@ -52,8 +52,9 @@ std::vector<BufferSpec> sharded_gradient_buffers(const PartitionPlan& partition,
 }
 
 template <typename Real>
-void ShardedGradients<Real>::allocate(const PartitionPlan& partition, const Deck& deck) {
-  PlannedAllocator alloc(sharded_gradient_buffers(partition, deck));
+void ShardedGradients<Real>::allocate(const PartitionPlan& partition, const Deck& deck,
+                                      MemoryLedger* ledger) {
+  PlannedAllocator alloc(sharded_gradient_buffers(partition, deck), ledger);
   accumulate_ = deck.train.grad_accum > 1;
   wide_reduce_ = deck.train.policy().widens_reduce();
   buckets_ = gradient_bucket_set(partition, deck).take<Real>(alloc);

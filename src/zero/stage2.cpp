@@ -23,9 +23,10 @@ PlannedCollectives stage2_traffic(const PartitionPlan& plan, const Deck& deck,
 }
 
 template <typename Real>
-Stage2<Real>::Stage2(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck)
-    : ZeroEngineT<Real>(2, plan, comms, deck, kStage2Storage) {
-  gradients_.allocate(plan, deck);
+Stage2<Real>::Stage2(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck,
+                     MemoryLedger* ledger)
+    : ZeroEngineT<Real>(2, plan, comms, deck, kStage2Storage, ledger) {
+  gradients_.allocate(plan, deck, ledger);
 }
 
 template <typename Real>

@@ -50,15 +50,15 @@ PlannedCollectives stage3_traffic(const PartitionPlan& plan, const Deck& deck,
 
 template <typename Real>
 Stage3<Real>::Stage3(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck,
-                     const std::vector<UnitEvent>& schedule)
-    : ZeroEngineT<Real>(3, plan, comms, deck, stage3_storage(plan)),
+                     const std::vector<UnitEvent>& schedule, MemoryLedger* ledger)
+    : ZeroEngineT<Real>(3, plan, comms, deck, stage3_storage(plan), ledger),
       schedule_(schedule),
       prefetch_(static_cast<int>(prefetch_of(deck))) {
-  gradients_.allocate(plan, deck);
+  gradients_.allocate(plan, deck, ledger);
   const UnitBufferSet slot_set = gather_slot_set(plan, deck);
   std::vector<BufferSpec> slot_plan;
   slot_set.add_to(slot_plan);
-  PlannedAllocator alloc(slot_plan);
+  PlannedAllocator alloc(slot_plan, ledger);
   for (TrackedBuffer<Real>& buffer : slot_set.take<Real>(alloc)) {
     slots_.emplace_back();
     slots_.back().buffer = std::move(buffer);

@@ -38,7 +38,7 @@ std::vector<std::pair<int64_t, int64_t>> stage0_bucket_ranges(const PartitionPla
 template <typename Real>
 class Stage0 : public ZeroEngineT<Real> {
  public:
-  Stage0(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck);
+  Stage0(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck, MemoryLedger* ledger);
 
   Real* grads(int unit) override { return this->grad_at(unit, 0); }
   void grads_ready(int unit) override;
@@ -55,7 +55,7 @@ class Stage0 : public ZeroEngineT<Real> {
 template <typename Real>
 class Stage1 : public ZeroEngineT<Real> {
  public:
-  Stage1(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck);
+  Stage1(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck, MemoryLedger* ledger);
 
   Real* grads(int unit) override { return this->grad_at(unit, 0); }
   void grads_ready(int unit) override;
@@ -88,7 +88,7 @@ template <typename Real>
 class ShardedGradients {
  public:
   // Allocates the sets of sharded_gradient_buffers.
-  void allocate(const PartitionPlan& partition, const Deck& deck);
+  void allocate(const PartitionPlan& partition, const Deck& deck, MemoryLedger* ledger);
 
   Real* bucket_for(int unit, ZeroEngineT<Real>& engine);
   void unit_ready(int unit, ZeroEngineT<Real>& engine, bool first_micro_step, bool last_micro_step,
@@ -124,7 +124,7 @@ class ShardedGradients {
 template <typename Real>
 class Stage2 : public ZeroEngineT<Real> {
  public:
-  Stage2(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck);
+  Stage2(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck, MemoryLedger* ledger);
 
   Real* grads(int unit) override { return gradients_.bucket_for(unit, *this); }
   void grads_ready(int unit) override;
@@ -141,7 +141,7 @@ template <typename Real>
 class Stage3 : public ZeroEngineT<Real> {
  public:
   Stage3(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck,
-         const std::vector<UnitEvent>& schedule);
+         const std::vector<UnitEvent>& schedule, MemoryLedger* ledger);
   ~Stage3() override;
 
   const Real* acquire(UnitEvent event) override;

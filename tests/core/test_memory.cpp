@@ -3,10 +3,10 @@
 #include "core/memory.hpp"
 
 TEST(Memory, TrackedBuffersAreCountedWhileAliveAndPeaksKept) {
-  auto& ledger = zm::memory_ledger();
+  zm::MemoryLedger ledger;
   const size_t before = ledger.current(zm::MemCategory::Workspace);
   {
-    zm::TrackedBuffer<float> a("a", zm::MemCategory::Workspace, 1000);
+    zm::TrackedBuffer<float> a("a", zm::MemCategory::Workspace, 1000, &ledger);
     EXPECT_EQ(ledger.current(zm::MemCategory::Workspace), before + 4000);
     zm::TrackedBuffer<float> b = std::move(a);  // moving does not count twice
     EXPECT_EQ(ledger.current(zm::MemCategory::Workspace), before + 4000);

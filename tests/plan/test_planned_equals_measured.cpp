@@ -17,10 +17,11 @@ void check_planned_equals_measured(const zm::Deck& deck, int stage, zm::Communic
   const zm::MemoryPlan planned = zm::plan_memory(deck, stage, shards);  // priced as it runs
   const zm::LevelTraffic planned_traffic = zm::plan_traffic(deck, stage, shards);
 
-  auto& ledger = zm::memory_ledger();
+  zm::MemoryLedger ledger;
   const zm::MemoryFigures before = ledger.figures();
   ledger.reset_peaks();
-  const auto trainer_owned = zm::make_trainer(deck, stage, comm);
+  const auto trainer_owned =
+      zm::make_trainer(deck, stage, comm, zm::RunContext{nullptr, nullptr, &ledger});
   zm::Trainer& trainer = *trainer_owned;
   ASSERT_EQ(trainer.comms().layout().group, shards.group);
   trainer.init_parameters();

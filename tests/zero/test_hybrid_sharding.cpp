@@ -90,9 +90,10 @@ TEST_P(HybridSharding, EachGroupHoldsItsShareOfTheModelStates) {
   if (N < 4 || N % 2 != 0) GTEST_SKIP() << "needs an even number of ranks >= 4";
   const int G = N / 2;
   const zm::Deck deck = zm::testing::test_deck(stage, 2, 1, {fmt::format("zero.shard_size={}", G)});
-  auto& ledger = zm::memory_ledger();
+  zm::MemoryLedger ledger;
   const zm::MemoryFigures before = ledger.figures();
-  const auto trainer = zm::make_trainer(deck, stage, *comm);
+  const auto trainer =
+      zm::make_trainer(deck, stage, *comm, zm::RunContext{nullptr, nullptr, &ledger});
   ASSERT_EQ(trainer->comms().layout().groups(), 2);
   ASSERT_EQ(trainer->plan().ranks(), G);
   const zm::Deck plain = zm::testing::test_deck(stage, 2);
@@ -117,10 +118,11 @@ TEST(HybridShardingHpz, ParametersInTheGroupOptimizerStateOverAllRanks) {
   const int N = comm->size();
   if (N < 4 || N % 2 != 0) GTEST_SKIP() << "needs an even number of ranks >= 4";
   const int G = N / 2;
-  auto& ledger = zm::memory_ledger();
+  zm::MemoryLedger ledger;
   const zm::MemoryFigures before = ledger.figures();
   const auto trainer = zm::make_trainer(
-      zm::testing::test_deck(3, 2, 1, {fmt::format("zero.secondary_shard_size={}", G)}), 3, *comm);
+      zm::testing::test_deck(3, 2, 1, {fmt::format("zero.secondary_shard_size={}", G)}), 3, *comm,
+      zm::RunContext{nullptr, nullptr, &ledger});
   ASSERT_TRUE(trainer->comms().layout().hpz);
   const double padded = static_cast<double>(trainer->plan().padded_total());
   auto held = [&](zm::MemCategory c) {

@@ -47,12 +47,13 @@ TEST(RecomputeMemory, AllocatedEqualsPlannedAndIsSmaller) {
   for (const char* mode : {"none", "blocks"}) {
     const zm::Deck deck =
         zm::testing::test_deck(0, 4, 1, {"model.layers=4", std::string("model.recompute=") + mode});
-    zm::memory_ledger().reset_peaks();
-    const auto before = zm::memory_ledger().figures();
+    zm::MemoryLedger ledger;
+    const auto before = ledger.figures();
     const zm::ParamLayout layout(deck.model);
     {
-      zm::GPT<float> model(layout, deck.train.micro_batch, deck.model.seq_len);
-      const auto during = zm::memory_ledger().figures();
+      zm::GPT<float> model(layout, deck.train.micro_batch, deck.model.seq_len,
+                           zm::RunContext{nullptr, nullptr, &ledger});
+      const auto during = ledger.figures();
       const int activations = static_cast<int>(zm::MemCategory::Activations);
       const double allocated = static_cast<double>(during.current[activations]) -
                                static_cast<double>(before.current[activations]);

@@ -24,11 +24,12 @@ TEST_P(Accounting, AllocatedBytesEqualThePlanAndTheClosedForms) {
   auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
   const int N = comm->size();
   const zm::Deck deck = zm::testing::test_deck(stage, 2);
-  auto& ledger = zm::memory_ledger();
+  zm::MemoryLedger ledger;
   std::array<size_t, zm::kMemCategories> before{};
   for (int c = 0; c < zm::kMemCategories; ++c) before[c] = ledger.current(MemCategory(c));
 
-  const auto trainer_owned = zm::make_trainer(deck, stage, *comm);
+  const auto trainer_owned =
+      zm::make_trainer(deck, stage, *comm, zm::RunContext{nullptr, nullptr, &ledger});
   zm::Trainer& trainer = *trainer_owned;
   const auto plan = zm::run_buffer_plan(deck, stage, trainer.comms().layout());
   for (int c = 0; c < zm::kMemCategories; ++c) {

@@ -1,0 +1,71 @@
+// What happens around a step without being part of it: the trace's windows, progress lines,
+// results and checkpoints. The run loop (train/run.cpp) calls every hook at the same points of
+// every step, in the order they were added; the step itself (Trainer::step) knows none of them.
+// Evaluation, when it comes, is one more hook.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/run_context.hpp"
+#include "core/deck.hpp"
+#include "io/results_file.hpp"
+#include "io/run_records.hpp"
+#include "io/trace_file.hpp"
+#include "zero/engine.hpp"
+
+namespace zm {
+
+// A step that ended on every rank, after the ranks agreed whether to stop.
+struct StepDone {
+  const StepRecord& record;
+  bool last;      // the deck's last step
+  bool stopping;  // a stop signal: the run ends after this step
+};
+
+class StepHook {
+ public:
+  virtual ~StepHook() = default;
+  // Before step `step` (0-based) runs.
+  virtual void before_step(int64_t step) { (void)step; }
+  // Right after the step, finite or not, on every rank.
+  virtual void on_record(const StepRecord& record) { (void)record; }
+  // After a finite step, once the ranks agreed whether to stop.
+  virtual void after_step(const StepDone& done) { (void)done; }
+  // The stage's steps are over (completed or stopped).
+  virtual void at_end() {}
+};
+
+class StepHooks {
+ public:
+  void add(std::unique_ptr<StepHook> hook) { hooks_.push_back(std::move(hook)); }
+  void before_step(int64_t step);
+  void on_record(const StepRecord& record);
+  void after_step(const StepDone& done);
+  void at_end();
+
+ private:
+  std::vector<std::unique_ptr<StepHook>> hooks_;
+};
+
+// What the hooks of one stage need to know.
+struct StageOutputs {
+  const Deck& deck;
+  const RunContext& context;
+  int stage;
+  int64_t first_step;
+  int64_t tokens_per_rank_per_step;
+  ResultsWriter* results;    // results.h5, or nullptr
+  TraceWriter* trace;        // output.trace, or nullptr
+  ZeroEngine* checkpointed;  // the engine whose state checkpoints hold, or nullptr (none written)
+};
+
+// The hooks of a stage, in their order: trace windows, progress lines, checkpoints, results.
+StepHooks stage_hooks(const StageOutputs& outputs);
+
+// The trace's window (the traced step and what followed it) to trace.json, if one is open.
+void write_trace_window(const RunContext& context, TraceWriter* trace, const std::string& when);
+
+}  // namespace zm
