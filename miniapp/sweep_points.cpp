@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "core/stage_spec.hpp"
 #include "sweep_file.hpp"
 
 namespace zm::cli {
@@ -19,9 +20,11 @@ bool only(const std::string& text, const std::string& allowed) {
 }
 
 // Why a point cannot run with its shard size, or "": stages 1-3 need a divisor of the ranks
-// ("node" divides them: the launcher places ranks_per_node ranks on each node).
+// ("node" divides them: the launcher places ranks_per_node ranks on each node). Stage "all"
+// runs stages that shard.
 std::string shard_problem(const SweepPoint& point) {
-  if (point.stage == 0 || point.shard_size.empty() || point.shard_size == "node") return "";
+  const bool shards = point.stage == kAllStages || stage_spec(point.stage).shards_states();
+  if (!shards || point.shard_size.empty() || point.shard_size == "node") return "";
   const int64_t size = std::stoll(point.shard_size);
   if (size == 0 || point.ranks % size == 0) return "";
   return fmt::format("zero.shard_size = {} does not divide {} ranks", size, point.ranks);

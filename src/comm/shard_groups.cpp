@@ -4,6 +4,7 @@
 
 #include "comm/node_split.hpp"
 #include "core/error.hpp"
+#include "core/stage_spec.hpp"
 
 namespace zm {
 
@@ -13,8 +14,9 @@ const char* comm_level_name(CommLevel level) {
 
 ShardLayout run_shard_layout(const Deck& deck, int stage, Communicator& world) {
   int ranks_per_node = world.size();
-  const bool node = (stage != 0 && deck.zero.shard_size == kShardSizeNode) ||
-                    (stage == 3 && deck.zero.secondary_shard_size == kShardSizeNode);
+  const StageSpec& spec = stage_spec(stage);
+  const bool node = (spec.shards_states() && deck.zero.shard_size == kShardSizeNode) ||
+                    (spec.gathers_parameters() && deck.zero.secondary_shard_size == kShardSizeNode);
   if (node && deck.zero.ranks_per_node == 0) ranks_per_node = NodeComm(world.mpi_comm()).size();
   return shard_layout(deck, stage, world.size(), ranks_per_node);
 }

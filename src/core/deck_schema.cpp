@@ -1,5 +1,6 @@
 #include "core/deck_schema.hpp"
 
+#include "core/stage_spec.hpp"
 #include "core/text.hpp"
 
 #include <fmt/format.h>
@@ -118,7 +119,8 @@ std::string check_value(const KeySpec& spec, const RawValue& v) {
         return fmt::format("expected {}", spec.expected());
       }
       if (v.type != RawValue::Type::Integer) return wrong_type();
-      if (v.integer < 0 || v.integer > 3) return out_of_range();
+      if (v.integer < kStageSpecs.front().stage || v.integer > kStageSpecs.back().stage)
+        return out_of_range();
       return "";
     case Kind::Steps: {
       if (v.type == RawValue::Type::Integer) return v.integer >= 1 ? "" : out_of_range();

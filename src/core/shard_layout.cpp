@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "core/stage_spec.hpp"
 
 namespace zm {
 
@@ -39,7 +40,8 @@ ShardLayout shard_layout(const Deck& deck, int stage, int world, int ranks_per_n
   layout.world = world;
   layout.group = world;
   const ZeroConfig& z = deck.zero;
-  const bool secondary = stage == 3 && z.secondary_shard_size != 0;
+  const StageSpec& spec = stage_spec(stage);
+  const bool secondary = spec.gathers_parameters() && z.secondary_shard_size != 0;
   if (secondary && z.shard_size != 0)
     fail(
         "zero.secondary_shard_size = {} with zero.shard_size = {}: hpZ shards the optimizer "
@@ -49,7 +51,7 @@ ShardLayout shard_layout(const Deck& deck, int stage, int world, int ranks_per_n
     layout.group = group_ranks(deck, "zero.secondary_shard_size", z.secondary_shard_size, world,
                                ranks_per_node);
     layout.hpz = layout.group < world;
-  } else if (stage != 0 && z.shard_size != 0) {
+  } else if (spec.shards_states() && z.shard_size != 0) {
     layout.group = group_ranks(deck, "zero.shard_size", z.shard_size, world, ranks_per_node);
   }
   return layout;

@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/precision.hpp"
+#include "core/stage_spec.hpp"
 #include "io/checkpoint.hpp"
 #include "io/file_integrity.hpp"
 #include "io/h5.hpp"
@@ -120,7 +121,8 @@ std::string describe_results(hid_t file, const std::string& path) {
     out += fmt::format("  figure of merit   {:.1f} {}\n",
                        h5::read_attr_double(file, "figure_of_merit"),
                        h5::read_attr_string(file, "figure_of_merit_units"));
-  for (int stage = 0; stage <= 3; ++stage) {
+  for (const StageSpec& spec : kStageSpecs) {
+    const int stage = spec.stage;
     const std::string name = fmt::format("stage_{}", stage);
     if (!h5::exists(file, name)) continue;
     h5::Handle group = h5::open_group(file, name);

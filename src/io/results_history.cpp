@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/regular_file.hpp"
+#include "core/stage_spec.hpp"
 #include "io/h5.hpp"
 
 namespace zm {
@@ -113,9 +114,9 @@ std::vector<ResultsStage> read_results_history(const std::string& path) {
   require_regular_file(path, "results file of the run being resumed");
   try {
     h5::Handle file = h5::open_file(path);
-    for (int stage = 0; stage <= 3; ++stage)
-      if (h5::exists(file, fmt::format("stage_{}", stage)))
-        stages.push_back(read_stage(file, stage));
+    for (const StageSpec& spec : kStageSpecs)
+      if (h5::exists(file, fmt::format("stage_{}", spec.stage)))
+        stages.push_back(read_stage(file, spec.stage));
   } catch (const Error& e) {
     fail(
         "{}: cannot read the earlier runs' results to keep them: {} (move the file aside to "

@@ -1,6 +1,7 @@
 #include "plan/largest.hpp"
 
 #include "core/error.hpp"
+#include "core/stage_spec.hpp"
 
 namespace zm {
 
@@ -20,7 +21,7 @@ LargestModel largest_model(const Deck& deck, const Machine& machine, int64_t dev
   cell.devices = devices;
   cell.stage = stage;
   cell.option = option;
-  if (option.sharding == LargestSharding::Hpz && stage != 3) {
+  if (option.sharding == LargestSharding::Hpz && !stage_spec(stage).gathers_parameters()) {
     cell.applies = false;
     return cell;
   }
