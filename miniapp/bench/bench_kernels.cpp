@@ -30,6 +30,8 @@ namespace {
 namespace k = zm::kernels;
 constexpr int64_t B = 8, T = 128, C = 256, NH = 4, V = 512, Vp = 512, N = B * T;
 constexpr double kFloat = sizeof(float);
+// The teams the model's kernels run in on this backend.
+constexpr k::TeamShape kTeams = k::kDefaultTeamShape;
 
 using Vec = Kokkos::View<float*, zm::MemSpace>;
 using IntVec = Kokkos::View<int*, zm::MemSpace>;
@@ -91,7 +93,7 @@ double copy_bandwidth(int64_t n) {
   double best = 0;
   for (int batch = 0; batch < 5; ++batch) {
     const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < 20; ++i) k::copy(dst.data(), src.data(), n);
+    for (int i = 0; i < 20; ++i) k::copy(kTeams, dst.data(), src.data(), n);
     Kokkos::fence();
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -140,52 +142,59 @@ constexpr double kNC = kFloat * N * C, kGemmQKV = 2.0 * N * C * 3 * C,
 constexpr double kScores = kFloat * B * NH * T * T,
                  kAttentionFlops = 4.0 * B * NH * T * T * (C / NH);
 
-ZM_KERNEL_BENCH(Kernel_copy, 2 * 4 * kNC, 0, k::copy(m.e.data(), m.a.data(), 4 * N * C))
+ZM_KERNEL_BENCH(Kernel_copy, 2 * 4 * kNC, 0, k::copy(kTeams, m.e.data(), m.a.data(), 4 * N * C))
 ZM_KERNEL_BENCH(Kernel_encoder_forward, 3 * kNC, 0,
-                k::encoder_forward(m.e.data(), m.tokens.data(), m.w.data(), m.a.data(), B, T, C))
+                k::encoder_forward(kTeams, m.e.data(), m.tokens.data(), m.w.data(), m.a.data(), B,
+                                   T, C))
 ZM_KERNEL_BENCH(Kernel_encoder_backward, 4 * kNC, 0,
-                k::encoder_backward(m.f.data(), m.g.data(), m.a.data(), m.groups, B, T, C))
+                k::encoder_backward(kTeams, m.f.data(), m.g.data(), m.a.data(), m.groups, B, T, C))
 ZM_KERNEL_BENCH(Kernel_layernorm_forward, 2 * kNC, 0,
-                k::layernorm_forward(m.e.data(), m.f.data(), m.g.data(), m.a.data(), m.w.data(),
-                                     m.w.data(), N, C))
+                k::layernorm_forward(kTeams, m.e.data(), m.f.data(), m.g.data(), m.a.data(),
+                                     m.w.data(), m.w.data(), N, C))
 ZM_KERNEL_BENCH(Kernel_layernorm_backward, 6 * kNC, 0,
-                k::layernorm_backward(m.h.data(), m.f.data(), m.g.data(), m.a.data(), m.b.data(),
-                                      m.w.data(), m.c.data(), m.d.data(), N, C, m.partials.data()))
+                k::layernorm_backward(kTeams, m.h.data(), m.f.data(), m.g.data(), m.a.data(),
+                                      m.b.data(), m.w.data(), m.c.data(), m.d.data(), N, C,
+                                      m.partials.data()))
 ZM_KERNEL_BENCH(Kernel_matmul_forward_qkv, 4 * kNC, kGemmQKV,
-                k::matmul_forward(m.e.data(), m.a.data(), m.w.data(), m.b.data(), N, C, 3 * C))
+                k::matmul_forward(kTeams, m.e.data(), m.a.data(), m.w.data(), m.b.data(), N, C,
+                                  3 * C))
 ZM_KERNEL_BENCH(Kernel_matmul_backward_qkv, 8 * kNC, 2 * kGemmQKV,
-                k::matmul_backward(m.e.data(), m.f.data(), m.g.data(), m.a.data(), m.b.data(),
-                                   m.w.data(), N, C, 3 * C, m.partials.data()))
+                k::matmul_backward(kTeams, m.e.data(), m.f.data(), m.g.data(), m.a.data(),
+                                   m.b.data(), m.w.data(), N, C, 3 * C, m.partials.data()))
 ZM_KERNEL_BENCH(Kernel_matmul_forward_fc, 5 * kNC, kGemmFC,
-                k::matmul_forward(m.e.data(), m.a.data(), m.w.data(), m.b.data(), N, C, 4 * C))
+                k::matmul_forward(kTeams, m.e.data(), m.a.data(), m.w.data(), m.b.data(), N, C,
+                                  4 * C))
 ZM_KERNEL_BENCH(Kernel_matmul_backward_fc, 10 * kNC, 2 * kGemmFC,
-                k::matmul_backward(m.e.data(), m.f.data(), m.g.data(), m.a.data(), m.b.data(),
-                                   m.w.data(), N, C, 4 * C, m.partials.data()))
+                k::matmul_backward(kTeams, m.e.data(), m.f.data(), m.g.data(), m.a.data(),
+                                   m.b.data(), m.w.data(), N, C, 4 * C, m.partials.data()))
 ZM_KERNEL_BENCH(Kernel_matmul_forward_lm_head, 3 * kNC, 2.0 * N * C * Vp,
-                k::matmul_forward<float>(m.e.data(), m.a.data(), m.w.data(), nullptr, N, C, Vp))
+                k::matmul_forward<float>(kTeams, m.e.data(), m.a.data(), m.w.data(), nullptr, N, C,
+                                         Vp))
 ZM_KERNEL_BENCH(Kernel_attention_forward, 8 * kNC + 2 * kScores, kAttentionFlops,
-                k::attention_forward<float>(m.e.data(),
+                k::attention_forward<float>(kTeams, m.e.data(),
                                             {m.b.data(), m.c.data(), m.d.data(), m.f.data()},
                                             {m.g.data(), nullptr, nullptr, nullptr, nullptr},
                                             m.a.data(), B, T, C, NH))
 ZM_KERNEL_BENCH(Kernel_attention_backward, 14 * kNC + 4 * kScores, 2 * kAttentionFlops,
-                k::attention_backward<float>(m.e.data(),
+                k::attention_backward<float>(kTeams, m.e.data(),
                                              {m.g.data(), m.h.data(), m.e.data() + N * 3 * C,
                                               m.e.data() + N * 4 * C, m.e.data() + N * 5 * C},
                                              m.a.data(),
                                              {m.b.data(), m.c.data(), m.d.data(), m.f.data()}, B, T,
                                              C, NH))
 ZM_KERNEL_BENCH(Kernel_gelu_forward, 2 * 4 * kNC, 0,
-                k::gelu_forward(m.e.data(), m.a.data(), N * 4 * C))
+                k::gelu_forward(kTeams, m.e.data(), m.a.data(), N * 4 * C))
 ZM_KERNEL_BENCH(Kernel_gelu_backward, 3 * 4 * kNC, 0,
-                k::gelu_backward(m.e.data(), m.a.data(), m.b.data(), N * 4 * C,
+                k::gelu_backward(kTeams, m.e.data(), m.a.data(), m.b.data(), N * 4 * C,
                                  k::GradWrite::Overwrite))
 ZM_KERNEL_BENCH(Kernel_softmax_crossentropy_forward, 2 * kFloat * N * Vp, 0,
-                k::softmax_crossentropy_forward(m.e.data(), m.f.data(), m.tokens.data(), N, V, Vp))
+                k::softmax_crossentropy_forward(kTeams, m.e.data(), m.f.data(), m.tokens.data(), N,
+                                                V, Vp))
 ZM_KERNEL_BENCH(Kernel_softmax_crossentropy_backward, 2 * kFloat * N * Vp, 0,
-                k::softmax_crossentropy_backward(m.e.data(), m.tokens.data(), 1.0f / N, N, V, Vp))
+                k::softmax_crossentropy_backward(kTeams, m.e.data(), m.tokens.data(), 1.0f / N, N,
+                                                 V, Vp))
 ZM_KERNEL_BENCH(Kernel_adamw_update, 7 * kFloat * 12 * C * C, 0,
-                k::adamw_update(m.e.data(), m.a.data(), m.f.data(), m.g.data(), 12 * C * C,
+                k::adamw_update(kTeams, m.e.data(), m.a.data(), m.f.data(), m.g.data(), 12 * C * C,
                                 {1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, 1.0f, 1}))
 
 namespace {
@@ -211,10 +220,12 @@ void column_sums_old_and_new(benchmark::State& state, int64_t columns) {
   };
   for (auto _ : state) {
     old_seconds += timed([&] {
-      k::reference::row_block_column_sums<K>("bench::column_sums_old", N, columns, partials, term);
+      k::reference::row_block_column_sums<K>(kTeams, "bench::column_sums_old", N, columns, partials,
+                                             term);
     });
-    new_seconds += timed(
-        [&] { k::block_column_sums<K>("bench::column_sums_new", N, columns, partials, term); });
+    new_seconds += timed([&] {
+      k::block_column_sums<K>(kTeams, "bench::column_sums_new", N, columns, partials, term);
+    });
   }
   const double calls = static_cast<double>(state.iterations());
   state.counters["old_us"] = 1e6 * old_seconds / calls;

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "core/compat.hpp"
+#include "kernels/team_shape.hpp"
 
 namespace zm::kernels {
 
@@ -23,7 +24,7 @@ struct AdamWParams {
 //   v = v * beta2 + g * g * (1 - beta2)
 //   p += -(lr / (1 - beta1^step)) * m / (sqrt(v) / sqrt(1 - beta2^step) + eps)
 // with the bias corrections computed in double on the host, as Python does.
-void adamw_update(float* params, const float* grads, float* m, float* v, int64_t n,
+void adamw_update(TeamShape shape, float* params, const float* grads, float* m, float* v, int64_t n,
                   const AdamWParams& hp);
 
 #if ZEROMINI_HAVE_BF16
@@ -31,8 +32,8 @@ void adamw_update(float* params, const float* grads, float* m, float* v, int64_t
 // under train.reduce_precision = "fp32"), writing the updated weights' bf16 compute copy to
 // `params`. Grad: bf16 or float.
 template <typename Grad>
-void adamw_update_mixed(float* master, const Grad* grads, float* m, float* v, bf16* params,
-                        int64_t n, const AdamWParams& hp);
+void adamw_update_mixed(TeamShape shape, float* master, const Grad* grads, float* m, float* v,
+                        bf16* params, int64_t n, const AdamWParams& hp);
 #endif
 
 }  // namespace zm::kernels

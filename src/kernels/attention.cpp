@@ -11,14 +11,14 @@ namespace {
 
 // qkv (B,S,3C) -> q, k, v (B,NH,S,hd): a team per (b, h, t) row.
 template <typename T>
-void permute_qkv(const AttentionSaved<T>& saved, const T* qkv, int64_t B, int64_t S, int64_t C,
-                 int64_t NH) {
+void permute_qkv(TeamShape shape, const AttentionSaved<T>& saved, const T* qkv, int64_t B,
+                 int64_t S, int64_t C, int64_t NH) {
   const int64_t hd = C / NH;
   T* q = saved.q;
   T* k = saved.k;
   T* v = saved.v;
   Kokkos::parallel_for(
-      "zeromini::attention_permute_qkv", team_policy(B * NH * S),
+      "zeromini::attention_permute_qkv", team_policy(shape, B * NH * S),
       KOKKOS_LAMBDA(const TeamMember& team) {
         const int64_t row = team.league_rank();
         const int64_t t = row % S, h = (row / S) % NH, b = row / (S * NH);
@@ -37,11 +37,11 @@ void permute_qkv(const AttentionSaved<T>& saved, const T* qkv, int64_t B, int64_
 // (B,NH,S,hd) -> rows of (B,S,row_stride) at column h*hd, a team per (b, t, h); `accumulate`
 // adds instead of writing.
 template <typename T>
-void heads_to_tokens(T* dst, const T* src, int64_t B, int64_t S, int64_t C, int64_t NH,
-                     int64_t row_stride, bool accumulate) {
+void heads_to_tokens(TeamShape shape, T* dst, const T* src, int64_t B, int64_t S, int64_t C,
+                     int64_t NH, int64_t row_stride, bool accumulate) {
   const int64_t hd = C / NH;
   Kokkos::parallel_for(
-      "zeromini::attention_heads_to_tokens", team_policy(B * S * NH),
+      "zeromini::attention_heads_to_tokens", team_policy(shape, B * S * NH),
       KOKKOS_LAMBDA(const TeamMember& team) {
         const int64_t i = team.league_rank();
         const int64_t h = i % NH, t = (i / NH) % S, b = i / (NH * S);
@@ -57,10 +57,11 @@ void heads_to_tokens(T* dst, const T* src, int64_t B, int64_t S, int64_t C, int6
 
 // (B,S,C) -> (B,NH,S,hd), a team per (b, h, t).
 template <typename T>
-void tokens_to_heads(T* dst, const T* src, int64_t B, int64_t S, int64_t C, int64_t NH) {
+void tokens_to_heads(TeamShape shape, T* dst, const T* src, int64_t B, int64_t S, int64_t C,
+                     int64_t NH) {
   const int64_t hd = C / NH;
   Kokkos::parallel_for(
-      "zeromini::attention_tokens_to_heads", team_policy(B * NH * S),
+      "zeromini::attention_tokens_to_heads", team_policy(shape, B * NH * S),
       KOKKOS_LAMBDA(const TeamMember& team) {
         const int64_t row = team.league_rank();
         const int64_t t = row % S, h = (row / S) % NH, b = row / (S * NH);
@@ -73,11 +74,12 @@ void tokens_to_heads(T* dst, const T* src, int64_t B, int64_t S, int64_t C, int6
 }  // namespace
 
 template <typename T>
-void attention_forward(T* out, const AttentionSaved<T>& saved, const AttentionScratch<T>& scratch,
-                       const T* qkv, int64_t B, int64_t S, int64_t C, int64_t NH, GemmMath math) {
+void attention_forward(TeamShape shape, T* out, const AttentionSaved<T>& saved,
+                       const AttentionScratch<T>& scratch, const T* qkv, int64_t B, int64_t S,
+                       int64_t C, int64_t NH, GemmMath math) {
   const int64_t hd = C / NH;
   const T scale = T(Acc<T>(1) / math::sqrt(static_cast<Acc<T>>(hd)));
-  permute_qkv(saved, qkv, B, S, C, NH);
+  permute_qkv(shape, saved, qkv, B, S, C, NH);
   const int64_t BNH = B * NH, SS = S * S, Sd = S * hd;
   // Scores: one batched GEMM over (batch, head).
   gemm_strided_batched<T>(false, true, S, S, hd, scale, saved.q, Sd, saved.k, Sd, T(0), saved.att,
@@ -85,7 +87,7 @@ void attention_forward(T* out, const AttentionSaved<T>& saved, const AttentionSc
   // Causal softmax per row; entries above the diagonal become 0.
   T* att = saved.att;
   Kokkos::parallel_for(
-      "zeromini::attention_softmax", team_policy(B * NH * S),
+      "zeromini::attention_softmax", team_policy(shape, B * NH * S),
       KOKKOS_LAMBDA(const TeamMember& team) {
         const int64_t row = team.league_rank();
         const int64_t t = row % S;
@@ -95,18 +97,18 @@ void attention_forward(T* out, const AttentionSaved<T>& saved, const AttentionSc
       });
   gemm_strided_batched<T>(false, false, S, hd, S, T(1), saved.att, SS, saved.v, Sd, T(0), scratch.y,
                           Sd, BNH, math);
-  heads_to_tokens(out, scratch.y, B, S, C, NH, C, false);
+  heads_to_tokens(shape, out, scratch.y, B, S, C, NH, C, false);
 }
 
 template <typename T>
-void attention_backward(T* dqkv, const AttentionScratch<T>& scratch, const T* dout,
+void attention_backward(TeamShape shape, T* dqkv, const AttentionScratch<T>& scratch, const T* dout,
                         const AttentionSaved<T>& saved, int64_t B, int64_t S, int64_t C, int64_t NH,
                         GradWrite write, GemmMath math) {
   const int64_t hd = C / NH;
   const T scale = T(Acc<T>(1) / math::sqrt(static_cast<Acc<T>>(hd)));
   const int64_t BNH = B * NH, SS = S * S, Sd = S * hd;
   T* dy = scratch.y;
-  tokens_to_heads(dy, dout, B, S, C, NH);
+  tokens_to_heads(shape, dy, dout, B, S, C, NH);
   gemm_strided_batched<T>(false, true, S, S, hd, T(1), dy, Sd, saved.v, Sd, T(0), scratch.datt, SS,
                           BNH, math);
   gemm_strided_batched<T>(true, false, S, hd, S, T(1), saved.att, SS, dy, Sd, T(0), scratch.dv, Sd,
@@ -117,7 +119,7 @@ void attention_backward(T* dqkv, const AttentionScratch<T>& scratch, const T* do
   using A = Acc<T>;
   const A scale_a = A(scale);
   Kokkos::parallel_for(
-      "zeromini::attention_softmax_backward", team_policy(B * NH * S),
+      "zeromini::attention_softmax_backward", team_policy(shape, B * NH * S),
       KOKKOS_LAMBDA(const TeamMember& team) {
         const int64_t row = team.league_rank();
         const int64_t t = row % S;
@@ -134,16 +136,17 @@ void attention_backward(T* dqkv, const AttentionScratch<T>& scratch, const T* do
                           scratch.dk, Sd, BNH, math);
   // The q, k and v thirds of each row are disjoint and together cover dqkv.
   const bool accumulate = write == GradWrite::Accumulate;
-  heads_to_tokens(dqkv, scratch.dq, B, S, C, NH, 3 * C, accumulate);
-  heads_to_tokens(dqkv + C, scratch.dk, B, S, C, NH, 3 * C, accumulate);
-  heads_to_tokens(dqkv + 2 * C, scratch.dv, B, S, C, NH, 3 * C, accumulate);
+  heads_to_tokens(shape, dqkv, scratch.dq, B, S, C, NH, 3 * C, accumulate);
+  heads_to_tokens(shape, dqkv + C, scratch.dk, B, S, C, NH, 3 * C, accumulate);
+  heads_to_tokens(shape, dqkv + 2 * C, scratch.dv, B, S, C, NH, 3 * C, accumulate);
 }
 
-#define ZM_INSTANTIATE(T)                                                                      \
-  template void attention_forward<T>(T*, const AttentionSaved<T>&, const AttentionScratch<T>&, \
-                                     const T*, int64_t, int64_t, int64_t, int64_t, GemmMath);  \
-  template void attention_backward<T>(T*, const AttentionScratch<T>&, const T*,                \
-                                      const AttentionSaved<T>&, int64_t, int64_t, int64_t,     \
+#define ZM_INSTANTIATE(T)                                                                    \
+  template void attention_forward<T>(TeamShape, T*, const AttentionSaved<T>&,                \
+                                     const AttentionScratch<T>&, const T*, int64_t, int64_t, \
+                                     int64_t, int64_t, GemmMath);                            \
+  template void attention_backward<T>(TeamShape, T*, const AttentionScratch<T>&, const T*,   \
+                                      const AttentionSaved<T>&, int64_t, int64_t, int64_t,   \
                                       int64_t, GradWrite, GemmMath);
 ZM_FOR_EACH_KERNEL_REAL(ZM_INSTANTIATE)
 #undef ZM_INSTANTIATE

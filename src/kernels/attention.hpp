@@ -5,6 +5,7 @@
 
 #include "core/precision.hpp"
 #include "kernels/grad_write.hpp"
+#include "kernels/team_shape.hpp"
 
 namespace zm::kernels {
 
@@ -31,14 +32,14 @@ struct AttentionScratch {
 // out (B,T,C) = attention(qkv); qkv (B,T,3C) holds per token q | k | v, head h at columns
 // [h*hd, (h+1)*hd) of each third. Fills `saved`; uses scratch.y.
 template <typename T>
-void attention_forward(T* out, const AttentionSaved<T>& saved, const AttentionScratch<T>& scratch,
-                       const T* qkv, int64_t B, int64_t S, int64_t C, int64_t NH,
-                       GemmMath math = GemmMath::FP32);
+void attention_forward(TeamShape shape, T* out, const AttentionSaved<T>& saved,
+                       const AttentionScratch<T>& scratch, const T* qkv, int64_t B, int64_t S,
+                       int64_t C, int64_t NH, GemmMath math = GemmMath::FP32);
 
 // dqkv (B,T,3C) += gradient of attention_forward given dout (B,T,C) and what forward saved
 // (= with GradWrite::Overwrite).
 template <typename T>
-void attention_backward(T* dqkv, const AttentionScratch<T>& scratch, const T* dout,
+void attention_backward(TeamShape shape, T* dqkv, const AttentionScratch<T>& scratch, const T* dout,
                         const AttentionSaved<T>& saved, int64_t B, int64_t S, int64_t C, int64_t NH,
                         GradWrite write = GradWrite::Accumulate, GemmMath math = GemmMath::FP32);
 

@@ -33,12 +33,12 @@ inline int64_t column_partials_size(int64_t rows, int64_t columns, int sums = 1)
 // Level 1: for every block b and sum k < K, partials[(b * K + k) * columns + c] is the sum over
 // the block's rows r, in ascending order, of t[k] as set by term(r, c, t).
 template <int K, typename A, typename Term>
-void block_column_sums(const char* name, int64_t rows, int64_t columns, A* partials,
-                       const Term& term) {
+void block_column_sums(TeamShape shape, const char* name, int64_t rows, int64_t columns,
+                       A* partials, const Term& term) {
   const int64_t tiles = column_tiles(columns);
   // Tiles inner: on the host a thread's contiguous share of the league covers whole blocks.
   Kokkos::parallel_for(
-      name, team_policy(row_blocks(rows) * tiles), KOKKOS_LAMBDA(const TeamMember& team) {
+      name, team_policy(shape, row_blocks(rows) * tiles), KOKKOS_LAMBDA(const TeamMember& team) {
         const Term f = term;
         const int64_t b = team.league_rank() / tiles;
         const int64_t c0 = (team.league_rank() % tiles) * kColumnTile;
@@ -78,11 +78,11 @@ void block_column_sums(const char* name, int64_t rows, int64_t columns, A* parti
 // left for column c of sum k: a thread per (sum, column), consecutive threads reading consecutive
 // partials.
 template <int K, typename A, typename Finish>
-void add_column_partials(const char* name, int64_t rows, int64_t columns, const A* partials,
-                         const Finish& finish) {
+void add_column_partials(TeamShape shape, const char* name, int64_t rows, int64_t columns,
+                         const A* partials, const Finish& finish) {
   const int64_t blocks = row_blocks(rows), stride = K * columns;
   for_each_element(
-      name, stride, KOKKOS_LAMBDA(int64_t j) {
+      shape, name, stride, KOKKOS_LAMBDA(int64_t j) {
         A total = A(0);
         for (int64_t b = 0; b < blocks; ++b) total += partials[b * stride + j];
         finish(j / columns, j % columns, total);

@@ -10,10 +10,10 @@ namespace zm::kernels::reference {
 
 // What block_column_sums<K> computes, bit for bit.
 template <int K, typename A, typename Term>
-void row_block_column_sums(const char* name, int64_t rows, int64_t columns, A* partials,
-                           const Term& term) {
+void row_block_column_sums(TeamShape shape, const char* name, int64_t rows, int64_t columns,
+                           A* partials, const Term& term) {
   Kokkos::parallel_for(
-      name, team_policy(row_blocks(rows)), KOKKOS_LAMBDA(const TeamMember& team) {
+      name, team_policy(shape, row_blocks(rows)), KOKKOS_LAMBDA(const TeamMember& team) {
         const Term f = term;
         const int64_t b = team.league_rank();
         const int64_t r0 = b * kRowBlock, r1 = r0 + kRowBlock < rows ? r0 + kRowBlock : rows;

@@ -6,11 +6,11 @@
 namespace zm::kernels {
 
 template <typename T>
-void softmax_crossentropy_forward(T* logits_to_probs, Acc<T>* losses, const int* targets, int64_t N,
-                                  int64_t V, int64_t Vp) {
+void softmax_crossentropy_forward(TeamShape shape, T* logits_to_probs, Acc<T>* losses,
+                                  const int* targets, int64_t N, int64_t V, int64_t Vp) {
   using A = Acc<T>;
   Kokkos::parallel_for(
-      "zeromini::softmax_crossentropy_forward", team_policy(N),
+      "zeromini::softmax_crossentropy_forward", team_policy(shape, N),
       KOKKOS_LAMBDA(const TeamMember& team) {
         const int64_t i = team.league_rank();
         T* p = logits_to_probs + i * Vp;
@@ -25,12 +25,12 @@ void softmax_crossentropy_forward(T* logits_to_probs, Acc<T>* losses, const int*
 }
 
 template <typename T>
-void softmax_crossentropy_backward(T* probs_to_dlogits, const int* targets, T dloss, int64_t N,
-                                   int64_t V, int64_t Vp) {
+void softmax_crossentropy_backward(TeamShape shape, T* probs_to_dlogits, const int* targets,
+                                   T dloss, int64_t N, int64_t V, int64_t Vp) {
   using A = Acc<T>;
   const A scale = A(dloss);
   Kokkos::parallel_for(
-      "zeromini::softmax_crossentropy_backward", team_policy(N),
+      "zeromini::softmax_crossentropy_backward", team_policy(shape, N),
       KOKKOS_LAMBDA(const TeamMember& team) {
         const int64_t i = team.league_rank();
         T* p = probs_to_dlogits + i * Vp;
@@ -41,10 +41,11 @@ void softmax_crossentropy_backward(T* probs_to_dlogits, const int* targets, T dl
       });
 }
 
-#define ZM_INSTANTIATE(T)                                                                  \
-  template void softmax_crossentropy_forward<T>(T*, Acc<T>*, const int*, int64_t, int64_t, \
-                                                int64_t);                                  \
-  template void softmax_crossentropy_backward<T>(T*, const int*, T, int64_t, int64_t, int64_t);
+#define ZM_INSTANTIATE(T)                                                                        \
+  template void softmax_crossentropy_forward<T>(TeamShape, T*, Acc<T>*, const int*, int64_t,     \
+                                                int64_t, int64_t);                               \
+  template void softmax_crossentropy_backward<T>(TeamShape, T*, const int*, T, int64_t, int64_t, \
+                                                 int64_t);
 ZM_FOR_EACH_KERNEL_REAL(ZM_INSTANTIATE)
 #undef ZM_INSTANTIATE
 

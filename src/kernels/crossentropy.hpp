@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "kernels/accumulate.hpp"
+#include "kernels/team_shape.hpp"
 
 namespace zm::kernels {
 
@@ -12,14 +13,14 @@ namespace zm::kernels {
 // underflow); targets in [0, V). The losses are kept in the arithmetic type (fp32 under bf16):
 // the step's loss is their mean, and rounding each to bf16 would bias it by up to 2^-9 relative.
 template <typename T>
-void softmax_crossentropy_forward(T* logits_to_probs, Acc<T>* losses, const int* targets, int64_t N,
-                                  int64_t V, int64_t Vp);
+void softmax_crossentropy_forward(TeamShape shape, T* logits_to_probs, Acc<T>* losses,
+                                  const int* targets, int64_t N, int64_t V, int64_t Vp);
 
 // In place, overwriting: probs (N,Vp) become dlogits = dloss * (probs - onehot(target)) for
 // columns < V and 0 for the padding columns. dloss is d(total loss)/d(loss_i), e.g. 1/N for a
 // mean.
 template <typename T>
-void softmax_crossentropy_backward(T* probs_to_dlogits, const int* targets, T dloss, int64_t N,
-                                   int64_t V, int64_t Vp);
+void softmax_crossentropy_backward(TeamShape shape, T* probs_to_dlogits, const int* targets,
+                                   T dloss, int64_t N, int64_t V, int64_t Vp);
 
 }  // namespace zm::kernels

@@ -6,45 +6,46 @@
 
 #include "kernels/accumulate.hpp"
 #include "kernels/grad_write.hpp"
+#include "kernels/team_shape.hpp"
 
 namespace zm::kernels {
 
 // GELU, tanh approximation (GPT-2; PyTorch's approximate="tanh").
 template <typename T>
-void gelu_forward(T* out, const T* inp, int64_t n);
+void gelu_forward(TeamShape shape, T* out, const T* inp, int64_t n);
 // dinp += gelu'(inp) * dout (= with GradWrite::Overwrite).
 template <typename T>
-void gelu_backward(T* dinp, const T* inp, const T* dout, int64_t n,
+void gelu_backward(TeamShape shape, T* dinp, const T* inp, const T* dout, int64_t n,
                    GradWrite write = GradWrite::Accumulate);
 
 // out = a + b.
 template <typename T>
-void residual_forward(T* out, const T* a, const T* b, int64_t n);
+void residual_forward(TeamShape shape, T* out, const T* a, const T* b, int64_t n);
 // da += dout; db += dout.
 template <typename T>
-void residual_backward(T* da, T* db, const T* dout, int64_t n);
+void residual_backward(TeamShape shape, T* da, T* db, const T* dout, int64_t n);
 
 template <typename T>
-void fill(T* x, int64_t n, T value);
+void fill(TeamShape shape, T* x, int64_t n, T value);
 template <typename T>
-void copy(T* dst, const T* src, int64_t n);
+void copy(TeamShape shape, T* dst, const T* src, int64_t n);
 // y += x.
 template <typename T>
-void add_into(T* y, const T* x, int64_t n);
+void add_into(TeamShape shape, T* y, const T* x, int64_t n);
 // Gradient accumulation over micro-steps in the arithmetic type: sum = x when `first`, else
 // sum += x (each element converted to Acc<T>); then, when `out` is given, out = sum rounded to T
 // (out may be x). Under bf16 the sum is fp32, so micro-steps' gradients add without bf16 rounding.
 template <typename T>
-void accumulate_gradient(Acc<T>* sum, const T* x, T* out, int64_t n, bool first);
+void accumulate_gradient(TeamShape shape, Acc<T>* sum, const T* x, T* out, int64_t n, bool first);
 // Sum of squares accumulated in double; deterministic.
 template <typename T>
-double sum_of_squares(const T* x, int64_t n);
+double sum_of_squares(TeamShape shape, const T* x, int64_t n);
 // Sum accumulated in double; deterministic.
 template <typename T>
-double sum(const T* x, int64_t n);
+double sum(TeamShape shape, const T* x, int64_t n);
 
 // dst = src converted element by element (e.g. fp32 master weights to their bf16 compute copy).
 template <typename From, typename To>
-void convert(To* dst, const From* src, int64_t n);
+void convert(TeamShape shape, To* dst, const From* src, int64_t n);
 
 }  // namespace zm::kernels

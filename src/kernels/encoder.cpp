@@ -5,11 +5,12 @@
 namespace zm::kernels {
 
 template <typename T>
-void encoder_forward(T* out, const int* tokens, const T* wte, const T* wpe, int64_t B, int64_t S,
-                     int64_t C) {
+void encoder_forward(TeamShape shape, T* out, const int* tokens, const T* wte, const T* wpe,
+                     int64_t B, int64_t S, int64_t C) {
   using A = Acc<T>;
   Kokkos::parallel_for(
-      "zeromini::encoder_forward", team_policy(B * S), KOKKOS_LAMBDA(const TeamMember& team) {
+      "zeromini::encoder_forward", team_policy(shape, B * S),
+      KOKKOS_LAMBDA(const TeamMember& team) {
         const int64_t bt = team.league_rank();
         const T* te = wte + static_cast<int64_t>(tokens[bt]) * C;
         const T* pe = wpe + (bt % S) * C;
@@ -19,8 +20,8 @@ void encoder_forward(T* out, const int* tokens, const T* wte, const T* wpe, int6
 }
 
 template <typename T>
-void encoder_backward(T* dwte, T* dwpe, const T* dout, const TokenGroups& groups, int64_t B,
-                      int64_t S, int64_t C) {
+void encoder_backward(TeamShape shape, T* dwte, T* dwpe, const T* dout, const TokenGroups& groups,
+                      int64_t B, int64_t S, int64_t C) {
   using A = Acc<T>;
   // A team per token: each channel sums the token's rows in increasing (b, t) order in the
   // arithmetic type, starting from what the gradient row holds, and is rounded to T once. (Under
@@ -30,7 +31,7 @@ void encoder_backward(T* dwte, T* dwpe, const T* dout, const TokenGroups& groups
   const int* starts = groups.starts;
   const int* rows = groups.rows;
   Kokkos::parallel_for(
-      "zeromini::encoder_backward_wte", team_policy(groups.count),
+      "zeromini::encoder_backward_wte", team_policy(shape, groups.count),
       KOKKOS_LAMBDA(const TeamMember& team) {
         const int64_t u = team.league_rank();
         T* g = dwte + static_cast<int64_t>(ids[u]) * C;
@@ -59,7 +60,8 @@ void encoder_backward(T* dwte, T* dwpe, const T* dout, const TokenGroups& groups
       });
   // A team per position: each channel sums over the batch in the arithmetic type, adds once.
   Kokkos::parallel_for(
-      "zeromini::encoder_backward_wpe", team_policy(S), KOKKOS_LAMBDA(const TeamMember& team) {
+      "zeromini::encoder_backward_wpe", team_policy(shape, S),
+      KOKKOS_LAMBDA(const TeamMember& team) {
         const int64_t t = team.league_rank();
         T* g = dwpe + t * C;
         team_for(team, C, [&](int64_t c) {
@@ -70,10 +72,11 @@ void encoder_backward(T* dwte, T* dwpe, const T* dout, const TokenGroups& groups
       });
 }
 
-#define ZM_INSTANTIATE(T)                                                                          \
-  template void encoder_forward<T>(T*, const int*, const T*, const T*, int64_t, int64_t, int64_t); \
-  template void encoder_backward<T>(T*, T*, const T*, const TokenGroups&, int64_t, int64_t,        \
-                                    int64_t);
+#define ZM_INSTANTIATE(T)                                                                     \
+  template void encoder_forward<T>(TeamShape, T*, const int*, const T*, const T*, int64_t,    \
+                                   int64_t, int64_t);                                         \
+  template void encoder_backward<T>(TeamShape, T*, T*, const T*, const TokenGroups&, int64_t, \
+                                    int64_t, int64_t);
 ZM_FOR_EACH_KERNEL_REAL(ZM_INSTANTIATE)
 #undef ZM_INSTANTIATE
 

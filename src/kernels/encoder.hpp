@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "kernels/team_shape.hpp"
 #include "kernels/token_groups.hpp"
 
 namespace zm::kernels {
@@ -10,14 +11,14 @@ namespace zm::kernels {
 // out[b,t,:] = wte[tokens[b,t],:] + wpe[t,:]. out (B,T,C); tokens (B,T) int32, each in [0, V);
 // wte (Vp,C); wpe (T_max >= T, C).
 template <typename T>
-void encoder_forward(T* out, const int* tokens, const T* wte, const T* wpe, int64_t B, int64_t S,
-                     int64_t C);
+void encoder_forward(TeamShape shape, T* out, const int* tokens, const T* wte, const T* wpe,
+                     int64_t B, int64_t S, int64_t C);
 
 // dwte[tokens[b,t],:] += dout[b,t,:]; dwpe[t,:] += sum_b dout[b,t,:]. `groups` are the rows of
 // the batch grouped by token (HostTokenGroups, uploaded). Deterministic, no atomics: a team per
 // token adds its rows in increasing (b,t) order, a team per position sums over the batch.
 template <typename T>
-void encoder_backward(T* dwte, T* dwpe, const T* dout, const TokenGroups& groups, int64_t B,
-                      int64_t S, int64_t C);
+void encoder_backward(TeamShape shape, T* dwte, T* dwpe, const T* dout, const TokenGroups& groups,
+                      int64_t B, int64_t S, int64_t C);
 
 }  // namespace zm::kernels

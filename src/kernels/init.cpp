@@ -21,11 +21,12 @@ KOKKOS_INLINE_FUNCTION double unit_interval(uint64_t bits) {
 }  // namespace
 
 template <typename T>
-void init_normal(T* x, int64_t n, float stddev, uint64_t seed, uint64_t first_index) {
+void init_normal(TeamShape shape, T* x, int64_t n, float stddev, uint64_t seed,
+                 uint64_t first_index) {
   if (n <= 0) return;
   const uint64_t key = splitmix64(seed ^ 0x5a4f52304d494e49ull);
   for_each_element(
-      "zeromini::init_normal", n, KOKKOS_LAMBDA(int64_t i) {
+      shape, "zeromini::init_normal", n, KOKKOS_LAMBDA(int64_t i) {
         const uint64_t index = first_index + static_cast<uint64_t>(i);
         const uint64_t a = splitmix64(key + 2 * index);
         const uint64_t b = splitmix64(key + 2 * index + 1);
@@ -37,9 +38,9 @@ void init_normal(T* x, int64_t n, float stddev, uint64_t seed, uint64_t first_in
       });
 }
 
-template void init_normal<float>(float*, int64_t, float, uint64_t, uint64_t);
+template void init_normal<float>(TeamShape, float*, int64_t, float, uint64_t, uint64_t);
 #if ZEROMINI_HAVE_BF16
-template void init_normal<bf16>(bf16*, int64_t, float, uint64_t, uint64_t);
+template void init_normal<bf16>(TeamShape, bf16*, int64_t, float, uint64_t, uint64_t);
 #endif
 
 }  // namespace zm::kernels

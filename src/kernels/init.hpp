@@ -4,10 +4,13 @@
 
 #include <cstdint>
 
+#include "kernels/team_shape.hpp"
+
 namespace zm::kernels {
 
 // x[i] = stddev * N(0,1) drawn from (seed, first_index + i); Box-Muller on a 64-bit hash.
 template <typename T>
-void init_normal(T* x, int64_t n, float stddev, uint64_t seed, uint64_t first_index);
+void init_normal(TeamShape shape, T* x, int64_t n, float stddev, uint64_t seed,
+                 uint64_t first_index);
 
 }  // namespace zm::kernels

@@ -5,11 +5,11 @@
 namespace zm::kernels {
 
 template <typename T>
-void layernorm_forward(T* out, Acc<T>* mean, Acc<T>* rstd, const T* inp, const T* weight,
-                       const T* bias, int64_t N, int64_t C) {
+void layernorm_forward(TeamShape shape, T* out, Acc<T>* mean, Acc<T>* rstd, const T* inp,
+                       const T* weight, const T* bias, int64_t N, int64_t C) {
   using A = Acc<T>;
   Kokkos::parallel_for(
-      "zeromini::layernorm_forward", team_policy(N), KOKKOS_LAMBDA(const TeamMember& team) {
+      "zeromini::layernorm_forward", team_policy(shape, N), KOKKOS_LAMBDA(const TeamMember& team) {
         const int64_t i = team.league_rank();
         const T* x = inp + i * C;
         const A m = team_sum<A>(team, C, [&](int64_t c) { return A(x[c]); }) / static_cast<A>(C);
@@ -27,13 +27,14 @@ void layernorm_forward(T* out, Acc<T>* mean, Acc<T>* rstd, const T* inp, const T
 }
 
 template <typename T>
-void layernorm_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* inp, const T* weight,
-                        const Acc<T>* mean, const Acc<T>* rstd, int64_t N, int64_t C,
-                        Acc<T>* partials) {
+void layernorm_backward(TeamShape shape, T* dinp, T* dweight, T* dbias, const T* dout, const T* inp,
+                        const T* weight, const Acc<T>* mean, const Acc<T>* rstd, int64_t N,
+                        int64_t C, Acc<T>* partials) {
   using A = Acc<T>;
   // Input gradient: a team per row.
   Kokkos::parallel_for(
-      "zeromini::layernorm_backward_input", team_policy(N), KOKKOS_LAMBDA(const TeamMember& team) {
+      "zeromini::layernorm_backward_input", team_policy(shape, N),
+      KOKKOS_LAMBDA(const TeamMember& team) {
         const int64_t i = team.league_rank();
         const T* x = inp + i * C;
         const T* d = dout + i * C;
@@ -54,25 +55,25 @@ void layernorm_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* i
       });
   // Parameter gradients: column sums over the rows in two levels, added to the gradients once.
   block_column_sums<2>(
-      "zeromini::layernorm_backward_params", N, C, partials,
+      shape, "zeromini::layernorm_backward_params", N, C, partials,
       KOKKOS_LAMBDA(int64_t r, int64_t c, A(&t)[2]) {
         const A d = A(dout[r * C + c]);
         t[0] = (A(inp[r * C + c]) - mean[r]) * rstd[r] * d;
         t[1] = d;
       });
   add_column_partials<2>(
-      "zeromini::layernorm_backward_params_sum", N, C, static_cast<const A*>(partials),
+      shape, "zeromini::layernorm_backward_params_sum", N, C, static_cast<const A*>(partials),
       KOKKOS_LAMBDA(int64_t k, int64_t c, A total) {
         T* g = k == 0 ? dweight : dbias;
         g[c] = T(A(g[c]) + total);
       });
 }
 
-#define ZM_INSTANTIATE(T)                                                                         \
-  template void layernorm_forward<T>(T*, Acc<T>*, Acc<T>*, const T*, const T*, const T*, int64_t, \
-                                     int64_t);                                                    \
-  template void layernorm_backward<T>(T*, T*, T*, const T*, const T*, const T*, const Acc<T>*,    \
-                                      const Acc<T>*, int64_t, int64_t, Acc<T>*);
+#define ZM_INSTANTIATE(T)                                                                  \
+  template void layernorm_forward<T>(TeamShape, T*, Acc<T>*, Acc<T>*, const T*, const T*,  \
+                                     const T*, int64_t, int64_t);                          \
+  template void layernorm_backward<T>(TeamShape, T*, T*, T*, const T*, const T*, const T*, \
+                                      const Acc<T>*, const Acc<T>*, int64_t, int64_t, Acc<T>*);
 ZM_FOR_EACH_KERNEL_REAL(ZM_INSTANTIATE)
 #undef ZM_INSTANTIATE
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "kernels/accumulate.hpp"
+#include "kernels/team_shape.hpp"
 
 namespace zm::kernels {
 
@@ -12,14 +13,14 @@ constexpr float kLayerNormEps = 1e-5f;
 // out = (inp - mean) * rstd * weight + bias, per row. inp, out (N,C); mean, rstd (N) saved for
 // backward (rstd = 1/sqrt(var + eps), biased variance), in the arithmetic type (fp32 for bf16).
 template <typename T>
-void layernorm_forward(T* out, Acc<T>* mean, Acc<T>* rstd, const T* inp, const T* weight,
-                       const T* bias, int64_t N, int64_t C);
+void layernorm_forward(TeamShape shape, T* out, Acc<T>* mean, Acc<T>* rstd, const T* inp,
+                       const T* weight, const T* bias, int64_t N, int64_t C);
 
 // dinp += ..., dweight += ..., dbias += ... (dweight/dbias: column sums over the rows in a fixed
 // order, in two levels through `partials`, column_partials_size(N, C, 2) elements of scratch).
 template <typename T>
-void layernorm_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* inp, const T* weight,
-                        const Acc<T>* mean, const Acc<T>* rstd, int64_t N, int64_t C,
-                        Acc<T>* partials);
+void layernorm_backward(TeamShape shape, T* dinp, T* dweight, T* dbias, const T* dout, const T* inp,
+                        const T* weight, const Acc<T>* mean, const Acc<T>* rstd, int64_t N,
+                        int64_t C, Acc<T>* partials);
 
 }  // namespace zm::kernels

@@ -5,22 +5,23 @@
 namespace zm::kernels {
 
 template <typename T>
-void matmul_forward(T* out, const T* inp, const T* weight, const T* bias, int64_t N, int64_t C,
-                    int64_t OC, GemmMath math) {
+void matmul_forward(TeamShape shape, T* out, const T* inp, const T* weight, const T* bias,
+                    int64_t N, int64_t C, int64_t OC, GemmMath math) {
   using A = Acc<T>;
   gemm<T>(false, true, N, OC, C, T(1), inp, weight, T(0), out, math);
   if (!bias) return;
   Kokkos::parallel_for(
-      "zeromini::matmul_forward_bias", team_policy(N), KOKKOS_LAMBDA(const TeamMember& team) {
+      "zeromini::matmul_forward_bias", team_policy(shape, N),
+      KOKKOS_LAMBDA(const TeamMember& team) {
         T* o = out + team.league_rank() * OC;
         team_for(team, OC, [&](int64_t j) { o[j] = T(A(o[j]) + A(bias[j])); });
       });
 }
 
 template <typename T>
-void matmul_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* inp, const T* weight,
-                     int64_t N, int64_t C, int64_t OC, Acc<T>* bias_partials, GradWrite dinp_write,
-                     GemmMath math) {
+void matmul_backward(TeamShape shape, T* dinp, T* dweight, T* dbias, const T* dout, const T* inp,
+                     const T* weight, int64_t N, int64_t C, int64_t OC, Acc<T>* bias_partials,
+                     GradWrite dinp_write, GemmMath math) {
   const T dinp_beta = dinp_write == GradWrite::Overwrite ? T(0) : T(1);
   if (dinp) gemm<T>(false, false, N, C, OC, T(1), dout, weight, dinp_beta, dinp, math);
   gemm<T>(true, false, OC, C, N, T(1), dout, inp, T(1), dweight, math);
@@ -28,18 +29,18 @@ void matmul_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* inp,
   // Column sums of dout over the rows, in two levels, added to the gradient once.
   using A = Acc<T>;
   block_column_sums<1>(
-      "zeromini::matmul_backward_bias", N, OC, bias_partials,
+      shape, "zeromini::matmul_backward_bias", N, OC, bias_partials,
       KOKKOS_LAMBDA(int64_t r, int64_t j, A(&t)[1]) { t[0] = A(dout[r * OC + j]); });
   add_column_partials<1>(
-      "zeromini::matmul_backward_bias_sum", N, OC, static_cast<const A*>(bias_partials),
+      shape, "zeromini::matmul_backward_bias_sum", N, OC, static_cast<const A*>(bias_partials),
       KOKKOS_LAMBDA(int64_t, int64_t j, A total) { dbias[j] = T(A(dbias[j]) + total); });
 }
 
-#define ZM_INSTANTIATE(T)                                                                      \
-  template void matmul_forward<T>(T*, const T*, const T*, const T*, int64_t, int64_t, int64_t, \
-                                  GemmMath);                                                   \
-  template void matmul_backward<T>(T*, T*, T*, const T*, const T*, const T*, int64_t, int64_t, \
-                                   int64_t, Acc<T>*, GradWrite, GemmMath);
+#define ZM_INSTANTIATE(T)                                                                        \
+  template void matmul_forward<T>(TeamShape, T*, const T*, const T*, const T*, int64_t, int64_t, \
+                                  int64_t, GemmMath);                                            \
+  template void matmul_backward<T>(TeamShape, T*, T*, T*, const T*, const T*, const T*, int64_t, \
+                                   int64_t, int64_t, Acc<T>*, GradWrite, GemmMath);
 ZM_FOR_EACH_KERNEL_REAL(ZM_INSTANTIATE)
 #undef ZM_INSTANTIATE
 

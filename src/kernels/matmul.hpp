@@ -7,22 +7,23 @@
 #include "kernels/accumulate.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/grad_write.hpp"
+#include "kernels/team_shape.hpp"
 
 namespace zm::kernels {
 
 // out (N,OC) = inp (N,C) * weight^T + bias; weight (OC,C) as PyTorch's nn.Linear; bias (OC) or
 // nullptr. `math`: the GEMMs' arithmetic (gemm.hpp).
 template <typename T>
-void matmul_forward(T* out, const T* inp, const T* weight, const T* bias, int64_t N, int64_t C,
-                    int64_t OC, GemmMath math = GemmMath::FP32);
+void matmul_forward(TeamShape shape, T* out, const T* inp, const T* weight, const T* bias,
+                    int64_t N, int64_t C, int64_t OC, GemmMath math = GemmMath::FP32);
 
 // dinp (N,C) += dout * weight (= with GradWrite::Overwrite); dweight (OC,C) += dout^T * inp;
 // dbias (OC) += column sums of dout (fixed order, in two levels through bias_partials,
 // column_partials_size(N, OC) elements of scratch). dbias may be nullptr (no bias; then
 // bias_partials may be too); dinp may be nullptr (input needs no gradient).
 template <typename T>
-void matmul_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* inp, const T* weight,
-                     int64_t N, int64_t C, int64_t OC, Acc<T>* bias_partials,
+void matmul_backward(TeamShape shape, T* dinp, T* dweight, T* dbias, const T* dout, const T* inp,
+                     const T* weight, int64_t N, int64_t C, int64_t OC, Acc<T>* bias_partials,
                      GradWrite dinp_write = GradWrite::Accumulate, GemmMath math = GemmMath::FP32);
 
 }  // namespace zm::kernels

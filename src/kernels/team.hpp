@@ -4,13 +4,14 @@
 // On a GPU a team is a block of team_size x vector_length threads whose lanes read consecutive
 // addresses of a row; its reductions are Kokkos' team reductions, a fixed tree. On the host a team
 // is one thread by default, and the helpers below then run the plain loops the compiler
-// vectorises (sums with 8 independent accumulators in a fixed order). Tests set larger teams on
-// the host to run the GPU code paths with OpenMP threads (set_team_shape).
+// vectorises (sums with 8 independent accumulators in a fixed order). Tests pass larger shapes on
+// the host to run the GPU code paths with OpenMP threads (team_shape.hpp).
 #pragma once
 
 #include <cstdint>
 
 #include "kernels/common.hpp"
+#include "kernels/team_shape.hpp"
 
 namespace zm::kernels {
 
@@ -22,20 +23,9 @@ using TeamPolicy =
     Kokkos::TeamPolicy<ExecSpace, Kokkos::Schedule<Kokkos::Static>, Kokkos::IndexType<int64_t>>;
 using TeamMember = TeamPolicy::member_type;
 
-struct TeamShape {
-  int team_size;      // threads per team
-  int vector_length;  // vector lanes per thread
-};
-
-// The shape every team kernel launches with: per backend, here and nowhere else.
-constexpr TeamShape kDefaultTeamShape = kHostExecution ? TeamShape{1, 1} : TeamShape{4, 32};
-
-TeamShape team_shape();
-// Process-wide; for tests. The team size is capped at what the backend allows.
-void set_team_shape(TeamShape shape);
-
-// One team per item (row, chunk, row block) of `league`.
-TeamPolicy team_policy(int64_t league);
+// One team of `shape` per item (row, chunk, row block) of `league`. The team size is capped at
+// what the backend allows.
+TeamPolicy team_policy(TeamShape shape, int64_t league);
 
 // True where a team is one host thread: the helpers then run plain loops.
 KOKKOS_INLINE_FUNCTION bool team_is_one_thread(const TeamMember& team) {
@@ -92,11 +82,11 @@ constexpr int64_t kElementChunk = 1024;
 // body(i) for every i in [0, n): a team per chunk of kElementChunk elements, its threads and
 // lanes over the chunk (on the host, one thread's plain loop that the compiler vectorises).
 template <typename F>
-void for_each_element(const char* name, int64_t n, const F& body) {
+void for_each_element(TeamShape shape, const char* name, int64_t n, const F& body) {
   if (n <= 0) return;
   const int64_t chunks = (n + kElementChunk - 1) / kElementChunk;
   Kokkos::parallel_for(
-      name, team_policy(chunks), KOKKOS_LAMBDA(const TeamMember& team) {
+      name, team_policy(shape, chunks), KOKKOS_LAMBDA(const TeamMember& team) {
         const F f = body;
         const int64_t begin = team.league_rank() * kElementChunk;
         const int64_t count = begin + kElementChunk < n ? kElementChunk : n - begin;

@@ -38,8 +38,13 @@ void GPT<Real>::take_buffer(PlannedAllocator& alloc, Owner& owner, const Entry<O
 
 template <typename Real>
 GPT<Real>::GPT(const ParamLayout& layout, int64_t B, int64_t T, const RunContext& context,
-               GemmMath gemm_math)
-    : layout_(&layout), B_(B), T_(T), context_(context), gemm_math_(gemm_math) {
+               GemmMath gemm_math, kernels::TeamShape team_shape)
+    : layout_(&layout),
+      B_(B),
+      T_(T),
+      context_(context),
+      gemm_math_(gemm_math),
+      team_shape_(team_shape) {
   ZM_ASSERT(T <= layout.config().seq_len, "T {} > seq_len {}", T, layout.config().seq_len);
   // Each buffer of the tables, taken from the plan they also give the planner.
   PlannedAllocator alloc(buffer_plan(layout.config(), B, T), context.ledger);
@@ -86,26 +91,28 @@ void GPT<Real>::block_forward(LayerActs& a, const Real* p, const Real* residual,
   const ModelConfig& c = layout_->config();
   const int64_t B = B_, T = T_, C = c.dim, NH = c.heads, N = B * T;
   const BlockOffsets& o = layout_->block();
-  k::layernorm_forward(a.ln1.data(), a.ln1_mean.data(), a.ln1_rstd.data(), residual, p + o.ln1_w,
-                       p + o.ln1_b, N, C);
-  k::matmul_forward(qkv_.data(), a.ln1.data(), p + o.qkv_w, p + o.qkv_b, N, C, 3 * C, gemm_math_);
-  units.poll();
-  k::attention_forward(a.atty.data(), {a.q.data(), a.k.data(), a.v.data(), a.att.data()},
-                       {att_y_.data(), nullptr, nullptr, nullptr, nullptr}, qkv_.data(), B, T, C,
-                       NH, gemm_math_);
-  units.poll();
-  k::matmul_forward(scratch_btc_.data(), a.atty.data(), p + o.attproj_w, p + o.attproj_b, N, C, C,
+  k::layernorm_forward(team_shape_, a.ln1.data(), a.ln1_mean.data(), a.ln1_rstd.data(), residual,
+                       p + o.ln1_w, p + o.ln1_b, N, C);
+  k::matmul_forward(team_shape_, qkv_.data(), a.ln1.data(), p + o.qkv_w, p + o.qkv_b, N, C, 3 * C,
                     gemm_math_);
-  k::residual_forward(a.residual2.data(), residual, scratch_btc_.data(), N * C);
-  k::layernorm_forward(a.ln2.data(), a.ln2_mean.data(), a.ln2_rstd.data(), a.residual2.data(),
-                       p + o.ln2_w, p + o.ln2_b, N, C);
   units.poll();
-  k::matmul_forward(a.fch.data(), a.ln2.data(), p + o.fc_w, p + o.fc_b, N, C, 4 * C, gemm_math_);
-  k::gelu_forward(a.fch_gelu.data(), a.fch.data(), N * 4 * C);
+  k::attention_forward(
+      team_shape_, a.atty.data(), {a.q.data(), a.k.data(), a.v.data(), a.att.data()},
+      {att_y_.data(), nullptr, nullptr, nullptr, nullptr}, qkv_.data(), B, T, C, NH, gemm_math_);
   units.poll();
-  k::matmul_forward(scratch_btc_.data(), a.fch_gelu.data(), p + o.fcproj_w, p + o.fcproj_b, N,
-                    4 * C, C, gemm_math_);
-  k::residual_forward(out, a.residual2.data(), scratch_btc_.data(), N * C);
+  k::matmul_forward(team_shape_, scratch_btc_.data(), a.atty.data(), p + o.attproj_w,
+                    p + o.attproj_b, N, C, C, gemm_math_);
+  k::residual_forward(team_shape_, a.residual2.data(), residual, scratch_btc_.data(), N * C);
+  k::layernorm_forward(team_shape_, a.ln2.data(), a.ln2_mean.data(), a.ln2_rstd.data(),
+                       a.residual2.data(), p + o.ln2_w, p + o.ln2_b, N, C);
+  units.poll();
+  k::matmul_forward(team_shape_, a.fch.data(), a.ln2.data(), p + o.fc_w, p + o.fc_b, N, C, 4 * C,
+                    gemm_math_);
+  k::gelu_forward(team_shape_, a.fch_gelu.data(), a.fch.data(), N * 4 * C);
+  units.poll();
+  k::matmul_forward(team_shape_, scratch_btc_.data(), a.fch_gelu.data(), p + o.fcproj_w,
+                    p + o.fcproj_b, N, 4 * C, C, gemm_math_);
+  k::residual_forward(team_shape_, out, a.residual2.data(), scratch_btc_.data(), N * C);
 }
 
 template <typename Real>
@@ -120,7 +127,7 @@ double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch) {
   {
     Phase scope(context_, PhaseSpec("forward embedding").traced(TraceKind::Compute, embed.unit));
     const Real* emb = units.acquire(embed);
-    k::encoder_forward(encoded_.data(), batch.inputs, emb + layout_->wte_offset(),
+    k::encoder_forward(team_shape_, encoded_.data(), batch.inputs, emb + layout_->wte_offset(),
                        emb + layout_->wpe_offset(), B, T, C);
     units.release(embed);
     units.poll();
@@ -148,8 +155,8 @@ double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch) {
   {
     Phase scope(context_, PhaseSpec("forward final_norm").traced(TraceKind::Compute, norm.unit));
     const Real* pf = units.acquire(norm);
-    k::layernorm_forward(lnf_.data(), lnf_mean_.data(), lnf_rstd_.data(), residual, pf, pf + C, N,
-                         C);
+    k::layernorm_forward(team_shape_, lnf_.data(), lnf_mean_.data(), lnf_rstd_.data(), residual, pf,
+                         pf + C, N, C);
     units.release(norm);
   }
 
@@ -158,11 +165,12 @@ double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch) {
   Phase scope(context_,
               PhaseSpec("forward head").traced(TraceKind::Compute, layout_->embedding_unit()));
   head_params_ = units.acquire({layout_->embedding_unit(), UnitUse::Head});
-  k::matmul_forward<Real>(logits_.data(), lnf_.data(), head_params_ + layout_->wte_offset(),
-                          nullptr, N, C, Vp, gemm_math_);
+  k::matmul_forward<Real>(team_shape_, logits_.data(), lnf_.data(),
+                          head_params_ + layout_->wte_offset(), nullptr, N, C, Vp, gemm_math_);
   units.poll();
-  k::softmax_crossentropy_forward(logits_.data(), losses_.data(), batch.targets, N, V, Vp);
-  return k::sum(losses_.data(), N) / static_cast<double>(N);
+  k::softmax_crossentropy_forward(team_shape_, logits_.data(), losses_.data(), batch.targets, N, V,
+                                  Vp);
+  return k::sum(team_shape_, losses_.data(), N) / static_cast<double>(N);
 }
 
 // One transformer block's backward, with dresidual_ holding the gradient of its output on entry
@@ -179,33 +187,36 @@ void GPT<Real>::block_backward(LayerActs& a, const Real* p, Real* g, const Real*
   Stat* partials = column_partials_.data();
 
   // MLP: residual3 = residual2 + fcproj(gelu(fc(ln2(residual2)))).
-  k::matmul_backward(dfch_gelu_.data(), g + o.fcproj_w, g + o.fcproj_b, dresidual_.data(),
-                     a.fch_gelu.data(), p + o.fcproj_w, N, 4 * C, C, partials, overwrite,
-                     gemm_math_);
+  k::matmul_backward(team_shape_, dfch_gelu_.data(), g + o.fcproj_w, g + o.fcproj_b,
+                     dresidual_.data(), a.fch_gelu.data(), p + o.fcproj_w, N, 4 * C, C, partials,
+                     overwrite, gemm_math_);
   units.poll();
-  k::gelu_backward(dfch_.data(), a.fch.data(), dfch_gelu_.data(), N * 4 * C, overwrite);
-  k::matmul_backward(dbtc_.data(), g + o.fc_w, g + o.fc_b, dfch_.data(), a.ln2.data(), p + o.fc_w,
-                     N, C, 4 * C, partials, overwrite, gemm_math_);
+  k::gelu_backward(team_shape_, dfch_.data(), a.fch.data(), dfch_gelu_.data(), N * 4 * C,
+                   overwrite);
+  k::matmul_backward(team_shape_, dbtc_.data(), g + o.fc_w, g + o.fc_b, dfch_.data(), a.ln2.data(),
+                     p + o.fc_w, N, C, 4 * C, partials, overwrite, gemm_math_);
   units.poll();
   // dresidual (of residual3) also flows straight into residual2: the same buffer continues.
-  k::layernorm_backward(dresidual_.data(), g + o.ln2_w, g + o.ln2_b, dbtc_.data(),
+  k::layernorm_backward(team_shape_, dresidual_.data(), g + o.ln2_w, g + o.ln2_b, dbtc_.data(),
                         a.residual2.data(), p + o.ln2_w, a.ln2_mean.data(), a.ln2_rstd.data(), N, C,
                         partials);
 
   // Attention: residual2 = residual + attproj(attention(qkv(ln1(residual)))).
-  k::matmul_backward(datty_.data(), g + o.attproj_w, g + o.attproj_b, dresidual_.data(),
-                     a.atty.data(), p + o.attproj_w, N, C, C, partials, overwrite, gemm_math_);
+  k::matmul_backward(team_shape_, datty_.data(), g + o.attproj_w, g + o.attproj_b,
+                     dresidual_.data(), a.atty.data(), p + o.attproj_w, N, C, C, partials,
+                     overwrite, gemm_math_);
   units.poll();
   k::attention_backward(
-      dqkv_.data(),
+      team_shape_, dqkv_.data(),
       {att_y_.data(), att_datt_.data(), att_dq_.data(), att_dk_.data(), att_dv_.data()},
       datty_.data(), {a.q.data(), a.k.data(), a.v.data(), a.att.data()}, B, T, C, NH, overwrite,
       gemm_math_);
   units.poll();
-  k::matmul_backward(dbtc_.data(), g + o.qkv_w, g + o.qkv_b, dqkv_.data(), a.ln1.data(),
-                     p + o.qkv_w, N, C, 3 * C, partials, overwrite, gemm_math_);
-  k::layernorm_backward(dresidual_.data(), g + o.ln1_w, g + o.ln1_b, dbtc_.data(), residual,
-                        p + o.ln1_w, a.ln1_mean.data(), a.ln1_rstd.data(), N, C, partials);
+  k::matmul_backward(team_shape_, dbtc_.data(), g + o.qkv_w, g + o.qkv_b, dqkv_.data(),
+                     a.ln1.data(), p + o.qkv_w, N, C, 3 * C, partials, overwrite, gemm_math_);
+  k::layernorm_backward(team_shape_, dresidual_.data(), g + o.ln1_w, g + o.ln1_b, dbtc_.data(),
+                        residual, p + o.ln1_w, a.ln1_mean.data(), a.ln1_rstd.data(), N, C,
+                        partials);
 }
 
 // The final LayerNorm's backward: dresidual starts as the gradient of the last block's output.
@@ -218,9 +229,10 @@ void GPT<Real>::final_norm_backward(UnitAccess<Real>& units) {
   const UnitEvent norm{norm_unit, UnitUse::Backward};
   const Real* pf = units.acquire(norm);
   Real* gf = units.grads(norm_unit);
-  kernels::fill(dresidual_.data(), N * C, Real(0));
-  kernels::layernorm_backward(dresidual_.data(), gf, gf + C, dbtc_.data(), last_residual, pf,
-                              lnf_mean_.data(), lnf_rstd_.data(), N, C, column_partials_.data());
+  kernels::fill(team_shape_, dresidual_.data(), N * C, Real(0));
+  kernels::layernorm_backward(team_shape_, dresidual_.data(), gf, gf + C, dbtc_.data(),
+                              last_residual, pf, lnf_mean_.data(), lnf_rstd_.data(), N, C,
+                              column_partials_.data());
   units.release(norm);
   units.grads_ready(norm_unit);
   units.poll();
@@ -242,11 +254,11 @@ void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
   Real* dembed = units.grads(embed_unit);
   {
     Phase scope(context_, PhaseSpec("backward head").traced(TraceKind::Compute, embed_unit));
-    k::softmax_crossentropy_backward(logits_.data(), batch.targets,
+    k::softmax_crossentropy_backward(team_shape_, logits_.data(), batch.targets,
                                      Real(1.0f / static_cast<float>(N)), N, V, Vp);
-    k::matmul_backward<Real>(dbtc_.data(), dembed + layout_->wte_offset(), nullptr, logits_.data(),
-                             lnf_.data(), head + layout_->wte_offset(), N, C, Vp, nullptr,
-                             overwrite, gemm_math_);
+    k::matmul_backward<Real>(team_shape_, dbtc_.data(), dembed + layout_->wte_offset(), nullptr,
+                             logits_.data(), lnf_.data(), head + layout_->wte_offset(), N, C, Vp,
+                             nullptr, overwrite, gemm_math_);
     units.release(head_event);
     head_params_ = nullptr;
     units.poll();
@@ -280,7 +292,7 @@ void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
 
   // Embeddings: needs no parameters, only their gradients (wte's already holds the head's part).
   Phase scope(context_, PhaseSpec("backward embedding").traced(TraceKind::Compute, embed_unit));
-  k::encoder_backward(dembed + layout_->wte_offset(), dembed + layout_->wpe_offset(),
+  k::encoder_backward(team_shape_, dembed + layout_->wte_offset(), dembed + layout_->wpe_offset(),
                       dresidual_.data(), batch.input_groups, B, T, C);
   units.grads_ready(embed_unit);
 }

@@ -12,6 +12,7 @@
 #include "core/memory.hpp"
 #include "core/precision.hpp"
 #include "kernels/accumulate.hpp"
+#include "kernels/team_shape.hpp"
 #include "kernels/token_groups.hpp"
 #include "model/layout.hpp"
 #include "model/unit_access.hpp"
@@ -47,9 +48,11 @@ class GPT {
  public:
   // Allocates the activations and workspace for micro-batches of B x T. Each unit's forward and
   // backward is a Phase of `context` (a trace span in traced steps). `gemm_math`: the policy's
-  // arithmetic for every GEMM the model runs (PrecisionPolicy::gemm_math).
+  // arithmetic for every GEMM the model runs (PrecisionPolicy::gemm_math). `team_shape`: the
+  // teams of every other kernel it launches.
   GPT(const ParamLayout& layout, int64_t B, int64_t T, const RunContext& context = {},
-      GemmMath gemm_math = GemmMath::FP32);
+      GemmMath gemm_math = GemmMath::FP32,
+      kernels::TeamShape team_shape = kernels::kDefaultTeamShape);
 
   static std::vector<BufferSpec> buffer_plan(const ModelConfig& config, int64_t B, int64_t T) {
     return gpt_buffer_plan(config, B, T, static_cast<int>(sizeof(Real)));
@@ -143,6 +146,7 @@ class GPT {
   int64_t B_, T_;
   RunContext context_;
   GemmMath gemm_math_;
+  kernels::TeamShape team_shape_;
   const Real* head_params_ = nullptr;  // the embedding unit, held from the LM head's forward
   // Saved activations (each buffer is allocated through the tables above).
   TrackedBuffer<Real> encoded_;

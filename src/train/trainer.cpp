@@ -61,11 +61,11 @@ CommStats stats_between(const CommStats& before, const CommStats& after) {
 }  // namespace
 
 std::unique_ptr<Trainer> make_trainer(const Deck& deck, int stage, Communicator& comm,
-                                      const RunContext& context) {
+                                      const RunContext& context, kernels::TeamShape team_shape) {
   if (deck.train.policy().compute == Element::FP32)
-    return std::make_unique<TrainerT<float>>(deck, stage, comm, context);
+    return std::make_unique<TrainerT<float>>(deck, stage, comm, context, team_shape);
 #if ZEROMINI_HAVE_BF16
-  return std::make_unique<TrainerT<bf16>>(deck, stage, comm, context);
+  return std::make_unique<TrainerT<bf16>>(deck, stage, comm, context, team_shape);
 #else
   fail("train.precision = \"{}\": this build has no bfloat16 type (it needs Kokkos >= 4)",
        precision_name(deck.train.precision));
@@ -73,17 +73,18 @@ std::unique_ptr<Trainer> make_trainer(const Deck& deck, int stage, Communicator&
 }
 
 template <typename Real>
-TrainerT<Real>::TrainerT(const Deck& deck, int stage, Communicator& comm, const RunContext& context)
+TrainerT<Real>::TrainerT(const Deck& deck, int stage, Communicator& comm, const RunContext& context,
+                         kernels::TeamShape team_shape)
     : deck_(deck),
       context_(context),
       comm_(&comm),
       layout_(deck.model),
       comms_(std::make_unique<ShardGroupComms>(comm, run_shard_layout(deck, stage, comm))),
       plan_(layout_, comms_->layout().group, comms_->layout().sub_shards()),
-      engine_(
-          make_engine<Real>(stage, plan_, *comms_, deck_, gpt_schedule(layout_), context.ledger)),
+      engine_(make_engine<Real>(stage, plan_, *comms_, deck_, gpt_schedule(layout_), team_shape,
+                                context.ledger)),
       model_(layout_, deck.train.micro_batch, deck.model.seq_len, context,
-             deck.train.policy().gemm_math),
+             deck.train.policy().gemm_math, team_shape),
       data_(make_data_source(deck)) {
   comms_->set_timeout(deck.comm.timeout_s);
   PlannedAllocator alloc({step_stats_buffer()}, context.ledger);

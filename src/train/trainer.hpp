@@ -11,6 +11,7 @@
 #include "comm/run_context.hpp"
 #include "core/deck.hpp"
 #include "io/run_records.hpp"
+#include "kernels/team_shape.hpp"
 #include "model/layout.hpp"
 #include "zero/engine.hpp"
 #include "zero/partition.hpp"
@@ -41,8 +42,10 @@ class Trainer {
 };
 
 // The trainer of ZeRO stage `stage` in the deck's precision. Its step and the model's units are
-// Phases of `context` (the default: untraced and unwatched).
+// Phases of `context` (the default: untraced and unwatched). Its model's and engine's kernels
+// run teams of `team_shape` (tests pass others to take a GPU's code paths on the host).
 std::unique_ptr<Trainer> make_trainer(const Deck& deck, int stage, Communicator& comm,
-                                      const RunContext& context = {});
+                                      const RunContext& context = {},
+                                      kernels::TeamShape team_shape = kernels::kDefaultTeamShape);
 
 }  // namespace zm

@@ -23,7 +23,8 @@ struct StepCounters {
 template <typename Real>
 class TrainerT final : public Trainer {
  public:
-  TrainerT(const Deck& deck, int stage, Communicator& comm, const RunContext& context = {});
+  TrainerT(const Deck& deck, int stage, Communicator& comm, const RunContext& context = {},
+           kernels::TeamShape team_shape = kernels::kDefaultTeamShape);
 
   void init_parameters() override;
   StepRecord step(int64_t step) override;

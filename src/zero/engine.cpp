@@ -108,16 +108,16 @@ std::vector<float> ZeroEngine::full_state(State which) {
 namespace {
 
 // AdamW on one segment, by compute type. fp32: the parameters are their own master.
-void adamw_segment(float* master, const float* grads, float* m, float* v, float* /*params*/,
-                   int64_t n, const kernels::AdamWParams& hp) {
-  kernels::adamw_update(master, grads, m, v, n, hp);
+void adamw_segment(kernels::TeamShape shape, float* master, const float* grads, float* m, float* v,
+                   float* /*params*/, int64_t n, const kernels::AdamWParams& hp) {
+  kernels::adamw_update(shape, master, grads, m, v, n, hp);
 }
 #if ZEROMINI_HAVE_BF16
 // Grad: bf16, or float where the gradients were reduced in fp32.
 template <typename Grad>
-void adamw_segment(float* master, const Grad* grads, float* m, float* v, bf16* params, int64_t n,
-                   const kernels::AdamWParams& hp) {
-  kernels::adamw_update_mixed(master, grads, m, v, params, n, hp);
+void adamw_segment(kernels::TeamShape shape, float* master, const Grad* grads, float* m, float* v,
+                   bf16* params, int64_t n, const kernels::AdamWParams& hp) {
+  kernels::adamw_update_mixed(shape, master, grads, m, v, params, n, hp);
 }
 #endif
 
@@ -147,9 +147,11 @@ std::vector<BufferSpec> model_state_buffers(const PartitionPlan& plan, const Dec
 
 template <typename Real>
 ZeroEngineT<Real>::ZeroEngineT(int stage, const PartitionPlan& plan, ShardGroupComms& comms,
-                               const Deck& deck, StorageKinds storage, MemoryLedger* ledger)
+                               const Deck& deck, StorageKinds storage,
+                               kernels::TeamShape team_shape, MemoryLedger* ledger)
     : ZeroEngine(stage, plan, comms, deck, storage, ledger),
-      reduces_in_fp32_(deck.train.policy().widens_reduce()) {
+      reduces_in_fp32_(deck.train.policy().widens_reduce()),
+      team_shape_(team_shape) {
   allocate_model_state();
 }
 
@@ -194,10 +196,10 @@ void ZeroEngineT<Real>::init_held(T* buffer, Storage storage, uint64_t seed) con
       const uint64_t first_index = static_cast<uint64_t>(layout.unit(u).offset + seg.unit_offset);
       switch (t.init) {
         case InitKind::Ones:
-          kernels::fill(dst, seg.length, T(1));
+          kernels::fill(team_shape_, dst, seg.length, T(1));
           break;
         case InitKind::Zeros:
-          kernels::fill(dst, seg.length, T(0));
+          kernels::fill(team_shape_, dst, seg.length, T(0));
           break;
         case InitKind::Normal:
         case InitKind::NormalResidual: {
@@ -206,8 +208,8 @@ void ZeroEngineT<Real>::init_held(T* buffer, Storage storage, uint64_t seed) con
           if (t.name == "wte.weight")
             normal_length =
                 std::max<int64_t>(0, std::min(seg.length, wte_real - seg.tensor_offset));
-          kernels::init_normal(dst, normal_length, stddev, seed, first_index);
-          kernels::fill(dst + normal_length, seg.length - normal_length, T(0));
+          kernels::init_normal(team_shape_, dst, normal_length, stddev, seed, first_index);
+          kernels::fill(team_shape_, dst + normal_length, seg.length - normal_length, T(0));
           break;
         }
       }
@@ -229,7 +231,7 @@ void ZeroEngineT<Real>::begin_micro_step(int64_t micro, int64_t micro_steps) {
   micro_steps_ = micro_steps;
   // Full gradient buffers accumulate over the micro-steps of a step.
   if (micro == 0 && grads_storage_ == Storage::Full)
-    kernels::fill(grads_.data(), static_cast<int64_t>(grads_.size()), Real(0));
+    kernels::fill(team_shape_, grads_.data(), static_cast<int64_t>(grads_.size()), Real(0));
 }
 
 template <typename Real>
@@ -239,8 +241,9 @@ void ZeroEngineT<Real>::fold_full_gradients(int u) {
   Real* grads = grad_at(u, 0);
   // An fp32 reduction reduces the sum itself: nothing is rounded back.
   Real* rounded = last_micro() && !reduces_in_fp32_ ? grads : nullptr;
-  kernels::accumulate_gradient(grad_sum_at(u, 0), grads, rounded, n, micro_ == 0);
-  if (!last_micro()) kernels::fill(grads, n, Real(0));  // the next micro-step adds into zeros
+  kernels::accumulate_gradient(team_shape_, grad_sum_at(u, 0), grads, rounded, n, micro_ == 0);
+  if (!last_micro())
+    kernels::fill(team_shape_, grads, n, Real(0));  // the next micro-step adds into zeros
 }
 
 template <typename Real>
@@ -249,8 +252,9 @@ double ZeroEngineT<Real>::grad_sumsq_owned() const {
   for (int u = 0; u < plan_->num_units(); ++u) {
     const auto [begin, end] = owned_gradients(u);
     if (end <= begin) continue;
-    total += reduces_in_fp32_ ? kernels::sum_of_squares(grad_sum_at(u, begin), end - begin)
-                              : kernels::sum_of_squares(grad_at(u, begin), end - begin);
+    total += reduces_in_fp32_
+                 ? kernels::sum_of_squares(team_shape_, grad_sum_at(u, begin), end - begin)
+                 : kernels::sum_of_squares(team_shape_, grad_at(u, begin), end - begin);
   }
   // Every group holds the same summed shards (not under hpZ, where each sub-shard is one rank's):
   // the trainer's sum over all ranks counts each once.
@@ -263,9 +267,9 @@ void ZeroEngineT<Real>::poison_gradient() {
   const auto [begin, end] = owned_gradients(0);
   if (end <= begin) return;
   if (reduces_in_fp32_)
-    kernels::fill(grad_sum_at(0, begin), 1, std::nanf(""));
+    kernels::fill(team_shape_, grad_sum_at(0, begin), 1, std::nanf(""));
   else
-    kernels::fill(grad_at(0, begin), 1, Real(std::nanf("")));
+    kernels::fill(team_shape_, grad_at(0, begin), 1, Real(std::nanf("")));
 }
 
 template <typename Real>
@@ -279,10 +283,10 @@ void ZeroEngineT<Real>::optimizer_step(const OptimizerSettings& s) {
                               s.grad_scale, s.step};
       const int64_t e = seg.unit_offset;
       if (reduces_in_fp32_)
-        adamw_segment(master_at(u, e), grad_sum_at(u, e), adam_m_at(u, e), adam_v_at(u, e),
-                      param_at(u, e), seg.length, hp);
+        adamw_segment(team_shape_, master_at(u, e), grad_sum_at(u, e), adam_m_at(u, e),
+                      adam_v_at(u, e), param_at(u, e), seg.length, hp);
       else
-        adamw_segment(master_at(u, e), grad_at(u, e), adam_m_at(u, e), adam_v_at(u, e),
+        adamw_segment(team_shape_, master_at(u, e), grad_at(u, e), adam_m_at(u, e), adam_v_at(u, e),
                       param_at(u, e), seg.length, hp);
     }
     after_unit_update(u);
@@ -297,7 +301,8 @@ void ZeroEngineT<Real>::masters_written() {
     for (int u = 0; u < plan_->num_units(); ++u) {
       const auto [begin, end] = held_range(optim_storage_, u);
       if (end > begin)
-        kernels::convert<float, Real>(param_at(u, begin), master_at(u, begin), end - begin);
+        kernels::convert<float, Real>(team_shape_, param_at(u, begin), master_at(u, begin),
+                                      end - begin);
       if (gathers_updates()) post_parameter_gather(u);
     }
     wait_parameter_gathers();

@@ -31,6 +31,7 @@
 #include "core/deck.hpp"
 #include "core/memory.hpp"
 #include "kernels/adamw.hpp"
+#include "kernels/team_shape.hpp"
 #include "model/unit_access.hpp"
 #include "zero/partition.hpp"
 
@@ -210,6 +211,8 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
     return grad_at(u, e);
   }
   DType reduce_dtype() const { return reduces_in_fp32_ ? DType::F32 : dtype_of<Real>(); }
+  // The teams of the engine's kernels (the optimizer, gradient sums and norms, initialisation).
+  kernels::TeamShape team_shape() const { return team_shape_; }
 
   // Resident parameters (stages 0-2): the unit's own, nothing to release.
   const Real* acquire(UnitEvent event) override { return param_at(event.unit, 0); }
@@ -225,7 +228,7 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
 
  protected:
   ZeroEngineT(int stage, const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck,
-              StorageKinds storage, MemoryLedger* ledger);
+              StorageKinds storage, kernels::TeamShape team_shape, MemoryLedger* ledger);
   // Called after the optimizer updated unit u's held range. Where parameters are held more
   // widely than they are updated (stages 1 and 2: full, updated by shard; hpZ: group shard,
   // updated by sub-shard), each rank all-gathers its updated part in place, overlapping the next
@@ -245,6 +248,7 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
   TrackedBuffer<float> master_;    // mixed precision only
   TrackedBuffer<float> grad_sum_;  // sums_gradients_in_fp32 only
   bool reduces_in_fp32_;           // PrecisionPolicy::widens_reduce()
+  kernels::TeamShape team_shape_;  // of every kernel the engine launches
   std::vector<CommRequest> parameter_gathers_;
   std::vector<CommRequest> replica_reductions_;
 
@@ -258,12 +262,13 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
 
 // The engine of ZeRO stage `stage` computing in Real over the shard group of `comms` (plan is
 // over its ranks): the one place a stage number becomes a type. `schedule` is the order in which
-// the model uses the units in a step (stage 3 gathers ahead along it). Its buffers are recorded
-// in `ledger` (none: untracked).
+// the model uses the units in a step (stage 3 gathers ahead along it). Its kernels run teams of
+// `team_shape`; its buffers are recorded in `ledger` (none: untracked).
 template <typename Real>
 std::unique_ptr<ZeroEngineT<Real>> make_engine(int stage, const PartitionPlan& plan,
                                                ShardGroupComms& comms, const Deck& deck,
                                                const std::vector<UnitEvent>& schedule,
+                                               kernels::TeamShape team_shape,
                                                MemoryLedger* ledger = nullptr);
 
 }  // namespace zm

@@ -15,16 +15,17 @@ template <typename Real>
 std::unique_ptr<ZeroEngineT<Real>> make_engine(int stage, const PartitionPlan& plan,
                                                ShardGroupComms& comms, const Deck& deck,
                                                const std::vector<UnitEvent>& schedule,
+                                               kernels::TeamShape team_shape,
                                                MemoryLedger* ledger) {
   switch (stage) {
     case 0:
-      return std::make_unique<Stage0<Real>>(plan, comms, deck, ledger);
+      return std::make_unique<Stage0<Real>>(plan, comms, deck, team_shape, ledger);
     case 1:
-      return std::make_unique<Stage1<Real>>(plan, comms, deck, ledger);
+      return std::make_unique<Stage1<Real>>(plan, comms, deck, team_shape, ledger);
     case 2:
-      return std::make_unique<Stage2<Real>>(plan, comms, deck, ledger);
+      return std::make_unique<Stage2<Real>>(plan, comms, deck, team_shape, ledger);
     case 3:
-      return std::make_unique<Stage3<Real>>(plan, comms, deck, schedule, ledger);
+      return std::make_unique<Stage3<Real>>(plan, comms, deck, schedule, team_shape, ledger);
     default:
       bad_stage(stage);
   }
@@ -33,11 +34,11 @@ std::unique_ptr<ZeroEngineT<Real>> make_engine(int stage, const PartitionPlan& p
 template std::unique_ptr<ZeroEngineT<float>> make_engine(int, const PartitionPlan&,
                                                          ShardGroupComms&, const Deck&,
                                                          const std::vector<UnitEvent>&,
-                                                         MemoryLedger*);
+                                                         kernels::TeamShape, MemoryLedger*);
 #if ZEROMINI_HAVE_BF16
 template std::unique_ptr<ZeroEngineT<bf16>> make_engine(int, const PartitionPlan&, ShardGroupComms&,
                                                         const Deck&, const std::vector<UnitEvent>&,
-                                                        MemoryLedger*);
+                                                        kernels::TeamShape, MemoryLedger*);
 #endif
 
 std::vector<BufferSpec> ZeroEngine::buffer_plan(int stage, const PartitionPlan& plan,

@@ -75,17 +75,18 @@ void ShardedGradients<Real>::complete(InFlight& op, ZeroEngineT<Real>& engine) {
     // The fp32 reduction: later micro-steps add their fp32 sum into the fp32 shard; nothing is
     // rounded back (AdamW reads the fp32 sums).
     if (op.accumulate_wide)
-      kernels::add_into(engine.grad_sum_at(op.unit, engine.comm().rank() * p.shard),
+      kernels::add_into(engine.team_shape(),
+                        engine.grad_sum_at(op.unit, engine.comm().rank() * p.shard),
                         op.accumulate_wide, p.shard);
   } else if (engine.sums_micro_steps()) {
     // Mixed precision: each micro-step's reduced bf16 shard adds to the fp32 sum; the last writes
     // the sum, rounded once, into the shard (what the replicas reduce and the optimizer reads).
     const Real* received = op.accumulate_from ? op.accumulate_from : shard;
-    kernels::accumulate_gradient(engine.grad_sum_at(op.unit, engine.comm().rank() * p.shard),
-                                 received, op.last_micro ? shard : nullptr, p.shard,
-                                 op.accumulate_from == nullptr);
+    kernels::accumulate_gradient(
+        engine.team_shape(), engine.grad_sum_at(op.unit, engine.comm().rank() * p.shard), received,
+        op.last_micro ? shard : nullptr, p.shard, op.accumulate_from == nullptr);
   } else if (op.accumulate_from) {
-    kernels::add_into(shard, op.accumulate_from, p.shard);
+    kernels::add_into(engine.team_shape(), shard, op.accumulate_from, p.shard);
   }
   op.bucket = -1;
   if (op.last_micro) engine.post_replica_reduction(op.unit);
@@ -108,7 +109,7 @@ Real* ShardedGradients<Real>::bucket_for(int unit, ZeroEngineT<Real>& engine) {
   }
   wait_bucket(bucket, engine);  // its previous reduce-scatter must be done before reuse
   Real* data = buckets_[static_cast<size_t>(bucket)].data();
-  kernels::fill(data, engine.plan().unit(unit).padded, Real(0));
+  kernels::fill(engine.team_shape(), data, engine.plan().unit(unit).padded, Real(0));
   bucket_of_unit_[unit] = bucket;
   return data;
 }
@@ -150,7 +151,7 @@ CommRequest ShardedGradients<Real>::post_wide(InFlight& op, int64_t shard, bool 
   float* wide = wide_[bucket].data();
   // Only bf16 gradients are widened (under fp32 the reduction already is fp32).
   if constexpr (!std::is_same_v<Real, float>)
-    kernels::convert<Real, float>(wide, buckets_[bucket].data(), p.padded);
+    kernels::convert<Real, float>(engine.team_shape(), wide, buckets_[bucket].data(), p.padded);
   float* recv = engine.grad_sum_at(op.unit, shard);
   if (accumulate_ && !first_micro_step) {
     recv = recv_wide_[bucket].data();

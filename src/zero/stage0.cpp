@@ -49,8 +49,8 @@ PlannedCollectives stage0_traffic(const PartitionPlan& plan, const Deck& deck) {
 
 template <typename Real>
 Stage0<Real>::Stage0(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck,
-                     MemoryLedger* ledger)
-    : ZeroEngineT<Real>(0, plan, comms, deck, kStage0Storage, ledger) {
+                     kernels::TeamShape team_shape, MemoryLedger* ledger)
+    : ZeroEngineT<Real>(0, plan, comms, deck, kStage0Storage, team_shape, ledger) {
   for (const auto& range : stage0_bucket_ranges(plan, deck)) {
     int lo = 0;
     while (plan.unit(lo).padded_offset != range.first) ++lo;

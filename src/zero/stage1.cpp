@@ -22,8 +22,8 @@ PlannedCollectives stage1_traffic(const PartitionPlan& plan, const Deck& deck,
 
 template <typename Real>
 Stage1<Real>::Stage1(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck,
-                     MemoryLedger* ledger)
-    : ZeroEngineT<Real>(1, plan, comms, deck, kStage1Storage, ledger) {}
+                     kernels::TeamShape team_shape, MemoryLedger* ledger)
+    : ZeroEngineT<Real>(1, plan, comms, deck, kStage1Storage, team_shape, ledger) {}
 
 template <typename Real>
 void Stage1<Real>::grads_ready(int unit) {

@@ -24,8 +24,8 @@ PlannedCollectives stage2_traffic(const PartitionPlan& plan, const Deck& deck,
 
 template <typename Real>
 Stage2<Real>::Stage2(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck,
-                     MemoryLedger* ledger)
-    : ZeroEngineT<Real>(2, plan, comms, deck, kStage2Storage, ledger) {
+                     kernels::TeamShape team_shape, MemoryLedger* ledger)
+    : ZeroEngineT<Real>(2, plan, comms, deck, kStage2Storage, team_shape, ledger) {
   gradients_.allocate(plan, deck, ledger);
 }
 

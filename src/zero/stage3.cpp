@@ -50,8 +50,9 @@ PlannedCollectives stage3_traffic(const PartitionPlan& plan, const Deck& deck,
 
 template <typename Real>
 Stage3<Real>::Stage3(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck,
-                     const std::vector<UnitEvent>& schedule, MemoryLedger* ledger)
-    : ZeroEngineT<Real>(3, plan, comms, deck, stage3_storage(plan), ledger),
+                     const std::vector<UnitEvent>& schedule, kernels::TeamShape team_shape,
+                     MemoryLedger* ledger)
+    : ZeroEngineT<Real>(3, plan, comms, deck, stage3_storage(plan), team_shape, ledger),
       schedule_(schedule),
       prefetch_(static_cast<int>(prefetch_of(deck))) {
   gradients_.allocate(plan, deck, ledger);

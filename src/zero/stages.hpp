@@ -38,7 +38,8 @@ std::vector<std::pair<int64_t, int64_t>> stage0_bucket_ranges(const PartitionPla
 template <typename Real>
 class Stage0 : public ZeroEngineT<Real> {
  public:
-  Stage0(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck, MemoryLedger* ledger);
+  Stage0(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck,
+         kernels::TeamShape team_shape, MemoryLedger* ledger);
 
   Real* grads(int unit) override { return this->grad_at(unit, 0); }
   void grads_ready(int unit) override;
@@ -55,7 +56,8 @@ class Stage0 : public ZeroEngineT<Real> {
 template <typename Real>
 class Stage1 : public ZeroEngineT<Real> {
  public:
-  Stage1(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck, MemoryLedger* ledger);
+  Stage1(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck,
+         kernels::TeamShape team_shape, MemoryLedger* ledger);
 
   Real* grads(int unit) override { return this->grad_at(unit, 0); }
   void grads_ready(int unit) override;
@@ -124,7 +126,8 @@ class ShardedGradients {
 template <typename Real>
 class Stage2 : public ZeroEngineT<Real> {
  public:
-  Stage2(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck, MemoryLedger* ledger);
+  Stage2(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck,
+         kernels::TeamShape team_shape, MemoryLedger* ledger);
 
   Real* grads(int unit) override { return gradients_.bucket_for(unit, *this); }
   void grads_ready(int unit) override;
@@ -141,7 +144,8 @@ template <typename Real>
 class Stage3 : public ZeroEngineT<Real> {
  public:
   Stage3(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck,
-         const std::vector<UnitEvent>& schedule, MemoryLedger* ledger);
+         const std::vector<UnitEvent>& schedule, kernels::TeamShape team_shape,
+         MemoryLedger* ledger);
   ~Stage3() override;
 
   const Real* acquire(UnitEvent event) override;

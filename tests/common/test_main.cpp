@@ -5,11 +5,13 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "comm/device_select.hpp"
 #include "comm/mpi_defaults.hpp"
 #include "comm/watchdog.hpp"
+#include "common/test_team_shape.hpp"
 
 #include "core/compat.hpp"
 #include "core/log.hpp"
@@ -35,19 +37,20 @@ class FailurePrinter : public ::testing::EmptyTestEventListener {
   int rank_;
   std::string test_;
 };
-// ZEROMINI_TEAM_SHAPE=TxV runs every kernel with teams of T threads and V vector lanes (the GPU
-// code paths, here with OpenMP threads). A shape the backend cannot give is an error, not a
-// silent run with teams of one.
-bool apply_team_shape_from_environment() {
+// ZEROMINI_TEAM_SHAPE=TxV: the tests' kernels run with teams of T threads and V vector lanes (the
+// GPU code paths, here with OpenMP threads; common/test_team_shape.hpp). A shape the backend
+// cannot give is an error, not a silent run with teams of one.
+bool check_team_shape_from_environment() {
   const char* text = std::getenv("ZEROMINI_TEAM_SHAPE");
   if (!text) return true;
-  int threads = 0, lanes = 0;
-  if (std::sscanf(text, "%dx%d", &threads, &lanes) != 2 || threads < 1 || lanes < 1) {
+  const std::optional<zm::kernels::TeamShape> parsed = zm::testing::parse_team_shape(text);
+  if (!parsed) {
     std::fprintf(stderr, "ZEROMINI_TEAM_SHAPE=%s: expected THREADSxLANES, e.g. 2x4\n", text);
     return false;
   }
-  zm::kernels::set_team_shape({threads, lanes});
-  const int got = zm::kernels::team_policy(1).team_size();
+  const zm::kernels::TeamShape shape = zm::testing::test_team_shape();
+  const int threads = shape.team_size, lanes = shape.vector_length;
+  const int got = zm::kernels::team_policy(shape, 1).team_size();
   if (got != threads) {
     std::fprintf(stderr, "ZEROMINI_TEAM_SHAPE=%s: this backend gives teams of %d thread(s)\n", text,
                  got);
@@ -68,7 +71,7 @@ int main(int argc, char** argv) {
   zm::set_log_rank(rank);
   // One GPU per rank, as in the app: the local rank modulo the visible GPUs.
   zm::start_kokkos_on_local_device(argc, argv, MPI_COMM_WORLD);
-  if (!apply_team_shape_from_environment()) {
+  if (!check_team_shape_from_environment()) {
     Kokkos::finalize();
     MPI_Finalize();
     return 2;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/kernel_test_util.hpp"
+#include "common/test_team_shape.hpp"
 #include "kernels/column_sums_reference.hpp"
 
 namespace {
@@ -40,8 +41,8 @@ std::vector<float> host_fixed_order(const std::vector<float>& x, int64_t rows, i
 
 // Level 1 by the current kernel (or the reference), level 2, into K x columns totals.
 template <int K>
-std::vector<float> device_column_sums(const std::vector<float>& host_x, int64_t rows,
-                                      int64_t columns, bool reference) {
+std::vector<float> device_column_sums(k::TeamShape shape, const std::vector<float>& host_x,
+                                      int64_t rows, int64_t columns, bool reference) {
   zm::testing::DeviceVec<float> x(host_x);
   auto partials = zm::testing::column_partials<float>(rows, columns, K);
   zm::testing::DeviceVec<float> totals(static_cast<size_t>(K * columns));
@@ -53,46 +54,44 @@ std::vector<float> device_column_sums(const std::vector<float>& host_x, int64_t 
     if (K > 1) t[K - 1] = -2.0f * v;
   };
   if (reference)
-    k::reference::row_block_column_sums<K>("test::row_block", rows, columns, partials.data(), term);
+    k::reference::row_block_column_sums<K>(shape, "test::row_block", rows, columns, partials.data(),
+                                           term);
   else
-    k::block_column_sums<K>("test::blocks_and_tiles", rows, columns, partials.data(), term);
+    k::block_column_sums<K>(shape, "test::blocks_and_tiles", rows, columns, partials.data(), term);
   k::add_column_partials<K>(
-      "test::add_partials", rows, columns, static_cast<const float*>(partials.data()),
+      shape, "test::add_partials", rows, columns, static_cast<const float*>(partials.data()),
       KOKKOS_LAMBDA(int64_t s, int64_t c, float total) { out[s * columns + c] = total; });
   return totals.get();
 }
 
 template <int K>
-void expect_fixed_order(int64_t rows, int64_t columns) {
+void expect_fixed_order(k::TeamShape shape, int64_t rows, int64_t columns) {
   const auto x = zm::testing::random_vector<float>(static_cast<size_t>(rows * columns), 11);
   const auto expected = host_fixed_order<K>(x, rows, columns);
-  EXPECT_EQ(device_column_sums<K>(x, rows, columns, false), expected)
+  EXPECT_EQ(device_column_sums<K>(shape, x, rows, columns, false), expected)
       << K << " sum(s), " << rows << " x " << columns;
-  EXPECT_EQ(device_column_sums<K>(x, rows, columns, true), expected)
+  EXPECT_EQ(device_column_sums<K>(shape, x, rows, columns, true), expected)
       << "reference, " << K << " sum(s), " << rows << " x " << columns;
 }
 
 // Rows and columns around the block height and tile width: partial blocks, partial tiles, one row.
-void expect_all_shapes() {
+void expect_all_shapes(k::TeamShape shape) {
   for (int64_t rows : {int64_t(1), int64_t(63), k::kRowBlock, int64_t(200), int64_t(1000)})
     for (int64_t columns : {int64_t(1), int64_t(100), k::kColumnTile, int64_t(300)}) {
-      expect_fixed_order<1>(rows, columns);
-      expect_fixed_order<2>(rows, columns);
+      expect_fixed_order<1>(shape, rows, columns);
+      expect_fixed_order<2>(shape, rows, columns);
     }
 }
 
 TEST(ColumnSums, TheFixedOrderBitwise) {
-  expect_all_shapes();
+  expect_all_shapes(zm::testing::test_team_shape());
 }
 
 // The team code path (a GPU's) where the backend allows teams of several threads.
 TEST(ColumnSums, TheFixedOrderBitwiseInTeamsOfSeveralThreads) {
   if (zm::ExecSpace().concurrency() < 2)
     GTEST_SKIP() << "one thread: no team of several (the OpenMP configuration runs it)";
-  const k::TeamShape saved = k::team_shape();
-  k::set_team_shape({2, 4});
-  expect_all_shapes();
-  k::set_team_shape(saved);
+  expect_all_shapes({2, 4});
 }
 
 }  // namespace

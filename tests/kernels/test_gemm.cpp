@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "common/kernel_test_util.hpp"
+#include "common/test_team_shape.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/gemm.hpp"
@@ -135,6 +136,7 @@ TEST(Gemm, Bf16IsTheFloatGemmOfTheRoundedInputs) {
 // Overwrite must give exactly what accumulating into a zeroed buffer gives, whatever the buffer
 // held before.
 TEST(GradWrite, OverwriteEqualsAccumulatingIntoZeros) {
+  const k::TeamShape shape = zm::testing::test_team_shape();
   const int64_t B = 2, T = 8, C = 16, NH = 2, OC = 24, N = B * T;
   const auto dout = random_vector<float>(N * OC, 8), inp = random_vector<float>(N * C, 9),
              weight = random_vector<float>(OC * C, 10),
@@ -143,29 +145,29 @@ TEST(GradWrite, OverwriteEqualsAccumulatingIntoZeros) {
   DeviceVec<float> zeroed(N * C),
       overwritten(std::vector<float>(garbage.begin(), garbage.begin() + N * C));
   auto partials = zm::testing::column_partials<float>(N, OC);
-  k::matmul_backward(zeroed.data(), dw.data(), db.data(), d.data(), x.data(), w.data(), N, C, OC,
-                     partials.data());
-  k::matmul_backward(overwritten.data(), dw.data(), db.data(), d.data(), x.data(), w.data(), N, C,
-                     OC, partials.data(), k::GradWrite::Overwrite);
+  k::matmul_backward(shape, zeroed.data(), dw.data(), db.data(), d.data(), x.data(), w.data(), N, C,
+                     OC, partials.data());
+  k::matmul_backward(shape, overwritten.data(), dw.data(), db.data(), d.data(), x.data(), w.data(),
+                     N, C, OC, partials.data(), k::GradWrite::Overwrite);
   EXPECT_EQ(zeroed.get(), overwritten.get()) << "matmul_backward";
 
   DeviceVec<float> g_zeroed(N * C),
       g_over(std::vector<float>(garbage.begin(), garbage.begin() + N * C));
-  k::gelu_backward(g_zeroed.data(), x.data(), zeroed.data(), N * C);
-  k::gelu_backward(g_over.data(), x.data(), zeroed.data(), N * C, k::GradWrite::Overwrite);
+  k::gelu_backward(shape, g_zeroed.data(), x.data(), zeroed.data(), N * C);
+  k::gelu_backward(shape, g_over.data(), x.data(), zeroed.data(), N * C, k::GradWrite::Overwrite);
   EXPECT_EQ(g_zeroed.get(), g_over.get()) << "gelu_backward";
 
   // Attention: forward once, then backward into a zeroed and into a garbage-filled dqkv.
   DeviceVec<float> qkv(random_vector<float>(N * 3 * C, 12)), out(N * C), q(N * C), kk(N * C),
       v(N * C), att(B * NH * T * T), y(N * C), datt(B * NH * T * T), dq(N * C), dk(N * C),
       dv(N * C);
-  k::attention_forward<float>(out.data(), {q.data(), kk.data(), v.data(), att.data()},
+  k::attention_forward<float>(shape, out.data(), {q.data(), kk.data(), v.data(), att.data()},
                               {y.data(), nullptr, nullptr, nullptr, nullptr}, qkv.data(), B, T, C,
                               NH);
   DeviceVec<float> a_zeroed(N * 3 * C), a_over(garbage);
   for (DeviceVec<float>* dqkv : {&a_zeroed, &a_over})
     k::attention_backward<float>(
-        dqkv->data(), {y.data(), datt.data(), dq.data(), dk.data(), dv.data()}, out.data(),
+        shape, dqkv->data(), {y.data(), datt.data(), dq.data(), dk.data(), dv.data()}, out.data(),
         {q.data(), kk.data(), v.data(), att.data()}, B, T, C, NH,
         dqkv == &a_over ? k::GradWrite::Overwrite : k::GradWrite::Accumulate);
   EXPECT_EQ(a_zeroed.get(), a_over.get()) << "attention_backward";

@@ -14,6 +14,7 @@
 #include <functional>
 
 #include "common/kernel_test_util.hpp"
+#include "common/test_team_shape.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/crossentropy.hpp"
 #include "kernels/elementwise.hpp"
@@ -67,6 +68,7 @@ Vec filled(size_t n) {
 }
 
 TEST(Gradients, Encoder) {
+  const k::TeamShape shape = zm::testing::test_team_shape();
   const int64_t B = 2, T = 5, C = 6, V = 7;
   Vec wte = random_vector<double>(V * C, 1), wpe = random_vector<double>(T * C, 2);
   const Vec w = random_vector<double>(B * T * C, 3);
@@ -74,17 +76,18 @@ TEST(Gradients, Encoder) {
   DeviceVec<int> tok(tokens);
   auto forward = [&] {
     DeviceVec<double> out(B * T * C), dwte(wte), dwpe(wpe);
-    k::encoder_forward(out.data(), tok.data(), dwte.data(), dwpe.data(), B, T, C);
+    k::encoder_forward(shape, out.data(), tok.data(), dwte.data(), dwpe.data(), B, T, C);
     return dot(out.get(), w);
   };
   DeviceVec<double> gwte(filled(wte.size())), gwpe(filled(wpe.size())), dout(w);
   const zm::testing::DeviceTokenGroups groups(tokens, V);
-  k::encoder_backward(gwte.data(), gwpe.data(), dout.data(), groups.groups, B, T, C);
+  k::encoder_backward(shape, gwte.data(), gwpe.data(), dout.data(), groups.groups, B, T, C);
   check_gradient("wte", wte, gwte.get(), forward);
   check_gradient("wpe", wpe, gwpe.get(), forward);
 }
 
 TEST(Gradients, LayerNorm) {
+  const k::TeamShape shape = zm::testing::test_team_shape();
   const int64_t N = 6, C = 10;
   Vec inp = random_vector<double>(N * C, 1, 2.0), weight = random_vector<double>(C, 2),
       bias = random_vector<double>(C, 3);
@@ -92,41 +95,45 @@ TEST(Gradients, LayerNorm) {
   const Vec w = random_vector<double>(N * C, 4);
   auto forward = [&] {
     DeviceVec<double> out(N * C), mean(N), rstd(N), x(inp), g(weight), b(bias);
-    k::layernorm_forward(out.data(), mean.data(), rstd.data(), x.data(), g.data(), b.data(), N, C);
+    k::layernorm_forward(shape, out.data(), mean.data(), rstd.data(), x.data(), g.data(), b.data(),
+                         N, C);
     return dot(out.get(), w);
   };
   DeviceVec<double> out(N * C), mean(N), rstd(N), x(inp), g(weight), b(bias), dout(w);
-  k::layernorm_forward(out.data(), mean.data(), rstd.data(), x.data(), g.data(), b.data(), N, C);
+  k::layernorm_forward(shape, out.data(), mean.data(), rstd.data(), x.data(), g.data(), b.data(), N,
+                       C);
   DeviceVec<double> dinp(filled(inp.size())), dweight(filled(C)), dbias(filled(C));
   auto partials = zm::testing::column_partials<double>(N, C, 2);
-  k::layernorm_backward(dinp.data(), dweight.data(), dbias.data(), dout.data(), x.data(), g.data(),
-                        mean.data(), rstd.data(), N, C, partials.data());
+  k::layernorm_backward(shape, dinp.data(), dweight.data(), dbias.data(), dout.data(), x.data(),
+                        g.data(), mean.data(), rstd.data(), N, C, partials.data());
   check_gradient("inp", inp, dinp.get(), forward);
   check_gradient("weight", weight, dweight.get(), forward);
   check_gradient("bias", bias, dbias.get(), forward);
 }
 
 TEST(Gradients, Matmul) {
+  const k::TeamShape shape = zm::testing::test_team_shape();
   const int64_t N = 5, C = 7, OC = 9;
   Vec inp = random_vector<double>(N * C, 1), weight = random_vector<double>(OC * C, 2),
       bias = random_vector<double>(OC, 3);
   const Vec w = random_vector<double>(N * OC, 4);
   auto forward = [&] {
     DeviceVec<double> out(N * OC), x(inp), W(weight), b(bias);
-    k::matmul_forward(out.data(), x.data(), W.data(), b.data(), N, C, OC);
+    k::matmul_forward(shape, out.data(), x.data(), W.data(), b.data(), N, C, OC);
     return dot(out.get(), w);
   };
   DeviceVec<double> x(inp), W(weight), dout(w);
   DeviceVec<double> dinp(filled(inp.size())), dweight(filled(weight.size())), dbias(filled(OC));
   auto partials = zm::testing::column_partials<double>(N, OC);
-  k::matmul_backward(dinp.data(), dweight.data(), dbias.data(), dout.data(), x.data(), W.data(), N,
-                     C, OC, partials.data());
+  k::matmul_backward(shape, dinp.data(), dweight.data(), dbias.data(), dout.data(), x.data(),
+                     W.data(), N, C, OC, partials.data());
   check_gradient("inp", inp, dinp.get(), forward);
   check_gradient("weight", weight, dweight.get(), forward);
   check_gradient("bias", bias, dbias.get(), forward);
 }
 
 TEST(Gradients, Attention) {
+  const k::TeamShape shape = zm::testing::test_team_shape();
   const int64_t B = 2, T = 5, C = 8, NH = 2;
   Vec qkv = random_vector<double>(B * T * 3 * C, 1);
   const Vec w = random_vector<double>(B * T * C, 2);
@@ -134,7 +141,7 @@ TEST(Gradients, Attention) {
   auto run_forward = [&](DeviceVec<double>& q, DeviceVec<double>& kk, DeviceVec<double>& v,
                          DeviceVec<double>& att, DeviceVec<double>& y, DeviceVec<double>& out) {
     DeviceVec<double> in(qkv);
-    k::attention_forward<double>(out.data(), {q.data(), kk.data(), v.data(), att.data()},
+    k::attention_forward<double>(shape, out.data(), {q.data(), kk.data(), v.data(), att.data()},
                                  {y.data(), nullptr, nullptr, nullptr, nullptr}, in.data(), B, T, C,
                                  NH);
   };
@@ -161,41 +168,44 @@ TEST(Gradients, Attention) {
   DeviceVec<double> dqkv(filled(qkv.size())), dout(w), dy(heads), datt(scores), dq(heads),
       dk(heads), dv(heads);
   k::attention_backward<double>(
-      dqkv.data(), {dy.data(), datt.data(), dq.data(), dk.data(), dv.data()}, dout.data(),
+      shape, dqkv.data(), {dy.data(), datt.data(), dq.data(), dk.data(), dv.data()}, dout.data(),
       {q.data(), kk.data(), v.data(), att.data()}, B, T, C, NH);
   check_gradient("qkv", qkv, dqkv.get(), forward);
 }
 
 TEST(Gradients, Gelu) {
+  const k::TeamShape shape = zm::testing::test_team_shape();
   const int64_t n = 50;
   Vec inp = random_vector<double>(n, 1, 2.0);
   const Vec w = random_vector<double>(n, 2);
   auto forward = [&] {
     DeviceVec<double> out(n), x(inp);
-    k::gelu_forward(out.data(), x.data(), n);
+    k::gelu_forward(shape, out.data(), x.data(), n);
     return dot(out.get(), w);
   };
   DeviceVec<double> x(inp), dout(w), dinp(filled(n));
-  k::gelu_backward(dinp.data(), x.data(), dout.data(), n);
+  k::gelu_backward(shape, dinp.data(), x.data(), dout.data(), n);
   check_gradient("inp", inp, dinp.get(), forward);
 }
 
 TEST(Gradients, Residual) {
+  const k::TeamShape shape = zm::testing::test_team_shape();
   const int64_t n = 20;
   Vec a = random_vector<double>(n, 1), b = random_vector<double>(n, 2);
   const Vec w = random_vector<double>(n, 3);
   auto forward = [&] {
     DeviceVec<double> out(n), x(a), y(b);
-    k::residual_forward(out.data(), x.data(), y.data(), n);
+    k::residual_forward(shape, out.data(), x.data(), y.data(), n);
     return dot(out.get(), w);
   };
   DeviceVec<double> dout(w), da(filled(n)), db(filled(n));
-  k::residual_backward(da.data(), db.data(), dout.data(), n);
+  k::residual_backward(shape, da.data(), db.data(), dout.data(), n);
   check_gradient("a", a, da.get(), forward);
   check_gradient("b", b, db.get(), forward);
 }
 
 TEST(Gradients, SoftmaxCrossEntropyWithPaddedVocabulary) {
+  const k::TeamShape shape = zm::testing::test_team_shape();
   const int64_t N = 4, V = 11, Vp = 16;
   Vec logits = random_vector<double>(N * Vp, 1, 2.0);
   const auto targets = zm::testing::random_tokens(N, static_cast<int>(V), 2);
@@ -203,17 +213,17 @@ TEST(Gradients, SoftmaxCrossEntropyWithPaddedVocabulary) {
   const double dloss = 1.0 / N;  // the mean
   auto forward = [&] {
     DeviceVec<double> p(logits), losses(N);
-    k::softmax_crossentropy_forward(p.data(), losses.data(), tgt.data(), N, V, Vp);
+    k::softmax_crossentropy_forward(shape, p.data(), losses.data(), tgt.data(), N, V, Vp);
     double total = 0;
     for (double l : losses.get()) total += l;
     return dloss * total;
   };
   DeviceVec<double> p(logits), losses(N);
-  k::softmax_crossentropy_forward(p.data(), losses.data(), tgt.data(), N, V, Vp);
+  k::softmax_crossentropy_forward(shape, p.data(), losses.data(), tgt.data(), N, V, Vp);
   const Vec probs = p.get();
   for (int64_t i = 0; i < N; ++i)
     for (int64_t v = V; v < Vp; ++v) EXPECT_EQ(probs[i * Vp + v], 0.0) << "padding has no mass";
-  k::softmax_crossentropy_backward(p.data(), tgt.data(), dloss, N, V, Vp);
+  k::softmax_crossentropy_backward(shape, p.data(), tgt.data(), dloss, N, V, Vp);
   Vec dlogits = p.get();  // overwritten, not accumulated: add the prefill for the checker
   for (int64_t i = 0; i < N; ++i)
     for (int64_t v = V; v < Vp; ++v) EXPECT_EQ(dlogits[i * Vp + v], 0.0) << "padding gradient";

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common/kernel_test_util.hpp"
+#include "common/test_team_shape.hpp"
 #include "kernels/adamw.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/crossentropy.hpp"
@@ -13,7 +14,6 @@
 #include "kernels/init.hpp"
 #include "kernels/layernorm.hpp"
 #include "kernels/matmul.hpp"
-#include "kernels/team.hpp"
 
 namespace {
 
@@ -28,9 +28,9 @@ struct Sizes {
 // longer than a team's lanes.
 constexpr Sizes kSmall{2, 16, 32, 4, 50, 128}, kLarge{4, 48, 96, 3, 300, 320};
 
-// Runs every kernel's forward and backward on fixed float inputs and returns every output
-// buffer.
-std::vector<std::vector<float>> run_buffers(const Sizes& s = kSmall) {
+// Runs every kernel's forward and backward on fixed float inputs, in teams of `shape`, and returns
+// every output buffer.
+std::vector<std::vector<float>> run_buffers(k::TeamShape shape, const Sizes& s = kSmall) {
   const int64_t B = s.B, T = s.T, C = s.C, NH = s.NH, V = s.V, Vp = s.Vp, N = B * T;
   const auto tokens = zm::testing::random_tokens(N, static_cast<int>(V), 1);
   DeviceVec<int> tok(tokens);
@@ -43,29 +43,30 @@ std::vector<std::vector<float>> run_buffers(const Sizes& s = kSmall) {
       dk(heads), dv(heads);
   DeviceVec<float> logits(N * Vp), losses(N), gl(N * C), dqkv(N * 3 * C), dx(N * C), dw(3 * C * C),
       db(3 * C), dg(C), dbeta(C), dwte(Vp * C), dwpe(T * C), gelu(N * C), dgelu(N * C);
-  k::encoder_forward(x.data(), tok.data(), wte.data(), wpe.data(), B, T, C);
-  k::layernorm_forward(ln.data(), mean.data(), rstd.data(), x.data(), g.data(), b.data(), N, C);
-  k::matmul_forward(qkv.data(), ln.data(), w.data(), bias.data(), N, C, 3 * C);
-  k::attention_forward<float>(att_out.data(), {q.data(), kk.data(), v.data(), att.data()},
+  k::encoder_forward(shape, x.data(), tok.data(), wte.data(), wpe.data(), B, T, C);
+  k::layernorm_forward(shape, ln.data(), mean.data(), rstd.data(), x.data(), g.data(), b.data(), N,
+                       C);
+  k::matmul_forward(shape, qkv.data(), ln.data(), w.data(), bias.data(), N, C, 3 * C);
+  k::attention_forward<float>(shape, att_out.data(), {q.data(), kk.data(), v.data(), att.data()},
                               {y.data(), nullptr, nullptr, nullptr, nullptr}, qkv.data(), B, T, C,
                               NH);
-  k::gelu_forward(gelu.data(), att_out.data(), N * C);
-  k::matmul_forward<float>(logits.data(), gelu.data(), wte.data(), nullptr, N, C, Vp);
-  k::softmax_crossentropy_forward(logits.data(), losses.data(), tok.data(), N, V, Vp);
-  k::softmax_crossentropy_backward(logits.data(), tok.data(), 1.0f / N, N, V, Vp);
-  k::matmul_backward<float>(gl.data(), dwte.data(), nullptr, logits.data(), gelu.data(), wte.data(),
-                            N, C, Vp, nullptr);
-  k::gelu_backward(dgelu.data(), att_out.data(), gl.data(), N * C);
+  k::gelu_forward(shape, gelu.data(), att_out.data(), N * C);
+  k::matmul_forward<float>(shape, logits.data(), gelu.data(), wte.data(), nullptr, N, C, Vp);
+  k::softmax_crossentropy_forward(shape, logits.data(), losses.data(), tok.data(), N, V, Vp);
+  k::softmax_crossentropy_backward(shape, logits.data(), tok.data(), 1.0f / N, N, V, Vp);
+  k::matmul_backward<float>(shape, gl.data(), dwte.data(), nullptr, logits.data(), gelu.data(),
+                            wte.data(), N, C, Vp, nullptr);
+  k::gelu_backward(shape, dgelu.data(), att_out.data(), gl.data(), N * C);
   k::attention_backward<float>(
-      dqkv.data(), {y.data(), datt.data(), dq.data(), dk.data(), dv.data()}, dgelu.data(),
+      shape, dqkv.data(), {y.data(), datt.data(), dq.data(), dk.data(), dv.data()}, dgelu.data(),
       {q.data(), kk.data(), v.data(), att.data()}, B, T, C, NH);
   auto partials = zm::testing::column_partials<float>(N, 3 * C);
-  k::matmul_backward(dx.data(), dw.data(), db.data(), dqkv.data(), ln.data(), w.data(), N, C, 3 * C,
-                     partials.data());
-  k::layernorm_backward(gl.data(), dg.data(), dbeta.data(), dx.data(), x.data(), g.data(),
+  k::matmul_backward(shape, dx.data(), dw.data(), db.data(), dqkv.data(), ln.data(), w.data(), N, C,
+                     3 * C, partials.data());
+  k::layernorm_backward(shape, gl.data(), dg.data(), dbeta.data(), dx.data(), x.data(), g.data(),
                         mean.data(), rstd.data(), N, C, partials.data());
   const zm::testing::DeviceTokenGroups groups(tokens, Vp);
-  k::encoder_backward(dwte.data(), dwpe.data(), gl.data(), groups.groups, B, T, C);
+  k::encoder_backward(shape, dwte.data(), dwpe.data(), gl.data(), groups.groups, B, T, C);
   std::vector<std::vector<float>> all;
   for (const DeviceVec<float>* buffer :
        {&x, &ln, &qkv, &att_out, &logits, &losses, &dqkv, &dw, &db, &dg, &dbeta, &dwte, &dwpe})
@@ -73,16 +74,18 @@ std::vector<std::vector<float>> run_buffers(const Sizes& s = kSmall) {
   return all;
 }
 
-std::vector<float> run_everything(const Sizes& s = kSmall) {
+std::vector<float> run_everything(k::TeamShape shape, const Sizes& s = kSmall) {
   std::vector<float> all;
-  for (const auto& buffer : run_buffers(s)) all.insert(all.end(), buffer.begin(), buffer.end());
+  for (const auto& buffer : run_buffers(shape, s))
+    all.insert(all.end(), buffer.begin(), buffer.end());
   return all;
 }
 
 TEST(Kernels, BitwiseDeterministicRunAfterRun) {
+  const k::TeamShape shape = zm::testing::test_team_shape();
   for (const Sizes& sizes : {kSmall, kLarge}) {
-    const auto first = run_everything(sizes);
-    const auto second = run_everything(sizes);
+    const auto first = run_everything(shape, sizes);
+    const auto second = run_everything(shape, sizes);
     ASSERT_EQ(first.size(), second.size());
     EXPECT_EQ(0, std::memcmp(first.data(), second.data(), first.size() * sizeof(float)));
     for (size_t i = 0; i < first.size(); ++i) ASSERT_TRUE(std::isfinite(first[i])) << i;
@@ -99,14 +102,10 @@ TEST(Kernels, TeamsOfSeveralThreadsAgreeWithTeamsOfOne) {
   const int threads = zm::ExecSpace().concurrency();
   if (threads < 2)
     GTEST_SKIP() << "one thread: no team of several (the OpenMP configuration runs it)";
-  const k::TeamShape saved = k::team_shape();
   for (const Sizes& sizes : {kSmall, kLarge}) {
-    k::set_team_shape({1, 1});
-    const auto one = run_buffers(sizes);
-    k::set_team_shape({2, 4});
-    const auto teams = run_buffers(sizes);
-    const auto again = run_buffers(sizes);
-    k::set_team_shape(saved);
+    const auto one = run_buffers({1, 1}, sizes);
+    const auto teams = run_buffers({2, 4}, sizes);
+    const auto again = run_buffers({2, 4}, sizes);
     ASSERT_EQ(one.size(), teams.size());
     EXPECT_EQ(teams, again) << "teams of several threads, run after run";
     for (size_t b = 0; b < one.size(); ++b) {
@@ -139,6 +138,7 @@ void reference_adamw(std::vector<float>& p, const std::vector<float>& grad, std:
 }
 
 TEST(Kernels, AdamWFollowsPyTorchsFormula) {
+  const k::TeamShape shape = zm::testing::test_team_shape();
   for (float wd : {0.0f, 0.1f}) {
     for (float scale : {1.0f, 0.37f}) {
       const size_t n = 1000;
@@ -148,7 +148,7 @@ TEST(Kernels, AdamWFollowsPyTorchsFormula) {
       for (int64_t step = 1; step <= 4; ++step) {
         const auto grad = random_vector<float>(n, 10 + static_cast<unsigned>(step));
         DeviceVec<float> dg(grad);
-        k::adamw_update(dp.data(), dg.data(), dm.data(), dv.data(), static_cast<int64_t>(n),
+        k::adamw_update(shape, dp.data(), dg.data(), dm.data(), dv.data(), static_cast<int64_t>(n),
                         {1e-3f, 0.9f, 0.95f, 1e-8f, wd, scale, step});
         reference_adamw(rp, grad, rm, rv, 1e-3f, 0.9f, 0.95f, 1e-8f, wd, scale, step);
       }
@@ -163,11 +163,12 @@ TEST(Kernels, AdamWFollowsPyTorchsFormula) {
 }
 
 TEST(Kernels, InitNormalDependsOnlyOnSeedAndIndex) {
+  const k::TeamShape shape = zm::testing::test_team_shape();
   const int64_t n = 10000;
   DeviceVec<float> whole(n), first(3000), rest(n - 3000);
-  k::init_normal(whole.data(), n, 0.02f, 42, 1000);
-  k::init_normal(first.data(), 3000, 0.02f, 42, 1000);
-  k::init_normal(rest.data(), n - 3000, 0.02f, 42, 4000);
+  k::init_normal(shape, whole.data(), n, 0.02f, 42, 1000);
+  k::init_normal(shape, first.data(), 3000, 0.02f, 42, 1000);
+  k::init_normal(shape, rest.data(), n - 3000, 0.02f, 42, 4000);
   auto all = first.get();
   for (float f : rest.get()) all.push_back(f);
   const auto expected = whole.get();
@@ -179,16 +180,17 @@ TEST(Kernels, InitNormalDependsOnlyOnSeedAndIndex) {
   EXPECT_NEAR(mean, 0.0, 0.02 * 4 / std::sqrt(double(n)));  // 4 standard errors
   EXPECT_NEAR(stddev, 0.02, 0.02 * 0.05);
   DeviceVec<float> other(n);
-  k::init_normal(other.data(), n, 0.02f, 43, 1000);
+  k::init_normal(shape, other.data(), n, 0.02f, 43, 1000);
   EXPECT_NE(other.get(), expected) << "a different seed gives different values";
 }
 
 TEST(Kernels, SumsAreExactlyRepeatable) {
+  const k::TeamShape shape = zm::testing::test_team_shape();
   DeviceVec<float> x(random_vector<float>(100003, 5));
-  EXPECT_EQ(k::sum_of_squares(x.data(), 100003), k::sum_of_squares(x.data(), 100003));
+  EXPECT_EQ(k::sum_of_squares(shape, x.data(), 100003), k::sum_of_squares(shape, x.data(), 100003));
   double reference = 0;
   for (float f : x.get()) reference += double(f) * f;
-  EXPECT_NEAR(k::sum_of_squares(x.data(), 100003), reference, 1e-9 * reference);
+  EXPECT_NEAR(k::sum_of_squares(shape, x.data(), 100003), reference, 1e-9 * reference);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "comm/communicator.hpp"
 #include "common/test_paths.hpp"
+#include "common/test_team_shape.hpp"
 #include "core/deck.hpp"
 #include "train/data.hpp"
 #include "train/trainer_typed.hpp"
@@ -83,8 +84,9 @@ TEST(TorchReference, LossGradientsAndThreeAdamWStepsMatchPyTorch) {
   write_raw(dir / "inputs.i32", inputs);
   write_raw(dir / "targets.i32", targets);
 
-  // Initial parameters, and loss and gradients of the first batch.
-  zm::TrainerT<float> trainer(deck, 0, *comm);
+  // Initial parameters, and loss and gradients of the first batch (in teams of several threads
+  // under ZEROMINI_TEAM_SHAPE).
+  zm::TrainerT<float> trainer(deck, 0, *comm, {}, zm::testing::test_team_shape());
   trainer.init_parameters();
   write_raw(dir / "params_init.f32", trainer.engine().full_parameters());
   trainer.engine().begin_micro_step(0, 1);

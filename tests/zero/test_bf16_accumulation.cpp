@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/kernel_test_util.hpp"
+#include "common/test_team_shape.hpp"
 #include "common/zero_test_util.hpp"
 
 #if ZEROMINI_HAVE_BF16
@@ -40,22 +41,19 @@ TEST(Bf16Accumulation, EmbeddingGradientSumsTheTokensRowsInFp32) {
     for (int64_t r = 0; r < B * S; ++r) total += static_cast<float>(dout[size_t(r * C + c)]);
     expected[size_t(c)] = bf16(total);
   }
-  const k::TeamShape saved = k::team_shape();
   std::vector<k::TeamShape> shapes = {{1, 1}};
   if (zm::ExecSpace().concurrency() > 1) shapes.push_back({2, 4});
   for (const k::TeamShape shape : shapes) {
-    k::set_team_shape(shape);
     zm::testing::DeviceVec<bf16> dwte(std::vector<bf16>(size_t(V * C), bf16(0.0f)));
     zm::testing::DeviceVec<bf16> dwpe(std::vector<bf16>(size_t(S * C), bf16(0.0f)));
     const zm::testing::DeviceVec<bf16> d(dout);
-    k::encoder_backward(dwte.data(), dwpe.data(), d.data(), groups.groups, B, S, C);
+    k::encoder_backward(shape, dwte.data(), dwpe.data(), d.data(), groups.groups, B, S, C);
     const auto got = dwte.get();
     for (int64_t c = 0; c < C; ++c)
       EXPECT_EQ(static_cast<float>(got[size_t(token * C + c)]),
                 static_cast<float>(expected[size_t(c)]))
           << "channel " << c << ", teams of " << shape.team_size << " x " << shape.vector_length;
   }
-  k::set_team_shape(saved);
 }
 
 // Four micro-steps whose gradients are 1, 2^-8, 2^-8, 2^-8 on rank 0 and 0 elsewhere (so that the
@@ -74,7 +72,8 @@ TEST_P(Bf16MicroSteps, AccumulateInFp32) {
   zm::ShardGroupComms comms(*world, zm::run_shard_layout(deck, stage, *world));
   const zm::PartitionPlan plan(layout, comms.layout().group, comms.layout().sub_shards());
   const auto schedule = zm::gpt_schedule(layout);
-  auto engine = zm::make_engine<bf16>(stage, plan, comms, deck, schedule);
+  const k::TeamShape shape = zm::testing::test_team_shape();
+  auto engine = zm::make_engine<bf16>(stage, plan, comms, deck, schedule, shape);
   for (int micro = 0; micro < kMicroSteps; ++micro) {
     engine->begin_micro_step(micro, kMicroSteps);
     const float value = world->rank() != 0 ? 0.0f : micro == 0 ? 1.0f : 1.0f / 256;
@@ -83,7 +82,7 @@ TEST_P(Bf16MicroSteps, AccumulateInFp32) {
     for (const zm::UnitEvent& event : schedule) {
       engine->acquire(event);
       if (event.use != zm::UnitUse::Forward)
-        k::fill(engine->grads(event.unit), plan.unit(event.unit).padded, bf16(value));
+        k::fill(shape, engine->grads(event.unit), plan.unit(event.unit).padded, bf16(value));
       engine->release(event);
       if (event.use == zm::UnitUse::Backward) engine->grads_ready(event.unit);
     }

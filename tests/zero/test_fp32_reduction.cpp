@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/test_team_shape.hpp"
 #include "common/zero_test_util.hpp"
 
 #if ZEROMINI_HAVE_BF16
@@ -49,7 +50,8 @@ Reduced reduce_once(int stage, const std::string& reduce, zm::Communicator& worl
   zm::ShardGroupComms comms(world, zm::run_shard_layout(deck, stage, world));
   const zm::PartitionPlan plan(layout, comms.layout().group, comms.layout().sub_shards());
   const auto schedule = zm::gpt_schedule(layout);
-  auto engine = zm::make_engine<bf16>(stage, plan, comms, deck, schedule);
+  const k::TeamShape shape = zm::testing::test_team_shape();
+  auto engine = zm::make_engine<bf16>(stage, plan, comms, deck, schedule, shape);
   Reduced out;
   if (reduce == "fp32" && !engine->sums_micro_steps()) {
     ADD_FAILURE() << "the fp32 reduction has no fp32 sum buffer";
@@ -61,7 +63,7 @@ Reduced reduce_once(int stage, const std::string& reduce, zm::Communicator& worl
   for (const zm::UnitEvent& event : schedule) {
     engine->acquire(event);
     if (event.use != zm::UnitUse::Forward)
-      k::fill(engine->grads(event.unit), plan.unit(event.unit).padded, bf16(value));
+      k::fill(shape, engine->grads(event.unit), plan.unit(event.unit).padded, bf16(value));
     engine->release(event);
     if (event.use == zm::UnitUse::Backward) engine->grads_ready(event.unit);
   }
