@@ -32,12 +32,14 @@ void gemm_backend<bf16>(const GemmShape& s, bf16 alpha, const bf16* A, int64_t s
   const int64_t size_c = (batch - 1) * stride_c + s.M * s.N;
   Kokkos::View<float*, MemSpace> a("gemm_a", static_cast<size_t>(size_a)),
       b("gemm_b", static_cast<size_t>(size_b)), c("gemm_c", static_cast<size_t>(size_c));
-  convert<bf16, float>(a.data(), A, size_a);
-  convert<bf16, float>(b.data(), B, size_b);
-  if (float(beta) != 0.0f) convert<bf16, float>(c.data(), C, size_c);
+  // Element-wise copies: the backend's default teams (a GEMM call carries no team shape).
+  constexpr TeamShape shape = kDefaultTeamShape;
+  convert<bf16, float>(shape, a.data(), A, size_a);
+  convert<bf16, float>(shape, b.data(), B, size_b);
+  if (float(beta) != 0.0f) convert<bf16, float>(shape, c.data(), C, size_c);
   gemm_backend<float>(s, float(alpha), a.data(), stride_a, b.data(), stride_b, float(beta),
                       c.data(), stride_c, batch);
-  convert<float, bf16>(C, c.data(), size_c);
+  convert<float, bf16>(shape, C, c.data(), size_c);
 }
 #endif
 
