@@ -1,10 +1,10 @@
 // The ZeRO engine: where parameters, gradients and optimizer state live on a rank, and which
 // collectives move them. One base class does what all stages share (storage addressing, the
 // optimizer over held state, initialisation, the gradient norm); a stage is a record of
-// core/stage_spec.hpp, and its engine (ComposedEngine, composed_engine.hpp) composes the record's
-// gradient path (paths/gradient_path.hpp) and parameter path (paths/parameter_path.hpp), which
-// implement the hooks the model calls, over model state in the storage the record implies
-// (storage_kinds):
+// core/stage_spec.hpp (its table says which paths each stage composes), and its engine
+// (ComposedEngine, composed_engine.hpp) composes the record's gradient path
+// (paths/gradient_path.hpp) and parameter path (paths/parameter_path.hpp), which implement the
+// hooks the model calls, over model state in the storage the record implies (storage_kinds):
 //
 //   gradient path            gradients        collectives per step
 //   AllReduce                full             all-reduce of gradients (buckets)
