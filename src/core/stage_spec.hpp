@@ -9,7 +9,8 @@
 //   stage 2  reduce-scattered as backward ends  replicated          sharded
 //   stage 3  reduce-scattered as backward ends  gathered per unit   sharded
 //
-// A new stage is a new row here and, where it needs a new path, that path's engine in src/zero.
+// A new stage is a new row here and, where it needs a new path, that path's component in
+// src/zero/paths (gradient_path.hpp, parameter_path.hpp).
 #pragma once
 
 #include <array>

@@ -1,14 +1,20 @@
 // The ZeRO engine: where parameters, gradients and optimizer state live on a rank, and which
 // collectives move them. One base class does what all stages share (storage addressing, the
-// optimizer over held state, initialisation, the gradient norm); each stage is a small strategy
-// (stage0.cpp .. stage3.cpp) that decides storage and implements the hooks the model calls.
+// optimizer over held state, initialisation, the gradient norm); a stage is a record of
+// core/stage_spec.hpp (its table says which paths each stage composes), and its engine
+// (ComposedEngine, composed_engine.hpp) composes the record's gradient path
+// (paths/gradient_path.hpp) and parameter path (paths/parameter_path.hpp), which implement the
+// hooks the model calls, over model state in the storage the record implies (storage_kinds):
 //
-//            parameters   gradients        Adam m, v    collectives per step
-//   stage 0  full         full             full         all-reduce of gradients (buckets)
-//   stage 1  full         full             shard        reduce-scatter grads, all-gather params
-//   stage 2  full         shard (+buckets) shard        reduce-scatter per unit, all-gather
-//   stage 3  shard        shard (+buckets) shard        all-gather per unit (fwd and bwd),
-//                                                       reduce-scatter per unit
+//   gradient path            gradients        collectives per step
+//   AllReduce                full             all-reduce of gradients (buckets)
+//   ReduceScatterPerUnit     full             reduce-scatter per unit (last micro-step)
+//   ReduceScatterAsComplete  shard (+buckets) reduce-scatter per unit (every micro-step)
+//   parameter path           parameters       collectives per step
+//   Replicated               full             all-gather of the updated shards (sharded optimizer)
+//   GatheredPerUnit          shard (+slots)   all-gather per unit (fwd and bwd)
+//   optimizer partition      Adam m, v
+//   Replicated / Sharded     full / shard
 // "full" is the padded layout of the partition plan, "shard" this rank's shard of every unit.
 //
 // Precision: parameters and gradients are stored in the model's compute type Real (float, or
@@ -41,8 +47,8 @@ namespace zm {
 // of its shard (core/shard_layout.hpp), the shard's replicas holding the others.
 enum class Storage { Full, Shard, SubShard };
 
-// Where a stage keeps each kind of model state; each stage declares its kinds once (stageN.cpp)
-// and both its constructor and its buffer plan read them.
+// Where a stage keeps each kind of model state; storage_kinds (composed_engine.hpp) derives them
+// from the stage's record, and both the engine and its buffer plan read them.
 struct StorageKinds {
   Storage params, grads, optim;
 };
@@ -173,7 +179,7 @@ std::vector<BufferSpec> model_state_buffers(const PartitionPlan& plan, const Dec
                                             StorageKinds storage);
 
 // The engine for compute type Real: the parameter and gradient buffers, and the UnitAccess the
-// model runs on. Defaults here are what most stages do; a stage overrides only what differs.
+// model runs on, whose parameter and gradient hooks ComposedEngine forwards to its paths.
 template <typename Real>
 class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
  public:
@@ -214,9 +220,6 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
   // The teams of the engine's kernels (the optimizer, gradient sums and norms, initialisation).
   kernels::TeamShape team_shape() const { return team_shape_; }
 
-  // Resident parameters (stages 0-2): the unit's own, nothing to release.
-  const Real* acquire(UnitEvent event) override { return param_at(event.unit, 0); }
-  void release(UnitEvent) override {}
   void poll() override { comms_->progress(); }
 
   // Hybrid sharding: once unit u's gradient shard holds its group's sum (after the last
@@ -253,7 +256,7 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
   std::vector<CommRequest> replica_reductions_;
 
  private:
-  // Allocates model_state_buffers (the stage allocates its own buffers after).
+  // Allocates model_state_buffers (the paths allocate their own buffers after).
   void allocate_model_state();
   // Initialises the held range of every unit of a buffer of T with the given storage.
   template <typename T>
@@ -261,9 +264,10 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
 };
 
 // The engine of ZeRO stage `stage` computing in Real over the shard group of `comms` (plan is
-// over its ranks): the one place a stage number becomes a type. `schedule` is the order in which
-// the model uses the units in a step (stage 3 gathers ahead along it). Its kernels run teams of
-// `team_shape`; its buffers are recorded in `ledger` (none: untracked).
+// over its ranks), composed from the stage's record (factory.cpp). `schedule` is the order in
+// which the model uses the units in a step (a parameter path that gathers per unit prefetches
+// along it). Its kernels run teams of `team_shape`; its buffers are recorded in `ledger` (none:
+// untracked).
 template <typename Real>
 std::unique_ptr<ZeroEngineT<Real>> make_engine(int stage, const PartitionPlan& plan,
                                                ShardGroupComms& comms, const Deck& deck,

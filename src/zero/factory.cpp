@@ -1,15 +1,9 @@
-// A stage number onto a stage: the typed engine for the trainer, the buffer and traffic lists
-// (untyped, priced by the deck's precision) for the planner.
-#include "core/error.hpp"
-#include "zero/stages.hpp"
+// A stage number onto its record (core/stage_spec.hpp), and the record onto the typed engine for
+// the trainer and the buffer and traffic lists (untyped, priced by the deck's precision) for the
+// planner: the model state in the record's storage kinds, then what its paths declare.
+#include "zero/composed_engine.hpp"
 
 namespace zm {
-
-namespace {
-[[noreturn]] void bad_stage(int stage) {
-  fail("zero.stage = {}: expected an integer in 0..3", stage);
-}
-}  // namespace
 
 template <typename Real>
 std::unique_ptr<ZeroEngineT<Real>> make_engine(int stage, const PartitionPlan& plan,
@@ -17,18 +11,8 @@ std::unique_ptr<ZeroEngineT<Real>> make_engine(int stage, const PartitionPlan& p
                                                const std::vector<UnitEvent>& schedule,
                                                kernels::TeamShape team_shape,
                                                MemoryLedger* ledger) {
-  switch (stage) {
-    case 0:
-      return std::make_unique<Stage0<Real>>(plan, comms, deck, team_shape, ledger);
-    case 1:
-      return std::make_unique<Stage1<Real>>(plan, comms, deck, team_shape, ledger);
-    case 2:
-      return std::make_unique<Stage2<Real>>(plan, comms, deck, team_shape, ledger);
-    case 3:
-      return std::make_unique<Stage3<Real>>(plan, comms, deck, schedule, team_shape, ledger);
-    default:
-      bad_stage(stage);
-  }
+  return std::make_unique<ComposedEngine<Real>>(stage_spec(stage), plan, comms, deck, schedule,
+                                                team_shape, ledger);
 }
 
 template std::unique_ptr<ZeroEngineT<float>> make_engine(int, const PartitionPlan&,
@@ -43,20 +27,19 @@ template std::unique_ptr<ZeroEngineT<bf16>> make_engine(int, const PartitionPlan
 
 std::vector<BufferSpec> ZeroEngine::buffer_plan(int stage, const PartitionPlan& plan,
                                                 const Deck& deck) {
-  switch (stage) {
-    case 0:
-      return stage0_buffers(plan, deck);
-    case 1:
-      return stage1_buffers(plan, deck);
-    case 2:
-      return stage2_buffers(plan, deck);
-    case 3:
-      return stage3_buffers(plan, deck);
-    default:
-      bad_stage(stage);
-  }
+  const StageSpec& spec = stage_spec(stage);
+  std::vector<BufferSpec> buffers = model_state_buffers(plan, deck, storage_kinds(spec, plan));
+  for (const PathPlan& path :
+       {plan_gradient_path(spec, plan, deck), plan_parameter_path(spec, plan, deck)})
+    buffers.insert(buffers.end(), path.buffers.begin(), path.buffers.end());
+  return buffers;
 }
 
+namespace {
+
+// For every unit, `reductions` reduce-scatters and `gathers` all-gathers of the padded unit in the
+// deck's compute type within the shard group and, under hybrid sharding, one all-reduce of the
+// unit's shard across the groups.
 PlannedCollectives per_unit_traffic(const PartitionPlan& plan, const Deck& deck,
                                     const ShardLayout& layout, int64_t reductions,
                                     int64_t gathers) {
@@ -81,22 +64,28 @@ PlannedCollectives per_unit_traffic(const PartitionPlan& plan, const Deck& deck,
   return out;
 }
 
+}  // namespace
+
 std::vector<ZeroEngine::PlannedCollective> ZeroEngine::traffic_plan(int stage,
                                                                     const PartitionPlan& plan,
                                                                     const Deck& deck,
                                                                     const ShardLayout& layout) {
-  switch (stage) {
-    case 0:
-      return stage0_traffic(plan, deck);
-    case 1:
-      return stage1_traffic(plan, deck, layout);
-    case 2:
-      return stage2_traffic(plan, deck, layout);
-    case 3:
-      return stage3_traffic(plan, deck, layout);
-    default:
-      bad_stage(stage);
+  const StageSpec& spec = stage_spec(stage);
+  PlannedCollectives out;
+  int64_t reductions = 0, gathers = 0;
+  for (const PathPlan& path :
+       {plan_gradient_path(spec, plan, deck), plan_parameter_path(spec, plan, deck)}) {
+    out.insert(out.end(), path.step_collectives.begin(), path.step_collectives.end());
+    reductions += path.reductions_per_unit;
+    gathers += path.gathers_per_unit;
   }
+  // The per-unit collectives of paths that reduce per unit, with the cross-group reductions of
+  // their shards (a path that all-reduces whole buckets runs in one group).
+  if (reductions > 0) {
+    const PlannedCollectives per_unit = per_unit_traffic(plan, deck, layout, reductions, gathers);
+    out.insert(out.end(), per_unit.begin(), per_unit.end());
+  }
+  return out;
 }
 
 }  // namespace zm

@@ -1,6 +1,6 @@
 // A set of unit-sized communication buffers, declared once: one for the embedding unit (named
 // <prefix>.embed) and `shared` more used in turn by the other units (<prefix>.0, <prefix>.1, ...).
-// The planner lists it and the stage allocates it from the same declaration, so the two cannot
+// The planner lists it and the path allocates it from the same declaration, so the two cannot
 // disagree on names, counts or sizes.
 #pragma once
 

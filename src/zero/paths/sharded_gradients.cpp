@@ -1,17 +1,29 @@
+// GradientPath::ReduceScatterAsComplete (stages 2 and 3, P_os+g): only this rank's shard of the
+// gradients is kept. Each unit's gradients accumulate in a full-size bucket during its backward,
+// then are reduce-scattered into the shard, and the bucket is reused. The embedding unit has its
+// own bucket (its wte gradient starts in the LM head, at the start of backward, and ends in the
+// embedding backward, at the end); the other units rotate through one bucket, or two when overlap
+// is on (one being reduced while the next fills).
+// Under gradient accumulation, later micro-steps receive into shard-sized buffers beside the
+// buckets and add into the shard. Under an fp32 reduction of bf16 gradients
+// (PrecisionPolicy::widens_reduce) each bucket is converted into an fp32 bucket beside it, which is
+// reduce-scattered into the fp32 sum's shard, and the receive buffers are fp32.
 #include <algorithm>
+#include <map>
 #include <type_traits>
 
 #include "core/error.hpp"
 #include "kernels/elementwise.hpp"
-#include "zero/stages.hpp"
+#include "zero/paths/gradient_path.hpp"
+#include "zero/unit_buffer_set.hpp"
 
 namespace zm {
 
 namespace {
+
 int block_buckets(const Deck& deck) {
   return deck.zero.overlap ? 2 : 1;
 }
-}  // namespace
 
 UnitBufferSet gradient_bucket_set(const PartitionPlan& partition, const Deck& deck) {
   UnitBufferSet buckets;
@@ -41,6 +53,7 @@ UnitBufferSet gradient_receive_set(const PartitionPlan& partition, const Deck& d
   return receive;
 }
 
+// The buffers the path allocates beside the gradient shard, in allocation order.
 std::vector<BufferSpec> sharded_gradient_buffers(const PartitionPlan& partition, const Deck& deck) {
   std::vector<BufferSpec> buffers;
   gradient_bucket_set(partition, deck).add_to(buffers);
@@ -52,11 +65,50 @@ std::vector<BufferSpec> sharded_gradient_buffers(const PartitionPlan& partition,
 }
 
 template <typename Real>
-void ShardedGradients<Real>::allocate(const PartitionPlan& partition, const Deck& deck,
-                                      MemoryLedger* ledger) {
+class ShardedGradients final : public GradientPathT<Real> {
+ public:
+  // Allocates the buffers of sharded_gradient_buffers.
+  ShardedGradients(const PartitionPlan& partition, const Deck& deck, MemoryLedger* ledger);
+
+  Real* grads(int unit, ZeroEngineT<Real>& engine) override { return bucket_for(unit, engine); }
+  void unit_ready(int unit, MicroStep step, ZeroEngineT<Real>& engine) override;
+  void finish(ZeroEngineT<Real>& engine) override;
+
+ private:
+  struct InFlight {
+    CommRequest request;
+    int unit = -1;
+    int bucket = -1;
+    Real* accumulate_from = nullptr;   // temp to add into the shard after completion, if any
+    float* accumulate_wide = nullptr;  // the same under the fp32 reduction
+    bool last_micro = false;           // the shard is then complete in the group
+  };
+  Real* bucket_for(int unit, ZeroEngineT<Real>& engine);
+  // Posts unit u's reduce-scatter in fp32 from its bucket's fp32 copy into the fp32 sum.
+  CommRequest post_wide(InFlight& op, int64_t shard, bool first_micro_step,
+                        ZeroEngineT<Real>& engine);
+  void complete(InFlight& op, ZeroEngineT<Real>& engine);
+  void wait_bucket(int bucket, ZeroEngineT<Real>& engine);
+
+  std::vector<TrackedBuffer<Real>> buckets_;     // [0] embedding unit, [1..] the rest
+  std::vector<TrackedBuffer<Real>> recv_;        // per bucket, for grad_accum > 1
+  std::vector<TrackedBuffer<float>> wide_;       // fp32 reduction: the buckets' fp32 copies
+  std::vector<TrackedBuffer<float>> recv_wide_;  // fp32 reduction: recv_ in fp32
+  bool wide_reduce_ = false;
+  std::map<int, int> bucket_of_unit_;
+  int next_block_bucket_ = 0;
+  std::vector<InFlight> in_flight_;
+  bool accumulate_ = false;
+  bool overlap_ = false;
+};
+
+template <typename Real>
+ShardedGradients<Real>::ShardedGradients(const PartitionPlan& partition, const Deck& deck,
+                                         MemoryLedger* ledger) {
   PlannedAllocator alloc(sharded_gradient_buffers(partition, deck), ledger);
   accumulate_ = deck.train.grad_accum > 1;
   wide_reduce_ = deck.train.policy().widens_reduce();
+  overlap_ = deck.zero.overlap;
   buckets_ = gradient_bucket_set(partition, deck).take<Real>(alloc);
   if (wide_reduce_) wide_ = gradient_wide_bucket_set(partition, deck).take<float>(alloc);
   if (accumulate_ && wide_reduce_)
@@ -115,8 +167,7 @@ Real* ShardedGradients<Real>::bucket_for(int unit, ZeroEngineT<Real>& engine) {
 }
 
 template <typename Real>
-void ShardedGradients<Real>::unit_ready(int unit, ZeroEngineT<Real>& engine, bool first_micro_step,
-                                        bool last_micro_step, bool overlap) {
+void ShardedGradients<Real>::unit_ready(int unit, MicroStep step, ZeroEngineT<Real>& engine) {
   auto found = bucket_of_unit_.find(unit);
   ZM_ASSERT(found != bucket_of_unit_.end(), "unit {} reported ready without gradients", unit);
   const int bucket = found->second;
@@ -125,12 +176,12 @@ void ShardedGradients<Real>::unit_ready(int unit, ZeroEngineT<Real>& engine, boo
   InFlight op;
   op.unit = unit;
   op.bucket = bucket;
-  op.last_micro = last_micro_step;
+  op.last_micro = step.last;
   if (wide_reduce_) {
-    op.request = post_wide(op, engine.comm().rank() * p.shard, first_micro_step, engine);
+    op.request = post_wide(op, engine.comm().rank() * p.shard, step.first, engine);
   } else {
     Real* recv = engine.grad_at(unit, engine.comm().rank() * p.shard);
-    if (accumulate_ && !first_micro_step) {
+    if (accumulate_ && !step.first) {
       // Later micro-steps add to what the shard already holds.
       recv = recv_[static_cast<size_t>(bucket)].data();
       op.accumulate_from = recv;
@@ -140,7 +191,7 @@ void ShardedGradients<Real>::unit_ready(int unit, ZeroEngineT<Real>& engine, boo
         dtype_of<Real>(), {unit, CommPurpose::GradReduce});
   }
   in_flight_.push_back(std::move(op));
-  if (!overlap) complete(in_flight_.back(), engine);
+  if (!overlap_) complete(in_flight_.back(), engine);
 }
 
 template <typename Real>
@@ -171,9 +222,28 @@ void ShardedGradients<Real>::finish(ZeroEngineT<Real>& engine) {
   next_block_bucket_ = 0;
 }
 
-template class ShardedGradients<float>;
+}  // namespace
+
+// Per unit and step: a reduce-scatter every micro-step; the buckets and the receive buffers.
+PathPlan sharded_gradients_plan(const PartitionPlan& plan, const Deck& deck) {
+  PathPlan out;
+  out.buffers = sharded_gradient_buffers(plan, deck);
+  out.reductions_per_unit = deck.train.grad_accum;
+  return out;
+}
+
+template <typename Real>
+std::unique_ptr<GradientPathT<Real>> make_sharded_gradients(const PartitionPlan& plan,
+                                                            const Deck& deck,
+                                                            MemoryLedger* ledger) {
+  return std::make_unique<ShardedGradients<Real>>(plan, deck, ledger);
+}
+
+template std::unique_ptr<GradientPathT<float>> make_sharded_gradients(const PartitionPlan&,
+                                                                      const Deck&, MemoryLedger*);
 #if ZEROMINI_HAVE_BF16
-template class ShardedGradients<bf16>;
+template std::unique_ptr<GradientPathT<bf16>> make_sharded_gradients(const PartitionPlan&,
+                                                                     const Deck&, MemoryLedger*);
 #endif
 
 }  // namespace zm

@@ -1,0 +1,34 @@
+#include "zero/composed_engine.hpp"
+
+namespace zm {
+
+StorageKinds storage_kinds(const StageSpec& spec, const PartitionPlan& plan) {
+  const bool hpz = spec.gathers_parameters() && plan.sub_shards() > 1;
+  const Storage optimizer_shard = hpz ? Storage::SubShard : Storage::Shard;
+  return {spec.gathers_parameters() ? Storage::Shard : Storage::Full,
+          spec.shards_gradients() ? Storage::Shard : Storage::Full,
+          spec.optimizer == OptimizerPartition::Sharded ? optimizer_shard : Storage::Full};
+}
+
+template <typename Real>
+ComposedEngine<Real>::ComposedEngine(const StageSpec& spec, const PartitionPlan& plan,
+                                     ShardGroupComms& comms, const Deck& deck,
+                                     const std::vector<UnitEvent>& schedule,
+                                     kernels::TeamShape team_shape, MemoryLedger* ledger)
+    : ZeroEngineT<Real>(spec.stage, plan, comms, deck, storage_kinds(spec, plan), team_shape,
+                        ledger),
+      gradients_(make_gradient_path<Real>(spec, plan, deck, ledger)),
+      parameters_(make_parameter_path<Real>(spec, plan, deck, schedule, ledger)) {}
+
+template <typename Real>
+void ComposedEngine<Real>::begin_micro_step(int64_t micro, int64_t micro_steps) {
+  ZeroEngineT<Real>::begin_micro_step(micro, micro_steps);
+  parameters_->begin_micro_step(*this);
+}
+
+template class ComposedEngine<float>;
+#if ZEROMINI_HAVE_BF16
+template class ComposedEngine<bf16>;
+#endif
+
+}  // namespace zm

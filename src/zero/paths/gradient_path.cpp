@@ -1,0 +1,43 @@
+// Each GradientPath onto its component: the planner's view and the typed path. A new gradient
+// path is a new component file and a case in each switch (-Wswitch names a missing one).
+#include "zero/paths/gradient_path.hpp"
+
+namespace zm {
+
+PathPlan plan_gradient_path(const StageSpec& spec, const PartitionPlan& plan, const Deck& deck) {
+  switch (spec.gradients) {
+    case GradientPath::AllReduce:
+      return all_reduce_gradients_plan(plan, deck);
+    case GradientPath::ReduceScatterPerUnit:
+      return reduce_scatter_gradients_plan(plan, deck);
+    case GradientPath::ReduceScatterAsComplete:
+      return sharded_gradients_plan(plan, deck);
+  }
+  return {};
+}
+
+template <typename Real>
+std::unique_ptr<GradientPathT<Real>> make_gradient_path(const StageSpec& spec,
+                                                        const PartitionPlan& plan, const Deck& deck,
+                                                        MemoryLedger* ledger) {
+  switch (spec.gradients) {
+    case GradientPath::AllReduce:
+      return make_all_reduce_gradients<Real>(plan, deck);
+    case GradientPath::ReduceScatterPerUnit:
+      return make_reduce_scatter_gradients<Real>(deck);
+    case GradientPath::ReduceScatterAsComplete:
+      return make_sharded_gradients<Real>(plan, deck, ledger);
+  }
+  return nullptr;
+}
+
+template std::unique_ptr<GradientPathT<float>> make_gradient_path(const StageSpec&,
+                                                                  const PartitionPlan&, const Deck&,
+                                                                  MemoryLedger*);
+#if ZEROMINI_HAVE_BF16
+template std::unique_ptr<GradientPathT<bf16>> make_gradient_path(const StageSpec&,
+                                                                 const PartitionPlan&, const Deck&,
+                                                                 MemoryLedger*);
+#endif
+
+}  // namespace zm

@@ -1,0 +1,58 @@
+// The gradient path of a stage (GradientPath, core/stage_spec.hpp): where the model's gradients
+// accumulate during backward, and which collectives reduce them as backward completes each unit.
+// One component per path, one file each:
+//   GradientPath::AllReduce                all_reduce_gradients.cpp     (stage 0)
+//   GradientPath::ReduceScatterPerUnit     reduce_scatter_gradients.cpp (stage 1)
+//   GradientPath::ReduceScatterAsComplete  sharded_gradients.cpp        (stages 2 and 3)
+// gradient_path.cpp maps each path to its component.
+#pragma once
+
+#include <memory>
+
+#include "core/stage_spec.hpp"
+#include "zero/paths/path_plan.hpp"
+
+namespace zm {
+
+// Where the engine stands in the step's micro-steps when a path's hook runs.
+struct MicroStep {
+  bool first;  // the step's first micro-step
+  bool last;   // its last: the gradients are then complete and reduced
+};
+
+// The hooks of UnitAccess and ZeroEngine that the gradient path implements; the engine
+// (ComposedEngine, zero/composed_engine.hpp) forwards them with itself as `engine`.
+template <typename Real>
+class GradientPathT {
+ public:
+  virtual ~GradientPathT() = default;
+  // Where unit `unit`'s gradients accumulate (+=) during this micro-step (its full padded range).
+  virtual Real* grads(int unit, ZeroEngineT<Real>& engine) = 0;
+  // Every gradient contribution of `unit` for this micro-step has been added.
+  virtual void unit_ready(int unit, MicroStep step, ZeroEngineT<Real>& engine) = 0;
+  // Waits for every gradient collective of the step (after the last backward).
+  virtual void finish(ZeroEngineT<Real>& engine) = 0;
+};
+
+// The buffers and traffic of `spec`'s gradient path, and the path itself for compute type Real,
+// its buffers allocated (after the engine's model state) and recorded in `ledger`.
+PathPlan plan_gradient_path(const StageSpec& spec, const PartitionPlan& plan, const Deck& deck);
+template <typename Real>
+std::unique_ptr<GradientPathT<Real>> make_gradient_path(const StageSpec& spec,
+                                                        const PartitionPlan& plan, const Deck& deck,
+                                                        MemoryLedger* ledger);
+
+// The components (one file each), as plan_gradient_path and make_gradient_path reach them.
+PathPlan all_reduce_gradients_plan(const PartitionPlan& plan, const Deck& deck);
+template <typename Real>
+std::unique_ptr<GradientPathT<Real>> make_all_reduce_gradients(const PartitionPlan& plan,
+                                                               const Deck& deck);
+PathPlan reduce_scatter_gradients_plan(const PartitionPlan& plan, const Deck& deck);
+template <typename Real>
+std::unique_ptr<GradientPathT<Real>> make_reduce_scatter_gradients(const Deck& deck);
+PathPlan sharded_gradients_plan(const PartitionPlan& plan, const Deck& deck);
+template <typename Real>
+std::unique_ptr<GradientPathT<Real>> make_sharded_gradients(const PartitionPlan& plan,
+                                                            const Deck& deck, MemoryLedger* ledger);
+
+}  // namespace zm

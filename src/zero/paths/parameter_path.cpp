@@ -1,0 +1,45 @@
+// Each ParameterPath onto its component: the planner's view and the typed path. A new parameter
+// path is a new component file and a case in each switch (-Wswitch names a missing one).
+#include "zero/paths/parameter_path.hpp"
+
+namespace zm {
+
+PathPlan plan_parameter_path(const StageSpec& spec, const PartitionPlan& plan, const Deck& deck) {
+  switch (spec.parameters) {
+    case ParameterPath::Replicated:
+      return replicated_parameters_plan(spec);
+    case ParameterPath::GatheredPerUnit:
+      return gathered_parameters_plan(plan, deck);
+  }
+  return {};
+}
+
+template <typename Real>
+std::unique_ptr<ParameterPathT<Real>> make_parameter_path(const StageSpec& spec,
+                                                          const PartitionPlan& plan,
+                                                          const Deck& deck,
+                                                          const std::vector<UnitEvent>& schedule,
+                                                          MemoryLedger* ledger) {
+  switch (spec.parameters) {
+    case ParameterPath::Replicated:
+      return make_replicated_parameters<Real>();
+    case ParameterPath::GatheredPerUnit:
+      return make_gathered_parameters<Real>(plan, deck, schedule, ledger);
+  }
+  return nullptr;
+}
+
+template std::unique_ptr<ParameterPathT<float>> make_parameter_path(const StageSpec&,
+                                                                    const PartitionPlan&,
+                                                                    const Deck&,
+                                                                    const std::vector<UnitEvent>&,
+                                                                    MemoryLedger*);
+#if ZEROMINI_HAVE_BF16
+template std::unique_ptr<ParameterPathT<bf16>> make_parameter_path(const StageSpec&,
+                                                                   const PartitionPlan&,
+                                                                   const Deck&,
+                                                                   const std::vector<UnitEvent>&,
+                                                                   MemoryLedger*);
+#endif
+
+}  // namespace zm

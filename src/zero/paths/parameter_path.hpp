@@ -1,0 +1,52 @@
+// The parameter path of a stage (ParameterPath, core/stage_spec.hpp): where the model reads a
+// unit's parameters from, and which collectives bring them there. One component per path, one
+// file each:
+//   ParameterPath::Replicated       replicated_parameters.cpp  (stages 0-2)
+//   ParameterPath::GatheredPerUnit  gathered_parameters.cpp    (stage 3)
+// parameter_path.cpp maps each path to its component.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "core/stage_spec.hpp"
+#include "model/unit_access.hpp"
+#include "zero/paths/path_plan.hpp"
+
+namespace zm {
+
+// The hooks of UnitAccess and ZeroEngine that the parameter path implements; the engine
+// (ComposedEngine, zero/composed_engine.hpp) forwards them with itself as `engine`.
+template <typename Real>
+class ParameterPathT {
+ public:
+  virtual ~ParameterPathT() = default;
+  // Parameters of the event's unit (its full padded range), valid until release().
+  virtual const Real* acquire(UnitEvent event, ZeroEngineT<Real>& engine) = 0;
+  virtual void release(UnitEvent event, ZeroEngineT<Real>& engine) = 0;
+  // A micro-step starts (after the engine's own begin_micro_step).
+  virtual void begin_micro_step(ZeroEngineT<Real>& engine) = 0;
+};
+
+// The buffers and traffic of `spec`'s parameter path, and the path itself for compute type Real,
+// its buffers allocated (after the gradient path's) and recorded in `ledger`. `schedule`: the
+// order in which the model uses the units in a step (a gathering path prefetches along it).
+PathPlan plan_parameter_path(const StageSpec& spec, const PartitionPlan& plan, const Deck& deck);
+template <typename Real>
+std::unique_ptr<ParameterPathT<Real>> make_parameter_path(const StageSpec& spec,
+                                                          const PartitionPlan& plan,
+                                                          const Deck& deck,
+                                                          const std::vector<UnitEvent>& schedule,
+                                                          MemoryLedger* ledger);
+
+// The components (one file each), as plan_parameter_path and make_parameter_path reach them.
+PathPlan replicated_parameters_plan(const StageSpec& spec);
+template <typename Real>
+std::unique_ptr<ParameterPathT<Real>> make_replicated_parameters();
+PathPlan gathered_parameters_plan(const PartitionPlan& plan, const Deck& deck);
+template <typename Real>
+std::unique_ptr<ParameterPathT<Real>> make_gathered_parameters(
+    const PartitionPlan& plan, const Deck& deck, const std::vector<UnitEvent>& schedule,
+    MemoryLedger* ledger);
+
+}  // namespace zm
