@@ -78,8 +78,8 @@ TrainerT<Real>::TrainerT(const Deck& deck, int stage, Communicator& comm, const 
       context_(context),
       comm_(&comm),
       layout_(deck.model),
-      comms_(std::make_unique<ShardGroupComms>(comm, run_shard_layout(deck, stage, comm))),
-      plan_(layout_, comms_->layout().group, comms_->layout().sub_shards()),
+      comms_(std::make_unique<MeshComms>(comm, run_zero_mesh(deck, stage, comm))),
+      plan_(layout_, comms_->mesh().group_ranks(), comms_->mesh().sub_shards()),
       engine_(
           make_engine<Real>(stage, plan_, *comms_, deck_, gpt_schedule(layout_), context.ledger)),
       model_(layout_, deck.train.micro_batch, deck.model.seq_len, context,

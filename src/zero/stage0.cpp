@@ -12,8 +12,9 @@ namespace {
 constexpr StorageKinds kStage0Storage{Storage::Full, Storage::Full, Storage::Full};
 }  // namespace
 
-std::vector<BufferSpec> stage0_buffers(const PartitionPlan& plan, const Deck& deck) {
-  return model_state_buffers(plan, deck, kStage0Storage);
+std::vector<BufferSpec> stage0_buffers(const PartitionPlan& plan, const Deck& deck,
+                                       const ZeroMesh& mesh) {
+  return model_state_buffers(plan, deck, kStage0Storage, mesh);
 }
 
 std::vector<std::pair<int64_t, int64_t>> stage0_bucket_ranges(const PartitionPlan& plan,
@@ -48,7 +49,7 @@ PlannedCollectives stage0_traffic(const PartitionPlan& plan, const Deck& deck) {
 }
 
 template <typename Real>
-Stage0<Real>::Stage0(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck,
+Stage0<Real>::Stage0(const PartitionPlan& plan, MeshComms& comms, const Deck& deck,
                      MemoryLedger* ledger)
     : ZeroEngineT<Real>(0, plan, comms, deck, kStage0Storage, ledger) {
   for (const auto& range : stage0_bucket_ranges(plan, deck)) {

@@ -9,19 +9,20 @@ namespace {
 constexpr StorageKinds kStage1Storage{Storage::Full, Storage::Full, Storage::Shard};
 }  // namespace
 
-std::vector<BufferSpec> stage1_buffers(const PartitionPlan& plan, const Deck& deck) {
-  return model_state_buffers(plan, deck, kStage1Storage);
+std::vector<BufferSpec> stage1_buffers(const PartitionPlan& plan, const Deck& deck,
+                                       const ZeroMesh& mesh) {
+  return model_state_buffers(plan, deck, kStage1Storage, mesh);
 }
 
 // Per unit and step: one reduce-scatter after the last micro-step's backward (grads_ready), one
 // all-gather of the updated shard (ZeroEngineT::after_unit_update).
 PlannedCollectives stage1_traffic(const PartitionPlan& plan, const Deck& deck,
-                                  const ShardLayout& layout) {
-  return per_unit_traffic(plan, deck, layout, 1, 1);
+                                  const ZeroMesh& mesh) {
+  return per_unit_traffic(plan, deck, mesh, 1, 1);
 }
 
 template <typename Real>
-Stage1<Real>::Stage1(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck,
+Stage1<Real>::Stage1(const PartitionPlan& plan, MeshComms& comms, const Deck& deck,
                      MemoryLedger* ledger)
     : ZeroEngineT<Real>(1, plan, comms, deck, kStage1Storage, ledger) {}
 

@@ -9,8 +9,9 @@ namespace {
 constexpr StorageKinds kStage2Storage{Storage::Full, Storage::Shard, Storage::Shard};
 }  // namespace
 
-std::vector<BufferSpec> stage2_buffers(const PartitionPlan& plan, const Deck& deck) {
-  auto buffers = model_state_buffers(plan, deck, kStage2Storage);
+std::vector<BufferSpec> stage2_buffers(const PartitionPlan& plan, const Deck& deck,
+                                       const ZeroMesh& mesh) {
+  auto buffers = model_state_buffers(plan, deck, kStage2Storage, mesh);
   for (BufferSpec& spec : sharded_gradient_buffers(plan, deck)) buffers.push_back(spec);
   return buffers;
 }
@@ -18,12 +19,12 @@ std::vector<BufferSpec> stage2_buffers(const PartitionPlan& plan, const Deck& de
 // Per unit and step: a reduce-scatter every micro-step (grads_ready), one all-gather of the
 // updated shard (ZeroEngineT::after_unit_update).
 PlannedCollectives stage2_traffic(const PartitionPlan& plan, const Deck& deck,
-                                  const ShardLayout& layout) {
-  return per_unit_traffic(plan, deck, layout, deck.train.grad_accum, 1);
+                                  const ZeroMesh& mesh) {
+  return per_unit_traffic(plan, deck, mesh, deck.train.grad_accum, 1);
 }
 
 template <typename Real>
-Stage2<Real>::Stage2(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck,
+Stage2<Real>::Stage2(const PartitionPlan& plan, MeshComms& comms, const Deck& deck,
                      MemoryLedger* ledger)
     : ZeroEngineT<Real>(2, plan, comms, deck, kStage2Storage, ledger) {
   gradients_.allocate(plan, deck, ledger);

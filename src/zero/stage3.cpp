@@ -33,8 +33,9 @@ UnitBufferSet gather_slot_set(const PartitionPlan& plan, const Deck& deck) {
   return slots;
 }
 
-std::vector<BufferSpec> stage3_buffers(const PartitionPlan& plan, const Deck& deck) {
-  auto buffers = model_state_buffers(plan, deck, stage3_storage(plan));
+std::vector<BufferSpec> stage3_buffers(const PartitionPlan& plan, const Deck& deck,
+                                       const ZeroMesh& mesh) {
+  auto buffers = model_state_buffers(plan, deck, stage3_storage(plan), mesh);
   for (BufferSpec& spec : sharded_gradient_buffers(plan, deck)) buffers.push_back(spec);
   gather_slot_set(plan, deck).add_to(buffers);
   return buffers;
@@ -44,12 +45,12 @@ std::vector<BufferSpec> stage3_buffers(const PartitionPlan& plan, const Deck& de
 // before the unit's forward and again before its backward (the embedding unit's second gather
 // serves the LM head's forward and backward).
 PlannedCollectives stage3_traffic(const PartitionPlan& plan, const Deck& deck,
-                                  const ShardLayout& layout) {
-  return per_unit_traffic(plan, deck, layout, deck.train.grad_accum, 2 * deck.train.grad_accum);
+                                  const ZeroMesh& mesh) {
+  return per_unit_traffic(plan, deck, mesh, deck.train.grad_accum, 2 * deck.train.grad_accum);
 }
 
 template <typename Real>
-Stage3<Real>::Stage3(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck,
+Stage3<Real>::Stage3(const PartitionPlan& plan, MeshComms& comms, const Deck& deck,
                      const std::vector<UnitEvent>& schedule, MemoryLedger* ledger)
     : ZeroEngineT<Real>(3, plan, comms, deck, stage3_storage(plan), ledger),
       schedule_(schedule),

@@ -14,22 +14,26 @@ namespace zm {
 // What each stage allocates and posts in one optimizer step on every rank, for the planner
 // (ZeroEngine::buffer_plan and traffic_plan pick the stage's).
 using PlannedCollectives = std::vector<ZeroEngine::PlannedCollective>;
-std::vector<BufferSpec> stage0_buffers(const PartitionPlan& plan, const Deck& deck);
-std::vector<BufferSpec> stage1_buffers(const PartitionPlan& plan, const Deck& deck);
-std::vector<BufferSpec> stage2_buffers(const PartitionPlan& plan, const Deck& deck);
-std::vector<BufferSpec> stage3_buffers(const PartitionPlan& plan, const Deck& deck);
+std::vector<BufferSpec> stage0_buffers(const PartitionPlan& plan, const Deck& deck,
+                                       const ZeroMesh& mesh);
+std::vector<BufferSpec> stage1_buffers(const PartitionPlan& plan, const Deck& deck,
+                                       const ZeroMesh& mesh);
+std::vector<BufferSpec> stage2_buffers(const PartitionPlan& plan, const Deck& deck,
+                                       const ZeroMesh& mesh);
+std::vector<BufferSpec> stage3_buffers(const PartitionPlan& plan, const Deck& deck,
+                                       const ZeroMesh& mesh);
 PlannedCollectives stage0_traffic(const PartitionPlan& plan, const Deck& deck);
 PlannedCollectives stage1_traffic(const PartitionPlan& plan, const Deck& deck,
-                                  const ShardLayout& layout);
+                                  const ZeroMesh& mesh);
 PlannedCollectives stage2_traffic(const PartitionPlan& plan, const Deck& deck,
-                                  const ShardLayout& layout);
+                                  const ZeroMesh& mesh);
 PlannedCollectives stage3_traffic(const PartitionPlan& plan, const Deck& deck,
-                                  const ShardLayout& layout);
+                                  const ZeroMesh& mesh);
 // Stages 1-3: for every unit, `reductions` reduce-scatters and `gathers` all-gathers of the padded
 // unit in the deck's compute type within the shard group and, under hybrid sharding, one
 // all-reduce of the unit's shard across the groups.
 PlannedCollectives per_unit_traffic(const PartitionPlan& plan, const Deck& deck,
-                                    const ShardLayout& layout, int64_t reductions, int64_t gathers);
+                                    const ZeroMesh& mesh, int64_t reductions, int64_t gathers);
 // Stage 0's gradient buckets as (first element, element count) ranges of the padded gradient
 // buffer, in the order backward completes them.
 std::vector<std::pair<int64_t, int64_t>> stage0_bucket_ranges(const PartitionPlan& plan,
@@ -38,7 +42,7 @@ std::vector<std::pair<int64_t, int64_t>> stage0_bucket_ranges(const PartitionPla
 template <typename Real>
 class Stage0 : public ZeroEngineT<Real> {
  public:
-  Stage0(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck, MemoryLedger* ledger);
+  Stage0(const PartitionPlan& plan, MeshComms& comms, const Deck& deck, MemoryLedger* ledger);
 
   Real* grads(int unit) override { return this->grad_at(unit, 0); }
   void grads_ready(int unit) override;
@@ -55,7 +59,7 @@ class Stage0 : public ZeroEngineT<Real> {
 template <typename Real>
 class Stage1 : public ZeroEngineT<Real> {
  public:
-  Stage1(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck, MemoryLedger* ledger);
+  Stage1(const PartitionPlan& plan, MeshComms& comms, const Deck& deck, MemoryLedger* ledger);
 
   Real* grads(int unit) override { return this->grad_at(unit, 0); }
   void grads_ready(int unit) override;
@@ -124,7 +128,7 @@ class ShardedGradients {
 template <typename Real>
 class Stage2 : public ZeroEngineT<Real> {
  public:
-  Stage2(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck, MemoryLedger* ledger);
+  Stage2(const PartitionPlan& plan, MeshComms& comms, const Deck& deck, MemoryLedger* ledger);
 
   Real* grads(int unit) override { return gradients_.bucket_for(unit, *this); }
   void grads_ready(int unit) override;
@@ -140,7 +144,7 @@ UnitBufferSet gather_slot_set(const PartitionPlan& plan, const Deck& deck);
 template <typename Real>
 class Stage3 : public ZeroEngineT<Real> {
  public:
-  Stage3(const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck,
+  Stage3(const PartitionPlan& plan, MeshComms& comms, const Deck& deck,
          const std::vector<UnitEvent>& schedule, MemoryLedger* ledger);
   ~Stage3() override;
 
