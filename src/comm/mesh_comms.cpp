@@ -47,9 +47,9 @@ MeshComms::MeshComms(Communicator& world, const ZeroMesh& mesh) : mesh_(mesh), w
 
 Communicator* MeshComms::make_along(int d) {
   const DeviceMesh& m = mesh_.mesh;
-  if (!mesh_.hybrid()) {
+  if (!mesh_.hybrid()) {  // the shard dimension always has one: the engine's group
+    if (m.dim(d).size == 1 && m.dim(d).name != kShardDim) return nullptr;
     if (m.dim(d).size == m.world()) return world_;
-    if (m.dim(d).size == 1) return nullptr;
   }
   // Keyed by the world rank, so that the ranks along the dimension keep the world's order: their
   // rank there is their coordinate along it.

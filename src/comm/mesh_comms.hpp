@@ -1,8 +1,9 @@
 // The communicators of a ZeRO mesh (core/zero_mesh.hpp): one per mesh dimension, over the ranks
-// that share every other coordinate, and the world. With one shard group nothing is split: the
-// `shard` dimension is the world itself and `replicate` has none, so that a run without
-// zero.shard_size posts exactly what it always did, on one communicator. With more groups every
-// dimension is split off the world (a group of one rank still has its own).
+// that share every other coordinate, and the world. With one shard group a dimension spanning
+// the world is the world itself and any other of one rank has none: `shard` is the world and
+// `replicate` has none, so that a run without zero.shard_size posts exactly what it always did,
+// on one communicator. With more groups every dimension is split off the world (a group of one
+// rank still has its own).
 //
 // Accounting by network level: a collective is intra-group when its ranks are one shard group,
 // inter-group when they span groups. A dimension's communicator is inter-group when it runs
