@@ -10,7 +10,7 @@
 
 #include "commands.hpp"
 #include "core/deck.hpp"
-#include "core/shard_layout.hpp"
+#include "core/zero_mesh.hpp"
 #include "plan/largest.hpp"
 #include "plan/machine.hpp"
 #include "plan/planner.hpp"

@@ -105,7 +105,7 @@ struct CollectiveTimes {
   double posted = 0.0, completed = 0.0;
   bool waited = false;
   double wait_begin = 0.0, wait_end = 0.0;
-  bool inter_group = false;  // across shard groups (comm/shard_groups.hpp)
+  bool inter_group = false;  // across shard groups (comm/mesh_comms.hpp)
 };
 
 class Communicator;

@@ -32,7 +32,7 @@ inline float* state_at(ZeroEngine& engine, int state, int u, int64_t e) {
   }
 }
 
-inline Storage storage_of(const ZeroEngine& engine, int state) {
+inline const Placement& storage_of(const ZeroEngine& engine, int state) {
   return state == 0 ? engine.master_storage() : engine.optimizer_storage();
 }
 

@@ -47,12 +47,12 @@ void write_metadata(hid_t file, const ZeroEngine& engine, const Deck& deck, int6
   h5::write_attr(file, "stage", static_cast<int64_t>(engine.stage()));
   // The states are fp32 whatever the run computed in (under bf16: the master weights).
   h5::write_attr(file, "precision", std::string(precision_name(deck.train.precision)));
-  h5::write_attr(file, "ranks", static_cast<int64_t>(engine.comms().layout().world));
+  h5::write_attr(file, "ranks", static_cast<int64_t>(engine.mesh().world()));
   // Ranks per shard group (hybrid sharding; = ranks with one group). The data does not depend on
   // it: every unit is stored whole, and any layout reads it back.
-  h5::write_attr(file, "shard_size", static_cast<int64_t>(engine.comms().layout().group));
+  h5::write_attr(file, "shard_size", static_cast<int64_t>(engine.mesh().group_ranks()));
   // hpZ: the shard groups hold the parameters only; the optimizer state spans all ranks.
-  h5::write_attr(file, "hpz", static_cast<int64_t>(engine.comms().layout().hpz ? 1 : 0));
+  h5::write_attr(file, "hpz", static_cast<int64_t>(engine.mesh().hpz() ? 1 : 0));
   // Data is addressed by global sequence index, so its position is the step count; the RNG is
   // counter-based (seed, index), so its state is the seed.
   h5::write_attr(file, "data_position_step", steps_done);
@@ -73,12 +73,12 @@ void write_unit_state(hid_t file, hid_t xfer, ZeroEngine& engine, int s, int u,
                       const std::string& temporary) {
   const PartitionPlan& plan = engine.plan();
   const hsize_t size = static_cast<hsize_t>(plan.unit(u).size);
-  const Storage storage = storage_of(engine, s);
-  auto [begin, end] = storage == Storage::SubShard ? engine.held_range(storage, u)
-                                                   : plan.owned_range(u, engine.comm().rank());
-  const ShardLayout& shards = engine.comms().layout();
-  if (storage != Storage::SubShard && shards.group_of(engine.comms().world().rank()) != 0)
-    end = begin;
+  const Placement& placement = storage_of(engine, s);
+  const bool over_replicas = placement.shards(kReplicateDim);
+  auto [begin, end] =
+      over_replicas ? engine.held_range(placement, u) : plan.owned_range(u, engine.comm().rank());
+  const int replica = engine.mesh().mesh.coordinate(engine.comms().world().rank(), kReplicateDim);
+  if (!over_replicas && replica != 0) end = begin;
   const hsize_t start = static_cast<hsize_t>(begin), count = static_cast<hsize_t>(end - begin);
   h5::Handle space(H5Screate_simple(1, &size, nullptr));
   h5::Handle dcpl(H5Pcreate(H5P_DATASET_CREATE));

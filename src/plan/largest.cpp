@@ -36,7 +36,7 @@ LargestModel largest_model(const Deck& deck, const Machine& machine, int64_t dev
     cell.possible = false;
     return cell;
   }
-  cell.layers = largest_fitting_layers(d, stage, cell.shards, machine.device_memory_bytes);
+  cell.layers = largest_fitting_layers(d, stage, cell.shards.mesh(), machine.device_memory_bytes);
   if (cell.layers > 0) {
     d.model.layers = cell.layers;
     cell.point = plan_point(d, stage, devices, &machine);

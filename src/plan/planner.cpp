@@ -65,25 +65,29 @@ double flops_per_token(const ModelConfig& m) {
   return 6.0 * (12.0 * L * C * C + C * Vp) + 12.0 * L * T * C + recompute;
 }
 
-ShardLayout plan_shard_layout(const Deck& deck, int stage, int64_t ranks, const Machine* machine) {
+ZeroMesh plan_zero_mesh(const Deck& deck, int stage, int64_t ranks, const Machine* machine) {
   if (ranks < 1 || ranks > (int64_t(1) << 30))
     fail("--ranks: {} is not a rank count (expected an integer in 1..2^30)", ranks);
   const int64_t per_node = machine ? machine->devices_per_node : ranks;
-  return shard_layout(deck, stage, static_cast<int>(ranks), static_cast<int>(per_node));
+  return zero_mesh(deck, stage, static_cast<int>(ranks), static_cast<int>(per_node));
 }
 
-MemoryPlan plan_memory(const Deck& deck, int stage, const ShardLayout& shards) {
+ShardLayout plan_shard_layout(const Deck& deck, int stage, int64_t ranks, const Machine* machine) {
+  return shard_layout_of(plan_zero_mesh(deck, stage, ranks, machine));
+}
+
+MemoryPlan plan_memory(const Deck& deck, int stage, const ZeroMesh& mesh) {
   MemoryPlan plan;
-  for (const BufferSpec& spec : run_buffer_plan(deck, stage, shards))
+  for (const BufferSpec& spec : run_buffer_plan(deck, stage, mesh))
     plan.bytes[static_cast<int>(spec.category)] += spec.bytes();
   return plan;
 }
 
-LevelTraffic plan_traffic(const Deck& deck, int stage, const ShardLayout& shards) {
+LevelTraffic plan_traffic(const Deck& deck, int stage, const ZeroMesh& mesh) {
   LevelTraffic bytes{};
   const ParamLayout layout(deck.model);
-  const PartitionPlan partition(layout, shards.group, shards.sub_shards());
-  for (const auto& c : run_traffic_plan(deck, stage, partition, shards))
+  const PartitionPlan partition(layout, mesh.group_ranks(), mesh.sub_shards());
+  for (const auto& c : run_traffic_plan(deck, stage, partition, mesh))
     bytes[static_cast<size_t>(c.level)][static_cast<size_t>(c.op)] +=
         ring_bytes(c.op, static_cast<double>(c.count * c.element_bytes), c.ranks);
   return bytes;
@@ -91,10 +95,9 @@ LevelTraffic plan_traffic(const Deck& deck, int stage, const ShardLayout& shards
 
 // Per-rank memory is affine in the layer count (every block adds the same buffers), so two
 // evaluations give the line and a few more confirm the answer.
-int64_t largest_fitting_layers(const Deck& deck, int stage, const ShardLayout& shards,
-                               double bytes) {
+int64_t largest_fitting_layers(const Deck& deck, int stage, const ZeroMesh& mesh, double bytes) {
   auto memory_at = [&](int64_t layers) {
-    return plan_memory(with_layers(deck, layers), stage, shards).total();
+    return plan_memory(with_layers(deck, layers), stage, mesh).total();
   };
   const double m1 = memory_at(1), m2 = memory_at(2);
   const double per_layer = m2 - m1, base = m1 - per_layer;
@@ -112,19 +115,19 @@ namespace {
 // Whether a collective's ring crosses the inter-node network: ranks are placed consecutively,
 // devices_per_node to a node, so a shard group stays in a node when it tiles the node, and a
 // collective across groups crosses as soon as the run spans nodes.
-bool crosses_nodes(const ZeroEngine::PlannedCollective& c, const ShardLayout& shards,
+bool crosses_nodes(const ZeroEngine::PlannedCollective& c, const ZeroMesh& mesh,
                    const Machine& machine) {
   const int64_t per_node = machine.devices_per_node;
-  if (shards.world <= per_node) return false;
+  if (mesh.world() <= per_node) return false;
   if (c.level == CommLevel::InterGroup) return true;
-  return shards.group > per_node || per_node % shards.group != 0;
+  return mesh.group_ranks() > per_node || per_node % mesh.group_ranks() != 0;
 }
 
 // Alpha-beta ring model of one collective on its link; the slowest link of a ring sets its pace.
-double collective_seconds(const ZeroEngine::PlannedCollective& c, const ShardLayout& shards,
+double collective_seconds(const ZeroEngine::PlannedCollective& c, const ZeroMesh& mesh,
                           const Machine& machine) {
   if (c.ranks <= 1) return 0.0;
-  const bool inter = crosses_nodes(c, shards, machine);
+  const bool inter = crosses_nodes(c, mesh, machine);
   const double beta = inter ? machine.inter_node_bandwidth : machine.intra_node_bandwidth;
   const double alpha = inter ? machine.inter_node_latency : machine.intra_node_latency;
   const double hops = static_cast<double>(c.ranks - 1) * (c.op == CommOp::AllReduce ? 2.0 : 1.0);
@@ -139,13 +142,14 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
   p.stage = stage;
   p.ranks = ranks;
   p.precision = deck.train.precision;
-  p.shards = plan_shard_layout(deck, stage, ranks, machine);
+  const ZeroMesh mesh = plan_zero_mesh(deck, stage, ranks, machine);
+  p.shards = shard_layout_of(mesh);
   const ParamLayout layout(deck.model);
-  const PartitionPlan partition(layout, p.shards.group, p.shards.sub_shards());
+  const PartitionPlan partition(layout, mesh.group_ranks(), mesh.sub_shards());
   p.params = layout.real_param_count();
   p.padded_params = partition.padded_total();
-  p.memory = plan_memory(deck, stage, p.shards);
-  p.bytes_per_level = plan_traffic(deck, stage, p.shards);
+  p.memory = plan_memory(deck, stage, mesh);
+  p.bytes_per_level = plan_traffic(deck, stage, mesh);
   for (const auto& level : p.bytes_per_level)
     for (int op = 0; op < kCommOps; ++op)
       p.bytes_per_step[static_cast<size_t>(op)] += level[static_cast<size_t>(op)];
@@ -160,14 +164,13 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
   p.compute_seconds = p.flops_per_step / rate;
 
   // Communication: each collective priced on the link its ring crosses.
-  for (const auto& c : run_traffic_plan(deck, stage, partition, p.shards))
-    p.comm_seconds += collective_seconds(c, p.shards, *machine);
+  for (const auto& c : run_traffic_plan(deck, stage, partition, mesh))
+    p.comm_seconds += collective_seconds(c, mesh, *machine);
   p.step_seconds_serial = p.compute_seconds + p.comm_seconds;
   p.step_seconds_overlapped = std::max(p.compute_seconds, p.comm_seconds);
 
   p.fits = p.memory.total() <= machine->device_memory_bytes;
-  const int64_t layers =
-      largest_fitting_layers(deck, stage, p.shards, machine->device_memory_bytes);
+  const int64_t layers = largest_fitting_layers(deck, stage, mesh, machine->device_memory_bytes);
   p.largest_layers = layers;
   if (layers > 0) {
     const ModelConfig& m = deck.model;

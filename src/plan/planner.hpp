@@ -13,10 +13,11 @@
 #include <string>
 
 #include "comm/communicator.hpp"
-#include "comm/shard_groups.hpp"
+#include "comm/mesh_comms.hpp"
 #include "core/deck.hpp"
 #include "core/memory.hpp"
 #include "core/shard_layout.hpp"
+#include "core/zero_mesh.hpp"
 #include "plan/machine.hpp"
 
 namespace zm {
@@ -43,7 +44,7 @@ struct PlanPoint {
   int64_t params = 0;         // real vocabulary
   int64_t padded_params = 0;  // with the padded vocabulary and partition padding (Psi')
   MemoryPlan memory;
-  ShardLayout shards;                             // the shard groups at this rank count
+  ShardLayout shards;  // the shard groups at this rank count (a view of the mesh)
   std::array<double, kCommOps> bytes_per_step{};  // per rank, by collective
   std::array<std::array<double, kCommOps>, kCommLevels> bytes_per_level{};  // [level][op]
   double bytes_per_step_total() const;
@@ -61,21 +62,21 @@ struct PlanPoint {
 
 // All priced in the deck's train.precision: element sizes come from the precision, through the
 // same buffer and collective lists a run of the deck allocates and posts.
-// The shard groups of `ranks` ranks under the deck's zero.shard_size: "node" means
-// zero.ranks_per_node when set, else the machine's devices per node, else all ranks (one node).
+// The mesh of `ranks` ranks under the deck's zero.shard_size: "node" means zero.ranks_per_node
+// when set, else the machine's devices per node, else all ranks (one node); and its view.
+ZeroMesh plan_zero_mesh(const Deck& deck, int stage, int64_t ranks, const Machine* machine);
 ShardLayout plan_shard_layout(const Deck& deck, int stage, int64_t ranks, const Machine* machine);
-MemoryPlan plan_memory(const Deck& deck, int stage, const ShardLayout& shards);
+MemoryPlan plan_memory(const Deck& deck, int stage, const ZeroMesh& mesh);
 // Bytes per rank and step by collective, at each level ([level][op]).
 using LevelTraffic = std::array<std::array<double, kCommOps>, kCommLevels>;
-LevelTraffic plan_traffic(const Deck& deck, int stage, const ShardLayout& shards);
+LevelTraffic plan_traffic(const Deck& deck, int stage, const ZeroMesh& mesh);
 // Everything for one point; machine may be nullptr (no time or fit estimates).
 PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* machine);
 
 // The deepest model of the deck's width (dim, heads, vocabulary, sequence, batch, precision,
-// recomputation) whose per-rank memory at `stage` in the shard groups `shards` is at most
-// `bytes`: memory at the answer fits and one more block does not. 0 when not even one block fits.
-int64_t largest_fitting_layers(const Deck& deck, int stage, const ShardLayout& shards,
-                               double bytes);
+// recomputation) whose per-rank memory at `stage` on `mesh` is at most `bytes`: memory at the
+// answer fits and one more block does not. 0 when not even one block fits.
+int64_t largest_fitting_layers(const Deck& deck, int stage, const ZeroMesh& mesh, double bytes);
 
 // Matmul FLOPs of one forward + backward per token: 6 (12 L C^2 + C Vp) + 12 L T C.
 double flops_per_token(const ModelConfig& model);

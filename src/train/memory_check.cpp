@@ -40,7 +40,7 @@ double host_available_bytes() {
 }  // namespace
 
 void check_memory_fits(const Deck& deck, int stage, Communicator& comm) {
-  const MemoryPlan planned = plan_memory(deck, stage, run_shard_layout(deck, stage, comm));
+  const MemoryPlan planned = plan_memory(deck, stage, run_zero_mesh(deck, stage, comm));
   double available = 0;
   std::string where;
 #if defined(KOKKOS_ENABLE_CUDA)

@@ -194,16 +194,15 @@ StageResult run_stage(const RunSetup& run, int stage, RunEnd& end) {
     result.tokens_per_rank_per_step = trainer.tokens_per_rank_per_step();
     result.param_count = trainer.layout().real_param_count();
     result.padded_param_count = trainer.layout().total();
-    result.shard_size = trainer.comms().layout().group;
+    result.shard_size = trainer.comms().mesh().group_ranks();
     log_root(
         "[stage {}] {} ranks, {} parameters ({} with the padded vocabulary), "
         "{} tokens per rank per step\n",
         stage, result.ranks, thousands(static_cast<double>(result.param_count)),
         thousands(static_cast<double>(result.padded_param_count)),
         thousands(static_cast<double>(result.tokens_per_rank_per_step)));
-    const ShardLayout& shards = trainer.comms().layout();
-    if (shards.hybrid())
-      log_root("[stage {}] {}\n", stage, describe_shard_layout(shards, run.deck));
+    const ZeroMesh& mesh = trainer.comms().mesh();
+    if (mesh.hybrid()) log_root("[stage {}] {}\n", stage, describe_zero_mesh(mesh, run.deck));
     const int64_t first_step = start_or_resume(trainer, run, stage);
     if (run.results) run.results->begin_stage(stage, first_step, run.resume);
     StepHooks hooks =

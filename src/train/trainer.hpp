@@ -36,7 +36,7 @@ class Trainer {
   // The untyped engine: checkpoints and exports read and write its fp32 state.
   virtual ZeroEngine& engine() = 0;
   // The run's communicators: the world, and the shard group and replicas under hybrid sharding.
-  virtual ShardGroupComms& comms() = 0;
+  virtual MeshComms& comms() = 0;
 
   int64_t tokens_per_rank_per_step() const;
 };

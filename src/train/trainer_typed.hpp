@@ -33,7 +33,7 @@ class TrainerT final : public Trainer {
   const ParamLayout& layout() const override { return layout_; }
   const PartitionPlan& plan() const override { return plan_; }
   ZeroEngine& engine() override { return *engine_; }
-  ShardGroupComms& comms() override { return *comms_; }
+  MeshComms& comms() override { return *comms_; }
 
   GPT<Real>& model() { return model_; }
   ZeroEngineT<Real>& typed_engine() { return *engine_; }
@@ -52,7 +52,7 @@ class TrainerT final : public Trainer {
   RunContext context_;
   Communicator* comm_;  // the world's
   ParamLayout layout_;
-  std::unique_ptr<ShardGroupComms> comms_;  // the shard groups over comm_ (zero.shard_size)
+  std::unique_ptr<MeshComms> comms_;  // the mesh's communicators over comm_
   PartitionPlan plan_;
   std::unique_ptr<ZeroEngineT<Real>> engine_;
   GPT<Real> model_;

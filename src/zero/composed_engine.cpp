@@ -12,7 +12,7 @@ StorageKinds storage_kinds(const StageSpec& spec, const PartitionPlan& plan) {
 
 template <typename Real>
 ComposedEngine<Real>::ComposedEngine(const StageSpec& spec, const PartitionPlan& plan,
-                                     ShardGroupComms& comms, const Deck& deck,
+                                     MeshComms& comms, const Deck& deck,
                                      const std::vector<UnitEvent>& schedule,
                                      kernels::TeamShape team_shape, MemoryLedger* ledger)
     : ZeroEngineT<Real>(spec.stage, plan, comms, deck, storage_kinds(spec, plan), team_shape,

@@ -24,7 +24,7 @@ template <typename Real>
 class ComposedEngine final : public ZeroEngineT<Real> {
  public:
   // Allocates the model state, then the gradient path's buffers, then the parameter path's.
-  ComposedEngine(const StageSpec& spec, const PartitionPlan& plan, ShardGroupComms& comms,
+  ComposedEngine(const StageSpec& spec, const PartitionPlan& plan, MeshComms& comms,
                  const Deck& deck, const std::vector<UnitEvent>& schedule,
                  kernels::TeamShape team_shape, MemoryLedger* ledger);
 

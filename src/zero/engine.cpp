@@ -1,8 +1,10 @@
 #include "zero/engine.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/stage_spec.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/init.hpp"
 #include "model/layout.hpp"
@@ -24,8 +26,21 @@ bool sums_gradients_in_fp32(const Deck& deck) {
   return policy.compute != Element::FP32 && (deck.train.grad_accum > 1 || policy.widens_reduce());
 }
 
-ZeroEngine::ZeroEngine(int stage, const PartitionPlan& plan, ShardGroupComms& comms,
-                       const Deck& deck, StorageKinds storage, MemoryLedger* ledger)
+Placement storage_placement(Storage storage, const ZeroMesh& mesh) {
+  if (storage == Storage::Full) return Placement::replicate();
+  if (storage == Storage::Shard) return Placement::shard({kShardDim});
+  ZM_ASSERT(mesh.hpz(), "sub-shards on a mesh without hpZ");
+  return mesh.sharded_optimizer;
+}
+
+bool ZeroEngine::cuts_finer(const Placement& finer, const Placement& coarser) {
+  const auto& f = finer.sharded_dims();
+  const auto& c = coarser.sharded_dims();
+  return f.size() > c.size() && std::equal(c.begin(), c.end(), f.begin());
+}
+
+ZeroEngine::ZeroEngine(int stage, const PartitionPlan& plan, MeshComms& comms, const Deck& deck,
+                       StorageKinds storage, MemoryLedger* ledger)
     : stage_(stage),
       plan_(&plan),
       comms_(&comms),
@@ -36,35 +51,43 @@ ZeroEngine::ZeroEngine(int stage, const PartitionPlan& plan, ShardGroupComms& co
       rank_(comm_->rank()),
       ranks_(comm_->size()),
       replica_(replicas_ ? replicas_->rank() : 0),
-      params_storage_(storage.params),
-      grads_storage_(storage.grads),
-      optim_storage_(storage.optim) {
+      world_rank_(comms.world().rank()),
+      storage_kinds_(storage),
+      params_storage_(storage_placement(storage.params, comms.mesh())),
+      grads_storage_(storage_placement(storage.grads, comms.mesh())),
+      optim_storage_(storage_placement(storage.optim, comms.mesh())),
+      params_piece_(piece(params_storage_)),
+      grads_piece_(piece(grads_storage_)),
+      optim_piece_(piece(optim_storage_)) {
   ZM_ASSERT(plan.ranks() == ranks_, "plan for {} ranks, shard group of {}", plan.ranks(), ranks_);
+  const ModelPlacements placements = comms.mesh().placements(stage_spec(stage));
+  ZM_ASSERT(placements.params == params_storage_ && placements.grads == grads_storage_ &&
+                placements.optim == optim_storage_,
+            "stage {}: its storage kinds are not its placements on the mesh", stage);
+  const Placement shard = Placement::shard({kShardDim});
+  owned_grads_ = cuts_finer(optim_storage_, shard) ? optim_storage_ : shard;
 }
 
 ZeroEngine::~ZeroEngine() = default;
 
 std::pair<int64_t, int64_t> ZeroEngine::owned_gradients(int u) const {
-  if (optim_storage_ == Storage::SubShard) return held_range(Storage::SubShard, u);
-  return plan_->owned_range(u, rank_);
+  return held_range(owned_grads_, u);
 }
 
-std::pair<int64_t, int64_t> ZeroEngine::held_range(Storage storage, int u) const {
-  if (storage == Storage::Full) return {0, plan_->unit(u).size};
-  if (storage == Storage::SubShard) return plan_->owned_sub_range(u, rank_, replica_);
-  return plan_->owned_range(u, rank_);
+std::pair<int64_t, int64_t> ZeroEngine::held_range(const Placement& placement, int u) const {
+  return plan_->piece_range(u, piece(placement));
 }
 
 float* ZeroEngine::adam_m_at(int u, int64_t e) const {
-  return base_of(adam_m_.data(), optim_storage_, u, e);
+  return base_of(adam_m_.data(), optim_piece_, u, e);
 }
 float* ZeroEngine::adam_v_at(int u, int64_t e) const {
-  return base_of(adam_v_.data(), optim_storage_, u, e);
+  return base_of(adam_v_.data(), optim_piece_, u, e);
 }
 
 std::vector<float> ZeroEngine::full_state(State which) {
   const ParamLayout& layout = plan_->layout();
-  const Storage storage = which == State::Params ? master_storage() : optim_storage_;
+  const Placement& placement = which == State::Params ? master_storage() : optim_storage_;
   auto state_at = [&](int u, int64_t e) {
     return which == State::Params  ? master_at(u, e)
            : which == State::AdamM ? adam_m_at(u, e)
@@ -74,19 +97,19 @@ std::vector<float> ZeroEngine::full_state(State which) {
   // A diagnostic and export path, outside the training step: its transient unit buffer is not
   // part of the run's accounted memory.
   Kokkos::View<float*, MemSpace> gathered, shard;
-  if (storage != Storage::Full)
+  if (!placement.replicated())
     gathered = Kokkos::View<float*, MemSpace>(
         "full_state", static_cast<size_t>(plan_->max_padded_unit(0, plan_->num_units() - 1)));
-  if (storage == Storage::SubShard)
+  if (placement.shards(kReplicateDim))
     shard =
         Kokkos::View<float*, MemSpace>("full_state_shard", static_cast<size_t>(plan_->max_shard()));
   for (int u = 0; u < plan_->num_units(); ++u) {
     const UnitPartition& p = plan_->unit(u);
     const float* unit_data = gathered.data();
     const int64_t first = rank_ * p.shard;
-    if (storage == Storage::Full) {
+    if (placement.replicated()) {
       unit_data = state_at(u, 0);
-    } else if (storage == Storage::Shard) {
+    } else if (!placement.shards(kReplicateDim)) {
       comm_->all_gather(state_at(u, first), gathered.data(), static_cast<size_t>(p.shard),
                         DType::F32);
     } else {  // hpZ: the sub-shards into this rank's shard, then the shards into the unit
@@ -124,13 +147,11 @@ void adamw_segment(kernels::TeamShape shape, float* master, const Grad* grads, f
 }  // namespace
 
 std::vector<BufferSpec> model_state_buffers(const PartitionPlan& plan, const Deck& deck,
-                                            StorageKinds storage) {
+                                            StorageKinds storage, const ZeroMesh& mesh) {
   const PrecisionPolicy policy = deck.train.policy();
   const int real_bytes = element_bytes(policy.compute);
   auto elements = [&](Storage kind) {
-    return kind == Storage::Full    ? plan.padded_total()
-           : kind == Storage::Shard ? plan.shard_total()
-                                    : plan.sub_shard_total();
+    return plan.piece_total(pieces(mesh.mesh, storage_placement(kind, mesh)));
   };
   std::vector<BufferSpec> specs = {
       {"params", MemCategory::Parameters, elements(storage.params), real_bytes},
@@ -146,7 +167,7 @@ std::vector<BufferSpec> model_state_buffers(const PartitionPlan& plan, const Dec
 }
 
 template <typename Real>
-ZeroEngineT<Real>::ZeroEngineT(int stage, const PartitionPlan& plan, ShardGroupComms& comms,
+ZeroEngineT<Real>::ZeroEngineT(int stage, const PartitionPlan& plan, MeshComms& comms,
                                const Deck& deck, StorageKinds storage,
                                kernels::TeamShape team_shape, MemoryLedger* ledger)
     : ZeroEngine(stage, plan, comms, deck, storage, ledger),
@@ -157,9 +178,8 @@ ZeroEngineT<Real>::ZeroEngineT(int stage, const PartitionPlan& plan, ShardGroupC
 
 template <typename Real>
 void ZeroEngineT<Real>::allocate_model_state() {
-  PlannedAllocator alloc(
-      model_state_buffers(*plan_, *deck_, {params_storage_, grads_storage_, optim_storage_}),
-      ledger_);
+  PlannedAllocator alloc(model_state_buffers(*plan_, *deck_, storage_kinds_, comms_->mesh()),
+                         ledger_);
   params_ = alloc.take<Real>("params");
   grads_ = alloc.take<Real>("grads");
   if (sums_gradients_in_fp32(*deck_)) grad_sum_ = alloc.take<float>("grad_sum");
@@ -172,14 +192,14 @@ void ZeroEngineT<Real>::allocate_model_state() {
 template <typename Real>
 float* ZeroEngineT<Real>::master_at(int u, int64_t e) const {
   if constexpr (kMixed)
-    return base_of(master_.data(), optim_storage_, u, e);
+    return base_of(master_.data(), optim_piece_, u, e);
   else
     return param_at(u, e);
 }
 
 template <typename Real>
 template <typename T>
-void ZeroEngineT<Real>::init_held(T* buffer, Storage storage, uint64_t seed) const {
+void ZeroEngineT<Real>::init_held(T* buffer, const Placement& placement, uint64_t seed) const {
   const ParamLayout& layout = plan_->layout();
   const ModelConfig& c = layout.config();
   const float std_normal = 0.02f;
@@ -189,10 +209,10 @@ void ZeroEngineT<Real>::init_held(T* buffer, Storage storage, uint64_t seed) con
   // gradient is zero and decay keeps zero at zero).
   const int64_t wte_real = c.vocab * c.dim;
   for (int u = 0; u < plan_->num_units(); ++u) {
-    const auto [begin, end] = held_range(storage, u);
+    const auto [begin, end] = held_range(placement, u);
     for (const TensorSegment& seg : plan_->segments(u, begin, end)) {
       const TensorInfo& t = layout.tensors()[static_cast<size_t>(seg.tensor)];
-      T* dst = base_of(buffer, storage, u, seg.unit_offset);
+      T* dst = base_of(buffer, piece(placement), u, seg.unit_offset);
       const uint64_t first_index = static_cast<uint64_t>(layout.unit(u).offset + seg.unit_offset);
       switch (t.init) {
         case InitKind::Ones:
@@ -230,7 +250,7 @@ void ZeroEngineT<Real>::begin_micro_step(int64_t micro, int64_t micro_steps) {
   micro_ = micro;
   micro_steps_ = micro_steps;
   // Full gradient buffers accumulate over the micro-steps of a step.
-  if (micro == 0 && grads_storage_ == Storage::Full)
+  if (micro == 0 && grads_storage_.replicated())
     kernels::fill(team_shape_, grads_.data(), static_cast<int64_t>(grads_.size()), Real(0));
 }
 
@@ -256,10 +276,10 @@ double ZeroEngineT<Real>::grad_sumsq_owned() const {
                  ? kernels::sum_of_squares(team_shape_, grad_sum_at(u, begin), end - begin)
                  : kernels::sum_of_squares(team_shape_, grad_at(u, begin), end - begin);
   }
-  // Every group holds the same summed shards (not under hpZ, where each sub-shard is one rank's):
-  // the trainer's sum over all ranks counts each once.
-  const bool replicated = replicas_ && optim_storage_ != Storage::SubShard;
-  return replicated ? total / replicas_->size() : total;
+  // Every rank holding the same piece of summed gradients (every group its shard; under hpZ
+  // each sub-shard is one rank's) counts it: the trainer's sum over all ranks counts each once.
+  const int copies = comms_->mesh().world() / pieces(comms_->mesh().mesh, owned_grads_);
+  return copies > 1 ? total / copies : total;
 }
 
 template <typename Real>
@@ -324,7 +344,7 @@ template <typename Real>
 void ZeroEngineT<Real>::post_parameter_gather(int u) {
   const UnitPartition& p = plan_->unit(u);
   const CommTag tag{u, CommPurpose::ParamGather};
-  if (params_storage_ == Storage::Shard) {  // hpZ: the sub-shards into the group shard
+  if (!params_storage_.replicated()) {  // hpZ: the sub-shards into the group shard
     Real* shard = param_at(u, rank_ * p.shard);
     parameter_gathers_.push_back(replicas_->iall_gather(shard + replica_ * p.sub_shard, shard,
                                                         static_cast<size_t>(p.sub_shard),
@@ -343,7 +363,7 @@ void ZeroEngineT<Real>::post_replica_reduction(int u) {
   const UnitPartition& p = plan_->unit(u);
   const int64_t shard = rank_ * p.shard;
   const CommTag tag{u, CommPurpose::GradReduce};
-  if (optim_storage_ == Storage::SubShard)  // hpZ: in place, into this rank's sub-shard
+  if (optim_storage_.shards(kReplicateDim))  // hpZ: in place, into this rank's sub-shard
     replica_reductions_.push_back(replicas_->ireduce_scatter_sum(
         reduced_grad_at(u, shard), reduced_grad_at(u, shard + replica_ * p.sub_shard),
         static_cast<size_t>(p.sub_shard), reduce_dtype(), tag));

@@ -33,8 +33,9 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
-#include "comm/shard_groups.hpp"
+#include "comm/mesh_comms.hpp"
 #include "core/deck.hpp"
+#include "core/device_mesh.hpp"
 #include "core/memory.hpp"
 #include "kernels/adamw.hpp"
 #include "kernels/team_shape.hpp"
@@ -43,12 +44,16 @@
 
 namespace zm {
 
-// Full: the padded unit; Shard: this rank's shard of it; SubShard (hpZ): this rank's sub-shard
-// of its shard (core/shard_layout.hpp), the shard's replicas holding the others.
+// The names a stage declares its model state's placements on the mesh by (core/zero_mesh.hpp):
+// Full, the padded unit, replicated along every dimension; Shard, this rank's shard of it, sharded
+// along `shard`; SubShard (hpZ), this rank's sub-shard of its shard, sharded along `shard` and
+// then `replicate`, the shard's replicas holding the others.
 enum class Storage { Full, Shard, SubShard };
+Placement storage_placement(Storage storage, const ZeroMesh& mesh);
 
 // Where a stage keeps each kind of model state; storage_kinds (composed_engine.hpp) derives them
-// from the stage's record, and both the engine and its buffer plan read them.
+// from the stage's record, and both the engine and its buffer plan read them. The engine
+// addresses its buffers by the placements they name (storage_placement).
 struct StorageKinds {
   Storage params, grads, optim;
 };
@@ -77,8 +82,8 @@ class ZeroEngine {
  public:
   // Every buffer the stage's engine allocates (make_engine), for the planner: element sizes come
   // from the deck's precision, so any build prices any precision without a typed engine.
-  static std::vector<BufferSpec> buffer_plan(int stage, const PartitionPlan& plan,
-                                             const Deck& deck);
+  static std::vector<BufferSpec> buffer_plan(int stage, const PartitionPlan& plan, const Deck& deck,
+                                             const ZeroMesh& mesh);
   // The collectives one optimizer step posts on each rank (gradient and parameter traffic; the
   // trainer adds its 2-float statistics all-reduce), for the planner.
   struct PlannedCollective {
@@ -88,9 +93,9 @@ class ZeroEngine {
     int ranks;          // of the communicator it runs on
     CommLevel level = CommLevel::IntraGroup;
   };
-  // `layout`: the shard groups (plan is over one group's ranks).
+  // `mesh`: the run's mesh (plan is over the ranks of its `shard` dimension).
   static std::vector<PlannedCollective> traffic_plan(int stage, const PartitionPlan& plan,
-                                                     const Deck& deck, const ShardLayout& layout);
+                                                     const Deck& deck, const ZeroMesh& mesh);
 
   virtual ~ZeroEngine();
   int stage() const { return stage_; }
@@ -98,13 +103,15 @@ class ZeroEngine {
   // The shard group's communicator: the engine's ranks, rank() its shard of every unit.
   Communicator& comm() const { return *comm_; }
   // All the run's communicators (the world, and the replicas under hybrid sharding).
-  ShardGroupComms& comms() const { return *comms_; }
-  Storage param_storage() const { return params_storage_; }
-  Storage grad_storage() const { return grads_storage_; }
-  Storage optimizer_storage() const { return optim_storage_; }
-  // Where the fp32 master parameters live: the optimizer's storage under bf16, the parameters'
+  MeshComms& comms() const { return *comms_; }
+  const ZeroMesh& mesh() const { return comms_->mesh(); }
+  // The placements of the model state on the mesh.
+  const Placement& param_storage() const { return params_storage_; }
+  const Placement& grad_storage() const { return grads_storage_; }
+  const Placement& optimizer_storage() const { return optim_storage_; }
+  // Where the fp32 master parameters live: the optimizer's placement under bf16, the parameters'
   // own under fp32.
-  virtual Storage master_storage() const = 0;
+  virtual const Placement& master_storage() const = 0;
 
   // Initialises the parameters this rank holds, GPT-2 style, from a counter-based RNG keyed by
   // (seed, logical parameter index): identical values at any rank count and stage.
@@ -124,9 +131,9 @@ class ZeroEngine {
   // Writes NaN into the first gradient element this rank owns (fault injection).
   virtual void poison_gradient() = 0;
 
-  // The held range of unit u (logical elements) for a storage kind: the whole unit for Full,
-  // the owned range for Shard and SubShard.
-  std::pair<int64_t, int64_t> held_range(Storage storage, int u) const;
+  // The held range of unit u (logical elements) under a placement: the whole unit when
+  // replicated, else the logical elements of this rank's piece.
+  std::pair<int64_t, int64_t> held_range(const Placement& placement, int u) const;
   // The logical elements of unit u whose summed gradients this rank owns after backward: its
   // shard, or under hpZ its sub-shard.
   std::pair<int64_t, int64_t> owned_gradients(int u) const;
@@ -146,27 +153,39 @@ class ZeroEngine {
   std::vector<float> full_parameters() { return full_state(State::Params); }
 
  protected:
-  ZeroEngine(int stage, const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck,
+  ZeroEngine(int stage, const PartitionPlan& plan, MeshComms& comms, const Deck& deck,
              StorageKinds storage, MemoryLedger* ledger);
-  template <typename T>
-  T* base_of(T* buffer, Storage storage, int u, int64_t e) const {
-    const UnitPartition& p = plan_->unit(u);
-    if (storage == Storage::Full) return buffer + p.padded_offset + e;
-    if (storage == Storage::SubShard)
-      return buffer + p.sub_offset + (e - rank_ * p.shard - replica_ * p.sub_shard);
-    return buffer + p.shard_offset + (e - rank_ * p.shard);
+  // This rank's piece of a buffer under a placement.
+  Piece piece(const Placement& placement) const {
+    return piece_of(comms_->mesh().mesh, placement, world_rank_);
   }
+  // Logical element e of unit u in a buffer holding `piece` of every unit (the concatenation of
+  // its pieces of all units).
+  template <typename T>
+  T* base_of(T* buffer, const Piece& piece, int u, int64_t e) const {
+    const UnitPartition& p = plan_->unit(u);
+    return buffer + plan_->piece_offset(u, piece.count) +
+           (e - piece.index * (p.padded / piece.count));
+  }
+  // Whether `finer` shards over every dimension `coarser` does and more: its pieces cut those of
+  // `coarser` again.
+  static bool cuts_finer(const Placement& finer, const Placement& coarser);
 
   int stage_;
   const PartitionPlan* plan_;
-  ShardGroupComms* comms_;
+  MeshComms* comms_;
   Communicator* comm_;      // the shard group's (the world's with one group)
   Communicator* replicas_;  // one rank per group holding the same shard; nullptr with one group
   const Deck* deck_;
   MemoryLedger* ledger_;  // where the engine's buffers are recorded (the run's)
   int rank_, ranks_;
   int replica_ = 0;  // this rank's group: its sub-shard under hpZ
-  Storage params_storage_, grads_storage_, optim_storage_;
+  int world_rank_;   // this rank in the mesh
+  StorageKinds storage_kinds_;
+  Placement params_storage_, grads_storage_, optim_storage_;
+  Piece params_piece_, grads_piece_, optim_piece_;  // this rank's, under those placements
+  Placement owned_grads_;  // where the summed gradients this rank owns lie: the finer of shard
+                           // and the optimizer's placement
   TrackedBuffer<float> adam_m_, adam_v_;
   int64_t micro_ = 0, micro_steps_ = 1;
   bool last_micro() const { return micro_ + 1 == micro_steps_; }
@@ -176,7 +195,7 @@ class ZeroEngine {
 // storage kinds. Element sizes come from the deck (compute_element_bytes), not from a compute
 // type, so that any build can price any precision; allocation checks that the two agree.
 std::vector<BufferSpec> model_state_buffers(const PartitionPlan& plan, const Deck& deck,
-                                            StorageKinds storage);
+                                            StorageKinds storage, const ZeroMesh& mesh);
 
 // The engine for compute type Real: the parameter and gradient buffers, and the UnitAccess the
 // model runs on, whose parameter and gradient hooks ComposedEngine forwards to its paths.
@@ -185,7 +204,9 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
  public:
   static constexpr bool kMixed = !std::is_same_v<Real, float>;
 
-  Storage master_storage() const override { return kMixed ? optim_storage_ : params_storage_; }
+  const Placement& master_storage() const override {
+    return kMixed ? optim_storage_ : params_storage_;
+  }
   void init_parameters(uint64_t seed) override;
   void begin_micro_step(int64_t micro, int64_t micro_steps) override;
   double grad_sumsq_owned() const override;
@@ -195,8 +216,8 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
   void masters_written() override;
 
   // Pointers to logical element e of unit u in the compute parameters and gradients.
-  Real* param_at(int u, int64_t e) const { return base_of(params_.data(), params_storage_, u, e); }
-  Real* grad_at(int u, int64_t e) const { return base_of(grads_.data(), grads_storage_, u, e); }
+  Real* param_at(int u, int64_t e) const { return base_of(params_.data(), params_piece_, u, e); }
+  Real* grad_at(int u, int64_t e) const { return base_of(grads_.data(), grads_piece_, u, e); }
   // Mixed precision with gradient accumulation (train.grad_accum > 1): the micro-steps' gradients
   // are summed in fp32 (grad_sum_at, in the gradients' storage), and the bf16 gradients receive
   // the sum rounded once, on the last micro-step, where it is reduced. Each micro-step's gradient
@@ -204,7 +225,7 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
   // the sum is also kept (whatever grad_accum), reduced in fp32 and never rounded back.
   bool sums_micro_steps() const { return grad_sum_.size() > 0; }
   float* grad_sum_at(int u, int64_t e) const {
-    return base_of(grad_sum_.data(), grads_storage_, u, e);
+    return base_of(grad_sum_.data(), grads_piece_, u, e);
   }
   // Stages 0 and 1 (full gradients), when unit u's gradients of a micro-step are complete: adds
   // them to the fp32 sum and zeroes them for the next micro-step, or on the last micro-step writes
@@ -230,7 +251,7 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
   void finish_replica_reductions() { wait_all(replica_reductions_); }
 
  protected:
-  ZeroEngineT(int stage, const PartitionPlan& plan, ShardGroupComms& comms, const Deck& deck,
+  ZeroEngineT(int stage, const PartitionPlan& plan, MeshComms& comms, const Deck& deck,
               StorageKinds storage, kernels::TeamShape team_shape, MemoryLedger* ledger);
   // Called after the optimizer updated unit u's held range. Where parameters are held more
   // widely than they are updated (stages 1 and 2: full, updated by shard; hpZ: group shard,
@@ -238,10 +259,7 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
   // unit's update; after_optimizer waits for them all.
   virtual void after_unit_update(int u);
   virtual void after_optimizer() { wait_parameter_gathers(); }
-  bool gathers_updates() const {
-    return (params_storage_ == Storage::Full && optim_storage_ == Storage::Shard) ||
-           (params_storage_ == Storage::Shard && optim_storage_ == Storage::SubShard);
-  }
+  bool gathers_updates() const { return cuts_finer(optim_storage_, params_storage_); }
   void post_parameter_gather(int u);
   void wait_parameter_gathers();
   // Waits for and forgets a stage's in-flight gradient collectives.
@@ -258,9 +276,9 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
  private:
   // Allocates model_state_buffers (the paths allocate their own buffers after).
   void allocate_model_state();
-  // Initialises the held range of every unit of a buffer of T with the given storage.
+  // Initialises the held range of every unit of a buffer of T with the given placement.
   template <typename T>
-  void init_held(T* buffer, Storage storage, uint64_t seed) const;
+  void init_held(T* buffer, const Placement& placement, uint64_t seed) const;
 };
 
 // The engine of ZeRO stage `stage` computing in Real over the shard group of `comms` (plan is
@@ -270,7 +288,7 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
 // untracked).
 template <typename Real>
 std::unique_ptr<ZeroEngineT<Real>> make_engine(int stage, const PartitionPlan& plan,
-                                               ShardGroupComms& comms, const Deck& deck,
+                                               MeshComms& comms, const Deck& deck,
                                                const std::vector<UnitEvent>& schedule,
                                                kernels::TeamShape team_shape,
                                                MemoryLedger* ledger = nullptr);

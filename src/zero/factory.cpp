@@ -1,13 +1,14 @@
 // A stage number onto its record (core/stage_spec.hpp), and the record onto the typed engine for
 // the trainer and the buffer and traffic lists (untyped, priced by the deck's precision) for the
 // planner: the model state in the record's storage kinds, then what its paths declare.
+#include "core/error.hpp"
 #include "zero/composed_engine.hpp"
 
 namespace zm {
 
 template <typename Real>
 std::unique_ptr<ZeroEngineT<Real>> make_engine(int stage, const PartitionPlan& plan,
-                                               ShardGroupComms& comms, const Deck& deck,
+                                               MeshComms& comms, const Deck& deck,
                                                const std::vector<UnitEvent>& schedule,
                                                kernels::TeamShape team_shape,
                                                MemoryLedger* ledger) {
@@ -15,20 +16,20 @@ std::unique_ptr<ZeroEngineT<Real>> make_engine(int stage, const PartitionPlan& p
                                                 team_shape, ledger);
 }
 
-template std::unique_ptr<ZeroEngineT<float>> make_engine(int, const PartitionPlan&,
-                                                         ShardGroupComms&, const Deck&,
-                                                         const std::vector<UnitEvent>&,
+template std::unique_ptr<ZeroEngineT<float>> make_engine(int, const PartitionPlan&, MeshComms&,
+                                                         const Deck&, const std::vector<UnitEvent>&,
                                                          kernels::TeamShape, MemoryLedger*);
 #if ZEROMINI_HAVE_BF16
-template std::unique_ptr<ZeroEngineT<bf16>> make_engine(int, const PartitionPlan&, ShardGroupComms&,
+template std::unique_ptr<ZeroEngineT<bf16>> make_engine(int, const PartitionPlan&, MeshComms&,
                                                         const Deck&, const std::vector<UnitEvent>&,
                                                         kernels::TeamShape, MemoryLedger*);
 #endif
 
 std::vector<BufferSpec> ZeroEngine::buffer_plan(int stage, const PartitionPlan& plan,
-                                                const Deck& deck) {
+                                                const Deck& deck, const ZeroMesh& mesh) {
   const StageSpec& spec = stage_spec(stage);
-  std::vector<BufferSpec> buffers = model_state_buffers(plan, deck, storage_kinds(spec, plan));
+  std::vector<BufferSpec> buffers =
+      model_state_buffers(plan, deck, storage_kinds(spec, plan), mesh);
   for (const PathPlan& path :
        {plan_gradient_path(spec, plan, deck), plan_parameter_path(spec, plan, deck)})
     buffers.insert(buffers.end(), path.buffers.begin(), path.buffers.end());
@@ -41,25 +42,30 @@ namespace {
 // deck's compute type within the shard group and, under hybrid sharding, one all-reduce of the
 // unit's shard across the groups.
 PlannedCollectives per_unit_traffic(const PartitionPlan& plan, const Deck& deck,
-                                    const ShardLayout& layout, int64_t reductions,
-                                    int64_t gathers) {
+                                    const ZeroMesh& mesh, int64_t reductions, int64_t gathers) {
   PlannedCollectives out;
   const int reduced = reduce_element_bytes(deck), gathered = param_element_bytes(deck);
-  const int group = plan.ranks();
+  // Along shard: the unit's reductions and gathers; along replicate: its shard's, where the
+  // mesh has replicas (the communicators of comm/mesh_comms.hpp, with their levels).
+  const int group = mesh.mesh.size(kShardDim), replicas = mesh.mesh.size(kReplicateDim);
+  const CommLevel in_group = level_along(mesh, kShardDim);
+  const CommLevel across = level_along(mesh, kReplicateDim);
+  ZM_ASSERT(plan.ranks() == group, "plan over {} ranks, shard dimension of {}", plan.ranks(),
+            group);
   for (int u = 0; u < plan.num_units(); ++u) {
     const int64_t padded = plan.unit(u).padded;
     for (int64_t i = 0; i < reductions; ++i)
-      out.push_back({CommOp::ReduceScatter, padded, reduced, group});
+      out.push_back({CommOp::ReduceScatter, padded, reduced, group, in_group});
     const int64_t shard = plan.unit(u).shard;
-    const int groups = layout.groups();
-    if (layout.hpz) {  // the shard reduce-scattered into sub-shards, and gathered back
-      out.push_back({CommOp::ReduceScatter, shard, reduced, groups, CommLevel::InterGroup});
-      out.push_back({CommOp::AllGather, shard, gathered, groups, CommLevel::InterGroup});
-    } else if (layout.hybrid()) {
-      out.push_back({CommOp::AllReduce, shard, reduced, groups, CommLevel::InterGroup});
+    if (mesh.sharded_optimizer.shards(kReplicateDim)) {
+      // hpZ: the shard reduce-scattered into sub-shards, and gathered back
+      out.push_back({CommOp::ReduceScatter, shard, reduced, replicas, across});
+      out.push_back({CommOp::AllGather, shard, gathered, replicas, across});
+    } else if (replicas > 1) {  // the shard's replicas all-reduce it
+      out.push_back({CommOp::AllReduce, shard, reduced, replicas, across});
     }
     for (int64_t i = 0; i < gathers; ++i)
-      out.push_back({CommOp::AllGather, padded, gathered, group});
+      out.push_back({CommOp::AllGather, padded, gathered, group, in_group});
   }
   return out;
 }
@@ -69,7 +75,7 @@ PlannedCollectives per_unit_traffic(const PartitionPlan& plan, const Deck& deck,
 std::vector<ZeroEngine::PlannedCollective> ZeroEngine::traffic_plan(int stage,
                                                                     const PartitionPlan& plan,
                                                                     const Deck& deck,
-                                                                    const ShardLayout& layout) {
+                                                                    const ZeroMesh& mesh) {
   const StageSpec& spec = stage_spec(stage);
   PlannedCollectives out;
   int64_t reductions = 0, gathers = 0;
@@ -82,7 +88,7 @@ std::vector<ZeroEngine::PlannedCollective> ZeroEngine::traffic_plan(int stage,
   // The per-unit collectives of paths that reduce per unit, with the cross-group reductions of
   // their shards (a path that all-reduces whole buckets runs in one group).
   if (reductions > 0) {
-    const PlannedCollectives per_unit = per_unit_traffic(plan, deck, layout, reductions, gathers);
+    const PlannedCollectives per_unit = per_unit_traffic(plan, deck, mesh, reductions, gathers);
     out.insert(out.end(), per_unit.begin(), per_unit.end());
   }
   return out;

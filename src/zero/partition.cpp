@@ -38,6 +38,30 @@ int64_t PartitionPlan::max_shard() const {
   return largest;
 }
 
+int64_t PartitionPlan::piece_total(int pieces) const {
+  if (pieces == 1) return padded_total_;
+  if (pieces == ranks_) return shard_total_;
+  ZM_ASSERT(pieces == ranks_ * sub_shards_, "{} pieces of a partition over {} ranks x {}", pieces,
+            ranks_, sub_shards_);
+  return sub_total_;
+}
+
+int64_t PartitionPlan::piece_offset(int u, int pieces) const {
+  const UnitPartition& p = unit(u);
+  if (pieces == 1) return p.padded_offset;
+  if (pieces == ranks_) return p.shard_offset;
+  ZM_ASSERT(pieces == ranks_ * sub_shards_, "{} pieces of a partition over {} ranks x {}", pieces,
+            ranks_, sub_shards_);
+  return p.sub_offset;
+}
+
+std::pair<int64_t, int64_t> PartitionPlan::piece_range(int u, Piece piece) const {
+  const UnitPartition& p = unit(u);
+  const int64_t extent = p.padded / piece.count;
+  const int64_t first = piece.index * extent;
+  return {std::min(p.size, first), std::min(p.size, first + extent)};
+}
+
 std::pair<int64_t, int64_t> PartitionPlan::owned_range(int u, int rank) const {
   const UnitPartition& p = unit(u);
   const int64_t begin = std::min(p.size, rank * p.shard);

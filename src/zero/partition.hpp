@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/device_mesh.hpp"
 #include "model/layout.hpp"
 
 namespace zm {
@@ -40,7 +41,7 @@ struct TensorSegment {
 
 class PartitionPlan {
  public:
-  // sub_shards: hpZ splits every shard again into this many sub-shards (core/shard_layout.hpp);
+  // sub_shards: hpZ splits every shard again into this many sub-shards (core/zero_mesh.hpp);
   // units are then padded to a multiple of ranks * sub_shards * kShardAlign.
   PartitionPlan(const ParamLayout& layout, int ranks, int sub_shards = 1);
 
@@ -55,6 +56,14 @@ class PartitionPlan {
   int64_t sub_shard_total() const { return sub_total_; }  // elements of a sub-shard buffer
   int64_t max_padded_unit(int first_unit, int last_unit) const;  // over units [first, last]
   int64_t max_shard() const;
+
+  // A buffer under a placement holds one of `pieces` equal pieces of every unit (1: the padded
+  // unit, ranks(): a shard, ranks() * sub_shards(): a sub-shard), concatenated: its elements, and
+  // the offset of unit u's piece in it.
+  int64_t piece_total(int pieces) const;
+  int64_t piece_offset(int u, int pieces) const;
+  // The logical elements [begin, end) of unit u in a piece (empty when it is all padding).
+  std::pair<int64_t, int64_t> piece_range(int u, Piece piece) const;
 
   // The logical elements [begin, end) of unit u that lie in rank r's shard (may be empty:
   // begin == end when the shard is all padding).

@@ -9,10 +9,10 @@ BufferSpec step_stats_buffer() {
   return {"step_stats", MemCategory::CommBuffers, kStepStatsCount, 4};
 }
 
-std::vector<BufferSpec> run_buffer_plan(const Deck& deck, int stage, const ShardLayout& shards) {
+std::vector<BufferSpec> run_buffer_plan(const Deck& deck, int stage, const ZeroMesh& mesh) {
   const ParamLayout layout(deck.model);
-  const PartitionPlan plan(layout, shards.group, shards.sub_shards());
-  std::vector<BufferSpec> buffers = ZeroEngine::buffer_plan(stage, plan, deck);
+  const PartitionPlan plan(layout, mesh.group_ranks(), mesh.sub_shards());
+  std::vector<BufferSpec> buffers = ZeroEngine::buffer_plan(stage, plan, deck, mesh);
   for (auto& spec : gpt_buffer_plan(deck.model, deck.train.micro_batch, deck.model.seq_len,
                                     compute_element_bytes(deck)))
     buffers.push_back(spec);
@@ -22,10 +22,9 @@ std::vector<BufferSpec> run_buffer_plan(const Deck& deck, int stage, const Shard
 
 std::vector<ZeroEngine::PlannedCollective> run_traffic_plan(const Deck& deck, int stage,
                                                             const PartitionPlan& plan,
-                                                            const ShardLayout& shards) {
-  auto collectives = ZeroEngine::traffic_plan(stage, plan, deck, shards);
-  collectives.push_back({CommOp::AllReduce, kStepStatsCount, 4, shards.world,
-                         shards.hybrid() ? CommLevel::InterGroup : CommLevel::IntraGroup});
+                                                            const ZeroMesh& mesh) {
+  auto collectives = ZeroEngine::traffic_plan(stage, plan, deck, mesh);
+  collectives.push_back({CommOp::AllReduce, kStepStatsCount, 4, mesh.world(), world_level(mesh)});
   return collectives;
 }
 

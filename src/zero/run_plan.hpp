@@ -16,14 +16,13 @@ namespace zm {
 constexpr int64_t kStepStatsCount = 2;
 BufferSpec step_stats_buffer();
 
-// Every buffer a rank allocates in the shard groups `shards`: the stage's, the model's and the
-// step's own.
-std::vector<BufferSpec> run_buffer_plan(const Deck& deck, int stage, const ShardLayout& shards);
+// Every buffer a rank allocates on the mesh: the stage's, the model's and the step's own.
+std::vector<BufferSpec> run_buffer_plan(const Deck& deck, int stage, const ZeroMesh& mesh);
 
 // Every collective a rank posts in one step: the stage's and the step statistics' all-reduce
-// (over all ranks). `plan` is over one shard group's ranks.
+// (over all ranks). `plan` is over the ranks of the mesh's shard dimension.
 std::vector<ZeroEngine::PlannedCollective> run_traffic_plan(const Deck& deck, int stage,
                                                             const PartitionPlan& plan,
-                                                            const ShardLayout& shards);
+                                                            const ZeroMesh& mesh);
 
 }  // namespace zm

@@ -1,0 +1,132 @@
+#include "comm/mesh_comms.hpp"
+
+#include <algorithm>
+
+#include "comm/node_split.hpp"
+#include "core/error.hpp"
+
+namespace zm {
+
+const char* comm_level_name(CommLevel level) {
+  return level == CommLevel::IntraGroup ? "intra_group" : "inter_group";
+}
+
+CommLevel level_along(const ZeroMesh& mesh, const std::string& dim) {
+  return dim == kReplicateDim && mesh.hybrid() ? CommLevel::InterGroup : CommLevel::IntraGroup;
+}
+
+CommLevel world_level(const ZeroMesh& mesh) {
+  return mesh.hybrid() ? CommLevel::InterGroup : CommLevel::IntraGroup;
+}
+
+ZeroMesh run_zero_mesh(const Deck& deck, int stage, Communicator& world) {
+  int ranks_per_node = world.size();
+  if (mesh_uses_node(deck, stage) && deck.zero.ranks_per_node == 0)
+    ranks_per_node = NodeComm(world.mpi_comm()).size();
+  return zero_mesh(deck, stage, world.size(), ranks_per_node);
+}
+
+MeshComms::MeshComms(Communicator& world, const ZeroMesh& mesh) : mesh_(mesh), world_(&world) {
+  ZM_ASSERT(mesh.world() == world.size(), "mesh of {} ranks, communicator of {}", mesh.world(),
+            world.size());
+  const DeviceMesh& m = mesh.mesh;
+  along_.assign(static_cast<size_t>(m.ndims()), nullptr);
+  // Innermost first: the group's communicator is split (and listed) before the replicas'.
+  for (int d = m.ndims() - 1; d >= 0; --d) {
+    Communicator* comm = make_along(d);
+    along_[static_cast<size_t>(d)] = comm;
+    if (comm)
+      members_.push_back(
+          {comm, comm == world_ ? world_level(mesh) : level_along(mesh, m.dim(d).name)});
+  }
+  const bool world_listed =
+      std::any_of(members_.begin(), members_.end(),
+                  [&](const Member& member) { return member.comm == world_; });
+  if (!world_listed) members_.push_back({world_, world_level(mesh)});
+}
+
+Communicator* MeshComms::make_along(int d) {
+  const DeviceMesh& m = mesh_.mesh;
+  if (!mesh_.hybrid()) {  // the shard dimension always has one: the engine's group
+    if (m.dim(d).size == 1 && m.dim(d).name != kShardDim) return nullptr;
+    if (m.dim(d).size == m.world()) return world_;
+  }
+  // Keyed by the world rank, so that the ranks along the dimension keep the world's order: their
+  // rank there is their coordinate along it.
+  const int rank = world_->rank();
+  MPI_Comm split = MPI_COMM_NULL;
+  MPI_Comm_split(world_->mpi_comm(), m.group_along(rank, d), rank, &split);
+  splits_.push_back(split);
+  owned_.push_back(make_communicator(world_->name(), split));
+  return owned_.back().get();
+}
+
+Communicator* MeshComms::along(const std::string& dim) const {
+  return along_[static_cast<size_t>(mesh_.mesh.index_of(dim))];
+}
+
+MeshComms::~MeshComms() {
+  for (auto& comm : owned_) comm.reset();
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
+  for (MPI_Comm& split : splits_)
+    if (split != MPI_COMM_NULL) MPI_Comm_free(&split);
+}
+
+void MeshComms::set_timeout(double seconds) {
+  for (const Member& m : members_) m.comm->set_timeout(seconds);
+}
+
+void MeshComms::progress() {
+  for (const Member& m : members_) m.comm->progress();
+}
+
+void MeshComms::begin_step_records() {
+  for (const Member& m : members_) m.comm->begin_step_records();
+}
+
+std::vector<CollectiveTimes> MeshComms::end_step_records() {
+  std::vector<CollectiveTimes> all;
+  for (const Member& m : members_)
+    for (CollectiveTimes& c : m.comm->end_step_records()) {
+      c.inter_group = m.level == CommLevel::InterGroup;
+      all.push_back(c);
+    }
+  if (members_.size() > 1) {
+    std::stable_sort(
+        all.begin(), all.end(),
+        [](const CollectiveTimes& a, const CollectiveTimes& b) { return a.posted < b.posted; });
+    for (size_t i = 0; i < all.size(); ++i) all[i].id = static_cast<int64_t>(i);
+  }
+  return all;
+}
+
+namespace {
+void add_into(CommStats& total, const CommStats& part) {
+  for (int op = 0; op < kCommOps; ++op) {
+    total.ops[op].calls += part.ops[op].calls;
+    total.ops[op].bytes += part.ops[op].bytes;
+    total.ops[op].seconds += part.ops[op].seconds;
+  }
+}
+}  // namespace
+
+CommStats MeshComms::stats() const {
+  CommStats total;
+  for (const Member& m : members_) add_into(total, m.comm->stats());
+  return total;
+}
+
+CommStats MeshComms::stats(CommLevel level) const {
+  CommStats total;
+  for (const Member& m : members_)
+    if (m.level == level) add_into(total, m.comm->stats());
+  return total;
+}
+
+void MeshComms::reset_stats() {
+  for (const Member& m : members_) m.comm->reset_stats();
+}
+
+}  // namespace zm
