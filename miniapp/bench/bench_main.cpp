@@ -41,6 +41,8 @@ class NullReporter : public benchmark::BenchmarkReporter {
 }  // namespace
 
 int main(int argc, char** argv) {
+  zm::Watchdog watchdog;  // destroyed after MPI_Finalize, which may release it
+  watchdog.install();
   zm::apply_mpi_library_defaults();
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
@@ -66,9 +68,9 @@ int main(int argc, char** argv) {
     benchmark::Shutdown();
     zm::bench::run_cleanups();
   }
-  zm::Watchdog::get().release();  // collective, while MPI is up (benchmarks arm it)
+  watchdog.release();  // collective, while MPI is up (benchmarks arm it)
   Kokkos::finalize();
   MPI_Finalize();
-  zm::Watchdog::get().stop();
+  watchdog.stop();
   return 0;
 }

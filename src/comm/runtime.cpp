@@ -14,6 +14,7 @@
 namespace zm {
 
 Runtime::Runtime(int& argc, char**& argv, Devices devices) {
+  watchdog_.install();
   zm::apply_mpi_library_defaults();
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
@@ -31,7 +32,7 @@ Runtime::Runtime(int& argc, char**& argv, Devices devices) {
 }
 
 Runtime::~Runtime() {
-  Watchdog& watchdog = Watchdog::get();
+  Watchdog& watchdog = watchdog_;
   watchdog.release();  // collective, while MPI is up
   if (Kokkos::is_initialized()) Kokkos::finalize();
   int finalized = 0;

@@ -5,6 +5,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -39,8 +41,8 @@ struct Region {
 // MPI_Finalize deletes MPI_COMM_SELF's attributes first: the progress windows are freed there
 // when a program did not release them itself (windows still locked at MPI_Finalize make the
 // UCX layer abort).
-extern "C" int release_at_finalize(MPI_Comm, int, void*, void*) {
-  Watchdog::get().release();
+extern "C" int release_at_finalize(MPI_Comm, int, void*, void* watchdog) {
+  static_cast<Watchdog*>(watchdog)->release();
   return MPI_SUCCESS;
 }
 
@@ -80,14 +82,29 @@ struct Watchdog::State {
   std::string waited_for(const Region& region, double now, bool remote);
 };
 
-Watchdog& Watchdog::get() {
-  static Watchdog watchdog;
-  return watchdog;
+namespace {
+// The watchdog its owner installed, for callers not yet handed one.
+std::atomic<Watchdog*> installed{nullptr};
+}  // namespace
+
+Watchdog::Watchdog() : state_(std::make_unique<State>()) {}
+
+Watchdog::~Watchdog() {
+  Watchdog* self = this;
+  installed.compare_exchange_strong(self, nullptr);
 }
 
-Watchdog::State& Watchdog::state() const {
-  static State state;
-  return state;
+void Watchdog::install() {
+  installed = this;
+}
+
+Watchdog& Watchdog::get() {
+  Watchdog* watchdog = installed.load();
+  if (watchdog == nullptr) {
+    std::fprintf(stderr, "zeromini: internal error: no watchdog installed\n");
+    std::abort();
+  }
+  return *watchdog;
 }
 
 void Watchdog::arm(double timeout_seconds) {
@@ -100,7 +117,7 @@ void Watchdog::arm(double timeout_seconds) {
   MPI_Comm_rank(MPI_COMM_WORLD, &s.rank);
   s.slots.create(MPI_COMM_WORLD, s.posted);
   int key = MPI_KEYVAL_INVALID;
-  MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, release_at_finalize, &key, nullptr);
+  MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, release_at_finalize, &key, this);
   MPI_Comm_set_attr(MPI_COMM_SELF, key, nullptr);
   s.running = true;
   s.thread = std::thread([&s] { s.watch(); });

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -32,9 +33,20 @@ enum class WaitKind {
   Io,        // file-system I/O: as Blocking, and a stop signal during it ends the rank
 };
 
+// Owned by what starts MPI (Runtime, the test and benchmark mains): one per process, since its
+// progress slots span MPI_COMM_WORLD. The owner installs it for the code that does not yet
+// receive it as an argument (get()); see ARCHITECTURE-step-notes.md.
 class Watchdog {
  public:
+  Watchdog();
+  ~Watchdog();
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+  // The installed watchdog; aborts when none is (a program that blocks without an owner).
   static Watchdog& get();
+  // Makes this the watchdog get() returns, until it is destroyed.
+  void install();
 
   // Collective over MPI_COMM_WORLD the first time (the progress slots, the thread); later calls
   // only change the timeout.
@@ -72,9 +84,9 @@ class Watchdog {
   void unwatch_device(int id);
 
  private:
-  Watchdog() = default;
   struct State;
-  State& state() const;
+  State& state() const { return *state_; }
+  std::unique_ptr<State> state_;
 };
 
 // A scope in which this rank may block: a wait of the comm and io layers, with a deadline and a

@@ -63,6 +63,8 @@ bool check_team_shape_from_environment() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  zm::Watchdog watchdog;  // destroyed after MPI_Finalize, which may release it
+  watchdog.install();
   zm::apply_mpi_library_defaults();
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
@@ -86,9 +88,9 @@ int main(int argc, char** argv) {
   // A failure on one rank must fail the job even if rank 0 passed.
   int worst = result;
   MPI_Allreduce(&result, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  zm::Watchdog::get().release();  // collective, while MPI is up (tests arm it)
+  watchdog.release();  // collective, while MPI is up (tests arm it)
   Kokkos::finalize();
   MPI_Finalize();
-  zm::Watchdog::get().stop();
+  watchdog.stop();
   return worst;
 }

@@ -24,6 +24,7 @@
 #include "comm/communicator.hpp"
 #include "comm/device_select.hpp"
 #include "comm/mpi_defaults.hpp"
+#include "comm/watchdog.hpp"
 #include "core/deck.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -223,6 +224,8 @@ int main(int argc, char** argv) {
   fs::create_directories(out_dir);
   g_current = out_dir / "current_input";
 
+  zm::Watchdog watchdog;  // the readers' file waits; never armed here
+  watchdog.install();
   zm::apply_mpi_library_defaults();
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
@@ -232,5 +235,6 @@ int main(int argc, char** argv) {
   const int status = fuzz_for(target, corpus, seconds, rng);
   Kokkos::finalize();
   MPI_Finalize();
+  watchdog.stop();
   return status;
 }
