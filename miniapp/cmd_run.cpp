@@ -60,7 +60,7 @@ int run(int& argc, char**& argv, const RunOptions& options) {
     const ThreadPlacement placement = thread_placement(MPI_COMM_WORLD);
     log_root("{}", thread_report(placement));
     log_root("{}\n", deck.resolved_toml());
-    auto comm = make_communicator(deck.comm.backend, MPI_COMM_WORLD);
+    auto comm = make_communicator(deck.comm.backend, MPI_COMM_WORLD, runtime.watchdog());
     Tracer tracer;
     MemoryLedger ledger;
     const RunContext context{&tracer, &runtime.watchdog(), &ledger};

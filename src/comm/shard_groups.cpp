@@ -34,8 +34,8 @@ ShardGroupComms::ShardGroupComms(Communicator& world, const ShardLayout& layout)
   const int rank = world.rank();
   MPI_Comm_split(world.mpi_comm(), layout.group_of(rank), rank, &group_split_);
   MPI_Comm_split(world.mpi_comm(), layout.shard_of(rank), rank, &replica_split_);
-  group_ = make_communicator(world.name(), group_split_);
-  replicas_ = make_communicator(world.name(), replica_split_);
+  group_ = make_communicator(world.name(), group_split_, world.watchdog());
+  replicas_ = make_communicator(world.name(), replica_split_, world.watchdog());
   members_.push_back({group_.get(), CommLevel::IntraGroup});
   members_.push_back({replicas_.get(), CommLevel::InterGroup});
   members_.push_back({world_, CommLevel::InterGroup});

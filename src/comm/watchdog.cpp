@@ -5,8 +5,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -82,30 +80,9 @@ struct Watchdog::State {
   std::string waited_for(const Region& region, double now, bool remote);
 };
 
-namespace {
-// The watchdog its owner installed, for callers not yet handed one.
-std::atomic<Watchdog*> installed{nullptr};
-}  // namespace
-
 Watchdog::Watchdog() : state_(std::make_unique<State>()) {}
 
-Watchdog::~Watchdog() {
-  Watchdog* self = this;
-  installed.compare_exchange_strong(self, nullptr);
-}
-
-void Watchdog::install() {
-  installed = this;
-}
-
-Watchdog& Watchdog::get() {
-  Watchdog* watchdog = installed.load();
-  if (watchdog == nullptr) {
-    std::fprintf(stderr, "zeromini: internal error: no watchdog installed\n");
-    std::abort();
-  }
-  return *watchdog;
-}
+Watchdog::~Watchdog() = default;
 
 void Watchdog::arm(double timeout_seconds) {
   State& s = state();
@@ -129,7 +106,7 @@ void Watchdog::release() {
     std::lock_guard<std::mutex> lock(s.mutex);
     s.slots.forget();  // the thread no longer reads the windows
   }
-  BlockingRegion region("freeing the watchdog's progress windows", kLocalRegion,
+  BlockingRegion region(*this, "freeing the watchdog's progress windows", kLocalRegion,
                         WaitKind::Blocking);
   s.slots.release();
 }

@@ -33,20 +33,15 @@ enum class WaitKind {
   Io,        // file-system I/O: as Blocking, and a stop signal during it ends the rank
 };
 
-// Owned by what starts MPI (Runtime, the test and benchmark mains): one per process, since its
-// progress slots span MPI_COMM_WORLD. The owner installs it for the code that does not yet
-// receive it as an argument (get()); see ARCHITECTURE-step-notes.md.
+// Owned by what starts MPI (Runtime, the test, benchmark and fuzz mains): one per process, since
+// its progress slots span MPI_COMM_WORLD. It is handed to what blocks: every Communicator holds
+// it (Communicator::watchdog()), and the raw MPI and file waits take it as an argument.
 class Watchdog {
  public:
   Watchdog();
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
-
-  // The installed watchdog; aborts when none is (a program that blocks without an owner).
-  static Watchdog& get();
-  // Makes this the watchdog get() returns, until it is destroyed.
-  void install();
 
   // Collective over MPI_COMM_WORLD the first time (the progress slots, the thread); later calls
   // only change the timeout.
@@ -94,12 +89,16 @@ class Watchdog {
 // phase for these messages and may carry a deadline of their own.
 class BlockingRegion {
  public:
-  BlockingRegion(std::string operation, int64_t sequence, WaitKind kind) {
-    Watchdog::get().enter(std::move(operation), sequence, kind);
+  BlockingRegion(Watchdog& watchdog, std::string operation, int64_t sequence, WaitKind kind)
+      : watchdog_(watchdog) {
+    watchdog_.enter(std::move(operation), sequence, kind);
   }
-  ~BlockingRegion() { Watchdog::get().leave(); }
+  ~BlockingRegion() { watchdog_.leave(); }
   BlockingRegion(const BlockingRegion&) = delete;
   BlockingRegion& operator=(const BlockingRegion&) = delete;
+
+ private:
+  Watchdog& watchdog_;
 };
 
 }  // namespace zm
