@@ -54,16 +54,16 @@ int run(int& argc, char**& argv, const RunOptions& options) {
 
   try {
     // From here on every blocking call runs under comm.timeout_s.
-    Watchdog::get().arm(deck.comm.timeout_s);
+    runtime.watchdog().arm(deck.comm.timeout_s);
     log_root("zeromini {} | {} ranks | Kokkos {} ({}) | {}\n", git_revision(), runtime.size(),
              build_features().kokkos_version, kokkos_backends(), mpi_library_version());
     const ThreadPlacement placement = thread_placement(MPI_COMM_WORLD);
     log_root("{}", thread_report(placement));
     log_root("{}\n", deck.resolved_toml());
-    auto comm = make_communicator(deck.comm.backend, MPI_COMM_WORLD);
+    auto comm = make_communicator(deck.comm.backend, MPI_COMM_WORLD, runtime.watchdog());
     Tracer tracer;
     MemoryLedger ledger;
-    const RunContext context{&tracer, &Watchdog::get(), &ledger};
+    const RunContext context{&tracer, &runtime.watchdog(), &ledger};
     const RunOutcome outcome = run_training(deck, *comm, context);
     print_summary(deck, outcome.stages);
     if (runtime.rank() == 0) {

@@ -56,7 +56,8 @@ struct Buffers {
 zm::Communicator& bench_communicator() {
   static std::unique_ptr<zm::Communicator> comm;
   if (!comm) {
-    comm = zm::make_communicator(zm::bench::comm_bench_backend(), MPI_COMM_WORLD);
+    comm = zm::make_communicator(zm::bench::comm_bench_backend(), MPI_COMM_WORLD,
+                                 zm::bench::watchdog());
     zm::bench::before_finalize([] { comm.reset(); });
   }
   return *comm;

@@ -17,11 +17,15 @@
 
 namespace zm::bench {
 namespace {
+Watchdog* g_watchdog = nullptr;  // main()'s, while it runs the benchmarks
 std::vector<std::function<void()>>& cleanups() {
   static std::vector<std::function<void()>> list;
   return list;
 }
 }  // namespace
+Watchdog& watchdog() {
+  return *g_watchdog;
+}
 void before_finalize(std::function<void()> cleanup) {
   cleanups().push_back(std::move(cleanup));
 }
@@ -41,6 +45,8 @@ class NullReporter : public benchmark::BenchmarkReporter {
 }  // namespace
 
 int main(int argc, char** argv) {
+  zm::Watchdog watchdog;  // destroyed after MPI_Finalize, which may release it
+  zm::bench::g_watchdog = &watchdog;
   zm::apply_mpi_library_defaults();
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
@@ -54,7 +60,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   // One GPU per rank, as in the app: the local rank modulo the visible GPUs.
-  zm::start_kokkos_on_local_device(argc, argv, MPI_COMM_WORLD);
+  zm::start_kokkos_on_local_device(argc, argv, MPI_COMM_WORLD, watchdog);
   {
     benchmark::Initialize(&argc, argv);
     if (rank == 0) {
@@ -66,9 +72,9 @@ int main(int argc, char** argv) {
     benchmark::Shutdown();
     zm::bench::run_cleanups();
   }
-  zm::Watchdog::get().release();  // collective, while MPI is up (benchmarks arm it)
+  watchdog.release();  // collective, while MPI is up (benchmarks arm it)
   Kokkos::finalize();
   MPI_Finalize();
-  zm::Watchdog::get().stop();
+  watchdog.stop();
   return 0;
 }

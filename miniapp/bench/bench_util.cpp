@@ -7,7 +7,7 @@ namespace zm::bench {
 Communicator& world_communicator() {
   static std::unique_ptr<Communicator> comm;
   if (!comm) {
-    comm = make_communicator("mpi", MPI_COMM_WORLD);
+    comm = make_communicator("mpi", MPI_COMM_WORLD, watchdog());
     before_finalize([] { comm.reset(); });
   }
   return *comm;

@@ -7,9 +7,14 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "comm/watchdog.hpp"
 #include "core/deck.hpp"
 
 namespace zm::bench {
+
+// The watchdog of the benchmark executable: owned by bench_main.cpp's main() (one per process),
+// handed to the communicators the benchmarks make.
+Watchdog& watchdog();
 
 void before_finalize(std::function<void()> cleanup);
 void run_cleanups();

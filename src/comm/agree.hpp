@@ -15,6 +15,8 @@
 
 namespace zm {
 
+class Watchdog;
+
 // Longest message an agreement carries, in bytes; a longer one is cut to this length.
 constexpr size_t kAgreedMessageMax = 1023;
 
@@ -24,12 +26,13 @@ struct Agreement {
   bool ok() const { return failed_rank < 0; }
 };
 
-// Collective over `comm`, under the watchdog. `error` is this rank's failure, empty when it
+// Collective over `comm`, under `watchdog`. `error` is this rank's failure, empty when it
 // succeeded; `what` names the work for the watchdog ("the checkpoint write").
-Agreement agree(MPI_Comm comm, const std::string& error,
+Agreement agree(Watchdog& watchdog, MPI_Comm comm, const std::string& error,
                 const std::string& what = "the outcome of local work");
 
 // agree(), then every rank throws CollectiveError with the first failing rank's message.
-void agree_or_fail(MPI_Comm comm, const std::string& error, const std::string& what);
+void agree_or_fail(Watchdog& watchdog, MPI_Comm comm, const std::string& error,
+                   const std::string& what);
 
 }  // namespace zm

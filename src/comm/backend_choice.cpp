@@ -26,7 +26,8 @@ BackendChoice choose_backend(const std::string& requested, bool build_has_nccl,
       shared);
 }
 
-BackendChoice agree_on_backend(MPI_Comm comm, const std::string& requested, bool build_has_nccl,
+BackendChoice agree_on_backend(Watchdog& watchdog, MPI_Comm comm, const std::string& requested,
+                               bool build_has_nccl,
                                const std::vector<std::string>& node_identities) {
   if (requested == "mpi" || !build_has_nccl) return choose_backend(requested, build_has_nccl, {});
   std::string error;
@@ -38,7 +39,7 @@ BackendChoice agree_on_backend(MPI_Comm comm, const std::string& requested, bool
     error = refused.what();
   }
   // One node that cannot run NCCL decides for all: the backend must be the same on every rank.
-  const Agreement agreement = agree(comm, error, "the communication backend");
+  const Agreement agreement = agree(watchdog, comm, error, "the communication backend");
   if (agreement.ok()) return {"nccl", ""};
   if (requested == "auto")
     return {"mpi", "rank " + std::to_string(agreement.failed_rank) + ": " + agreement.message};

@@ -12,6 +12,8 @@
 
 namespace zm {
 
+class Watchdog;
+
 struct BackendChoice {
   std::string backend;  // "mpi" or "nccl"
   std::string reason;   // why "auto" did not pick NCCL in a build that has it; else empty
@@ -23,9 +25,10 @@ BackendChoice choose_backend(const std::string& requested, bool build_has_nccl,
                              const std::vector<std::string>& node_identities);
 
 // The choice every rank of `comm` makes together: NCCL only if every node can run it. Collective
-// over `comm` when the build has NCCL and the request is "auto" or "nccl"; `node_identities` is
-// then this rank's node's view.
-BackendChoice agree_on_backend(MPI_Comm comm, const std::string& requested, bool build_has_nccl,
+// over `comm`, under `watchdog`, when the build has NCCL and the request is "auto" or "nccl";
+// `node_identities` is then this rank's node's view.
+BackendChoice agree_on_backend(Watchdog& watchdog, MPI_Comm comm, const std::string& requested,
+                               bool build_has_nccl,
                                const std::vector<std::string>& node_identities);
 
 }  // namespace zm

@@ -23,6 +23,8 @@
 
 namespace zm {
 
+class Watchdog;
+
 enum class CommOp : int { AllReduce = 0, ReduceScatter, AllGather, Broadcast, Barrier, Count };
 constexpr int kCommOps = static_cast<int>(CommOp::Count);
 const char* comm_op_name(CommOp op);  // "all_reduce", "reduce_scatter", ...
@@ -141,7 +143,11 @@ class CommRequest {
 
 class Communicator {
  public:
+  // `watchdog`: the rank's (owned by what started MPI), which must outlive the communicator.
+  explicit Communicator(Watchdog& watchdog) : watchdog_(watchdog) {}
   virtual ~Communicator() = default;
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
 
   virtual int rank() const = 0;
   virtual int size() const = 0;
@@ -214,6 +220,9 @@ class Communicator {
   // operation and the ranks that have not reached it (comm.timeout_s). Collective the first time
   // (it sets up how ranks see each other's progress).
   virtual void set_timeout(double seconds) { (void)seconds; }
+  // The watchdog this communicator's waits run under; also for the raw MPI and file waits of
+  // code that holds the communicator (agreements, checkpoint and results I/O).
+  Watchdog& watchdog() const { return watchdog_; }
 
   const CommStats& stats() const { return stats_; }
   void reset_stats() { stats_ = CommStats{}; }
@@ -245,6 +254,7 @@ class Communicator {
   CommRequest account(CommOp op, double whole_buffer_bytes, CommTag tag, Stamp before,
                       std::unique_ptr<detail::PendingOp> pending);
   Record* record(int64_t index, uint64_t epoch);
+  Watchdog& watchdog_;
   CommStats stats_;
   bool recording_ = false;
   uint64_t epoch_ = 0;
@@ -253,7 +263,9 @@ class Communicator {
 };
 
 // backend: "mpi", "nccl" or "auto" (nccl in builds that have it, mpi otherwise). The
-// communicator spans `comm` (MPI_COMM_WORLD for a run); it does not take ownership of it.
-std::unique_ptr<Communicator> make_communicator(const std::string& backend, MPI_Comm comm);
+// communicator spans `comm` (MPI_COMM_WORLD for a run); it does not take ownership of it. Its
+// waits run under `watchdog`, which must outlive it.
+std::unique_ptr<Communicator> make_communicator(const std::string& backend, MPI_Comm comm,
+                                                Watchdog& watchdog);
 
 }  // namespace zm

@@ -94,7 +94,7 @@ std::string describe_shared_devices(const std::vector<std::string>& node_identit
   return "";
 }
 
-void start_kokkos_on_local_device(int& argc, char** argv, MPI_Comm comm) {
+void start_kokkos_on_local_device(int& argc, char** argv, MPI_Comm comm, Watchdog& watchdog) {
 #if defined(KOKKOS_ENABLE_CUDA)
   const VisibleDevices visible = query_visible_devices();
   const NodeDevices plan = plan_node_devices(comm, visible);
@@ -105,7 +105,7 @@ void start_kokkos_on_local_device(int& argc, char** argv, MPI_Comm comm) {
                              "this CUDA build found no usable GPU ({}; CUDA_VISIBLE_DEVICES={}). "
                              "'zeromini plan', 'schema', 'inspect' and 'export' run without one",
                              visible.error, names ? names : "unset");
-  const Agreement agreement = agree(comm, problem, "the GPU check at start-up");
+  const Agreement agreement = agree(watchdog, comm, problem, "the GPU check at start-up");
   if (!agreement.ok()) {
     int rank = 0;
     MPI_Comm_rank(comm, &rank);
@@ -117,6 +117,7 @@ void start_kokkos_on_local_device(int& argc, char** argv, MPI_Comm comm) {
   initialize_kokkos(argc, argv, plan.device);
 #else
   (void)comm;
+  (void)watchdog;
   initialize_kokkos(argc, argv, 0);
 #endif
 }

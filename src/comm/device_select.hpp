@@ -14,6 +14,8 @@
 
 namespace zm {
 
+class Watchdog;
+
 // The GPUs this process can see, and why there are none when the query failed.
 struct VisibleDevices {
   std::vector<std::string> identities;
@@ -40,9 +42,10 @@ NodeDevices plan_node_devices(MPI_Comm comm, const VisibleDevices& visible);
 // has one of its own. A rank without a GPU is reported too.
 std::string describe_shared_devices(const std::vector<std::string>& node_identities);
 
-// Starts Kokkos on this rank's GPU (CUDA builds) or on the host threads. Collective over `comm`.
+// Starts Kokkos on this rank's GPU (CUDA builds) or on the host threads. Collective over `comm`
+// (the GPU check is an agreement under `watchdog`).
 // A CUDA build where no rank's GPU can be used ends every rank with exit status 2 and the
 // reason, instead of an abort inside Kokkos' initialisation.
-void start_kokkos_on_local_device(int& argc, char** argv, MPI_Comm comm);
+void start_kokkos_on_local_device(int& argc, char** argv, MPI_Comm comm, Watchdog& watchdog);
 
 }  // namespace zm

@@ -57,7 +57,7 @@ Communicator* MeshComms::make_along(int d) {
   MPI_Comm split = MPI_COMM_NULL;
   MPI_Comm_split(world_->mpi_comm(), m.group_along(rank, d), rank, &split);
   splits_.push_back(split);
-  owned_.push_back(make_communicator(world_->name(), split));
+  owned_.push_back(make_communicator(world_->name(), split, world_->watchdog()));
   return owned_.back().get();
 }
 

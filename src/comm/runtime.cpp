@@ -26,21 +26,20 @@ Runtime::Runtime(int& argc, char**& argv, Devices devices) {
   set_log_rank(rank_);
   if (devices == Devices::None) return;
   // One GPU per rank: the local rank modulo the visible GPUs (SLURM_LOCALID or not).
-  start_kokkos_on_local_device(argc, argv, MPI_COMM_WORLD);
+  start_kokkos_on_local_device(argc, argv, MPI_COMM_WORLD, watchdog_);
   make_blas_calls_sequential();
 }
 
 Runtime::~Runtime() {
-  Watchdog& watchdog = Watchdog::get();
-  watchdog.release();  // collective, while MPI is up
+  watchdog_.release();  // collective, while MPI is up
   if (Kokkos::is_initialized()) Kokkos::finalize();
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized) {
-    BlockingRegion region("MPI_Finalize", kLocalRegion, WaitKind::Blocking);
+    BlockingRegion region(watchdog_, "MPI_Finalize", kLocalRegion, WaitKind::Blocking);
     MPI_Finalize();
   }
-  watchdog.stop();
+  watchdog_.stop();
 }
 
 }  // namespace zm

@@ -3,6 +3,7 @@
 // GPU, so they work on a login node without one.
 #pragma once
 
+#include "comm/watchdog.hpp"
 #include "core/abort_job.hpp"  // what the commands call on a rank's fatal error
 
 namespace zm {
@@ -17,8 +18,11 @@ class Runtime {
 
   int rank() const { return rank_; }
   int size() const { return size_; }
+  // The rank's watchdog, armed by the command that runs collectives (comm.timeout_s).
+  Watchdog& watchdog() { return watchdog_; }
 
  private:
+  Watchdog watchdog_;  // destroyed after MPI_Finalize, which may release it
   int rank_ = 0;
   int size_ = 1;
 };

@@ -39,8 +39,8 @@ struct Region {
 // MPI_Finalize deletes MPI_COMM_SELF's attributes first: the progress windows are freed there
 // when a program did not release them itself (windows still locked at MPI_Finalize make the
 // UCX layer abort).
-extern "C" int release_at_finalize(MPI_Comm, int, void*, void*) {
-  Watchdog::get().release();
+extern "C" int release_at_finalize(MPI_Comm, int, void*, void* watchdog) {
+  static_cast<Watchdog*>(watchdog)->release();
   return MPI_SUCCESS;
 }
 
@@ -80,15 +80,9 @@ struct Watchdog::State {
   std::string waited_for(const Region& region, double now, bool remote);
 };
 
-Watchdog& Watchdog::get() {
-  static Watchdog watchdog;
-  return watchdog;
-}
+Watchdog::Watchdog() : state_(std::make_unique<State>()) {}
 
-Watchdog::State& Watchdog::state() const {
-  static State state;
-  return state;
-}
+Watchdog::~Watchdog() = default;
 
 void Watchdog::arm(double timeout_seconds) {
   State& s = state();
@@ -100,7 +94,7 @@ void Watchdog::arm(double timeout_seconds) {
   MPI_Comm_rank(MPI_COMM_WORLD, &s.rank);
   s.slots.create(MPI_COMM_WORLD, s.posted);
   int key = MPI_KEYVAL_INVALID;
-  MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, release_at_finalize, &key, nullptr);
+  MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, release_at_finalize, &key, this);
   MPI_Comm_set_attr(MPI_COMM_SELF, key, nullptr);
   s.running = true;
   s.thread = std::thread([&s] { s.watch(); });
@@ -112,7 +106,7 @@ void Watchdog::release() {
     std::lock_guard<std::mutex> lock(s.mutex);
     s.slots.forget();  // the thread no longer reads the windows
   }
-  BlockingRegion region("freeing the watchdog's progress windows", kLocalRegion,
+  BlockingRegion region(*this, "freeing the watchdog's progress windows", kLocalRegion,
                         WaitKind::Blocking);
   s.slots.release();
 }

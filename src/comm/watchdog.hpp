@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -32,9 +33,15 @@ enum class WaitKind {
   Io,        // file-system I/O: as Blocking, and a stop signal during it ends the rank
 };
 
+// Owned by what starts MPI (Runtime, the test, benchmark and fuzz mains): one per process, since
+// its progress slots span MPI_COMM_WORLD. It is handed to what blocks: every Communicator holds
+// it (Communicator::watchdog()), and the raw MPI and file waits take it as an argument.
 class Watchdog {
  public:
-  static Watchdog& get();
+  Watchdog();
+  ~Watchdog();
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
 
   // Collective over MPI_COMM_WORLD the first time (the progress slots, the thread); later calls
   // only change the timeout.
@@ -72,9 +79,9 @@ class Watchdog {
   void unwatch_device(int id);
 
  private:
-  Watchdog() = default;
   struct State;
-  State& state() const;
+  State& state() const { return *state_; }
+  std::unique_ptr<State> state_;
 };
 
 // A scope in which this rank may block: a wait of the comm and io layers, with a deadline and a
@@ -82,12 +89,16 @@ class Watchdog {
 // phase for these messages and may carry a deadline of their own.
 class BlockingRegion {
  public:
-  BlockingRegion(std::string operation, int64_t sequence, WaitKind kind) {
-    Watchdog::get().enter(std::move(operation), sequence, kind);
+  BlockingRegion(Watchdog& watchdog, std::string operation, int64_t sequence, WaitKind kind)
+      : watchdog_(watchdog) {
+    watchdog_.enter(std::move(operation), sequence, kind);
   }
-  ~BlockingRegion() { Watchdog::get().leave(); }
+  ~BlockingRegion() { watchdog_.leave(); }
   BlockingRegion(const BlockingRegion&) = delete;
   BlockingRegion& operator=(const BlockingRegion&) = delete;
+
+ private:
+  Watchdog& watchdog_;
 };
 
 }  // namespace zm

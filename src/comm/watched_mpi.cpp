@@ -27,69 +27,70 @@ void abort_on_mpi_error(int code, const std::string& what) {
   abort_job(message.c_str(), 1);
 }
 
-void watched_wait(MPI_Request& request, const std::string& what, int64_t sequence) {
+void watched_wait(Watchdog& watchdog, MPI_Request& request, const std::string& what,
+                  int64_t sequence) {
   int done = 0;
   check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what);
   if (done) return;
-  BlockingRegion region(what, sequence, WaitKind::Polled);
+  BlockingRegion region(watchdog, what, sequence, WaitKind::Polled);
   for (uint64_t polls = 1; !done; ++polls) {
     check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what);
     // Yield the core now and then, which matters when ranks outnumber cores.
     if (!done && polls % 1024 == 0) {
       sched_yield();
-      Watchdog::get().check_deadline();
+      watchdog.check_deadline();
     }
   }
 }
 
-void watched_allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
-                       MPI_Comm comm, const std::string& what) {
+void watched_allreduce(Watchdog& watchdog, const void* send, void* recv, int count,
+                       MPI_Datatype type, MPI_Op op, MPI_Comm comm, const std::string& what) {
   MPI_Request request = MPI_REQUEST_NULL;
-  const int64_t sequence = Watchdog::get().sequence_for(comm);
+  const int64_t sequence = watchdog.sequence_for(comm);
   check(MPI_Iallreduce(send, recv, count, type, op, comm, &request), what);
-  watched_wait(request, what, sequence);
+  watched_wait(watchdog, request, what, sequence);
 }
 
-void watched_reduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, int root,
-                    MPI_Comm comm, const std::string& what) {
+void watched_reduce(Watchdog& watchdog, const void* send, void* recv, int count, MPI_Datatype type,
+                    MPI_Op op, int root, MPI_Comm comm, const std::string& what) {
   MPI_Request request = MPI_REQUEST_NULL;
-  const int64_t sequence = Watchdog::get().sequence_for(comm);
+  const int64_t sequence = watchdog.sequence_for(comm);
   check(MPI_Ireduce(send, recv, count, type, op, root, comm, &request), what);
-  watched_wait(request, what, sequence);
+  watched_wait(watchdog, request, what, sequence);
 }
 
-void watched_bcast(void* data, int count, MPI_Datatype type, int root, MPI_Comm comm,
-                   const std::string& what) {
+void watched_bcast(Watchdog& watchdog, void* data, int count, MPI_Datatype type, int root,
+                   MPI_Comm comm, const std::string& what) {
   MPI_Request request = MPI_REQUEST_NULL;
-  const int64_t sequence = Watchdog::get().sequence_for(comm);
+  const int64_t sequence = watchdog.sequence_for(comm);
   check(MPI_Ibcast(data, count, type, root, comm, &request), what);
-  watched_wait(request, what, sequence);
+  watched_wait(watchdog, request, what, sequence);
 }
 
-void watched_gather(const void* send, int count, MPI_Datatype type, void* recv, int root,
-                    MPI_Comm comm, const std::string& what) {
+void watched_gather(Watchdog& watchdog, const void* send, int count, MPI_Datatype type, void* recv,
+                    int root, MPI_Comm comm, const std::string& what) {
   MPI_Request request = MPI_REQUEST_NULL;
-  const int64_t sequence = Watchdog::get().sequence_for(comm);
+  const int64_t sequence = watchdog.sequence_for(comm);
   check(MPI_Igather(send, count, type, recv, count, type, root, comm, &request), what);
-  watched_wait(request, what, sequence);
+  watched_wait(watchdog, request, what, sequence);
 }
 
-void watched_gatherv(const void* send, int count, MPI_Datatype type, void* recv,
+void watched_gatherv(Watchdog& watchdog, const void* send, int count, MPI_Datatype type, void* recv,
                      const int* recv_counts, const int* displacements, int root, MPI_Comm comm,
                      const std::string& what) {
   MPI_Request request = MPI_REQUEST_NULL;
-  const int64_t sequence = Watchdog::get().sequence_for(comm);
+  const int64_t sequence = watchdog.sequence_for(comm);
   check(
       MPI_Igatherv(send, count, type, recv, recv_counts, displacements, type, root, comm, &request),
       what);
-  watched_wait(request, what, sequence);
+  watched_wait(watchdog, request, what, sequence);
 }
 
-void watched_barrier(MPI_Comm comm, const std::string& what) {
+void watched_barrier(Watchdog& watchdog, MPI_Comm comm, const std::string& what) {
   MPI_Request request = MPI_REQUEST_NULL;
-  const int64_t sequence = Watchdog::get().sequence_for(comm);
+  const int64_t sequence = watchdog.sequence_for(comm);
   check(MPI_Ibarrier(comm, &request), what);
-  watched_wait(request, what, sequence);
+  watched_wait(watchdog, request, what, sequence);
 }
 
 }  // namespace zm

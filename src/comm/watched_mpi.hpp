@@ -10,25 +10,29 @@
 
 namespace zm {
 
+class Watchdog;
+
 // Ends the job: MPI returned `code` in `what` ("all_reduce of 1024 f32 elements"). A rank cannot
 // recover from an MPI error alone, and returning would leave the others waiting.
 [[noreturn]] void abort_on_mpi_error(int code, const std::string& what);
 
-// Waits for `request`, posted as the collective numbered `sequence` (Watchdog::sequence_for).
-void watched_wait(MPI_Request& request, const std::string& what, int64_t sequence);
+// Waits for `request`, posted as the collective numbered `sequence` (Watchdog::sequence_for),
+// under `watchdog` (the Communicator's, Communicator::watchdog(), where the caller holds one).
+void watched_wait(Watchdog& watchdog, MPI_Request& request, const std::string& what,
+                  int64_t sequence);
 
-void watched_allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
-                       MPI_Comm comm, const std::string& what);
-void watched_reduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, int root,
-                    MPI_Comm comm, const std::string& what);
-void watched_bcast(void* data, int count, MPI_Datatype type, int root, MPI_Comm comm,
-                   const std::string& what);
-void watched_gather(const void* send, int count, MPI_Datatype type, void* recv, int root,
-                    MPI_Comm comm, const std::string& what);
+void watched_allreduce(Watchdog& watchdog, const void* send, void* recv, int count,
+                       MPI_Datatype type, MPI_Op op, MPI_Comm comm, const std::string& what);
+void watched_reduce(Watchdog& watchdog, const void* send, void* recv, int count, MPI_Datatype type,
+                    MPI_Op op, int root, MPI_Comm comm, const std::string& what);
+void watched_bcast(Watchdog& watchdog, void* data, int count, MPI_Datatype type, int root,
+                   MPI_Comm comm, const std::string& what);
+void watched_gather(Watchdog& watchdog, const void* send, int count, MPI_Datatype type, void* recv,
+                    int root, MPI_Comm comm, const std::string& what);
 // Variable counts: recv_counts and displacements (elements) matter on `root` only.
-void watched_gatherv(const void* send, int count, MPI_Datatype type, void* recv,
+void watched_gatherv(Watchdog& watchdog, const void* send, int count, MPI_Datatype type, void* recv,
                      const int* recv_counts, const int* displacements, int root, MPI_Comm comm,
                      const std::string& what);
-void watched_barrier(MPI_Comm comm, const std::string& what);
+void watched_barrier(Watchdog& watchdog, MPI_Comm comm, const std::string& what);
 
 }  // namespace zm

@@ -146,6 +146,7 @@ std::string resolve_resume(const Deck& deck) {
 
 int64_t load_checkpoint(ZeroEngine& engine, const Deck& deck, const std::string& path) {
   MPI_Comm comm = engine.comms().world().mpi_comm();
+  Watchdog& watchdog = engine.comms().world().watchdog();
   int64_t steps_done = 0;
   std::string error;
   try {
@@ -155,11 +156,11 @@ int64_t load_checkpoint(ZeroEngine& engine, const Deck& deck, const std::string&
   } catch (const Error& e) {
     error = e.what();
   }
-  agree_or_fail(comm, error, "finding the checkpoint");
+  agree_or_fail(watchdog, comm, error, "finding the checkpoint");
   // The whole file is verified before the HDF5 library parses any of it.
-  agree_or_fail(comm, verify_file(path, comm), "verifying the checkpoint");
+  agree_or_fail(watchdog, comm, verify_file(path, comm, watchdog), "verifying the checkpoint");
   try {
-    BlockingRegion region("reading " + path, kLocalRegion, WaitKind::Io);
+    BlockingRegion region(watchdog, "reading " + path, kLocalRegion, WaitKind::Io);
     h5::Handle file = h5::open_file(path);
     steps_done = check_header(file, path, deck.model);
     warn_about_changes(file, path, deck, engine.comms().layout().world);
@@ -170,7 +171,7 @@ int64_t load_checkpoint(ZeroEngine& engine, const Deck& deck, const std::string&
   } catch (const Error& e) {
     error = e.what();
   }
-  agree_or_fail(comm, error, "reading the checkpoint");
+  agree_or_fail(watchdog, comm, error, "reading the checkpoint");
   engine.masters_written();  // bf16: the compute parameters are the rounding of the masters
   Kokkos::fence();
   return steps_done;

@@ -128,6 +128,7 @@ class CheckpointWrite {
         deck_(deck),
         steps_done_(steps_done),
         comm_(engine.comms().world().mpi_comm()),
+        watchdog_(engine.comms().world().watchdog()),
         rank_(engine.comms().world().rank()),
         dir_(checkpoint_dir(deck)),
         final_(dir_ / fmt::format("step_{:08d}.h5", steps_done)),
@@ -137,7 +138,7 @@ class CheckpointWrite {
 
   std::string prepare();
   std::string write_file();
-  std::string seal() { return seal_file(temporary_, user_block_, comm_); }
+  std::string seal() { return seal_file(temporary_, user_block_, comm_, watchdog_); }
   std::string publish();
   void discard();
   const fs::path& final_path() const { return final_; }
@@ -148,15 +149,15 @@ class CheckpointWrite {
   std::string collective_step(const std::string& what, Work&& work) {
     std::string error;
     {
-      BlockingRegion region(what + " (" + temporary_ + ")", Watchdog::get().sequence_for(comm_),
-                            WaitKind::Io);
+      BlockingRegion region(watchdog_, what + " (" + temporary_ + ")",
+                            watchdog_.sequence_for(comm_), WaitKind::Io);
       try {
         work();
       } catch (const std::exception& e) {
         error = e.what();
       }
     }
-    return agree(comm_, error, what).message;
+    return agree(watchdog_, comm_, error, what).message;
   }
   uint64_t expected_bytes() const;
   // Rank 0: hands over the held space for the part about to be written.
@@ -168,6 +169,7 @@ class CheckpointWrite {
   const Deck& deck_;
   int64_t steps_done_;
   MPI_Comm comm_;
+  Watchdog& watchdog_;  // the world communicator's
   int rank_;
   fs::path dir_, final_;
   std::string temporary_;
@@ -185,7 +187,8 @@ uint64_t CheckpointWrite::expected_bytes() const {
 std::string CheckpointWrite::prepare() {
   std::string error;
   if (rank_ == 0) {
-    BlockingRegion region("creating and sizing " + dir_.string(), kLocalRegion, WaitKind::Io);
+    BlockingRegion region(watchdog_, "creating and sizing " + dir_.string(), kLocalRegion,
+                          WaitKind::Io);
     std::error_code failed;
     fs::create_directories(dir_, failed);
     if (failed)
@@ -195,7 +198,7 @@ std::string CheckpointWrite::prepare() {
     else
       error = space_.reserve(dir_.string(), expected_bytes());
   }
-  return agree(comm_, error, "the checkpoint's directory and space").message;
+  return agree(watchdog_, comm_, error, "the checkpoint's directory and space").message;
 }
 
 std::string CheckpointWrite::write_file() {
@@ -240,7 +243,7 @@ std::string CheckpointWrite::write_file() {
 std::string CheckpointWrite::publish() {
   std::string error;
   if (rank_ == 0) {
-    BlockingRegion region("publishing " + final_.string(), kLocalRegion, WaitKind::Io);
+    BlockingRegion region(watchdog_, "publishing " + final_.string(), kLocalRegion, WaitKind::Io);
     error = sync_file(temporary_);
     if (error.empty() && std::rename(temporary_.c_str(), final_.c_str()) != 0)
       error = fmt::format("renaming {} failed: {}", temporary_, errno_text(errno));
@@ -252,7 +255,7 @@ std::string CheckpointWrite::publish() {
       error = fmt::format("pruning old checkpoints failed: {}", e.what());
     }
   }
-  return agree(comm_, error, "publishing the checkpoint").message;
+  return agree(watchdog_, comm_, error, "publishing the checkpoint").message;
 }
 
 void CheckpointWrite::discard() {

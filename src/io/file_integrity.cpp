@@ -107,7 +107,8 @@ uint64_t integrity_user_block_size(uint64_t expected_bytes) {
   return size;
 }
 
-std::string seal_file(const std::string& path, uint64_t user_block, MPI_Comm comm) {
+std::string seal_file(const std::string& path, uint64_t user_block, MPI_Comm comm,
+                      Watchdog& watchdog) {
   int rank = 0, ranks = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &ranks);
@@ -116,22 +117,24 @@ std::string seal_file(const std::string& path, uint64_t user_block, MPI_Comm com
   bool ok = size > user_block;
   std::vector<uint64_t> hashes;
   {
-    BlockingRegion region("reading " + path + " back to checksum it", kLocalRegion, WaitKind::Io);
+    BlockingRegion region(watchdog, "reading " + path + " back to checksum it", kLocalRegion,
+                          WaitKind::Io);
     File file(path, O_RDONLY);
     ok = ok && file.fd >= 0;
     if (ok) hashes = my_block_hashes(file.fd, user_block, size, block_size, rank, ranks, &ok);
   }
   const std::string unreadable =
       ok ? "" : fmt::format("{}: cannot read the checkpoint back to checksum it", path);
-  const Agreement read = agree(comm, unreadable, "reading the checkpoint back");
+  const Agreement read = agree(watchdog, comm, unreadable, "reading the checkpoint back");
   if (!read.ok()) return read.message;
   std::vector<uint64_t> all(hashes.size(), 0);
   // Each block is hashed by exactly one rank, the others contribute 0.
-  watched_reduce(hashes.data(), all.data(), static_cast<int>(hashes.size()), MPI_UINT64_T, MPI_SUM,
-                 0, comm, "the checkpoint's block checksums");
+  watched_reduce(watchdog, hashes.data(), all.data(), static_cast<int>(hashes.size()), MPI_UINT64_T,
+                 MPI_SUM, 0, comm, "the checkpoint's block checksums");
   std::string error;
   if (rank == 0) {
-    BlockingRegion region("writing the integrity header of " + path, kLocalRegion, WaitKind::Io);
+    BlockingRegion region(watchdog, "writing the integrity header of " + path, kLocalRegion,
+                          WaitKind::Io);
     std::vector<uint64_t> header = {0, user_block, block_size, size, all.size()};
     std::memcpy(&header[0], kMagic, 8);
     header.insert(header.end(), all.begin(), all.end());
@@ -145,10 +148,10 @@ std::string seal_file(const std::string& path, uint64_t user_block, MPI_Comm com
         ::fsync(file.fd) != 0)
       error = fmt::format("{}: cannot write the integrity header: {}", path, std::strerror(errno));
   }
-  return agree(comm, error, "sealing the checkpoint").message;
+  return agree(watchdog, comm, error, "sealing the checkpoint").message;
 }
 
-void reseal_file(const std::string& path, MPI_Comm comm) {
+void reseal_file(const std::string& path, MPI_Comm comm, Watchdog& watchdog) {
   uint64_t head[kHeaderWords] = {};
   {
     File file(path, O_RDONLY);
@@ -156,7 +159,7 @@ void reseal_file(const std::string& path, MPI_Comm comm) {
         std::memcmp(head, kMagic, 8) != 0)
       fail("{}: not a sealed checkpoint", path);
   }
-  const std::string error = seal_file(path, head[1], comm);
+  const std::string error = seal_file(path, head[1], comm, watchdog);
   if (!error.empty()) throw Error(error);
 }
 
@@ -164,8 +167,8 @@ namespace {
 
 // This rank's view of the file: "" when the header is sound and the blocks this rank checks
 // match their hashes, else the reason.
-std::string local_problem(const std::string& path, int rank, int ranks) {
-  BlockingRegion region("verifying " + path, kLocalRegion, WaitKind::Io);
+std::string local_problem(Watchdog& watchdog, const std::string& path, int rank, int ranks) {
+  BlockingRegion region(watchdog, "verifying " + path, kLocalRegion, WaitKind::Io);
   const uint64_t size = file_size(path);
   File file(path, O_RDONLY);
   uint64_t head[kHeaderWords] = {};
@@ -203,13 +206,15 @@ std::string local_problem(const std::string& path, int rank, int ranks) {
 
 }  // namespace
 
-std::string verify_file(const std::string& path, MPI_Comm comm) {
+std::string verify_file(const std::string& path, MPI_Comm comm, Watchdog& watchdog) {
   int rank = 0, ranks = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &ranks);
   // Every rank returns the first rank's problem (the header checks are identical everywhere; the
   // block checks are spread over the ranks).
-  return agree(comm, local_problem(path, rank, ranks), "verifying the checkpoint").message;
+  return agree(watchdog, comm, local_problem(watchdog, path, rank, ranks),
+               "verifying the checkpoint")
+      .message;
 }
 
 }  // namespace zm

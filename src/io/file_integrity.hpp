@@ -18,21 +18,24 @@
 
 namespace zm {
 
+class Watchdog;
+
 // Bytes to reserve as the HDF5 user block for a file of about `expected_bytes` (a power of two
 // >= 4096, as HDF5 requires, large enough for the block hashes).
 uint64_t integrity_user_block_size(uint64_t expected_bytes);
 
-// Collective over `comm`: hashes the closed file's blocks (shared among the ranks) and writes the
-// header into its user block. The file must have been created with that user block size.
-// Returns "" or what failed, the same on every rank.
-std::string seal_file(const std::string& path, uint64_t user_block_size, MPI_Comm comm);
+// Collective over `comm`, under `watchdog`: hashes the closed file's blocks (shared among the
+// ranks) and writes the header into its user block. The file must have been created with that user
+// block size. Returns "" or what failed, the same on every rank.
+std::string seal_file(const std::string& path, uint64_t user_block_size, MPI_Comm comm,
+                      Watchdog& watchdog);
 
 // seal_file() again on a file that was sealed before (after a deliberate edit; used by tests to
 // make files that are intact but different).
-void reseal_file(const std::string& path, MPI_Comm comm);
+void reseal_file(const std::string& path, MPI_Comm comm, Watchdog& watchdog);
 
-// Collective over `comm` (or MPI_COMM_SELF for one reader): "" when the file is intact, else the
-// reason (naming the file). Every rank returns the same answer.
-std::string verify_file(const std::string& path, MPI_Comm comm);
+// Collective over `comm` (or MPI_COMM_SELF for one reader), under `watchdog`: "" when the file is
+// intact, else the reason (naming the file). Every rank returns the same answer.
+std::string verify_file(const std::string& path, MPI_Comm comm, Watchdog& watchdog);
 
 }  // namespace zm

@@ -183,19 +183,19 @@ herr_t list_object(hid_t, const char* name, const H5O_info_t* info, void* out) {
 
 namespace {
 // Checkpoints carry a whole-file checksum; other files are opened as they are.
-void verify_if_checkpoint(const std::string& path) {
+void verify_if_checkpoint(const std::string& path, Watchdog& watchdog) {
   std::ifstream in(path, std::ios::binary);
   char magic[8] = {};
   in.read(magic, 8);
   if (in && std::string(magic, 8) == "ZMCKPT01") {
-    const std::string problem = verify_file(path, MPI_COMM_SELF);
+    const std::string problem = verify_file(path, MPI_COMM_SELF, watchdog);
     if (!problem.empty()) throw Error(problem);
   }
 }
 }  // namespace
 
-std::string describe_hdf5(const std::string& path) {
-  verify_if_checkpoint(path);
+std::string describe_hdf5(const std::string& path, Watchdog& watchdog) {
+  verify_if_checkpoint(path, watchdog);
   h5::Handle file = h5::open_file(path);
   if (h5::has_attr(file, "format_version") && h5::has_attr(file, "model.layers"))
     return describe_checkpoint(file, path);
@@ -206,8 +206,8 @@ std::string describe_hdf5(const std::string& path) {
   return out;
 }
 
-int export_parameters(const std::string& checkpoint, const std::string& out) {
-  const std::string problem = verify_file(checkpoint, MPI_COMM_SELF);
+int export_parameters(const std::string& checkpoint, const std::string& out, Watchdog& watchdog) {
+  const std::string problem = verify_file(checkpoint, MPI_COMM_SELF, watchdog);
   if (!problem.empty()) throw Error(problem);
   h5::Handle in = h5::open_file(checkpoint);
   if (!h5::has_attr(in, "format_version") || !h5::has_attr(in, "model.layers"))

@@ -65,19 +65,19 @@ void remove_stale_temporaries(const fs::path& out, const fs::path& checkpoints) 
 
 }  // namespace
 
-OutputDirectory::OutputDirectory(const Deck& deck, MPI_Comm comm) {
+OutputDirectory::OutputDirectory(const Deck& deck, MPI_Comm comm, Watchdog& watchdog) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   std::string error;
   if (rank == 0) {
-    BlockingRegion region("claiming " + deck.output.dir, kLocalRegion, WaitKind::Io);
+    BlockingRegion region(watchdog, "claiming " + deck.output.dir, kLocalRegion, WaitKind::Io);
     try {
       error = claim(deck);
     } catch (const std::exception& e) {
       error = fmt::format("output.dir = \"{}\": {}", deck.output.dir, e.what());
     }
   }
-  agree_or_fail(comm, error, "claiming the output directory");
+  agree_or_fail(watchdog, comm, error, "claiming the output directory");
 }
 
 OutputDirectory::~OutputDirectory() {

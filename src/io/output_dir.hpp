@@ -12,11 +12,14 @@
 
 namespace zm {
 
+class Watchdog;
+
 class OutputDirectory {
  public:
-  // Collective over `comm` (rank 0 does the file-system work; every rank learns the outcome).
+  // Collective over `comm`, under `watchdog` (rank 0 does the file-system work; every rank learns
+  // the outcome).
   // Throws CollectiveError on every rank when the directory cannot be had, naming why.
-  OutputDirectory(const Deck& deck, MPI_Comm comm);
+  OutputDirectory(const Deck& deck, MPI_Comm comm, Watchdog& watchdog);
   ~OutputDirectory();  // releases the lock
   OutputDirectory(const OutputDirectory&) = delete;
   OutputDirectory& operator=(const OutputDirectory&) = delete;

@@ -51,27 +51,27 @@ const char* op_name(int op) {
 
 }  // namespace
 
-ResultsWriter::ResultsWriter(const Deck& deck, MPI_Comm comm, const std::string& path,
-                             bool keep_history)
-    : deck_(&deck), comm_(comm), path_(path), start_time_(utc_now()) {
+ResultsWriter::ResultsWriter(const Deck& deck, MPI_Comm comm, Watchdog& watchdog,
+                             const std::string& path, bool keep_history)
+    : deck_(&deck), comm_(comm), watchdog_(watchdog), path_(path), start_time_(utc_now()) {
   MPI_Comm_rank(comm, &rank_);
   MPI_Comm_size(comm, &ranks_);
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   std::vector<char> all(static_cast<size_t>(256 * ranks_));
-  watched_gather(host, 256, MPI_CHAR, all.data(), 0, comm, "the gather of host names");
+  watched_gather(watchdog_, host, 256, MPI_CHAR, all.data(), 0, comm, "the gather of host names");
   if (rank_ == 0)
     for (int r = 0; r < ranks_; ++r) hostnames_.emplace_back(all.data() + 256 * r);
   std::string error;
   if (rank_ == 0 && keep_history) {
     try {
-      BlockingRegion region("reading " + path, kLocalRegion, WaitKind::Io);
+      BlockingRegion region(watchdog_, "reading " + path, kLocalRegion, WaitKind::Io);
       stages_ = read_results_history(path);
     } catch (const Error& e) {
       error = e.what();
     }
   }
-  agree_or_fail(comm, error, "reading the earlier results");
+  agree_or_fail(watchdog_, comm, error, "reading the earlier results");
 }
 
 void ResultsWriter::begin_stage(int stage, int64_t first_step, const std::string& resumed_from) {
@@ -111,7 +111,7 @@ void ResultsWriter::record_step(const StepRecord& record) {
   std::vector<double> all(static_cast<size_t>(kPhases * ranks_));
   if (io_fault_planned("stall_gather", rank_, record.step + 1))
     stop_this_process("the results gather");
-  watched_gather(mine, kPhases, MPI_DOUBLE, all.data(), 0, comm_,
+  watched_gather(watchdog_, mine, kPhases, MPI_DOUBLE, all.data(), 0, comm_,
                  fmt::format("the results gather of step {}", record.step + 1));
   for (int op = 0; op < kCommOps; ++op) {
     stage_comm_.ops[op].calls += record.comm.ops[op].calls;
@@ -133,7 +133,7 @@ void ResultsWriter::end_stage(const StageResult& result) {
     mine[3 * kCommOps + op] = stage_comm_inter_.ops[op].bytes;
   }
   std::vector<double> all(static_cast<size_t>(kFigures * ranks_));
-  watched_gather(mine, kFigures, MPI_DOUBLE, all.data(), 0, comm_,
+  watched_gather(watchdog_, mine, kFigures, MPI_DOUBLE, all.data(), 0, comm_,
                  "the gather of communication figures");
   if (rank_ != 0) return;
   ResultsStage& s = stages_.back();
@@ -239,7 +239,7 @@ void ResultsWriter::write_stage(hid_t file, const ResultsStage& s) const {
 // system reports late surfaces here), renamed over the last one, and the directory fsync'ed.
 std::string ResultsWriter::write_file(const std::string& status) const {
   const std::string temporary = path_ + ".tmp";
-  BlockingRegion region("writing " + temporary, kLocalRegion, WaitKind::Io);
+  BlockingRegion region(watchdog_, "writing " + temporary, kLocalRegion, WaitKind::Io);
   std::string error;
   try {
     h5::Handle file = h5::create_file(temporary);
@@ -265,7 +265,7 @@ std::string ResultsWriter::write_file(const std::string& status) const {
 
 void ResultsWriter::flush(const std::string& status) {
   const std::string error = rank_ == 0 ? write_file(status) : "";
-  const Agreement outcome = agree(comm_, error, "the results write");
+  const Agreement outcome = agree(watchdog_, comm_, error, "the results write");
   if (!outcome.ok())
     throw IoError(fmt::format("{} was not written: {}. The previous version is untouched.", path_,
                               outcome.message));

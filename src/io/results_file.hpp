@@ -34,10 +34,14 @@
 
 namespace zm {
 
+class Watchdog;
+
 class ResultsWriter {
  public:
-  // Collective. `keep_history`: a resumed run, which keeps the rows already in `path`.
-  ResultsWriter(const Deck& deck, MPI_Comm comm, const std::string& path, bool keep_history);
+  // Collective over `comm`, whose gathers and file waits run under `watchdog`. `keep_history`: a
+  // resumed run, which keeps the rows already in `path`.
+  ResultsWriter(const Deck& deck, MPI_Comm comm, Watchdog& watchdog, const std::string& path,
+                bool keep_history);
 
   // Collective: every rank calls these at the same points. `first_step`: the steps done before
   // this run's first (0, or the resumed checkpoint's), `resumed_from` that checkpoint or "".
@@ -57,6 +61,7 @@ class ResultsWriter {
 
   const Deck* deck_;
   MPI_Comm comm_;
+  Watchdog& watchdog_;
   int rank_ = 0, ranks_ = 1;
   std::string path_;
   std::string start_time_;

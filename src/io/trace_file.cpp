@@ -70,17 +70,18 @@ std::string number_list(const std::vector<double>& values, size_t stride, size_t
 }  // namespace
 
 TraceWriter::TraceWriter(const Deck& deck, Communicator& comm, Tracer& tracer)
-    : comm_(comm.mpi_comm()), tracer_(tracer) {
+    : comm_(comm.mpi_comm()), watchdog_(comm.watchdog()), tracer_(tracer) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &ranks_);
   path_ = deck.output.dir + "/trace.json";
   partial_ = path_ + ".partial";
   offset_ = clock_offset_to_rank0(comm_);
   origin_ = wall_seconds();
-  watched_bcast(&origin_, 1, MPI_DOUBLE, 0, comm_, "the trace's start time");
+  watched_bcast(watchdog_, &origin_, 1, MPI_DOUBLE, 0, comm_, "the trace's start time");
   const double mine[2] = {offset_.seconds, offset_.uncertainty};
   std::vector<double> offsets(static_cast<size_t>(2 * ranks_));
-  watched_gather(mine, 2, MPI_DOUBLE, offsets.data(), 0, comm_, "the gather of clock offsets");
+  watched_gather(watchdog_, mine, 2, MPI_DOUBLE, offsets.data(), 0, comm_,
+                 "the gather of clock offsets");
   std::vector<StepRange> steps;
   parse_step_ranges(deck.output.trace_steps, &steps);  // checked with the deck
   tracer_.configure(true, steps, rank_);
@@ -109,7 +110,7 @@ void TraceWriter::write_text(const std::string& text) {
 }
 
 void TraceWriter::agree_on_write(const std::string& what) {
-  const Agreement agreement = agree(comm_, rank_ == 0 ? error_ : "", what);
+  const Agreement agreement = agree(watchdog_, comm_, rank_ == 0 ? error_ : "", what);
   if (!agreement.ok()) throw IoError(agreement.message);
 }
 
@@ -123,15 +124,16 @@ void TraceWriter::write_window() {
   }
   const int bytes = static_cast<int>(events.size() * sizeof(TraceEvent));
   std::vector<int> counts(static_cast<size_t>(ranks_)), displacements(counts.size());
-  watched_gather(&bytes, 1, MPI_INT, counts.data(), 0, comm_, "the gather of trace sizes");
+  watched_gather(watchdog_, &bytes, 1, MPI_INT, counts.data(), 0, comm_,
+                 "the gather of trace sizes");
   int total = 0;
   for (size_t r = 0; r < counts.size(); ++r) {
     displacements[r] = total;
     total += counts[r];
   }
   std::vector<TraceEvent> all(rank_ == 0 ? static_cast<size_t>(total) / sizeof(TraceEvent) : 0);
-  watched_gatherv(events.data(), bytes, MPI_BYTE, all.data(), counts.data(), displacements.data(),
-                  0, comm_, "the gather of trace events");
+  watched_gatherv(watchdog_, events.data(), bytes, MPI_BYTE, all.data(), counts.data(),
+                  displacements.data(), 0, comm_, "the gather of trace events");
   if (rank_ == 0) {
     std::string text;
     for (const TraceEvent& e : all) text += json_of(e);

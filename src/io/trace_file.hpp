@@ -47,6 +47,7 @@ class TraceWriter {
   void agree_on_write(const std::string& what);
 
   MPI_Comm comm_;
+  Watchdog& watchdog_;  // the communicator's, for the gathers and agreements
   Tracer& tracer_;
   int rank_ = 0, ranks_ = 1;
   std::string path_, partial_;

@@ -14,8 +14,8 @@ void gather_exposure(StageResult& result, Communicator& comm) {
   }
   const int ranks = comm.size();
   std::vector<double> all(comm.rank() == 0 ? 2 * steps * static_cast<size_t>(ranks) : 0);
-  watched_gather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(), 0,
-                 comm.mpi_comm(), "the gather of exposed communication");
+  watched_gather(comm.watchdog(), mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE,
+                 all.data(), 0, comm.mpi_comm(), "the gather of exposed communication");
   if (comm.rank() != 0) return;
   result.exposure_by_rank.assign(static_cast<size_t>(ranks), std::vector<CommExposure>(steps));
   const size_t first = steps >= 2 ? 1 : 0;

@@ -58,7 +58,7 @@ void summarise(StageResult& s) {
 int stop_agreed(const RunContext& context, Communicator& comm, const std::string& when) {
   Phase phase(context, PhaseSpec("stop agreement").watched("agreement to stop " + when));
   int mine = stop_signal(), any = 0;
-  watched_allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm.mpi_comm(),
+  watched_allreduce(comm.watchdog(), &mine, &any, 1, MPI_INT, MPI_MAX, comm.mpi_comm(),
                     "the agreement to stop " + when);
   return any;
 }
@@ -104,8 +104,9 @@ bool resumes_here(const RunSetup& run) {
 }
 
 std::unique_ptr<ResultsWriter> open_results(const RunSetup& run) {
-  auto results = std::make_unique<ResultsWriter>(
-      run.deck, run.comm.mpi_comm(), run.deck.output.dir + "/results.h5", resumes_here(run));
+  auto results =
+      std::make_unique<ResultsWriter>(run.deck, run.comm.mpi_comm(), run.comm.watchdog(),
+                                      run.deck.output.dir + "/results.h5", resumes_here(run));
   results->flush("running");
   return results;
 }
@@ -231,7 +232,7 @@ RunOutcome run_training(const Deck& deck, Communicator& comm, const RunContext& 
   std::unique_ptr<TraceWriter> trace;
   if (write_outputs) {
     Phase phase(context, PhaseSpec("output setup").watched("opening " + deck.output.dir));
-    owned_dir = std::make_unique<OutputDirectory>(deck, comm.mpi_comm());
+    owned_dir = std::make_unique<OutputDirectory>(deck, comm.mpi_comm(), comm.watchdog());
     results = open_results(run);
     if (deck.output.trace && context.tracer)
       trace = std::make_unique<TraceWriter>(deck, comm, *context.tracer);

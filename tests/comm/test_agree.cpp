@@ -9,6 +9,7 @@
 #include "comm/agree.hpp"
 #include "comm/communicator.hpp"
 #include "comm/node_split.hpp"
+#include "common/test_watchdog.hpp"
 
 namespace {
 
@@ -21,7 +22,7 @@ struct World {
 };
 
 TEST(Agree, SuccessEverywhereIsOk) {
-  const zm::Agreement outcome = zm::agree(MPI_COMM_WORLD, "");
+  const zm::Agreement outcome = zm::agree(zm::testing::watchdog(), MPI_COMM_WORLD, "");
   EXPECT_TRUE(outcome.ok());
   EXPECT_EQ(outcome.failed_rank, -1);
   EXPECT_EQ(outcome.message, "");
@@ -32,7 +33,7 @@ TEST(Agree, EveryRankGetsTheFirstFailingRanksMessage) {
   // The last rank fails, and so does every odd rank: the lowest of them wins.
   const bool fails = world.rank == world.size - 1 || world.rank % 2 == 1;
   const std::string error = fails ? "rank " + std::to_string(world.rank) + " failed" : "";
-  const zm::Agreement outcome = zm::agree(MPI_COMM_WORLD, error);
+  const zm::Agreement outcome = zm::agree(zm::testing::watchdog(), MPI_COMM_WORLD, error);
   const int first = world.size == 1 ? 0 : 1;
   EXPECT_FALSE(outcome.ok());
   EXPECT_EQ(outcome.failed_rank, first);
@@ -42,14 +43,14 @@ TEST(Agree, EveryRankGetsTheFirstFailingRanksMessage) {
 TEST(Agree, ALongMessageIsCutToTheLimit) {
   const World world;
   const std::string error = world.rank == 0 ? std::string(3000, 'x') : "";
-  const zm::Agreement outcome = zm::agree(MPI_COMM_WORLD, error);
+  const zm::Agreement outcome = zm::agree(zm::testing::watchdog(), MPI_COMM_WORLD, error);
   EXPECT_EQ(outcome.failed_rank, 0);
   EXPECT_EQ(outcome.message, std::string(zm::kAgreedMessageMax, 'x'));
 }
 
 TEST(Agree, OnSelfIsThisRanksOwnOutcome) {
-  EXPECT_TRUE(zm::agree(MPI_COMM_SELF, "").ok());
-  EXPECT_EQ(zm::agree(MPI_COMM_SELF, "mine").message, "mine");
+  EXPECT_TRUE(zm::agree(zm::testing::watchdog(), MPI_COMM_SELF, "").ok());
+  EXPECT_EQ(zm::agree(zm::testing::watchdog(), MPI_COMM_SELF, "mine").message, "mine");
 }
 
 TEST(NodeComm, SpansThisNodesRanksInWorldOrder) {
@@ -80,7 +81,7 @@ TEST(NodeComm, MovesOwnershipAndFreesOnce) {
 
 TEST(Watchdog, CollectivesCompleteWithTheProgressWindows) {
   const World world;
-  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   comm->set_timeout(60.0);
   float value = static_cast<float>(world.rank + 1);
   comm->all_reduce_sum(&value, 1, zm::DType::F32);

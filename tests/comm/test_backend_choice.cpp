@@ -11,6 +11,7 @@
 #include "comm/backend_choice.hpp"
 #include "comm/device_select.hpp"
 #include "comm/node_split.hpp"
+#include "common/test_watchdog.hpp"
 #include "core/error.hpp"
 
 namespace {
@@ -78,7 +79,8 @@ class BackendOnNode : public ::testing::Test {
         zm::plan_node_devices(MPI_COMM_WORLD, zm::devices_named_by_environment());
     unsetenv("CUDA_VISIBLE_DEVICES");
     device_ = plan.device;
-    return zm::agree_on_backend(MPI_COMM_WORLD, requested, true, plan.node_identities);
+    return zm::agree_on_backend(zm::testing::watchdog(), MPI_COMM_WORLD, requested, true,
+                                plan.node_identities);
   }
   int node_ranks_ = 1;
   int device_ = -1;

@@ -10,8 +10,9 @@
 #include <limits>
 #include <numeric>
 
-#include "common/kernel_test_util.hpp"
 #include "comm/communicator.hpp"
+#include "common/kernel_test_util.hpp"
+#include "common/test_watchdog.hpp"
 #include "core/error.hpp"
 
 namespace {
@@ -42,7 +43,7 @@ std::vector<float> values_of(int rank, size_t n, size_t offset = 0) {
 class CommTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
+    comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
     rank = comm->rank();
     ranks = comm->size();
   }
@@ -195,7 +196,7 @@ TEST_F(CommTest, AccountingFollowsTheRingConvention) {
 }
 
 TEST_F(CommTest, UnknownBackendIsRefused) {
-  EXPECT_THROW(zm::make_communicator("gloo", MPI_COMM_WORLD), zm::Error);
+  EXPECT_THROW(zm::make_communicator("gloo", MPI_COMM_WORLD, zm::testing::watchdog()), zm::Error);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "comm/device_op_monitor.hpp"
 #include "comm/watchdog.hpp"
+#include "common/test_watchdog.hpp"
 
 namespace {
 
@@ -104,16 +105,16 @@ TEST_F(MonitorTest, ALongerTimeoutTakesEffect) {
 }
 
 TEST(WatchedDevice, TheWatchdogThreadCallsTheCheckUntilUnwatched) {
-  zm::Watchdog::get().arm(300.0);
+  zm::testing::watchdog().arm(300.0);
   std::atomic<int> calls{0};
-  const int id = zm::Watchdog::get().watch_device([&calls] {
+  const int id = zm::testing::watchdog().watch_device([&calls] {
     ++calls;
     return std::string();
   });
   for (int i = 0; i < 50 && calls < 2; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_GE(calls.load(), 2);
-  zm::Watchdog::get().unwatch_device(id);
+  zm::testing::watchdog().unwatch_device(id);
   const int after = calls.load();
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_EQ(calls.load(), after);

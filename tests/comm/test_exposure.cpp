@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "comm/exposure.hpp"
+#include "common/test_watchdog.hpp"
 #include "core/timer.hpp"
 
 namespace zm {
@@ -57,7 +58,7 @@ TEST(Exposure, NothingInFlightHasNoEfficiency) {
 // On a real communicator: a blocking all-reduce is all exposed; one posted, hidden behind 20 ms
 // of host work with progress calls, and waited for after, is (almost) all hidden.
 TEST(Exposure, MeasuredOnRealCollectives) {
-  auto comm = make_communicator("mpi", MPI_COMM_WORLD);
+  auto comm = make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   Kokkos::View<float*, MemSpace> data("data", 1024);
   comm->begin_step_records();
   comm->all_reduce_sum(data.data(), data.extent(0), DType::F32);

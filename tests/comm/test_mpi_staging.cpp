@@ -13,6 +13,7 @@
 #include "comm/comm_types/mpi_communicator.hpp"
 #include "comm/comm_types/mpi_gpu_aware.hpp"
 #include "common/kernel_test_util.hpp"
+#include "common/test_watchdog.hpp"
 #include "core/error.hpp"
 
 namespace {
@@ -119,8 +120,8 @@ std::vector<float> expected(Op op, int rank, int ranks, size_t shard) {
 
 class MpiStagingTest : public ::testing::Test {
  protected:
-  MpiCommunicator staged{MPI_COMM_WORLD, MpiStaging::Always};
-  MpiCommunicator direct{MPI_COMM_WORLD};
+  MpiCommunicator staged{MPI_COMM_WORLD, zm::testing::watchdog(), MpiStaging::Always};
+  MpiCommunicator direct{MPI_COMM_WORLD, zm::testing::watchdog()};
   int rank = staged.rank(), ranks = staged.size();
 
   template <typename T>

@@ -7,6 +7,7 @@
 
 #include "comm/phase.hpp"
 #include "comm/watchdog.hpp"
+#include "common/test_watchdog.hpp"
 #include "core/trace.hpp"
 
 namespace {
@@ -54,7 +55,7 @@ TEST(Phase, TracedAddsASpanOnlyInATracedStep) {
 }
 
 TEST(Phase, WatchedNamesTheRunPhaseForItsScope) {
-  zm::Watchdog& watchdog = zm::Watchdog::get();
+  zm::Watchdog& watchdog = zm::testing::watchdog();
   const zm::RunContext context{nullptr, &watchdog, nullptr};
   const std::string outside = current_run_phase(watchdog);
   {

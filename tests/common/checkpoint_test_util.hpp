@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/test_watchdog.hpp"
 #include "common/zero_test_util.hpp"
 #include "io/checkpoint.hpp"
 #include "zero/engine.hpp"
@@ -100,7 +101,7 @@ inline void expect_resumes_on(int ranks, int stage, const std::string& dir, int6
   MPI_Comm_split(MPI_COMM_WORLD, world_rank < ranks ? 0 : MPI_UNDEFINED, world_rank, &sub);
   if (sub == MPI_COMM_NULL) return;
   {
-    auto comm = zm::make_communicator("mpi", sub);
+    auto comm = zm::make_communicator("mpi", sub, zm::testing::watchdog());
     const zm::Deck deck = deck_for(stage, global_batch / ranks, dir, 8, "fp32", extra);
     const auto reader = zm::make_trainer(deck, stage, *comm);
     EXPECT_EQ(zm::load_checkpoint(reader->engine(), reader->deck(), path), 4);

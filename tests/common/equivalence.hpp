@@ -21,6 +21,7 @@
 #include <map>
 #include <vector>
 
+#include "common/test_watchdog.hpp"
 #include "common/zero_test_util.hpp"
 #include "model/layout.hpp"
 
@@ -34,7 +35,7 @@ inline const TrainedRun& reference(int64_t grad_accum) {
   static std::map<int64_t, TrainedRun> cache;
   auto found = cache.find(grad_accum);
   if (found != cache.end()) return found->second;
-  auto self = zm::make_communicator("mpi", MPI_COMM_SELF);
+  auto self = zm::make_communicator("mpi", MPI_COMM_SELF, zm::testing::watchdog());
   // One rank, one micro-step, the whole global batch.
   const zm::Deck deck = test_deck(0, kGlobalBatch * grad_accum, 1);
   return cache.emplace(grad_accum, train(deck, *self)).first->second;

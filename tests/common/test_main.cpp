@@ -12,10 +12,19 @@
 #include "comm/mpi_defaults.hpp"
 #include "comm/watchdog.hpp"
 #include "common/test_team_shape.hpp"
+#include "common/test_watchdog.hpp"
 
 #include "core/compat.hpp"
 #include "core/log.hpp"
 #include "kernels/team.hpp"
+
+namespace {
+zm::Watchdog* g_watchdog = nullptr;  // main()'s, while it runs the tests
+}  // namespace
+
+zm::Watchdog& zm::testing::watchdog() {
+  return *g_watchdog;
+}
 
 namespace {
 // Other ranks stay quiet except for failures, which they print with their rank.
@@ -63,6 +72,8 @@ bool check_team_shape_from_environment() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  zm::Watchdog watchdog;  // destroyed after MPI_Finalize, which may release it
+  g_watchdog = &watchdog;
   zm::apply_mpi_library_defaults();
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
@@ -70,7 +81,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   zm::set_log_rank(rank);
   // One GPU per rank, as in the app: the local rank modulo the visible GPUs.
-  zm::start_kokkos_on_local_device(argc, argv, MPI_COMM_WORLD);
+  zm::start_kokkos_on_local_device(argc, argv, MPI_COMM_WORLD, watchdog);
   if (!check_team_shape_from_environment()) {
     Kokkos::finalize();
     MPI_Finalize();
@@ -86,9 +97,9 @@ int main(int argc, char** argv) {
   // A failure on one rank must fail the job even if rank 0 passed.
   int worst = result;
   MPI_Allreduce(&result, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  zm::Watchdog::get().release();  // collective, while MPI is up (tests arm it)
+  watchdog.release();  // collective, while MPI is up (tests arm it)
   Kokkos::finalize();
   MPI_Finalize();
-  zm::Watchdog::get().stop();
+  watchdog.stop();
   return worst;
 }

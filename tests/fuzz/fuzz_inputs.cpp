@@ -24,6 +24,7 @@
 #include "comm/communicator.hpp"
 #include "comm/device_select.hpp"
 #include "comm/mpi_defaults.hpp"
+#include "comm/watchdog.hpp"
 #include "core/deck.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -158,13 +159,14 @@ void feed(const std::string& target, const Bytes& input, zm::Trainer* trainer) {
     zm::load_checkpoint(trainer->engine(), trainer->deck(), g_current.string());
 }
 
-// Mutates and feeds inputs for `seconds`; returns the exit status (0: no failure found).
+// Mutates and feeds inputs for `seconds`; returns the exit status (0: no failure found). The
+// checkpoint reader's waits run under `watchdog`.
 int fuzz_for(const std::string& target, const std::vector<Bytes>& corpus, double seconds,
-             std::mt19937_64& rng) {
+             std::mt19937_64& rng, zm::Watchdog& watchdog) {
   std::unique_ptr<zm::Communicator> comm;
   std::unique_ptr<zm::Trainer> trainer;
   if (target == "checkpoint") {
-    comm = zm::make_communicator("mpi", MPI_COMM_SELF);
+    comm = zm::make_communicator("mpi", MPI_COMM_SELF, watchdog);
     trainer = zm::make_trainer(zm::parse_deck(kCheckpointDeck, "fuzz"), 1, *comm);
   }
   std::signal(SIGALRM, on_timeout);
@@ -223,14 +225,16 @@ int main(int argc, char** argv) {
   fs::create_directories(out_dir);
   g_current = out_dir / "current_input";
 
+  zm::Watchdog watchdog;  // the readers' file waits; never armed here
   zm::apply_mpi_library_defaults();
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-  zm::start_kokkos_on_local_device(argc, argv, MPI_COMM_WORLD);
+  zm::start_kokkos_on_local_device(argc, argv, MPI_COMM_WORLD, watchdog);
   // Progress lines and resume warnings, once per input, would bury the report: keep them quiet.
   zm::set_log_rank(-1);
-  const int status = fuzz_for(target, corpus, seconds, rng);
+  const int status = fuzz_for(target, corpus, seconds, rng, watchdog);
   Kokkos::finalize();
   MPI_Finalize();
+  watchdog.stop();
   return status;
 }

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "common/checkpoint_test_util.hpp"
+#include "common/test_watchdog.hpp"
 #include "core/error.hpp"
 #include "io/checkpoint.hpp"
 #include "io/file_integrity.hpp"
@@ -24,7 +25,7 @@ using zm::testing::State;
 
 // Steps 0-8 in one run against steps 0-4, a checkpoint, and steps 4-8 in a fresh trainer.
 void check_exact_resume(const std::string& precision, std::initializer_list<int> stages) {
-  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   for (int stage : stages) {
     SCOPED_TRACE(fmt::format("stage {}, {}", stage, precision));
     const std::string dir = shared_dir(MPI_COMM_WORLD, fmt::format("resume{}", stage));
@@ -51,7 +52,7 @@ TEST(Checkpoint, MixedPrecisionResumeGivesTheUninterruptedRunBitwise) {
 
 // Written at 4 ranks in stage 3; read back at 2 ranks in stage 1 and at 3 ranks in stage 2.
 TEST(Checkpoint, ReshardsToOtherRankCountsAndStages) {
-  auto world = zm::make_communicator("mpi", MPI_COMM_WORLD);
+  auto world = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   if (world->size() != 4) GTEST_SKIP() << "needs 4 ranks";
   const std::string dir = shared_dir(MPI_COMM_WORLD, "reshard");
   const int64_t global_batch = 12;
@@ -125,7 +126,8 @@ class DamagedCheckpoint : public ::testing::Test {
     return load_error(deck_, 2, *comm_, path);
   }
 
-  std::unique_ptr<zm::Communicator> comm_ = zm::make_communicator("mpi", MPI_COMM_WORLD);
+  std::unique_ptr<zm::Communicator> comm_ =
+      zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   const std::string dir_ = shared_dir(MPI_COMM_WORLD, "damage");
   const zm::Deck deck_ = deck_for(2, 2, dir_);
   const bool root_ = comm_->rank() == 0;
@@ -151,7 +153,7 @@ TEST_F(DamagedCheckpoint, AFlippedByteIsRefusedByTheChecksumAndByFletcher32) {
   if (root_) {
     flip_dataset_byte(flipped);
     flip_dataset_byte(resealed);
-    zm::reseal_file(resealed, MPI_COMM_SELF);
+    zm::reseal_file(resealed, MPI_COMM_SELF, zm::testing::watchdog());
   }
   MPI_Barrier(MPI_COMM_WORLD);
   std::string error = error_loading(flipped);
@@ -207,8 +209,8 @@ TEST_F(DamagedCheckpoint, AnotherFormatVersionOrAMissingDatasetIsRefused) {
     file = H5Fopen(missing.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
     H5Ldelete(file, "adam_m/unit_0002", H5P_DEFAULT);
     H5Fclose(file);
-    zm::reseal_file(version, MPI_COMM_SELF);
-    zm::reseal_file(missing, MPI_COMM_SELF);
+    zm::reseal_file(version, MPI_COMM_SELF, zm::testing::watchdog());
+    zm::reseal_file(missing, MPI_COMM_SELF, zm::testing::watchdog());
   }
   MPI_Barrier(MPI_COMM_WORLD);
   EXPECT_EQ(
@@ -223,7 +225,7 @@ TEST_F(DamagedCheckpoint, TheGoodOneLoads) {
 }
 
 TEST(Checkpoint, OldCheckpointsBeyondKeepAreRemoved) {
-  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   const std::string dir = shared_dir(MPI_COMM_WORLD, "keep");
   const zm::Deck deck = deck_for(1, 2, dir);  // keep = 3
   const auto owned_trainer = zm::make_trainer(deck, 1, *comm);

@@ -5,6 +5,7 @@
 #include <hdf5.h>
 
 #include "common/checkpoint_test_util.hpp"
+#include "common/test_watchdog.hpp"
 #include "io/checkpoint.hpp"
 
 namespace {
@@ -52,21 +53,21 @@ void check_reshard_from(const std::string& sharding, zm::Communicator& world) {
 }
 
 TEST(CheckpointHybrid, ReshardsAcrossShardSizes) {
-  auto world = zm::make_communicator("mpi", MPI_COMM_WORLD);
+  auto world = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   if (world->size() != 4) GTEST_SKIP() << "needs 4 ranks";
   check_reshard_from("zero.shard_size=2", *world);
 }
 
 // hpZ's optimizer state is written by every rank (each holds a sub-shard only it has).
 TEST(CheckpointHybrid, HpzCheckpointsReshardToo) {
-  auto world = zm::make_communicator("mpi", MPI_COMM_WORLD);
+  auto world = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   if (world->size() != 4) GTEST_SKIP() << "needs 4 ranks";
   check_reshard_from("zero.secondary_shard_size=2", *world);
 }
 
 // A hybrid or hpZ run resumes at its own layout exactly, in fp32 and bf16.
 TEST(CheckpointHybrid, HybridResumeGivesTheUninterruptedRunBitwise) {
-  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   const int N = comm->size();
   if (N < 2 || N % 2 != 0) GTEST_SKIP() << "needs an even number of ranks";
   const struct {

@@ -13,6 +13,7 @@
 #include "comm/communicator.hpp"
 #include "common/test_paths.hpp"
 #include "common/test_team_shape.hpp"
+#include "common/test_watchdog.hpp"
 #include "core/deck.hpp"
 #include "train/data.hpp"
 #include "train/trainer_typed.hpp"
@@ -68,7 +69,7 @@ std::vector<float> logical_grads(zm::TrainerT<float>& trainer) {
 
 TEST(TorchReference, LossGradientsAndThreeAdamWStepsMatchPyTorch) {
   const zm::Deck deck = zm::parse_deck(kDeck, "torch-reference");
-  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   ASSERT_EQ(comm->size(), 1);
   const auto dir = std::filesystem::temp_directory_path() /
                    fmt::format("zeromini-torch-ref-{}", static_cast<long>(::getpid()));

@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
+#include "common/test_watchdog.hpp"
 #include "common/zero_test_util.hpp"
 #include "core/memory.hpp"
 #include "plan/planner.hpp"
@@ -57,7 +58,7 @@ class PlannedEqualsMeasured : public ::testing::TestWithParam<int> {};
 
 TEST_P(PlannedEqualsMeasured, MemoryAndTraffic) {
   const int stage = GetParam();
-  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   const int N = comm->size();
   std::vector<std::vector<std::string>> precisions = {{"train.precision=fp32"}};
   if (ZEROMINI_HAVE_BF16) precisions.push_back({"train.precision=bf16"});

@@ -10,6 +10,7 @@
 
 #include "common/kernel_test_util.hpp"
 #include "common/test_team_shape.hpp"
+#include "common/test_watchdog.hpp"
 #include "common/zero_test_util.hpp"
 
 #if ZEROMINI_HAVE_BF16
@@ -65,7 +66,7 @@ class Bf16MicroSteps : public ::testing::TestWithParam<int> {};
 TEST_P(Bf16MicroSteps, AccumulateInFp32) {
   const int stage = GetParam();
   constexpr int kMicroSteps = 4;
-  auto world = zm::make_communicator("mpi", MPI_COMM_WORLD);
+  auto world = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   const zm::Deck deck =
       zm::testing::test_deck(stage, 1, kMicroSteps, {"train.precision=bf16", "zero.overlap=true"});
   const zm::ParamLayout layout(deck.model);
@@ -118,7 +119,7 @@ TEST_P(Bf16MicroSteps, AccumulateInFp32) {
 // stage.
 TEST_P(Bf16MicroSteps, TrainingTracksFp32) {
   const int stage = GetParam();
-  auto world = zm::make_communicator("mpi", MPI_COMM_WORLD);
+  auto world = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   constexpr int64_t kSequences = 32;
   const int64_t micro_steps = kSequences / world->size();
   if (micro_steps * world->size() != kSequences) GTEST_SKIP() << "32 sequences do not divide";

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/test_team_shape.hpp"
+#include "common/test_watchdog.hpp"
 #include "common/zero_test_util.hpp"
 
 #if ZEROMINI_HAVE_BF16
@@ -99,7 +100,7 @@ class Fp32Reduction : public ::testing::TestWithParam<int> {};
 
 TEST_P(Fp32Reduction, SumsExactlyAndMovesFourByteElements) {
   const int stage = GetParam();
-  auto world = zm::make_communicator("mpi", MPI_COMM_WORLD);
+  auto world = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   const int N = world->size();
   const Reduced wide = reduce_once(stage, "fp32", *world);
   const Reduced narrow = reduce_once(stage, "compute", *world);
@@ -129,7 +130,7 @@ TEST_P(Fp32Reduction, SumsExactlyAndMovesFourByteElements) {
 // identical losses would mean it was not).
 TEST_P(Fp32Reduction, TrainingTracksFp32) {
   const int stage = GetParam();
-  auto world = zm::make_communicator("mpi", MPI_COMM_WORLD);
+  auto world = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   // 32 sequences per step, as in test_bf16_accumulation, in one micro-step per rank.
   constexpr int64_t kSequences = 32;
   const int64_t micro_batch = kSequences / world->size();

@@ -12,6 +12,7 @@
 
 #include "common/equivalence.hpp"
 #include "common/rounded_masters.hpp"
+#include "common/test_watchdog.hpp"
 #include "core/error.hpp"
 #include "core/memory.hpp"
 #include "plan/planner.hpp"
@@ -50,7 +51,7 @@ class HybridSharding : public ::testing::TestWithParam<int> {};
 
 TEST_P(HybridSharding, MatchesStageZeroOnOneRank) {
   const int stage = GetParam();
-  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   const int N = comm->size();
   if (N < 2 || kGlobalBatch % N != 0) GTEST_SKIP() << "needs 2 or more ranks dividing 12";
   for (const auto& sharding : hybrid_shardings(N, stage))
@@ -67,7 +68,7 @@ TEST_P(HybridSharding, MatchesStageZeroOnOneRank) {
 // Overlap changes when collectives are waited for, not what they compute.
 TEST_P(HybridSharding, OverlapOffGivesBitwiseTheSameResult) {
   const int stage = GetParam();
-  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   const int N = comm->size();
   if (N < 2 || kGlobalBatch % N != 0) GTEST_SKIP() << "needs 2 or more ranks dividing 12";
   std::vector<std::string> sharding = hybrid_shardings(N, stage).back();
@@ -85,7 +86,7 @@ TEST_P(HybridSharding, OverlapOffGivesBitwiseTheSameResult) {
 // padded model.
 TEST_P(HybridSharding, EachGroupHoldsItsShareOfTheModelStates) {
   const int stage = GetParam();
-  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   const int N = comm->size();
   if (N < 4 || N % 2 != 0) GTEST_SKIP() << "needs an even number of ranks >= 4";
   const int G = N / 2;
@@ -114,7 +115,7 @@ TEST_P(HybridSharding, EachGroupHoldsItsShareOfTheModelStates) {
 // hpZ: the parameters (and the gradient shards they are reduced into) in groups of G, Adam's m
 // and v over all N ranks.
 TEST(HybridShardingHpz, ParametersInTheGroupOptimizerStateOverAllRanks) {
-  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   const int N = comm->size();
   if (N < 4 || N % 2 != 0) GTEST_SKIP() << "needs an even number of ranks >= 4";
   const int G = N / 2;
@@ -141,7 +142,7 @@ INSTANTIATE_TEST_SUITE_P(Stages, HybridSharding, ::testing::Values(1, 2, 3));
 // masters after every step, whether the stage gathers them in the group (hybrid) or the sub-shards
 // across the groups (hpZ); and the run follows the one without groups.
 TEST(HybridMixedPrecision, ParametersAreTheRoundedMastersAndTrainingFollows) {
-  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   const int N = comm->size();
   if (N < 4 || N % 2 != 0 || kGlobalBatch % N != 0) GTEST_SKIP() << "needs 4 ranks";
   const struct {

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "common/rounded_masters.hpp"
+#include "common/test_watchdog.hpp"
 #include "common/zero_test_util.hpp"
 
 #if ZEROMINI_HAVE_BF16
@@ -34,7 +35,7 @@ class MixedPrecision : public ::testing::TestWithParam<int> {};
 // fall with it.
 TEST_P(MixedPrecision, TracksTheFp32LossCurve) {
   const int stage = GetParam();
-  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   if (!divides_batch(comm->size())) GTEST_SKIP() << "global batch not divisible";
   const auto fp32 = train_at(stage, "fp32", *comm);
   const auto bf16 = train_at(stage, "bf16", *comm);
@@ -57,7 +58,7 @@ TEST_P(MixedPrecision, TracksTheFp32LossCurve) {
 // stage's gathers deliver them: compared on each rank over the range it holds.
 TEST_P(MixedPrecision, ParametersAreTheRoundedMasters) {
   const int stage = GetParam();
-  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   if (!divides_batch(comm->size())) GTEST_SKIP() << "global batch not divisible";
   const zm::Deck deck = zm::testing::test_deck(stage, kGlobalBatch / comm->size(), 1,
                                                {"train.precision=bf16", "train.steps=3"});
@@ -74,7 +75,7 @@ INSTANTIATE_TEST_SUITE_P(Stages, MixedPrecision, ::testing::Values(0, 1, 2, 3));
 // Stages 1, 2 and 3 reduce-scatter the same bf16 gradients in the same order and update the same
 // fp32 masters: bitwise the same run. Stage 0 all-reduces instead (close, not bitwise).
 TEST(MixedPrecisionStages, ShardedStagesAgreeBitwise) {
-  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   if (!divides_batch(comm->size())) GTEST_SKIP() << "global batch not divisible";
   const auto stage1 = train_at(1, "bf16", *comm);
   for (int stage : {2, 3}) {
@@ -89,7 +90,7 @@ TEST(MixedPrecisionStages, ShardedStagesAgreeBitwise) {
 
 // Collectives move bf16: half the bytes of the same run in fp32 (and one rank moves none).
 TEST(MixedPrecisionStages, CollectivesMoveHalfTheBytes) {
-  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   if (!divides_batch(comm->size())) GTEST_SKIP() << "global batch not divisible";
   for (int stage = 0; stage <= 3; ++stage) {
     const auto fp32 = train_at(stage, "fp32", *comm);

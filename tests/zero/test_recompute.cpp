@@ -4,6 +4,7 @@
 // the model allocates is the planner's and below what it keeps without recomputation.
 #include <gtest/gtest.h>
 
+#include "common/test_watchdog.hpp"
 #include "common/zero_test_util.hpp"
 #include "model/gpt.hpp"
 
@@ -15,7 +16,7 @@ class Recompute : public ::testing::TestWithParam<int> {};
 
 TEST_P(Recompute, BlocksTrainBitwiseAsWithout) {
   const int stage = GetParam();
-  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   const int N = comm->size();
   for (int64_t accum : {1, 2}) {
     const auto kept = zm::testing::train(

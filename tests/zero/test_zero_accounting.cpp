@@ -2,6 +2,7 @@
 // planner sums and (2) the closed forms of the ZeRO paper.
 #include <gtest/gtest.h>
 
+#include "common/test_watchdog.hpp"
 #include "common/zero_test_util.hpp"
 #include "core/memory.hpp"
 #include "zero/run_plan.hpp"
@@ -21,7 +22,7 @@ class Accounting : public ::testing::TestWithParam<int> {};
 
 TEST_P(Accounting, AllocatedBytesEqualThePlanAndTheClosedForms) {
   const int stage = GetParam();
-  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   const int N = comm->size();
   const zm::Deck deck = zm::testing::test_deck(stage, 2);
   zm::MemoryLedger ledger;
@@ -65,7 +66,7 @@ TEST_P(Accounting, AllocatedBytesEqualThePlanAndTheClosedForms) {
 
 TEST_P(Accounting, BytesMovedPerStepEqualTheClosedForms) {
   const int stage = GetParam();
-  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   const double N = comm->size();
   zm::Deck deck = zm::testing::test_deck(stage, 2, 1, {"train.steps=2"});
   const auto run = zm::testing::train(deck, *comm);

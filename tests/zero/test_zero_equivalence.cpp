@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "common/equivalence.hpp"
+#include "common/test_watchdog.hpp"
 
 namespace {
 
@@ -19,7 +20,7 @@ class Equivalence : public ::testing::TestWithParam<int> {};
 
 TEST_P(Equivalence, MatchesStageZeroOnOneRank) {
   const int stage = GetParam();
-  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   const int N = comm->size();
   if (kGlobalBatch % N != 0) GTEST_SKIP() << "global batch not divisible by " << N;
   const zm::Deck deck = zm::testing::test_deck(stage, kGlobalBatch / N);
@@ -28,7 +29,7 @@ TEST_P(Equivalence, MatchesStageZeroOnOneRank) {
 
 TEST_P(Equivalence, GradientAccumulationEqualsTheLargerBatch) {
   const int stage = GetParam();
-  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   const int N = comm->size();
   // Two micro-steps of 12/N sequences per rank against one batch of 24.
   const zm::Deck deck = zm::testing::test_deck(stage, kGlobalBatch / N, 2);
@@ -37,7 +38,7 @@ TEST_P(Equivalence, GradientAccumulationEqualsTheLargerBatch) {
 
 TEST_P(Equivalence, OverlapOffGivesBitwiseTheSameResult) {
   const int stage = GetParam();
-  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   const int N = comm->size();
   const auto with = zm::testing::train(zm::testing::test_deck(stage, kGlobalBatch / N), *comm);
   const auto without = zm::testing::train(
@@ -53,7 +54,7 @@ INSTANTIATE_TEST_SUITE_P(Stages, Equivalence, ::testing::Values(0, 1, 2, 3));
 // agree bitwise; stage 0 is reported (it agrees bitwise where the MPI library sums in the same
 // order in both collectives, e.g. at 2 ranks).
 TEST(StagesAtOneRankCount, ShardedStagesAgreeBitwise) {
-  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD);
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   const int N = comm->size();
   std::vector<zm::testing::TrainedRun> runs;
   for (int stage = 0; stage <= 3; ++stage)

@@ -49,8 +49,8 @@ bool at_slot(const void* a, int shard, size_t bytes, const void* b) {
 
 }  // namespace
 
-MpiCommunicator::MpiCommunicator(MPI_Comm comm, MpiStaging staging)
-    : comm_(duplicate(comm)), counted_(Watchdog::spans_world(comm_)) {
+MpiCommunicator::MpiCommunicator(MPI_Comm comm, Watchdog& watchdog, MpiStaging staging)
+    : Communicator(watchdog), comm_(duplicate(comm)), counted_(Watchdog::spans_world(comm_)) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
   const GpuAwareDecision decision = mpi_gpu_aware();
@@ -80,11 +80,11 @@ MpiDatatypes MpiCommunicator::types(DType type) const {
 }
 
 void MpiCommunicator::set_timeout(double seconds) {
-  Watchdog::get().arm(seconds);
+  watchdog().arm(seconds);
 }
 
 int64_t MpiCommunicator::next_sequence() {
-  return counted_ ? Watchdog::get().next_sequence() : kLocalRegion;
+  return counted_ ? watchdog().next_sequence() : kLocalRegion;
 }
 
 void MpiCommunicator::do_progress() {
@@ -104,7 +104,7 @@ std::unique_ptr<detail::PendingOp> MpiCommunicator::post_all_reduce(void* data, 
   const int code = MPI_Iallreduce(buffers.send, buffers.recv, n, types(type).type, types(type).sum,
                                   comm_, &request);
   if (code != MPI_SUCCESS) mpi_failure(code, op);
-  return std::make_unique<MpiPendingOp>(request, op, sequence, std::move(buffers));
+  return std::make_unique<MpiPendingOp>(watchdog(), request, op, sequence, std::move(buffers));
 }
 
 std::unique_ptr<detail::PendingOp> MpiCommunicator::post_reduce_scatter(const void* send,
@@ -124,7 +124,7 @@ std::unique_ptr<detail::PendingOp> MpiCommunicator::post_reduce_scatter(const vo
   const int code = MPI_Ireduce_scatter_block(buffers.send, buffers.recv, n, types(type).type,
                                              types(type).sum, comm_, &request);
   if (code != MPI_SUCCESS) mpi_failure(code, op);
-  return std::make_unique<MpiPendingOp>(request, op, sequence, std::move(buffers));
+  return std::make_unique<MpiPendingOp>(watchdog(), request, op, sequence, std::move(buffers));
 }
 
 std::unique_ptr<detail::PendingOp> MpiCommunicator::post_all_gather(const void* send, void* recv,
@@ -145,7 +145,7 @@ std::unique_ptr<detail::PendingOp> MpiCommunicator::post_all_gather(const void* 
       MPI_Iallgather(buffers.send, in_place ? 0 : n, in_place ? MPI_DATATYPE_NULL : mpi_type,
                      buffers.recv, n, mpi_type, comm_, &request);
   if (code != MPI_SUCCESS) mpi_failure(code, op);
-  return std::make_unique<MpiPendingOp>(request, op, sequence, std::move(buffers));
+  return std::make_unique<MpiPendingOp>(watchdog(), request, op, sequence, std::move(buffers));
 }
 
 std::unique_ptr<detail::PendingOp> MpiCommunicator::post_broadcast(void* data, size_t count,
@@ -159,7 +159,7 @@ std::unique_ptr<detail::PendingOp> MpiCommunicator::post_broadcast(void* data, s
   // The root sends from the buffer and the others receive into it: MPI's one buffer.
   const int code = MPI_Ibcast(buffers.recv, n, types(type).type, root, comm_, &request);
   if (code != MPI_SUCCESS) mpi_failure(code, op);
-  return std::make_unique<MpiPendingOp>(request, op, sequence, std::move(buffers));
+  return std::make_unique<MpiPendingOp>(watchdog(), request, op, sequence, std::move(buffers));
 }
 
 void MpiCommunicator::do_barrier() {
@@ -168,7 +168,7 @@ void MpiCommunicator::do_barrier() {
   const int64_t sequence = next_sequence();
   const int code = MPI_Ibarrier(comm_, &request);
   if (code != MPI_SUCCESS) mpi_failure(code, op);
-  MpiPendingOp(request, op, sequence).wait();
+  MpiPendingOp(watchdog(), request, op, sequence).wait();
 }
 
 }  // namespace zm

@@ -26,7 +26,7 @@ enum class MpiStaging { Auto, Always };
 
 class MpiCommunicator : public Communicator {
  public:
-  explicit MpiCommunicator(MPI_Comm comm, MpiStaging staging = MpiStaging::Auto);
+  MpiCommunicator(MPI_Comm comm, Watchdog& watchdog, MpiStaging staging = MpiStaging::Auto);
   ~MpiCommunicator() override;
 
   int rank() const override { return rank_; }

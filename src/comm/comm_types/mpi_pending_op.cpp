@@ -27,9 +27,13 @@ int checked_count(size_t count, const MpiOpInfo& op) {
   return static_cast<int>(count);
 }
 
-MpiPendingOp::MpiPendingOp(MPI_Request request, const MpiOpInfo& op, int64_t sequence,
-                           StagedBuffers buffers)
-    : request_(request), op_(op), sequence_(sequence), buffers_(std::move(buffers)) {}
+MpiPendingOp::MpiPendingOp(Watchdog& watchdog, MPI_Request request, const MpiOpInfo& op,
+                           int64_t sequence, StagedBuffers buffers)
+    : watchdog_(watchdog),
+      request_(request),
+      op_(op),
+      sequence_(sequence),
+      buffers_(std::move(buffers)) {}
 
 MpiPendingOp::~MpiPendingOp() {
   if (request_ != MPI_REQUEST_NULL) wait();
@@ -48,7 +52,7 @@ bool MpiPendingOp::test() {
 // does not complete at once.
 void MpiPendingOp::wait() {
   if (test()) return;
-  watched_wait(request_,
+  watched_wait(watchdog_, request_,
                fmt::format("{} of {} {} elements", op_.name, op_.count, dtype_name(op_.type)),
                sequence_);
   finish();

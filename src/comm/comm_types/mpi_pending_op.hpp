@@ -14,6 +14,8 @@
 
 namespace zm {
 
+class Watchdog;
+
 // What messages say about an operation: "all_reduce of 1024 f32 elements" on rank 3.
 struct MpiOpInfo {
   const char* name;
@@ -30,8 +32,9 @@ int checked_count(size_t count, const MpiOpInfo& op);
 
 class MpiPendingOp : public detail::PendingOp {
  public:
-  // `sequence` is the operation's number from Watchdog::sequence_for (for the watchdog's report).
-  MpiPendingOp(MPI_Request request, const MpiOpInfo& op, int64_t sequence,
+  // `sequence` is the operation's number from Watchdog::sequence_for (for the watchdog's report);
+  // a wait runs under `watchdog` (the communicator's).
+  MpiPendingOp(Watchdog& watchdog, MPI_Request request, const MpiOpInfo& op, int64_t sequence,
                StagedBuffers buffers = {});
   ~MpiPendingOp() override;
   MpiPendingOp(const MpiPendingOp&) = delete;
@@ -42,6 +45,7 @@ class MpiPendingOp : public detail::PendingOp {
 
  private:
   void finish();
+  Watchdog& watchdog_;
   MPI_Request request_;
   MpiOpInfo op_;
   int64_t sequence_;

@@ -90,7 +90,7 @@ class NcclDeviceOps : public DeviceOpMonitor::Device {
 
 }  // namespace
 
-NcclCommunicator::NcclCommunicator(MPI_Comm comm) {
+NcclCommunicator::NcclCommunicator(MPI_Comm comm, Watchdog& watchdog) : Communicator(watchdog) {
   MPI_Comm_dup(comm, &mpi_comm_);
   MPI_Comm_rank(mpi_comm_, &rank_);
   MPI_Comm_size(mpi_comm_, &size_);
@@ -100,11 +100,11 @@ NcclCommunicator::NcclCommunicator(MPI_Comm comm) {
     if (result != ncclSuccess)
       nccl_failure("ncclGetUniqueId", ncclGetErrorString(result), 0, DType::F32, rank_);
   }
-  watched_bcast(&id, sizeof(id), MPI_BYTE, 0, mpi_comm_, "the NCCL unique id");
+  watched_bcast(watchdog, &id, sizeof(id), MPI_BYTE, 0, mpi_comm_, "the NCCL unique id");
   {
     // Every rank of the communicator must arrive: one that does not leaves the others here.
-    BlockingRegion region("NCCL communicator initialisation (ncclCommInitRank)", kLocalRegion,
-                          WaitKind::Blocking);
+    BlockingRegion region(watchdog, "NCCL communicator initialisation (ncclCommInitRank)",
+                          kLocalRegion, WaitKind::Blocking);
     const ncclResult_t result = ncclCommInitRank(&comm_, size_, id, rank_);
     if (result != ncclSuccess)
       nccl_failure("ncclCommInitRank", ncclGetErrorString(result), 0, DType::F32, rank_);
@@ -116,12 +116,12 @@ NcclCommunicator::NcclCommunicator(MPI_Comm comm) {
   check_cuda(cudaGetDevice(&device), "cudaGetDevice", rank_);
   device_ops_ = std::make_unique<NcclDeviceOps>(comm_, device);
   monitor_ = std::make_unique<DeviceOpMonitor>(*device_ops_, rank_, "NCCL", wall_seconds);
-  monitor_->set_timeout(Watchdog::get().timeout());
-  watch_id_ = Watchdog::get().watch_device([this] { return monitor_->poll(); });
+  monitor_->set_timeout(watchdog.timeout());
+  watch_id_ = watchdog.watch_device([this] { return monitor_->poll(); });
 }
 
 NcclCommunicator::~NcclCommunicator() {
-  Watchdog::get().unwatch_device(watch_id_);
+  watchdog().unwatch_device(watch_id_);
   const bool aborted = monitor_->aborted();
   monitor_.reset();
   if (stream_ && !aborted) cudaStreamSynchronize(stream_);

@@ -24,7 +24,7 @@ namespace zm {
 
 class NcclCommunicator : public Communicator {
  public:
-  explicit NcclCommunicator(MPI_Comm comm);
+  NcclCommunicator(MPI_Comm comm, Watchdog& watchdog);
   ~NcclCommunicator() override;
 
   int rank() const override { return rank_; }
