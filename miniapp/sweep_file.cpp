@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "core/error.hpp"
+#include "core/regular_file.hpp"
 #include "core/text.hpp"
 
 namespace zm::cli {
@@ -218,6 +219,7 @@ std::string SweepReader::resolve(const toml::node& node, const std::string& key)
 
 Sweep SweepReader::read() {
   toml::table top;
+  require_regular_file(path_, "sweep file");  // before the open: a FIFO would block it
   try {
     top = toml::parse_file(path_);
   } catch (const toml::parse_error& err) {

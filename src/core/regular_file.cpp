@@ -37,4 +37,11 @@ void require_regular_file(const std::string& path, const std::string& what) {
   if (!kind.empty()) fail("{}: the {} is {}, not a regular file", path, what, kind);
 }
 
+void require_regular_or_absent(const std::string& path, const std::string& what) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) return;  // absent (or unreachable: the create says why)
+  const std::string kind = kind_of_file(info.st_mode);
+  if (!kind.empty()) fail("{}: the {} is {}, not a regular file", path, what, kind);
+}
+
 }  // namespace zm

@@ -13,4 +13,8 @@ namespace zm {
 // exist" and so on.
 void require_regular_file(const std::string& path, const std::string& what);
 
+// For a file about to be created or replaced: throws zm::Error if `path` exists and is not a
+// regular file (a FIFO opened for writing blocks, or fills and blocks, with no reader).
+void require_regular_or_absent(const std::string& path, const std::string& what);
+
 }  // namespace zm

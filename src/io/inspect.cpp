@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/precision.hpp"
+#include "core/regular_file.hpp"
 #include "core/stage_spec.hpp"
 #include "io/checkpoint.hpp"
 #include "io/file_integrity.hpp"
@@ -195,6 +196,7 @@ void verify_if_checkpoint(const std::string& path, Watchdog& watchdog) {
 }  // namespace
 
 std::string describe_hdf5(const std::string& path, Watchdog& watchdog) {
+  require_regular_file(path, "file to inspect");  // before any open: a FIFO would block it
   verify_if_checkpoint(path, watchdog);
   h5::Handle file = h5::open_file(path);
   if (h5::has_attr(file, "format_version") && h5::has_attr(file, "model.layers"))
@@ -207,6 +209,8 @@ std::string describe_hdf5(const std::string& path, Watchdog& watchdog) {
 }
 
 int export_parameters(const std::string& checkpoint, const std::string& out, Watchdog& watchdog) {
+  require_regular_file(checkpoint, "checkpoint to export");
+  require_regular_or_absent(out, "export's output file");
   const std::string problem = verify_file(checkpoint, MPI_COMM_SELF, watchdog);
   if (!problem.empty()) throw Error(problem);
   h5::Handle in = h5::open_file(checkpoint);

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "core/regular_file.hpp"
 
 namespace zm {
 
@@ -41,6 +42,7 @@ const MachineSchema& machine_schema() {
 }
 
 toml::table parse_machine_file(const std::string& path) {
+  require_regular_file(path, "machine file");  // before the open: a FIFO would block it
   try {
     return toml::parse_file(path);
   } catch (const toml::parse_error& err) {

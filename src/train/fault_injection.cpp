@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 
 namespace zm {
 
@@ -19,6 +20,7 @@ Fault injected_fault(int rank, int64_t step) {
   if (std::strcmp(kind, "kill") == 0) return Fault::Kill;
   if (std::strcmp(kind, "stall") == 0) return Fault::Stall;
   if (std::strcmp(kind, "nan") == 0) return Fault::NaN;
+  if (std::strcmp(kind, "error") == 0) return Fault::Error;
   return Fault::None;
 }
 
@@ -33,6 +35,7 @@ void enact_fault(Fault fault) {
     std::fflush(stderr);
     for (;;) pause();
   }
+  if (fault == Fault::Error) throw std::logic_error("fault injection: an internal error");
 }
 
 }  // namespace zm

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "comm/agree.hpp"
 #include "comm/phase.hpp"
 #include "comm/watched_mpi.hpp"
 #include "core/error.hpp"
@@ -75,18 +76,27 @@ struct RunSetup {
 };
 
 // train.resume and the checkpoint cadence, checked against the stages the deck asks for.
+// A refusal here (a 'latest' that is not a regular file, a resume with zero.stage = "all") is bad
+// input, agreed by every rank: exit status 2, not a failed rank.
 RunSetup check_run_options(const Deck& deck, Communicator& comm, const RunContext& context,
                            bool write_outputs) {
   RunSetup setup{deck,
                  comm,
                  context,
-                 resolve_resume(deck),
+                 "",
                  write_outputs && deck.output.checkpoint_every > 0 && !deck.zero.all_stages,
                  nullptr,
                  nullptr};
-  if (!setup.resume.empty() && deck.zero.all_stages)
-    fail("train.resume = \"{}\": resuming needs a single zero.stage, not \"all\"",
-         deck.train.resume);
+  std::string error;
+  try {
+    setup.resume = resolve_resume(deck);
+    if (!setup.resume.empty() && deck.zero.all_stages)
+      fail("train.resume = \"{}\": resuming needs a single zero.stage, not \"all\"",
+           deck.train.resume);
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  agree_or_fail(comm.watchdog(), comm.mpi_comm(), error, "checking train.resume");
   if (write_outputs && deck.output.checkpoint_every > 0 && deck.zero.all_stages)
     log_root(
         "note: output.checkpoint_every is ignored with zero.stage = \"all\" (a comparison "

@@ -112,7 +112,7 @@ StepRecord TrainerT<Real>::step(int64_t step) {
   record.step = step;
   record.lr = learning_rate(t, step);
   const Fault fault = injected_fault(comm_->rank(), step);
-  if (fault == Fault::Kill || fault == Fault::Stall) enact_fault(fault);
+  if (fault == Fault::Kill || fault == Fault::Stall || fault == Fault::Error) enact_fault(fault);
   const StepCounters before{comms_->stats(), comms_->stats(CommLevel::InterGroup)};
   comms_->begin_step_records();  // fences
   {

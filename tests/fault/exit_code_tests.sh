@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# One case per row of the README's exit-status table: a real run made to end that way, and the
+# status it exits with (each case is one ctest entry). The rows for a CUDA build without a usable
+# GPU and for NCCL on ranks that share a GPU need a CUDA or NCCL build: they are not run here.
+#   exit_code_tests.sh CASE ZEROMINI MPIEXEC DECK WORKDIR
+set -uo pipefail
+case_name=$1 zeromini=$2 mpiexec=$3 deck=$4 work=$5/$1
+rm -rf "$work"
+mkdir -p "$work"
+export OPENBLAS_NUM_THREADS=1
+fail() { echo "FAIL: $*"; exit 1; }
+# expect STATUS PATTERN NAME RANKS ARGS...: a run (120 s limit) exits STATUS, its log matches
+# PATTERN (grep -E).
+expect() {
+  local want=$1 pattern=$2 name=$3 ranks=$4
+  shift 4
+  timeout -s KILL 120 "$mpiexec" -n "$ranks" "$zeromini" run "$deck" "$@" >"$work/$name.log" 2>&1
+  local status=$?
+  echo "--- $name: exit $status"
+  grep -E "zeromini: |watchdog|received" "$work/$name.log" | head -3
+  [[ $status -eq $want ]] || fail "$name: exit status $status, expected $want"
+  grep -Eq "$pattern" "$work/$name.log" || fail "$name: the log does not match: $pattern"
+}
+# The PID of the rank running with --out $1, once it has logged a step.
+rank_pid() {
+  for _ in $(seq 1200); do
+    grep -q "step " "$work/$2.log" 2>/dev/null && pgrep -f "^$zeromini run $deck .*--out $1\$" && return
+    sleep 0.05
+  done
+}
+
+case $case_name in
+  completed)  # 0
+    expect 0 "Figure of merit" completed 1 --set train.steps=2 --out "$work/run"
+    ;;
+  rank_failed)  # 1: an internal error on one rank aborts the job
+    ZEROMINI_TEST_FAULT=error ZEROMINI_TEST_FAULT_STEP=2 ZEROMINI_TEST_FAULT_RANK=1 \
+      expect 1 "rank 1: error: fault injection: an internal error" failed 2 --set train.steps=4 \
+      --out "$work/run"
+    ;;
+  bad_input)  # 2: a deck error, and every refusal of a checkpoint to resume from
+    expect 2 "unknown key 'model\.layer'" deck 1 --set model.layer=2 --out "$work/deck"
+    mkdir -p "$work/fifo/checkpoints" && mkfifo "$work/fifo/checkpoints/latest"
+    expect 2 "'latest' checkpoint pointer is a FIFO" latest_fifo 2 --set train.resume=latest \
+      --out "$work/fifo"
+    expect 2 "checkpoint not found" missing_checkpoint 2 --set train.resume="$work/none.h5" \
+      --out "$work/missing"
+    expect 2 "resuming needs a single zero\.stage" all_stages 2 --set zero.stage=all \
+      --set train.resume="$deck" --out "$work/all"
+    expect 2 "needs [0-9.]+ GiB per rank" cannot_fit 1 --set model.layers=200 --set model.dim=2048 \
+      --set model.heads=16 --set train.micro_batch=64 --set model.seq_len=1024 --out "$work/fit"
+    ;;
+  non_finite)  # 3
+    ZEROMINI_TEST_FAULT=nan ZEROMINI_TEST_FAULT_STEP=2 \
+      expect 3 "step 2: the loss or gradient norm is not finite" nan 1 --set train.steps=4 \
+      --out "$work/run"
+    ;;
+  io_error)  # 4
+    ZEROMINI_TEST_FAULT=enospc_checkpoint ZEROMINI_TEST_FAULT_STEP=2 \
+      expect 4 "I/O error: the checkpoint after step 2 was not written" io 1 --set train.steps=4 \
+      --set output.checkpoint_every=1 --out "$work/run"
+    ;;
+  watchdog)  # 5
+    ZEROMINI_TEST_FAULT=stall ZEROMINI_TEST_FAULT_STEP=2 ZEROMINI_TEST_FAULT_RANK=1 \
+      expect 5 "watchdog: step 2 .* ranks still missing: 1" stall 2 --set train.steps=4 \
+      --set comm.timeout_s=3 --out "$work/run"
+    ;;
+  terminated | second_signal)  # 6, and 128 + 15
+    # SIGTERM to the rank mid-run without checkpoints: flushed, exit 6. For the second row the
+    # rank is stalled (it cannot reach the end of a step), and a second SIGTERM 3 s after the
+    # first ends it at once.
+    if [[ $case_name == terminated ]]; then want=6 pattern="SIGTERM received"; else want=143
+      pattern="zeromini"; export ZEROMINI_TEST_FAULT=stall ZEROMINI_TEST_FAULT_STEP=3; fi
+    timeout -s KILL 120 "$mpiexec" -n 1 "$zeromini" run "$deck" --set train.steps=100000000 \
+      --set output.log_every=1 --set comm.timeout_s=600 --out "$work/run" >"$work/run.log" 2>&1 &
+    launcher=$!
+    pid=$(rank_pid "$work/run" run)
+    [[ -n $pid ]] || fail "the run did not start"
+    [[ $case_name == second_signal ]] && sleep 1
+    kill -TERM "$pid"
+    [[ $case_name == second_signal ]] && { sleep 3; kill -TERM "$pid"; }
+    wait $launcher
+    status=$?
+    echo "--- exit $status"; tail -3 "$work/run.log"
+    [[ $status -eq $want ]] || fail "exit status $status, expected $want"
+    grep -Eq "$pattern" "$work/run.log" || fail "the log does not match: $pattern"
+    ;;
+  *) fail "unknown case $case_name" ;;
+esac
+echo "PASS: $case_name"
