@@ -102,7 +102,7 @@ void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoin
     fmt::print("{},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{:.0f},{:.0f}\n", row,
                p.compute_seconds, p.comm_seconds, p.step_seconds_overlapped, p.step_seconds_serial,
                have_machine ? (p.fits ? "yes" : "no") : "", p.largest_layers, p.largest_params,
-               p.shards.group, deck.model.recompute, p.bytes_at_level(CommLevel::IntraGroup),
+               p.mesh.group_ranks(), deck.model.recompute, p.bytes_at_level(CommLevel::IntraGroup),
                p.bytes_at_level(CommLevel::InterGroup));
   }
 }
@@ -159,8 +159,8 @@ std::string table_line(const std::string& ranks, const std::string& stage, Memor
 void print_table(const std::vector<PlanPoint>& points, const Machine* machine) {
   // The shard layout and the traffic by level only when some point has several groups: with one
   // group every byte is intra-group, and the table keeps the columns scripts already read.
-  const bool hybrid = std::any_of(points.begin(), points.end(),
-                                  [](const PlanPoint& p) { return p.shards.hybrid(); });
+  const bool hybrid =
+      std::any_of(points.begin(), points.end(), [](const PlanPoint& p) { return p.mesh.hybrid(); });
   const char* traffic_headings[] = {"allreduce", "reducescat", "allgather"};
   fmt::print("{}", table_line(
                        "ranks", "stage",
@@ -178,9 +178,9 @@ void print_table(const std::vector<PlanPoint>& points, const Machine* machine) {
                    gb(p.memory.total()),
                    [&](CommOp op) { return gb(p.bytes_per_step[static_cast<int>(op)]); }));
     if (hybrid)
-      fmt::print(" | {:>9} {:>10} {:>10}", fmt::format("{}x{}", p.shards.groups(), p.shards.group),
-                 gb(p.bytes_at_level(CommLevel::IntraGroup)),
-                 gb(p.bytes_at_level(CommLevel::InterGroup)));
+      fmt::print(
+          " | {:>9} {:>10} {:>10}", fmt::format("{}x{}", p.mesh.groups(), p.mesh.group_ranks()),
+          gb(p.bytes_at_level(CommLevel::IntraGroup)), gb(p.bytes_at_level(CommLevel::InterGroup)));
     if (machine)
       fmt::print(" | {:>4} {:>10.4g} {:>10.4g} {:>14}", p.fits ? "yes" : "no",
                  p.step_seconds_overlapped, p.step_seconds_serial,

@@ -60,8 +60,8 @@ void print_csv(const Deck& deck, const Machine& machine, const std::vector<Large
       fmt::print("{},,{},,,,,,,,,,,\n", row, recompute_name(c.option));
       continue;
     }
-    row += fmt::format("{},{},{},{}", c.shards.group, c.shards.groups(), recompute_name(c.option),
-                       c.layers);
+    row += fmt::format("{},{},{},{}", c.mesh.group_ranks(), c.mesh.groups(),
+                       recompute_name(c.option), c.layers);
     if (c.layers == 0) {
       fmt::print("{},0,,,,,,,,,\n", row);
       continue;

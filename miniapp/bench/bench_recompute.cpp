@@ -26,7 +26,7 @@ zm::Deck recompute_deck(int stage, const char* mode) {
 double activation_mib(const zm::Deck& deck) {
   double bytes = 0;
   for (const zm::BufferSpec& spec :
-       zm::gpt_buffer_plan(deck.model, deck.train.micro_batch, deck.model.seq_len, 4))
+       zm::gpt_buffers(deck.model, deck.train.micro_batch, deck.model.seq_len, 4))
     if (spec.category == zm::MemCategory::Activations) bytes += static_cast<double>(spec.bytes());
   return bytes / (1024.0 * 1024.0);
 }

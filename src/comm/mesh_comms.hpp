@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
-#include "core/shard_layout.hpp"
 #include "core/zero_mesh.hpp"
 
 namespace zm {
@@ -43,7 +42,6 @@ class MeshComms {
   MeshComms& operator=(const MeshComms&) = delete;
 
   const ZeroMesh& mesh() const { return mesh_; }
-  ShardLayout layout() const { return shard_layout_of(mesh_); }
   Communicator& world() const { return *world_; }
   // The communicator along a dimension; nullptr where it has none (replicate with one group).
   Communicator* along(const std::string& dim) const;

@@ -100,7 +100,7 @@ void warn_about_changes(hid_t file, const std::string& path, const Deck& deck, i
 // One state's dataset of unit u checked, and the part this rank holds under the current stage
 // and rank count read into the engine.
 void read_unit_state(hid_t file, ZeroEngine& engine, int s, int u, const std::string& path) {
-  const PartitionPlan& plan = engine.plan();
+  const Partition& partition = engine.partition();
   const std::string name = unit_dataset(kStates[s], u);
   if (!h5::exists(file, name)) fail("{}: missing dataset {}", path, name);
   h5::Handle set(H5Dopen2(file, name.c_str(), H5P_DEFAULT));
@@ -108,9 +108,9 @@ void read_unit_state(hid_t file, ZeroEngine& engine, int s, int u, const std::st
   hsize_t size = 0;
   if (H5Sget_simple_extent_ndims(file_space) != 1 ||
       H5Sget_simple_extent_dims(file_space, &size, nullptr) != 1 ||
-      size != static_cast<hsize_t>(plan.unit(u).size))
+      size != static_cast<hsize_t>(partition.unit(u).size))
     fail("{}: dataset {} has {} elements, the model's unit {} has {}", path, name, size, u,
-         plan.unit(u).size);
+         partition.unit(u).size);
   validate_storage(set, path, name);
   // Read what this rank holds under the current stage and rank count.
   const auto [begin, end] = engine.held_range(storage_of(engine, s), u);
@@ -163,9 +163,9 @@ int64_t load_checkpoint(ZeroEngine& engine, const Deck& deck, const std::string&
     BlockingRegion region(watchdog, "reading " + path, kLocalRegion, WaitKind::Io);
     h5::Handle file = h5::open_file(path);
     steps_done = check_header(file, path, deck.model);
-    warn_about_changes(file, path, deck, engine.comms().layout().world);
-    const PartitionPlan& plan = engine.plan();
-    for (int u = 0; u < plan.num_units(); ++u)
+    warn_about_changes(file, path, deck, engine.comms().mesh().world());
+    const Partition& partition = engine.partition();
+    for (int u = 0; u < partition.num_units(); ++u)
       for (int state = 0; state < kStateCount; ++state)
         read_unit_state(file, engine, state, u, path);
   } catch (const Error& e) {

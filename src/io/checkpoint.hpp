@@ -3,7 +3,7 @@
 // One HDF5 file per checkpoint, written collectively with MPI-IO. For each unit u of the
 // parameter layout there are three datasets of the unit's logical length (no partition padding):
 //   /params/unit_UUUU   /adam_m/unit_UUUU   /adam_v/unit_UUUU
-// Every rank writes exactly the slice of each unit it owns under the partition plan (replicated
+// Every rank writes exactly the slice of each unit it owns under the partition (replicated
 // stage-0 state is thus written once, split among ranks). Every dataset carries HDF5's Fletcher32
 // checksum, verified on every read. Attributes hold the step, format version, model config, the
 // deck, the data position, the RNG state, and the stage and rank count it was written with.
@@ -26,12 +26,12 @@ namespace zm {
 
 constexpr int64_t kCheckpointFormatVersion = 1;
 
-// Collective. Writes the engine's state (under its partition plan) after `steps_done` completed
+// Collective. Writes the engine's state (under its partition) after `steps_done` completed
 // steps of the run `deck` describes; returns the checkpoint's path. The caller's Phase names the
 // run's phase for the watchdog (train/step_hooks.cpp).
 std::string write_checkpoint(ZeroEngine& engine, const Deck& deck, int64_t steps_done);
 
-// Collective. Loads a checkpoint into the state the engine holds under its partition plan;
+// Collective. Loads a checkpoint into the state the engine holds under its partition;
 // returns the steps it had done (the caller's Phase names the run's phase for the watchdog).
 // Throws zm::Error on every rank naming the file and the cause (missing or truncated file, wrong
 // format version, model mismatch, missing dataset, checksum failure).

@@ -71,12 +71,12 @@ void write_metadata(hid_t file, const ZeroEngine& engine, const Deck& deck, int6
 // under hpZ every rank the sub-shard of the optimizer state it alone holds.
 void write_unit_state(hid_t file, hid_t xfer, ZeroEngine& engine, int s, int u,
                       const std::string& temporary) {
-  const PartitionPlan& plan = engine.plan();
-  const hsize_t size = static_cast<hsize_t>(plan.unit(u).size);
+  const Partition& partition = engine.partition();
+  const hsize_t size = static_cast<hsize_t>(partition.unit(u).size);
   const Placement& placement = storage_of(engine, s);
   const bool over_replicas = placement.shards(kReplicateDim);
-  auto [begin, end] =
-      over_replicas ? engine.held_range(placement, u) : plan.owned_range(u, engine.comm().rank());
+  auto [begin, end] = over_replicas ? engine.held_range(placement, u)
+                                    : partition.owned_range(u, engine.comm().rank());
   const int replica = engine.mesh().mesh.coordinate(engine.comms().world().rank(), kReplicateDim);
   if (!over_replicas && replica != 0) end = begin;
   const hsize_t start = static_cast<hsize_t>(begin), count = static_cast<hsize_t>(end - begin);
@@ -134,7 +134,7 @@ class CheckpointWrite {
         final_(dir_ / fmt::format("step_{:08d}.h5", steps_done)),
         temporary_(final_.string() + ".tmp"),
         user_block_(integrity_user_block_size(
-            static_cast<uint64_t>(12 * engine.plan().layout().total()) + (16u << 20))) {}
+            static_cast<uint64_t>(12 * engine.partition().layout().total()) + (16u << 20))) {}
 
   std::string prepare();
   std::string write_file();
@@ -178,8 +178,8 @@ class CheckpointWrite {
 };
 
 uint64_t CheckpointWrite::expected_bytes() const {
-  const uint64_t datasets = static_cast<uint64_t>(kStateCount * engine_.plan().num_units());
-  return user_block_ + static_cast<uint64_t>(12 * engine_.plan().layout().total()) +
+  const uint64_t datasets = static_cast<uint64_t>(kStateCount * engine_.partition().num_units());
+  return user_block_ + static_cast<uint64_t>(12 * engine_.partition().layout().total()) +
          datasets * kBytesPerDataset + kFixedBytes;
 }
 
@@ -211,10 +211,10 @@ std::string CheckpointWrite::write_file() {
     xfer = h5::Handle(H5Pcreate(H5P_DATASET_XFER));
     H5Pset_dxpl_mpio(xfer, H5FD_MPIO_COLLECTIVE);
   });
-  const int units = engine_.plan().num_units();
+  const int units = engine_.partition().num_units();
   for (int u = 0; u < units && error.empty(); ++u)
     for (int s = 0; s < kStateCount && error.empty(); ++s) {
-      make_room(4 * static_cast<uint64_t>(engine_.plan().unit(u).size) + kBytesPerDataset);
+      make_room(4 * static_cast<uint64_t>(engine_.partition().unit(u).size) + kBytesPerDataset);
       error = collective_step(fmt::format("writing {}", unit_dataset(kStates[s], u)), [&] {
         if (u == units - 1 && s == 0 && io_fault_planned("stall_checkpoint", rank_, steps_done_))
           stop_this_process("the checkpoint write");

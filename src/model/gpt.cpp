@@ -47,7 +47,7 @@ GPT<Real>::GPT(const ParamLayout& layout, int64_t B, int64_t T, const RunContext
       team_shape_(team_shape) {
   ZM_ASSERT(T <= layout.config().seq_len, "T {} > seq_len {}", T, layout.config().seq_len);
   // Each buffer of the tables, taken from the plan they also give the planner.
-  PlannedAllocator alloc(buffer_plan(layout.config(), B, T), context.ledger);
+  PlannedAllocator alloc(declared_buffers(layout.config(), B, T), context.ledger);
   for (const ModelBuffer& m : model_buffers()) {
     if (m.blocks_member == nullptr) {
       take_buffer(alloc, *this, m, m.name);

@@ -29,8 +29,8 @@ struct Batch {
 // What GPT<Real> allocates for micro-batches of B x T with activations of `element_bytes`
 // (token buffers are int32 whatever the precision); the planner sums the same list. Both walk the
 // model's buffer tables (GPT::model_buffers and GPT::layer_buffers, in gpt_buffers.cpp).
-std::vector<BufferSpec> gpt_buffer_plan(const ModelConfig& config, int64_t B, int64_t T,
-                                        int element_bytes);
+std::vector<BufferSpec> gpt_buffers(const ModelConfig& config, int64_t B, int64_t T,
+                                    int element_bytes);
 
 // What the element counts of the model's buffers are functions of: micro-batches of B x T
 // (N = B * T tokens), width C, NH heads and the padded vocabulary Vp.
@@ -54,8 +54,8 @@ class GPT {
       GemmMath gemm_math = GemmMath::FP32,
       kernels::TeamShape team_shape = kernels::kDefaultTeamShape);
 
-  static std::vector<BufferSpec> buffer_plan(const ModelConfig& config, int64_t B, int64_t T) {
-    return gpt_buffer_plan(config, B, T, static_cast<int>(sizeof(Real)));
+  static std::vector<BufferSpec> declared_buffers(const ModelConfig& config, int64_t B, int64_t T) {
+    return gpt_buffers(config, B, T, static_cast<int>(sizeof(Real)));
   }
 
   // Copies a micro-batch (host arrays of B*T tokens) to the device buffers the model owns.
@@ -133,7 +133,7 @@ class GPT {
   template <typename Owner>
   static void take_buffer(PlannedAllocator& alloc, Owner& owner, const Entry<Owner>& e,
                           const std::string& name);
-  friend std::vector<BufferSpec> gpt_buffer_plan(const ModelConfig&, int64_t, int64_t, int);
+  friend std::vector<BufferSpec> gpt_buffers(const ModelConfig&, int64_t, int64_t, int);
 
   // Writes the block's output to `out` (a.residual3 unless recomputing).
   void block_forward(LayerActs& a, const Real* p, const Real* residual, Real* out,

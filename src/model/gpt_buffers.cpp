@@ -1,5 +1,5 @@
 // The model's activations and workspace, declared once: the tables below name each buffer, its
-// category, element type, element count and the member it is allocated into. gpt_buffer_plan
+// category, element type, element count and the member it is allocated into. gpt_buffers
 // prices them for the planner and GPT's constructor allocates them, walking the same rows.
 #include <fmt/format.h>
 
@@ -114,8 +114,7 @@ std::string GPT<Real>::block_buffer_name(const ModelBuffer& blocks, int64_t laye
 }
 
 // The rows of GPT<float>'s tables, priced by element type: the tables are the same for every Real.
-std::vector<BufferSpec> gpt_buffer_plan(const ModelConfig& c, int64_t B, int64_t T,
-                                        int element_bytes) {
+std::vector<BufferSpec> gpt_buffers(const ModelConfig& c, int64_t B, int64_t T, int element_bytes) {
   using Model = GPT<float>;
   const BufferShape shape{B, T, B * T, c.dim, c.heads, c.padded_vocab()};
   std::vector<BufferSpec> plan;

@@ -27,7 +27,7 @@ LargestModel largest_model(const Deck& deck, const Machine& machine, int64_t dev
   }
   Deck d = with_option(deck, option);
   try {
-    cell.shards = plan_shard_layout(d, stage, devices, &machine);
+    cell.mesh = plan_zero_mesh(d, stage, devices, &machine);
   } catch (const Error&) {
     // A node's ranks that do not divide the devices: that run cannot be launched, so the cell
     // is left out rather than ending the whole table. Any other refusal (a rank count out of
@@ -36,7 +36,7 @@ LargestModel largest_model(const Deck& deck, const Machine& machine, int64_t dev
     cell.possible = false;
     return cell;
   }
-  cell.layers = largest_fitting_layers(d, stage, cell.shards.mesh(), machine.device_memory_bytes);
+  cell.layers = largest_fitting_layers(d, stage, cell.mesh, machine.device_memory_bytes);
   if (cell.layers > 0) {
     d.model.layers = cell.layers;
     cell.point = plan_point(d, stage, devices, &machine);

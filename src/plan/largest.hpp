@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/deck.hpp"
-#include "core/shard_layout.hpp"
+#include "core/zero_mesh.hpp"
 #include "plan/machine.hpp"
 #include "plan/planner.hpp"
 
@@ -40,7 +40,7 @@ struct LargestModel {
   // False when the shard groups cannot tile the devices (a node's ranks do not divide them);
   // nothing below is meaningful then.
   bool possible = true;
-  ShardLayout shards;
+  ZeroMesh mesh;
   int64_t layers = 0;  // the deepest that fits; 0: not even one block fits
   PlanPoint point;     // the plan at that depth (parameters, memory, traffic, time); layers > 0
 };

@@ -7,7 +7,7 @@
 #include "model/layout.hpp"
 #include "zero/engine.hpp"
 #include "zero/partition.hpp"
-#include "zero/run_plan.hpp"
+#include "zero/run_declarations.hpp"
 
 namespace zm {
 
@@ -72,13 +72,9 @@ ZeroMesh plan_zero_mesh(const Deck& deck, int stage, int64_t ranks, const Machin
   return zero_mesh(deck, stage, static_cast<int>(ranks), static_cast<int>(per_node));
 }
 
-ShardLayout plan_shard_layout(const Deck& deck, int stage, int64_t ranks, const Machine* machine) {
-  return shard_layout_of(plan_zero_mesh(deck, stage, ranks, machine));
-}
-
 MemoryPlan plan_memory(const Deck& deck, int stage, const ZeroMesh& mesh) {
   MemoryPlan plan;
-  for (const BufferSpec& spec : run_buffer_plan(deck, stage, mesh))
+  for (const BufferSpec& spec : run_buffers(deck, stage, mesh))
     plan.bytes[static_cast<int>(spec.category)] += spec.bytes();
   return plan;
 }
@@ -86,8 +82,8 @@ MemoryPlan plan_memory(const Deck& deck, int stage, const ZeroMesh& mesh) {
 LevelTraffic plan_traffic(const Deck& deck, int stage, const ZeroMesh& mesh) {
   LevelTraffic bytes{};
   const ParamLayout layout(deck.model);
-  const PartitionPlan partition(layout, mesh.group_ranks(), mesh.sub_shards());
-  for (const auto& c : run_traffic_plan(deck, stage, partition, mesh))
+  const Partition partition(layout, mesh.group_ranks(), mesh.sub_shards());
+  for (const auto& c : run_traffic(deck, stage, partition, mesh))
     bytes[static_cast<size_t>(c.level)][static_cast<size_t>(c.op)] +=
         ring_bytes(c.op, static_cast<double>(c.count * c.element_bytes), c.ranks);
   return bytes;
@@ -143,9 +139,9 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
   p.ranks = ranks;
   p.precision = deck.train.precision;
   const ZeroMesh mesh = plan_zero_mesh(deck, stage, ranks, machine);
-  p.shards = shard_layout_of(mesh);
+  p.mesh = mesh;
   const ParamLayout layout(deck.model);
-  const PartitionPlan partition(layout, mesh.group_ranks(), mesh.sub_shards());
+  const Partition partition(layout, mesh.group_ranks(), mesh.sub_shards());
   p.params = layout.real_param_count();
   p.padded_params = partition.padded_total();
   p.memory = plan_memory(deck, stage, mesh);
@@ -164,7 +160,7 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
   p.compute_seconds = p.flops_per_step / rate;
 
   // Communication: each collective priced on the link its ring crosses.
-  for (const auto& c : run_traffic_plan(deck, stage, partition, mesh))
+  for (const auto& c : run_traffic(deck, stage, partition, mesh))
     p.comm_seconds += collective_seconds(c, mesh, *machine);
   p.step_seconds_serial = p.compute_seconds + p.comm_seconds;
   p.step_seconds_overlapped = std::max(p.compute_seconds, p.comm_seconds);

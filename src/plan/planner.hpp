@@ -1,10 +1,10 @@
 // The analytic model behind `zeromini plan`: memory per rank, bytes moved per step and an
 // estimated step time, for any stage and rank count, without MPI and without allocating.
 //
-// Memory comes from the same buffer plans the run allocates from (run_buffer_plan: the stage's
+// Memory comes from the same buffer declarations the run allocates from (run_buffers: the stage's
 // model state and buffers, the model's activations and workspace, the step statistics), so the
 // planned bytes are what a run at that rank count allocates, byte for byte. Traffic comes from
-// the list of the collectives a step posts (run_traffic_plan) and the same ring_bytes() the
+// the list of the collectives a step posts (run_traffic) and the same ring_bytes() the
 // communicator accounts with.
 #pragma once
 
@@ -16,7 +16,6 @@
 #include "comm/mesh_comms.hpp"
 #include "core/deck.hpp"
 #include "core/memory.hpp"
-#include "core/shard_layout.hpp"
 #include "core/zero_mesh.hpp"
 #include "plan/machine.hpp"
 
@@ -44,7 +43,7 @@ struct PlanPoint {
   int64_t params = 0;         // real vocabulary
   int64_t padded_params = 0;  // with the padded vocabulary and partition padding (Psi')
   MemoryPlan memory;
-  ShardLayout shards;  // the shard groups at this rank count (a view of the mesh)
+  ZeroMesh mesh;                                  // the shard groups at this rank count
   std::array<double, kCommOps> bytes_per_step{};  // per rank, by collective
   std::array<std::array<double, kCommOps>, kCommLevels> bytes_per_level{};  // [level][op]
   double bytes_per_step_total() const;
@@ -63,9 +62,8 @@ struct PlanPoint {
 // All priced in the deck's train.precision: element sizes come from the precision, through the
 // same buffer and collective lists a run of the deck allocates and posts.
 // The mesh of `ranks` ranks under the deck's zero.shard_size: "node" means zero.ranks_per_node
-// when set, else the machine's devices per node, else all ranks (one node); and its view.
+// when set, else the machine's devices per node, else all ranks (one node).
 ZeroMesh plan_zero_mesh(const Deck& deck, int stage, int64_t ranks, const Machine* machine);
-ShardLayout plan_shard_layout(const Deck& deck, int stage, int64_t ranks, const Machine* machine);
 MemoryPlan plan_memory(const Deck& deck, int stage, const ZeroMesh& mesh);
 // Bytes per rank and step by collective, at each level ([level][op]).
 using LevelTraffic = std::array<std::array<double, kCommOps>, kCommLevels>;

@@ -8,7 +8,7 @@
 #include "core/error.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/matmul.hpp"
-#include "zero/run_plan.hpp"
+#include "zero/run_declarations.hpp"
 
 namespace zm {
 
@@ -80,9 +80,9 @@ TrainerT<Real>::TrainerT(const Deck& deck, int stage, Communicator& comm, const 
       comm_(&comm),
       layout_(deck.model),
       comms_(std::make_unique<MeshComms>(comm, run_zero_mesh(deck, stage, comm))),
-      plan_(layout_, comms_->mesh().group_ranks(), comms_->mesh().sub_shards()),
-      engine_(make_engine<Real>(stage, plan_, *comms_, deck_, gpt_schedule(layout_), team_shape,
-                                context.ledger)),
+      partition_(layout_, comms_->mesh().group_ranks(), comms_->mesh().sub_shards()),
+      engine_(make_engine<Real>(stage, partition_, *comms_, deck_, gpt_schedule(layout_),
+                                team_shape, context.ledger)),
       model_(layout_, deck.train.micro_batch, deck.model.seq_len, context,
              deck.train.policy().gemm_math, team_shape),
       data_(make_data_source(deck)) {

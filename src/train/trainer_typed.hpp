@@ -31,7 +31,7 @@ class TrainerT final : public Trainer {
 
   const Deck& deck() const override { return deck_; }
   const ParamLayout& layout() const override { return layout_; }
-  const PartitionPlan& plan() const override { return plan_; }
+  const Partition& partition() const override { return partition_; }
   ZeroEngine& engine() override { return *engine_; }
   MeshComms& comms() override { return *comms_; }
 
@@ -53,7 +53,7 @@ class TrainerT final : public Trainer {
   Communicator* comm_;  // the world's
   ParamLayout layout_;
   std::unique_ptr<MeshComms> comms_;  // the mesh's communicators over comm_
-  PartitionPlan plan_;
+  Partition partition_;
   std::unique_ptr<ZeroEngineT<Real>> engine_;
   GPT<Real> model_;
   std::unique_ptr<DataSource> data_;

@@ -2,8 +2,8 @@
 
 namespace zm {
 
-StorageKinds storage_kinds(const StageSpec& spec, const PartitionPlan& plan) {
-  const bool hpz = spec.gathers_parameters() && plan.sub_shards() > 1;
+StorageKinds storage_kinds(const StageSpec& spec, const Partition& partition) {
+  const bool hpz = spec.gathers_parameters() && partition.sub_shards() > 1;
   const Storage optimizer_shard = hpz ? Storage::SubShard : Storage::Shard;
   return {spec.gathers_parameters() ? Storage::Shard : Storage::Full,
           spec.shards_gradients() ? Storage::Shard : Storage::Full,
@@ -11,14 +11,14 @@ StorageKinds storage_kinds(const StageSpec& spec, const PartitionPlan& plan) {
 }
 
 template <typename Real>
-ComposedEngine<Real>::ComposedEngine(const StageSpec& spec, const PartitionPlan& plan,
+ComposedEngine<Real>::ComposedEngine(const StageSpec& spec, const Partition& partition,
                                      MeshComms& comms, const Deck& deck,
                                      const std::vector<UnitEvent>& schedule,
                                      kernels::TeamShape team_shape, MemoryLedger* ledger)
-    : ZeroEngineT<Real>(spec.stage, plan, comms, deck, storage_kinds(spec, plan), team_shape,
-                        ledger),
-      gradients_(make_gradient_path<Real>(spec, plan, deck, ledger)),
-      parameters_(make_parameter_path<Real>(spec, plan, deck, schedule, ledger)) {}
+    : ZeroEngineT<Real>(spec.stage, partition, comms, deck, storage_kinds(spec, partition),
+                        team_shape, ledger),
+      gradients_(make_gradient_path<Real>(spec, partition, deck, ledger)),
+      parameters_(make_parameter_path<Real>(spec, partition, deck, schedule, ledger)) {}
 
 template <typename Real>
 void ComposedEngine<Real>::begin_micro_step(int64_t micro, int64_t micro_steps) {

@@ -16,15 +16,15 @@ namespace zm {
 
 // Where a stage keeps each kind of model state: parameters sharded where they are gathered per
 // unit, gradients where only a shard is kept, optimizer state where the optimizer is partitioned
-// (under hpZ, plan.sub_shards() > 1 with gathered parameters, in sub-shards over all ranks). The
-// one place the storage kinds come from: the engine allocates and the planner prices them.
-StorageKinds storage_kinds(const StageSpec& spec, const PartitionPlan& plan);
+// (under hpZ, partition.sub_shards() > 1 with gathered parameters, in sub-shards over all ranks).
+// The one place the storage kinds come from: the engine allocates and the planner prices them.
+StorageKinds storage_kinds(const StageSpec& spec, const Partition& partition);
 
 template <typename Real>
 class ComposedEngine final : public ZeroEngineT<Real> {
  public:
   // Allocates the model state, then the gradient path's buffers, then the parameter path's.
-  ComposedEngine(const StageSpec& spec, const PartitionPlan& plan, MeshComms& comms,
+  ComposedEngine(const StageSpec& spec, const Partition& partition, MeshComms& comms,
                  const Deck& deck, const std::vector<UnitEvent>& schedule,
                  kernels::TeamShape team_shape, MemoryLedger* ledger);
 

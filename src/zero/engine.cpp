@@ -39,10 +39,10 @@ bool ZeroEngine::cuts_finer(const Placement& finer, const Placement& coarser) {
   return f.size() > c.size() && std::equal(c.begin(), c.end(), f.begin());
 }
 
-ZeroEngine::ZeroEngine(int stage, const PartitionPlan& plan, MeshComms& comms, const Deck& deck,
+ZeroEngine::ZeroEngine(int stage, const Partition& partition, MeshComms& comms, const Deck& deck,
                        StorageKinds storage, MemoryLedger* ledger)
     : stage_(stage),
-      plan_(&plan),
+      partition_(&partition),
       comms_(&comms),
       comm_(&comms.group()),
       replicas_(comms.replicas()),
@@ -59,7 +59,8 @@ ZeroEngine::ZeroEngine(int stage, const PartitionPlan& plan, MeshComms& comms, c
       params_piece_(piece(params_storage_)),
       grads_piece_(piece(grads_storage_)),
       optim_piece_(piece(optim_storage_)) {
-  ZM_ASSERT(plan.ranks() == ranks_, "plan for {} ranks, shard group of {}", plan.ranks(), ranks_);
+  ZM_ASSERT(partition.ranks() == ranks_, "partition for {} ranks, shard group of {}",
+            partition.ranks(), ranks_);
   const ModelPlacements placements = comms.mesh().placements(stage_spec(stage));
   ZM_ASSERT(placements.params == params_storage_ && placements.grads == grads_storage_ &&
                 placements.optim == optim_storage_,
@@ -75,7 +76,7 @@ std::pair<int64_t, int64_t> ZeroEngine::owned_gradients(int u) const {
 }
 
 std::pair<int64_t, int64_t> ZeroEngine::held_range(const Placement& placement, int u) const {
-  return plan_->piece_range(u, piece(placement));
+  return partition_->piece_range(u, piece(placement));
 }
 
 float* ZeroEngine::adam_m_at(int u, int64_t e) const {
@@ -86,7 +87,7 @@ float* ZeroEngine::adam_v_at(int u, int64_t e) const {
 }
 
 std::vector<float> ZeroEngine::full_state(State which) {
-  const ParamLayout& layout = plan_->layout();
+  const ParamLayout& layout = partition_->layout();
   const Placement& placement = which == State::Params ? master_storage() : optim_storage_;
   auto state_at = [&](int u, int64_t e) {
     return which == State::Params  ? master_at(u, e)
@@ -99,12 +100,13 @@ std::vector<float> ZeroEngine::full_state(State which) {
   Kokkos::View<float*, MemSpace> gathered, shard;
   if (!placement.replicated())
     gathered = Kokkos::View<float*, MemSpace>(
-        "full_state", static_cast<size_t>(plan_->max_padded_unit(0, plan_->num_units() - 1)));
+        "full_state",
+        static_cast<size_t>(partition_->max_padded_unit(0, partition_->num_units() - 1)));
   if (placement.shards(kReplicateDim))
-    shard =
-        Kokkos::View<float*, MemSpace>("full_state_shard", static_cast<size_t>(plan_->max_shard()));
-  for (int u = 0; u < plan_->num_units(); ++u) {
-    const UnitPartition& p = plan_->unit(u);
+    shard = Kokkos::View<float*, MemSpace>("full_state_shard",
+                                           static_cast<size_t>(partition_->max_shard()));
+  for (int u = 0; u < partition_->num_units(); ++u) {
+    const UnitPartition& p = partition_->unit(u);
     const float* unit_data = gathered.data();
     const int64_t first = rank_ * p.shard;
     if (placement.replicated()) {
@@ -146,12 +148,12 @@ void adamw_segment(kernels::TeamShape shape, float* master, const Grad* grads, f
 
 }  // namespace
 
-std::vector<BufferSpec> model_state_buffers(const PartitionPlan& plan, const Deck& deck,
+std::vector<BufferSpec> model_state_buffers(const Partition& partition, const Deck& deck,
                                             StorageKinds storage, const ZeroMesh& mesh) {
   const PrecisionPolicy policy = deck.train.policy();
   const int real_bytes = element_bytes(policy.compute);
   auto elements = [&](Storage kind) {
-    return plan.piece_total(pieces(mesh.mesh, storage_placement(kind, mesh)));
+    return partition.piece_total(pieces(mesh.mesh, storage_placement(kind, mesh)));
   };
   std::vector<BufferSpec> specs = {
       {"params", MemCategory::Parameters, elements(storage.params), real_bytes},
@@ -167,10 +169,10 @@ std::vector<BufferSpec> model_state_buffers(const PartitionPlan& plan, const Dec
 }
 
 template <typename Real>
-ZeroEngineT<Real>::ZeroEngineT(int stage, const PartitionPlan& plan, MeshComms& comms,
+ZeroEngineT<Real>::ZeroEngineT(int stage, const Partition& partition, MeshComms& comms,
                                const Deck& deck, StorageKinds storage,
                                kernels::TeamShape team_shape, MemoryLedger* ledger)
-    : ZeroEngine(stage, plan, comms, deck, storage, ledger),
+    : ZeroEngine(stage, partition, comms, deck, storage, ledger),
       reduces_in_fp32_(deck.train.policy().widens_reduce()),
       team_shape_(team_shape) {
   allocate_model_state();
@@ -178,7 +180,7 @@ ZeroEngineT<Real>::ZeroEngineT(int stage, const PartitionPlan& plan, MeshComms& 
 
 template <typename Real>
 void ZeroEngineT<Real>::allocate_model_state() {
-  PlannedAllocator alloc(model_state_buffers(*plan_, *deck_, storage_kinds_, comms_->mesh()),
+  PlannedAllocator alloc(model_state_buffers(*partition_, *deck_, storage_kinds_, comms_->mesh()),
                          ledger_);
   params_ = alloc.take<Real>("params");
   grads_ = alloc.take<Real>("grads");
@@ -200,7 +202,7 @@ float* ZeroEngineT<Real>::master_at(int u, int64_t e) const {
 template <typename Real>
 template <typename T>
 void ZeroEngineT<Real>::init_held(T* buffer, const Placement& placement, uint64_t seed) const {
-  const ParamLayout& layout = plan_->layout();
+  const ParamLayout& layout = partition_->layout();
   const ModelConfig& c = layout.config();
   const float std_normal = 0.02f;
   // GPT-2 scales the projections that write into the residual stream by 1/sqrt(2 L).
@@ -208,9 +210,9 @@ void ZeroEngineT<Real>::init_held(T* buffer, const Placement& placement, uint64_
   // Rows of wte beyond the real vocabulary are padding: zero, and they stay zero (their
   // gradient is zero and decay keeps zero at zero).
   const int64_t wte_real = c.vocab * c.dim;
-  for (int u = 0; u < plan_->num_units(); ++u) {
+  for (int u = 0; u < partition_->num_units(); ++u) {
     const auto [begin, end] = held_range(placement, u);
-    for (const TensorSegment& seg : plan_->segments(u, begin, end)) {
+    for (const TensorSegment& seg : partition_->segments(u, begin, end)) {
       const TensorInfo& t = layout.tensors()[static_cast<size_t>(seg.tensor)];
       T* dst = base_of(buffer, piece(placement), u, seg.unit_offset);
       const uint64_t first_index = static_cast<uint64_t>(layout.unit(u).offset + seg.unit_offset);
@@ -257,7 +259,7 @@ void ZeroEngineT<Real>::begin_micro_step(int64_t micro, int64_t micro_steps) {
 template <typename Real>
 void ZeroEngineT<Real>::fold_full_gradients(int u) {
   if (!sums_micro_steps()) return;
-  const int64_t n = plan_->unit(u).padded;
+  const int64_t n = partition_->unit(u).padded;
   Real* grads = grad_at(u, 0);
   // An fp32 reduction reduces the sum itself: nothing is rounded back.
   Real* rounded = last_micro() && !reduces_in_fp32_ ? grads : nullptr;
@@ -269,7 +271,7 @@ void ZeroEngineT<Real>::fold_full_gradients(int u) {
 template <typename Real>
 double ZeroEngineT<Real>::grad_sumsq_owned() const {
   double total = 0.0;
-  for (int u = 0; u < plan_->num_units(); ++u) {
+  for (int u = 0; u < partition_->num_units(); ++u) {
     const auto [begin, end] = owned_gradients(u);
     if (end <= begin) continue;
     total += reduces_in_fp32_
@@ -294,10 +296,10 @@ void ZeroEngineT<Real>::poison_gradient() {
 
 template <typename Real>
 void ZeroEngineT<Real>::optimizer_step(const OptimizerSettings& s) {
-  const ParamLayout& layout = plan_->layout();
-  for (int u = 0; u < plan_->num_units(); ++u) {
+  const ParamLayout& layout = partition_->layout();
+  for (int u = 0; u < partition_->num_units(); ++u) {
     const auto [begin, end] = held_range(optim_storage_, u);
-    for (const TensorSegment& seg : plan_->segments(u, begin, end)) {
+    for (const TensorSegment& seg : partition_->segments(u, begin, end)) {
       const bool decay = layout.tensors()[static_cast<size_t>(seg.tensor)].decay;
       kernels::AdamWParams hp{s.lr,         s.beta1, s.beta2, s.eps, decay ? s.weight_decay : 0.0f,
                               s.grad_scale, s.step};
@@ -318,7 +320,7 @@ void ZeroEngineT<Real>::optimizer_step(const OptimizerSettings& s) {
 template <typename Real>
 void ZeroEngineT<Real>::masters_written() {
   if constexpr (kMixed) {
-    for (int u = 0; u < plan_->num_units(); ++u) {
+    for (int u = 0; u < partition_->num_units(); ++u) {
       const auto [begin, end] = held_range(optim_storage_, u);
       if (end > begin)
         kernels::convert<float, Real>(team_shape_, param_at(u, begin), master_at(u, begin),
@@ -342,7 +344,7 @@ void ZeroEngineT<Real>::wait_all(std::vector<CommRequest>& requests) {
 
 template <typename Real>
 void ZeroEngineT<Real>::post_parameter_gather(int u) {
-  const UnitPartition& p = plan_->unit(u);
+  const UnitPartition& p = partition_->unit(u);
   const CommTag tag{u, CommPurpose::ParamGather};
   if (!params_storage_.replicated()) {  // hpZ: the sub-shards into the group shard
     Real* shard = param_at(u, rank_ * p.shard);
@@ -360,7 +362,7 @@ void ZeroEngineT<Real>::post_parameter_gather(int u) {
 template <typename Real>
 void ZeroEngineT<Real>::post_replica_reduction(int u) {
   if (!replicas_) return;
-  const UnitPartition& p = plan_->unit(u);
+  const UnitPartition& p = partition_->unit(u);
   const int64_t shard = rank_ * p.shard;
   const CommTag tag{u, CommPurpose::GradReduce};
   if (optim_storage_.shards(kReplicateDim))  // hpZ: in place, into this rank's sub-shard

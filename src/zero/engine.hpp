@@ -15,7 +15,7 @@
 //   GatheredPerUnit          shard (+slots)   all-gather per unit (fwd and bwd)
 //   optimizer partition      Adam m, v
 //   Replicated / Sharded     full / shard
-// "full" is the padded layout of the partition plan, "shard" this rank's shard of every unit.
+// "full" is the padded layout of the partition, "shard" this rank's shard of every unit.
 //
 // Precision: parameters and gradients are stored in the model's compute type Real (float, or
 // bf16 under train.precision = "bf16"), and every collective moves that type, except that under
@@ -52,7 +52,7 @@ enum class Storage { Full, Shard, SubShard };
 Placement storage_placement(Storage storage, const ZeroMesh& mesh);
 
 // Where a stage keeps each kind of model state; storage_kinds (composed_engine.hpp) derives them
-// from the stage's record, and both the engine and its buffer plan read them. The engine
+// from the stage's record, and both the engine and its declared buffers read them. The engine
 // addresses its buffers by the placements they name (storage_placement).
 struct StorageKinds {
   Storage params, grads, optim;
@@ -82,8 +82,8 @@ class ZeroEngine {
  public:
   // Every buffer the stage's engine allocates (make_engine), for the planner: element sizes come
   // from the deck's precision, so any build prices any precision without a typed engine.
-  static std::vector<BufferSpec> buffer_plan(int stage, const PartitionPlan& plan, const Deck& deck,
-                                             const ZeroMesh& mesh);
+  static std::vector<BufferSpec> declared_buffers(int stage, const Partition& partition,
+                                                  const Deck& deck, const ZeroMesh& mesh);
   // The collectives one optimizer step posts on each rank (gradient and parameter traffic; the
   // trainer adds its 2-float statistics all-reduce), for the planner.
   struct PlannedCollective {
@@ -93,13 +93,13 @@ class ZeroEngine {
     int ranks;          // of the communicator it runs on
     CommLevel level = CommLevel::IntraGroup;
   };
-  // `mesh`: the run's mesh (plan is over the ranks of its `shard` dimension).
-  static std::vector<PlannedCollective> traffic_plan(int stage, const PartitionPlan& plan,
-                                                     const Deck& deck, const ZeroMesh& mesh);
+  // `mesh`: the run's mesh (partition is over the ranks of its `shard` dimension).
+  static std::vector<PlannedCollective> declared_traffic(int stage, const Partition& partition,
+                                                         const Deck& deck, const ZeroMesh& mesh);
 
   virtual ~ZeroEngine();
   int stage() const { return stage_; }
-  const PartitionPlan& plan() const { return *plan_; }
+  const Partition& partition() const { return *partition_; }
   // The shard group's communicator: the engine's ranks, rank() its shard of every unit.
   Communicator& comm() const { return *comm_; }
   // All the run's communicators (the world, and the replicas under hybrid sharding).
@@ -153,7 +153,7 @@ class ZeroEngine {
   std::vector<float> full_parameters() { return full_state(State::Params); }
 
  protected:
-  ZeroEngine(int stage, const PartitionPlan& plan, MeshComms& comms, const Deck& deck,
+  ZeroEngine(int stage, const Partition& partition, MeshComms& comms, const Deck& deck,
              StorageKinds storage, MemoryLedger* ledger);
   // This rank's piece of a buffer under a placement.
   Piece piece(const Placement& placement) const {
@@ -163,8 +163,8 @@ class ZeroEngine {
   // its pieces of all units).
   template <typename T>
   T* base_of(T* buffer, const Piece& piece, int u, int64_t e) const {
-    const UnitPartition& p = plan_->unit(u);
-    return buffer + plan_->piece_offset(u, piece.count) +
+    const UnitPartition& p = partition_->unit(u);
+    return buffer + partition_->piece_offset(u, piece.count) +
            (e - piece.index * (p.padded / piece.count));
   }
   // Whether `finer` shards over every dimension `coarser` does and more: its pieces cut those of
@@ -172,7 +172,7 @@ class ZeroEngine {
   static bool cuts_finer(const Placement& finer, const Placement& coarser);
 
   int stage_;
-  const PartitionPlan* plan_;
+  const Partition* partition_;
   MeshComms* comms_;
   Communicator* comm_;      // the shard group's (the world's with one group)
   Communicator* replicas_;  // one rank per group holding the same shard; nullptr with one group
@@ -194,7 +194,7 @@ class ZeroEngine {
 // The parameters, gradients, master copy (mixed precision only), Adam m and v for a stage's
 // storage kinds. Element sizes come from the deck (compute_element_bytes), not from a compute
 // type, so that any build can price any precision; allocation checks that the two agree.
-std::vector<BufferSpec> model_state_buffers(const PartitionPlan& plan, const Deck& deck,
+std::vector<BufferSpec> model_state_buffers(const Partition& partition, const Deck& deck,
                                             StorageKinds storage, const ZeroMesh& mesh);
 
 // The engine for compute type Real: the parameter and gradient buffers, and the UnitAccess the
@@ -251,7 +251,7 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
   void finish_replica_reductions() { wait_all(replica_reductions_); }
 
  protected:
-  ZeroEngineT(int stage, const PartitionPlan& plan, MeshComms& comms, const Deck& deck,
+  ZeroEngineT(int stage, const Partition& partition, MeshComms& comms, const Deck& deck,
               StorageKinds storage, kernels::TeamShape team_shape, MemoryLedger* ledger);
   // Called after the optimizer updated unit u's held range. Where parameters are held more
   // widely than they are updated (stages 1 and 2: full, updated by shard; hpZ: group shard,
@@ -281,13 +281,13 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
   void init_held(T* buffer, const Placement& placement, uint64_t seed) const;
 };
 
-// The engine of ZeRO stage `stage` computing in Real over the shard group of `comms` (plan is
+// The engine of ZeRO stage `stage` computing in Real over the shard group of `comms` (partition is
 // over its ranks), composed from the stage's record (factory.cpp). `schedule` is the order in
 // which the model uses the units in a step (a parameter path that gathers per unit prefetches
 // along it). Its kernels run teams of `team_shape`; its buffers are recorded in `ledger` (none:
 // untracked).
 template <typename Real>
-std::unique_ptr<ZeroEngineT<Real>> make_engine(int stage, const PartitionPlan& plan,
+std::unique_ptr<ZeroEngineT<Real>> make_engine(int stage, const Partition& partition,
                                                MeshComms& comms, const Deck& deck,
                                                const std::vector<UnitEvent>& schedule,
                                                kernels::TeamShape team_shape,

@@ -6,7 +6,7 @@
 
 namespace zm {
 
-PartitionPlan::PartitionPlan(const ParamLayout& layout, int ranks, int sub_shards)
+Partition::Partition(const ParamLayout& layout, int ranks, int sub_shards)
     : layout_(&layout), ranks_(ranks), sub_shards_(sub_shards) {
   ZM_ASSERT(ranks >= 1 && sub_shards >= 1, "rank count {}, sub-shards {}", ranks, sub_shards);
   for (const UnitInfo& info : layout.units()) {
@@ -26,19 +26,19 @@ PartitionPlan::PartitionPlan(const ParamLayout& layout, int ranks, int sub_shard
   }
 }
 
-int64_t PartitionPlan::max_padded_unit(int first_unit, int last_unit) const {
+int64_t Partition::max_padded_unit(int first_unit, int last_unit) const {
   int64_t largest = 0;
   for (int u = first_unit; u <= last_unit; ++u) largest = std::max(largest, unit(u).padded);
   return largest;
 }
 
-int64_t PartitionPlan::max_shard() const {
+int64_t Partition::max_shard() const {
   int64_t largest = 0;
   for (const auto& p : units_) largest = std::max(largest, p.shard);
   return largest;
 }
 
-int64_t PartitionPlan::piece_total(int pieces) const {
+int64_t Partition::piece_total(int pieces) const {
   if (pieces == 1) return padded_total_;
   if (pieces == ranks_) return shard_total_;
   ZM_ASSERT(pieces == ranks_ * sub_shards_, "{} pieces of a partition over {} ranks x {}", pieces,
@@ -46,7 +46,7 @@ int64_t PartitionPlan::piece_total(int pieces) const {
   return sub_total_;
 }
 
-int64_t PartitionPlan::piece_offset(int u, int pieces) const {
+int64_t Partition::piece_offset(int u, int pieces) const {
   const UnitPartition& p = unit(u);
   if (pieces == 1) return p.padded_offset;
   if (pieces == ranks_) return p.shard_offset;
@@ -55,27 +55,27 @@ int64_t PartitionPlan::piece_offset(int u, int pieces) const {
   return p.sub_offset;
 }
 
-std::pair<int64_t, int64_t> PartitionPlan::piece_range(int u, Piece piece) const {
+std::pair<int64_t, int64_t> Partition::piece_range(int u, Piece piece) const {
   const UnitPartition& p = unit(u);
   const int64_t extent = p.padded / piece.count;
   const int64_t first = piece.index * extent;
   return {std::min(p.size, first), std::min(p.size, first + extent)};
 }
 
-std::pair<int64_t, int64_t> PartitionPlan::owned_range(int u, int rank) const {
+std::pair<int64_t, int64_t> Partition::owned_range(int u, int rank) const {
   const UnitPartition& p = unit(u);
   const int64_t begin = std::min(p.size, rank * p.shard);
   const int64_t end = std::min(p.size, (rank + 1) * p.shard);
   return {begin, end};
 }
 
-std::pair<int64_t, int64_t> PartitionPlan::owned_sub_range(int u, int rank, int sub) const {
+std::pair<int64_t, int64_t> Partition::owned_sub_range(int u, int rank, int sub) const {
   const UnitPartition& p = unit(u);
   const int64_t first = rank * p.shard + sub * p.sub_shard;
   return {std::min(p.size, first), std::min(p.size, first + p.sub_shard)};
 }
 
-std::vector<TensorSegment> PartitionPlan::segments(int u, int64_t begin, int64_t end) const {
+std::vector<TensorSegment> Partition::segments(int u, int64_t begin, int64_t end) const {
   std::vector<TensorSegment> out;
   for (int t : layout_->unit(u).tensors) {
     const TensorInfo& info = layout_->tensors()[static_cast<size_t>(t)];

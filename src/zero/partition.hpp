@@ -1,4 +1,4 @@
-// The partition plan shared by every ZeRO stage.
+// The partition of every unit over a shard group's ranks, shared by every ZeRO stage.
 //
 // Each unit of the parameter layout is padded to a multiple of ranks * kShardAlign elements and
 // split into `ranks` equal shards; rank r owns shard r of every unit. Full-size buffers (stage 0-2
@@ -39,11 +39,11 @@ struct TensorSegment {
   int64_t length = 0;
 };
 
-class PartitionPlan {
+class Partition {
  public:
   // sub_shards: hpZ splits every shard again into this many sub-shards (core/zero_mesh.hpp);
   // units are then padded to a multiple of ranks * sub_shards * kShardAlign.
-  PartitionPlan(const ParamLayout& layout, int ranks, int sub_shards = 1);
+  Partition(const ParamLayout& layout, int ranks, int sub_shards = 1);
 
   const ParamLayout& layout() const { return *layout_; }
   int ranks() const { return ranks_; }

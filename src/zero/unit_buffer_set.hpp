@@ -21,10 +21,10 @@ struct UnitBufferSet {
 
   // Buffer i: -1 the embedding unit's, 0..shared-1 the others.
   std::string name(int i) const;
-  // Appends the set's buffers to a plan.
-  void add_to(std::vector<BufferSpec>& plan) const;
-  // Takes the set's buffers from an allocator built on a plan it was added to: [0] the embedding
-  // unit's, [1..shared] the others.
+  // Appends the set's buffers to a list of declared buffers.
+  void add_to(std::vector<BufferSpec>& buffers) const;
+  // Takes the set's buffers from an allocator built on a list it was added to: [0] the
+  // embedding unit's, [1..shared] the others.
   template <typename T>
   std::vector<TrackedBuffer<T>> take(PlannedAllocator& alloc) const {
     std::vector<TrackedBuffer<T>> buffers;

@@ -34,7 +34,7 @@ void check_reshard_from(const std::string& sharding, zm::Communicator& world) {
   const int64_t global_batch = 12;
   const zm::Deck written_deck = deck_for(3, global_batch / 4, dir, 8, "fp32", {sharding});
   const auto writer = zm::make_trainer(written_deck, 3, world);
-  ASSERT_EQ(writer->comms().layout().groups(), 2);
+  ASSERT_EQ(writer->comms().mesh().groups(), 2);
   writer->init_parameters();
   run_steps(*writer, 0, 4);
   const std::string path = zm::write_checkpoint(writer->engine(), writer->deck(), 4);

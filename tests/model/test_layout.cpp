@@ -62,10 +62,10 @@ TEST(Partition, EveryRankCountSplitsEveryUnitEvenlyWithAlignedShards) {
   m.seq_len = 16;
   zm::ParamLayout layout(m);
   for (int ranks = 1; ranks <= 7; ++ranks) {
-    zm::PartitionPlan plan(layout, ranks);
+    zm::Partition partition(layout, ranks);
     int64_t padded = 0, shard = 0;
-    for (int u = 0; u < plan.num_units(); ++u) {
-      const auto& p = plan.unit(u);
+    for (int u = 0; u < partition.num_units(); ++u) {
+      const auto& p = partition.unit(u);
       EXPECT_GE(p.padded, p.size);
       EXPECT_EQ(p.padded, p.shard * ranks);
       EXPECT_EQ(p.shard % zm::kShardAlign, 0);
@@ -77,14 +77,14 @@ TEST(Partition, EveryRankCountSplitsEveryUnitEvenlyWithAlignedShards) {
       // Owned ranges tile the unit in rank order.
       int64_t covered = 0;
       for (int r = 0; r < ranks; ++r) {
-        auto [begin, end] = plan.owned_range(u, r);
+        auto [begin, end] = partition.owned_range(u, r);
         EXPECT_EQ(begin, covered);
         covered = end;
       }
       EXPECT_EQ(covered, p.size);
     }
-    EXPECT_EQ(plan.padded_total(), padded);
-    EXPECT_EQ(plan.shard_total(), shard);
+    EXPECT_EQ(partition.padded_total(), padded);
+    EXPECT_EQ(partition.shard_total(), shard);
   }
 }
 
@@ -96,10 +96,10 @@ TEST(Partition, SegmentsCoverARangeExactly) {
   m.vocab = 97;
   m.seq_len = 16;
   zm::ParamLayout layout(m);
-  zm::PartitionPlan plan(layout, 3);
+  zm::Partition partition(layout, 3);
   const int u = 1;
-  auto [begin, end] = plan.owned_range(u, 1);
-  auto segments = plan.segments(u, begin, end);
+  auto [begin, end] = partition.owned_range(u, 1);
+  auto segments = partition.segments(u, begin, end);
   ASSERT_FALSE(segments.empty());
   int64_t at = begin;
   for (const auto& s : segments) {

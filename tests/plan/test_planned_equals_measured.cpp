@@ -14,9 +14,9 @@ namespace {
 
 // One deck: the plan against what a trainer allocates and sends in its steps.
 void check_planned_equals_measured(const zm::Deck& deck, int stage, zm::Communicator& comm) {
-  const zm::ShardLayout shards = zm::plan_shard_layout(deck, stage, comm.size(), nullptr);
-  const zm::MemoryPlan planned = zm::plan_memory(deck, stage, shards);  // priced as it runs
-  const zm::LevelTraffic planned_traffic = zm::plan_traffic(deck, stage, shards);
+  const zm::ZeroMesh mesh = zm::plan_zero_mesh(deck, stage, comm.size(), nullptr);
+  const zm::MemoryPlan planned = zm::plan_memory(deck, stage, mesh);  // priced as it runs
+  const zm::LevelTraffic planned_traffic = zm::plan_traffic(deck, stage, mesh);
 
   zm::MemoryLedger ledger;
   const zm::MemoryFigures before = ledger.figures();
@@ -24,7 +24,7 @@ void check_planned_equals_measured(const zm::Deck& deck, int stage, zm::Communic
   const auto trainer_owned =
       zm::make_trainer(deck, stage, comm, zm::RunContext{nullptr, nullptr, &ledger});
   zm::Trainer& trainer = *trainer_owned;
-  ASSERT_EQ(trainer.comms().layout().group, shards.group);
+  ASSERT_EQ(trainer.comms().mesh().group_ranks(), mesh.group_ranks());
   trainer.init_parameters();
   std::vector<zm::StepRecord> records;
   for (int64_t s = 0; s < deck.train.steps; ++s) records.push_back(trainer.step(s));
@@ -40,7 +40,7 @@ void check_planned_equals_measured(const zm::Deck& deck, int stage, zm::Communic
   const auto& inter = planned_traffic[static_cast<size_t>(zm::CommLevel::InterGroup)];
   double inter_total = 0;
   for (double bytes : inter) inter_total += bytes;
-  if (shards.hybrid() && shards.world > 1)
+  if (mesh.hybrid() && mesh.world() > 1)
     EXPECT_GT(inter_total, 0.0);  // the replicas' all-reduce and the statistics
   else
     EXPECT_EQ(inter_total, 0.0);

@@ -76,7 +76,7 @@ TEST(Planner, LargestModelThatFitsIsTheDeepestThatFits) {
     auto total_at = [&](int64_t layers) {
       zm::Deck d = deck;
       d.model.layers = layers;
-      return zm::plan_memory(d, stage, zm::plan_shard_layout(d, stage, 8, &m)).total();
+      return zm::plan_memory(d, stage, zm::plan_zero_mesh(d, stage, 8, &m)).total();
     };
     EXPECT_LE(total_at(p.largest_layers), m.device_memory_bytes);
     EXPECT_GT(total_at(p.largest_layers + 1), m.device_memory_bytes);
@@ -115,8 +115,8 @@ TEST(PlannerHybrid, NodeShardingHoldsTheMemoryOfOneNode) {
       SCOPED_TRACE(fmt::format("{} stage {}", precision, stage));
       const zm::PlanPoint h = zm::plan_point(hybrid, stage, 16, &m);
       const zm::PlanPoint p = zm::plan_point(plain, stage, 8, &m);
-      ASSERT_EQ(h.shards.group, 8);
-      ASSERT_EQ(h.shards.groups(), 2);
+      ASSERT_EQ(h.mesh.group_ranks(), 8);
+      ASSERT_EQ(h.mesh.groups(), 2);
       EXPECT_EQ(h.memory.model_states(), p.memory.model_states());
       EXPECT_EQ(h.memory.bytes, p.memory.bytes);
       // And less than sharding over all 16 would leave: the price of the replica.
@@ -124,7 +124,7 @@ TEST(PlannerHybrid, NodeShardingHoldsTheMemoryOfOneNode) {
                 zm::plan_point(plain, stage, 16, &m).memory.model_states());
     }
     // Stage 0 has one group whatever the shard size.
-    EXPECT_EQ(zm::plan_point(hybrid, 0, 16, &m).shards.groups(), 1);
+    EXPECT_EQ(zm::plan_point(hybrid, 0, 16, &m).mesh.groups(), 1);
   }
 }
 
@@ -133,11 +133,12 @@ TEST(PlannerHybrid, RanksPerNodeFromTheDeck) {
   zm::Deck deck = sharded_by_node(deck_with(2, 128, 4, "fp32"));
   deck.zero.ranks_per_node = 4;
   const zm::Machine m = two_link_machine(8, 450e9, 50e9);
-  EXPECT_EQ(zm::plan_point(deck, 3, 16, nullptr).shards.group, 4);
-  EXPECT_EQ(zm::plan_point(deck, 3, 16, &m).shards.group, 4);
+  EXPECT_EQ(zm::plan_point(deck, 3, 16, nullptr).mesh.group_ranks(), 4);
+  EXPECT_EQ(zm::plan_point(deck, 3, 16, &m).mesh.group_ranks(), 4);
   deck.zero.ranks_per_node = 0;
-  EXPECT_EQ(zm::plan_point(deck, 3, 16, &m).shards.group, 8);
-  EXPECT_EQ(zm::plan_point(deck, 3, 16, nullptr).shards.group, 16);  // no node known: one group
+  EXPECT_EQ(zm::plan_point(deck, 3, 16, &m).mesh.group_ranks(), 8);
+  EXPECT_EQ(zm::plan_point(deck, 3, 16, nullptr).mesh.group_ranks(),
+            16);  // no node known: one group
   deck.zero.shard_size = 5;
   EXPECT_THROW(zm::plan_point(deck, 3, 16, nullptr), zm::Error);
 }
@@ -184,7 +185,7 @@ TEST(PlannerHybrid, CollectivesArePricedOnTheLinkTheyCross) {
     ASSERT_GT(inter, 0);
     EXPECT_DOUBLE_EQ(h.comm_seconds, intra / intra_bw + inter / inter_bw);
     const zm::PlanPoint s = zm::plan_point(spanning, stage, 32, &m);
-    ASSERT_EQ(s.shards.group, 16);
+    ASSERT_EQ(s.mesh.group_ranks(), 16);
     EXPECT_DOUBLE_EQ(s.comm_seconds, s.bytes_per_step_total() / inter_bw);
     const zm::PlanPoint p = zm::plan_point(plain, stage, 32, &m);
     EXPECT_DOUBLE_EQ(p.comm_seconds, p.bytes_per_step_total() / inter_bw);
@@ -221,15 +222,15 @@ TEST(PlannerLargest, AnswersAreTheDeepestThatFit) {
     zm::Deck d = zm::with_option(deck, c.option);
     auto total_at = [&](int64_t layers) {
       d.model.layers = layers;
-      return zm::plan_memory(d, c.stage, c.shards).total();
+      return zm::plan_memory(d, c.stage, c.mesh).total();
     };
     EXPECT_LE(total_at(c.layers), m.device_memory_bytes);
     EXPECT_GT(total_at(c.layers + 1), m.device_memory_bytes);
     EXPECT_DOUBLE_EQ(c.point.memory.total(), total_at(c.layers));
-    EXPECT_EQ(c.point.shards.group, c.shards.group);
+    EXPECT_EQ(c.point.mesh.group_ranks(), c.mesh.group_ranks());
     const bool in_node = c.option.sharding != zm::LargestSharding::All && c.stage > 0;
-    EXPECT_EQ(c.shards.group, in_node ? std::min<int64_t>(8, c.devices) : c.devices);
-    EXPECT_EQ(c.shards.hpz, hpz && c.devices > 8);
+    EXPECT_EQ(c.mesh.group_ranks(), in_node ? std::min<int64_t>(8, c.devices) : c.devices);
+    EXPECT_EQ(c.mesh.hpz(), hpz && c.devices > 8);
     EXPECT_GT(c.point.params, 0);
     EXPECT_GT(c.point.step_seconds_overlapped, 0);
   }

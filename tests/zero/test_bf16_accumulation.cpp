@@ -15,7 +15,7 @@
 
 #if ZEROMINI_HAVE_BF16
 
-#include "comm/shard_groups.hpp"
+#include "comm/mesh_comms.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/encoder.hpp"
 #include "model/gpt.hpp"
@@ -70,11 +70,11 @@ TEST_P(Bf16MicroSteps, AccumulateInFp32) {
   const zm::Deck deck =
       zm::testing::test_deck(stage, 1, kMicroSteps, {"train.precision=bf16", "zero.overlap=true"});
   const zm::ParamLayout layout(deck.model);
-  zm::ShardGroupComms comms(*world, zm::run_shard_layout(deck, stage, *world));
-  const zm::PartitionPlan plan(layout, comms.layout().group, comms.layout().sub_shards());
+  zm::MeshComms comms(*world, zm::run_zero_mesh(deck, stage, *world));
+  const zm::Partition partition(layout, comms.mesh().group_ranks(), comms.mesh().sub_shards());
   const auto schedule = zm::gpt_schedule(layout);
   const k::TeamShape shape = zm::testing::test_team_shape();
-  auto engine = zm::make_engine<bf16>(stage, plan, comms, deck, schedule, shape);
+  auto engine = zm::make_engine<bf16>(stage, partition, comms, deck, schedule, shape);
   for (int micro = 0; micro < kMicroSteps; ++micro) {
     engine->begin_micro_step(micro, kMicroSteps);
     const float value = world->rank() != 0 ? 0.0f : micro == 0 ? 1.0f : 1.0f / 256;
@@ -83,7 +83,7 @@ TEST_P(Bf16MicroSteps, AccumulateInFp32) {
     for (const zm::UnitEvent& event : schedule) {
       engine->acquire(event);
       if (event.use != zm::UnitUse::Forward)
-        k::fill(shape, engine->grads(event.unit), plan.unit(event.unit).padded, bf16(value));
+        k::fill(shape, engine->grads(event.unit), partition.unit(event.unit).padded, bf16(value));
       engine->release(event);
       if (event.use == zm::UnitUse::Backward) engine->grads_ready(event.unit);
     }
@@ -91,7 +91,7 @@ TEST_P(Bf16MicroSteps, AccumulateInFp32) {
   }
   engine->finish_backward();
   int64_t checked = 0;
-  for (int u = 0; u < plan.num_units(); ++u) {
+  for (int u = 0; u < partition.num_units(); ++u) {
     const auto [begin, end] = engine->owned_gradients(u);
     if (end <= begin) continue;
     std::vector<bf16> host(static_cast<size_t>(end - begin));

@@ -15,7 +15,7 @@
 
 #if ZEROMINI_HAVE_BF16
 
-#include "comm/shard_groups.hpp"
+#include "comm/mesh_comms.hpp"
 #include "kernels/elementwise.hpp"
 #include "model/gpt.hpp"
 #include "zero/engine.hpp"
@@ -48,11 +48,11 @@ Reduced reduce_once(int stage, const std::string& reduce, zm::Communicator& worl
   const zm::Deck deck = zm::testing::test_deck(
       stage, 1, 1, {"train.precision=bf16", "train.reduce_precision=" + reduce});
   const zm::ParamLayout layout(deck.model);
-  zm::ShardGroupComms comms(world, zm::run_shard_layout(deck, stage, world));
-  const zm::PartitionPlan plan(layout, comms.layout().group, comms.layout().sub_shards());
+  zm::MeshComms comms(world, zm::run_zero_mesh(deck, stage, world));
+  const zm::Partition partition(layout, comms.mesh().group_ranks(), comms.mesh().sub_shards());
   const auto schedule = zm::gpt_schedule(layout);
   const k::TeamShape shape = zm::testing::test_team_shape();
-  auto engine = zm::make_engine<bf16>(stage, plan, comms, deck, schedule, shape);
+  auto engine = zm::make_engine<bf16>(stage, partition, comms, deck, schedule, shape);
   Reduced out;
   if (reduce == "fp32" && !engine->sums_micro_steps()) {
     ADD_FAILURE() << "the fp32 reduction has no fp32 sum buffer";
@@ -64,16 +64,16 @@ Reduced reduce_once(int stage, const std::string& reduce, zm::Communicator& worl
   for (const zm::UnitEvent& event : schedule) {
     engine->acquire(event);
     if (event.use != zm::UnitUse::Forward)
-      k::fill(shape, engine->grads(event.unit), plan.unit(event.unit).padded, bf16(value));
+      k::fill(shape, engine->grads(event.unit), partition.unit(event.unit).padded, bf16(value));
     engine->release(event);
     if (event.use == zm::UnitUse::Backward) engine->grads_ready(event.unit);
   }
   engine->grads_ready(layout.embedding_unit());
   engine->finish_backward();
   out.stats = comms.group().stats();
-  out.padded_total = static_cast<double>(plan.padded_total());
+  out.padded_total = static_cast<double>(partition.padded_total());
   out.sumsq = engine->grad_sumsq_owned();
-  for (int u = 0; u < plan.num_units(); ++u) {
+  for (int u = 0; u < partition.num_units(); ++u) {
     const auto [begin, end] = engine->owned_gradients(u);
     if (end <= begin) continue;
     const auto n = static_cast<size_t>(end - begin);

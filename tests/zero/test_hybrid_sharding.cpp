@@ -95,10 +95,10 @@ TEST_P(HybridSharding, EachGroupHoldsItsShareOfTheModelStates) {
   const zm::MemoryFigures before = ledger.figures();
   const auto trainer =
       zm::make_trainer(deck, stage, *comm, zm::RunContext{nullptr, nullptr, &ledger});
-  ASSERT_EQ(trainer->comms().layout().groups(), 2);
-  ASSERT_EQ(trainer->plan().ranks(), G);
+  ASSERT_EQ(trainer->comms().mesh().groups(), 2);
+  ASSERT_EQ(trainer->partition().ranks(), G);
   const zm::Deck plain = zm::testing::test_deck(stage, 2);
-  const zm::MemoryPlan on_g_ranks = zm::plan_memory(plain, stage, zm::ShardLayout{G, G});
+  const zm::MemoryPlan on_g_ranks = zm::plan_memory(plain, stage, zm::hybrid_mesh(G, G, false));
   for (zm::MemCategory c :
        {zm::MemCategory::Parameters, zm::MemCategory::Gradients, zm::MemCategory::Optimizer}) {
     SCOPED_TRACE(zm::mem_category_name(c));
@@ -106,7 +106,7 @@ TEST_P(HybridSharding, EachGroupHoldsItsShareOfTheModelStates) {
     EXPECT_EQ(static_cast<double>(ledger.figures().current[i] - before.current[i]),
               on_g_ranks.bytes[i]);
   }
-  const double padded = static_cast<double>(trainer->plan().padded_total());
+  const double padded = static_cast<double>(trainer->partition().padded_total());
   const auto optimizer = static_cast<size_t>(zm::MemCategory::Optimizer);
   EXPECT_EQ(static_cast<double>(ledger.figures().current[optimizer] - before.current[optimizer]),
             8.0 * padded / G);
@@ -124,8 +124,8 @@ TEST(HybridShardingHpz, ParametersInTheGroupOptimizerStateOverAllRanks) {
   const auto trainer = zm::make_trainer(
       zm::testing::test_deck(3, 2, 1, {fmt::format("zero.secondary_shard_size={}", G)}), 3, *comm,
       zm::RunContext{nullptr, nullptr, &ledger});
-  ASSERT_TRUE(trainer->comms().layout().hpz);
-  const double padded = static_cast<double>(trainer->plan().padded_total());
+  ASSERT_TRUE(trainer->comms().mesh().hpz());
+  const double padded = static_cast<double>(trainer->partition().padded_total());
   auto held = [&](zm::MemCategory c) {
     const auto i = static_cast<size_t>(c);
     return static_cast<double>(ledger.figures().current[i] - before.current[i]);
@@ -206,30 +206,30 @@ TEST(HybridShardingDeck, ShardSizeIsACountOrNode) {
 TEST(HybridShardingDeck, ShardSizeMustDivideTheRanks) {
   const zm::Deck deck = zm::testing::test_deck(3, 1, 1, {"zero.shard_size=3"});
   try {
-    zm::shard_layout(deck, 3, 4, 4);
+    zm::zero_mesh(deck, 3, 4, 4);
     FAIL() << "a shard size of 3 at 4 ranks was accepted";
   } catch (const zm::Error& e) {
     EXPECT_NE(std::string(e.what()).find("zero.shard_size = 3"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("divisor of the rank count 4"), std::string::npos)
         << e.what();
   }
-  EXPECT_EQ(zm::shard_layout(deck, 0, 4, 4).group, 4);  // stage 0 shards nothing
+  EXPECT_EQ(zm::zero_mesh(deck, 0, 4, 4).group_ranks(), 4);  // stage 0 shards nothing
   const zm::Deck node = zm::testing::test_deck(3, 1, 1, {"zero.shard_size=node"});
-  EXPECT_EQ(zm::shard_layout(node, 3, 16, 8).group, 8);
-  EXPECT_EQ(zm::shard_layout(node, 3, 4, 8).group, 4);  // one node, not full
+  EXPECT_EQ(zm::zero_mesh(node, 3, 16, 8).group_ranks(), 8);
+  EXPECT_EQ(zm::zero_mesh(node, 3, 4, 8).group_ranks(), 4);  // one node, not full
   const zm::Deck both =
       zm::testing::test_deck(3, 1, 1, {"zero.shard_size=2", "zero.secondary_shard_size=2"});
   try {
-    zm::shard_layout(both, 3, 4, 4);
+    zm::zero_mesh(both, 3, 4, 4);
     FAIL() << "shard_size and secondary_shard_size together were accepted";
   } catch (const zm::Error& e) {
     EXPECT_NE(std::string(e.what()).find("set one of the two"), std::string::npos) << e.what();
   }
-  EXPECT_EQ(zm::shard_layout(both, 2, 4, 4).group, 2);  // below stage 3, hpZ does not apply
+  EXPECT_EQ(zm::zero_mesh(both, 2, 4, 4).group_ranks(), 2);  // below stage 3, hpZ does not apply
   const zm::Deck hpz = zm::testing::test_deck(3, 1, 1, {"zero.secondary_shard_size=node"});
-  EXPECT_TRUE(zm::shard_layout(hpz, 3, 16, 8).hpz);
-  EXPECT_EQ(zm::shard_layout(hpz, 3, 16, 8).sub_shards(), 2);
-  EXPECT_FALSE(zm::shard_layout(hpz, 3, 8, 8).hpz);  // one group: plain stage 3
+  EXPECT_TRUE(zm::zero_mesh(hpz, 3, 16, 8).hpz());
+  EXPECT_EQ(zm::zero_mesh(hpz, 3, 16, 8).sub_shards(), 2);
+  EXPECT_FALSE(zm::zero_mesh(hpz, 3, 8, 8).hpz());  // one group: plain stage 3
 }
 
 }  // namespace

@@ -1,11 +1,11 @@
-// Memory and traffic of every stage, measured on a real run, against (1) the buffer plan the
+// Memory and traffic of every stage, measured on a real run, against (1) the buffer declarations the
 // planner sums and (2) the closed forms of the ZeRO paper.
 #include <gtest/gtest.h>
 
 #include "common/test_watchdog.hpp"
 #include "common/zero_test_util.hpp"
 #include "core/memory.hpp"
-#include "zero/run_plan.hpp"
+#include "zero/run_declarations.hpp"
 
 namespace {
 
@@ -32,7 +32,7 @@ TEST_P(Accounting, AllocatedBytesEqualThePlanAndTheClosedForms) {
   const auto trainer_owned =
       zm::make_trainer(deck, stage, *comm, zm::RunContext{nullptr, nullptr, &ledger});
   zm::Trainer& trainer = *trainer_owned;
-  const auto plan = zm::run_buffer_plan(deck, stage, trainer.comms().layout());
+  const auto plan = zm::run_buffers(deck, stage, trainer.comms().mesh());
   for (int c = 0; c < zm::kMemCategories; ++c) {
     SCOPED_TRACE(zm::mem_category_name(MemCategory(c)));
     EXPECT_EQ(ledger.current(MemCategory(c)) - before[c], planned_bytes(plan, MemCategory(c)));
@@ -40,7 +40,7 @@ TEST_P(Accounting, AllocatedBytesEqualThePlanAndTheClosedForms) {
 
   // Closed forms, Psi' = parameters with partition padding (a multiple of N): fp32 parameters
   // and gradients take 4 bytes each, Adam's m and v 8.
-  const auto& partition = trainer.plan();
+  const auto& partition = trainer.partition();
   const size_t psi = static_cast<size_t>(partition.padded_total());
   ASSERT_EQ(psi % static_cast<size_t>(N), 0u);
   ASSERT_EQ(partition.shard_total() * N, partition.padded_total());
@@ -71,7 +71,7 @@ TEST_P(Accounting, BytesMovedPerStepEqualTheClosedForms) {
   zm::Deck deck = zm::testing::test_deck(stage, 2, 1, {"train.steps=2"});
   const auto run = zm::testing::train(deck, *comm);
   const zm::ParamLayout layout(deck.model);
-  const zm::PartitionPlan partition(layout, comm->size());
+  const zm::Partition partition(layout, comm->size());
   const double psi_bytes = 4.0 * static_cast<double>(partition.padded_total());
   const double ring = (N - 1) / N;
   const double stats = 2 * ring * 8;  // loss and norm: one 2-float all-reduce per step

@@ -15,11 +15,11 @@ int64_t prefetch_of(const Deck& deck) {
 }
 
 // The gathered units: the embedding unit has its own slot; the others share 1 + prefetch.
-UnitBufferSet gather_slot_set(const PartitionPlan& plan, const Deck& deck) {
+UnitBufferSet gather_slot_set(const Partition& partition, const Deck& deck) {
   UnitBufferSet slots;
   slots.prefix = "gathered";
-  slots.embed_elements = plan.unit(0).padded;
-  slots.shared_elements = plan.max_padded_unit(1, plan.num_units() - 1);
+  slots.embed_elements = partition.unit(0).padded;
+  slots.shared_elements = partition.max_padded_unit(1, partition.num_units() - 1);
   slots.shared = static_cast<int>(1 + prefetch_of(deck));
   slots.element_bytes = param_element_bytes(deck);
   return slots;
@@ -28,7 +28,7 @@ UnitBufferSet gather_slot_set(const PartitionPlan& plan, const Deck& deck) {
 template <typename Real>
 class GatheredParameters final : public ParameterPathT<Real> {
  public:
-  GatheredParameters(const PartitionPlan& plan, const Deck& deck,
+  GatheredParameters(const Partition& partition, const Deck& deck,
                      const std::vector<UnitEvent>& schedule, MemoryLedger* ledger);
   ~GatheredParameters() override;
 
@@ -56,16 +56,16 @@ class GatheredParameters final : public ParameterPathT<Real> {
 };
 
 template <typename Real>
-GatheredParameters<Real>::GatheredParameters(const PartitionPlan& plan, const Deck& deck,
+GatheredParameters<Real>::GatheredParameters(const Partition& partition, const Deck& deck,
                                              const std::vector<UnitEvent>& schedule,
                                              MemoryLedger* ledger)
     : schedule_(schedule),
-      embedding_unit_(plan.layout().embedding_unit()),
+      embedding_unit_(partition.layout().embedding_unit()),
       prefetch_(static_cast<int>(prefetch_of(deck))) {
-  const UnitBufferSet slot_set = gather_slot_set(plan, deck);
-  std::vector<BufferSpec> slot_plan;
-  slot_set.add_to(slot_plan);
-  PlannedAllocator alloc(slot_plan, ledger);
+  const UnitBufferSet slot_set = gather_slot_set(partition, deck);
+  std::vector<BufferSpec> slot_buffers;
+  slot_set.add_to(slot_buffers);
+  PlannedAllocator alloc(slot_buffers, ledger);
   for (TrackedBuffer<Real>& buffer : slot_set.take<Real>(alloc)) {
     slots_.emplace_back();
     slots_.back().buffer = std::move(buffer);
@@ -105,7 +105,7 @@ void GatheredParameters<Real>::post_gathers(ZeroEngineT<Real>& engine) {
     if (free_slot < 0) return;
     Slot& slot = slots_[static_cast<size_t>(free_slot)];
     const int unit = schedule_[static_cast<size_t>(next_gather_)].unit;
-    const UnitPartition& p = engine.plan().unit(unit);
+    const UnitPartition& p = engine.partition().unit(unit);
     slot.event = next_gather_;
     slot.gather = engine.comm().iall_gather(engine.param_at(unit, engine.comm().rank() * p.shard),
                                             slot.buffer.data(), static_cast<size_t>(p.shard),
@@ -153,25 +153,25 @@ void GatheredParameters<Real>::release(UnitEvent event, ZeroEngineT<Real>& engin
 // Per unit and step: two all-gathers every micro-step, before the unit's forward and again before
 // its backward (the embedding unit's second gather serves the LM head's forward and backward);
 // the gather slots.
-PathPlan gathered_parameters_plan(const PartitionPlan& plan, const Deck& deck) {
-  PathPlan out;
-  gather_slot_set(plan, deck).add_to(out.buffers);
+PathDeclaration gathered_parameters_declaration(const Partition& partition, const Deck& deck) {
+  PathDeclaration out;
+  gather_slot_set(partition, deck).add_to(out.buffers);
   out.gathers_per_unit = 2 * deck.train.grad_accum;
   return out;
 }
 
 template <typename Real>
 std::unique_ptr<ParameterPathT<Real>> make_gathered_parameters(
-    const PartitionPlan& plan, const Deck& deck, const std::vector<UnitEvent>& schedule,
+    const Partition& partition, const Deck& deck, const std::vector<UnitEvent>& schedule,
     MemoryLedger* ledger) {
-  return std::make_unique<GatheredParameters<Real>>(plan, deck, schedule, ledger);
+  return std::make_unique<GatheredParameters<Real>>(partition, deck, schedule, ledger);
 }
 
 template std::unique_ptr<ParameterPathT<float>> make_gathered_parameters(
-    const PartitionPlan&, const Deck&, const std::vector<UnitEvent>&, MemoryLedger*);
+    const Partition&, const Deck&, const std::vector<UnitEvent>&, MemoryLedger*);
 #if ZEROMINI_HAVE_BF16
 template std::unique_ptr<ParameterPathT<bf16>> make_gathered_parameters(
-    const PartitionPlan&, const Deck&, const std::vector<UnitEvent>&, MemoryLedger*);
+    const Partition&, const Deck&, const std::vector<UnitEvent>&, MemoryLedger*);
 #endif
 
 }  // namespace zm

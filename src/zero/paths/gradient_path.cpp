@@ -4,40 +4,40 @@
 
 namespace zm {
 
-PathPlan plan_gradient_path(const StageSpec& spec, const PartitionPlan& plan, const Deck& deck) {
+PathDeclaration declare_gradient_path(const StageSpec& spec, const Partition& partition,
+                                      const Deck& deck) {
   switch (spec.gradients) {
     case GradientPath::AllReduce:
-      return all_reduce_gradients_plan(plan, deck);
+      return all_reduce_gradients_declaration(partition, deck);
     case GradientPath::ReduceScatterPerUnit:
-      return reduce_scatter_gradients_plan(plan, deck);
+      return reduce_scatter_gradients_declaration(partition, deck);
     case GradientPath::ReduceScatterAsComplete:
-      return sharded_gradients_plan(plan, deck);
+      return sharded_gradients_declaration(partition, deck);
   }
   return {};
 }
 
 template <typename Real>
 std::unique_ptr<GradientPathT<Real>> make_gradient_path(const StageSpec& spec,
-                                                        const PartitionPlan& plan, const Deck& deck,
-                                                        MemoryLedger* ledger) {
+                                                        const Partition& partition,
+                                                        const Deck& deck, MemoryLedger* ledger) {
   switch (spec.gradients) {
     case GradientPath::AllReduce:
-      return make_all_reduce_gradients<Real>(plan, deck);
+      return make_all_reduce_gradients<Real>(partition, deck);
     case GradientPath::ReduceScatterPerUnit:
       return make_reduce_scatter_gradients<Real>(deck);
     case GradientPath::ReduceScatterAsComplete:
-      return make_sharded_gradients<Real>(plan, deck, ledger);
+      return make_sharded_gradients<Real>(partition, deck, ledger);
   }
   return nullptr;
 }
 
 template std::unique_ptr<GradientPathT<float>> make_gradient_path(const StageSpec&,
-                                                                  const PartitionPlan&, const Deck&,
+                                                                  const Partition&, const Deck&,
                                                                   MemoryLedger*);
 #if ZEROMINI_HAVE_BF16
-template std::unique_ptr<GradientPathT<bf16>> make_gradient_path(const StageSpec&,
-                                                                 const PartitionPlan&, const Deck&,
-                                                                 MemoryLedger*);
+template std::unique_ptr<GradientPathT<bf16>> make_gradient_path(const StageSpec&, const Partition&,
+                                                                 const Deck&, MemoryLedger*);
 #endif
 
 }  // namespace zm

@@ -10,7 +10,7 @@
 #include <memory>
 
 #include "core/stage_spec.hpp"
-#include "zero/paths/path_plan.hpp"
+#include "zero/paths/path_declaration.hpp"
 
 namespace zm {
 
@@ -36,23 +36,24 @@ class GradientPathT {
 
 // The buffers and traffic of `spec`'s gradient path, and the path itself for compute type Real,
 // its buffers allocated (after the engine's model state) and recorded in `ledger`.
-PathPlan plan_gradient_path(const StageSpec& spec, const PartitionPlan& plan, const Deck& deck);
+PathDeclaration declare_gradient_path(const StageSpec& spec, const Partition& partition,
+                                      const Deck& deck);
 template <typename Real>
 std::unique_ptr<GradientPathT<Real>> make_gradient_path(const StageSpec& spec,
-                                                        const PartitionPlan& plan, const Deck& deck,
-                                                        MemoryLedger* ledger);
+                                                        const Partition& partition,
+                                                        const Deck& deck, MemoryLedger* ledger);
 
-// The components (one file each), as plan_gradient_path and make_gradient_path reach them.
-PathPlan all_reduce_gradients_plan(const PartitionPlan& plan, const Deck& deck);
+// The components (one file each), as declare_gradient_path and make_gradient_path reach them.
+PathDeclaration all_reduce_gradients_declaration(const Partition& partition, const Deck& deck);
 template <typename Real>
-std::unique_ptr<GradientPathT<Real>> make_all_reduce_gradients(const PartitionPlan& plan,
+std::unique_ptr<GradientPathT<Real>> make_all_reduce_gradients(const Partition& partition,
                                                                const Deck& deck);
-PathPlan reduce_scatter_gradients_plan(const PartitionPlan& plan, const Deck& deck);
+PathDeclaration reduce_scatter_gradients_declaration(const Partition& partition, const Deck& deck);
 template <typename Real>
 std::unique_ptr<GradientPathT<Real>> make_reduce_scatter_gradients(const Deck& deck);
-PathPlan sharded_gradients_plan(const PartitionPlan& plan, const Deck& deck);
+PathDeclaration sharded_gradients_declaration(const Partition& partition, const Deck& deck);
 template <typename Real>
-std::unique_ptr<GradientPathT<Real>> make_sharded_gradients(const PartitionPlan& plan,
+std::unique_ptr<GradientPathT<Real>> make_sharded_gradients(const Partition& partition,
                                                             const Deck& deck, MemoryLedger* ledger);
 
 }  // namespace zm

@@ -4,19 +4,20 @@
 
 namespace zm {
 
-PathPlan plan_parameter_path(const StageSpec& spec, const PartitionPlan& plan, const Deck& deck) {
+PathDeclaration declare_parameter_path(const StageSpec& spec, const Partition& partition,
+                                       const Deck& deck) {
   switch (spec.parameters) {
     case ParameterPath::Replicated:
-      return replicated_parameters_plan(spec);
+      return replicated_parameters_declaration(spec);
     case ParameterPath::GatheredPerUnit:
-      return gathered_parameters_plan(plan, deck);
+      return gathered_parameters_declaration(partition, deck);
   }
   return {};
 }
 
 template <typename Real>
 std::unique_ptr<ParameterPathT<Real>> make_parameter_path(const StageSpec& spec,
-                                                          const PartitionPlan& plan,
+                                                          const Partition& partition,
                                                           const Deck& deck,
                                                           const std::vector<UnitEvent>& schedule,
                                                           MemoryLedger* ledger) {
@@ -24,20 +25,18 @@ std::unique_ptr<ParameterPathT<Real>> make_parameter_path(const StageSpec& spec,
     case ParameterPath::Replicated:
       return make_replicated_parameters<Real>();
     case ParameterPath::GatheredPerUnit:
-      return make_gathered_parameters<Real>(plan, deck, schedule, ledger);
+      return make_gathered_parameters<Real>(partition, deck, schedule, ledger);
   }
   return nullptr;
 }
 
 template std::unique_ptr<ParameterPathT<float>> make_parameter_path(const StageSpec&,
-                                                                    const PartitionPlan&,
-                                                                    const Deck&,
+                                                                    const Partition&, const Deck&,
                                                                     const std::vector<UnitEvent>&,
                                                                     MemoryLedger*);
 #if ZEROMINI_HAVE_BF16
 template std::unique_ptr<ParameterPathT<bf16>> make_parameter_path(const StageSpec&,
-                                                                   const PartitionPlan&,
-                                                                   const Deck&,
+                                                                   const Partition&, const Deck&,
                                                                    const std::vector<UnitEvent>&,
                                                                    MemoryLedger*);
 #endif

@@ -11,7 +11,7 @@
 
 #include "core/stage_spec.hpp"
 #include "model/unit_access.hpp"
-#include "zero/paths/path_plan.hpp"
+#include "zero/paths/path_declaration.hpp"
 
 namespace zm {
 
@@ -31,22 +31,23 @@ class ParameterPathT {
 // The buffers and traffic of `spec`'s parameter path, and the path itself for compute type Real,
 // its buffers allocated (after the gradient path's) and recorded in `ledger`. `schedule`: the
 // order in which the model uses the units in a step (a gathering path prefetches along it).
-PathPlan plan_parameter_path(const StageSpec& spec, const PartitionPlan& plan, const Deck& deck);
+PathDeclaration declare_parameter_path(const StageSpec& spec, const Partition& partition,
+                                       const Deck& deck);
 template <typename Real>
 std::unique_ptr<ParameterPathT<Real>> make_parameter_path(const StageSpec& spec,
-                                                          const PartitionPlan& plan,
+                                                          const Partition& partition,
                                                           const Deck& deck,
                                                           const std::vector<UnitEvent>& schedule,
                                                           MemoryLedger* ledger);
 
-// The components (one file each), as plan_parameter_path and make_parameter_path reach them.
-PathPlan replicated_parameters_plan(const StageSpec& spec);
+// The components (one file each), as declare_parameter_path and make_parameter_path reach them.
+PathDeclaration replicated_parameters_declaration(const StageSpec& spec);
 template <typename Real>
 std::unique_ptr<ParameterPathT<Real>> make_replicated_parameters();
-PathPlan gathered_parameters_plan(const PartitionPlan& plan, const Deck& deck);
+PathDeclaration gathered_parameters_declaration(const Partition& partition, const Deck& deck);
 template <typename Real>
 std::unique_ptr<ParameterPathT<Real>> make_gathered_parameters(
-    const PartitionPlan& plan, const Deck& deck, const std::vector<UnitEvent>& schedule,
+    const Partition& partition, const Deck& deck, const std::vector<UnitEvent>& schedule,
     MemoryLedger* ledger);
 
 }  // namespace zm

@@ -34,7 +34,7 @@ template <typename Real>
 void ReduceScatterGradients<Real>::unit_ready(int unit, MicroStep step, ZeroEngineT<Real>& engine) {
   engine.fold_full_gradients(unit);
   if (!step.last) return;
-  const UnitPartition& p = engine.plan().unit(unit);
+  const UnitPartition& p = engine.partition().unit(unit);
   in_flight_.push_back({unit, engine.comm().ireduce_scatter_sum(
                                   engine.reduced_grad_at(unit, 0),
                                   engine.reduced_grad_at(unit, engine.comm().rank() * p.shard),
@@ -57,8 +57,8 @@ void ReduceScatterGradients<Real>::finish_reductions(ZeroEngineT<Real>& engine) 
 
 // Per unit and step: one reduce-scatter after the last micro-step's backward; no buffers beyond
 // the full gradients of the model state.
-PathPlan reduce_scatter_gradients_plan(const PartitionPlan&, const Deck&) {
-  PathPlan out;
+PathDeclaration reduce_scatter_gradients_declaration(const Partition&, const Deck&) {
+  PathDeclaration out;
   out.reductions_per_unit = 1;
   return out;
 }

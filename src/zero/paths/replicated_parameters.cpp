@@ -22,8 +22,8 @@ class ReplicatedParameters final : public ParameterPathT<Real> {
 
 // Per unit and step under a sharded optimizer: one all-gather of the updated shard. No buffers
 // beyond the parameters of the model state.
-PathPlan replicated_parameters_plan(const StageSpec& spec) {
-  PathPlan out;
+PathDeclaration replicated_parameters_declaration(const StageSpec& spec) {
+  PathDeclaration out;
   if (spec.optimizer == OptimizerPartition::Sharded) out.gathers_per_unit = 1;
   return out;
 }

@@ -25,7 +25,7 @@ int block_buckets(const Deck& deck) {
   return deck.zero.overlap ? 2 : 1;
 }
 
-UnitBufferSet gradient_bucket_set(const PartitionPlan& partition, const Deck& deck) {
+UnitBufferSet gradient_bucket_set(const Partition& partition, const Deck& deck) {
   UnitBufferSet buckets;
   buckets.prefix = "grad_bucket";
   buckets.embed_elements = partition.unit(0).padded;
@@ -35,14 +35,14 @@ UnitBufferSet gradient_bucket_set(const PartitionPlan& partition, const Deck& de
   return buckets;
 }
 
-UnitBufferSet gradient_wide_bucket_set(const PartitionPlan& partition, const Deck& deck) {
+UnitBufferSet gradient_wide_bucket_set(const Partition& partition, const Deck& deck) {
   UnitBufferSet wide = gradient_bucket_set(partition, deck);
   wide.prefix = "grad_bucket_fp32";
   wide.element_bytes = reduce_element_bytes(deck);
   return wide;
 }
 
-UnitBufferSet gradient_receive_set(const PartitionPlan& partition, const Deck& deck) {
+UnitBufferSet gradient_receive_set(const Partition& partition, const Deck& deck) {
   UnitBufferSet receive = gradient_bucket_set(partition, deck);
   receive.prefix = "grad_recv";
   receive.element_bytes = reduce_element_bytes(deck);
@@ -54,7 +54,7 @@ UnitBufferSet gradient_receive_set(const PartitionPlan& partition, const Deck& d
 }
 
 // The buffers the path allocates beside the gradient shard, in allocation order.
-std::vector<BufferSpec> sharded_gradient_buffers(const PartitionPlan& partition, const Deck& deck) {
+std::vector<BufferSpec> sharded_gradient_buffers(const Partition& partition, const Deck& deck) {
   std::vector<BufferSpec> buffers;
   gradient_bucket_set(partition, deck).add_to(buffers);
   if (deck.train.policy().widens_reduce())
@@ -68,7 +68,7 @@ template <typename Real>
 class ShardedGradients final : public GradientPathT<Real> {
  public:
   // Allocates the buffers of sharded_gradient_buffers.
-  ShardedGradients(const PartitionPlan& partition, const Deck& deck, MemoryLedger* ledger);
+  ShardedGradients(const Partition& partition, const Deck& deck, MemoryLedger* ledger);
 
   Real* grads(int unit, ZeroEngineT<Real>& engine) override { return bucket_for(unit, engine); }
   void unit_ready(int unit, MicroStep step, ZeroEngineT<Real>& engine) override;
@@ -103,7 +103,7 @@ class ShardedGradients final : public GradientPathT<Real> {
 };
 
 template <typename Real>
-ShardedGradients<Real>::ShardedGradients(const PartitionPlan& partition, const Deck& deck,
+ShardedGradients<Real>::ShardedGradients(const Partition& partition, const Deck& deck,
                                          MemoryLedger* ledger) {
   PlannedAllocator alloc(sharded_gradient_buffers(partition, deck), ledger);
   accumulate_ = deck.train.grad_accum > 1;
@@ -121,7 +121,7 @@ ShardedGradients<Real>::ShardedGradients(const PartitionPlan& partition, const D
 template <typename Real>
 void ShardedGradients<Real>::complete(InFlight& op, ZeroEngineT<Real>& engine) {
   op.request.wait();
-  const UnitPartition& p = engine.plan().unit(op.unit);
+  const UnitPartition& p = engine.partition().unit(op.unit);
   Real* shard = engine.grad_at(op.unit, engine.comm().rank() * p.shard);
   if (wide_reduce_) {
     // The fp32 reduction: later micro-steps add their fp32 sum into the fp32 shard; nothing is
@@ -161,7 +161,7 @@ Real* ShardedGradients<Real>::bucket_for(int unit, ZeroEngineT<Real>& engine) {
   }
   wait_bucket(bucket, engine);  // its previous reduce-scatter must be done before reuse
   Real* data = buckets_[static_cast<size_t>(bucket)].data();
-  kernels::fill(engine.team_shape(), data, engine.plan().unit(unit).padded, Real(0));
+  kernels::fill(engine.team_shape(), data, engine.partition().unit(unit).padded, Real(0));
   bucket_of_unit_[unit] = bucket;
   return data;
 }
@@ -172,7 +172,7 @@ void ShardedGradients<Real>::unit_ready(int unit, MicroStep step, ZeroEngineT<Re
   ZM_ASSERT(found != bucket_of_unit_.end(), "unit {} reported ready without gradients", unit);
   const int bucket = found->second;
   bucket_of_unit_.erase(found);
-  const UnitPartition& p = engine.plan().unit(unit);
+  const UnitPartition& p = engine.partition().unit(unit);
   InFlight op;
   op.unit = unit;
   op.bucket = bucket;
@@ -198,7 +198,7 @@ template <typename Real>
 CommRequest ShardedGradients<Real>::post_wide(InFlight& op, int64_t shard, bool first_micro_step,
                                               ZeroEngineT<Real>& engine) {
   const auto bucket = static_cast<size_t>(op.bucket);
-  const UnitPartition& p = engine.plan().unit(op.unit);
+  const UnitPartition& p = engine.partition().unit(op.unit);
   float* wide = wide_[bucket].data();
   // Only bf16 gradients are widened (under fp32 the reduction already is fp32).
   if constexpr (!std::is_same_v<Real, float>)
@@ -225,25 +225,25 @@ void ShardedGradients<Real>::finish(ZeroEngineT<Real>& engine) {
 }  // namespace
 
 // Per unit and step: a reduce-scatter every micro-step; the buckets and the receive buffers.
-PathPlan sharded_gradients_plan(const PartitionPlan& plan, const Deck& deck) {
-  PathPlan out;
-  out.buffers = sharded_gradient_buffers(plan, deck);
+PathDeclaration sharded_gradients_declaration(const Partition& partition, const Deck& deck) {
+  PathDeclaration out;
+  out.buffers = sharded_gradient_buffers(partition, deck);
   out.reductions_per_unit = deck.train.grad_accum;
   return out;
 }
 
 template <typename Real>
-std::unique_ptr<GradientPathT<Real>> make_sharded_gradients(const PartitionPlan& plan,
+std::unique_ptr<GradientPathT<Real>> make_sharded_gradients(const Partition& partition,
                                                             const Deck& deck,
                                                             MemoryLedger* ledger) {
-  return std::make_unique<ShardedGradients<Real>>(plan, deck, ledger);
+  return std::make_unique<ShardedGradients<Real>>(partition, deck, ledger);
 }
 
-template std::unique_ptr<GradientPathT<float>> make_sharded_gradients(const PartitionPlan&,
-                                                                      const Deck&, MemoryLedger*);
+template std::unique_ptr<GradientPathT<float>> make_sharded_gradients(const Partition&, const Deck&,
+                                                                      MemoryLedger*);
 #if ZEROMINI_HAVE_BF16
-template std::unique_ptr<GradientPathT<bf16>> make_sharded_gradients(const PartitionPlan&,
-                                                                     const Deck&, MemoryLedger*);
+template std::unique_ptr<GradientPathT<bf16>> make_sharded_gradients(const Partition&, const Deck&,
+                                                                     MemoryLedger*);
 #endif
 
 }  // namespace zm

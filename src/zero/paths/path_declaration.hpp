@@ -13,10 +13,10 @@ namespace zm {
 using PlannedCollectives = std::vector<ZeroEngine::PlannedCollective>;
 
 // The traffic comes as whole-step collectives and as counts per unit. The counts of both paths
-// add up, and ZeroEngine::traffic_plan turns their sum into collectives unit by unit
+// add up, and ZeroEngine::declared_traffic turns their sum into collectives unit by unit
 // (per_unit_traffic, zero/factory.cpp), so that the list keeps the order in which a step posts
 // them whatever path posts which.
-struct PathPlan {
+struct PathDeclaration {
   std::vector<BufferSpec> buffers;  // after the model state, in the order the path allocates them
   PlannedCollectives step_collectives;  // not tied to one unit (all-reduce buckets)
   int64_t reductions_per_unit = 0;      // reduce-scatters of each padded unit in the shard group

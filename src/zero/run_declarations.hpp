@@ -17,12 +17,12 @@ constexpr int64_t kStepStatsCount = 2;
 BufferSpec step_stats_buffer();
 
 // Every buffer a rank allocates on the mesh: the stage's, the model's and the step's own.
-std::vector<BufferSpec> run_buffer_plan(const Deck& deck, int stage, const ZeroMesh& mesh);
+std::vector<BufferSpec> run_buffers(const Deck& deck, int stage, const ZeroMesh& mesh);
 
 // Every collective a rank posts in one step: the stage's and the step statistics' all-reduce
-// (over all ranks). `plan` is over the ranks of the mesh's shard dimension.
-std::vector<ZeroEngine::PlannedCollective> run_traffic_plan(const Deck& deck, int stage,
-                                                            const PartitionPlan& plan,
-                                                            const ZeroMesh& mesh);
+// (over all ranks). `partition` is over the ranks of the mesh's shard dimension.
+std::vector<ZeroEngine::PlannedCollective> run_traffic(const Deck& deck, int stage,
+                                                       const Partition& partition,
+                                                       const ZeroMesh& mesh);
 
 }  // namespace zm

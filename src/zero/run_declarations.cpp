@@ -1,0 +1,31 @@
+#include "zero/run_declarations.hpp"
+
+#include "model/gpt.hpp"
+#include "model/layout.hpp"
+
+namespace zm {
+
+BufferSpec step_stats_buffer() {
+  return {"step_stats", MemCategory::CommBuffers, kStepStatsCount, 4};
+}
+
+std::vector<BufferSpec> run_buffers(const Deck& deck, int stage, const ZeroMesh& mesh) {
+  const ParamLayout layout(deck.model);
+  const Partition partition(layout, mesh.group_ranks(), mesh.sub_shards());
+  std::vector<BufferSpec> buffers = ZeroEngine::declared_buffers(stage, partition, deck, mesh);
+  for (auto& spec : gpt_buffers(deck.model, deck.train.micro_batch, deck.model.seq_len,
+                                compute_element_bytes(deck)))
+    buffers.push_back(spec);
+  buffers.push_back(step_stats_buffer());
+  return buffers;
+}
+
+std::vector<ZeroEngine::PlannedCollective> run_traffic(const Deck& deck, int stage,
+                                                       const Partition& partition,
+                                                       const ZeroMesh& mesh) {
+  auto collectives = ZeroEngine::declared_traffic(stage, partition, deck, mesh);
+  collectives.push_back({CommOp::AllReduce, kStepStatsCount, 4, mesh.world(), world_level(mesh)});
+  return collectives;
+}
+
+}  // namespace zm
