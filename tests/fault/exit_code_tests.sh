@@ -2,9 +2,10 @@
 # One case per row of the README's exit-status table: a real run made to end that way, and the
 # status it exits with (each case is one ctest entry). The rows for a CUDA build without a usable
 # GPU and for NCCL on ranks that share a GPU need a CUDA or NCCL build: they are not run here.
-#   exit_code_tests.sh CASE ZEROMINI MPIEXEC DECK WORKDIR
+#   exit_code_tests.sh CASE ZEROMINI MPIEXEC PYTHON DECK WORKDIR (the arguments of the other fault
+#   scripts; PYTHON is not used)
 set -uo pipefail
-case_name=$1 zeromini=$2 mpiexec=$3 deck=$4 work=$5/$1
+case_name=$1 zeromini=$2 mpiexec=$3 deck=$5 work=$6/$1
 rm -rf "$work"
 mkdir -p "$work"
 export OPENBLAS_NUM_THREADS=1
