@@ -131,7 +131,9 @@ from_tests "second run in a directory in use" io_fault_tests.sh two_runs
 from_tests "fresh run over another run's checkpoints" io_fault_tests.sh used_dir
 from_tests "SIGTERM as soon as the ranks exist" io_fault_tests.sh sigterm_early
 from_tests "SIGTERM mid-run, then resumed" fault_tests.sh sigterm
-from_tests "FIFO as deck, token shard, checkpoint" io_fault_tests.sh fifo
+from_tests "FIFO as deck, token shard, checkpoint, to inspect and export" io_fault_tests.sh fifo
+from_tests "status after a watchdog abort (inspect: aborted, rank, reason)" exit_code_tests.sh watchdog
+from_tests "status after a second signal, and of a run that died (not closed cleanly)" exit_code_tests.sh second_signal
 from_tests "resume into the same directory (history)" io_fault_tests.sh resume_history
 from_tests "non-finite gradient" fault_tests.sh nan
 

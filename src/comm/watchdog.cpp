@@ -11,6 +11,7 @@
 
 #include "comm/progress_slots.hpp"
 #include "core/abort_job.hpp"
+#include "core/abort_record.hpp"
 #include "core/exit_codes.hpp"
 #include "core/stop_signal.hpp"
 #include "core/timer.hpp"
@@ -241,6 +242,7 @@ void Watchdog::State::end_job(const std::string& message, int code) {
   const std::string line = message + "\n";
   const ssize_t ignored = write(2, line.data(), line.size());
   (void)ignored;
+  write_abort_record(message.c_str(), code);
   _exit(code);
 }
 

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "core/abort_record.hpp"
 #include "core/exit_codes.hpp"
 
 namespace zm {
@@ -30,7 +31,7 @@ void say(const char* text) {
 // it, and the batch system signals every task too), not a second request.
 constexpr int64_t kSameRequestNs = 2000000000;
 
-// Only async-signal-safe calls: clock_gettime(2), write(2) and _exit(2).
+// Only async-signal-safe calls: clock_gettime(2), write(2), _exit(2) and the abort record's.
 extern "C" void on_stop_signal(int signal) {
   timespec now{};
   clock_gettime(CLOCK_MONOTONIC, &now);
@@ -42,6 +43,7 @@ extern "C" void on_stop_signal(int signal) {
   if (g_stop_signal != 0) {
     if (now_ns - g_stop_time_ns.load() < kSameRequestNs) return;
     say("zeromini: second stop signal: ending this rank now\n");
+    write_abort_record("zeromini: a second stop signal ended this rank", kExitSignalBase + signal);
     _exit(kExitSignalBase + signal);
   }
   g_stop_time_ns = now_ns;

@@ -13,6 +13,7 @@
 #include "io/checkpoint.hpp"
 #include "io/file_integrity.hpp"
 #include "io/h5.hpp"
+#include "io/run_status.hpp"
 #include "model/layout.hpp"
 
 namespace zm {
@@ -112,7 +113,8 @@ std::string describe_checkpoint(hid_t file, const std::string& path) {
 
 std::string describe_results(hid_t file, const std::string& path) {
   std::string out = fmt::format("{}: zeromini results file\n", path);
-  out += fmt::format("  status            {}\n", h5::read_attr_string(file, "status"));
+  out += fmt::format("  status            {}\n",
+                     describe_run_status(path, h5::read_attr_string(file, "status")));
   out += fmt::format("  world size        {}\n", h5::read_attr_int(file, "world_size"));
   out += fmt::format("  deck              {}\n", h5::read_attr_string(file, "deck_path"));
   out += fmt::format("  revision          {}\n", h5::read_attr_string(file, "git_revision"));

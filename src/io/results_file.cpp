@@ -7,18 +7,21 @@
 #include <cerrno>
 
 #include <chrono>
+#include <cstdio>
 #include <ctime>
 #include <filesystem>
 
 #include "comm/agree.hpp"
 #include "comm/watchdog.hpp"
 #include "comm/watched_mpi.hpp"
+#include "core/abort_record.hpp"
 #include "core/build_info.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "io/durable_file.hpp"
 #include "io/h5.hpp"
 #include "io/io_faults.hpp"
+#include "io/run_status.hpp"
 
 namespace zm {
 
@@ -71,7 +74,10 @@ ResultsWriter::ResultsWriter(const Deck& deck, MPI_Comm comm, Watchdog& watchdog
       error = e.what();
     }
   }
+  // An earlier run's abort record says nothing about this one: gone before any rank records.
+  if (rank_ == 0) std::remove(abort_record_path(path).c_str());
   agree_or_fail(watchdog_, comm, error, "reading the earlier results");
+  set_abort_record(abort_record_path(path), rank_);
 }
 
 void ResultsWriter::begin_stage(int stage, int64_t first_step, const std::string& resumed_from) {
@@ -269,6 +275,8 @@ void ResultsWriter::flush(const std::string& status) {
   if (!outcome.ok())
     throw IoError(fmt::format("{} was not written: {}. The previous version is untouched.", path_,
                               outcome.message));
+  // The file says how the run ended: an abort after this (in MPI_Finalize) is not recorded.
+  if (status != "running") set_abort_record("", rank_);
 }
 
 }  // namespace zm

@@ -2,9 +2,10 @@
 # One case per row of the README's exit-status table: a real run made to end that way, and the
 # status it exits with (each case is one ctest entry). The rows for a CUDA build without a usable
 # GPU and for NCCL on ranks that share a GPU need a CUDA or NCCL build: they are not run here.
-#   exit_code_tests.sh CASE ZEROMINI MPIEXEC DECK WORKDIR
+#   exit_code_tests.sh CASE ZEROMINI MPIEXEC PYTHON DECK WORKDIR (the arguments of the other fault
+#   scripts; PYTHON is not used)
 set -uo pipefail
-case_name=$1 zeromini=$2 mpiexec=$3 deck=$4 work=$5/$1
+case_name=$1 zeromini=$2 mpiexec=$3 deck=$5 work=$6/$1
 rm -rf "$work"
 mkdir -p "$work"
 export OPENBLAS_NUM_THREADS=1
@@ -64,6 +65,10 @@ case $case_name in
     ZEROMINI_TEST_FAULT=stall ZEROMINI_TEST_FAULT_STEP=2 ZEROMINI_TEST_FAULT_RANK=1 \
       expect 5 "watchdog: step 2 .* ranks still missing: 1" stall 2 --set train.steps=4 \
       --set comm.timeout_s=3 --out "$work/run"
+    # results.h5 read with the abort record beside it: aborted, with the rank and the reason.
+    "$zeromini" inspect "$work/run/results.h5" | tee "$work/inspect.txt" \
+      | grep -Eq "status +aborted \(rank 0, exit status 5\): .*watchdog: step 2" \
+      || fail "inspect does not report the abort: $(grep status "$work/inspect.txt")"
     ;;
   terminated | second_signal)  # 6, and 128 + 15
     # SIGTERM to the rank mid-run without checkpoints: flushed, exit 6. For the second row the
@@ -84,6 +89,14 @@ case $case_name in
     echo "--- exit $status"; tail -3 "$work/run.log"
     [[ $status -eq $want ]] || fail "exit status $status, expected $want"
     grep -Eq "$pattern" "$work/run.log" || fail "the log does not match: $pattern"
+    # After a second signal: aborted with its reason; a rank killed outright: not closed cleanly.
+    if [[ $case_name == second_signal ]]; then
+      "$zeromini" inspect "$work/run/results.h5" | grep -Eq "status +aborted .*second stop signal" \
+        || fail "inspect does not report the abort"
+      rm "$work/run/results.h5.abort"
+      "$zeromini" inspect "$work/run/results.h5" | grep -Eq "status +not closed cleanly" \
+        || fail "inspect does not report a run that died as not closed cleanly"
+    fi
     ;;
   *) fail "unknown case $case_name" ;;
 esac

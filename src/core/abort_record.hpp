@@ -1,0 +1,29 @@
+// How a run that ended abnormally ended, written where its results file is.
+//
+// results.h5 is rewritten whole by rank 0 through HDF5 at each flush. A rank that ends the job
+// (the watchdog, an error on one rank, a second signal) cannot rewrite it: the watchdog's thread
+// may interrupt a main thread that is inside HDF5, which is not thread-safe, and the rank ending
+// the job is often not rank 0. So the ending rank writes a small text record beside it, with
+// POSIX calls only; `zeromini inspect` reads results.h5's status "running" together with it as
+// "aborted", with the reason and the rank (io/run_status.hpp).
+//
+//   <results.h5>.abort:   status aborted
+//                         rank <the rank that ended the job>
+//                         exit_status <its exit status>
+//                         reason <its message, to the end of the file>
+#pragma once
+
+#include <string>
+
+namespace zm {
+
+// Where this rank records an abort from now on (every rank of a run, once the run's results file
+// is its own); an empty path records nothing.
+void set_abort_record(const std::string& path, int rank);
+
+// Records that this rank ends the job with `message` and `exit_code`. The first rank to record
+// wins (O_EXCL): its reason is the cause, the others' follow from it. Only async-signal-safe
+// calls (open, write, fsync, close): callable from any thread and from a signal handler.
+void write_abort_record(const char* message, int exit_code) noexcept;
+
+}  // namespace zm
