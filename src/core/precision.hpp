@@ -31,8 +31,7 @@ const char* element_name(Element element);  // "fp32" | "bf16"
 // always accumulate in fp32.
 enum class GemmMath { FP32, TF32 };
 
-// What each kind of data is stored or summed in (ARCHITECTURE-precision-notes.md says where each
-// field is read).
+// What each kind of data is stored or summed in (ARCHITECTURE.md, "Precision").
 struct PrecisionPolicy {
   Element param = Element::FP32;    // the parameters the model reads, and their gathers
   Element compute = Element::FP32;  // activations, gradients as backward writes them, kernels
