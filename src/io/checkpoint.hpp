@@ -26,10 +26,16 @@ namespace zm {
 
 constexpr int64_t kCheckpointFormatVersion = 1;
 
+struct CheckpointWritten {
+  std::string path;
+  uint64_t estimated_bytes = 0;  // the room checked for and reserved before writing (rank 0)
+  uint64_t written_bytes = 0;    // the file's size once published
+};
+
 // Collective. Writes the engine's state (under its partition) after `steps_done` completed
-// steps of the run `deck` describes; returns the checkpoint's path. The caller's Phase names the
-// run's phase for the watchdog (train/step_hooks.cpp).
-std::string write_checkpoint(ZeroEngine& engine, const Deck& deck, int64_t steps_done);
+// steps of the run `deck` describes; returns the checkpoint's path and sizes. The caller's Phase
+// names the run's phase for the watchdog (train/step_hooks.cpp).
+CheckpointWritten write_checkpoint(ZeroEngine& engine, const Deck& deck, int64_t steps_done);
 
 // Collective. Loads a checkpoint into the state the engine holds under its partition;
 // returns the steps it had done (the caller's Phase names the run's phase for the watchdog).

@@ -83,8 +83,9 @@ class Checkpoints final : public StepHook {
                 PhaseSpec("checkpoint")
                     .traced(TraceKind::Io)
                     .watched(fmt::format("checkpoint write after step {}", steps_done)));
-    const std::string path = write_checkpoint(*o_.checkpointed, o_.deck, steps_done);
-    log_root("[stage {}] checkpoint {}\n", o_.stage, path);
+    const CheckpointWritten written = write_checkpoint(*o_.checkpointed, o_.deck, steps_done);
+    log_root("[stage {}] checkpoint {} ({} bytes written, {} estimated and reserved before)\n",
+             o_.stage, written.path, written.written_bytes, written.estimated_bytes);
   }
 
  private:

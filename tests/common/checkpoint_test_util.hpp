@@ -77,7 +77,7 @@ inline std::string expect_exact_resume(const zm::Deck& deck, int stage, zm::Comm
     const auto first = zm::make_trainer(deck, stage, comm);
     first->init_parameters();
     losses = run_steps(*first, 0, 4);
-    path = zm::write_checkpoint(first->engine(), first->deck(), 4);
+    path = zm::write_checkpoint(first->engine(), first->deck(), 4).path;
   }
   const auto second = zm::make_trainer(deck, stage, comm);
   EXPECT_EQ(zm::load_checkpoint(second->engine(), second->deck(), path), 4);

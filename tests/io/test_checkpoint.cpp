@@ -60,7 +60,7 @@ TEST(Checkpoint, ReshardsToOtherRankCountsAndStages) {
   const auto writer = zm::make_trainer(written_deck, 3, *world);
   writer->init_parameters();
   run_steps(*writer, 0, 4);
-  const std::string path = zm::write_checkpoint(writer->engine(), writer->deck(), 4);
+  const std::string path = zm::write_checkpoint(writer->engine(), writer->deck(), 4).path;
   const State written = full_state(writer->engine());
   const std::vector<double> continued = run_steps(*writer, 4, 8);  // the uninterrupted run
 
@@ -111,7 +111,7 @@ class DamagedCheckpoint : public ::testing::Test {
     zm::Trainer& trainer = *owned_trainer;
     trainer.init_parameters();
     run_steps(trainer, 0, 2);
-    good_ = zm::write_checkpoint(trainer.engine(), trainer.deck(), 2);
+    good_ = zm::write_checkpoint(trainer.engine(), trainer.deck(), 2).path;
   }
 
   // A copy of the good checkpoint, made by rank 0 and seen by all.

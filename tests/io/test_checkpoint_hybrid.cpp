@@ -37,7 +37,7 @@ void check_reshard_from(const std::string& sharding, zm::Communicator& world) {
   ASSERT_EQ(writer->comms().mesh().groups(), 2);
   writer->init_parameters();
   run_steps(*writer, 0, 4);
-  const std::string path = zm::write_checkpoint(writer->engine(), writer->deck(), 4);
+  const std::string path = zm::write_checkpoint(writer->engine(), writer->deck(), 4).path;
   EXPECT_EQ(shard_size_written(path), 2);
   const State written = full_state(writer->engine());
   const std::vector<double> continued = run_steps(*writer, 4, 8);  // the uninterrupted run
