@@ -4,6 +4,7 @@
 
 #include "comm/device_select.hpp"
 #include "comm/mpi_defaults.hpp"
+#include "comm/mpi_init_deadline.hpp"
 #include "comm/watchdog.hpp"
 
 #include "core/compat.hpp"
@@ -15,8 +16,7 @@ namespace zm {
 
 Runtime::Runtime(int& argc, char**& argv, Devices devices) {
   zm::apply_mpi_library_defaults();
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  init_mpi_with_deadline(argc, argv);
   install_stop_signals();  // again: in case the MPI library installed its own
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
