@@ -134,6 +134,7 @@ from_tests "SIGTERM mid-run, then resumed" fault_tests.sh sigterm
 from_tests "FIFO as deck, token shard, checkpoint, to inspect and export" io_fault_tests.sh fifo
 from_tests "status after a watchdog abort (inspect: aborted, rank, reason)" exit_code_tests.sh watchdog
 from_tests "status after a second signal, and of a run that died (not closed cleanly)" exit_code_tests.sh second_signal
+from_tests "MPI_Init that does not return: the deadline, and a SIGTERM during it" mpi_init_deadline.sh mpi_init
 from_tests "resume into the same directory (history)" io_fault_tests.sh resume_history
 from_tests "non-finite gradient" fault_tests.sh nan
 

@@ -2,9 +2,10 @@
 # A rank whose MPI_Init does not return (simulated: ZEROMINI_TEST_STALL_MPI_INIT) ends on its own:
 # after ZEROMINI_MPI_INIT_TIMEOUT_S with exit status 5, or soon after a SIGTERM with 143, naming
 # MPI_Init, instead of waiting for ever.
-#   mpi_init_deadline.sh ZEROMINI MPIEXEC DECK WORKDIR
+#   mpi_init_deadline.sh CASE ZEROMINI MPIEXEC PYTHON DECK WORKDIR   (as the other fault scripts;
+#   CASE and PYTHON are not used)
 set -uo pipefail
-zeromini=$1 mpiexec=$2 deck=$3 work=$4
+zeromini=$2 mpiexec=$3 deck=$5 work=$6
 rm -rf "$work" && mkdir -p "$work"
 fail() { echo "FAIL: $*"; cat "$work"/*.log; exit 1; }
 
