@@ -65,6 +65,8 @@ const char* comm_purpose_name(CommPurpose purpose) {
       return "param_gather";
     case CommPurpose::Stats:
       return "stats";
+    case CommPurpose::TensorParallel:
+      return "tensor_parallel";
     case CommPurpose::Other:
       break;
   }

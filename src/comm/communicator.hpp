@@ -57,7 +57,8 @@ constexpr DType dtype_of<bf16>() {
 double ring_bytes(CommOp op, double whole_buffer_bytes, int ranks);
 
 // Why a collective runs, for the timeline.
-enum class CommPurpose : int { Other = 0, GradReduce, ParamGather, Stats };
+// TensorParallel: the model's activation all-reduces and gathers along the tp dimension.
+enum class CommPurpose : int { Other = 0, GradReduce, ParamGather, Stats, TensorParallel };
 const char* comm_purpose_name(CommPurpose purpose);  // "other", "grad_reduce", ...
 
 // What a collective is for: the model unit it moves (-1: none) and why.

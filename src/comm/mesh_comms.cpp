@@ -8,10 +8,18 @@
 namespace zm {
 
 const char* comm_level_name(CommLevel level) {
-  return level == CommLevel::IntraGroup ? "intra_group" : "inter_group";
+  switch (level) {
+    case CommLevel::IntraGroup:
+      return "intra_group";
+    case CommLevel::InterGroup:
+      return "inter_group";
+    default:
+      return "tensor_parallel";
+  }
 }
 
 CommLevel level_along(const ZeroMesh& mesh, const std::string& dim) {
+  if (dim == kTpDim) return CommLevel::TensorParallel;
   return dim == kReplicateDim && mesh.hybrid() ? CommLevel::InterGroup : CommLevel::IntraGroup;
 }
 
@@ -47,6 +55,7 @@ MeshComms::MeshComms(Communicator& world, const ZeroMesh& mesh) : mesh_(mesh), w
 
 Communicator* MeshComms::make_along(int d) {
   const DeviceMesh& m = mesh_.mesh;
+  if (m.dim(d).name == kTpDim && m.dim(d).size == 1) return nullptr;  // no tensor parallelism
   if (!mesh_.hybrid()) {  // the shard dimension always has one: the engine's group
     if (m.dim(d).size == 1 && m.dim(d).name != kShardDim) return nullptr;
     if (m.dim(d).size == m.world()) return world_;

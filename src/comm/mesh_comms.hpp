@@ -20,9 +20,10 @@
 
 namespace zm {
 
-enum class CommLevel : int { IntraGroup = 0, InterGroup, Count };
+// TensorParallel: the tp dimension's all-reduces (the model's, not ZeRO's).
+enum class CommLevel : int { IntraGroup = 0, InterGroup, TensorParallel, Count };
 constexpr int kCommLevels = static_cast<int>(CommLevel::Count);
-const char* comm_level_name(CommLevel level);  // "intra_group" | "inter_group"
+const char* comm_level_name(CommLevel level);  // "intra_group" | "inter_group" | "tensor_parallel"
 
 // The level of the collectives along a dimension of the mesh, and of the world's.
 CommLevel level_along(const ZeroMesh& mesh, const std::string& dim);
@@ -49,6 +50,8 @@ class MeshComms {
   // holding the same shard; nullptr with one group).
   Communicator& group() const { return *along(kShardDim); }
   Communicator* replicas() const { return along(kReplicateDim); }
+  // The tensor-parallel group's (nullptr at tp = 1).
+  Communicator* tensor_parallel() const { return along(kTpDim); }
 
   // The distinct communicators, with the level of each: the dimensions' from the innermost out,
   // then the world.

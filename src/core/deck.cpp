@@ -187,12 +187,30 @@ std::string origin_of(const Deck& deck, const std::string& key) {
   return deck.path + " (default)";
 }
 
+// parallel.tp splits the heads, the MLP's 4C and the padded vocabulary evenly.
+void check_tensor_parallel(const Deck& deck) {
+  const ModelConfig& m = deck.model;
+  const int64_t tp = deck.parallel.tp;
+  const std::string where = origin_of(deck, "parallel.tp");
+  if (m.heads % tp != 0)
+    fail("{}: parallel.tp = {} must divide model.heads = {} (set at {})", where, tp, m.heads,
+         origin_of(deck, "model.heads"));
+  if (4 * m.dim % tp != 0)
+    fail("{}: parallel.tp = {} must divide the MLP width 4 x model.dim = {}", where, tp, 4 * m.dim);
+  if (m.padded_vocab() % tp != 0)
+    fail(
+        "{}: parallel.tp = {} must divide the padded vocabulary {} (model.vocab = {} rounded up "
+        "to a multiple of 128)",
+        where, tp, m.padded_vocab(), m.vocab);
+}
+
 void cross_check(const Deck& deck, BuildChecks build_checks) {
   const BuildFeatures features = build_features();
   const ModelConfig& m = deck.model;
   if (m.dim % m.heads != 0)
     fail("{}: model.heads = {} must divide model.dim = {} (set at {})",
          origin_of(deck, "model.heads"), m.heads, m.dim, origin_of(deck, "model.dim"));
+  check_tensor_parallel(deck);
   if (deck.train.warmup > deck.train.steps && deck.train.steps > 0 &&
       deck.origin.count("train.warmup"))
     fail("{}: train.warmup = {} exceeds train.steps = {}; expected 0..{}",

@@ -15,10 +15,13 @@ std::string size_name(int64_t size) {
 }
 
 // Ranks per group for a shard size (0 = all, kShardSizeNode = a node), checked against the world.
+// `world`: the data-parallel ranks; a node holds 1/tp of its ranks' worth of them.
 int group_ranks(const Deck& deck, const char* key, int64_t size, int world, int ranks_per_node) {
   int64_t group = size == 0 ? world : size;
   if (size == kShardSizeNode) {
-    group = std::min<int64_t>(node_ranks(deck, ranks_per_node), world);
+    const int64_t per_node =
+        std::max<int64_t>(1, node_ranks(deck, ranks_per_node) / deck.parallel.tp);
+    group = std::min<int64_t>(per_node, world);
   }
   if (group < 1 || group > world || world % group != 0)
     fail(
@@ -39,11 +42,12 @@ ModelPlacements ZeroMesh::placements(const StageSpec& spec) const {
   return p;
 }
 
-ZeroMesh hybrid_mesh(int world, int group_ranks, bool hpz) {
-  ZM_ASSERT(group_ranks >= 1 && world % group_ranks == 0, "{} ranks in groups of {}", world,
-            group_ranks);
+ZeroMesh hybrid_mesh(int data_parallel, int group_ranks, bool hpz, int tp) {
+  ZM_ASSERT(group_ranks >= 1 && data_parallel % group_ranks == 0 && tp >= 1,
+            "{} ranks in groups of {} (tp {})", data_parallel, group_ranks, tp);
   ZeroMesh m;
-  m.mesh = DeviceMesh({{kReplicateDim, world / group_ranks}, {kShardDim, group_ranks}});
+  m.mesh = DeviceMesh(
+      {{kReplicateDim, data_parallel / group_ranks}, {kShardDim, group_ranks}, {kTpDim, tp}});
   if (hpz && m.hybrid()) m.sharded_optimizer = Placement::shard({kShardDim, kReplicateDim});
   return m;
 }
@@ -58,8 +62,16 @@ bool mesh_uses_node(const Deck& deck, int stage) {
          (spec.gathers_parameters() && deck.zero.secondary_shard_size == kShardSizeNode);
 }
 
-ZeroMesh zero_mesh(const Deck& deck, int stage, int world, int ranks_per_node) {
+ZeroMesh zero_mesh(const Deck& deck, int stage, int ranks, int ranks_per_node) {
   const ZeroConfig& z = deck.zero;
+  const int tp = static_cast<int>(deck.parallel.tp);
+  if (ranks % tp != 0)
+    fail(
+        "parallel.tp = {}: expected a divisor of the rank count {} (each tensor-parallel group "
+        "is {} consecutive ranks)",
+        tp, ranks, tp);
+  // The ZeRO dimensions count the ranks holding the same slices.
+  const int world = ranks / tp;
   const StageSpec& spec = stage_spec(stage);
   const bool secondary = spec.gathers_parameters() && z.secondary_shard_size != 0;
   if (secondary && z.shard_size != 0)
@@ -70,12 +82,13 @@ ZeroMesh zero_mesh(const Deck& deck, int stage, int world, int ranks_per_node) {
   if (secondary) {
     const int group = group_ranks(deck, "zero.secondary_shard_size", z.secondary_shard_size, world,
                                   ranks_per_node);
-    return hybrid_mesh(world, group, true);
+    return hybrid_mesh(world, group, true, tp);
   }
   if (spec.shards_states() && z.shard_size != 0)
-    return hybrid_mesh(
-        world, group_ranks(deck, "zero.shard_size", z.shard_size, world, ranks_per_node), false);
-  return hybrid_mesh(world, world, false);
+    return hybrid_mesh(world,
+                       group_ranks(deck, "zero.shard_size", z.shard_size, world, ranks_per_node),
+                       false, tp);
+  return hybrid_mesh(world, world, false, tp);
 }
 
 std::string shard_size_name(const Deck& deck) {

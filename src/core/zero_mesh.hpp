@@ -15,6 +15,13 @@
 // again into one sub-shard per replica, so that the optimizer state spans all ranks while the
 // forward and backward gathers stay within the group.
 //
+// Tensor parallelism (parallel.tp) adds a third dimension, `tp`, innermost, so that the ranks
+// of one tensor-parallel group are consecutive (on one node). The ZeRO dimensions then run over
+// the ranks holding the same tensor slices: `shard` and `replicate` group ranks with equal tp
+// coordinates, and each stage shards its slices of the model state over them exactly as it
+// shards the whole model without tp. No ZeRO placement shards over `tp`: along it the ranks hold
+// different slices (src/model/layout.hpp), not pieces of one buffer.
+//
 // The arithmetic alone, shared by the run (which builds the communicators, comm/mesh_comms.hpp)
 // and the planner.
 #pragma once
@@ -30,6 +37,7 @@ namespace zm {
 
 inline const std::string kReplicateDim = "replicate";  // outer: the shard groups
 inline const std::string kShardDim = "shard";          // inner: the ranks within a group
+inline const std::string kTpDim = "tp";                // innermost: tensor parallelism
 
 // Where each kind of model state lives on the mesh.
 struct ModelPlacements {
@@ -37,12 +45,14 @@ struct ModelPlacements {
 };
 
 struct ZeroMesh {
-  DeviceMesh mesh;  // replicate x shard
+  DeviceMesh mesh;  // replicate x shard x tp
   // Where a stage that shards the optimizer state puts it: along shard, or under hpZ along shard
   // and then replicate.
   Placement sharded_optimizer = Placement::shard({kShardDim});
 
-  int world() const { return mesh.world(); }
+  int world() const { return mesh.world(); }  // every rank
+  int tp() const { return mesh.size(kTpDim); }
+  int data_parallel() const { return world() / tp(); }      // ranks holding the same slices
   int group_ranks() const { return mesh.size(kShardDim); }  // ranks per shard group
   int groups() const { return mesh.size(kReplicateDim); }
   bool hybrid() const { return groups() > 1; }
@@ -54,9 +64,9 @@ struct ZeroMesh {
   ModelPlacements placements(const StageSpec& spec) const;
 };
 
-// `world` ranks in `groups` consecutive groups; hpZ (with more than one group) shards the
-// optimizer state over both dimensions.
-ZeroMesh hybrid_mesh(int world, int group_ranks, bool hpz);
+// `data_parallel` x `tp` ranks: the data-parallel ranks in groups of `group_ranks` consecutive
+// ones; hpZ (with more than one group) shards the optimizer state over both ZeRO dimensions.
+ZeroMesh hybrid_mesh(int data_parallel, int group_ranks, bool hpz, int tp = 1);
 
 // The mesh of `world` ranks at `stage` under the deck's zero.shard_size, or where the stage
 // gathers parameters its zero.secondary_shard_size (hpZ; the two exclude each other).

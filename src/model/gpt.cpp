@@ -38,16 +38,19 @@ void GPT<Real>::take_buffer(PlannedAllocator& alloc, Owner& owner, const Entry<O
 
 template <typename Real>
 GPT<Real>::GPT(const ParamLayout& layout, int64_t B, int64_t T, const RunContext& context,
-               GemmMath gemm_math, kernels::TeamShape team_shape)
+               GemmMath gemm_math, kernels::TeamShape team_shape, TensorParallelGroup tp)
     : layout_(&layout),
       B_(B),
       T_(T),
+      tp_(tp),
       context_(context),
       gemm_math_(gemm_math),
       team_shape_(team_shape) {
   ZM_ASSERT(T <= layout.config().seq_len, "T {} > seq_len {}", T, layout.config().seq_len);
+  ZM_ASSERT(tp.size == layout.tp() && (tp.size == 1 || tp.comm != nullptr),
+            "a layout of {} slices in a tensor-parallel group of {}", layout.tp(), tp.size);
   // Each buffer of the tables, taken from the plan they also give the planner.
-  PlannedAllocator alloc(declared_buffers(layout.config(), B, T), context.ledger);
+  PlannedAllocator alloc(declared_buffers(layout.config(), B, T, tp.size), context.ledger);
   for (const ModelBuffer& m : model_buffers()) {
     if (m.blocks_member == nullptr) {
       take_buffer(alloc, *this, m, m.name);
@@ -69,49 +72,57 @@ Batch GPT<Real>::upload(const int* inputs, const int* targets) {
   Kokkos::deep_copy(inputs_.view(), HostTokens(inputs, n));
   Kokkos::deep_copy(targets_.view(), HostTokens(targets, n));
   host_groups_.build(inputs, B_ * T_, layout_->config().vocab);
+  if (tp_.size > 1) select_slice_groups();
+  const kernels::HostTokenGroups& groups_here = tp_.size > 1 ? slice_groups_ : host_groups_;
   const auto upload_ints = [](const std::vector<int>& host, TrackedBuffer<int>& device) {
     const auto whole = device.view();
     Kokkos::deep_copy(Kokkos::subview(whole, std::make_pair(size_t{0}, host.size())),
                       HostTokens(host.data(), host.size()));
   };
-  upload_ints(host_groups_.ids, token_ids_);
-  upload_ints(host_groups_.starts, token_starts_);
-  upload_ints(host_groups_.rows, token_rows_);
+  upload_ints(groups_here.ids, token_ids_);
+  upload_ints(groups_here.starts, token_starts_);
+  upload_ints(groups_here.rows, token_rows_);
   const kernels::TokenGroups groups{token_ids_.data(), token_starts_.data(), token_rows_.data(),
-                                    static_cast<int64_t>(host_groups_.ids.size())};
+                                    static_cast<int64_t>(groups_here.ids.size())};
   return Batch{inputs_.data(), targets_.data(), groups};
 }
 
 // One transformer block's forward: out = residual2 + mlp(ln2(residual2)), residual2 =
-// residual + attention(ln1(residual)); `p` is the block's parameters.
+// residual + attention(ln1(residual)); `p` is the block's parameters. Under tensor parallelism
+// `p` holds this rank's slices: QKV and fc are column-parallel (its heads, its Fl = 4C/tp
+// columns), the two projections row-parallel, their partial outputs summed over the group.
 template <typename Real>
 void GPT<Real>::block_forward(LayerActs& a, const Real* p, const Real* residual, Real* out,
                               UnitAccess<Real>& units) {
   namespace k = kernels;
   const ModelConfig& c = layout_->config();
-  const int64_t B = B_, T = T_, C = c.dim, NH = c.heads, N = B * T;
+  const int64_t B = B_, T = T_, C = c.dim, N = B * T;
+  const int64_t NH = c.heads / tp_.size, Cl = C / tp_.size, F = 4 * C / tp_.size;
+  const int unit = -1;  // the block's phase names it in the trace
   const BlockOffsets& o = layout_->block();
   k::layernorm_forward(team_shape_, a.ln1.data(), a.ln1_mean.data(), a.ln1_rstd.data(), residual,
                        p + o.ln1_w, p + o.ln1_b, N, C);
-  k::matmul_forward(team_shape_, qkv_.data(), a.ln1.data(), p + o.qkv_w, p + o.qkv_b, N, C, 3 * C,
+  k::matmul_forward(team_shape_, qkv_.data(), a.ln1.data(), p + o.qkv_w, p + o.qkv_b, N, C, 3 * Cl,
                     gemm_math_);
   units.poll();
   k::attention_forward(
       team_shape_, a.atty.data(), {a.q.data(), a.k.data(), a.v.data(), a.att.data()},
-      {att_y_.data(), nullptr, nullptr, nullptr, nullptr}, qkv_.data(), B, T, C, NH, gemm_math_);
+      {att_y_.data(), nullptr, nullptr, nullptr, nullptr}, qkv_.data(), B, T, Cl, NH, gemm_math_);
   units.poll();
   k::matmul_forward(team_shape_, scratch_btc_.data(), a.atty.data(), p + o.attproj_w,
-                    p + o.attproj_b, N, C, C, gemm_math_);
+                    row_parallel_bias(p + o.attproj_b), N, Cl, C, gemm_math_);
+  tp_sum(scratch_btc_.data(), N * C, unit);
   k::residual_forward(team_shape_, a.residual2.data(), residual, scratch_btc_.data(), N * C);
   k::layernorm_forward(team_shape_, a.ln2.data(), a.ln2_mean.data(), a.ln2_rstd.data(),
                        a.residual2.data(), p + o.ln2_w, p + o.ln2_b, N, C);
   units.poll();
-  k::matmul_forward(team_shape_, a.fch.data(), a.ln2.data(), p + o.fc_w, p + o.fc_b, N, C, 4 * C,
+  k::matmul_forward(team_shape_, a.fch.data(), a.ln2.data(), p + o.fc_w, p + o.fc_b, N, C, F,
                     gemm_math_);
-  k::gelu_forward(team_shape_, a.fch_gelu.data(), a.fch.data(), N * 4 * C);
+  k::gelu_forward(team_shape_, a.fch_gelu.data(), a.fch.data(), N * F);
   units.poll();
   k::matmul_forward(team_shape_, scratch_btc_.data(), a.fch_gelu.data(), p + o.fcproj_w,
-                    p + o.fcproj_b, N, 4 * C, C, gemm_math_);
+                    row_parallel_bias(p + o.fcproj_b), N, F, C, gemm_math_);
+  tp_sum(scratch_btc_.data(), N * C, unit);
   k::residual_forward(team_shape_, out, a.residual2.data(), scratch_btc_.data(), N * C);
 }
 
@@ -119,17 +130,16 @@ template <typename Real>
 double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch) {
   namespace k = kernels;
   const ModelConfig& c = layout_->config();
-  const int64_t B = B_, T = T_, C = c.dim, N = B * T, V = c.vocab, Vp = c.padded_vocab();
+  const int64_t C = c.dim, N = B_ * T_;
 
   // Each unit's part is a profiling region and a trace event, its parameter wait included.
   // Embeddings.
-  const UnitEvent embed{layout_->embedding_unit(), UnitUse::Forward};
+  const UnitEvent embedding{layout_->embedding_unit(), UnitUse::Forward};
   {
-    Phase scope(context_, PhaseSpec("forward embedding").traced(TraceKind::Compute, embed.unit));
-    const Real* emb = units.acquire(embed);
-    k::encoder_forward(team_shape_, encoded_.data(), batch.inputs, emb + layout_->wte_offset(),
-                       emb + layout_->wpe_offset(), B, T, C);
-    units.release(embed);
+    Phase scope(context_,
+                PhaseSpec("forward embedding").traced(TraceKind::Compute, embedding.unit));
+    embed(units.acquire(embedding), batch, embedding.unit);
+    units.release(embedding);
     units.poll();
   }
 
@@ -165,22 +175,21 @@ double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch) {
   Phase scope(context_,
               PhaseSpec("forward head").traced(TraceKind::Compute, layout_->embedding_unit()));
   head_params_ = units.acquire({layout_->embedding_unit(), UnitUse::Head});
-  k::matmul_forward<Real>(team_shape_, logits_.data(), lnf_.data(),
-                          head_params_ + layout_->wte_offset(), nullptr, N, C, Vp, gemm_math_);
-  units.poll();
-  k::softmax_crossentropy_forward(team_shape_, logits_.data(), losses_.data(), batch.targets, N, V,
-                                  Vp);
-  return k::sum(team_shape_, losses_.data(), N) / static_cast<double>(N);
+  return head_forward(batch, layout_->embedding_unit()) / static_cast<double>(N);
 }
 
 // One transformer block's backward, with dresidual_ holding the gradient of its output on entry
 // and of its input on return; `p` and `g` are the block's parameters and gradients.
+// Under tensor parallelism the gradients of the column-parallel layers' inputs are partial sums,
+// summed over the group before the LayerNorms' backward (Megatron's f).
 template <typename Real>
 void GPT<Real>::block_backward(LayerActs& a, const Real* p, Real* g, const Real* residual,
                                UnitAccess<Real>& units) {
   namespace k = kernels;
   const ModelConfig& c = layout_->config();
-  const int64_t B = B_, T = T_, C = c.dim, NH = c.heads, N = B * T;
+  const int64_t B = B_, T = T_, C = c.dim, N = B * T;
+  const int64_t NH = c.heads / tp_.size, Cl = C / tp_.size, F = 4 * C / tp_.size;
+  const int unit = -1;
   const BlockOffsets& o = layout_->block();
   // Scratch gradients are written whole by the kernel that produces them: no zeroing pass.
   constexpr k::GradWrite overwrite = k::GradWrite::Overwrite;
@@ -188,13 +197,13 @@ void GPT<Real>::block_backward(LayerActs& a, const Real* p, Real* g, const Real*
 
   // MLP: residual3 = residual2 + fcproj(gelu(fc(ln2(residual2)))).
   k::matmul_backward(team_shape_, dfch_gelu_.data(), g + o.fcproj_w, g + o.fcproj_b,
-                     dresidual_.data(), a.fch_gelu.data(), p + o.fcproj_w, N, 4 * C, C, partials,
+                     dresidual_.data(), a.fch_gelu.data(), p + o.fcproj_w, N, F, C, partials,
                      overwrite, gemm_math_);
   units.poll();
-  k::gelu_backward(team_shape_, dfch_.data(), a.fch.data(), dfch_gelu_.data(), N * 4 * C,
-                   overwrite);
+  k::gelu_backward(team_shape_, dfch_.data(), a.fch.data(), dfch_gelu_.data(), N * F, overwrite);
   k::matmul_backward(team_shape_, dbtc_.data(), g + o.fc_w, g + o.fc_b, dfch_.data(), a.ln2.data(),
-                     p + o.fc_w, N, C, 4 * C, partials, overwrite, gemm_math_);
+                     p + o.fc_w, N, C, F, partials, overwrite, gemm_math_);
+  tp_sum(dbtc_.data(), N * C, unit);
   units.poll();
   // dresidual (of residual3) also flows straight into residual2: the same buffer continues.
   k::layernorm_backward(team_shape_, dresidual_.data(), g + o.ln2_w, g + o.ln2_b, dbtc_.data(),
@@ -203,17 +212,18 @@ void GPT<Real>::block_backward(LayerActs& a, const Real* p, Real* g, const Real*
 
   // Attention: residual2 = residual + attproj(attention(qkv(ln1(residual)))).
   k::matmul_backward(team_shape_, datty_.data(), g + o.attproj_w, g + o.attproj_b,
-                     dresidual_.data(), a.atty.data(), p + o.attproj_w, N, C, C, partials,
+                     dresidual_.data(), a.atty.data(), p + o.attproj_w, N, Cl, C, partials,
                      overwrite, gemm_math_);
   units.poll();
   k::attention_backward(
       team_shape_, dqkv_.data(),
       {att_y_.data(), att_datt_.data(), att_dq_.data(), att_dk_.data(), att_dv_.data()},
-      datty_.data(), {a.q.data(), a.k.data(), a.v.data(), a.att.data()}, B, T, C, NH, overwrite,
+      datty_.data(), {a.q.data(), a.k.data(), a.v.data(), a.att.data()}, B, T, Cl, NH, overwrite,
       gemm_math_);
   units.poll();
   k::matmul_backward(team_shape_, dbtc_.data(), g + o.qkv_w, g + o.qkv_b, dqkv_.data(),
-                     a.ln1.data(), p + o.qkv_w, N, C, 3 * C, partials, overwrite, gemm_math_);
+                     a.ln1.data(), p + o.qkv_w, N, C, 3 * Cl, partials, overwrite, gemm_math_);
+  tp_sum(dbtc_.data(), N * C, unit);
   k::layernorm_backward(team_shape_, dresidual_.data(), g + o.ln1_w, g + o.ln1_b, dbtc_.data(),
                         residual, p + o.ln1_w, a.ln1_mean.data(), a.ln1_rstd.data(), N, C,
                         partials);
@@ -242,10 +252,8 @@ template <typename Real>
 void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
   namespace k = kernels;
   const ModelConfig& c = layout_->config();
-  const int64_t B = B_, T = T_, C = c.dim, N = B * T, V = c.vocab, Vp = c.padded_vocab();
+  const int64_t B = B_, T = T_, C = c.dim;
   const int embed_unit = layout_->embedding_unit();
-  // Scratch gradients are written whole by the kernel that produces them: no zeroing pass.
-  constexpr k::GradWrite overwrite = k::GradWrite::Overwrite;
 
   // LM head and loss: d(mean loss)/d(logit) = (p - onehot) / N.
   const UnitEvent head_event{embed_unit, UnitUse::Head};
@@ -254,11 +262,7 @@ void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
   Real* dembed = units.grads(embed_unit);
   {
     Phase scope(context_, PhaseSpec("backward head").traced(TraceKind::Compute, embed_unit));
-    k::softmax_crossentropy_backward(team_shape_, logits_.data(), batch.targets,
-                                     Real(1.0f / static_cast<float>(N)), N, V, Vp);
-    k::matmul_backward<Real>(team_shape_, dbtc_.data(), dembed + layout_->wte_offset(), nullptr,
-                             logits_.data(), lnf_.data(), head + layout_->wte_offset(), N, C, Vp,
-                             nullptr, overwrite, gemm_math_);
+    head_backward(dembed, batch, embed_unit);
     units.release(head_event);
     head_params_ = nullptr;
     units.poll();

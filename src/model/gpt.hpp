@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/communicator.hpp"
 #include "comm/run_context.hpp"
 #include "core/memory.hpp"
 #include "core/precision.hpp"
@@ -27,15 +28,40 @@ struct Batch {
 };
 
 // What GPT<Real> allocates for micro-batches of B x T with activations of `element_bytes`
-// (token buffers are int32 whatever the precision); the planner sums the same list. Both walk the
-// model's buffer tables (GPT::model_buffers and GPT::layer_buffers, in gpt_buffers.cpp).
+// (token buffers are int32 whatever the precision) on one of `tp` tensor-parallel ranks; the
+// planner sums the same list. Both walk the model's buffer tables (GPT::model_buffers and
+// GPT::layer_buffers, in gpt_buffers.cpp).
 std::vector<BufferSpec> gpt_buffers(const ModelConfig& config, int64_t B, int64_t T,
-                                    int element_bytes);
+                                    int element_bytes, int tp = 1);
+
+// The collectives the model posts along tp in one micro-batch's forward and backward (none at
+// tp = 1): Megatron's all-reduces of B x T x C activations (two per block forward, two per block
+// backward, the embedding's and the LM head's input gradient) and the cross-entropy's gather of
+// per-row statistics. `element_bytes`: of the activations. The model posts exactly these.
+struct ModelCollective {
+  CommOp op;
+  int64_t count;  // elements of the whole buffer (all-gather: of every rank's parts)
+  int element_bytes;
+};
+std::vector<ModelCollective> gpt_tensor_parallel_traffic(const ModelConfig& config, int64_t B,
+                                                         int64_t T, int element_bytes, int tp);
 
 // What the element counts of the model's buffers are functions of: micro-batches of B x T
-// (N = B * T tokens), width C, NH heads and the padded vocabulary Vp.
+// (N = B * T tokens), width C, NH heads and the padded vocabulary Vp; under tensor parallelism
+// each rank's share of the heads (NHl), of the attention width (Cl = C / tp), of the MLP width
+// (Fl = 4C / tp) and of the vocabulary (Vl = Vp / tp).
 struct BufferShape {
   int64_t B, T, N, C, NH, Vp;
+  int64_t tp, NHl, Cl, Fl, Vl;
+};
+BufferShape buffer_shape(const ModelConfig& config, int64_t B, int64_t T, int tp);
+
+// This rank's tensor-parallel group: the communicator along tp (nullptr at tp = 1), its size and
+// this rank's place in it.
+struct TensorParallelGroup {
+  Communicator* comm = nullptr;
+  int size = 1;
+  int rank = 0;
 };
 
 // The order in which forward() and backward() acquire units (stage 3 prefetches along it).
@@ -50,12 +76,14 @@ class GPT {
   // backward is a Phase of `context` (a trace span in traced steps). `gemm_math`: the policy's
   // arithmetic for every GEMM the model runs (PrecisionPolicy::gemm_math). `team_shape`: the
   // teams of every other kernel it launches.
+  // `tp`: the tensor-parallel group whose slices `layout` describes (layout.tp() ranks).
   GPT(const ParamLayout& layout, int64_t B, int64_t T, const RunContext& context = {},
       GemmMath gemm_math = GemmMath::FP32,
-      kernels::TeamShape team_shape = kernels::kDefaultTeamShape);
+      kernels::TeamShape team_shape = kernels::kDefaultTeamShape, TensorParallelGroup tp = {});
 
-  static std::vector<BufferSpec> declared_buffers(const ModelConfig& config, int64_t B, int64_t T) {
-    return gpt_buffers(config, B, T, static_cast<int>(sizeof(Real)));
+  static std::vector<BufferSpec> declared_buffers(const ModelConfig& config, int64_t B, int64_t T,
+                                                  int tp = 1) {
+    return gpt_buffers(config, B, T, static_cast<int>(sizeof(Real)), tp);
   }
 
   // Copies a micro-batch (host arrays of B*T tokens) to the device buffers the model owns.
@@ -66,8 +94,8 @@ class GPT {
   // Accumulates d(mean loss)/d(params) into units.grads(u), calling grads_ready(u) per unit.
   void backward(UnitAccess<Real>& units, const Batch& batch);
 
-  // Logits of the last forward (N x Vp, before softmax) are not kept: the buffer holds
-  // probabilities after forward and dlogits after backward.
+  // Logits of the last forward (N x Vp, or this rank's N x Vp/tp, before softmax) are not kept:
+  // the buffer holds probabilities after forward and dlogits after backward.
   const Real* probabilities() const { return logits_.data(); }
 
  private:
@@ -133,7 +161,22 @@ class GPT {
   template <typename Owner>
   static void take_buffer(PlannedAllocator& alloc, Owner& owner, const Entry<Owner>& e,
                           const std::string& name);
-  friend std::vector<BufferSpec> gpt_buffers(const ModelConfig&, int64_t, int64_t, int);
+  friend std::vector<BufferSpec> gpt_buffers(const ModelConfig&, int64_t, int64_t, int, int);
+
+  // Tensor parallelism (gpt_tensor_parallel.cpp); each is the plain computation at tp = 1.
+  // The sum over the tp group, in place (Megatron's g in forward, f in backward).
+  void tp_sum(Real* data, int64_t count, int unit);
+  // A row-parallel layer's bias: added by tp rank 0 only, so that the sum adds it once.
+  const Real* row_parallel_bias(const Real* bias) const { return tp_.rank == 0 ? bias : nullptr; }
+  // encoded_ = wte[tokens] + wpe, from this rank's vocabulary slice.
+  void embed(const Real* embeddings, const Batch& batch, int unit);
+  // logits_ from lnf_ and the (tied) wte slice, then probabilities; returns the sum of the losses.
+  double head_forward(const Batch& batch, int unit);
+  // dbtc_ = d(loss)/d(lnf) summed over the group; the wte slice's gradient from the head.
+  void head_backward(Real* dembed, const Batch& batch, int unit);
+  // The groups of host_groups_ whose tokens are in this rank's vocabulary slice, renumbered from
+  // its first row (what the wte slice's gradient needs), into slice_groups_.
+  void select_slice_groups();
 
   // Writes the block's output to `out` (a.residual3 unless recomputing).
   void block_forward(LayerActs& a, const Real* p, const Real* residual, Real* out,
@@ -144,6 +187,7 @@ class GPT {
 
   const ParamLayout* layout_;
   int64_t B_, T_;
+  TensorParallelGroup tp_;
   RunContext context_;
   GemmMath gemm_math_;
   kernels::TeamShape team_shape_;
@@ -160,6 +204,10 @@ class GPT {
   TrackedBuffer<Real> qkv_, scratch_btc_, dresidual_, dbtc_, datty_, dqkv_, dfch_, dfch_gelu_,
       att_y_, att_datt_, att_dq_, att_dk_, att_dv_;
   TrackedBuffer<Stat> column_partials_;  // the bias and LayerNorm gradients' two-level sums
+  // Vocabulary-parallel cross-entropy (empty at tp = 1): this slice's per-row statistics, every
+  // slice's gathered, and the whole rows' {max, sum}.
+  TrackedBuffer<Stat> ce_stats_, ce_gathered_, ce_rows_;
+  kernels::HostTokenGroups slice_groups_;  // host_groups_ in this rank's vocabulary slice
 };
 
 }  // namespace zm

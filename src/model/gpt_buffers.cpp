@@ -3,7 +3,10 @@
 // prices them for the planner and GPT's constructor allocates them, walking the same rows.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "kernels/column_sums.hpp"
+#include "kernels/vocab_parallel.hpp"
 #include "model/gpt.hpp"
 
 namespace zm {
@@ -20,21 +23,35 @@ int64_t size_N1(const BufferShape& s) {
 int64_t size_NC(const BufferShape& s) {
   return s.N * s.C;
 }
-int64_t size_N3C(const BufferShape& s) {
-  return s.N * 3 * s.C;
+// This rank's heads: Cl = C / tp channels.
+int64_t size_NCl(const BufferShape& s) {
+  return s.N * s.Cl;
 }
-int64_t size_N4C(const BufferShape& s) {
-  return s.N * 4 * s.C;
+int64_t size_N3Cl(const BufferShape& s) {
+  return s.N * 3 * s.Cl;
 }
-int64_t size_NVp(const BufferShape& s) {
-  return s.N * s.Vp;
+int64_t size_NFl(const BufferShape& s) {  // this rank's share of the MLP's 4C
+  return s.N * s.Fl;
+}
+int64_t size_NVl(const BufferShape& s) {  // this rank's vocabulary slice
+  return s.N * s.Vl;
 }
 int64_t size_BNHTT(const BufferShape& s) {
-  return s.B * s.NH * s.T * s.T;
-}  // attention maps
-// Per-block partial sums of the bias (up to 4C wide) and LayerNorm (2 x C) gradients.
+  return s.B * s.NHl * s.T * s.T;
+}  // attention maps of this rank's heads
+// Per-block partial sums of the bias (up to 4C / tp wide) and LayerNorm (2 x C) gradients.
 int64_t size_partials(const BufferShape& s) {
-  return kernels::column_partials_size(s.N, 4 * s.C);
+  return kernels::column_partials_size(s.N, std::max(s.Fl, 2 * s.C));
+}
+// The vocabulary-parallel cross-entropy's row statistics (none at tp = 1).
+int64_t size_slice_stats(const BufferShape& s) {
+  return s.tp > 1 ? kernels::kSliceStats * s.N : 0;
+}
+int64_t size_gathered_stats(const BufferShape& s) {
+  return s.tp > 1 ? kernels::kSliceStats * s.N * s.tp : 0;
+}
+int64_t size_row_stats(const BufferShape& s) {
+  return s.tp > 1 ? 2 * s.N : 0;
 }
 
 constexpr MemCategory kAct = MemCategory::Activations, kWork = MemCategory::Workspace;
@@ -48,14 +65,14 @@ auto GPT<Real>::layer_buffers() -> const std::vector<LayerBuffer>& {
   using E = LayerBuffer;
   static const std::vector<E> table = {
       E::real("ln1", kAct, size_NC, &LayerActs::ln1),
-      E::real("q", kAct, size_NC, &LayerActs::q),
-      E::real("k", kAct, size_NC, &LayerActs::k),
-      E::real("v", kAct, size_NC, &LayerActs::v),
+      E::real("q", kAct, size_NCl, &LayerActs::q),
+      E::real("k", kAct, size_NCl, &LayerActs::k),
+      E::real("v", kAct, size_NCl, &LayerActs::v),
       E::real("att", kAct, size_BNHTT, &LayerActs::att),
-      E::real("atty", kAct, size_NC, &LayerActs::atty),
+      E::real("atty", kAct, size_NCl, &LayerActs::atty),
       E::real("ln2", kAct, size_NC, &LayerActs::ln2),
-      E::real("fch", kAct, size_N4C, &LayerActs::fch),
-      E::real("fch_gelu", kAct, size_N4C, &LayerActs::fch_gelu),
+      E::real("fch", kAct, size_NFl, &LayerActs::fch),
+      E::real("fch_gelu", kAct, size_NFl, &LayerActs::fch_gelu),
       E::real("residual2", kAct, size_NC, &LayerActs::residual2),
       E::real("residual3", kAct, size_NC, &LayerActs::residual3),
       E::stat("ln1_mean", kAct, size_N, &LayerActs::ln1_mean),
@@ -78,7 +95,7 @@ auto GPT<Real>::model_buffers() -> const std::vector<ModelBuffer>& {
       // LayerNorm statistics in the arithmetic type, as in the blocks.
       E::stat("lnf_mean", kAct, size_N, &GPT::lnf_mean_),
       E::stat("lnf_rstd", kAct, size_N, &GPT::lnf_rstd_),
-      E::real("logits", kAct, size_NVp, &GPT::logits_),
+      E::real("logits", kAct, size_NVl, &GPT::logits_),
       // Per-token losses in the arithmetic type (fp32 under bf16), as the step's loss is kept.
       E::stat("losses", kAct, size_N, &GPT::losses_),
       E::token("inputs", kAct, size_N, &GPT::inputs_),    // int32 tokens
@@ -88,21 +105,25 @@ auto GPT<Real>::model_buffers() -> const std::vector<ModelBuffer>& {
       E::token("token_starts", kAct, size_N1, &GPT::token_starts_),
       E::token("token_rows", kAct, size_N, &GPT::token_rows_),
       // Workspace reused across layers.
-      E::real("qkv", kWork, size_N3C, &GPT::qkv_),
+      E::real("qkv", kWork, size_N3Cl, &GPT::qkv_),
       E::real("scratch_btc", kWork, size_NC, &GPT::scratch_btc_),
       E::real("dresidual", kWork, size_NC, &GPT::dresidual_),
       E::real("dbtc", kWork, size_NC, &GPT::dbtc_),
-      E::real("datty", kWork, size_NC, &GPT::datty_),
-      E::real("dqkv", kWork, size_N3C, &GPT::dqkv_),
-      E::real("dfch", kWork, size_N4C, &GPT::dfch_),
-      E::real("dfch_gelu", kWork, size_N4C, &GPT::dfch_gelu_),
-      E::real("att_y", kWork, size_NC, &GPT::att_y_),
+      E::real("datty", kWork, size_NCl, &GPT::datty_),
+      E::real("dqkv", kWork, size_N3Cl, &GPT::dqkv_),
+      E::real("dfch", kWork, size_NFl, &GPT::dfch_),
+      E::real("dfch_gelu", kWork, size_NFl, &GPT::dfch_gelu_),
+      E::real("att_y", kWork, size_NCl, &GPT::att_y_),
       E::real("att_datt", kWork, size_BNHTT, &GPT::att_datt_),
-      E::real("att_dq", kWork, size_NC, &GPT::att_dq_),
-      E::real("att_dk", kWork, size_NC, &GPT::att_dk_),
-      E::real("att_dv", kWork, size_NC, &GPT::att_dv_),
+      E::real("att_dq", kWork, size_NCl, &GPT::att_dq_),
+      E::real("att_dk", kWork, size_NCl, &GPT::att_dk_),
+      E::real("att_dv", kWork, size_NCl, &GPT::att_dv_),
       // The bias and LayerNorm gradients' partial sums, in the arithmetic type.
       E::stat("column_partials", kWork, size_partials, &GPT::column_partials_),
+      // Tensor parallelism's cross-entropy statistics (fp32; empty at tp = 1).
+      E::stat("ce_slice_stats", kWork, size_slice_stats, &GPT::ce_stats_),
+      E::stat("ce_gathered_stats", kWork, size_gathered_stats, &GPT::ce_gathered_),
+      E::stat("ce_row_stats", kWork, size_row_stats, &GPT::ce_rows_),
   };
   return table;
 }
@@ -114,9 +135,24 @@ std::string GPT<Real>::block_buffer_name(const ModelBuffer& blocks, int64_t laye
 }
 
 // The rows of GPT<float>'s tables, priced by element type: the tables are the same for every Real.
-std::vector<BufferSpec> gpt_buffers(const ModelConfig& c, int64_t B, int64_t T, int element_bytes) {
+BufferShape buffer_shape(const ModelConfig& c, int64_t B, int64_t T, int tp) {
+  return {B,
+          T,
+          B * T,
+          c.dim,
+          c.heads,
+          c.padded_vocab(),
+          tp,
+          c.heads / tp,
+          c.dim / tp,
+          4 * c.dim / tp,
+          c.padded_vocab() / tp};
+}
+
+std::vector<BufferSpec> gpt_buffers(const ModelConfig& c, int64_t B, int64_t T, int element_bytes,
+                                    int tp) {
   using Model = GPT<float>;
-  const BufferShape shape{B, T, B * T, c.dim, c.heads, c.padded_vocab()};
+  const BufferShape shape = buffer_shape(c, B, T, tp);
   std::vector<BufferSpec> plan;
   for (const Model::ModelBuffer& m : Model::model_buffers()) {
     if (m.blocks_member == nullptr) {

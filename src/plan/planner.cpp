@@ -81,7 +81,7 @@ MemoryPlan plan_memory(const Deck& deck, int stage, const ZeroMesh& mesh) {
 
 LevelTraffic plan_traffic(const Deck& deck, int stage, const ZeroMesh& mesh) {
   LevelTraffic bytes{};
-  const ParamLayout layout(deck.model);
+  const ParamLayout layout(deck.model, mesh.tp());
   const Partition partition(layout, mesh.group_ranks(), mesh.sub_shards());
   for (const auto& c : run_traffic(deck, stage, partition, mesh))
     bytes[static_cast<size_t>(c.level)][static_cast<size_t>(c.op)] +=
@@ -140,7 +140,7 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
   p.precision = deck.train.precision;
   const ZeroMesh mesh = plan_zero_mesh(deck, stage, ranks, machine);
   p.mesh = mesh;
-  const ParamLayout layout(deck.model);
+  const ParamLayout layout(deck.model, mesh.tp());
   const Partition partition(layout, mesh.group_ranks(), mesh.sub_shards());
   p.params = layout.real_param_count();
   p.padded_params = partition.padded_total();

@@ -78,13 +78,13 @@ TrainerT<Real>::TrainerT(const Deck& deck, int stage, Communicator& comm, const 
     : deck_(deck),
       context_(context),
       comm_(&comm),
-      layout_(deck.model),
+      layout_(deck.model, static_cast<int>(deck.parallel.tp)),
       comms_(std::make_unique<MeshComms>(comm, run_zero_mesh(deck, stage, comm))),
       partition_(layout_, comms_->mesh().group_ranks(), comms_->mesh().sub_shards()),
       engine_(make_engine<Real>(stage, partition_, *comms_, deck_, gpt_schedule(layout_),
                                 team_shape, context.ledger)),
       model_(layout_, deck.train.micro_batch, deck.model.seq_len, context,
-             deck.train.policy().gemm_math, team_shape),
+             deck.train.policy().gemm_math, team_shape, tensor_parallel_group()),
       data_(make_data_source(deck)) {
   comms_->set_timeout(deck.comm.timeout_s);
   PlannedAllocator alloc({step_stats_buffer()}, context.ledger);
@@ -93,6 +93,18 @@ TrainerT<Real>::TrainerT(const Deck& deck, int stage, Communicator& comm, const 
   const size_t tokens = static_cast<size_t>(deck.train.micro_batch * deck.model.seq_len);
   host_inputs_.resize(tokens);
   host_targets_.resize(tokens);
+}
+
+template <typename Real>
+TensorParallelGroup TrainerT<Real>::tensor_parallel_group() const {
+  Communicator* tp = comms_->tensor_parallel();
+  if (tp == nullptr) return {};
+  return {tp, tp->size(), tp->rank()};
+}
+
+template <typename Real>
+int TrainerT<Real>::data_parallel_ranks() const {
+  return comms_->mesh().data_parallel();
 }
 
 template <typename Real>
@@ -135,7 +147,7 @@ StepRecord TrainerT<Real>::step(int64_t step) {
       if (fault == Fault::NaN) engine_->poison_gradient();
     }
     // The optimizer's time covers the global loss and gradient norm too.
-    const double micro_batches = static_cast<double>(comm_->size() * t.grad_accum);
+    const double micro_batches = static_cast<double>(data_parallel_ranks() * t.grad_accum);
     {
       Phase stats(context_,
                   PhaseSpec("grad_stats").traced(TraceKind::Compute).timed(record.times.optimizer));
@@ -165,8 +177,10 @@ PhaseSpec TrainerT<Real>::step_phase(int64_t step, StepRecord& record) const {
 template <typename Real>
 Batch TrainerT<Real>::load_micro_batch(int64_t step, int64_t micro) {
   const int64_t B = deck_.train.micro_batch, accum = deck_.train.grad_accum;
-  data_->sequences(first_sequence(step, micro, accum, comm_->size(), comm_->rank(), B), B,
-                   host_inputs_.data(), host_targets_.data());
+  // The ranks of a tensor-parallel group read the same sequences.
+  const int ranks = data_parallel_ranks(), rank = comm_->rank() / comms_->mesh().tp();
+  data_->sequences(first_sequence(step, micro, accum, ranks, rank, B), B, host_inputs_.data(),
+                   host_targets_.data());
   if (context_.tracer) context_.tracer->set_micro(micro);
   return model_.upload(host_inputs_.data(), host_targets_.data());
 }
@@ -177,7 +191,8 @@ void TrainerT<Real>::reduce_step_stats(double loss_sum, double micro_batches, St
   // gradients each rank owns, so that the norm is computed the same way whatever the stage.
   const double sumsq = engine_->grad_sumsq_owned();
   auto stats_host = Kokkos::create_mirror_view(stats_.view());
-  stats_host(0) = static_cast<float>(loss_sum);
+  // Every rank of a tensor-parallel group has the same loss: its first rank counts it.
+  stats_host(0) = engine_->tp_rank() == 0 ? static_cast<float>(loss_sum) : 0.0f;
   stats_host(1) = static_cast<float>(sumsq);
   Kokkos::deep_copy(stats_.view(), stats_host);
   comm_->all_reduce_sum(stats_.data(), kStepStatsCount, DType::F32, {-1, CommPurpose::Stats});

@@ -39,6 +39,9 @@ class TrainerT final : public Trainer {
   ZeroEngineT<Real>& typed_engine() { return *engine_; }
 
  private:
+  // The model's group along tp (none at tp = 1), and the ranks that read different data.
+  TensorParallelGroup tensor_parallel_group() const;
+  int data_parallel_ranks() const;
   // Micro-batch `micro` of step `step`, this rank's sequences, on the device.
   Batch load_micro_batch(int64_t step, int64_t micro);
   // Loss and gradient norm over all ranks and micro-batches, into the record.

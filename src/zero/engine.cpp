@@ -210,29 +210,37 @@ void ZeroEngineT<Real>::init_held(T* buffer, const Placement& placement, uint64_
   // Rows of wte beyond the real vocabulary are padding: zero, and they stay zero (their
   // gradient is zero and decay keeps zero at zero).
   const int64_t wte_real = c.vocab * c.dim;
+  const int tp = layout.tp(), slice = tp_rank();
   for (int u = 0; u < partition_->num_units(); ++u) {
     const auto [begin, end] = held_range(placement, u);
     for (const TensorSegment& seg : partition_->segments(u, begin, end)) {
       const TensorInfo& t = layout.tensors()[static_cast<size_t>(seg.tensor)];
-      T* dst = base_of(buffer, piece(placement), u, seg.unit_offset);
-      const uint64_t first_index = static_cast<uint64_t>(layout.unit(u).offset + seg.unit_offset);
-      switch (t.init) {
-        case InitKind::Ones:
-          kernels::fill(team_shape_, dst, seg.length, T(1));
-          break;
-        case InitKind::Zeros:
-          kernels::fill(team_shape_, dst, seg.length, T(0));
-          break;
-        case InitKind::Normal:
-        case InitKind::NormalResidual: {
-          const float stddev = t.init == InitKind::Normal ? std_normal : std_residual;
-          int64_t normal_length = seg.length;
-          if (t.name == "wte.weight")
-            normal_length =
-                std::max<int64_t>(0, std::min(seg.length, wte_real - seg.tensor_offset));
-          kernels::init_normal(team_shape_, dst, normal_length, stddev, seed, first_index);
-          kernels::fill(team_shape_, dst + normal_length, seg.length - normal_length, T(0));
-          break;
+      T* segment = base_of(buffer, piece(placement), u, seg.unit_offset);
+      // Each value is drawn by its index in the whole model, so a tensor-parallel slice holds
+      // the same numbers as the same elements of a tp = 1 run.
+      const uint64_t tensor_index =
+          static_cast<uint64_t>(layout.unit(u).global_offset + t.global_offset);
+      for (const TpRun& run :
+           tp_runs(t, tp, slice, seg.tensor_offset, seg.tensor_offset + seg.length)) {
+        T* dst = segment + (run.local - seg.tensor_offset);
+        switch (t.init) {
+          case InitKind::Ones:
+            kernels::fill(team_shape_, dst, run.length, T(1));
+            break;
+          case InitKind::Zeros:
+            kernels::fill(team_shape_, dst, run.length, T(0));
+            break;
+          case InitKind::Normal:
+          case InitKind::NormalResidual: {
+            const float stddev = t.init == InitKind::Normal ? std_normal : std_residual;
+            int64_t normal_length = run.length;
+            if (t.name == "wte.weight")
+              normal_length = std::max<int64_t>(0, std::min(run.length, wte_real - run.global));
+            kernels::init_normal(team_shape_, dst, normal_length, stddev, seed,
+                                 tensor_index + static_cast<uint64_t>(run.global));
+            kernels::fill(team_shape_, dst + normal_length, run.length - normal_length, T(0));
+            break;
+          }
         }
       }
     }
@@ -274,14 +282,35 @@ double ZeroEngineT<Real>::grad_sumsq_owned() const {
   for (int u = 0; u < partition_->num_units(); ++u) {
     const auto [begin, end] = owned_gradients(u);
     if (end <= begin) continue;
+    if (partition_->layout().tp() > 1) {
+      total += sumsq_of_slices(u, begin, end);
+      continue;
+    }
     total += reduces_in_fp32_
                  ? kernels::sum_of_squares(team_shape_, grad_sum_at(u, begin), end - begin)
                  : kernels::sum_of_squares(team_shape_, grad_at(u, begin), end - begin);
   }
   // Every rank holding the same piece of summed gradients (every group its shard; under hpZ
   // each sub-shard is one rank's) counts it: the trainer's sum over all ranks counts each once.
-  const int copies = comms_->mesh().world() / pieces(comms_->mesh().mesh, owned_grads_);
+  const int copies = comms_->mesh().data_parallel() / pieces(comms_->mesh().mesh, owned_grads_);
   return copies > 1 ? total / copies : total;
+}
+
+// Under tensor parallelism: the tensors every tp rank holds whole (LayerNorms, wpe, the
+// row-parallel biases) count on tp rank 0 only, the slices on every rank.
+template <typename Real>
+double ZeroEngineT<Real>::sumsq_of_slices(int u, int64_t begin, int64_t end) const {
+  const ParamLayout& layout = partition_->layout();
+  const bool first_tp_rank = tp_rank() == 0;
+  double total = 0.0;
+  for (const TensorSegment& seg : partition_->segments(u, begin, end)) {
+    const TensorInfo& t = layout.tensors()[static_cast<size_t>(seg.tensor)];
+    if (t.split == TpSplit::Replicated && !first_tp_rank) continue;
+    const int64_t at = seg.unit_offset;
+    total += reduces_in_fp32_ ? kernels::sum_of_squares(team_shape_, grad_sum_at(u, at), seg.length)
+                              : kernels::sum_of_squares(team_shape_, grad_at(u, at), seg.length);
+  }
+  return total;
 }
 
 template <typename Real>

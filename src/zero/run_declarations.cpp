@@ -10,11 +10,11 @@ BufferSpec step_stats_buffer() {
 }
 
 std::vector<BufferSpec> run_buffers(const Deck& deck, int stage, const ZeroMesh& mesh) {
-  const ParamLayout layout(deck.model);
+  const ParamLayout layout(deck.model, mesh.tp());
   const Partition partition(layout, mesh.group_ranks(), mesh.sub_shards());
   std::vector<BufferSpec> buffers = ZeroEngine::declared_buffers(stage, partition, deck, mesh);
   for (auto& spec : gpt_buffers(deck.model, deck.train.micro_batch, deck.model.seq_len,
-                                compute_element_bytes(deck)))
+                                compute_element_bytes(deck), mesh.tp()))
     buffers.push_back(spec);
   buffers.push_back(step_stats_buffer());
   return buffers;
@@ -24,6 +24,13 @@ std::vector<ZeroEngine::PlannedCollective> run_traffic(const Deck& deck, int sta
                                                        const Partition& partition,
                                                        const ZeroMesh& mesh) {
   auto collectives = ZeroEngine::declared_traffic(stage, partition, deck, mesh);
+  // The model's own along tp, every micro-batch.
+  const auto model =
+      gpt_tensor_parallel_traffic(deck.model, deck.train.micro_batch, deck.model.seq_len,
+                                  compute_element_bytes(deck), mesh.tp());
+  for (int64_t micro = 0; micro < deck.train.grad_accum; ++micro)
+    for (const ModelCollective& c : model)
+      collectives.push_back({c.op, c.count, c.element_bytes, mesh.tp(), CommLevel::TensorParallel});
   collectives.push_back({CommOp::AllReduce, kStepStatsCount, 4, mesh.world(), world_level(mesh)});
   return collectives;
 }

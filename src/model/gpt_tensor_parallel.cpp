@@ -1,0 +1,127 @@
+// Megatron tensor parallelism in the model: the sums over the tp group, the vocabulary-parallel
+// embedding and LM head, and the traffic they declare. At tp = 1 each piece is the plain
+// computation it replaces, with no collective.
+#include "comm/phase.hpp"
+#include "kernels/crossentropy.hpp"
+#include "kernels/elementwise.hpp"
+#include "kernels/encoder.hpp"
+#include "kernels/matmul.hpp"
+#include "kernels/vocab_parallel.hpp"
+#include "model/gpt.hpp"
+
+namespace zm {
+
+std::vector<ModelCollective> gpt_tensor_parallel_traffic(const ModelConfig& c, int64_t B, int64_t T,
+                                                         int element_bytes, int tp) {
+  if (tp == 1) return {};
+  const int64_t N = B * T, activations = N * c.dim;
+  // Per block: forward after attention's and the MLP's row-parallel projections, backward
+  // before the LayerNorms that feed the column-parallel QKV and fc; a recomputed forward sums
+  // again.
+  const int64_t per_block = c.recomputes_blocks() ? 6 : 4;
+  std::vector<ModelCollective> list;
+  list.push_back({CommOp::AllReduce, activations, element_bytes});  // the embedding
+  for (int64_t i = 0; i < per_block * c.layers; ++i)
+    list.push_back({CommOp::AllReduce, activations, element_bytes});
+  // The cross-entropy's per-row statistics (fp32), and the LM head's input gradient.
+  list.push_back({CommOp::AllGather, kernels::kSliceStats * N * tp, 4});
+  list.push_back({CommOp::AllReduce, activations, element_bytes});
+  return list;
+}
+
+template <typename Real>
+void GPT<Real>::tp_sum(Real* data, int64_t count, int unit) {
+  if (tp_.comm == nullptr) return;
+  tp_.comm->all_reduce_sum(data, static_cast<size_t>(count), dtype_of<Real>(),
+                           {unit, CommPurpose::TensorParallel});
+}
+
+template <typename Real>
+void GPT<Real>::select_slice_groups() {
+  const int64_t begin = tp_.rank * layout_->vocab_rows(), end = begin + layout_->vocab_rows();
+  kernels::HostTokenGroups& out = slice_groups_;
+  out.ids.clear();
+  out.rows.clear();
+  out.starts.assign(1, 0);
+  const kernels::HostTokenGroups& all = host_groups_;
+  for (size_t u = 0; u < all.ids.size(); ++u) {
+    if (all.ids[u] < begin || all.ids[u] >= end) continue;
+    out.ids.push_back(static_cast<int>(all.ids[u] - begin));
+    for (int k = all.starts[u]; k < all.starts[u + 1]; ++k)
+      out.rows.push_back(all.rows[static_cast<size_t>(k)]);
+    out.starts.push_back(static_cast<int>(out.rows.size()));
+  }
+}
+
+template <typename Real>
+void GPT<Real>::embed(const Real* embeddings, const Batch& batch, int unit) {
+  const int64_t C = layout_->config().dim;
+  const Real* wte = embeddings + layout_->wte_offset();
+  const Real* wpe = embeddings + layout_->wpe_offset();
+  if (tp_.size == 1) {
+    kernels::encoder_forward(team_shape_, encoded_.data(), batch.inputs, wte, wpe, B_, T_, C);
+    return;
+  }
+  // Each rank embeds the tokens of its slice (zeros elsewhere), rank 0 adds the positions.
+  kernels::encoder_forward_vocab_slice(team_shape_, encoded_.data(), batch.inputs, wte,
+                                       tp_.rank * layout_->vocab_rows(), layout_->vocab_rows(),
+                                       tp_.rank == 0 ? wpe : nullptr, B_, T_, C);
+  tp_sum(encoded_.data(), B_ * T_ * C, unit);
+}
+
+template <typename Real>
+double GPT<Real>::head_forward(const Batch& batch, int unit) {
+  namespace k = kernels;
+  const ModelConfig& c = layout_->config();
+  const int64_t N = B_ * T_, C = c.dim, V = c.vocab, rows = layout_->vocab_rows();
+  k::matmul_forward<Real>(team_shape_, logits_.data(), lnf_.data(),
+                          head_params_ + layout_->wte_offset(), nullptr, N, C, rows, gemm_math_);
+  if (tp_.size == 1) {
+    k::softmax_crossentropy_forward(team_shape_, logits_.data(), losses_.data(), batch.targets, N,
+                                    V, rows);
+    return k::sum(team_shape_, losses_.data(), N);
+  }
+  // Each slice's {max, sum of exponentials, target logit} per row, gathered from every slice
+  // and combined in rank order on every rank: the loss and the softmax of the whole row.
+  const int64_t begin = tp_.rank * rows;
+  k::crossentropy_slice_stats(team_shape_, logits_.data(), ce_stats_.data(), batch.targets, begin,
+                              N, V, rows);
+  tp_.comm->all_gather(ce_stats_.data(), ce_gathered_.data(),
+                       static_cast<size_t>(k::kSliceStats * N), DType::F32,
+                       {unit, CommPurpose::TensorParallel});
+  k::crossentropy_combine(team_shape_, ce_gathered_.data(), tp_.size, losses_.data(),
+                          ce_rows_.data(), N);
+  k::softmax_slice(team_shape_, logits_.data(), ce_rows_.data(), begin, N, V, rows);
+  return k::sum(team_shape_, losses_.data(), N);
+}
+
+template <typename Real>
+void GPT<Real>::head_backward(Real* dembed, const Batch& batch, int unit) {
+  namespace k = kernels;
+  const ModelConfig& c = layout_->config();
+  const int64_t N = B_ * T_, C = c.dim, V = c.vocab, rows = layout_->vocab_rows();
+  const Real dloss = Real(1.0f / static_cast<float>(N));
+  if (tp_.size == 1)
+    k::softmax_crossentropy_backward(team_shape_, logits_.data(), batch.targets, dloss, N, V, rows);
+  else
+    k::crossentropy_slice_backward(team_shape_, logits_.data(), batch.targets, tp_.rank * rows,
+                                   dloss, N, V, rows);
+  k::matmul_backward<Real>(team_shape_, dbtc_.data(), dembed + layout_->wte_offset(), nullptr,
+                           logits_.data(), lnf_.data(), head_params_ + layout_->wte_offset(), N, C,
+                           rows, nullptr, k::GradWrite::Overwrite, gemm_math_);
+  tp_sum(dbtc_.data(), N * C, unit);  // each slice's part of d(loss)/d(lnf)
+}
+
+#define ZM_INSTANTIATE(R)                                   \
+  template void GPT<R>::tp_sum(R*, int64_t, int);           \
+  template void GPT<R>::select_slice_groups();              \
+  template void GPT<R>::embed(const R*, const Batch&, int); \
+  template double GPT<R>::head_forward(const Batch&, int);  \
+  template void GPT<R>::head_backward(R*, const Batch&, int);
+ZM_INSTANTIATE(float)
+#if ZEROMINI_HAVE_BF16
+ZM_INSTANTIATE(bf16)
+#endif
+#undef ZM_INSTANTIATE
+
+}  // namespace zm
