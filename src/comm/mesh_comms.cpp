@@ -55,8 +55,11 @@ MeshComms::MeshComms(Communicator& world, const ZeroMesh& mesh) : mesh_(mesh), w
 
 Communicator* MeshComms::make_along(int d) {
   const DeviceMesh& m = mesh_.mesh;
-  if (m.dim(d).name == kTpDim && m.dim(d).size == 1) return nullptr;  // no tensor parallelism
-  if (!mesh_.hybrid()) {  // the shard dimension always has one: the engine's group
+  // tp always has its own communicator (none at size 1), also where it spans the world: its
+  // traffic is the model's, counted apart from the world's step statistics.
+  const bool tp = m.dim(d).name == kTpDim;
+  if (tp && m.dim(d).size == 1) return nullptr;
+  if (!mesh_.hybrid() && !tp) {  // the shard dimension always has one: the engine's group
     if (m.dim(d).size == 1 && m.dim(d).name != kShardDim) return nullptr;
     if (m.dim(d).size == m.world()) return world_;
   }

@@ -3,7 +3,8 @@
 // the world is the world itself and any other of one rank has none: `shard` is the world and
 // `replicate` has none, so that a run without zero.shard_size posts exactly what it always did,
 // on one communicator. With more groups every dimension is split off the world (a group of one
-// rank still has its own).
+// rank still has its own). The tp dimension (tensor parallelism) has its own communicator
+// whenever tp > 1, even when it spans the world.
 //
 // Accounting by network level: a collective is intra-group when its ranks are one shard group,
 // inter-group when they span groups. A dimension's communicator is inter-group when it runs

@@ -83,6 +83,7 @@ ResultsWriter::ResultsWriter(const Deck& deck, MPI_Comm comm, Watchdog& watchdog
 void ResultsWriter::begin_stage(int stage, int64_t first_step, const std::string& resumed_from) {
   stage_comm_ = CommStats{};
   stage_comm_inter_ = CommStats{};
+  stage_comm_tp_ = CommStats{};
   if (rank_ != 0) return;
   auto earlier = std::find_if(stages_.begin(), stages_.end(),
                               [&](const ResultsStage& s) { return s.stage == stage; });
@@ -124,19 +125,23 @@ void ResultsWriter::record_step(const StepRecord& record) {
     stage_comm_.ops[op].bytes += record.comm.ops[op].bytes;
     stage_comm_.ops[op].seconds += record.comm.ops[op].seconds;
     stage_comm_inter_.ops[op].bytes += record.comm_inter_group.ops[op].bytes;
+    stage_comm_tp_.ops[op].bytes += record.comm_tensor_parallel.ops[op].bytes;
+    stage_comm_tp_.ops[op].seconds += record.comm_tensor_parallel.ops[op].seconds;
   }
   if (rank_ != 0) return;
   stages_.back().append_row(record.step + 1, record.loss, record.grad_norm, record.lr, all, ranks_);
 }
 
 void ResultsWriter::end_stage(const StageResult& result) {
-  constexpr int kFigures = 4 * kCommOps;
+  constexpr int kFigures = 6 * kCommOps;
   double mine[kFigures];
   for (int op = 0; op < kCommOps; ++op) {
     mine[op] = static_cast<double>(stage_comm_.ops[op].calls);
     mine[kCommOps + op] = stage_comm_.ops[op].bytes;
     mine[2 * kCommOps + op] = stage_comm_.ops[op].seconds;
     mine[3 * kCommOps + op] = stage_comm_inter_.ops[op].bytes;
+    mine[4 * kCommOps + op] = stage_comm_tp_.ops[op].bytes;
+    mine[5 * kCommOps + op] = stage_comm_tp_.ops[op].seconds;
   }
   std::vector<double> all(static_cast<size_t>(kFigures * ranks_));
   watched_gather(watchdog_, mine, kFigures, MPI_DOUBLE, all.data(), 0, comm_,
@@ -149,7 +154,10 @@ void ResultsWriter::end_stage(const StageResult& result) {
   s.comm_bytes.clear();
   s.comm_seconds.clear();
   s.comm_bytes_inter_group.clear();
+  s.comm_bytes_tensor_parallel.clear();
+  s.comm_seconds_tensor_parallel.clear();
   s.shard_size = result.shard_size;
+  s.tp = result.tp;
   for (int r = 0; r < ranks_; ++r) {
     const double* v = all.data() + static_cast<size_t>(r * kFigures);
     for (int op = 0; op < kCommOps; ++op) {
@@ -157,6 +165,8 @@ void ResultsWriter::end_stage(const StageResult& result) {
       s.comm_bytes.push_back(v[kCommOps + op]);
       s.comm_seconds.push_back(v[2 * kCommOps + op]);
       s.comm_bytes_inter_group.push_back(v[3 * kCommOps + op]);
+      s.comm_bytes_tensor_parallel.push_back(v[4 * kCommOps + op]);
+      s.comm_seconds_tensor_parallel.push_back(v[5 * kCommOps + op]);
     }
     const MemoryFigures& f = result.memory_by_rank[static_cast<size_t>(r)];
     for (int c = 0; c < kMemCategories; ++c) {
@@ -215,6 +225,7 @@ void ResultsWriter::write_stage(hid_t file, const ResultsStage& s) const {
   // comm/exposure.hpp: 1 - exposed / in flight over the timed steps and ranks (NaN: none).
   h5::write_attr(group, "overlap_efficiency", s.overlap_efficiency);
   h5::write_attr(group, "shard_size", s.shard_size);
+  h5::write_attr(group, "tp", s.tp);
   const auto categories = names(kMemCategories, category_name);
   const auto ops = names(kCommOps, op_name);
   auto with_units = [&](const std::string& name, const std::string& units,
@@ -236,6 +247,16 @@ void ResultsWriter::write_stage(hid_t file, const ResultsStage& s) const {
   with_units("comm_bytes_inter_group",
              "bytes sent per rank across shard groups (ring convention; the rest of comm_bytes "
              "stayed in the shard group)",
+             ops);
+  h5::write_dataset(group, "comm_bytes_tensor_parallel", s.comm_bytes_tensor_parallel,
+                    {ranks, kCommOps});
+  with_units("comm_bytes_tensor_parallel",
+             "bytes sent per rank along tp, the model's tensor-parallel collectives (ring "
+             "convention; part of comm_bytes)",
+             ops);
+  h5::write_dataset(group, "comm_seconds_tensor_parallel", s.comm_seconds_tensor_parallel,
+                    {ranks, kCommOps});
+  with_units("comm_seconds_tensor_parallel", "seconds waiting along tp (part of comm_seconds)",
              ops);
   h5::write_dataset(group, "comm_seconds", s.comm_seconds, {ranks, kCommOps});
   with_units("comm_seconds", "seconds waiting", ops);

@@ -12,6 +12,8 @@
 //                comm_calls, comm_bytes, comm_seconds    (ranks, 5) by collective kind
 //                comm_bytes_inter_group                  (ranks, 5) the part of comm_bytes that
 //                                                        crossed shard groups (hybrid sharding)
+//                comm_bytes_tensor_parallel,             (ranks, 5) the part of comm_bytes and
+//                comm_seconds_tensor_parallel            comm_seconds along tp (parallel.tp)
 //                segment_first_step, attribute segments  one entry per run that wrote rows
 //                attributes: stage, steps_completed, tokens_per_second_per_rank,
 //                overlap_efficiency, shard_size (ranks per shard group), ...
@@ -69,6 +71,7 @@ class ResultsWriter {
   std::vector<ResultsStage> stages_;
   CommStats stage_comm_;        // this rank's collectives in the current stage
   CommStats stage_comm_inter_;  // the part of them across shard groups
+  CommStats stage_comm_tp_;     // the part of them along tp
   double figure_of_merit_ = -1;
 };
 

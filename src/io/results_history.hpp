@@ -22,7 +22,10 @@ struct ResultsStage {
   std::vector<int64_t> memory_allocated, memory_peak;        // ranks x categories
   std::vector<double> comm_calls, comm_bytes, comm_seconds;  // ranks x ops
   std::vector<double> comm_bytes_inter_group;                // ranks x ops
+  std::vector<double> comm_bytes_tensor_parallel;            // ranks x ops
+  std::vector<double> comm_seconds_tensor_parallel;          // ranks x ops
   int64_t shard_size = 0;                                    // ranks per shard group
+  int64_t tp = 1;                                            // ranks per tensor-parallel group
   double tokens_per_second_per_rank = 0;
   double overlap_efficiency = 0;
   bool complete = false;

@@ -26,9 +26,10 @@ struct StepRecord {
   double lr = 0;
   bool finite = true;  // loss and gradient norm are finite (else no update was made)
   StepTimes times;
-  CommStats comm;              // this step's collectives on this rank
-  CommStats comm_inter_group;  // the part of `comm` that crossed shard groups (hybrid sharding)
-  CommExposure exposure;       // this step's exposed and in-flight communication on this rank
+  CommStats comm;                  // this step's collectives on this rank
+  CommStats comm_inter_group;      // the part of `comm` that crossed shard groups (hybrid sharding)
+  CommStats comm_tensor_parallel;  // the part of `comm` along tp (the model's all-reduces)
+  CommExposure exposure;           // this step's exposed and in-flight communication on this rank
 };
 
 struct StageResult {
@@ -37,15 +38,17 @@ struct StageResult {
   std::vector<StepRecord> steps;              // this rank's records
   MemoryFigures memory;                       // this rank's ledger after the stage ran
   std::vector<MemoryFigures> memory_by_rank;  // rank 0 only: every rank's figures
-  int64_t tokens_per_rank_per_step = 0;
-  int64_t param_count = 0;                // real vocabulary
-  int64_t padded_param_count = 0;         // as allocated (padded vocabulary)
-  double tokens_per_second_per_rank = 0;  // figure of merit: mean over timed steps
+  double tokens_per_rank_per_step = 0;        // the global batch's tokens / ranks
+  int64_t param_count = 0;                    // real vocabulary
+  int64_t padded_param_count = 0;             // as allocated (padded vocabulary)
+  double tokens_per_second_per_rank = 0;      // figure of merit: mean over timed steps
   double mean_step_seconds = 0;
   StepTimes mean_times;
-  CommStats comm_per_step;              // mean per step on this rank
-  CommStats comm_inter_group_per_step;  // the part of it across shard groups
-  int shard_size = 1;                   // ranks per shard group (= ranks with one group)
+  CommStats comm_per_step;                  // mean per step on this rank
+  CommStats comm_inter_group_per_step;      // the part of it across shard groups
+  CommStats comm_tensor_parallel_per_step;  // the part of it along tp
+  int shard_size = 1;                       // ranks per shard group (= ranks / tp with one group)
+  int tp = 1;                               // ranks per tensor-parallel group (parallel.tp)
   // Rank 0 only: every rank's exposed and in-flight communication per step ([rank][step]), their
   // means over the timed steps and ranks, and 1 - sum(exposed) / sum(in flight) over the same.
   std::vector<std::vector<CommExposure>> exposure_by_rank;

@@ -96,6 +96,7 @@ std::string stage_json(const StageResult& s) {
   // Hybrid sharding: the ranks per shard group, and the traffic that crossed groups.
   out += fmt::format("      \"shard_size\": {},\n", s.shard_size);
   out += traffic_json("bytes_per_rank_per_step_inter_group", s.comm_inter_group_per_step);
+  out += traffic_json("bytes_per_rank_per_step_tensor_parallel", s.comm_tensor_parallel_per_step);
   return out + exposure_json(s);
 }
 

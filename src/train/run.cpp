@@ -47,8 +47,14 @@ void summarise(StageResult& s) {
           r.comm.ops[op].seconds / static_cast<double>(s.steps.size());
       s.comm_inter_group_per_step.ops[op].bytes +=
           r.comm_inter_group.ops[op].bytes / static_cast<double>(s.steps.size());
+      s.comm_tensor_parallel_per_step.ops[op].calls += r.comm_tensor_parallel.ops[op].calls;
+      s.comm_tensor_parallel_per_step.ops[op].bytes +=
+          r.comm_tensor_parallel.ops[op].bytes / static_cast<double>(s.steps.size());
+      s.comm_tensor_parallel_per_step.ops[op].seconds +=
+          r.comm_tensor_parallel.ops[op].seconds / static_cast<double>(s.steps.size());
     }
   for (auto& op : s.comm_per_step.ops) op.calls /= s.steps.size();
+  for (auto& op : s.comm_tensor_parallel_per_step.ops) op.calls /= s.steps.size();
   s.mean_step_seconds = s.mean_times.total;
   s.tokens_per_second_per_rank =
       static_cast<double>(s.tokens_per_rank_per_step) / s.mean_times.total;
@@ -204,8 +210,9 @@ StageResult run_stage(const RunSetup& run, int stage, RunEnd& end) {
     Trainer& trainer = *owned;
     result.tokens_per_rank_per_step = trainer.tokens_per_rank_per_step();
     result.param_count = trainer.layout().real_param_count();
-    result.padded_param_count = trainer.layout().total();
+    result.padded_param_count = trainer.layout().global_total();
     result.shard_size = trainer.comms().mesh().group_ranks();
+    result.tp = trainer.comms().mesh().tp();
     log_root(
         "[stage {}] {} ranks, {} parameters ({} with the padded vocabulary), "
         "{} tokens per rank per step\n",
@@ -214,6 +221,12 @@ StageResult run_stage(const RunSetup& run, int stage, RunEnd& end) {
         thousands(static_cast<double>(result.tokens_per_rank_per_step)));
     const ZeroMesh& mesh = trainer.comms().mesh();
     if (mesh.hybrid()) log_root("[stage {}] {}\n", stage, describe_zero_mesh(mesh, run.deck));
+    if (mesh.tp() > 1)
+      log_root(
+          "[stage {}] tensor parallelism: {} groups of {} ranks (parallel.tp), {} parameters "
+          "per rank before ZeRO shards them\n",
+          stage, mesh.data_parallel(), mesh.tp(),
+          thousands(static_cast<double>(trainer.layout().total())));
     const int64_t first_step = start_or_resume(trainer, run, stage);
     if (run.results) run.results->begin_stage(stage, first_step, run.resume);
     StepHooks hooks =

@@ -56,7 +56,7 @@ struct StageOutputs {
   const RunContext& context;
   int stage;
   int64_t first_step;
-  int64_t tokens_per_rank_per_step;
+  double tokens_per_rank_per_step;
   ResultsWriter* results;    // results.h5, or nullptr
   TraceWriter* trace;        // output.trace, or nullptr
   ZeroEngine* checkpointed;  // the engine whose state checkpoints hold, or nullptr (none written)

@@ -12,9 +12,10 @@
 
 namespace zm {
 
-int64_t Trainer::tokens_per_rank_per_step() const {
+double Trainer::tokens_per_rank_per_step() const {
   const Deck& d = deck();
-  return d.train.micro_batch * d.model.seq_len * d.train.grad_accum;
+  return static_cast<double>(d.train.micro_batch * d.model.seq_len * d.train.grad_accum) /
+         static_cast<double>(d.parallel.tp);
 }
 
 namespace {
@@ -125,7 +126,8 @@ StepRecord TrainerT<Real>::step(int64_t step) {
   record.lr = learning_rate(t, step);
   const Fault fault = injected_fault(comm_->rank(), step);
   if (fault == Fault::Kill || fault == Fault::Stall || fault == Fault::Error) enact_fault(fault);
-  const StepCounters before{comms_->stats(), comms_->stats(CommLevel::InterGroup)};
+  const StepCounters before{comms_->stats(), comms_->stats(CommLevel::InterGroup),
+                            comms_->stats(CommLevel::TensorParallel)};
   comms_->begin_step_records();  // fences
   {
     Phase whole(context_, step_phase(step, record));
@@ -206,6 +208,8 @@ template <typename Real>
 void TrainerT<Real>::count_communication(const StepCounters& before, StepRecord& record) {
   record.comm = stats_between(before.all, comms_->stats());
   record.comm_inter_group = stats_between(before.inter_group, comms_->stats(CommLevel::InterGroup));
+  record.comm_tensor_parallel =
+      stats_between(before.tensor_parallel, comms_->stats(CommLevel::TensorParallel));
   record.times.comm_wait = record.comm.total().seconds;
   const std::vector<CollectiveTimes> collectives = comms_->end_step_records();
   record.exposure = exposure_of(collectives);

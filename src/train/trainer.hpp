@@ -38,7 +38,9 @@ class Trainer {
   // The run's communicators: the world, and the shard group and replicas under hybrid sharding.
   virtual MeshComms& comms() = 0;
 
-  int64_t tokens_per_rank_per_step() const;
+  // The step's tokens (the global batch) per rank: a tensor-parallel group shares its
+  // data-parallel rank's micro-batches, so each of its ranks counts 1/tp of them.
+  double tokens_per_rank_per_step() const;
 };
 
 // The trainer of ZeRO stage `stage` in the deck's precision. Its step and the model's units are

@@ -17,7 +17,7 @@ namespace zm {
 
 // The communicator's statistics when a step began, for the step's own figures.
 struct StepCounters {
-  CommStats all, inter_group;
+  CommStats all, inter_group, tensor_parallel;
 };
 
 template <typename Real>

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "comm/communicator.hpp"
+#include "comm/mesh_comms.hpp"
 #include "core/deck.hpp"
 #include "train/trainer.hpp"
 
@@ -37,9 +38,31 @@ bucket_mb = 0.01
                     "test-deck", overrides);
 }
 
+// The whole model's parameters (the tp = 1 layout) from every rank's full_parameters(), its
+// tensor-parallel slices: each slice placed by tp_runs, the tensors every tp rank holds taken
+// from tp rank 0, summed over the tp group (every other term is zero). Collective over the world.
+inline std::vector<float> whole_model(Trainer& trainer, const std::vector<float>& slices) {
+  const ParamLayout& layout = trainer.layout();
+  Communicator* along_tp = trainer.comms().tensor_parallel();
+  if (along_tp == nullptr) return slices;
+  const int tp_rank = along_tp->rank();
+  std::vector<float> whole(static_cast<size_t>(layout.global_total()), 0.0f);
+  for (const TensorInfo& t : layout.tensors()) {
+    if (t.split == TpSplit::Replicated && tp_rank != 0) continue;
+    const UnitInfo& unit = layout.unit(t.unit);
+    for (const TpRun& run : tp_runs(t, layout.tp(), tp_rank, 0, t.size))
+      for (int64_t i = 0; i < run.length; ++i)
+        whole[static_cast<size_t>(unit.global_offset + t.global_offset + run.global + i)] =
+            slices[static_cast<size_t>(unit.offset + t.offset + run.local + i)];
+  }
+  MPI_Allreduce(MPI_IN_PLACE, whole.data(), static_cast<int>(whole.size()), MPI_FLOAT, MPI_SUM,
+                along_tp->mpi_comm());
+  return whole;
+}
+
 struct TrainedRun {
   std::vector<double> losses;
-  std::vector<float> params;  // full logical vector after the last step
+  std::vector<float> params;  // the whole model's logical vector after the last step
   std::vector<StepRecord> records;
 };
 
@@ -52,7 +75,7 @@ inline TrainedRun train(const Deck& deck, Communicator& comm) {
     run.records.push_back(trainer.step(s));
     run.losses.push_back(run.records.back().loss);
   }
-  run.params = trainer.engine().full_parameters();
+  run.params = whole_model(trainer, trainer.engine().full_parameters());
   return run;
 }
 

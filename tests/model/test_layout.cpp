@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/deck.hpp"
 #include "model/layout.hpp"
 #include "zero/partition.hpp"
@@ -110,6 +112,71 @@ TEST(Partition, SegmentsCoverARangeExactly) {
     at += s.length;
   }
   EXPECT_EQ(at, end);
+}
+
+}  // namespace
+
+namespace {
+
+// Tensor parallelism: the tp slices of every split tensor cover the whole tensor exactly once,
+// the replicated tensors are whole on every rank, and the whole model's count does not change.
+TEST(Layout, TensorParallelSlicesTileEveryTensorOnce) {
+  const zm::ModelConfig m = gpt2_124m();
+  const zm::ParamLayout whole(m);
+  for (const int tp : {2, 4, 12}) {
+    SCOPED_TRACE(tp);
+    const zm::ParamLayout slices(m, tp);
+    EXPECT_EQ(slices.global_total(), whole.total());
+    EXPECT_EQ(slices.real_param_count(), whole.real_param_count());
+    ASSERT_EQ(slices.tensors().size(), whole.tensors().size());
+    int64_t split_elements = 0, replicated_elements = 0;
+    for (size_t i = 0; i < whole.tensors().size(); ++i) {
+      const zm::TensorInfo& t = slices.tensors()[i];
+      const zm::TensorInfo& w = whole.tensors()[i];
+      SCOPED_TRACE(t.name);
+      EXPECT_EQ(t.global_shape, w.shape);
+      EXPECT_EQ(slices.unit(t.unit).global_offset + t.global_offset,
+                whole.unit(w.unit).offset + w.offset);
+      std::vector<int> hits(static_cast<size_t>(w.size), 0);
+      for (int r = 0; r < tp; ++r)
+        for (const zm::TpRun& run : zm::tp_runs(t, tp, r, 0, t.size))
+          for (int64_t e = 0; e < run.length; ++e) ++hits[static_cast<size_t>(run.global + e)];
+      const int expected = t.split == zm::TpSplit::Replicated ? tp : 1;
+      EXPECT_EQ(std::count(hits.begin(), hits.end(), expected), w.size);
+      (t.split == zm::TpSplit::Replicated ? replicated_elements : split_elements) += t.size;
+    }
+    // Megatron's split: the matrices, their column-parallel biases and wte by tp; LayerNorms,
+    // wpe and the row-parallel biases whole.
+    EXPECT_EQ(split_elements * tp + replicated_elements, whole.total());
+  }
+}
+
+// A range inside a slice maps to the same elements as the whole slice's runs restricted to it
+// (what ZeRO's shards of a slice use).
+TEST(Layout, TensorParallelRunsOfASubrange) {
+  zm::ModelConfig m;
+  m.layers = 1;
+  m.dim = 32;
+  m.heads = 4;
+  m.vocab = 97;
+  m.seq_len = 16;
+  const zm::ParamLayout slices(m, 2);
+  for (const zm::TensorInfo& t : slices.tensors()) {
+    std::vector<int64_t> global_of(static_cast<size_t>(t.size), -1);
+    for (const zm::TpRun& run : zm::tp_runs(t, 2, 1, 0, t.size))
+      for (int64_t e = 0; e < run.length; ++e)
+        global_of[static_cast<size_t>(run.local + e)] = run.global + e;
+    const int64_t begin = t.size / 3, end = t.size - t.size / 5;
+    int64_t covered = 0;
+    for (const zm::TpRun& run : zm::tp_runs(t, 2, 1, begin, end)) {
+      EXPECT_GE(run.local, begin);
+      EXPECT_LE(run.local + run.length, end);
+      for (int64_t e = 0; e < run.length; ++e)
+        EXPECT_EQ(run.global + e, global_of[static_cast<size_t>(run.local + e)]) << t.name;
+      covered += run.length;
+    }
+    EXPECT_EQ(covered, end - begin) << t.name;
+  }
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // What `zeromini plan` predicts for a rank count is what a run at that rank count allocates and
 // sends, byte for byte, for every stage, in fp32 and (where the build has bf16) mixed precision,
 // also with the fp32 gradient reduction (train.reduce_precision), with and without hybrid sharding
-// (zero.shard_size: traffic within and across shard groups compared separately).
+// (zero.shard_size: traffic within and across shard groups compared separately), and with tensor
+// parallelism (parallel.tp: the model's collectives along tp compared on their own).
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
@@ -25,6 +26,7 @@ void check_planned_equals_measured(const zm::Deck& deck, int stage, zm::Communic
       zm::make_trainer(deck, stage, comm, zm::RunContext{nullptr, nullptr, &ledger});
   zm::Trainer& trainer = *trainer_owned;
   ASSERT_EQ(trainer.comms().mesh().group_ranks(), mesh.group_ranks());
+  ASSERT_EQ(trainer.comms().mesh().tp(), mesh.tp());
   trainer.init_parameters();
   std::vector<zm::StepRecord> records;
   for (int64_t s = 0; s < deck.train.steps; ++s) records.push_back(trainer.step(s));
@@ -38,6 +40,13 @@ void check_planned_equals_measured(const zm::Deck& deck, int stage, zm::Communic
   }
   const auto& intra = planned_traffic[static_cast<size_t>(zm::CommLevel::IntraGroup)];
   const auto& inter = planned_traffic[static_cast<size_t>(zm::CommLevel::InterGroup)];
+  const auto& along_tp = planned_traffic[static_cast<size_t>(zm::CommLevel::TensorParallel)];
+  double tp_total = 0;
+  for (double bytes : along_tp) tp_total += bytes;
+  if (mesh.tp() > 1)
+    EXPECT_GT(tp_total, 0.0);  // the model's all-reduces
+  else
+    EXPECT_EQ(tp_total, 0.0);
   double inter_total = 0;
   for (double bytes : inter) inter_total += bytes;
   if (mesh.hybrid() && mesh.world() > 1)
@@ -48,9 +57,11 @@ void check_planned_equals_measured(const zm::Deck& deck, int stage, zm::Communic
     for (int op = 0; op < zm::kCommOps; ++op) {
       SCOPED_TRACE(zm::comm_op_name(zm::CommOp(op)));
       const double measured_inter = record.comm_inter_group.ops[op].bytes;
-      const double measured_intra = record.comm.ops[op].bytes - measured_inter;
+      const double measured_tp = record.comm_tensor_parallel.ops[op].bytes;
+      const double measured_intra = record.comm.ops[op].bytes - measured_inter - measured_tp;
       EXPECT_NEAR(measured_intra, intra[op], 1e-12 * (1 + intra[op]));
       EXPECT_NEAR(measured_inter, inter[op], 1e-12 * (1 + inter[op]));
+      EXPECT_NEAR(measured_tp, along_tp[op], 1e-12 * (1 + along_tp[op]));
     }
 }
 
@@ -86,6 +97,36 @@ TEST_P(PlannedEqualsMeasured, MemoryAndTraffic) {
           check_planned_equals_measured(zm::testing::test_deck(stage, 3, grad_accum, overrides),
                                         stage, *comm);
         }
+}
+
+// Tensor parallelism: every tp that divides the ranks, in each precision, with gradient
+// accumulation and recomputation (which sums the recomputed blocks' outputs again), and at 4 ranks
+// with tp 2 x two shard groups of one data-parallel rank (hybrid sharding beside tp).
+TEST_P(PlannedEqualsMeasured, MemoryAndTrafficWithTensorParallelism) {
+  const int stage = GetParam();
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
+  const int N = comm->size();
+  std::vector<std::vector<std::string>> precisions = {{"train.precision=fp32"}};
+  if (ZEROMINI_HAVE_BF16) precisions.push_back({"train.precision=bf16"});
+  for (const int tp : {2, 4}) {
+    if (N % tp != 0) continue;
+    std::vector<std::string> shardings = {"zero.shard_size=0"};
+    if (N / tp >= 2) shardings.push_back("zero.shard_size=1");
+    for (const auto& sharding : shardings)
+      for (const auto& precision : precisions)
+        for (const int64_t grad_accum : {1, 2})
+          for (const char* recompute : {"none", "blocks"}) {
+            SCOPED_TRACE(
+                fmt::format("stage {}, {} ranks, tp {}, {}, grad_accum {}, {}, recompute {}", stage,
+                            N, tp, sharding, grad_accum, fmt::join(precision, " "), recompute));
+            std::vector<std::string> overrides = {"train.steps=2",
+                                                  fmt::format("parallel.tp={}", tp), sharding,
+                                                  "model.recompute=" + std::string(recompute)};
+            overrides.insert(overrides.end(), precision.begin(), precision.end());
+            check_planned_equals_measured(zm::testing::test_deck(stage, 3, grad_accum, overrides),
+                                          stage, *comm);
+          }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Stages, PlannedEqualsMeasured, ::testing::Values(0, 1, 2, 3));

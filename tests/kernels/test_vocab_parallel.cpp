@@ -1,0 +1,95 @@
+// The vocabulary-parallel embedding and cross-entropy (tensor parallelism) against the whole-row
+// kernels: the slices' results, combined as the model combines them over its tp group, are the
+// whole kernel's to fp32 rounding (the log-sum-exp is combined from per-slice partial sums). Run
+// with teams of one thread and (OpenMP) teams of several threads and lanes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "common/kernel_test_util.hpp"
+#include "common/test_team_shape.hpp"
+#include "kernels/crossentropy.hpp"
+#include "kernels/encoder.hpp"
+#include "kernels/vocab_parallel.hpp"
+
+namespace {
+
+namespace k = zm::kernels;
+using zm::testing::DeviceVec;
+
+// A vocabulary of 200 padded to 256: with 4 slices of 64 the last holds 8 real columns, with 8
+// slices of 32 the last two only padding.
+constexpr int64_t N = 6, V = 200, Vp = 256;
+
+class VocabParallel : public ::testing::TestWithParam<int> {};
+
+TEST_P(VocabParallel, CrossEntropyOfSlicesIsTheWholeRows) {
+  const int slices = GetParam();
+  const k::TeamShape shape = zm::testing::test_team_shape();
+  const int64_t rows = Vp / slices;
+  const std::vector<float> logits = zm::testing::random_vector<float>(N * Vp, 3, 2.0);
+  const std::vector<int> targets = {0, 57, 63, 64, 130, 199};
+  DeviceVec<int> tok(targets);
+  // The whole rows.
+  DeviceVec<float> whole(logits), whole_losses(N);
+  k::softmax_crossentropy_forward(shape, whole.data(), whole_losses.data(), tok.data(), N, V, Vp);
+  const std::vector<float> probs = whole.get(), losses = whole_losses.get();
+  k::softmax_crossentropy_backward(shape, whole.data(), tok.data(), 1.0f / N, N, V, Vp);
+  const std::vector<float> dlogits = whole.get();
+  // Each slice's statistics, gathered in rank order as the all-gather lays them out.
+  std::vector<float> gathered;
+  std::vector<DeviceVec<float>> parts;
+  for (int r = 0; r < slices; ++r) {
+    std::vector<float> part(static_cast<size_t>(N * rows));
+    for (int64_t i = 0; i < N; ++i)
+      for (int64_t j = 0; j < rows; ++j) part[i * rows + j] = logits[i * Vp + r * rows + j];
+    parts.emplace_back(part);
+    DeviceVec<float> stats(static_cast<size_t>(k::kSliceStats * N));
+    k::crossentropy_slice_stats(shape, parts.back().data(), stats.data(), tok.data(), r * rows, N,
+                                V, rows);
+    for (float x : stats.get()) gathered.push_back(x);
+  }
+  DeviceVec<float> all(gathered), slice_losses(N), row_stats(2 * N);
+  k::crossentropy_combine(shape, all.data(), slices, slice_losses.data(), row_stats.data(), N);
+  const std::vector<float> combined = slice_losses.get();
+  for (int64_t i = 0; i < N; ++i)
+    EXPECT_NEAR(combined[i], losses[i], 2e-6 * std::fabs(losses[i])) << "row " << i;
+  for (int r = 0; r < slices; ++r) {
+    k::softmax_slice(shape, parts[r].data(), row_stats.data(), r * rows, N, V, rows);
+    const std::vector<float> p = parts[r].get();
+    k::crossentropy_slice_backward(shape, parts[r].data(), tok.data(), r * rows, 1.0f / N, N, V,
+                                   rows);
+    const std::vector<float> d = parts[r].get();
+    for (int64_t i = 0; i < N; ++i)
+      for (int64_t j = 0; j < rows; ++j) {
+        const size_t at = static_cast<size_t>(i * Vp + r * rows + j);
+        EXPECT_NEAR(p[i * rows + j], probs[at], 1e-6 * std::fabs(probs[at]) + 1e-9);
+        EXPECT_NEAR(d[i * rows + j], dlogits[at], 1e-6 * std::fabs(dlogits[at]) + 1e-9);
+      }
+  }
+}
+
+TEST_P(VocabParallel, EmbeddingSlicesSumToTheWholeEmbedding) {
+  const int slices = GetParam();
+  const k::TeamShape shape = zm::testing::test_team_shape();
+  constexpr int64_t B = 2, S = 3, C = 8;
+  const int64_t rows = Vp / slices;
+  const std::vector<float> wte = zm::testing::random_vector<float>(Vp * C, 5);
+  const std::vector<float> wpe = zm::testing::random_vector<float>(S * C, 6);
+  DeviceVec<int> tok(std::vector<int>{0, 63, 64, 199, 120, 5});
+  DeviceVec<float> wte_d(wte), wpe_d(wpe), whole(B * S * C);
+  k::encoder_forward(shape, whole.data(), tok.data(), wte_d.data(), wpe_d.data(), B, S, C);
+  std::vector<float> sum(static_cast<size_t>(B * S * C), 0.0f);
+  for (int r = 0; r < slices; ++r) {
+    DeviceVec<float> out(B * S * C);
+    k::encoder_forward_vocab_slice(shape, out.data(), tok.data(), wte_d.data() + r * rows * C,
+                                   r * rows, rows, r == 0 ? wpe_d.data() : nullptr, B, S, C);
+    const std::vector<float> o = out.get();
+    for (size_t i = 0; i < sum.size(); ++i) sum[i] += o[i];
+  }
+  EXPECT_EQ(sum, whole.get());  // every other term is zero: bitwise the whole embedding
+}
+
+INSTANTIATE_TEST_SUITE_P(Slices, VocabParallel, ::testing::Values(1, 2, 4, 8));
+
+}  // namespace
