@@ -44,9 +44,12 @@ void add_to_trace(Tracer& tracer, const std::vector<CollectiveTimes>& collective
     event.op = static_cast<int32_t>(c.op);
     event.purpose = static_cast<int32_t>(c.tag.purpose);
     event.id = c.id;
-    // Hybrid sharding: the collectives across shard groups are named apart from those within.
-    const std::string name =
-        std::string(comm_op_name(c.op)) + (c.inter_group ? " (inter-group)" : "");
+    // Hybrid sharding: the collectives across shard groups are named apart from those within;
+    // tensor parallelism: the model's collectives along tp apart from ZeRO's.
+    const char* where = c.tag.purpose == CommPurpose::TensorParallel ? " (tp)"
+                        : c.inter_group                              ? " (inter-group)"
+                                                                     : "";
+    const std::string name = std::string(comm_op_name(c.op)) + where;
     set_event_name(event, name);
     tracer.add_resolved(event);
     if (!c.waited) continue;
