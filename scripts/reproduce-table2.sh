@@ -10,4 +10,4 @@ bin=${ZEROMINI_BIN:-$root/build/bin/zeromini}
 mkdir -p "$out"
 python3 "$root/scripts/reproduce_table2.py" "$bin" "$out"
 echo >>"$out/table2.md"
-echo "Made by \`scripts/reproduce-table2.sh $*\` (zeromini $(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown))." >>"$out/table2.md"
+echo "Made by \`scripts/reproduce-table2.sh${*:+ $*}\` (zeromini $(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown))." >>"$out/table2.md"

@@ -104,8 +104,9 @@ def print_measured(published, cells):
           "`plan --largest`: the deepest model of the deck's width (hidden 4096, 32 heads, "
           "sequence 1024, one sequence per GPU) whose per-GPU memory (model states, activations, "
           "communication buffers, workspace) fits 32e9 bytes, with activations recomputed "
-          "(`blocks`, as the paper's Megatron runs) and without (`none`). Shard all; layers in "
-          "brackets (one layer = 0.2B parameters).")
+          "(`blocks`: activation checkpointing, which the paper's Sec. 6.1 discusses for these "
+          "models) and without (`none`). Shard all; layers in brackets (one layer = 0.2B "
+          "parameters).")
     print()
     print("| MP | GPUs | baseline paper | planned blocks | planned none | "
           "ZeRO-OS paper | planned blocks | planned none |")
