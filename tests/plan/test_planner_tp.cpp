@@ -213,7 +213,7 @@ TEST(PlannerTp, PaperTable2TheoreticalColumns) {
 // plan --largest per tp degree: each tp rank holds 1/tp of the split model states, so the largest
 // model grows with tp at every stage, and at stage 0 (model states replicated over the
 // data-parallel ranks) by nearly tp: the activations a block keeps whole on every tp rank (its
-// input, the LayerNorms' inputs) and the replicated tensors hold it below tp, one more layer
+// LayerNorm outputs and residual sums) and the replicated tensors hold it below tp, one more layer
 // than the depth would give at most above it.
 TEST(PlannerTp, LargestGrowsWithTp) {
   const zm::Machine m = two_link_machine(16, 400e9, 25e9, 16.0 * (1 << 30));
