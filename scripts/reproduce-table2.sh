@@ -7,7 +7,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/results/paper-table2}
 bin=${ZEROMINI_BIN:-$root/build/bin/zeromini}
 [ -n "${ZEROMINI_BIN:-}" ] || [ -x "$bin" ] || "$root/scripts/build.sh" >/dev/null
+# The revision before the outputs are rewritten (rewriting them makes the tree dirty).
+rev=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
 mkdir -p "$out"
 python3 "$root/scripts/reproduce_table2.py" "$bin" "$out"
 echo >>"$out/table2.md"
-echo "Made by \`scripts/reproduce-table2.sh${*:+ $*}\` (zeromini $(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown))." >>"$out/table2.md"
+echo "Made by \`scripts/reproduce-table2.sh${*:+ $*}\` (zeromini $rev)." >>"$out/table2.md"
