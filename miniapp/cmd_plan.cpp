@@ -77,8 +77,15 @@ void for_each_memory_column(F&& f) {
 // The collectives reported per step, in the CommOp enum's order.
 constexpr CommOp kReportedOps[] = {CommOp::AllReduce, CommOp::ReduceScatter, CommOp::AllGather};
 
+bool any_tensor_parallel(const std::vector<PlanPoint>& points) {
+  return std::any_of(points.begin(), points.end(),
+                     [](const PlanPoint& p) { return p.mesh.tp() > 1; });
+}
+
+// With tensor parallelism anywhere, the CSV ends with tp and tensor_parallel_bytes.
 void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoint>& points,
                bool have_machine) {
+  const bool tp_columns = any_tensor_parallel(points);
   std::string header = "deck,precision,stage,ranks,params,padded_params";
   for_each_memory_column([&](int c) {
     header += ',';
@@ -89,9 +96,8 @@ void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoin
   // Columns are only ever appended: scripts read them by name and by position.
   fmt::print(
       "{},compute_s,comm_s,step_overlapped_s,step_serial_s,fits,largest_layers,"
-      "largest_params,shard_size,recompute,intra_group_bytes,inter_group_bytes,tp,"
-      "tensor_parallel_bytes\n",
-      header);
+      "largest_params,shard_size,recompute,intra_group_bytes,inter_group_bytes{}\n",
+      header, tp_columns ? ",tp,tensor_parallel_bytes" : "");
   for (const PlanPoint& p : points) {
     std::string row = fmt::format("{},{},{},{},{},{}", deck.path, memory_model_name(precision),
                                   p.stage, p.ranks, p.params, p.padded_params);
@@ -101,12 +107,14 @@ void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoin
     row += fmt::format(",{:.0f}", p.memory.total());
     for (CommOp op : kReportedOps)
       row += fmt::format(",{:.0f}", p.bytes_per_step[static_cast<int>(op)]);
-    fmt::print("{},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{:.0f},{:.0f},{},{:.0f}\n", row,
+    const std::string tp = tp_columns ? fmt::format(",{},{:.0f}", p.mesh.tp(),
+                                                    p.bytes_at_level(CommLevel::TensorParallel))
+                                      : "";
+    fmt::print("{},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{:.0f},{:.0f}{}\n", row,
                p.compute_seconds, p.comm_seconds, p.step_seconds_overlapped, p.step_seconds_serial,
                have_machine ? (p.fits ? "yes" : "no") : "", p.largest_layers, p.largest_params,
                p.mesh.group_ranks(), deck.model.recompute, p.bytes_at_level(CommLevel::IntraGroup),
-               p.bytes_at_level(CommLevel::InterGroup), p.mesh.tp(),
-               p.bytes_at_level(CommLevel::TensorParallel));
+               p.bytes_at_level(CommLevel::InterGroup), tp);
   }
 }
 
@@ -143,11 +151,6 @@ void print_heading(const Deck& deck, Precision precision, const PlanPoint& first
       deck.zero.shard_size != 0 ? "; intra-grp / inter-grp: of it, within a shard group / across "
                                   "the groups (replicas, step statistics)"
                                 : "");
-}
-
-bool any_tensor_parallel(const std::vector<PlanPoint>& points) {
-  return std::any_of(points.begin(), points.end(),
-                     [](const PlanPoint& p) { return p.mesh.tp() > 1; });
 }
 
 // Under tensor parallelism: what the tp columns hold, and the points no run could launch.
