@@ -19,15 +19,17 @@ import tomllib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PAPER = os.path.join(ROOT, "inputs", "paper")
-DECK = os.path.join(PAPER, "zero-table2-d4096.toml")
-MACHINE = os.path.join(ROOT, "inputs", "machines", "dgx2-v100-32gb.toml")
+# Relative to the repository, where zeromini runs: the CSVs name them so.
+DECK = os.path.join("inputs", "paper", "zero-table2-d4096.toml")
+MACHINE = os.path.join("inputs", "machines", "dgx2-v100-32gb.toml")
 DATA_PARALLEL = 64
 THEORY = [(0, "theory_baseline", "baseline (DP)"), (1, "theory_p_os", "P_os"),
           (2, "theory_p_os_g", "P_os+g"), (3, "theory_p_os_g_p", "P_os+g+p")]
 
 
 def run(zeromini, *args):
-    out = subprocess.run([zeromini, "plan", *args], check=True, capture_output=True, text=True)
+    out = subprocess.run([os.path.abspath(zeromini), "plan", *args], check=True,
+                         capture_output=True, text=True, cwd=ROOT)
     return out.stdout
 
 
@@ -125,7 +127,7 @@ def print_measured(published, cells):
 def main(argv):
     zeromini, out_dir = argv[1], argv[2]
     published = tomllib.load(open(os.path.join(PAPER, "published.toml"), "rb"))
-    machine = tomllib.load(open(MACHINE, "rb"))
+    machine = tomllib.load(open(os.path.join(ROOT, MACHINE), "rb"))
     device_bytes = machine["machine"]["device_memory_gib"] * 2.0 ** 30
     mps = [row["mp"] for row in published["max_model_size"]]
     theory = theory_rows(zeromini, device_bytes, mps)
