@@ -14,7 +14,8 @@ namespace zm::cli {
 
 namespace {
 
-std::vector<int64_t> parse_ranks(const std::string& text) {
+// "1,4,16" for --ranks or --tp (`option`): integers >= 1.
+std::vector<int64_t> parse_counts(const char* option, const std::string& text) {
   std::vector<int64_t> ranks;
   std::stringstream in(text);
   std::string item;
@@ -27,11 +28,11 @@ std::vector<int64_t> parse_ranks(const std::string& text) {
       used = 0;
     }
     if (used != item.size() || value < 1 || value > (1ll << 40))
-      fail("--ranks {}: '{}' is not a rank count (expected integers >= 1, comma separated)", text,
+      fail("{} {}: '{}' is not a count (expected integers >= 1, comma separated)", option, text,
            item);
     ranks.push_back(value);
   }
-  if (ranks.empty()) fail("--ranks: expected at least one rank count");
+  if (ranks.empty()) fail("{}: expected at least one count", option);
   return ranks;
 }
 
@@ -76,8 +77,15 @@ void for_each_memory_column(F&& f) {
 // The collectives reported per step, in the CommOp enum's order.
 constexpr CommOp kReportedOps[] = {CommOp::AllReduce, CommOp::ReduceScatter, CommOp::AllGather};
 
+bool any_tensor_parallel(const std::vector<PlanPoint>& points) {
+  return std::any_of(points.begin(), points.end(),
+                     [](const PlanPoint& p) { return p.mesh.tp() > 1; });
+}
+
+// With tensor parallelism anywhere, the CSV ends with tp and tensor_parallel_bytes.
 void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoint>& points,
                bool have_machine) {
+  const bool tp_columns = any_tensor_parallel(points);
   std::string header = "deck,precision,stage,ranks,params,padded_params";
   for_each_memory_column([&](int c) {
     header += ',';
@@ -88,8 +96,8 @@ void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoin
   // Columns are only ever appended: scripts read them by name and by position.
   fmt::print(
       "{},compute_s,comm_s,step_overlapped_s,step_serial_s,fits,largest_layers,"
-      "largest_params,shard_size,recompute,intra_group_bytes,inter_group_bytes\n",
-      header);
+      "largest_params,shard_size,recompute,intra_group_bytes,inter_group_bytes{}\n",
+      header, tp_columns ? ",tp,tensor_parallel_bytes" : "");
   for (const PlanPoint& p : points) {
     std::string row = fmt::format("{},{},{},{},{},{}", deck.path, memory_model_name(precision),
                                   p.stage, p.ranks, p.params, p.padded_params);
@@ -99,11 +107,14 @@ void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoin
     row += fmt::format(",{:.0f}", p.memory.total());
     for (CommOp op : kReportedOps)
       row += fmt::format(",{:.0f}", p.bytes_per_step[static_cast<int>(op)]);
-    fmt::print("{},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{:.0f},{:.0f}\n", row,
+    const std::string tp = tp_columns ? fmt::format(",{},{:.0f}", p.mesh.tp(),
+                                                    p.bytes_at_level(CommLevel::TensorParallel))
+                                      : "";
+    fmt::print("{},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{:.0f},{:.0f}{}\n", row,
                p.compute_seconds, p.comm_seconds, p.step_seconds_overlapped, p.step_seconds_serial,
                have_machine ? (p.fits ? "yes" : "no") : "", p.largest_layers, p.largest_params,
                p.mesh.group_ranks(), deck.model.recompute, p.bytes_at_level(CommLevel::IntraGroup),
-               p.bytes_at_level(CommLevel::InterGroup));
+               p.bytes_at_level(CommLevel::InterGroup), tp);
   }
 }
 
@@ -142,6 +153,17 @@ void print_heading(const Deck& deck, Precision precision, const PlanPoint& first
                                 : "");
 }
 
+// Under tensor parallelism: what the tp columns hold, and the points no run could launch.
+void print_tp_note(const std::vector<PlanPoint>& points, const std::vector<std::string>& skipped) {
+  if (any_tensor_parallel(points))
+    fmt::print(
+        "Tensor parallelism (parallel.tp): a tp group is tp consecutive ranks, each holding 1/tp "
+        "of the split tensors (Megatron's blocks, the vocabulary-parallel embedding and head); "
+        "ZeRO shards over the dp = ranks / tp ranks with the same slices. tp x dp: the mesh; "
+        "tensor-par: the bytes of the model's tp collectives (level tensor_parallel).\n");
+  for (const std::string& s : skipped) fmt::print("left out: {}\n", s);
+}
+
 // One table line: ranks and stage, then the memory columns | total | traffic.
 template <typename MemoryCell, typename TrafficCell>
 std::string table_line(const std::string& ranks, const std::string& stage, MemoryCell memory,
@@ -166,7 +188,9 @@ void print_table(const std::vector<PlanPoint>& points, const Machine* machine) {
                        "ranks", "stage",
                        [](int c) { return c < 0 ? "model-states" : kCategoryColumns[c].heading; },
                        "total", [&](CommOp op) { return traffic_headings[static_cast<int>(op)]; }));
+  const bool tensor_parallel = any_tensor_parallel(points);
   if (hybrid) fmt::print(" | {:>9} {:>10} {:>10}", "groups", "intra-grp", "inter-grp");
+  if (tensor_parallel) fmt::print(" | {:>9} {:>10}", "tp x dp", "tensor-par");
   if (machine)
     fmt::print(" | {:>4} {:>10} {:>10} {:>14}", "fits", "step s ovl", "step s ser", "largest fits");
   fmt::print("\n");
@@ -181,6 +205,9 @@ void print_table(const std::vector<PlanPoint>& points, const Machine* machine) {
       fmt::print(
           " | {:>9} {:>10} {:>10}", fmt::format("{}x{}", p.mesh.groups(), p.mesh.group_ranks()),
           gb(p.bytes_at_level(CommLevel::IntraGroup)), gb(p.bytes_at_level(CommLevel::InterGroup)));
+    if (tensor_parallel)
+      fmt::print(" | {:>9} {:>10}", fmt::format("{}x{}", p.mesh.tp(), p.mesh.data_parallel()),
+                 gb(p.bytes_at_level(CommLevel::TensorParallel)));
     if (machine)
       fmt::print(" | {:>4} {:>10.4g} {:>10.4g} {:>14}", p.fits ? "yes" : "no",
                  p.step_seconds_overlapped, p.step_seconds_serial,
@@ -189,6 +216,29 @@ void print_table(const std::vector<PlanPoint>& points, const Machine* machine) {
                      : std::string("none"));
     fmt::print("\n");
   }
+}
+
+}  // namespace
+
+namespace {
+
+// Every ranks x tp x stage point; a tp that does not divide a rank count is left out (noted in
+// `skipped`), and with nothing left the reason is the error.
+std::vector<PlanPoint> plan_points(const Deck& deck, const std::vector<int64_t>& ranks,
+                                   const std::vector<int64_t>& tps, const std::vector<int>& stages,
+                                   const Machine* machine, std::vector<std::string>& skipped) {
+  std::vector<PlanPoint> points;
+  for (int64_t n : ranks)
+    for (int64_t tp : tps) {
+      const Deck d = with_tensor_parallel(deck, tp);
+      if (n % tp != 0) {
+        skipped.push_back(fmt::format("{} ranks at tp {} (tp must divide the ranks)", n, tp));
+        continue;
+      }
+      for (int s : stages) points.push_back(plan_point(d, s, n, machine));
+    }
+  if (points.empty()) fail("--tp: no tensor-parallel degree divides a rank count");
+  return points;
 }
 
 }  // namespace
@@ -205,28 +255,31 @@ int plan(const PlanOptions& options) {
   if (have_machine) machine = load_machine(options.machine);
   if (options.format != "table" && options.format != "csv")
     fail("--format {}: expected table or csv", options.format);
+  const std::vector<int64_t> tps = options.tp.empty() ? std::vector<int64_t>{deck.parallel.tp}
+                                                      : parse_counts("--tp", options.tp);
   if (options.largest) {
     if (!have_machine) fail("--largest: needs --machine FILE (the device memory to fit in)");
     return plan_largest(
-        deck, machine, options.ranks.empty() ? largest_default_ranks() : parse_ranks(options.ranks),
-        stages, options.format);
+        deck, machine,
+        options.ranks.empty() ? largest_default_ranks() : parse_counts("--ranks", options.ranks),
+        tps, stages, options.format);
   }
-  const std::vector<int64_t> ranks = parse_ranks(options.ranks.empty() ? "1" : options.ranks);
-
-  std::vector<PlanPoint> points;
-  for (int64_t n : ranks)
-    for (int s : stages)
-      points.push_back(plan_point(deck, s, n, have_machine ? &machine : nullptr));
+  std::vector<std::string> skipped;
+  const std::vector<PlanPoint> points =
+      plan_points(deck, parse_counts("--ranks", options.ranks.empty() ? "1" : options.ranks), tps,
+                  stages, have_machine ? &machine : nullptr, skipped);
 
   if (options.format == "csv") {
     print_csv(deck, precision, points, have_machine);
     return 0;
   }
   print_heading(deck, precision, points.front(), have_machine ? &machine : nullptr);
+  print_tp_note(points, skipped);
   print_table(points, have_machine ? &machine : nullptr);
   if (have_machine)
     fmt::print(
-        "\nStep time: compute = {:.3g} matmul FLOP/token x tokens per rank per step at "
+        "\nStep time: compute = {:.3g} matmul FLOP/token (the whole model; each tp rank does "
+        "1/tp of it) x tokens per rank per step at "
         "the machine's sustained rate (recomputed forward included); communication from an "
         "alpha-beta ring model, each collective on the intra-node link when its ring stays in "
         "a node, else on the inter-node link; 'ovl' assumes full overlap, 'ser' none. "

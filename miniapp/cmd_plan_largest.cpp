@@ -1,9 +1,11 @@
 // `zeromini plan DECK --machine FILE --largest`: the largest model of the deck's width that fits a
-// device, for each device count x stage x sharding {all, node, hpZ node} x model.recompute
-// {none, blocks} (plan/largest.hpp). The table has one block per recompute setting, with the
-// three shardings of a devices x stage side by side; the CSV has one row per cell, for scripts.
+// device, for each device count x tensor-parallel degree (--tp) x stage x sharding {all, node,
+// hpZ node} x model.recompute {none, blocks} (plan/largest.hpp). The table has one block per
+// recompute setting, with the three shardings of a devices x tp x stage side by side; the CSV has
+// one row per cell, for scripts.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -45,11 +47,22 @@ const char* recompute_name(const LargestOption& option) {
   return option.recompute ? "blocks" : "none";
 }
 
+bool any_tensor_parallel(const std::vector<LargestModel>& cells) {
+  return std::any_of(cells.begin(), cells.end(), [](const LargestModel& c) { return c.tp > 1; });
+}
+
+// With tensor parallelism anywhere, the CSV ends with tp and tensor_parallel_bytes.
 void print_csv(const Deck& deck, const Machine& machine, const std::vector<LargestModel>& cells) {
+  const bool tp_columns = any_tensor_parallel(cells);
   fmt::print(
       "deck,machine,precision,devices,stage,shard,shard_size,groups,recompute,layers,params,"
       "total_bytes,model_states_bytes,activations_bytes,compute_s,comm_s,step_overlapped_s,"
-      "step_serial_s,intra_group_bytes,inter_group_bytes\n");
+      "step_serial_s,intra_group_bytes,inter_group_bytes{}\n",
+      tp_columns ? ",tp,tensor_parallel_bytes" : "");
+  // The tp columns of a cell, with its tp bytes when it has a model.
+  auto tp = [&](const LargestModel& c, const std::string& bytes) {
+    return tp_columns ? fmt::format(",{},{}", c.tp, bytes) : std::string();
+  };
   for (const LargestModel& c : cells) {
     if (!c.applies) continue;  // hpZ below stage 3: no such run
     std::string row = fmt::format("{},{},{},{},{},{},", deck.path, machine.name,
@@ -57,21 +70,22 @@ void print_csv(const Deck& deck, const Machine& machine, const std::vector<Large
                                   shard_name(c.option));
     // A cell that cannot be launched has no shard groups; one where nothing fits has no model.
     if (!c.possible) {
-      fmt::print("{},,{},,,,,,,,,,,\n", row, recompute_name(c.option));
+      fmt::print("{},,{},,,,,,,,,,,{}\n", row, recompute_name(c.option), tp(c, ""));
       continue;
     }
     row += fmt::format("{},{},{},{}", c.mesh.group_ranks(), c.mesh.groups(),
                        recompute_name(c.option), c.layers);
     if (c.layers == 0) {
-      fmt::print("{},0,,,,,,,,,\n", row);
+      fmt::print("{},0,,,,,,,,,{}\n", row, tp(c, ""));
       continue;
     }
     const PlanPoint& p = c.point;
-    fmt::print("{},{},{:.0f},{:.0f},{:.0f},{:.6g},{:.6g},{:.6g},{:.6g},{:.0f},{:.0f}\n", row,
+    fmt::print("{},{},{:.0f},{:.0f},{:.0f},{:.6g},{:.6g},{:.6g},{:.6g},{:.0f},{:.0f}{}\n", row,
                p.params, p.memory.total(), p.memory.model_states(),
                p.memory.bytes[static_cast<int>(MemCategory::Activations)], p.compute_seconds,
                p.comm_seconds, p.step_seconds_overlapped, p.step_seconds_serial,
-               p.bytes_at_level(CommLevel::IntraGroup), p.bytes_at_level(CommLevel::InterGroup));
+               p.bytes_at_level(CommLevel::IntraGroup), p.bytes_at_level(CommLevel::InterGroup),
+               tp(c, fmt::format("{:.0f}", p.bytes_at_level(CommLevel::TensorParallel))));
   }
 }
 
@@ -125,8 +139,15 @@ void print_line(std::string line) {
 // of that recompute setting, in kLargestOptions' order).
 void print_block(const std::vector<LargestModel>& cells, bool recompute) {
   fmt::print("\nmodel.recompute = \"{}\"\n", recompute ? "blocks" : "none");
-  std::string groups = fmt::format("{:>7} {:>5} ", "", "");
-  std::string columns = fmt::format("{:>7} {:>5} ", "devices", "stage");
+  // The tp column only with tensor parallelism somewhere: else the rows are as before tp.
+  const bool tp_column = any_tensor_parallel(cells);
+  auto row_start = [&](const std::string& devices, const std::string& tp,
+                       const std::string& stage) {
+    return tp_column ? fmt::format("{:>7} {:>4} {:>5} ", devices, tp, stage)
+                     : fmt::format("{:>7} {:>5} ", devices, stage);
+  };
+  std::string groups = row_start("", "", "");
+  std::string columns = row_start("devices", "tp", "stage");
   for (const LargestOption& option : kLargestOptions) {
     if (option.recompute != recompute) continue;
     groups += fmt::format("| {:^{}}", shard_heading(option.sharding), kCellWidth);
@@ -137,8 +158,10 @@ void print_block(const std::vector<LargestModel>& cells, bool recompute) {
   print_line(columns);
   const size_t per_row = std::size(kLargestOptions);
   for (size_t i = 0; i < cells.size(); i += per_row) {
-    if (i > 0 && cells[i].devices != cells[i - 1].devices) fmt::print("\n");
-    std::string line = fmt::format("{:>7} {:>5} ", cells[i].devices, cells[i].stage);
+    if (i > 0 && (cells[i].devices != cells[i - 1].devices || cells[i].tp != cells[i - 1].tp))
+      fmt::print("\n");
+    std::string line = row_start(std::to_string(cells[i].devices), std::to_string(cells[i].tp),
+                                 std::to_string(cells[i].stage));
     for (size_t k = i; k < i + per_row; ++k)
       if (cells[k].option.recompute == recompute)
         line += fmt::format("| {:>{}}", cell_text(cells[k]), kCellWidth);
@@ -156,14 +179,17 @@ void print_table(const Deck& deck, const Machine& machine, const std::vector<Lar
       "FLOPs (recomputed forward included) at the machine's sustained rate; communication from\n"
       "an alpha-beta ring model, each collective on the intra-node link when its ring stays in\n"
       "a node, else on the inter-node link. An analytic estimate, not a measurement.\n"
-      "n/a: the node's devices do not divide the device count. -: hpZ is a stage 3 option.\n");
+      "n/a: the node's devices, or tp, do not divide the device count. -: hpZ is a stage 3\n"
+      "option. tp: parallel.tp, each tp group of consecutive devices holds 1/tp of the split\n"
+      "tensors and ZeRO shards over devices / tp; the parameters are the whole model's.\n");
 }
 
 }  // namespace
 
 int plan_largest(const Deck& deck, const Machine& machine, const std::vector<int64_t>& devices,
-                 const std::vector<int>& stages, const std::string& format) {
-  const std::vector<LargestModel> cells = plan_largest_models(deck, machine, devices, stages);
+                 const std::vector<int64_t>& tps, const std::vector<int>& stages,
+                 const std::string& format) {
+  const std::vector<LargestModel> cells = plan_largest_models(deck, machine, devices, tps, stages);
   if (format == "csv")
     print_csv(deck, machine, cells);
   else

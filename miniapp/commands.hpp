@@ -23,6 +23,7 @@ struct PlanOptions {
   std::string deck;
   std::vector<std::string> overrides;
   std::string ranks;             // "1,4,16"; empty: 1, or 1,2,4,...,1024 with largest
+  std::string tp;                // tensor-parallel degrees "1,2,4"; empty: the deck's parallel.tp
   std::string stage = "all";     // 0..3 or all
   std::string machine;           // machine file, optional
   std::string precision;         // fp32 | mixed; empty = from the deck
@@ -32,7 +33,8 @@ struct PlanOptions {
 int plan(const PlanOptions& options);
 // `plan --largest` (cmd_plan_largest.cpp), for the deck as plan() resolved it (its precision).
 int plan_largest(const Deck& deck, const Machine& machine, const std::vector<int64_t>& devices,
-                 const std::vector<int>& stages, const std::string& format);
+                 const std::vector<int64_t>& tps, const std::vector<int>& stages,
+                 const std::string& format);
 
 int inspect(int& argc, char**& argv, const std::string& file);
 int export_checkpoint(int& argc, char**& argv, const std::string& checkpoint,

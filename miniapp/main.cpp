@@ -17,6 +17,9 @@ CLI::App* add_plan(CLI::App& app, zm::cli::PlanOptions& options) {
   plan->add_option("--ranks", options.ranks,
                    "Rank counts, comma separated (e.g. 1,4,16); default 1, or 1,2,4,...,1024 "
                    "with --largest");
+  plan->add_option("--tp", options.tp,
+                   "Tensor-parallel degrees, comma separated (e.g. 1,2,4,8); default: the deck's "
+                   "parallel.tp. Rank counts that a degree does not divide are left out");
   plan->add_option("--stage", options.stage, "ZeRO stage 0..3 or all")->capture_default_str();
   plan->add_option("--machine", options.machine,
                    "Machine file (inputs/machines/*.toml) for fit and step-time estimates");
@@ -26,10 +29,11 @@ CLI::App* add_plan(CLI::App& app, zm::cli::PlanOptions& options) {
   plan->add_option("--set", options.overrides, "Override a deck key (as for run)")
       ->type_name("KEY=VALUE");
   plan->add_option("--format", options.format, "Output: table or csv")->capture_default_str();
-  plan->add_flag("--largest", options.largest,
-                 "Instead: the deepest model of the deck's width that fits a device, with its "
-                 "parameters and step time, for each rank count x stage x sharding {all, node, "
-                 "hpZ node (stage 3)} x model.recompute {none, blocks} (needs --machine)");
+  plan->add_flag(
+      "--largest", options.largest,
+      "Instead: the deepest model of the deck's width that fits a device, with its "
+      "parameters and step time, for each rank count x tp x stage x sharding {all, node, "
+      "hpZ node (stage 3)} x model.recompute {none, blocks} (needs --machine)");
   return plan;
 }
 

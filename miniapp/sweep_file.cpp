@@ -186,7 +186,7 @@ std::vector<std::string> SweepReader::axis(const toml::table& top, const SweepAx
   for (const toml::node* item : items(*node)) {
     const toml::value<int64_t>* number = item->as_integer();
     const std::optional<std::string> word = item->value<std::string>();
-    if (number ? number->get() < 0 || number->get() > spec.max_integer
+    if (number ? number->get() < spec.min_integer || number->get() > spec.max_integer
                : !word || std::count(spec.words.begin(), spec.words.end(), *word) == 0)
       error(*item, "{}: {} is not {}", spec.key, shown(*item), spec.expected);
     const std::string value = word ? *word : shown(*item);
@@ -230,13 +230,14 @@ Sweep SweepReader::read() {
   check_keys(top,
              {"name", "description", "deck", "stages", "nodes", "ranks_per_node", "models",
               "repeats", "steps", "micro_batch", "global_batch", "scaling", "set", "shard_sizes",
-              "recompute", "slurm", "local"},
+              "recompute", "tp", "slurm", "local"},
              "");
   read_top(top);
   read_scaling(top);
   read_models(top.get("models"));
   sweep_.shard_sizes = axis(top, kShardAxis);
   sweep_.recompute = axis(top, kRecomputeAxis);
+  sweep_.tp = axis(top, kTpAxis);
   read_slurm(top.get("slurm"));
   read_local(top.get("local"));
   check_sweep_size(sweep_, path_);

@@ -29,11 +29,13 @@ struct SweepSlurm {
 // A deck axis of sweep files: the file's key, the deck key each value sets, what it takes.
 struct SweepAxis {
   const char *key, *deck_key, *expected;
-  int64_t max_integer;             // the integers 0..max_integer (none when -1)
+  int64_t max_integer;             // the integers min_integer..max_integer (none when -1)
   std::vector<std::string> words;  // and these strings
+  int64_t min_integer = 0;
 };
 extern const SweepAxis kShardAxis;      // shard_sizes: zero.shard_size
 extern const SweepAxis kRecomputeAxis;  // recompute: model.recompute
+extern const SweepAxis kTpAxis;         // tp: parallel.tp
 
 struct Sweep {
   std::string name, deck, description;
@@ -46,21 +48,23 @@ struct Sweep {
   // Deck axes; empty: not an axis (the deck's value, and no part in the points' names).
   std::vector<std::string> shard_sizes;  // zero.shard_size: "0" (all ranks), "2", ..., "node"
   std::vector<std::string> recompute;    // model.recompute: "none", "blocks"
+  std::vector<std::string> tp;           // parallel.tp: "1", "2", ...
   std::vector<SweepModel> models;
   SweepSlurm slurm;
   std::string local_launcher = "mpiexec";
 };
 
 struct SweepPoint {
-  // <sweep>-s<stage>-n<nodes>x<ranks per node>-<model>[-shard<size>][-rc<recompute>]-r<repeat>,
-  // the bracketed parts for the axes the sweep file gives
+  // <sweep>-s<stage>-n<nodes>x<ranks per node>-<model>[-shard<size>][-rc<recompute>][-tp<tp>]
+  // -r<repeat>, the bracketed parts for the axes the sweep file gives
   std::string name;
   const SweepModel* model = nullptr;
   int stage = 0;
   int64_t nodes = 1, ranks_per_node = 1, ranks = 1, repeat = 0;
-  std::string shard_size, recompute;  // the deck axes' values; empty where the sweep has none
+  std::string shard_size, recompute, tp;  // the deck axes' values; empty where the sweep has none
   std::optional<int64_t> micro_batch;
-  // model's, sweep's, then zero.stage, zero.shard_size, model.recompute, steps, micro_batch
+  // model's, sweep's, then zero.stage, zero.shard_size, model.recompute, parallel.tp, steps,
+  // micro_batch
   std::vector<std::string> overrides;
   std::string problem;  // why the point cannot run; empty when it can
 };
@@ -72,7 +76,7 @@ struct SweepPoint {
 Sweep read_sweep(const std::string& path, const std::string& root);
 
 // The points, in scripts/sweep.py's order: model, nodes, ranks per node, stage, shard size,
-// recompute, repeat.
+// recompute, tp, repeat.
 std::vector<SweepPoint> expand_sweep(const Sweep& sweep);
 
 std::string stage_name(int stage);  // "0".."3" or "all"

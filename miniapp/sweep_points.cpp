@@ -19,15 +19,19 @@ bool only(const std::string& text, const std::string& allowed) {
   return !text.empty() && text.find_first_not_of(allowed) == std::string::npos;
 }
 
-// Why a point cannot run with its shard size, or "": stages 1-3 need a divisor of the ranks
-// ("node" divides them: the launcher places ranks_per_node ranks on each node). Stage "all"
-// runs stages that shard.
+// Why a point cannot run with its tp degree and shard size, or "": tp must divide the ranks, and
+// stages 1-3 a shard size that divides the data-parallel ranks (ranks / tp; "node" divides them:
+// the launcher places ranks_per_node ranks on each node). Stage "all" runs stages that shard.
 std::string shard_problem(const SweepPoint& point) {
+  const int64_t tp = point.tp.empty() ? 1 : std::stoll(point.tp);
+  if (point.ranks % tp != 0)
+    return fmt::format("parallel.tp = {} does not divide {} ranks", tp, point.ranks);
   const bool shards = point.stage == kAllStages || stage_spec(point.stage).shards_states();
   if (!shards || point.shard_size.empty() || point.shard_size == "node") return "";
-  const int64_t size = std::stoll(point.shard_size);
-  if (size == 0 || point.ranks % size == 0) return "";
-  return fmt::format("zero.shard_size = {} does not divide {} ranks", size, point.ranks);
+  const int64_t size = std::stoll(point.shard_size), data_parallel = point.ranks / tp;
+  if (size == 0 || data_parallel % size == 0) return "";
+  return fmt::format("zero.shard_size = {} does not divide {} {}ranks", size, data_parallel,
+                     tp > 1 ? "data-parallel " : "");
 }
 
 // The point at these coordinates (model, stage, nodes, ranks per node, deck axes and repeat set).
@@ -37,6 +41,7 @@ SweepPoint make_point(const Sweep& sweep, SweepPoint point) {
   std::string axes;
   if (!point.shard_size.empty()) axes += "-shard" + point.shard_size;
   if (!point.recompute.empty()) axes += "-rc" + point.recompute;
+  if (!point.tp.empty()) axes += "-tp" + point.tp;
   point.name = fmt::format("{}-s{}-n{}x{}-{}{}-r{}", sweep.name, stage_name(point.stage),
                            point.nodes, point.ranks_per_node, model.name, axes, point.repeat);
   point.overrides = model.set;
@@ -44,6 +49,7 @@ SweepPoint make_point(const Sweep& sweep, SweepPoint point) {
   point.overrides.push_back("zero.stage=" + stage_name(point.stage));
   if (!point.shard_size.empty()) point.overrides.push_back("zero.shard_size=" + point.shard_size);
   if (!point.recompute.empty()) point.overrides.push_back("model.recompute=" + point.recompute);
+  if (!point.tp.empty()) point.overrides.push_back("parallel.tp=" + point.tp);
   if (sweep.steps) point.overrides.push_back(fmt::format("train.steps={}", *sweep.steps));
   point.micro_batch = sweep.micro_batch;
   if (sweep.scaling == "strong") {
@@ -77,6 +83,8 @@ const SweepAxis kRecomputeAxis{"recompute",
                                "an activation recomputation mode (\"none\" or \"blocks\")",
                                -1,
                                {"none", "blocks"}};
+const SweepAxis kTpAxis{
+    "tp", "parallel.tp", "a tensor-parallel degree (an integer >= 1)", 1 << 20, {}, 1};
 
 std::vector<SweepPoint> expand_sweep(const Sweep& sweep) {
   std::vector<SweepPoint> points;
@@ -87,16 +95,18 @@ std::vector<SweepPoint> expand_sweep(const Sweep& sweep) {
         for (int stage : sweep.stages)
           for (const std::string& shard_size : values_or_none(sweep.shard_sizes))
             for (const std::string& recompute : values_or_none(sweep.recompute))
-              for (int64_t repeat = 0; repeat < sweep.repeats; ++repeat) {
-                at.model = &model;
-                at.stage = stage;
-                at.nodes = nodes;
-                at.ranks_per_node = ranks_per_node;
-                at.shard_size = shard_size;
-                at.recompute = recompute;
-                at.repeat = repeat;
-                points.push_back(make_point(sweep, at));
-              }
+              for (const std::string& tp : values_or_none(sweep.tp))
+                for (int64_t repeat = 0; repeat < sweep.repeats; ++repeat) {
+                  at.model = &model;
+                  at.stage = stage;
+                  at.nodes = nodes;
+                  at.ranks_per_node = ranks_per_node;
+                  at.shard_size = shard_size;
+                  at.recompute = recompute;
+                  at.tp = tp;
+                  at.repeat = repeat;
+                  points.push_back(make_point(sweep, at));
+                }
   return points;
 }
 
@@ -135,11 +145,11 @@ void check_sweep_size(const Sweep& sweep, const std::string& path) {
   const double points = static_cast<double>(s.models.size()) * s.nodes.size() *
                         s.ranks_per_node.size() * s.stages.size() * s.repeats *
                         std::max<size_t>(1, s.shard_sizes.size()) *
-                        std::max<size_t>(1, s.recompute.size());
+                        std::max<size_t>(1, s.recompute.size()) * std::max<size_t>(1, s.tp.size());
   if (points > kMaxPoints)
     fail(
         "{}: {:.0f} points (models x nodes x ranks_per_node x stages x shard_sizes x recompute "
-        "x repeats): at most {:.0f}",
+        "x tp x repeats): at most {:.0f}",
         path, points, kMaxPoints);
 }
 

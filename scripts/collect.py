@@ -28,7 +28,10 @@ gradients + optimizer) and the bytes moved per rank per step by each collective
   intra_group_bytes   bytes per rank per step within the rank's shard group (all collectives)
   inter_group_bytes   bytes per rank per step across shard groups, as the planner's columns
   intra_<op>_bytes, inter_<op>_bytes  the same per collective (all-reduce, reduce-scatter, ...)
-the traffic columns empty for summaries without "bytes_per_rank_per_step_inter_group".
+the traffic columns empty for summaries without "bytes_per_rank_per_step_inter_group"; then
+  tp                  parallel.tp (tensor parallelism) from the same overrides, else job.env's
+                      (the Slurm script's record of --set), else empty (the deck's). With tp > 1 the intra_ columns also hold the tp group's
+                      collectives (everything not across shard groups).
 Existing columns keep their names and order; new ones are appended. Standard library only.
 """
 
@@ -135,7 +138,8 @@ def hybrid_columns(stage, point):
     summary's stage entry: the total traffic split into within and across shard groups."""
     row = {"shard_size": _int(stage.get("shard_size")),
            "shard_size_setting": override_value(point, "zero.shard_size"),
-           "recompute": override_value(point, "model.recompute")}
+           "recompute": override_value(point, "model.recompute"),
+           "tp": override_value(point, "parallel.tp")}
     total = stage.get("bytes_per_rank_per_step")
     inter = stage.get("bytes_per_rank_per_step_inter_group")
     if not isinstance(total, dict) or not isinstance(inter, dict):
@@ -260,6 +264,8 @@ def rows_for_run(run_dir, warn):
             continue
         row = run_columns(run_dir, summary, stage, point, job)
         row.update(measured_columns(stage, point))
+        if row.get("tp") is None:  # not a sweep axis: the job script's record of --set
+            row["tp"] = job.get("tp")
         rows.append(row)
     return rows
 
@@ -284,7 +290,7 @@ def columns_for(rows):
                  and key.endswith("_bytes") and key not in HYBRID_HEAD]
         ordered = [f"{prefix}_{op}_bytes" for op in COLLECTIVES if f"{prefix}_{op}_bytes" in found]
         hybrid += ordered + [key for key in dict.fromkeys(found) if key not in ordered]
-    return cols + mem + extra_mem + comm + extra_comm + ["run_dir"] + hybrid
+    return cols + mem + extra_mem + comm + extra_comm + ["run_dir"] + hybrid + ["tp"]
 
 
 def sort_key(row):

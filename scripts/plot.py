@@ -19,8 +19,8 @@ Points are means over repeats (error bars: smallest and largest) of the complete
 
 --planned: the CSV of `zeromini plan DECK --ranks 1,2,4 --stage all --format csv` (sweep.py writes
 planned-<model>.csv); prefix it with MODEL= when the data has more than one model.
-Modes (each with --help): `overlap`, overlap efficiency and exposed communication per stage;
-`timeline`, one traced step per stage from trace.json; `hybrid`, memory and traffic vs plan.
+Modes (each with --help): `overlap` (overlap efficiency, exposed communication); `timeline` (a
+traced step per stage); `hybrid` (memory and traffic vs plan); `tp` (against parallel.tp).
 Needs matplotlib (Debian: python3-matplotlib, run with /usr/bin/python3).
 """
 
@@ -365,7 +365,7 @@ def pyplot():
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] in (["timeline"], ["hybrid"]):  # plot_timeline.py, plot_hybrid.py
+    if argv[:1] in (["timeline"], ["hybrid"], ["tp"]):  # plot_timeline.py, _hybrid.py, _tp.py
         return __import__("plot_" + argv[0]).main(argv[1:], pyplot)
     overlap = argv[:1] == ["overlap"]
     ap = argparse.ArgumentParser(prog="plot.py overlap" if overlap else None, description=__doc__,

@@ -2,13 +2,15 @@
 
     /usr/bin/python3 scripts/plot.py hybrid results.csv --planned [MODEL=]CSV... [--out-dir DIR]
 
-results.csv is collect.py's, from a sweep with the deck axes shard_sizes and/or recompute
-(inputs/sweeps/hybrid-local.toml). --planned takes the CSVs of `zeromini plan DECK --ranks R
+results.csv is collect.py's, from a sweep with the deck axes shard_sizes, recompute and/or tp
+(inputs/sweeps/hybrid-local.toml, tp-local.toml). --planned takes the CSVs of `zeromini plan DECK --ranks R
 --stage all --format csv --set zero.shard_size=S --set model.recompute=M` (with the sweep's other
 overrides), one per value of the axes: sweep.py writes them beside the points as
 planned-<model>[-shard<S>][-rc<M>].csv, so `--planned DIR/planned-*.csv` gives them all. Their
 rows are matched to the runs by model, stage, ranks, shard_size (ranks per shard group, in both
-CSVs) and recompute; prefix a CSV with MODEL= when the data has several models.
+CSVs), recompute and tp (parallel.tp); prefix a CSV with MODEL= when the data has several models.
+Under tp the intra-group figure is everything not across shard groups: the shard group's
+collectives and the tp group's (the planner's intra_group_bytes + tensor_parallel_bytes).
 
 Writes, beside the CSV or in --out-dir:
   hybrid_memory.png      peak memory per rank (largest over ranks), per stage: for each value of
@@ -46,13 +48,14 @@ TO_THE_BYTE = 0.5  # |measured - planned| below it: the same whole number of byt
 MEMORY_PARTS = [("model states", "#4c72b0", ("parameters", "gradients", "optimizer")),
                 ("activations", "#dd8452", ("activations",)),
                 ("buffers + workspace", "#8c8c8c", ("comm_buffers", "workspace"))]
-TRAFFIC_PARTS = [("within the shard group", "#55a868", ("intra_group",)),
+TRAFFIC_PARTS = [("within the shard group (and the tp group)", "#55a868", ("intra_group",)),
                  ("across shard groups", "#c44e52", ("inter_group",))]
 PLANNED_NEED = {"stage", "ranks", "shard_size", "recompute"} | {f[2] for f in FIGURES}
 
 
 def read_planned(specs, models):
-    """{(model, stage, ranks, shard_size, recompute): {figure: bytes}} from --planned CSVs."""
+    """{(model, stage, ranks, shard_size, recompute, tp): {figure: bytes}} from --planned CSVs;
+    the intra-group figure includes the tp group's bytes (collect.py's does)."""
     planned = {}
     for model, path in plot.planned_files(specs, models, "plot hybrid"):
         with open(path, newline="", encoding="utf-8") as f:
@@ -64,14 +67,20 @@ def read_planned(specs, models):
                                  "hybrid sharding)")
             for row in reader:
                 key = (model, int(row["stage"]), int(row["ranks"]), int(row["shard_size"]),
-                       row["recompute"])
-                planned[key] = {name: plot.number(row[column]) for name, _, column in FIGURES}
+                       row["recompute"], int(row.get("tp") or 1))
+                figures = {name: plot.number(row[column]) for name, _, column in FIGURES}
+                tp_bytes = plot.number(row.get("tensor_parallel_bytes"))
+                if tp_bytes is not None and figures["intra_group"] is not None:
+                    figures["intra_group"] += tp_bytes
+                planned[key] = figures
     return planned
 
 
 def setting_label(row):
-    """How a run was set: zero.shard_size and model.recompute (the deck's where not given)."""
-    return (row.get("shard_size_setting") or "deck", row.get("recompute") or "deck")
+    """How a run was set: zero.shard_size, model.recompute and parallel.tp (the deck's where not
+    given)."""
+    return (row.get("shard_size_setting") or "deck", row.get("recompute") or "deck",
+            row.get("tp") or "deck")
 
 
 def measured_points(rows):
@@ -82,7 +91,7 @@ def measured_points(rows):
     points = {}
     for key, runs in acc.items():
         point = {"shard_size": int(plot.number(runs[0].get("shard_size")) or key[2]),
-                 "recompute": runs[0].get("recompute") or ""}
+                 "recompute": runs[0].get("recompute") or "", "tp": runs[0].get("tp") or ""}
         for name, column, _ in FIGURES:
             s = plot.stats([plot.number(r.get(column)) for r in runs])
             point[name] = None if s is None else s[0]
@@ -91,12 +100,13 @@ def measured_points(rows):
 
 
 def planned_for(planned, key, point):
-    """The planner's figures for a measured point; the recompute mode is matched only when the
-    run names it (else any one plan of that model, stage, ranks and shard group)."""
+    """The planner's figures for a measured point; the recompute mode and tp are matched only when
+    the run names them (else any one plan of that model, stage, ranks and shard group)."""
     model, stage, ranks, _ = key
-    found = [v for (m, s, r, g, mode), v in planned.items()
+    found = [v for (m, s, r, g, mode, tp), v in planned.items()
              if (m, s, r, g) == (model, stage, ranks, point["shard_size"])
-             and (not point["recompute"] or mode == point["recompute"])]
+             and (not point["recompute"] or mode == point["recompute"])
+             and (not point["tp"] or tp == int(point["tp"]))]
     return found[0] if len(found) == 1 else None
 
 
@@ -104,7 +114,7 @@ def comparison(points, planned):
     """The rows of hybrid_vs_plan.csv, and (equal to the byte, compared, largest |difference|)."""
     out, equal, compared, largest = [], 0, 0, 0.0
     for key in sorted(points, key=lambda k: (k[0], k[1], k[2], setting_order(k[3]))):
-        model, stage, ranks, (setting, mode) = key
+        model, stage, ranks, (setting, mode, tp) = key
         point = points[key]
         plan = planned_for(planned, key, point) or {}
         for name, _, _ in FIGURES:
@@ -117,7 +127,7 @@ def comparison(points, planned):
             out.append({"model": model, "stage": stage, "ranks": ranks,
                         "shard_size_setting": setting, "shard_size": point["shard_size"],
                         "recompute": mode, "figure": name, "measured": m, "planned": p,
-                        "measured_minus_planned": diff})
+                        "measured_minus_planned": diff, "tp": tp})
     return out, equal, compared, largest
 
 
@@ -130,7 +140,7 @@ def text(value):
 
 def write_comparison(rows, path):
     columns = ["model", "stage", "ranks", "shard_size_setting", "shard_size", "recompute",
-               "figure", "measured", "planned", "measured_minus_planned"]
+               "figure", "measured", "planned", "measured_minus_planned", "tp"]
 
     with open(path, "w", encoding="utf-8", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=columns, lineterminator="\n")
@@ -141,8 +151,9 @@ def write_comparison(rows, path):
 
 
 def setting_order(setting):
-    shard, mode = setting
-    return (0, int(shard), "") if shard.isdigit() else (1, 0, shard), mode != "none", mode
+    shard, mode, tp = setting
+    return ((0, int(shard), "") if shard.isdigit() else (1, 0, shard), mode != "none", mode,
+            int(tp) if tp.isdigit() else 0)
 
 
 def draw_pair(ax, x, width, values, parts, scale, first):
@@ -183,6 +194,7 @@ def draw_figure(plt, points, planned, parts, title, ylabel, path):
             ax.set_xticks(range(len(keys)))
             several_ranks = len({k[2] for k in keys}) > 1
             ax.set_xticklabels([f"shard {k[3][0]}\n{points[k]['shard_size']} per group\n{k[3][1]}"
+                                + (f"\ntp {k[3][2]}" if k[3][2] != "deck" else "")
                                 + (f"\n{k[2]} ranks" if several_ranks else "") for k in keys],
                                fontsize=7)
             ax.set_title(f"{model}: stage {stage}" if len(models) > 1 else f"stage {stage}")
@@ -192,7 +204,7 @@ def draw_figure(plt, points, planned, parts, title, ylabel, path):
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=min(3, len(labels)), fontsize=8,
                frameon=False)
-    fig.text(0.01, 0.01, "x: zero.shard_size (ranks per shard group), model.recompute",
+    fig.text(0.01, 0.01, "x: zero.shard_size (ranks per shard group), model.recompute, parallel.tp",
              fontsize=7)
     return plot.save(plt, fig, path, rect=(0, 0.1, 1, 1))
 

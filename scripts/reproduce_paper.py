@@ -84,8 +84,8 @@ def print_table4(zeromini, published):
     print()
     print("The paper prints layers and hidden sizes with a size label; zeromini computes the "
           "parameter count of each shape (vocabulary 50257 and sequence 1024 are our choices). "
-          "The paper's runs also used Megatron model parallelism, which zeromini does not model, "
-          "so only the sizes are compared. Model states per device at stage 2 (P_os+g, the "
+          "The paper's runs also used Megatron model parallelism, at MP degrees in appendix "
+          "tables that could not be read, so only the sizes are compared. Model states per device at stage 2 (P_os+g, the "
           "paper's ZeRO-100B) on the paper's 400 GPUs as pure data parallelism are shown for "
           "scale.")
     print()
@@ -106,8 +106,9 @@ def main(argv):
     print_table1(zeromini, published)
     print_table4(zeromini, published)
     print()
-    print("Not reproduced: Table 2 (largest model per GPU count) and Figures 2-8 need model "
-          "parallelism and the appendix's per-run batch sizes, which could not be read (see "
+    print("Table 2 (largest model per MP degree) is reproduced with tensor parallelism in "
+          "results/paper-table2/ (scripts/reproduce-table2.sh). Not reproduced: Figures 2-8 need "
+          "the appendix's per-run MP degrees and batch sizes, which could not be read (see "
           "inputs/paper/README.md).")
     return 0
 

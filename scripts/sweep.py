@@ -18,6 +18,7 @@ The sweep file (TOML; examples in inputs/sweeps/):
     shard_sizes = [0, 2]        zero.shard_size: ranks per shard group (0 = all, or "node");
                                 default: the deck's, no axis
     recompute = ["none", "blocks"]                 model.recompute; default: the deck's, no axis
+    tp = [1, 2, 4]              parallel.tp (tensor parallelism; must divide the ranks); no axis
     [slurm] partition, account, qos, constraint, time = "00:30:00", template (a job script,
             default scripts/slurm/zeromini.sbatch), launcher = "srun" or "mpiexec", srun_mpi
             (srun --mpi=...), extra = ["--exclusive", ...] (more #SBATCH lines), env = {K = "v"}
@@ -25,19 +26,20 @@ The sweep file (TOML; examples in inputs/sweeps/):
 Each point gets a directory <dir>/<point> (default dir: runs/sweeps/<name> in the repository)
 holding its job script (job.sbatch), its description (point.json) and, once it has run,
 zeromini's outputs (summary.json, results.h5, job.env) and the job's log. Points are named
-    <sweep>-s<stage>-n<nodes>x<ranks per node>-<model>[-shard<size>][-rc<recompute>]-r<repeat>
-where -shard<size> and -rc<recompute> appear only in sweeps that give shard_sizes or recompute.
+    <sweep>-s<stage>-n<nodes>x<ranks per node>-<model>[-shard<size>][-rc<recompute>][-tp<tp>]-r<repeat>
+where -shard<size>, -rc<recompute> and -tp<tp> appear only in sweeps that give those axes.
 Each point runs zeromini with --set for the model's and the sweep's overrides, then zero.stage,
-zero.shard_size, model.recompute (for the axes given), train.steps and train.micro_batch; its
-point.json holds them ("overrides") and the axes' values ("shard_size", "recompute"; null when
-not an axis). A shard size that does not divide a point's ranks (stages 1-3) skips the point.
+zero.shard_size, model.recompute, parallel.tp (for the axes given), train.steps and
+train.micro_batch; its point.json holds them ("overrides") and the axes' values ("shard_size",
+"recompute", "tp"; null when not an axis). A tp that does not divide a point's ranks, or a shard
+size that does not divide its data-parallel ranks (ranks / tp; stages 1-3), skips the point.
 
 By default the jobs are submitted with sbatch. --local runs them one after another on this
 machine with mpiexec -n <ranks> instead (the same job scripts, launcher switched); --dry-run
 writes nothing and prints the job scripts and the commands. Re-running skips the points that
 are finished (their summary.json is complete) and those still in Slurm's queue; --force reruns.
 After the runs, sweep.py writes the planner's prediction for each model (and each value of the
-deck axes) beside them: planned-<model>[-shard<size>][-rc<recompute>].csv, from `zeromini plan
+deck axes) beside them: planned-<model>[-shard<size>][-rc<recompute>][-tp<tp>].csv, from `zeromini plan
 DECK --ranks ... --stage all --format csv` with the same overrides (--no-plan: none).
 Then: scripts/collect.py <dir> -o results.csv; /usr/bin/python3 scripts/plot.py results.csv;
 for the deck axes, /usr/bin/python3 scripts/plot.py hybrid results.csv --planned <dir>/planned-*.
@@ -176,26 +178,28 @@ def record_submission(point_dir, mode, job_id=None, status=None):
 # Planner predictions, for plot.py --planned.
 
 
-def plan_name(model, shard_size=None, recompute=None):
-    """planned-<model>[-shard<size>][-rc<recompute>].csv: the parts as in the points' names."""
+def plan_name(model, shard_size=None, recompute=None, tp=None):
+    """planned-<model>[-shard<size>][-rc<recompute>][-tp<tp>].csv: as in the points' names."""
     axes = "" if shard_size is None else f"-shard{shard_size}"
     axes += "" if recompute is None else f"-rc{recompute}"
+    axes += "" if tp is None else f"-tp{tp}"
     return f"planned-{model}{axes}.csv"
 
 
 def write_plans(cfg, points, sweep_dir, binary):
-    """One planner prediction per model and value of the deck axes (shard size, recompute),
+    """One planner prediction per model and value of the deck axes (shard size, recompute, tp),
     at every rank count the sweep runs it, with the overrides of its points but the stage."""
     combos = {}
     for p in points:
-        key = (p["model"], p.get("shard_size"), p.get("recompute"))
+        key = (p["model"], p.get("shard_size"), p.get("recompute"), p.get("tp"))
         combos.setdefault(key, set()).add(p["ranks"])
     models = {m["name"]: m for m in cfg["models"]}
-    for (name, shard_size, recompute), ranks in combos.items():
+    for (name, shard_size, recompute, tp), ranks in combos.items():
         model = models[name]
         what = name + (f" shard_size={shard_size}" if shard_size is not None else "") + \
-            (f" recompute={recompute}" if recompute is not None else "")
-        out = os.path.join(sweep_dir, plan_name(name, shard_size, recompute))
+            (f" recompute={recompute}" if recompute is not None else "") + \
+            (f" tp={tp}" if tp is not None else "")
+        out = os.path.join(sweep_dir, plan_name(name, shard_size, recompute, tp))
         cmd = [binary, "plan", model["deck"], "--ranks", ",".join(map(str, sorted(ranks))),
                "--stage", "all", "--format", "csv"]
         sets = [o for o in model["set"] + cfg["set"] if not o.startswith("zero.stage=")]
@@ -205,6 +209,8 @@ def write_plans(cfg, points, sweep_dir, binary):
             sets.append(f"zero.shard_size={shard_size}")
         if recompute is not None:
             sets.append(f"model.recompute={recompute}")
+        if tp is not None:
+            sets.append(f"parallel.tp={tp}")
         for o in sets:
             cmd += ["--set", o]
         try:

@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "core/stage_spec.hpp"
+#include "model/layout.hpp"
 
 namespace zm {
 
@@ -19,10 +20,15 @@ LargestModel largest_model(const Deck& deck, const Machine& machine, int64_t dev
                            const LargestOption& option) {
   LargestModel cell;
   cell.devices = devices;
+  cell.tp = deck.parallel.tp;
   cell.stage = stage;
   cell.option = option;
   if (option.sharding == LargestSharding::Hpz && !stage_spec(stage).gathers_parameters()) {
     cell.applies = false;
+    return cell;
+  }
+  if (devices % cell.tp != 0) {  // tp groups that cannot tile the devices: no such run
+    cell.possible = false;
     return cell;
   }
   Deck d = with_option(deck, option);
@@ -48,13 +54,29 @@ LargestModel largest_model(const Deck& deck, const Machine& machine, int64_t dev
 
 std::vector<LargestModel> plan_largest_models(const Deck& deck, const Machine& machine,
                                               const std::vector<int64_t>& devices,
+                                              const std::vector<int64_t>& tps,
                                               const std::vector<int>& stages) {
+  std::vector<Deck> decks;
+  for (int64_t tp : tps) decks.push_back(with_tensor_parallel(deck, tp));
   std::vector<LargestModel> cells;
   for (int64_t n : devices)
-    for (int stage : stages)
-      for (const LargestOption& option : kLargestOptions)
-        cells.push_back(largest_model(deck, machine, n, stage, option));
+    for (const Deck& d : decks)
+      for (int stage : stages)
+        for (const LargestOption& option : kLargestOptions)
+          cells.push_back(largest_model(d, machine, n, stage, option));
   return cells;
+}
+
+std::vector<LargestModel> plan_largest_models(const Deck& deck, const Machine& machine,
+                                              const std::vector<int64_t>& devices,
+                                              const std::vector<int>& stages) {
+  return plan_largest_models(deck, machine, devices, {deck.parallel.tp}, stages);
+}
+
+double max_params_for_model_states(const Deck& deck, int stage, const ZeroMesh& mesh,
+                                   double bytes) {
+  const double psi = static_cast<double>(ParamLayout(deck.model).real_param_count());
+  return bytes * psi / plan_memory(deck, stage, mesh).model_states();
 }
 
 }  // namespace zm

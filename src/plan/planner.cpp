@@ -56,13 +56,27 @@ Deck with_layers(const Deck& deck, int64_t layers) {
 
 }  // namespace
 
-double flops_per_token(const ModelConfig& m) {
+double flops_per_token(const ModelConfig& m, int tp) {
   const double L = static_cast<double>(m.layers), C = static_cast<double>(m.dim),
                T = static_cast<double>(m.seq_len), Vp = static_cast<double>(m.padded_vocab());
   // Forward 2 and backward 4 FLOPs per weight and token; attention 4 T C per layer forward, 8 T C
   // backward. Recomputing the blocks runs their forward once more.
   const double recompute = m.recomputes_blocks() ? 2.0 * 12.0 * L * C * C + 4.0 * L * T * C : 0.0;
-  return 6.0 * (12.0 * L * C * C + C * Vp) + 12.0 * L * T * C + recompute;
+  // Tensor parallelism splits every matmul (the blocks' by heads and widths, the head's by
+  // vocabulary rows) evenly over the tp ranks.
+  return (6.0 * (12.0 * L * C * C + C * Vp) + 12.0 * L * T * C + recompute) / tp;
+}
+
+Deck with_tensor_parallel(const Deck& deck, int64_t tp) {
+  const ModelConfig& m = deck.model;
+  if (tp < 1 || m.heads % tp != 0 || 4 * m.dim % tp != 0 || m.padded_vocab() % tp != 0)
+    fail(
+        "tensor-parallel degree {}: expected a divisor of model.heads = {}, of the MLP width "
+        "4 x model.dim = {} and of the padded vocabulary {}",
+        tp, m.heads, 4 * m.dim, m.padded_vocab());
+  Deck d = deck;
+  d.parallel.tp = tp;
+  return d;
 }
 
 ZeroMesh plan_zero_mesh(const Deck& deck, int stage, int64_t ranks, const Machine* machine) {
@@ -108,15 +122,20 @@ int64_t largest_fitting_layers(const Deck& deck, int stage, const ZeroMesh& mesh
 
 namespace {
 
-// Whether a collective's ring crosses the inter-node network: ranks are placed consecutively,
-// devices_per_node to a node, so a shard group stays in a node when it tiles the node, and a
-// collective across groups crosses as soon as the run spans nodes.
+// Whether a collective's ring crosses the inter-node network. Ranks are placed consecutively,
+// devices_per_node to a node, and the mesh is replicate x shard x tp with tp innermost: a tp
+// group is tp consecutive ranks, and a shard group (ranks of equal tp coordinate) is strided by
+// tp over group_ranks x tp consecutive ranks. A group's ring stays in a node when that span tiles
+// the node; a collective across the groups crosses as soon as the run spans nodes.
 bool crosses_nodes(const ZeroEngine::PlannedCollective& c, const ZeroMesh& mesh,
                    const Machine& machine) {
   const int64_t per_node = machine.devices_per_node;
   if (mesh.world() <= per_node) return false;
   if (c.level == CommLevel::InterGroup) return true;
-  return mesh.group_ranks() > per_node || per_node % mesh.group_ranks() != 0;
+  const int64_t span = c.level == CommLevel::TensorParallel
+                           ? int64_t(mesh.tp())
+                           : int64_t(mesh.group_ranks()) * mesh.tp();
+  return span > per_node || per_node % span != 0;
 }
 
 // Alpha-beta ring model of one collective on its link; the slowest link of a ring sets its pace.
@@ -154,7 +173,7 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
   // Compute: matmul FLOPs at the machine's sustained rate.
   const double tokens =
       static_cast<double>(deck.train.micro_batch * deck.model.seq_len * deck.train.grad_accum);
-  p.flops_per_step = tokens * flops_per_token(deck.model);
+  p.flops_per_step = tokens * flops_per_token(deck.model, mesh.tp());
   const double rate = deck.train.policy().compute == Element::BF16 ? machine->sustained_flops_mixed
                                                                    : machine->sustained_flops_fp32;
   p.compute_seconds = p.flops_per_step / rate;
@@ -170,6 +189,7 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
   p.largest_layers = layers;
   if (layers > 0) {
     const ModelConfig& m = deck.model;
+    // The whole model's parameters (the layout at tp = 1), not one tp rank's slices.
     p.largest_params = ParamLayout(with_layers(deck, 1).model).real_param_count() +
                        (layers - 1) * (12 * m.dim * m.dim + 13 * m.dim);
   }

@@ -40,8 +40,8 @@ struct PlanPoint {
   int stage = 0;
   int64_t ranks = 1;
   Precision precision = Precision::FP32;
-  int64_t params = 0;         // real vocabulary
-  int64_t padded_params = 0;  // with the padded vocabulary and partition padding (Psi')
+  int64_t params = 0;         // real vocabulary, the whole model (at any tp)
+  int64_t padded_params = 0;  // one tp rank's slices, padded vocabulary and partition (Psi')
   MemoryPlan memory;
   ZeroMesh mesh;                                  // the shard groups at this rank count
   std::array<double, kCommOps> bytes_per_step{};  // per rank, by collective
@@ -58,6 +58,10 @@ struct PlanPoint {
   int64_t largest_layers = 0;  // deepest model of the same width that fits (0: none)
   int64_t largest_params = 0;
 };
+
+// The deck at tensor-parallel degree `tp` (parallel.tp), which must divide the heads, the MLP
+// width and the padded vocabulary (fails naming them otherwise).
+Deck with_tensor_parallel(const Deck& deck, int64_t tp);
 
 // All priced in the deck's train.precision: element sizes come from the precision, through the
 // same buffer and collective lists a run of the deck allocates and posts.
@@ -76,7 +80,8 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
 // answer fits and one more block does not. 0 when not even one block fits.
 int64_t largest_fitting_layers(const Deck& deck, int stage, const ZeroMesh& mesh, double bytes);
 
-// Matmul FLOPs of one forward + backward per token: 6 (12 L C^2 + C Vp) + 12 L T C.
-double flops_per_token(const ModelConfig& model);
+// Matmul FLOPs of one forward + backward per token and rank: 6 (12 L C^2 + C Vp) + 12 L T C,
+// divided by the tensor-parallel degree (each tp rank computes 1/tp of every matmul).
+double flops_per_token(const ModelConfig& model, int tp = 1);
 
 }  // namespace zm

@@ -25,7 +25,8 @@ class SweepExpandTest(SweepDir):
     def test_example_sweep_files(self):
         directory = os.path.join(ROOT, "inputs", "sweeps")
         counts = {"hybrid-local.toml": 4 * 2 * 2, "perlmutter-example.toml": 4 * 4 * 2 * 3,
-                  "quickstart-local.toml": 4 * 2 * 2 * 2}   # the last: checked below
+                  "tp-local.toml": 4 * 3, "quickstart-local.toml": 4 * 2 * 2 * 2}  # the last:
+        # checked below
         self.assertEqual(sorted(f for f in os.listdir(directory) if f.endswith(".toml")),
                          sorted(counts))
         for name, count in counts.items():
@@ -44,6 +45,9 @@ class SweepExpandTest(SweepDir):
                                  {(0, "none"), (0, "blocks"), (2, "none"), (2, "blocks")})
                 self.assertIn("hybrid-local-s3-n1x4-quickstart-shard2-rcblocks-r0",
                               {p["name"] for p in points})
+            elif name == "tp-local.toml":
+                self.assertEqual({(p["tp"], p["ranks"]) for p in points}, {(1, 4), (2, 4), (4, 4)})
+                self.assertIn("tp-local-s2-n1x4-tiny-tp4-r0", {p["name"] for p in points})
             else:   # sweeps without the deck axes: names and overrides as before them
                 self.assertEqual({(p["shard_size"], p["recompute"]) for p in points},
                                  {(None, None)})

@@ -1,0 +1,245 @@
+// The planner under tensor parallelism (parallel.tp): the model's tp traffic, the model-state
+// memory of one tp rank's slices, the links the tp and ZeRO collectives are priced on, the FLOPs
+// per rank, the ZeRO paper's Table 2 theoretical columns and plan --largest per tp degree.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <iterator>
+#include <vector>
+
+#include "common/test_paths.hpp"
+#include "core/deck.hpp"
+#include "plan/largest.hpp"
+#include "plan/machine.hpp"
+#include "plan/planner.hpp"
+
+namespace {
+
+zm::Deck tp_deck(int64_t layers, int64_t dim, int64_t heads, const char* precision, int64_t tp,
+                 const char* recompute = "none", int64_t micro_batch = 2, int64_t grad_accum = 1) {
+  return zm::parse_deck(
+      fmt::format("[model]\nlayers = {}\ndim = {}\nheads = {}\nvocab = 50257\nseq_len = 128\n"
+                  "recompute = \"{}\"\n[train]\nmicro_batch = {}\ngrad_accum = {}\n"
+                  "precision = \"{}\"\n[parallel]\ntp = {}\n",
+                  layers, dim, heads, recompute, micro_batch, grad_accum, precision, tp),
+      "planner-tp-test", {}, zm::BuildChecks::Skip);
+}
+
+double ring_all_reduce(double bytes, double n) {
+  return 2.0 * (n - 1) / n * bytes;
+}
+double ring_all_gather(double bytes, double n) {
+  return (n - 1) / n * bytes;
+}
+
+// Per micro-batch: the embedding's all-reduce, 4 per block (6 when the blocks' forward is
+// recomputed), the head's input-gradient all-reduce, each of B x T x C activations; and the
+// cross-entropy's all-gather of 3 fp32 statistics per row from every tp rank.
+TEST(PlannerTp, TensorParallelTrafficIsTheMegatronFormula) {
+  for (const char* recompute : {"none", "blocks"})
+    for (const char* precision : {"fp32", "bf16"})
+      for (int64_t tp : {2, 4}) {
+        SCOPED_TRACE(fmt::format("{} {} tp {}", recompute, precision, tp));
+        const int64_t L = 3, C = 256, B = 2, T = 128, accum = 3;
+        const zm::Deck deck = tp_deck(L, C, 8, precision, tp, recompute, B, accum);
+        const double element = std::string(precision) == "bf16" ? 2.0 : 4.0;
+        const double per_block = std::string(recompute) == "blocks" ? 6.0 : 4.0;
+        const double activations = double(B * T * C) * element;
+        const double expected =
+            accum * ((per_block * L + 2) * ring_all_reduce(activations, double(tp)) +
+                     ring_all_gather(3.0 * B * T * tp * 4.0, double(tp)));
+        for (int stage = 0; stage <= 3; ++stage) {
+          const zm::PlanPoint p = zm::plan_point(deck, stage, 4 * tp, nullptr);
+          EXPECT_NEAR(p.bytes_at_level(zm::CommLevel::TensorParallel), expected, 1e-6 * expected);
+        }
+        // tp = 1 has no tp traffic.
+        const zm::PlanPoint one = zm::plan_point(tp_deck(L, C, 8, precision, 1), 0, 4, nullptr);
+        EXPECT_EQ(one.bytes_at_level(zm::CommLevel::TensorParallel), 0.0);
+      }
+}
+
+// One tp rank holds 1/tp of the split tensors (wte, the attention and MLP weights, the
+// column-parallel biases) and all of the replicated ones (wpe, LayerNorms, the row-parallel
+// biases), each unit padded to 64 elements (zero/partition.hpp); the ZeRO stages then divide that
+// rank's slices over the data-parallel ranks exactly as they divide the whole model without tp
+// (the paper's closed forms with Psi' per tp rank).
+int64_t padded64(int64_t elements) {
+  return (elements + 63) / 64 * 64;
+}
+
+TEST(PlannerTp, ModelStatesAreTheSlicesOfOneTpRank) {
+  const int64_t L = 4, C = 256, T = 128, Vp = 50304;
+  const double split = double(Vp * C + L * (12 * C * C + 7 * C));
+  const double replicated = double(T * C + L * 6 * C + 2 * C);
+  for (int64_t tp : {1, 2, 4, 8}) {
+    SCOPED_TRACE(fmt::format("tp {}", tp));
+    const zm::Deck deck = tp_deck(L, C, 8, "bf16", tp);
+    const zm::PlanPoint base = zm::plan_point(deck, 0, tp, nullptr);
+    const int64_t local = padded64(Vp * C / tp + T * C) +
+                          L * padded64((12 * C * C + 7 * C) / tp + 6 * C) + padded64(2 * C);
+    EXPECT_DOUBLE_EQ(base.memory.model_states(), 16.0 * double(local));
+    EXPECT_LT(double(local), (split / double(tp) + replicated) * 1.001);
+    EXPECT_EQ(base.params, zm::plan_point(tp_deck(L, C, 8, "bf16", 1), 0, 1, nullptr).params);
+    for (int64_t dp : {4, 64}) {
+      for (int stage = 1; stage <= 3; ++stage) {
+        const zm::PlanPoint p = zm::plan_point(deck, stage, dp * tp, nullptr);
+        ASSERT_EQ(p.mesh.data_parallel(), dp);
+        const double psi = double(p.padded_params), N = double(dp);
+        const double expected[] = {0, 4 * psi + 12 * psi / N, 2 * psi + 14 * psi / N, 16 * psi / N};
+        EXPECT_DOUBLE_EQ(p.memory.model_states(), expected[stage]) << "stage " << stage;
+        EXPECT_LT(psi, (split / double(tp) + replicated) * 1.01);
+        EXPECT_GE(psi, double(local));
+      }
+    }
+  }
+}
+
+// Without latency, so that a step's communication is its bytes over the bandwidths.
+zm::Machine two_link_machine(int64_t per_node, double intra_bandwidth, double inter_bandwidth,
+                             double device_memory = 0.25 * (1 << 30)) {
+  zm::Machine m;
+  m.name = "two-link";
+  m.devices_per_node = per_node;
+  m.device_memory_bytes = device_memory;
+  m.sustained_flops_fp32 = 1e13;
+  m.sustained_flops_mixed = 1e14;
+  m.intra_node_bandwidth = intra_bandwidth;
+  m.inter_node_bandwidth = inter_bandwidth;
+  return m;
+}
+
+// Sums of the same terms in another order: equal to the last bits.
+void expect_same_seconds(double planned, double expected) {
+  EXPECT_NEAR(planned, expected, 1e-12 * expected);
+}
+
+// The tp group (tp consecutive ranks) is priced on the intra-node link when it fits a node; a
+// shard group, strided by tp, spans group_ranks x tp ranks and is priced by that span.
+TEST(PlannerTp, CollectivesArePricedOnTheLinkTheirGroupSpans) {
+  const double intra = 400e9, inter = 25e9;
+  const zm::Machine m = two_link_machine(8, intra, inter);
+  for (int stage = 0; stage <= 3; ++stage) {
+    SCOPED_TRACE(fmt::format("stage {}", stage));
+    // tp 2 x dp 8 on two nodes: tp in a node, the shard group (16 ranks) across both.
+    const zm::PlanPoint a = zm::plan_point(tp_deck(2, 128, 8, "bf16", 2), stage, 16, &m);
+    const double tp_bytes = a.bytes_at_level(zm::CommLevel::TensorParallel);
+    ASSERT_GT(tp_bytes, 0);
+    expect_same_seconds(a.comm_seconds,
+                        tp_bytes / intra + (a.bytes_per_step_total() - tp_bytes) / inter);
+    // Shard groups of a node: dp 4 (8 ranks / tp 2) per group, span 8 = one node.
+    zm::Deck node = tp_deck(2, 128, 8, "bf16", 2);
+    node.zero.shard_size = zm::kShardSizeNode;
+    const zm::PlanPoint b = zm::plan_point(node, stage, 16, &m);
+    if (stage > 0) {
+      ASSERT_EQ(b.mesh.group_ranks(), 4);
+      const double in_node = b.bytes_at_level(zm::CommLevel::TensorParallel) +
+                             b.bytes_at_level(zm::CommLevel::IntraGroup);
+      expect_same_seconds(b.comm_seconds,
+                          in_node / intra + b.bytes_at_level(zm::CommLevel::InterGroup) / inter);
+    }
+    // tp 16 on 8-device nodes: the tp group itself spans two nodes.
+    const zm::PlanPoint c = zm::plan_point(tp_deck(2, 128, 16, "bf16", 16), stage, 32, &m);
+    expect_same_seconds(c.comm_seconds, c.bytes_per_step_total() / inter);
+    // All in one node.
+    const zm::PlanPoint d = zm::plan_point(tp_deck(2, 128, 8, "bf16", 4), stage, 8, &m);
+    expect_same_seconds(d.comm_seconds, d.bytes_per_step_total() / intra);
+  }
+}
+
+// Each tp rank computes 1/tp of every matmul on the same tokens.
+TEST(PlannerTp, FlopsPerRankAreDividedByTp) {
+  const zm::Machine m = two_link_machine(8, 400e9, 25e9);
+  const zm::PlanPoint one = zm::plan_point(tp_deck(2, 128, 8, "fp32", 1), 0, 8, &m);
+  for (int64_t tp : {2, 4, 8}) {
+    const zm::PlanPoint p = zm::plan_point(tp_deck(2, 128, 8, "fp32", tp), 0, 8, &m);
+    EXPECT_DOUBLE_EQ(p.flops_per_step * double(tp), one.flops_per_step) << "tp " << tp;
+    EXPECT_DOUBLE_EQ(p.compute_seconds * double(tp), one.compute_seconds) << "tp " << tp;
+  }
+}
+
+// A printed size of the paper ("7.6B", "0.5T"): its value and the unit of its last digit.
+struct Printed {
+  double value, unit;
+};
+Printed printed(double digits, double last_digit, double scale) {
+  return {digits * scale, last_digit * scale};
+}
+
+// The ZeRO paper's Table 2, theoretical columns (inputs/paper/published.toml): the largest Psi
+// whose model states (K = 12) fit 32 GB = 32e9 bytes per GPU at 64-way data parallelism x MP-way
+// model parallelism. The paper's MP rows are its MP = 1 figures, rounded, times MP (7.6B, 15.2B,
+// ..., 121.6B), and zeromini keeps the replicated tensors (wpe, LayerNorms, row-parallel biases)
+// whole on every tp rank. So: at MP = 1 the planned figure rounds to the printed one; at MP = t it
+// is within t x half a last digit of the MP = 1 figure, plus half a last digit of its own, plus
+// the replicated share of one tp rank's elements.
+TEST(PlannerTp, PaperTable2TheoreticalColumns) {
+  const std::string path = zm_test::inputs_dir() + "/paper/zero-table2-d4096.toml";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no paper deck";
+  const zm::Deck deck = zm::load_deck(path, {}, zm::BuildChecks::Skip);
+  const double B = 1e9, T = 1e12, memory = 32e9;
+  // [MP index][stage]: baseline, P_os, P_os+g, P_os+g+p as printed.
+  const Printed paper[5][4] = {
+      {printed(2, 1, B), printed(7.6, 0.1, B), printed(14.4, 0.1, B), printed(128, 1, B)},
+      {printed(4, 1, B), printed(15.2, 0.1, B), printed(28.8, 0.1, B), printed(256, 1, B)},
+      {printed(8, 1, B), printed(30.4, 0.1, B), printed(57.6, 0.1, B), printed(0.5, 0.1, T)},
+      {printed(16, 1, B), printed(60.8, 0.1, B), printed(115.2, 0.1, B), printed(1, 1, T)},
+      {printed(32, 1, B), printed(121.6, 0.1, B), printed(230.4, 0.1, B), printed(2, 1, T)}};
+  const zm::ModelConfig& m = deck.model;
+  const double C = double(m.dim), L = double(m.layers);
+  const double split = double(m.padded_vocab()) * C + L * (12 * C * C + 7 * C);
+  const double replicated = double(m.seq_len) * C + L * 6 * C + 2 * C;
+  for (int row = 0; row < 5; ++row) {
+    const int64_t mp = int64_t(1) << row;
+    const zm::Deck d = zm::with_tensor_parallel(deck, mp);
+    const double share = replicated / (split / double(mp) + replicated);
+    for (int stage = 0; stage <= 3; ++stage) {
+      SCOPED_TRACE(fmt::format("MP {} stage {}", mp, stage));
+      const zm::ZeroMesh mesh = zm::plan_zero_mesh(d, stage, 64 * mp, nullptr);
+      ASSERT_EQ(mesh.data_parallel(), 64);
+      const double planned = zm::max_params_for_model_states(d, stage, mesh, memory);
+      const Printed& p = paper[row][stage];
+      if (mp == 1) {
+        EXPECT_DOUBLE_EQ(std::round(planned / p.unit) * p.unit, p.value) << planned;
+        continue;
+      }
+      const double bound = double(mp) * paper[0][stage].unit / 2 + p.unit / 2 + planned * share;
+      EXPECT_LE(std::abs(planned - p.value), bound) << planned;
+    }
+  }
+}
+
+// plan --largest per tp degree: each tp rank holds 1/tp of the split model states, so the largest
+// model grows with tp at every stage, and at stage 0 (model states replicated over the
+// data-parallel ranks) by nearly tp: the activations a block keeps whole on every tp rank (its
+// LayerNorm outputs and residual sums) and the replicated tensors hold it below tp, one more layer
+// than the depth would give at most above it.
+TEST(PlannerTp, LargestGrowsWithTp) {
+  const zm::Machine m = two_link_machine(16, 400e9, 25e9, 16.0 * (1 << 30));
+  const zm::Deck deck = tp_deck(1, 1024, 16, "bf16", 1, "blocks", 1);
+  const std::vector<int64_t> tps = {1, 2, 4, 8};
+  const auto cells = zm::plan_largest_models(deck, m, {16}, tps, {0, 1, 2, 3});
+  ASSERT_EQ(cells.size(), tps.size() * 4 * std::size(zm::kLargestOptions));
+  const size_t per_tp = 4 * std::size(zm::kLargestOptions);
+  for (size_t k = 0; k < per_tp; ++k) {
+    const zm::LargestModel& first = cells[k];
+    if (!first.applies || !first.possible) continue;
+    SCOPED_TRACE(
+        fmt::format("stage {} option {}", first.stage, k % std::size(zm::kLargestOptions)));
+    ASSERT_GT(first.layers, 0);
+    for (size_t t = 1; t < tps.size(); ++t) {
+      const zm::LargestModel& c = cells[t * per_tp + k];
+      const zm::LargestModel& before = cells[(t - 1) * per_tp + k];
+      ASSERT_EQ(c.tp, tps[t]);
+      ASSERT_EQ(c.stage, first.stage);
+      EXPECT_GT(c.point.params, before.point.params) << "tp " << c.tp;
+      if (c.stage != 0) continue;
+      const double ratio = double(c.point.params) / double(first.point.params);
+      EXPECT_LE(ratio, double(c.tp) * double(first.layers + 1) / double(first.layers));
+      EXPECT_GE(ratio, 0.8 * double(c.tp)) << "tp " << c.tp;
+    }
+  }
+}
+
+}  // namespace
