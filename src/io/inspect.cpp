@@ -65,6 +65,17 @@ std::string describe_shard_size(hid_t file) {
                      group, ranks / group, group);
 }
 
+// The tensor-parallel degree it was written at; the data is the whole model's whatever it was.
+std::string describe_tp(hid_t file) {
+  const int64_t tp = h5::has_attr(file, "tp") ? h5::read_attr_int(file, "tp") : 1;
+  const int64_t ranks = h5::read_attr_int(file, "ranks");
+  if (tp == 1) return "  tensor parallel   tp 1 (units stored whole: resumes at any tp)\n";
+  return fmt::format(
+      "  tensor parallel   tp {} x {} data-parallel ranks (units stored whole: resumes at any "
+      "tp)\n",
+      tp, ranks / tp);
+}
+
 std::string describe_checkpoint(hid_t file, const std::string& path) {
   const ModelConfig m = checkpoint_model(file);
   const ParamLayout layout(m);
@@ -75,6 +86,7 @@ std::string describe_checkpoint(hid_t file, const std::string& path) {
                      h5::read_attr_int(file, "stage"), h5::read_attr_int(file, "ranks"),
                      h5::read_attr_string(file, "git_revision"));
   out += describe_shard_size(file);
+  out += describe_tp(file);
   if (h5::has_attr(file, "precision")) {
     const std::string precision = h5::read_attr_string(file, "precision");
     out +=
