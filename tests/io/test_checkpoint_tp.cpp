@@ -71,6 +71,37 @@ TEST(CheckpointTp, ResumesAtOtherTpDegreesAtEveryStage) {
   }
 }
 
+// Hybrid sharding and hpZ at tp 2: tp 2 x dp 2 in two shard groups of one rank (stage 3; under
+// hpZ the optimizer state is sharded over both, each rank writing its sub-shard), read at tp 1 x
+// dp 4 in one group (stage 1) and at tp 4 x dp 1 (stage 2): the state bitwise, the losses as above.
+TEST(CheckpointTp, HybridAndHpzCheckpointsReshardAcrossTp) {
+  auto world = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
+  if (world->size() != 4) GTEST_SKIP() << "needs 4 ranks";
+  const std::string dir = shared_dir(MPI_COMM_WORLD, "tp-hybrid");
+  const std::vector<double> unsharded = reference_run(dir, kGlobalBatch).losses;
+  const char* const shardings[] = {"zero.shard_size=1", "zero.secondary_shard_size=1"};
+  for (int k = 0; k < 2; ++k) {
+    const char* sharding = shardings[k];
+    const zm::Deck deck = deck_for(3, kGlobalBatch / 2, fmt::format("{}/writer{}", dir, k), 8,
+                                   "fp32", {"parallel.tp=2", sharding});
+    const auto writer = zm::make_trainer(deck, 3, *world);
+    ASSERT_EQ(writer->engine().mesh().groups(), 2);
+    writer->init_parameters();
+    run_steps(*writer, 0, 4);
+    const std::string path = zm::write_checkpoint(writer->engine(), writer->deck(), 4).path;
+    const State written = whole_state(writer->engine());
+    for (const auto& [tp, stage] : {std::pair<int, int>{1, 1}, {4, 2}}) {
+      SCOPED_TRACE(fmt::format("{}; read at tp {}, stage {}", sharding, tp, stage));
+      const auto reader = zm::make_trainer(tp_deck(stage, tp, dir + "/reader", 4), stage, *world);
+      EXPECT_EQ(zm::load_checkpoint(reader->engine(), reader->deck(), path), 4);
+      EXPECT_TRUE(whole_state(reader->engine()) == written) << "loaded state differs bitwise";
+      const std::vector<double> losses = run_steps(*reader, 4, 8);
+      for (size_t i = 0; i < losses.size(); ++i)
+        EXPECT_NEAR(losses[i], unsharded[4 + i], 1e-5 * unsharded[4 + i]) << "step " << 4 + i;
+    }
+  }
+}
+
 using Tensors = std::map<std::string, std::vector<float>>;
 
 // Rank 0: `checkpoint` exported, and the export read back tensor by tensor.
