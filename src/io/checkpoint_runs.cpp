@@ -58,10 +58,4 @@ void select_runs(hid_t space, const std::vector<TpRun>& runs, Side side, int64_t
   }
 }
 
-int64_t run_elements(const std::vector<TpRun>& runs) {
-  int64_t n = 0;
-  for (const TpRun& run : runs) n += run.length;
-  return n;
-}
-
 }  // namespace zm::checkpoint_format

@@ -33,7 +33,4 @@ std::vector<TpRun> unit_runs(const Partition& partition, int tp_rank, int u, int
 enum class Side { File, Memory };
 void select_runs(hid_t space, const std::vector<TpRun>& runs, Side side, int64_t base = 0);
 
-// Elements the runs cover.
-int64_t run_elements(const std::vector<TpRun>& runs);
-
 }  // namespace zm::checkpoint_format

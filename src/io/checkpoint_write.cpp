@@ -129,6 +129,11 @@ void prune(const fs::path& dir, int64_t keep, const fs::path& just_written) {
     if (files[i] != just_written && files[i].filename().string() != latest) fs::remove(files[i]);
 }
 
+// About the file's size: three fp32 states of every parameter of the whole model, and 16 MiB.
+uint64_t approximate_file_bytes(const ZeroEngine& engine) {
+  return static_cast<uint64_t>(12 * engine.partition().layout().global_total()) + (16u << 20);
+}
+
 // One checkpoint on its way to disk.
 class CheckpointWrite {
  public:
@@ -142,9 +147,7 @@ class CheckpointWrite {
         dir_(checkpoint_dir(deck)),
         final_(dir_ / fmt::format("step_{:08d}.h5", steps_done)),
         temporary_(final_.string() + ".tmp"),
-        user_block_(integrity_user_block_size(
-            static_cast<uint64_t>(12 * engine.partition().layout().global_total()) + (16u << 20))) {
-  }
+        user_block_(integrity_user_block_size(approximate_file_bytes(engine))) {}
 
   std::string prepare();
   std::string write_file();
