@@ -11,6 +11,7 @@
 #include "core/log.hpp"
 #include "core/regular_file.hpp"
 #include "io/checkpoint_format.hpp"
+#include "io/checkpoint_runs.hpp"
 #include "io/file_integrity.hpp"
 #include "io/h5.hpp"
 #include "io/resume_check.hpp"
@@ -97,8 +98,8 @@ void warn_about_changes(hid_t file, const std::string& path, const Deck& deck, i
     log_root("warning: resuming from {}: {}\n", path, change);
 }
 
-// One state's dataset of unit u checked, and the part this rank holds under the current stage
-// and rank count read into the engine.
+// One state's dataset of unit u checked, and the part this rank holds under the current stage,
+// rank count and tp degree read into the engine from where its slice lies in the whole model.
 void read_unit_state(hid_t file, ZeroEngine& engine, int s, int u, const std::string& path) {
   const Partition& partition = engine.partition();
   const std::string name = unit_dataset(kStates[s], u);
@@ -106,17 +107,18 @@ void read_unit_state(hid_t file, ZeroEngine& engine, int s, int u, const std::st
   h5::Handle set(H5Dopen2(file, name.c_str(), H5P_DEFAULT));
   h5::Handle file_space(H5Dget_space(set));
   hsize_t size = 0;
+  const int64_t whole = partition.layout().unit(u).global_size;
   if (H5Sget_simple_extent_ndims(file_space) != 1 ||
       H5Sget_simple_extent_dims(file_space, &size, nullptr) != 1 ||
-      size != static_cast<hsize_t>(partition.unit(u).size))
-    fail("{}: dataset {} has {} elements, the model's unit {} has {}", path, name, size, u,
-         partition.unit(u).size);
+      size != static_cast<hsize_t>(whole))
+    fail("{}: dataset {} has {} elements, the model's unit {} has {}", path, name, size, u, whole);
   validate_storage(set, path, name);
-  // Read what this rank holds under the current stage and rank count.
   const auto [begin, end] = engine.held_range(storage_of(engine, s), u);
-  const hsize_t start = static_cast<hsize_t>(begin), count = static_cast<hsize_t>(end - begin);
+  const hsize_t count = static_cast<hsize_t>(end - begin);
   if (count == 0) return;
-  H5Sselect_hyperslab(file_space, H5S_SELECT_SET, &start, nullptr, &count, nullptr);
+  const std::vector<TpRun> runs =
+      unit_runs(partition, engine.tp_rank(), u, begin, end, Replicated::Include);
+  select_runs(file_space, runs, Side::File);
   h5::Handle memory_space(H5Screate_simple(1, &count, nullptr));
   HostBuffer host("checkpoint_slice", count);
   if (H5Dread(set, H5T_NATIVE_FLOAT, memory_space, file_space, H5P_DEFAULT, host.data()) < 0)

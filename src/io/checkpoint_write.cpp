@@ -16,6 +16,7 @@
 #include "core/error.hpp"
 #include "io/checkpoint.hpp"
 #include "io/checkpoint_format.hpp"
+#include "io/checkpoint_runs.hpp"
 #include "io/durable_file.hpp"
 #include "io/file_integrity.hpp"
 #include "io/h5.hpp"
@@ -57,6 +58,8 @@ void write_metadata(hid_t file, const ZeroEngine& engine, const Deck& deck, int6
   h5::write_attr(file, "shard_size", static_cast<int64_t>(engine.mesh().group_ranks()));
   // hpZ: the shard groups hold the parameters only; the optimizer state spans all ranks.
   h5::write_attr(file, "hpz", static_cast<int64_t>(engine.mesh().hpz() ? 1 : 0));
+  // Tensor-parallel degree: informational too, each unit is stored as the whole (tp = 1) model's.
+  h5::write_attr(file, "tp", static_cast<int64_t>(engine.mesh().tp()));
   // Data is addressed by global sequence index, so its position is the step count; the RNG is
   // counter-based (seed, index), so its state is the seed.
   h5::write_attr(file, "data_position_step", steps_done);
@@ -67,23 +70,27 @@ void write_metadata(hid_t file, const ZeroEngine& engine, const Deck& deck, int6
   h5::write_attr(file, "git_revision", git_revision());
   h5::write_attr(file, "units",
                  std::string("fp32 parameters and Adam moments per unit, "
-                             "logical length (no partition padding)"));
+                             "logical length (no partition padding), whole model (tp = 1 layout)"));
 }
 
-// One state's dataset of unit u: created whole by every rank, each writing the slice it owns: the
-// ranks of the first shard group their shards (the other groups hold copies of the same), or
-// under hpZ every rank the sub-shard of the optimizer state it alone holds.
+// One state's dataset of unit u, in the whole model's layout: created whole by every rank, each
+// writing the part of its slice it owns: the ranks of the first shard group their shards (the
+// other groups hold copies of the same), or under hpZ every rank the sub-shard of the optimizer
+// state it alone holds; of the tensors every tp rank holds whole, tp rank 0's ranks alone.
 void write_unit_state(hid_t file, hid_t xfer, ZeroEngine& engine, int s, int u,
                       const std::string& temporary) {
   const Partition& partition = engine.partition();
-  const hsize_t size = static_cast<hsize_t>(partition.unit(u).size);
+  const hsize_t size = static_cast<hsize_t>(partition.layout().unit(u).global_size);
   const Placement& placement = storage_of(engine, s);
   const bool over_replicas = placement.shards(kReplicateDim);
   auto [begin, end] = over_replicas ? engine.held_range(placement, u)
                                     : partition.owned_range(u, engine.comm().rank());
   const int replica = engine.mesh().mesh.coordinate(engine.comms().world().rank(), kReplicateDim);
   if (!over_replicas && replica != 0) end = begin;
-  const hsize_t start = static_cast<hsize_t>(begin), count = static_cast<hsize_t>(end - begin);
+  const std::vector<TpRun> runs =
+      unit_runs(partition, engine.tp_rank(), u, begin, end,
+                engine.tp_rank() == 0 ? Replicated::Include : Replicated::Skip);
+  const hsize_t count = static_cast<hsize_t>(std::max<int64_t>(end - begin, 0));
   h5::Handle space(H5Screate_simple(1, &size, nullptr));
   h5::Handle dcpl(H5Pcreate(H5P_DATASET_CREATE));
   const hsize_t chunk = std::min(size, kMaxChunkElements);
@@ -93,17 +100,15 @@ void write_unit_state(hid_t file, hid_t xfer, ZeroEngine& engine, int s, int u,
   h5::Handle set(
       H5Dcreate2(file, name.c_str(), H5T_NATIVE_FLOAT, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
   if (!set.valid()) fail("{}: cannot create {}: {}", temporary, name, h5::last_error());
-  h5::Handle file_space(H5Dget_space(set));
+  // The owned range on the host as it lies in memory; the runs pick what this rank writes of it
+  // and say where it goes in the dataset.
   HostBuffer host("checkpoint_slice", count);
-  if (count > 0) {
-    H5Sselect_hyperslab(file_space, H5S_SELECT_SET, &start, nullptr, &count, nullptr);
-    Kokkos::deep_copy(host, DeviceSpan(state_at(engine, s, u, begin), count));
-  } else {
-    H5Sselect_none(file_space);
-  }
+  if (count > 0) Kokkos::deep_copy(host, DeviceSpan(state_at(engine, s, u, begin), count));
+  h5::Handle file_space(H5Dget_space(set));
+  select_runs(file_space, runs, Side::File);
   const hsize_t memory_count = std::max<hsize_t>(count, 1);
   h5::Handle memory_space(H5Screate_simple(1, &memory_count, nullptr));
-  if (count == 0) H5Sselect_none(memory_space);
+  select_runs(memory_space, runs, Side::Memory, begin);
   if (H5Dwrite(set, H5T_NATIVE_FLOAT, memory_space, file_space, xfer, host.data()) < 0)
     fail("{}: writing {} failed: {}", temporary, name, h5::last_error());
 }
@@ -124,6 +129,11 @@ void prune(const fs::path& dir, int64_t keep, const fs::path& just_written) {
     if (files[i] != just_written && files[i].filename().string() != latest) fs::remove(files[i]);
 }
 
+// About the file's size: three fp32 states of every parameter of the whole model, and 16 MiB.
+uint64_t approximate_file_bytes(const ZeroEngine& engine) {
+  return static_cast<uint64_t>(12 * engine.partition().layout().global_total()) + (16u << 20);
+}
+
 // One checkpoint on its way to disk.
 class CheckpointWrite {
  public:
@@ -137,8 +147,7 @@ class CheckpointWrite {
         dir_(checkpoint_dir(deck)),
         final_(dir_ / fmt::format("step_{:08d}.h5", steps_done)),
         temporary_(final_.string() + ".tmp"),
-        user_block_(integrity_user_block_size(
-            static_cast<uint64_t>(12 * engine.partition().layout().total()) + (16u << 20))) {}
+        user_block_(integrity_user_block_size(approximate_file_bytes(engine))) {}
 
   std::string prepare();
   std::string write_file();
@@ -186,7 +195,7 @@ uint64_t CheckpointWrite::expected_bytes() const {
   const Partition& partition = engine_.partition();
   uint64_t data = 0;  // what write_unit_state writes: kStateCount fp32 states of every unit
   for (int u = 0; u < partition.num_units(); ++u)
-    data += kStateCount * 4 * static_cast<uint64_t>(partition.unit(u).size);
+    data += kStateCount * 4 * static_cast<uint64_t>(partition.layout().unit(u).global_size);
   const uint64_t datasets = static_cast<uint64_t>(kStateCount * partition.num_units());
   return user_block_ + data + data * kDataMarginPercent / 100 + datasets * kBytesPerDataset +
          kFixedBytes;
@@ -223,7 +232,8 @@ std::string CheckpointWrite::write_file() {
   const int units = engine_.partition().num_units();
   for (int u = 0; u < units && error.empty(); ++u)
     for (int s = 0; s < kStateCount && error.empty(); ++s) {
-      make_room(4 * static_cast<uint64_t>(engine_.partition().unit(u).size) + kBytesPerDataset);
+      make_room(4 * static_cast<uint64_t>(engine_.partition().layout().unit(u).global_size) +
+                kBytesPerDataset);
       error = collective_step(fmt::format("writing {}", unit_dataset(kStates[s], u)), [&] {
         if (u == units - 1 && s == 0 && io_fault_planned("stall_checkpoint", rank_, steps_done_))
           stop_this_process("the checkpoint write");

@@ -48,10 +48,16 @@ ModelConfig checkpoint_model(hid_t file) {
   return m;
 }
 
-// The shard groups that wrote the checkpoint (hybrid sharding, hpZ), when recorded.
+// The tensor-parallel degree the checkpoint was written at (1 when not recorded).
+int64_t tp_written(hid_t file) {
+  return h5::has_attr(file, "tp") ? h5::read_attr_int(file, "tp") : 1;
+}
+
+// The shard groups that wrote the checkpoint (hybrid sharding, hpZ), when recorded: groups of
+// the data-parallel ranks, those holding the same tensor-parallel slices.
 std::string describe_shard_size(hid_t file) {
   if (!h5::has_attr(file, "shard_size")) return "";
-  const int64_t ranks = h5::read_attr_int(file, "ranks");
+  const int64_t ranks = h5::read_attr_int(file, "ranks") / tp_written(file);
   const int64_t group = h5::read_attr_int(file, "shard_size");
   const bool hpz = h5::has_attr(file, "hpz") && h5::read_attr_int(file, "hpz") != 0;
   if (hpz)
@@ -65,6 +71,17 @@ std::string describe_shard_size(hid_t file) {
                      group, ranks / group, group);
 }
 
+// The tensor-parallel degree it was written at; the data is the whole model's whatever it was.
+std::string describe_tp(hid_t file) {
+  const int64_t tp = tp_written(file);
+  const int64_t ranks = h5::read_attr_int(file, "ranks");
+  if (tp == 1) return "  tensor parallel   tp 1 (units stored whole: resumes at any tp)\n";
+  return fmt::format(
+      "  tensor parallel   tp {} x {} data-parallel ranks (units stored whole: resumes at any "
+      "tp)\n",
+      tp, ranks / tp);
+}
+
 std::string describe_checkpoint(hid_t file, const std::string& path) {
   const ModelConfig m = checkpoint_model(file);
   const ParamLayout layout(m);
@@ -75,6 +92,7 @@ std::string describe_checkpoint(hid_t file, const std::string& path) {
                      h5::read_attr_int(file, "stage"), h5::read_attr_int(file, "ranks"),
                      h5::read_attr_string(file, "git_revision"));
   out += describe_shard_size(file);
+  out += describe_tp(file);
   if (h5::has_attr(file, "precision")) {
     const std::string precision = h5::read_attr_string(file, "precision");
     out +=
