@@ -15,7 +15,7 @@ using flash::HeadRows;
 // Scratch per team: the query tile, the key tile transposed, the value tile, the output
 // accumulator (tile x hd each), the scores (tile x tile), and per row the running maximum, the
 // running sum and the factor the accumulator is rescaled by.
-int64_t forward_scratch(int64_t tile, int64_t hd) {
+int64_t forward_scratch(int64_t tile, int64_t hd, int64_t) {
   return 4 * tile * hd + tile * tile + 3 * tile;
 }
 
@@ -63,11 +63,13 @@ struct ForwardTeams {
       flash::load_rows_transposed(team, s.kt, k, k0, nk, hd);
       flash::load_rows(team, s.v, v, k0, nk, hd);
       team_sync(team);
-      flash::scores(team, s.p, s.q, s.kt, nq, nk, hd, scale);
+      const flash::CausalBand band{q0 - k0};
+      flash::scores(team, s.p, s.q, s.kt, nq, nk, hd, scale, band);
       team_sync(team);
-      team_for(team, nq, [&](int64_t i) { online_softmax_row(s, i, nk, q0 + i - k0 + 1); });
+      team_for(team, nq, [&](int64_t i) { online_softmax_row(s, i, nk, band.columns(i, nk)); });
       team_sync(team);
-      flash::accumulate(team, s.o, s.p, s.v, nq, nk, hd, s.rescale);
+      flash::accumulate(team, s.o, flash::Strided<const A>{s.p, nk, 1}, s.v, nq, nk, hd, band,
+                        flash::RowsAre::Queries, s.rescale);
     }
     team_sync(team);
     finish(team, s, bh * S, b, h, q0, nq);
@@ -81,21 +83,17 @@ struct ForwardTeams {
     T* sq = saved.q + (head0 + q0) * hd;
     T* sk = saved.k + (head0 + q0) * hd;
     T* sv = saved.v + (head0 + q0) * hd;
-    team_for(team, nq * hd, [&](int64_t e) {
-      const int64_t t = q0 + e / hd, d = e % hd;
-      sq[e] = q.row(t)[d];
-      sk[e] = k.row(t)[d];
-      sv[e] = v.row(t)[d];
-    });
+    flash::load_rows(team, sq, q, q0, nq, hd);
+    flash::load_rows(team, sk, k, q0, nq, hd);
+    flash::load_rows(team, sv, v, q0, nq, hd);
   }
 
-  // Row i's scores against the tile's first `valid` keys (the causal ones; the rest are zeroed)
-  // become exp(score - new maximum); the running sum and maximum follow, and rescale[i] is what
-  // the accumulated output is multiplied by.
+  // Row i's scores against the tile's first n keys (the causal ones; the rest are zeroed) become
+  // exp(score - new maximum); the running sum and maximum follow, and rescale[i] is what the
+  // accumulated output is multiplied by.
   KOKKOS_INLINE_FUNCTION void online_softmax_row(const Tiles& s, int64_t i, int64_t nk,
-                                                 int64_t valid) const {
+                                                 int64_t n) const {
     A* KOKKOS_RESTRICT p = s.p + i * nk;
-    const int64_t n = valid < nk ? valid : nk;
     const A tile_max = lane_max(p, n);
     const A maximum = tile_max > s.maximum[i] ? tile_max : s.maximum[i];
     for (int64_t j = 0; j < n; ++j) p[j] = fast_exp(p[j] - maximum);

@@ -7,7 +7,7 @@ namespace zm::kernels::flash {
 TilePlan plan_tiles(int64_t S, int64_t hd, int64_t element_bytes, ScratchElements elements) {
   const int64_t level0 = TeamPolicy::scratch_size_max(0);
   int64_t tile = kHostExecution ? 64 : 32;
-  const auto bytes = [&](int64_t t) { return elements(t, hd) * element_bytes; };
+  const auto bytes = [&](int64_t t) { return elements(t, hd, S) * element_bytes; };
   if (!kHostExecution)
     while (tile > 16 && bytes(tile) > level0) tile /= 2;
   tile = std::max<int64_t>(1, std::min(tile, S));

@@ -15,8 +15,9 @@ struct TilePlan {
   int64_t bytes;
 };
 
-// Elements of the arithmetic type one team's scratch holds at a tile size and head size.
-using ScratchElements = int64_t (*)(int64_t tile, int64_t hd);
+// Elements of the arithmetic type one team's scratch holds at a tile size, head size and sequence
+// length.
+using ScratchElements = int64_t (*)(int64_t tile, int64_t hd, int64_t S);
 
 // Tiles of 64 rows on the host (a tile's scratch stays in a core's L2 cache), of at most 32 on a
 // GPU, halved (down to 16) until the scratch fits a team's shared memory; never longer than S.

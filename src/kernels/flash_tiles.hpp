@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "kernels/flash_host_products.hpp"
 #include "kernels/team.hpp"
 
 namespace zm::kernels::flash {
@@ -76,24 +77,17 @@ KOKKOS_INLINE_FUNCTION void store_rows(const TeamMember& team, HeadRows<T> dst, 
   });
 }
 
-// out (rows x cols) = alpha * a (rows x depth) times bt (depth x cols): the scores of rows of
-// queries against keys given transposed (or any such pair).
+// out (rows x cols) = alpha * a (rows x depth) times bt (depth x cols): scores of query rows
+// against key columns given transposed. Entries above the band (col > row + band.diagonal) are
+// not needed: the host skips them where it can (they are left as they were), a GPU team
+// computes them all.
 template <typename A>
 KOKKOS_INLINE_FUNCTION void scores(const TeamMember& team, A* out, const A* a, const A* bt,
-                                   int64_t rows, int64_t cols, int64_t depth, A alpha) {
-  if (team_is_one_thread(team)) {
-    for (int64_t i = 0; i < rows; ++i) {
-      A* KOKKOS_RESTRICT o = out + i * cols;
-      for (int64_t j = 0; j < cols; ++j) o[j] = A(0);
-      for (int64_t d = 0; d < depth; ++d) {
-        const A x = a[i * depth + d];
-        const A* KOKKOS_RESTRICT b = bt + d * cols;
-        for (int64_t j = 0; j < cols; ++j) o[j] += x * b[j];
-      }
-      for (int64_t j = 0; j < cols; ++j) o[j] *= alpha;
-    }
-    return;
-  }
+                                   int64_t rows, int64_t cols, int64_t depth, A alpha,
+                                   CausalBand band) {
+#if !defined(__CUDA_ARCH__)
+  if (team_is_one_thread(team)) return host_scores(out, a, bt, rows, cols, depth, alpha, band);
+#endif
   team_for(team, rows * cols, [&](int64_t e) {
     const int64_t i = e / cols, j = e % cols;
     A sum = A(0);
@@ -102,29 +96,23 @@ KOKKOS_INLINE_FUNCTION void scores(const TeamMember& team, A* out, const A* a, c
   });
 }
 
-// acc (rows x depth) = acc * row_scale[i] (when given) + p (rows x inner) times b (inner x depth):
-// probabilities times values, or score gradients times keys or queries.
+// acc (rows x depth) = acc * row_scale[r] (when given) + p times b (inner x depth), with p's
+// element (r, j) at p[r * p.row + j * p.inner]: probabilities (queries x keys) times values, or
+// their transpose (rows_are Keys, p.row = 1) times output gradients. The terms the band excludes
+// are zeros of p and are skipped on the host.
 template <typename A>
-KOKKOS_INLINE_FUNCTION void accumulate(const TeamMember& team, A* acc, const A* p, const A* b,
-                                       int64_t rows, int64_t inner, int64_t depth,
+KOKKOS_INLINE_FUNCTION void accumulate(const TeamMember& team, A* acc, Strided<const A> p,
+                                       const A* b, int64_t rows, int64_t inner, int64_t depth,
+                                       CausalBand band, RowsAre rows_are,
                                        const A* row_scale = nullptr) {
-  if (team_is_one_thread(team)) {
-    for (int64_t i = 0; i < rows; ++i) {
-      A* KOKKOS_RESTRICT c = acc + i * depth;
-      if (row_scale != nullptr)
-        for (int64_t d = 0; d < depth; ++d) c[d] *= row_scale[i];
-      for (int64_t j = 0; j < inner; ++j) {
-        const A x = p[i * inner + j];
-        const A* KOKKOS_RESTRICT r = b + j * depth;
-        for (int64_t d = 0; d < depth; ++d) c[d] += x * r[d];
-      }
-    }
-    return;
-  }
+#if !defined(__CUDA_ARCH__)
+  if (team_is_one_thread(team))
+    return host_accumulate(acc, p, b, rows, inner, depth, band, rows_are, row_scale);
+#endif
   team_for(team, rows * depth, [&](int64_t e) {
-    const int64_t i = e / depth, d = e % depth;
-    A sum = row_scale != nullptr ? acc[e] * row_scale[i] : acc[e];
-    for (int64_t j = 0; j < inner; ++j) sum += p[i * inner + j] * b[j * depth + d];
+    const int64_t r = e / depth, d = e % depth;
+    A sum = row_scale != nullptr ? acc[e] * row_scale[r] : acc[e];
+    for (int64_t j = 0; j < inner; ++j) sum += p.at(r, j) * b[j * depth + d];
     acc[e] = sum;
   });
 }
