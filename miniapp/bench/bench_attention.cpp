@@ -75,7 +75,7 @@ void attention_paths(benchmark::State& state) {
 BENCHMARK(attention_paths)
     ->Name("AttentionPaths/quickstart")
     ->Args({64, 4})
-    ->Iterations(60)
+    ->Iterations(100)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(attention_paths)
