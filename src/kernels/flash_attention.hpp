@@ -4,10 +4,12 @@
 // A team per (batch, head, tile of queries) runs over the tiles of keys and values up to the
 // diagonal (the tiles above it are skipped), each copied into the team's scratch, with an online
 // softmax: a running maximum and sum per query row rescale the output accumulated so far. Forward
-// saves each row's log-sum-exp; backward recomputes the probabilities tile by tile from it. dQ is
-// made by a team per query tile, dK and dV by a second pass with a team per key tile that runs
-// over the query tiles in order: every gradient element is written by one team, in a fixed order,
-// with no atomics. Computed in Acc<T> (float under bf16).
+// saves each row's log-sum-exp; backward recomputes the probabilities tile by tile from it. In GPU
+// teams dQ is made by a team per query tile, dK and dV by a second pass with a team per key tile
+// that runs over the query tiles in order; teams of one host thread make all three in one pass
+// per (batch, head). Either way every gradient element is summed by one thread, in a fixed order,
+// with no atomics: the same bits run after run at a given team shape, whatever the number of
+// threads. Computed in Acc<T> (float under bf16).
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,6 @@
 // Fused attention backward (flash_attention.hpp): the probabilities recomputed tile by tile from
-// the saved log-sum-exp; dQ by a team per query tile, then dK and dV by a team per key tile.
+// the saved log-sum-exp. GPU-style teams: dQ by a team per query tile, then dK and dV by a team
+// per key tile; teams of one host thread: flash_attention_backward_host.cpp.
 #include <algorithm>
 
 #include "kernels/flash_backward_inputs.hpp"
