@@ -26,11 +26,16 @@ struct ModelConfig {
   // each block's input and backward recomputes the block's forward just before its backward.
   // How the model is run, not what it is: checkpoints do not depend on it (not in ==).
   std::string recompute = "none";
+  // "fused": attention in tiles with an online softmax (kernels/flash_attention.hpp), keeping
+  // each row's log-sum-exp; "reference": the GEMM kernels (kernels/attention.hpp), which store the
+  // B x heads x T x T probabilities. The same function; how it is run, not in == either.
+  std::string attention = "fused";
 
   // Vocabulary rounded up to a multiple of 128 so that the LM-head GEMM has friendly sizes.
   int64_t padded_vocab() const { return (vocab + 127) / 128 * 128; }
   int64_t head_dim() const { return dim / heads; }
   bool recomputes_blocks() const { return recompute == "blocks"; }
+  bool fused_attention() const { return attention == "fused"; }
   bool operator==(const ModelConfig& o) const {
     return layers == o.layers && heads == o.heads && dim == o.dim && vocab == o.vocab &&
            seq_len == o.seq_len;

@@ -230,6 +230,10 @@ void add_model_keys(std::vector<KeySpec>& s) {
                           {"none", "blocks"},
                           "activation recomputation: \"blocks\" keeps only each block's input "
                           "and recomputes its forward in backward (same gradients, less memory)"));
+  s.push_back(make_string("model", "attention", &Deck::model, &ModelConfig::attention,
+                          {"fused", "reference"},
+                          "attention kernels: \"fused\" runs tiles with an online softmax and "
+                          "stores no T x T matrix; \"reference\" stores the probabilities"));
 }
 
 void add_train_keys(std::vector<KeySpec>& s) {

@@ -6,6 +6,7 @@
 #include "kernels/crossentropy.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/encoder.hpp"
+#include "kernels/flash_attention.hpp"
 #include "kernels/layernorm.hpp"
 #include "kernels/matmul.hpp"
 
@@ -105,9 +106,14 @@ void GPT<Real>::block_forward(LayerActs& a, const Real* p, const Real* residual,
   k::matmul_forward(team_shape_, qkv_.data(), a.ln1.data(), p + o.qkv_w, p + o.qkv_b, N, C, 3 * Cl,
                     gemm_math_);
   units.poll();
-  k::attention_forward(
-      team_shape_, a.atty.data(), {a.q.data(), a.k.data(), a.v.data(), a.att.data()},
-      {att_y_.data(), nullptr, nullptr, nullptr, nullptr}, qkv_.data(), B, T, Cl, NH, gemm_math_);
+  if (c.fused_attention())
+    k::flash_attention_forward(team_shape_, a.atty.data(),
+                               {a.q.data(), a.k.data(), a.v.data(), a.att_lse.data()}, qkv_.data(),
+                               B, T, Cl, NH);
+  else
+    k::attention_forward(
+        team_shape_, a.atty.data(), {a.q.data(), a.k.data(), a.v.data(), a.att.data()},
+        {att_y_.data(), nullptr, nullptr, nullptr, nullptr}, qkv_.data(), B, T, Cl, NH, gemm_math_);
   units.poll();
   k::matmul_forward(team_shape_, scratch_btc_.data(), a.atty.data(), p + o.attproj_w,
                     row_parallel_bias(p + o.attproj_b), N, Cl, C, gemm_math_);
@@ -215,11 +221,16 @@ void GPT<Real>::block_backward(LayerActs& a, const Real* p, Real* g, const Real*
                      dresidual_.data(), a.atty.data(), p + o.attproj_w, N, Cl, C, partials,
                      overwrite, gemm_math_);
   units.poll();
-  k::attention_backward(
-      team_shape_, dqkv_.data(),
-      {att_y_.data(), att_datt_.data(), att_dq_.data(), att_dk_.data(), att_dv_.data()},
-      datty_.data(), {a.q.data(), a.k.data(), a.v.data(), a.att.data()}, B, T, Cl, NH, overwrite,
-      gemm_math_);
+  if (c.fused_attention())
+    k::flash_attention_backward(
+        team_shape_, dqkv_.data(), att_delta_.data(), datty_.data(), a.atty.data(),
+        {a.q.data(), a.k.data(), a.v.data(), a.att_lse.data()}, B, T, Cl, NH, overwrite);
+  else
+    k::attention_backward(
+        team_shape_, dqkv_.data(),
+        {att_y_.data(), att_datt_.data(), att_dq_.data(), att_dk_.data(), att_dv_.data()},
+        datty_.data(), {a.q.data(), a.k.data(), a.v.data(), a.att.data()}, B, T, Cl, NH, overwrite,
+        gemm_math_);
   units.poll();
   k::matmul_backward(team_shape_, dbtc_.data(), g + o.qkv_w, g + o.qkv_b, dqkv_.data(),
                      a.ln1.data(), p + o.qkv_w, N, C, 3 * Cl, partials, overwrite, gemm_math_);

@@ -49,10 +49,12 @@ std::vector<ModelCollective> gpt_tensor_parallel_traffic(const ModelConfig& conf
 // What the element counts of the model's buffers are functions of: micro-batches of B x T
 // (N = B * T tokens), width C, NH heads and the padded vocabulary Vp; under tensor parallelism
 // each rank's share of the heads (NHl), of the attention width (Cl = C / tp), of the MLP width
-// (Fl = 4C / tp) and of the vocabulary (Vl = Vp / tp).
+// (Fl = 4C / tp) and of the vocabulary (Vl = Vp / tp); and which attention kernels run
+// (model.attention: "fused" keeps no T x T matrix).
 struct BufferShape {
   int64_t B, T, N, C, NH, Vp;
   int64_t tp, NHl, Cl, Fl, Vl;
+  bool fused_attention;
 };
 BufferShape buffer_shape(const ModelConfig& config, int64_t B, int64_t T, int tp);
 
@@ -102,7 +104,7 @@ class GPT {
   using Stat = kernels::Acc<Real>;  // LayerNorm's saved mean and rstd
   struct LayerActs {
     TrackedBuffer<Real> ln1, q, k, v, att, atty, ln2, fch, fch_gelu, residual2, residual3;
-    TrackedBuffer<Stat> ln1_mean, ln1_rstd, ln2_mean, ln2_rstd;
+    TrackedBuffer<Stat> ln1_mean, ln1_rstd, ln2_mean, ln2_rstd, att_lse;
   };
 
   // One row of a buffer table: a buffer and the member of Owner it is allocated into. Exactly
@@ -204,6 +206,7 @@ class GPT {
   TrackedBuffer<Real> qkv_, scratch_btc_, dresidual_, dbtc_, datty_, dqkv_, dfch_, dfch_gelu_,
       att_y_, att_datt_, att_dq_, att_dk_, att_dv_;
   TrackedBuffer<Stat> column_partials_;  // the bias and LayerNorm gradients' two-level sums
+  TrackedBuffer<Stat> att_delta_;        // fused attention's dout . out per row
   // Vocabulary-parallel cross-entropy (empty at tp = 1): this slice's per-row statistics, every
   // slice's gathered, and the whole rows' {max, sum}.
   TrackedBuffer<Stat> ce_stats_, ce_gathered_, ce_rows_;

@@ -36,9 +36,17 @@ int64_t size_NFl(const BufferShape& s) {  // this rank's share of the MLP's 4C
 int64_t size_NVl(const BufferShape& s) {  // this rank's vocabulary slice
   return s.N * s.Vl;
 }
+// The reference attention's maps of this rank's heads, and its scratch in head layout; the fused
+// kernels keep neither, only a statistic per row.
 int64_t size_BNHTT(const BufferShape& s) {
-  return s.B * s.NHl * s.T * s.T;
-}  // attention maps of this rank's heads
+  return s.fused_attention ? 0 : s.B * s.NHl * s.T * s.T;
+}
+int64_t size_NCl_reference(const BufferShape& s) {
+  return s.fused_attention ? 0 : s.N * s.Cl;
+}
+int64_t size_BNHT_fused(const BufferShape& s) {
+  return s.fused_attention ? s.B * s.NHl * s.T : 0;
+}
 // Per-block partial sums of the bias (up to 4C / tp wide) and LayerNorm (2 x C) gradients.
 int64_t size_partials(const BufferShape& s) {
   return kernels::column_partials_size(s.N, std::max(s.Fl, 2 * s.C));
@@ -79,6 +87,8 @@ auto GPT<Real>::layer_buffers() -> const std::vector<LayerBuffer>& {
       E::stat("ln1_rstd", kAct, size_N, &LayerActs::ln1_rstd),
       E::stat("ln2_mean", kAct, size_N, &LayerActs::ln2_mean),
       E::stat("ln2_rstd", kAct, size_N, &LayerActs::ln2_rstd),
+      // Fused attention's log-sum-exp per row, in the arithmetic type (none for the reference).
+      E::stat("att_lse", kAct, size_BNHT_fused, &LayerActs::att_lse),
   };
   return table;
 }
@@ -113,11 +123,12 @@ auto GPT<Real>::model_buffers() -> const std::vector<ModelBuffer>& {
       E::real("dqkv", kWork, size_N3Cl, &GPT::dqkv_),
       E::real("dfch", kWork, size_NFl, &GPT::dfch_),
       E::real("dfch_gelu", kWork, size_NFl, &GPT::dfch_gelu_),
-      E::real("att_y", kWork, size_NCl, &GPT::att_y_),
+      E::real("att_y", kWork, size_NCl_reference, &GPT::att_y_),
       E::real("att_datt", kWork, size_BNHTT, &GPT::att_datt_),
-      E::real("att_dq", kWork, size_NCl, &GPT::att_dq_),
-      E::real("att_dk", kWork, size_NCl, &GPT::att_dk_),
-      E::real("att_dv", kWork, size_NCl, &GPT::att_dv_),
+      E::real("att_dq", kWork, size_NCl_reference, &GPT::att_dq_),
+      E::real("att_dk", kWork, size_NCl_reference, &GPT::att_dk_),
+      E::real("att_dv", kWork, size_NCl_reference, &GPT::att_dv_),
+      E::stat("att_delta", kWork, size_BNHT_fused, &GPT::att_delta_),
       // The bias and LayerNorm gradients' partial sums, in the arithmetic type.
       E::stat("column_partials", kWork, size_partials, &GPT::column_partials_),
       // Tensor parallelism's cross-entropy statistics (fp32; empty at tp = 1).
@@ -146,7 +157,8 @@ BufferShape buffer_shape(const ModelConfig& c, int64_t B, int64_t T, int tp) {
           c.heads / tp,
           c.dim / tp,
           4 * c.dim / tp,
-          c.padded_vocab() / tp};
+          c.padded_vocab() / tp,
+          c.fused_attention()};
 }
 
 std::vector<BufferSpec> gpt_buffers(const ModelConfig& c, int64_t B, int64_t T, int element_bytes,
