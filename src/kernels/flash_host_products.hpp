@@ -2,8 +2,8 @@
 // GPU teams' versions, and calls these only in host code). They work in register blocks: 8 rows
 // by one or two vectors of columns of the output are summed in vector registers, so that each
 // vector loaded from the right-hand tile feeds 8 multiply-adds and 8 or 16 independent sums are
-// in flight (8 rows ran 20% faster than 4 at the GPT-2 head size, 64). Blocks cut by a tile's edge take plain loops. Every output element sums its terms in
-// the same order as the team code.
+// in flight (8 rows ran 20% faster than 4 at the GPT-2 head size, 64). Blocks cut by a tile's edge
+// take plain loops. Every output element sums its terms in the same order as the team code.
 #pragma once
 
 #include <cstdint>
@@ -48,12 +48,10 @@ template <typename A>
 struct Lanes {
   typedef A Vector __attribute__((vector_size(64)));
   static constexpr int64_t count = 64 / static_cast<int64_t>(sizeof(A));
-  static Vector load(const A* x) {
-    Vector v;
-    __builtin_memcpy(&v, x, sizeof(v));
-    return v;
-  }
-  static void store(A* x, Vector v) { __builtin_memcpy(x, &v, sizeof(v)); }
+  // By pointer, not by value: a 64-byte vector passed or returned by value has an ABI that
+  // depends on AVX-512 being enabled (GCC's -Wpsabi), and these calls are inlined anyway.
+  static void load(Vector* v, const A* x) { __builtin_memcpy(v, x, sizeof(Vector)); }
+  static void store(A* x, const Vector* v) { __builtin_memcpy(x, v, sizeof(Vector)); }
 };
 
 constexpr int kRows = 8;  // rows per block; blocks are NV = 2 or 1 vectors of columns wide
@@ -66,15 +64,17 @@ inline void host_scores_block(A* out, const A* a, const A* bt, int64_t i0, int64
   typename L::Vector sum[kRows][NV] = {};
   for (int64_t d = 0; d < depth; ++d) {
     typename L::Vector b[NV];
-    for (int v = 0; v < NV; ++v) b[v] = L::load(bt + d * cols + j0 + v * L::count);
+    for (int v = 0; v < NV; ++v) L::load(&b[v], bt + d * cols + j0 + v * L::count);
     for (int r = 0; r < kRows; ++r) {
       const A x = a[(i0 + r) * depth + d];
       for (int v = 0; v < NV; ++v) sum[r][v] += x * b[v];
     }
   }
   for (int r = 0; r < kRows; ++r)
-    for (int v = 0; v < NV; ++v)
-      L::store(out + (i0 + r) * cols + j0 + v * L::count, sum[r][v] * alpha);
+    for (int v = 0; v < NV; ++v) {
+      const typename L::Vector scaled = sum[r][v] * alpha;
+      L::store(out + (i0 + r) * cols + j0 + v * L::count, &scaled);
+    }
 }
 
 // out = alpha * a times bt (flash_tiles.hpp's scores) for the entries of `band`; blocks wholly
@@ -109,19 +109,21 @@ inline void host_accumulate_block(A* acc, int64_t depth, Strided<const A> p, int
   for (int r = 0; r < kRows; ++r) {
     // Multiplying by 1 where there is no scale changes no bit.
     const A factor = scale != nullptr ? scale[r0 + r] : A(1);
-    for (int v = 0; v < NV; ++v)
-      sum[r][v] = L::load(acc + (r0 + r) * depth + d0 + v * L::count) * factor;
+    for (int v = 0; v < NV; ++v) {
+      L::load(&sum[r][v], acc + (r0 + r) * depth + d0 + v * L::count);
+      sum[r][v] *= factor;
+    }
   }
   for (int64_t j = begin; j < end; ++j) {
     typename L::Vector x[NV];
-    for (int v = 0; v < NV; ++v) x[v] = L::load(b + j * depth + d0 + v * L::count);
+    for (int v = 0; v < NV; ++v) L::load(&x[v], b + j * depth + d0 + v * L::count);
     for (int r = 0; r < kRows; ++r) {
       const A weight = p.at(r0 + r, j);
       for (int v = 0; v < NV; ++v) sum[r][v] += weight * x[v];
     }
   }
   for (int r = 0; r < kRows; ++r)
-    for (int v = 0; v < NV; ++v) L::store(acc + (r0 + r) * depth + d0 + v * L::count, sum[r][v]);
+    for (int v = 0; v < NV; ++v) L::store(acc + (r0 + r) * depth + d0 + v * L::count, &sum[r][v]);
 }
 
 // acc = acc * row_scale + p times b (flash_tiles.hpp's accumulate), the terms outside `band`
