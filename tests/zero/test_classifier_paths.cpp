@@ -117,9 +117,17 @@ TEST_P(ClassifierPaths, ChunkedTrainsAsTheReferenceWithTensorParallelism) {
   const int N = comm->size();
   if (N % 2 != 0 || kGlobalBatch % (N / 2) != 0) GTEST_SKIP() << "tp 2 needs an even rank count";
   const int64_t micro = kGlobalBatch / (N / 2);
+  const auto whole = zm::testing::train(
+      zm::testing::test_deck(stage, micro, 2, {"parallel.tp=2", "model.classifier_chunk=0"}),
+      *comm);
   const auto chunked = zm::testing::train(
       zm::testing::test_deck(stage, micro, 2, {"parallel.tp=2", "model.classifier_chunk=37"}),
       *comm);
+  {
+    SCOPED_TRACE("against the whole logits, same stage and mesh");
+    expect_same_training(chunked, whole);
+  }
+  SCOPED_TRACE("against one rank, stage 0");
   expect_same_training(chunked, zm::testing::reference(2));
 }
 
