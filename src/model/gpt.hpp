@@ -95,6 +95,8 @@ class GPT {
   Batch upload(const int* inputs, const int* targets);
 
   // Runs the forward pass and returns the micro-batch's mean loss. Keeps what backward needs.
+  // Under model.classifier_chunk it also adds the LM head's part of the wte gradient into
+  // units.grads(embedding unit): every forward must be followed by its backward.
   double forward(UnitAccess<Real>& units, const Batch& batch);
   // Accumulates d(mean loss)/d(params) into units.grads(u), calling grads_ready(u) per unit.
   void backward(UnitAccess<Real>& units, const Batch& batch);
@@ -172,8 +174,9 @@ class GPT {
   // encoded_ = wte[tokens] + wpe, from this rank's vocabulary slice.
   void embed(const Real* embeddings, const Batch& batch, int unit);
   // logits_ from lnf_ and the (tied) wte slice, then probabilities; returns the sum of the losses.
-  // Under model.classifier_chunk, chunk by chunk, the head's backward too (head_chunk): forward is
-  // always followed by backward, and the logits exist only one chunk at a time.
+  // Under model.classifier_chunk, chunk by chunk, the head's backward too (head_chunk), into
+  // `dembed` (the embedding unit's gradients; unused otherwise): forward is always followed by
+  // backward, and the logits exist only one chunk at a time.
   double head_forward(const Batch& batch, int unit, Real* dembed);
   // The cross-entropy of rows [first, first + rows) from their logits in logits_ (this rank's
   // slice), which become their gradient; the losses into losses_. dloss: d(mean)/d(loss_i).
