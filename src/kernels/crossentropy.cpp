@@ -41,11 +41,37 @@ void softmax_crossentropy_backward(TeamShape shape, T* probs_to_dlogits, const i
       });
 }
 
+template <typename T>
+void softmax_crossentropy_fused(TeamShape shape, T* logits_to_dlogits, Acc<T>* losses,
+                                const int* targets, T dloss, int64_t N, int64_t V, int64_t Vp) {
+  using A = Acc<T>;
+  const A scale = A(dloss);
+  Kokkos::parallel_for(
+      "zeromini::softmax_crossentropy_fused", team_policy(shape, N),
+      KOKKOS_LAMBDA(const TeamMember& team) {
+        const int64_t i = team.league_rank();
+        T* p = logits_to_dlogits + i * Vp;
+        const int64_t target = targets[i];
+        // Read before the softmax's reductions, which synchronise the team before any lane
+        // overwrites it (as in softmax_crossentropy_forward).
+        const A target_logit = A(p[target]);
+        const SoftmaxRow<A> row = team_softmax_in_place(team, p, V);
+        // Every probability is written before any lane turns its own into a gradient.
+        team.team_barrier();
+        team_for(team, V,
+                 [&](int64_t v) { p[v] = T(scale * (A(p[v]) - (v == target ? A(1) : A(0)))); });
+        team_for(team, Vp - V, [&](int64_t v) { p[V + v] = T(0); });
+        team_single(team, [&] { losses[i] = math::log(row.total) + row.maximum - target_logit; });
+      });
+}
+
 #define ZM_INSTANTIATE(T)                                                                        \
   template void softmax_crossentropy_forward<T>(TeamShape, T*, Acc<T>*, const int*, int64_t,     \
                                                 int64_t, int64_t);                               \
   template void softmax_crossentropy_backward<T>(TeamShape, T*, const int*, T, int64_t, int64_t, \
-                                                 int64_t);
+                                                 int64_t);                                       \
+  template void softmax_crossentropy_fused<T>(TeamShape, T*, Acc<T>*, const int*, T, int64_t,    \
+                                              int64_t, int64_t);
 ZM_FOR_EACH_KERNEL_REAL(ZM_INSTANTIATE)
 #undef ZM_INSTANTIATE
 

@@ -23,4 +23,12 @@ template <typename T>
 void softmax_crossentropy_backward(TeamShape shape, T* probs_to_dlogits, const int* targets,
                                    T dloss, int64_t N, int64_t V, int64_t Vp);
 
+// softmax_crossentropy_forward and softmax_crossentropy_backward in one pass over each row (the
+// LM head's chunks, model.classifier_chunk): in place, logits (N,Vp) become dlogits =
+// dloss * (softmax - onehot(target)) (0 in the padding columns), and losses[i] as in the forward.
+// The same arithmetic as the two kernels: bitwise their results.
+template <typename T>
+void softmax_crossentropy_fused(TeamShape shape, T* logits_to_dlogits, Acc<T>* losses,
+                                const int* targets, T dloss, int64_t N, int64_t V, int64_t Vp);
+
 }  // namespace zm::kernels

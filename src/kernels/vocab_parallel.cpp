@@ -122,15 +122,39 @@ void crossentropy_slice_backward(TeamShape shape, T* probs_to_dlogits, const int
       });
 }
 
-#define ZM_INSTANTIATE(T)                                                                      \
-  template void encoder_forward_vocab_slice<T>(TeamShape, T*, const int*, const T*, int64_t,   \
-                                               int64_t, const T*, int64_t, int64_t, int64_t);  \
-  template void crossentropy_slice_stats<T>(TeamShape, const T*, Acc<T>*, const int*, int64_t, \
-                                            int64_t, int64_t, int64_t);                        \
-  template void softmax_slice<T>(TeamShape, T*, const Acc<T>*, int64_t, int64_t, int64_t,      \
-                                 int64_t);                                                     \
-  template void crossentropy_slice_backward<T>(TeamShape, T*, const int*, int64_t, T, int64_t, \
-                                               int64_t, int64_t);
+template <typename T>
+void crossentropy_slice_dlogits(TeamShape shape, T* logits_to_dlogits, const Acc<T>* row_stats,
+                                const int* targets, int64_t vocab_begin, T dloss, int64_t N,
+                                int64_t V, int64_t vocab_rows) {
+  using A = Acc<T>;
+  const A scale = A(dloss);
+  const int64_t n = real_columns(vocab_begin, V, vocab_rows);
+  Kokkos::parallel_for(
+      "zeromini::crossentropy_slice_dlogits", team_policy(shape, N),
+      KOKKOS_LAMBDA(const TeamMember& team) {
+        const int64_t i = team.league_rank();
+        T* x = logits_to_dlogits + i * vocab_rows;
+        const A maximum = row_stats[2 * i], inverse = A(1) / row_stats[2 * i + 1];
+        const int64_t target = static_cast<int64_t>(targets[i]) - vocab_begin;
+        team_for(team, vocab_rows, [&](int64_t j) {
+          // The probability rounded to T first, as softmax_slice stores it.
+          const A prob = A(T(fast_exp(A(x[j]) - maximum) * inverse));
+          x[j] = j < n ? T(scale * (prob - (j == target ? A(1) : A(0)))) : T(0);
+        });
+      });
+}
+
+#define ZM_INSTANTIATE(T)                                                                        \
+  template void encoder_forward_vocab_slice<T>(TeamShape, T*, const int*, const T*, int64_t,     \
+                                               int64_t, const T*, int64_t, int64_t, int64_t);    \
+  template void crossentropy_slice_stats<T>(TeamShape, const T*, Acc<T>*, const int*, int64_t,   \
+                                            int64_t, int64_t, int64_t);                          \
+  template void softmax_slice<T>(TeamShape, T*, const Acc<T>*, int64_t, int64_t, int64_t,        \
+                                 int64_t);                                                       \
+  template void crossentropy_slice_backward<T>(TeamShape, T*, const int*, int64_t, T, int64_t,   \
+                                               int64_t, int64_t);                                \
+  template void crossentropy_slice_dlogits<T>(TeamShape, T*, const Acc<T>*, const int*, int64_t, \
+                                              T, int64_t, int64_t, int64_t);
 ZM_FOR_EACH_KERNEL_REAL(ZM_INSTANTIATE)
 #undef ZM_INSTANTIATE
 template void crossentropy_combine<float>(TeamShape, const float*, int64_t, float*, float*,

@@ -48,4 +48,12 @@ void crossentropy_slice_backward(TeamShape shape, T* probs_to_dlogits, const int
                                  int64_t vocab_begin, T dloss, int64_t N, int64_t V,
                                  int64_t vocab_rows);
 
+// softmax_slice and crossentropy_slice_backward in one pass (the LM head's chunks): in place,
+// the logits slice becomes dloss * (its part of the whole row's softmax - onehot(target)), 0 in
+// the padding columns; bitwise what the two kernels give.
+template <typename T>
+void crossentropy_slice_dlogits(TeamShape shape, T* logits_to_dlogits, const Acc<T>* row_stats,
+                                const int* targets, int64_t vocab_begin, T dloss, int64_t N,
+                                int64_t V, int64_t vocab_rows);
+
 }  // namespace zm::kernels

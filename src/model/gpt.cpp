@@ -177,11 +177,14 @@ double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch) {
   }
 
   // LM head (tied to wte) and loss. The embedding unit stays acquired through the head's
-  // backward, which comes right after.
-  Phase scope(context_,
-              PhaseSpec("forward head").traced(TraceKind::Compute, layout_->embedding_unit()));
-  head_params_ = units.acquire({layout_->embedding_unit(), UnitUse::Head});
-  return head_forward(batch, layout_->embedding_unit()) / static_cast<double>(N);
+  // backward, which comes right after. Under model.classifier_chunk the head's gradients are
+  // made here, chunk by chunk: wte's starts in the micro-step's gradient buffer, which every
+  // gradient path hands out from the micro-step's start (backward's embedding adds the rest).
+  const int embed_unit = layout_->embedding_unit();
+  Phase scope(context_, PhaseSpec("forward head").traced(TraceKind::Compute, embed_unit));
+  head_params_ = units.acquire({embed_unit, UnitUse::Head});
+  Real* dembed = c.chunked_classifier() ? units.grads(embed_unit) : nullptr;
+  return head_forward(batch, embed_unit, dembed) / static_cast<double>(N);
 }
 
 // One transformer block's backward, with dresidual_ holding the gradient of its output on entry
@@ -266,7 +269,8 @@ void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
   const int64_t B = B_, T = T_, C = c.dim;
   const int embed_unit = layout_->embedding_unit();
 
-  // LM head and loss: d(mean loss)/d(logit) = (p - onehot) / N.
+  // LM head and loss: d(mean loss)/d(logit) = (p - onehot) / N (made in the forward under
+  // model.classifier_chunk).
   const UnitEvent head_event{embed_unit, UnitUse::Head};
   const Real* head = head_params_;  // acquired in the forward, held until here
   ZM_ASSERT(head != nullptr, "backward without a forward");

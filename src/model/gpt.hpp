@@ -37,7 +37,8 @@ std::vector<BufferSpec> gpt_buffers(const ModelConfig& config, int64_t B, int64_
 // The collectives the model posts along tp in one micro-batch's forward and backward (none at
 // tp = 1): Megatron's all-reduces of B x T x C activations (two per block forward, two per block
 // backward, the embedding's and the LM head's input gradient) and the cross-entropy's gather of
-// per-row statistics. `element_bytes`: of the activations. The model posts exactly these.
+// per-row statistics (one gather per chunk of the LM head under model.classifier_chunk).
+// `element_bytes`: of the activations. The model posts exactly these.
 struct ModelCollective {
   CommOp op;
   int64_t count;  // elements of the whole buffer (all-gather: of every rank's parts)
@@ -50,11 +51,13 @@ std::vector<ModelCollective> gpt_tensor_parallel_traffic(const ModelConfig& conf
 // (N = B * T tokens), width C, NH heads and the padded vocabulary Vp; under tensor parallelism
 // each rank's share of the heads (NHl), of the attention width (Cl = C / tp), of the MLP width
 // (Fl = 4C / tp) and of the vocabulary (Vl = Vp / tp); and which attention kernels run
-// (model.attention: "fused" keeps no T x T matrix).
+// (model.attention: "fused" keeps no T x T matrix); and the rows of logits that exist at once
+// (Nc: one chunk of model.classifier_chunk tokens, or all N).
 struct BufferShape {
   int64_t B, T, N, C, NH, Vp;
   int64_t tp, NHl, Cl, Fl, Vl;
   bool fused_attention;
+  int64_t Nc;
 };
 BufferShape buffer_shape(const ModelConfig& config, int64_t B, int64_t T, int tp);
 
@@ -92,13 +95,11 @@ class GPT {
   Batch upload(const int* inputs, const int* targets);
 
   // Runs the forward pass and returns the micro-batch's mean loss. Keeps what backward needs.
+  // Under model.classifier_chunk it also adds the LM head's part of the wte gradient into
+  // units.grads(embedding unit): every forward must be followed by its backward.
   double forward(UnitAccess<Real>& units, const Batch& batch);
   // Accumulates d(mean loss)/d(params) into units.grads(u), calling grads_ready(u) per unit.
   void backward(UnitAccess<Real>& units, const Batch& batch);
-
-  // Logits of the last forward (N x Vp, or this rank's N x Vp/tp, before softmax) are not kept:
-  // the buffer holds probabilities after forward and dlogits after backward.
-  const Real* probabilities() const { return logits_.data(); }
 
  private:
   using Stat = kernels::Acc<Real>;  // LayerNorm's saved mean and rstd
@@ -173,8 +174,18 @@ class GPT {
   // encoded_ = wte[tokens] + wpe, from this rank's vocabulary slice.
   void embed(const Real* embeddings, const Batch& batch, int unit);
   // logits_ from lnf_ and the (tied) wte slice, then probabilities; returns the sum of the losses.
-  double head_forward(const Batch& batch, int unit);
-  // dbtc_ = d(loss)/d(lnf) summed over the group; the wte slice's gradient from the head.
+  // Under model.classifier_chunk, chunk by chunk, the head's backward too (head_chunk), into
+  // `dembed` (the embedding unit's gradients; unused otherwise): forward is always followed by
+  // backward, and the logits exist only one chunk at a time.
+  double head_forward(const Batch& batch, int unit, Real* dembed);
+  // The cross-entropy of rows [first, first + rows) from their logits in logits_ (this rank's
+  // slice), which become their gradient; the losses into losses_. dloss: d(mean)/d(loss_i).
+  void head_crossentropy(const Batch& batch, int64_t first, int64_t rows, Real dloss, int unit);
+  // One chunk of the chunked head: its logits, loss and gradient, its rows of dbtc_ (this slice's
+  // part) and its sum into the wte slice's gradient `dwte`.
+  void head_chunk(const Batch& batch, int64_t first, int64_t rows, Real* dwte, int unit);
+  // dbtc_ = d(loss)/d(lnf) summed over the group; the wte slice's gradient from the head (under
+  // model.classifier_chunk both were made in the forward: only the sum remains).
   void head_backward(Real* dembed, const Batch& batch, int unit);
   // The groups of host_groups_ whose tokens are in this rank's vocabulary slice, renumbered from
   // its first row (what the wte slice's gradient needs), into slice_groups_.

@@ -33,8 +33,10 @@ int64_t size_N3Cl(const BufferShape& s) {
 int64_t size_NFl(const BufferShape& s) {  // this rank's share of the MLP's 4C
   return s.N * s.Fl;
 }
-int64_t size_NVl(const BufferShape& s) {  // this rank's vocabulary slice
-  return s.N * s.Vl;
+// The logits of this rank's vocabulary slice, for the rows of one chunk of the LM head (all N
+// rows at model.classifier_chunk = 0).
+int64_t size_NcVl(const BufferShape& s) {
+  return s.Nc * s.Vl;
 }
 // The reference attention's maps of this rank's heads, and its scratch in head layout; the fused
 // kernels keep neither, only a statistic per row.
@@ -51,15 +53,16 @@ int64_t size_BNHT_fused(const BufferShape& s) {
 int64_t size_partials(const BufferShape& s) {
   return kernels::column_partials_size(s.N, std::max(s.Fl, 2 * s.C));
 }
-// The vocabulary-parallel cross-entropy's row statistics (none at tp = 1).
+// The vocabulary-parallel cross-entropy's row statistics, of the rows of one chunk (none at
+// tp = 1).
 int64_t size_slice_stats(const BufferShape& s) {
-  return s.tp > 1 ? kernels::kSliceStats * s.N : 0;
+  return s.tp > 1 ? kernels::kSliceStats * s.Nc : 0;
 }
 int64_t size_gathered_stats(const BufferShape& s) {
-  return s.tp > 1 ? kernels::kSliceStats * s.N * s.tp : 0;
+  return s.tp > 1 ? kernels::kSliceStats * s.Nc * s.tp : 0;
 }
 int64_t size_row_stats(const BufferShape& s) {
-  return s.tp > 1 ? 2 * s.N : 0;
+  return s.tp > 1 ? 2 * s.Nc : 0;
 }
 
 constexpr MemCategory kAct = MemCategory::Activations, kWork = MemCategory::Workspace;
@@ -105,7 +108,7 @@ auto GPT<Real>::model_buffers() -> const std::vector<ModelBuffer>& {
       // LayerNorm statistics in the arithmetic type, as in the blocks.
       E::stat("lnf_mean", kAct, size_N, &GPT::lnf_mean_),
       E::stat("lnf_rstd", kAct, size_N, &GPT::lnf_rstd_),
-      E::real("logits", kAct, size_NVl, &GPT::logits_),
+      E::real("logits", kAct, size_NcVl, &GPT::logits_),
       // Per-token losses in the arithmetic type (fp32 under bf16), as the step's loss is kept.
       E::stat("losses", kAct, size_N, &GPT::losses_),
       E::token("inputs", kAct, size_N, &GPT::inputs_),    // int32 tokens
@@ -158,7 +161,8 @@ BufferShape buffer_shape(const ModelConfig& c, int64_t B, int64_t T, int tp) {
           c.dim / tp,
           4 * c.dim / tp,
           c.padded_vocab() / tp,
-          c.fused_attention()};
+          c.fused_attention(),
+          c.classifier_rows(B * T)};
 }
 
 std::vector<BufferSpec> gpt_buffers(const ModelConfig& c, int64_t B, int64_t T, int element_bytes,

@@ -69,6 +69,47 @@ TEST_P(VocabParallel, CrossEntropyOfSlicesIsTheWholeRows) {
   }
 }
 
+// The chunked LM head's one-pass kernels give bitwise what the two-pass pairs they replace give:
+// the whole rows' losses and dlogits, and each slice's dlogits from the combined statistics.
+TEST_P(VocabParallel, FusedPassesAreBitwiseTheTwoPasses) {
+  const int slices = GetParam();
+  const k::TeamShape shape = zm::testing::test_team_shape();
+  const int64_t rows = Vp / slices;
+  const std::vector<float> logits = zm::testing::random_vector<float>(N * Vp, 5, 2.0);
+  const std::vector<int> targets = {199, 0, 64, 63, 131, 57};
+  DeviceVec<int> tok(targets);
+  DeviceVec<float> two(logits), two_losses(N), one(logits), one_losses(N);
+  k::softmax_crossentropy_forward(shape, two.data(), two_losses.data(), tok.data(), N, V, Vp);
+  k::softmax_crossentropy_backward(shape, two.data(), tok.data(), 1.0f / N, N, V, Vp);
+  k::softmax_crossentropy_fused(shape, one.data(), one_losses.data(), tok.data(), 1.0f / N, N, V,
+                                Vp);
+  EXPECT_EQ(one.get(), two.get());
+  EXPECT_EQ(one_losses.get(), two_losses.get());
+  // Row statistics of the whole rows, as crossentropy_combine gives them.
+  std::vector<float> gathered;
+  std::vector<std::vector<float>> parts;
+  for (int r = 0; r < slices; ++r) {
+    std::vector<float> part(static_cast<size_t>(N * rows));
+    for (int64_t i = 0; i < N; ++i)
+      for (int64_t j = 0; j < rows; ++j) part[i * rows + j] = logits[i * Vp + r * rows + j];
+    parts.push_back(part);
+    DeviceVec<float> slice(part), stats(static_cast<size_t>(k::kSliceStats * N));
+    k::crossentropy_slice_stats(shape, slice.data(), stats.data(), tok.data(), r * rows, N, V,
+                                rows);
+    for (float x : stats.get()) gathered.push_back(x);
+  }
+  DeviceVec<float> all(gathered), losses(N), row_stats(2 * N);
+  k::crossentropy_combine(shape, all.data(), slices, losses.data(), row_stats.data(), N);
+  for (int r = 0; r < slices; ++r) {
+    DeviceVec<float> pair(parts[r]), fused(parts[r]);
+    k::softmax_slice(shape, pair.data(), row_stats.data(), r * rows, N, V, rows);
+    k::crossentropy_slice_backward(shape, pair.data(), tok.data(), r * rows, 1.0f / N, N, V, rows);
+    k::crossentropy_slice_dlogits(shape, fused.data(), row_stats.data(), tok.data(), r * rows,
+                                  1.0f / N, N, V, rows);
+    EXPECT_EQ(fused.get(), pair.get()) << "slice " << r;
+  }
+}
+
 TEST_P(VocabParallel, EmbeddingSlicesSumToTheWholeEmbedding) {
   const int slices = GetParam();
   const k::TeamShape shape = zm::testing::test_team_shape();

@@ -129,6 +129,26 @@ TEST_P(PlannedEqualsMeasured, MemoryAndTrafficWithTensorParallelism) {
   }
 }
 
+// The LM head in chunks (model.classifier_chunk): the logits buffer of one chunk, and under
+// tensor parallelism one statistics gather per chunk, the last one short (48 tokens in chunks of
+// 7), or one chunk of all the tokens; against the whole logits at once (0).
+TEST_P(PlannedEqualsMeasured, MemoryAndTrafficWithClassifierChunks) {
+  const int stage = GetParam();
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
+  const int N = comm->size();
+  for (const int tp : {1, 2}) {
+    if (N % tp != 0) continue;
+    for (const int64_t chunk : {0, 7, 1000}) {
+      SCOPED_TRACE(
+          fmt::format("stage {}, {} ranks, tp {}, classifier_chunk {}", stage, N, tp, chunk));
+      const std::vector<std::string> overrides = {"train.steps=2",
+                                                  fmt::format("parallel.tp={}", tp),
+                                                  fmt::format("model.classifier_chunk={}", chunk)};
+      check_planned_equals_measured(zm::testing::test_deck(stage, 3, 2, overrides), stage, *comm);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Stages, PlannedEqualsMeasured, ::testing::Values(0, 1, 2, 3));
 
 }  // namespace
