@@ -22,122 +22,6 @@ std::string format_number(double value) {
   return text;
 }
 
-std::string KeySpec::expected() const {
-  auto bound = [&](double v) {
-    if (kind == Kind::Integer) return fmt::format("{}", static_cast<int64_t>(v));
-    return fmt::format("{}", v);
-  };
-  switch (kind) {
-    case Kind::Integer:
-      if (max >= 9e18) return fmt::format("an integer >= {}", bound(min));
-      return fmt::format("an integer in {}..{}", bound(min), bound(max));
-    case Kind::Float: {
-      std::string lo = fmt::format("{}{}", min_exclusive ? "(" : "[", bound(min));
-      std::string hi = max >= std::numeric_limits<double>::max()
-                           ? "inf)"
-                           : fmt::format("{}{}", bound(max), max_exclusive ? ")" : "]");
-      return fmt::format("a number in {}, {}", lo, hi);
-    }
-    case Kind::Boolean:
-      return "true or false";
-    case Kind::String:
-      return "a string";
-    case Kind::Choice: {
-      std::string list;
-      for (size_t i = 0; i < choices.size(); ++i) list += (i ? ", " : "") + toml_quote(choices[i]);
-      return "one of " + list;
-    }
-    case Kind::Stage:
-      return "an integer in 0..3 or \"all\"";
-    case Kind::Steps:
-      return "a step number (from 1) or a string of steps and ranges such as \"2-3,10\"";
-    case Kind::ShardSize:
-      return "an integer >= 0 or \"node\"";
-  }
-  return "";
-}
-
-static std::string type_name(const RawValue& v) {
-  switch (v.type) {
-    case RawValue::Type::Integer:
-      return "an integer";
-    case RawValue::Type::Float:
-      return "a floating-point number";
-    case RawValue::Type::Boolean:
-      return "a boolean";
-    case RawValue::Type::String:
-      return "a string";
-    case RawValue::Type::Other:
-      return v.text;
-  }
-  return "";
-}
-
-std::string check_length(const KeySpec& spec, const RawValue& v) {
-  if (v.type != RawValue::Type::String || v.text.size() <= spec.max_string_bytes) return "";
-  return fmt::format("a string of {} bytes is longer than the limit of {} bytes", v.text.size(),
-                     spec.max_string_bytes);
-}
-
-std::string check_value(const KeySpec& spec, const RawValue& v) {
-  auto wrong_type = [&] {
-    return fmt::format("expected {}, found {}", spec.expected(), type_name(v));
-  };
-  auto out_of_range = [&] { return fmt::format("out of range: expected {}", spec.expected()); };
-  switch (spec.kind) {
-    case Kind::Integer:
-      if (v.type != RawValue::Type::Integer) return wrong_type();
-      if (v.integer < spec.min || static_cast<double>(v.integer) > spec.max) return out_of_range();
-      return "";
-    case Kind::Float: {
-      double x;
-      if (v.type == RawValue::Type::Integer)
-        x = static_cast<double>(v.integer);
-      else if (v.type == RawValue::Type::Float)
-        x = v.number;
-      else
-        return wrong_type();
-      if (!std::isfinite(x)) return out_of_range();
-      if (x < spec.min || (spec.min_exclusive && x == spec.min)) return out_of_range();
-      if (x > spec.max || (spec.max_exclusive && x == spec.max)) return out_of_range();
-      return "";
-    }
-    case Kind::Boolean:
-      return v.type == RawValue::Type::Boolean ? "" : wrong_type();
-    case Kind::String:
-      if (v.type != RawValue::Type::String) return wrong_type();
-      if (v.text.empty() && !spec.allow_empty) return "expected a non-empty string";
-      return "";
-    case Kind::Choice:
-      if (v.type != RawValue::Type::String) return wrong_type();
-      for (const auto& c : spec.choices)
-        if (c == v.text) return "";
-      return fmt::format("expected {}", spec.expected());
-    case Kind::Stage:
-      if (v.type == RawValue::Type::String) {
-        if (v.text == "all") return "";
-        return fmt::format("expected {}", spec.expected());
-      }
-      if (v.type != RawValue::Type::Integer) return wrong_type();
-      if (v.integer < kStageSpecs.front().stage || v.integer > kStageSpecs.back().stage)
-        return out_of_range();
-      return "";
-    case Kind::Steps: {
-      if (v.type == RawValue::Type::Integer) return v.integer >= 1 ? "" : out_of_range();
-      if (v.type != RawValue::Type::String) return wrong_type();
-      std::vector<StepRange> ranges;
-      const std::string error = parse_step_ranges(v.text, &ranges);
-      return error.empty() ? "" : fmt::format("{}: expected {}", error, spec.expected());
-    }
-    case Kind::ShardSize:
-      if (v.type == RawValue::Type::String)
-        return v.text == "node" ? "" : fmt::format("expected {}", spec.expected());
-      if (v.type != RawValue::Type::Integer) return wrong_type();
-      return v.integer >= 0 && v.integer <= 1000000000 ? "" : out_of_range();
-  }
-  return "";
-}
-
 namespace {
 
 // No bound below the type's own: INT64_MAX as a double (2^63), so that every int64 passes.
@@ -330,6 +214,15 @@ void add_zero_keys(std::vector<KeySpec>& s) {
       "stage 3 (ZeRO++ hpZ): a secondary copy of the parameters sharded within groups of this many "
       "ranks (\"node\": a node), so that gathers stay in the group; optimizer state and "
       "gradients stay sharded over all ranks; 0 = off"));
+  s.push_back(make_string(
+      "zero", "quantize_weights", &Deck::zero, &ZeroConfig::quantize_weights, {"none", "int8"},
+      "stage 3 (ZeRO++ qwZ): the parameter all-gathers move \"int8\" codes with one fp32 scale "
+      "per zero.quantize_block elements, dequantized into the compute precision on arrival (the "
+      "master weights are never quantized); \"none\" gathers the compute type"));
+  s.push_back(make_int("zero", "quantize_block", &Deck::zero, &ZeroConfig::quantize_block, 1,
+                       16777216,
+                       "elements per quantization block (one fp32 scale each) of "
+                       "zero.quantize_weights"));
   s.push_back(make_int("zero", "ranks_per_node", &Deck::zero, &ZeroConfig::ranks_per_node, 0, 1e6,
                        "ranks per node for \"node\" shard sizes; 0 = the MPI shared-memory "
                        "split (set it to treat groups of ranks as nodes, e.g. in tests)"));

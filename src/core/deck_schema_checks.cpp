@@ -1,0 +1,131 @@
+// How a deck value is checked against its key's spec (deck_schema.hpp): what a key expects, and
+// the message for a value of the wrong type or out of range.
+#include "core/deck_schema.hpp"
+
+#include "core/stage_spec.hpp"
+#include "core/text.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+
+namespace zm::deck_detail {
+
+std::string KeySpec::expected() const {
+  auto bound = [&](double v) {
+    if (kind == Kind::Integer) return fmt::format("{}", static_cast<int64_t>(v));
+    return fmt::format("{}", v);
+  };
+  switch (kind) {
+    case Kind::Integer:
+      if (max >= 9e18) return fmt::format("an integer >= {}", bound(min));
+      return fmt::format("an integer in {}..{}", bound(min), bound(max));
+    case Kind::Float: {
+      std::string lo = fmt::format("{}{}", min_exclusive ? "(" : "[", bound(min));
+      std::string hi = max >= std::numeric_limits<double>::max()
+                           ? "inf)"
+                           : fmt::format("{}{}", bound(max), max_exclusive ? ")" : "]");
+      return fmt::format("a number in {}, {}", lo, hi);
+    }
+    case Kind::Boolean:
+      return "true or false";
+    case Kind::String:
+      return "a string";
+    case Kind::Choice: {
+      std::string list;
+      for (size_t i = 0; i < choices.size(); ++i) list += (i ? ", " : "") + toml_quote(choices[i]);
+      return "one of " + list;
+    }
+    case Kind::Stage:
+      return "an integer in 0..3 or \"all\"";
+    case Kind::Steps:
+      return "a step number (from 1) or a string of steps and ranges such as \"2-3,10\"";
+    case Kind::ShardSize:
+      return "an integer >= 0 or \"node\"";
+  }
+  return "";
+}
+
+static std::string type_name(const RawValue& v) {
+  switch (v.type) {
+    case RawValue::Type::Integer:
+      return "an integer";
+    case RawValue::Type::Float:
+      return "a floating-point number";
+    case RawValue::Type::Boolean:
+      return "a boolean";
+    case RawValue::Type::String:
+      return "a string";
+    case RawValue::Type::Other:
+      return v.text;
+  }
+  return "";
+}
+
+std::string check_length(const KeySpec& spec, const RawValue& v) {
+  if (v.type != RawValue::Type::String || v.text.size() <= spec.max_string_bytes) return "";
+  return fmt::format("a string of {} bytes is longer than the limit of {} bytes", v.text.size(),
+                     spec.max_string_bytes);
+}
+
+std::string check_value(const KeySpec& spec, const RawValue& v) {
+  auto wrong_type = [&] {
+    return fmt::format("expected {}, found {}", spec.expected(), type_name(v));
+  };
+  auto out_of_range = [&] { return fmt::format("out of range: expected {}", spec.expected()); };
+  switch (spec.kind) {
+    case Kind::Integer:
+      if (v.type != RawValue::Type::Integer) return wrong_type();
+      if (v.integer < spec.min || static_cast<double>(v.integer) > spec.max) return out_of_range();
+      return "";
+    case Kind::Float: {
+      double x;
+      if (v.type == RawValue::Type::Integer)
+        x = static_cast<double>(v.integer);
+      else if (v.type == RawValue::Type::Float)
+        x = v.number;
+      else
+        return wrong_type();
+      if (!std::isfinite(x)) return out_of_range();
+      if (x < spec.min || (spec.min_exclusive && x == spec.min)) return out_of_range();
+      if (x > spec.max || (spec.max_exclusive && x == spec.max)) return out_of_range();
+      return "";
+    }
+    case Kind::Boolean:
+      return v.type == RawValue::Type::Boolean ? "" : wrong_type();
+    case Kind::String:
+      if (v.type != RawValue::Type::String) return wrong_type();
+      if (v.text.empty() && !spec.allow_empty) return "expected a non-empty string";
+      return "";
+    case Kind::Choice:
+      if (v.type != RawValue::Type::String) return wrong_type();
+      for (const auto& c : spec.choices)
+        if (c == v.text) return "";
+      return fmt::format("expected {}", spec.expected());
+    case Kind::Stage:
+      if (v.type == RawValue::Type::String) {
+        if (v.text == "all") return "";
+        return fmt::format("expected {}", spec.expected());
+      }
+      if (v.type != RawValue::Type::Integer) return wrong_type();
+      if (v.integer < kStageSpecs.front().stage || v.integer > kStageSpecs.back().stage)
+        return out_of_range();
+      return "";
+    case Kind::Steps: {
+      if (v.type == RawValue::Type::Integer) return v.integer >= 1 ? "" : out_of_range();
+      if (v.type != RawValue::Type::String) return wrong_type();
+      std::vector<StepRange> ranges;
+      const std::string error = parse_step_ranges(v.text, &ranges);
+      return error.empty() ? "" : fmt::format("{}: expected {}", error, spec.expected());
+    }
+    case Kind::ShardSize:
+      if (v.type == RawValue::Type::String)
+        return v.text == "node" ? "" : fmt::format("expected {}", spec.expected());
+      if (v.type != RawValue::Type::Integer) return wrong_type();
+      return v.integer >= 0 && v.integer <= 1000000000 ? "" : out_of_range();
+  }
+  return "";
+}
+
+}  // namespace zm::deck_detail
