@@ -1,44 +1,15 @@
 #include "kernels/quantize.hpp"
 
-#include "kernels/counter_rng.hpp"
-#include "kernels/team.hpp"
+#include "kernels/quantize_detail.hpp"
 
 namespace zm::kernels {
 
+using quantize_detail::block_abs_max;
+using quantize_detail::code_of;
+using quantize_detail::uniform_of;
+
 namespace {
-
 constexpr float kInt8Max = 127.0f;
-
-// max |x[i]| over [0, n): a maximum is exact, so any order of the team's lanes gives its bits.
-template <typename T>
-KOKKOS_INLINE_FUNCTION float block_abs_max(const TeamMember& team, const T* x, int64_t n) {
-  float maximum = 0.0f;
-  if (team_is_one_thread(team)) {
-    for (int64_t i = 0; i < n; ++i) {
-      const float a = math::fabs(static_cast<float>(x[i]));
-      maximum = a > maximum ? a : maximum;
-    }
-    return maximum;
-  }
-  Kokkos::parallel_reduce(
-      Kokkos::TeamVectorRange(team, n),
-      [&](int64_t i, float& acc) {
-        const float a = math::fabs(static_cast<float>(x[i]));
-        acc = a > acc ? a : acc;
-      },
-      Kokkos::Max<float>(maximum));
-  return maximum;
-}
-
-// The int8 code of v = x / scale, |v| <= 127 up to rounding: floor(v + 1/2) (an error of at most
-// 1/2), or floor(v + u) with u uniform in [0, 1) (rounds up with probability frac(v)).
-KOKKOS_INLINE_FUNCTION int8_t code_of(float v, float uniform) {
-  float r = math::floor(v + uniform);
-  r = r > kInt8Max ? kInt8Max : r;
-  r = r < -kInt8Max ? -kInt8Max : r;
-  return static_cast<int8_t>(r);
-}
-
 }  // namespace
 
 template <typename T>
@@ -49,7 +20,7 @@ void quantize_int8(TeamShape shape, const T* x, int64_t n, int64_t block, void* 
   int8_t* codes = static_cast<int8_t*>(segment);
   float* scales = reinterpret_cast<float*>(static_cast<char*>(segment) + layout.code_bytes());
   const bool stochastic = rounding == Rounding::Stochastic;
-  const uint64_t key = splitmix64(seed ^ 0x71775a2b2b696e74ull);
+  const uint64_t key = quantize_detail::uniform_key(seed);
   Kokkos::parallel_for(
       "zeromini::quantize_int8", team_policy(shape, layout.blocks()),
       KOKKOS_LAMBDA(const TeamMember& team) {
@@ -59,11 +30,8 @@ void quantize_int8(TeamShape shape, const T* x, int64_t n, int64_t block, void* 
         team_single(team, [&]() { scales[team.league_rank()] = scale; });
         team_for(team, count, [&](int64_t i) {
           const int64_t e = begin + i;
-          // Division rather than a product with 1 / scale: one rounding, not two.
-          const float v = scale > 0.0f ? static_cast<float>(x[e]) / scale : 0.0f;
-          const uint64_t index = first_index + static_cast<uint64_t>(e);
-          const float u = stochastic ? unit_interval_open_float(splitmix64(key + index)) : 0.5f;
-          codes[e] = code_of(v, u);
+          const float u = uniform_of(stochastic, key, first_index + static_cast<uint64_t>(e));
+          codes[e] = static_cast<int8_t>(code_of(static_cast<float>(x[e]), scale, u, kInt8Max));
         });
       });
 }

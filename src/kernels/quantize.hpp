@@ -6,7 +6,11 @@
 // that the code is unbiased, E[q * scale] = x; its uniforms come from a hash of (seed, index),
 // so the codes depend on neither the team shape nor the thread count.
 //
-// A segment packs one vector: its n int8 codes, padded to a multiple of 4 bytes, then its fp32
+// int4 (the gradients of ZeRO++'s qgZ) is the same with codes in [-7, 7], scale = max|x| / 7,
+// two codes per byte (the even element in the low nibble, two's complement), and an even block so
+// that no byte spans two blocks.
+//
+// A segment packs one vector: its n codes, padded to a multiple of 4 bytes, then its fp32
 // scales. Segments of equal n laid end to end (what an all-gather of segments receives) stay
 // 4-byte aligned, and one collective of bytes moves codes and scales together.
 #pragma once
@@ -19,12 +23,15 @@ namespace zm::kernels {
 
 enum class Rounding { Nearest, Stochastic };
 
-// The layout of the segment of n values in blocks of `block` (> 0) elements.
+// The layout of the segment of n values in blocks of `block` (> 0) elements, `bits` (8 or 4) per
+// code.
 struct QuantizedSegment {
   int64_t values = 0;
   int64_t block = 1;
+  int bits = 8;
   int64_t blocks() const { return (values + block - 1) / block; }
-  int64_t code_bytes() const { return (values + 3) / 4 * 4; }  // codes with their padding
+  // The codes with their padding.
+  int64_t code_bytes() const { return ((bits == 8 ? values : (values + 1) / 2) + 3) / 4 * 4; }
   int64_t scale_bytes() const { return 4 * blocks(); }
   int64_t bytes() const { return code_bytes() + scale_bytes(); }
 };
@@ -41,6 +48,15 @@ void quantize_int8(TeamShape shape, const T* x, int64_t n, int64_t block, void* 
 // to T (q * scale computed in fp32, then rounded once to T), one team per block.
 template <typename T>
 void dequantize_int8(TeamShape shape, const void* packed, int64_t segments, int64_t n,
+                     int64_t block, T* out);
+
+// The same in int4, QuantizedSegment{n, block, 4}; `block` must be even.
+template <typename T>
+void quantize_int4(TeamShape shape, const T* x, int64_t n, int64_t block, void* segment,
+                   Rounding rounding = Rounding::Nearest, uint64_t seed = 0,
+                   uint64_t first_index = 0);
+template <typename T>
+void dequantize_int4(TeamShape shape, const void* packed, int64_t segments, int64_t n,
                      int64_t block, T* out);
 
 }  // namespace zm::kernels

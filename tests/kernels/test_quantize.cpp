@@ -1,6 +1,7 @@
-// The int8 block quantization (kernels/quantize.hpp): the error bound of round to nearest, the
-// unbiasedness of stochastic rounding over many seeds, and the bits of a host reference at any
-// team shape (ctest also runs this with ZEROMINI_TEAM_SHAPE=2x4 in the OpenMP configuration).
+// The int8 and int4 block quantization (kernels/quantize.hpp): the error bound of round to
+// nearest, the unbiasedness of stochastic rounding over many seeds, and the bits of a host
+// reference at any team shape (ctest also runs this with ZEROMINI_TEAM_SHAPE=2x4 in the OpenMP
+// configuration).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -194,6 +195,128 @@ TEST(QuantizeInt8, DequantizesConsecutiveSegments) {
     EXPECT_EQ(std::vector<float>(got.begin() + s * n, got.begin() + (s + 1) * n), alone)
         << "segment " << s;
   }
+}
+
+// --- int4: codes in [-7, 7], two per byte ---------------------------------------------------
+
+struct Unpacked4 {
+  std::vector<int> codes;
+  std::vector<float> scales;
+};
+
+Unpacked4 quantize4_on_device(k::TeamShape shape, const std::vector<float>& x, int64_t block,
+                              k::Rounding rounding = k::Rounding::Nearest, uint64_t seed = 0) {
+  const k::QuantizedSegment layout{static_cast<int64_t>(x.size()), block, 4};
+  DeviceVec<float> in(x);
+  DeviceVec<float> segment(static_cast<size_t>(layout.bytes() / 4));
+  k::quantize_int4(shape, in.data(), layout.values, block, segment.data(), rounding, seed);
+  const std::vector<float> words = segment.get();
+  const auto* bytes = reinterpret_cast<const uint8_t*>(words.data());
+  Unpacked4 out{{}, std::vector<float>(layout.blocks())};
+  for (size_t i = 0; i < x.size(); ++i) {
+    const int nibble = i % 2 ? bytes[i / 2] >> 4 : bytes[i / 2] & 0xF;
+    out.codes.push_back(nibble >= 8 ? nibble - 16 : nibble);
+  }
+  std::memcpy(out.scales.data(), bytes + layout.code_bytes(), out.scales.size() * 4);
+  return out;
+}
+
+std::vector<float> dequantize4_on_device(k::TeamShape shape, const std::vector<float>& x,
+                                         int64_t block, k::Rounding rounding, uint64_t seed) {
+  const k::QuantizedSegment layout{static_cast<int64_t>(x.size()), block, 4};
+  DeviceVec<float> in(x);
+  DeviceVec<float> segment(static_cast<size_t>(layout.bytes() / 4));
+  DeviceVec<float> out(x.size());
+  k::quantize_int4(shape, in.data(), layout.values, block, segment.data(), rounding, seed);
+  k::dequantize_int4(shape, segment.data(), 1, layout.values, block, out.data());
+  return out.get();
+}
+
+Unpacked4 host_nearest4(const std::vector<float>& x, int64_t block) {
+  Unpacked4 out;
+  for (size_t b = 0; b < x.size(); b += static_cast<size_t>(block)) {
+    const size_t end = std::min(x.size(), b + static_cast<size_t>(block));
+    float maximum = 0.0f;
+    for (size_t i = b; i < end; ++i) maximum = std::max(maximum, std::fabs(x[i]));
+    const float scale = maximum / 7.0f;
+    out.scales.push_back(scale);
+    for (size_t i = b; i < end; ++i) {
+      const float v = scale > 0.0f ? x[i] / scale : 0.0f;
+      out.codes.push_back(static_cast<int>(std::min(7.0f, std::max(-7.0f, std::floor(v + 0.5f)))));
+    }
+  }
+  return out;
+}
+
+constexpr int64_t kEvenBlocks[] = {2, 64, 2048};
+
+TEST(QuantizeInt4, CodesAndScalesAreTheHostReferenceBitwiseAtAnyTeamShape) {
+  std::vector<k::TeamShape> shapes = {zm::testing::test_team_shape(), {1, 1}};
+  if (zm::ExecSpace().concurrency() >= 2) shapes.push_back({2, 4});
+  for (int64_t n : kSizes)
+    for (int64_t block : kEvenBlocks) {
+      const std::vector<float> x = test_values(static_cast<size_t>(n));
+      const Unpacked4 expected = host_nearest4(x, block);
+      for (const k::TeamShape& shape : shapes) {
+        const Unpacked4 got = quantize4_on_device(shape, x, block);
+        EXPECT_EQ(got.codes, expected.codes) << n << " values, block " << block;
+        EXPECT_EQ(got.scales, expected.scales) << n << " values, block " << block;
+      }
+    }
+}
+
+// As for int8, with codes of at most 7: the bound is scale (1/2 + 16 eps).
+TEST(QuantizeInt4, NearestErrorIsAtMostHalfAScalePerElement) {
+  const k::TeamShape shape = zm::testing::test_team_shape();
+  const float eps = std::numeric_limits<float>::epsilon();
+  for (int64_t n : kSizes)
+    for (int64_t block : kEvenBlocks) {
+      const std::vector<float> x = test_values(static_cast<size_t>(n));
+      const std::vector<float> back =
+          dequantize4_on_device(shape, x, block, k::Rounding::Nearest, 0);
+      const Unpacked4 q = quantize4_on_device(shape, x, block);
+      for (int64_t i = 0; i < n; ++i) {
+        const float scale = q.scales[static_cast<size_t>(i / block)];
+        ASSERT_LE(std::fabs(x[i] - back[i]), scale * (0.5f + 16.0f * eps))
+            << "element " << i << " of " << n << ", block " << block;
+        ASSERT_LE(std::abs(q.codes[static_cast<size_t>(i)]), 7);
+      }
+    }
+}
+
+// Values at v = k + 1/4 with k in [-6, 6] (and 7 at each block's start): unbiased over D seeds
+// within 5 standard errors per element, as for int8; round to nearest biased by -scale / 4.
+TEST(QuantizeInt4, StochasticRoundingIsUnbiasedOverManySeeds) {
+  const k::TeamShape shape = zm::testing::test_team_shape();
+  const int64_t n = 2048, block = 64;
+  const int draws = 2000;
+  const float scale = 0.01f;
+  std::vector<float> x(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    x[static_cast<size_t>(i)] =
+        scale * ((i % block == 0) ? 7.0f : static_cast<float>(i % 13 - 6) + 0.25f);
+  std::vector<double> mean(static_cast<size_t>(n), 0.0);
+  for (int d = 0; d < draws; ++d) {
+    const std::vector<float> back =
+        dequantize4_on_device(shape, x, block, k::Rounding::Stochastic, 500 + d);
+    for (int64_t i = 0; i < n; ++i)
+      mean[static_cast<size_t>(i)] += back[static_cast<size_t>(i)] / draws;
+  }
+  const double per_element = 5.0 * scale / (2.0 * std::sqrt(double(draws)));
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_LE(std::fabs(mean[static_cast<size_t>(i)] - x[static_cast<size_t>(i)]), per_element)
+        << "element " << i;
+  const std::vector<float> nearest =
+      dequantize4_on_device(shape, x, block, k::Rounding::Nearest, 0);
+  double nearest_bias = 0.0;
+  for (int64_t i = 0; i < n; ++i) nearest_bias += (nearest[i] - x[i]) / n;
+  EXPECT_LT(nearest_bias, -0.2 * scale);
+}
+
+TEST(QuantizeInt4, SegmentHoldsTwoCodesPerByte) {
+  EXPECT_EQ((k::QuantizedSegment{1001, 64, 4}.code_bytes()), 504);  // 501 bytes, padded to 4
+  EXPECT_EQ((k::QuantizedSegment{1001, 64, 4}.scale_bytes()), 4 * 16);
+  EXPECT_EQ((k::QuantizedSegment{1001, 64, 8}.code_bytes()), 1004);
 }
 
 }  // namespace
