@@ -59,4 +59,13 @@ template <typename T>
 void dequantize_int4(TeamShape shape, const void* packed, int64_t segments, int64_t n,
                      int64_t block, T* out);
 
+// The reduction of quantized contributions (qgZ's "dequantize and sum"): out[i] = the sum over
+// the `segments` consecutive segments of n values (QuantizedSegment{n, block, bits}) of their
+// dequantized value i, added in segment order in fp32 and rounded once to T; with `accumulate`,
+// out[i] (converted to fp32) is the first term. One team per block, every segment's block in
+// turn: the same bits at any team shape.
+template <typename T>
+void dequantize_sum(TeamShape shape, const void* packed, int64_t segments, int64_t n, int64_t block,
+                    int bits, T* out, bool accumulate = false);
+
 }  // namespace zm::kernels
