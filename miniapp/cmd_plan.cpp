@@ -145,6 +145,13 @@ void print_heading(const Deck& deck, Precision precision, const PlanPoint& first
     fmt::print(
         "  hpZ: zero.secondary_shard_size set: at stage 3 the parameters are sharded within "
         "groups (groups x ranks per group), the optimizer state over all ranks\n");
+  if (deck.zero.quantizes_weights())
+    fmt::print(
+        "  qwZ: zero.quantize_weights = \"{}\": at stage 3 the parameter all-gathers move int8 "
+        "codes and one fp32 scale per {} elements (~{:.3f} bytes per parameter); with a machine, "
+        "quant s: their quantize and dequantize passes at its memory bandwidth\n",
+        deck.zero.quantize_weights, deck.zero.quantize_block,
+        1.0 + 4.0 / static_cast<double>(deck.zero.quantize_block));
   fmt::print(
       "\nPer rank, GB (1e9 bytes). Model states = parameters + gradients + optimizer; "
       "traffic = bytes each rank sends per step (ring convention){}.\n",
@@ -189,10 +196,14 @@ void print_table(const std::vector<PlanPoint>& points, const Machine* machine) {
                        [](int c) { return c < 0 ? "model-states" : kCategoryColumns[c].heading; },
                        "total", [&](CommOp op) { return traffic_headings[static_cast<int>(op)]; }));
   const bool tensor_parallel = any_tensor_parallel(points);
+  // The quantization passes' share of the step where a point has compressed collectives.
+  const bool quantized = std::any_of(points.begin(), points.end(),
+                                     [](const PlanPoint& p) { return p.quantize_seconds > 0; });
   if (hybrid) fmt::print(" | {:>9} {:>10} {:>10}", "groups", "intra-grp", "inter-grp");
   if (tensor_parallel) fmt::print(" | {:>9} {:>10}", "tp x dp", "tensor-par");
   if (machine)
     fmt::print(" | {:>4} {:>10} {:>10} {:>14}", "fits", "step s ovl", "step s ser", "largest fits");
+  if (machine && quantized) fmt::print(" | {:>10}", "quant s");
   fmt::print("\n");
   for (const PlanPoint& p : points) {
     fmt::print("{}",
@@ -214,6 +225,7 @@ void print_table(const std::vector<PlanPoint>& points, const Machine* machine) {
                  p.largest_layers > 0
                      ? fmt::format("L={} {:.3g}B", p.largest_layers, p.largest_params / 1e9)
                      : std::string("none"));
+    if (machine && quantized) fmt::print(" | {:>10.4g}", p.quantize_seconds);
     fmt::print("\n");
   }
 }

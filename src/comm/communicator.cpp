@@ -24,10 +24,26 @@ const char* comm_op_name(CommOp op) {
 }
 
 size_t dtype_size(DType type) {
-  return type == DType::F32 ? 4 : 2;
+  switch (type) {
+    case DType::F32:
+      return 4;
+    case DType::BF16:
+      return 2;
+    case DType::U8:
+      return 1;
+  }
+  return 0;
 }
 const char* dtype_name(DType type) {
-  return type == DType::F32 ? "fp32" : "bf16";
+  switch (type) {
+    case DType::F32:
+      return "fp32";
+    case DType::BF16:
+      return "bf16";
+    case DType::U8:
+      return "bytes";
+  }
+  return "?";
 }
 
 double ring_bytes(CommOp op, double whole_buffer_bytes, int ranks) {
@@ -208,6 +224,7 @@ CommRequest Communicator::account(CommOp op, double whole_buffer_bytes, CommTag 
 }
 
 CommRequest Communicator::iall_reduce_sum(void* data, size_t count, DType type, CommTag tag) {
+  ZM_ASSERT(type != DType::U8, "all_reduce of raw bytes: they have no sum");
   const double bytes = static_cast<double>(count * dtype_size(type));
   const Stamp before = host_stamp();
   return account(CommOp::AllReduce, bytes, tag, before, post_all_reduce(data, count, type));
@@ -215,6 +232,7 @@ CommRequest Communicator::iall_reduce_sum(void* data, size_t count, DType type, 
 
 CommRequest Communicator::ireduce_scatter_sum(const void* send, void* recv, size_t recv_count,
                                               DType type, CommTag tag) {
+  ZM_ASSERT(type != DType::U8, "reduce_scatter of raw bytes: they have no sum");
   const double bytes = static_cast<double>(recv_count * dtype_size(type)) * size();
   const Stamp before = host_stamp();
   return account(CommOp::ReduceScatter, bytes, tag, before,

@@ -29,7 +29,9 @@ enum class CommOp : int { AllReduce = 0, ReduceScatter, AllGather, Broadcast, Ba
 constexpr int kCommOps = static_cast<int>(CommOp::Count);
 const char* comm_op_name(CommOp op);  // "all_reduce", "reduce_scatter", ...
 
-enum class DType : int { F32 = 0, BF16 };
+// U8: raw bytes (packed quantized segments, kernels/quantize.hpp); gathered and broadcast, never
+// reduced.
+enum class DType : int { F32 = 0, BF16, U8 };
 size_t dtype_size(DType type);
 const char* dtype_name(DType type);
 

@@ -87,6 +87,10 @@ struct ZeroConfig {
   int64_t ranks_per_node = 0;  // what "node" means; 0 = the MPI shared-memory split
   // hpZ (stage 3): parameters sharded within groups of this size, the rest over all ranks.
   int64_t secondary_shard_size = 0;  // 0 = off; kShardSizeNode = the ranks of a node
+  // qwZ (stage 3): the per-unit parameter gathers move int8 blocks with one fp32 scale each.
+  std::string quantize_weights = "none";  // "none" | "int8"
+  int64_t quantize_block = 2048;          // elements per block (one scale each)
+  bool quantizes_weights() const { return quantize_weights != "none"; }
 };
 
 // Model parallelism beside ZeRO's data parallelism.

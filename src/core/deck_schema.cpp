@@ -218,6 +218,15 @@ void add_zero_keys(std::vector<KeySpec>& s) {
       "stage 3 (ZeRO++ hpZ): a secondary copy of the parameters sharded within groups of this many "
       "ranks (\"node\": a node), so that gathers stay in the group; optimizer state and "
       "gradients stay sharded over all ranks; 0 = off"));
+  s.push_back(make_string(
+      "zero", "quantize_weights", &Deck::zero, &ZeroConfig::quantize_weights, {"none", "int8"},
+      "stage 3 (ZeRO++ qwZ): the parameter all-gathers move \"int8\" codes with one fp32 scale "
+      "per zero.quantize_block elements, dequantized into the compute precision on arrival (the "
+      "master weights are never quantized); \"none\" gathers the compute type"));
+  s.push_back(make_int("zero", "quantize_block", &Deck::zero, &ZeroConfig::quantize_block, 1,
+                       16777216,
+                       "elements per quantization block (one fp32 scale each) of "
+                       "zero.quantize_weights"));
   s.push_back(make_int("zero", "ranks_per_node", &Deck::zero, &ZeroConfig::ranks_per_node, 0, 1e6,
                        "ranks per node for \"node\" shard sizes; 0 = the MPI shared-memory "
                        "split (set it to treat groups of ranks as nodes, e.g. in tests)"));

@@ -26,18 +26,20 @@ namespace {
 using MachineSchema = std::map<std::string, std::map<std::string, bool>>;
 
 const MachineSchema& machine_schema() {
-  static const MachineSchema schema = {
-      {"machine",
-       {{"name", false},
-        {"description", false},
-        {"devices_per_node", true},
-        {"device_memory_gib", true}}},
-      {"compute", {{"sustained_tflops_fp32", true}, {"sustained_tflops_mixed", true}}},
-      {"network",
-       {{"intra_node_bandwidth_gbs", true},
-        {"intra_node_latency_us", true},
-        {"inter_node_bandwidth_gbs", true},
-        {"inter_node_latency_us", true}}}};
+  static const MachineSchema schema = {{"machine",
+                                        {{"name", false},
+                                         {"description", false},
+                                         {"devices_per_node", true},
+                                         {"device_memory_gib", true}}},
+                                       {"compute",
+                                        {{"sustained_tflops_fp32", true},
+                                         {"sustained_tflops_mixed", true},
+                                         {"memory_bandwidth_gbs", true}}},
+                                       {"network",
+                                        {{"intra_node_bandwidth_gbs", true},
+                                         {"intra_node_latency_us", true},
+                                         {"inter_node_bandwidth_gbs", true},
+                                         {"inter_node_latency_us", true}}}};
   return schema;
 }
 
@@ -105,6 +107,7 @@ Machine load_machine(const std::string& path) {
   m.device_memory_bytes = v.numbers["machine.device_memory_gib"] * 1024.0 * 1024.0 * 1024.0;
   m.sustained_flops_fp32 = v.numbers["compute.sustained_tflops_fp32"] * 1e12;
   m.sustained_flops_mixed = v.numbers["compute.sustained_tflops_mixed"] * 1e12;
+  m.memory_bandwidth = v.numbers["compute.memory_bandwidth_gbs"] * 1e9;
   m.intra_node_bandwidth = v.numbers["network.intra_node_bandwidth_gbs"] * 1e9;
   m.intra_node_latency = v.numbers["network.intra_node_latency_us"] * 1e-6;
   m.inter_node_bandwidth = v.numbers["network.inter_node_bandwidth_gbs"] * 1e9;

@@ -14,6 +14,7 @@ struct Machine {
   double device_memory_bytes = 0;   // per device (= per rank)
   double sustained_flops_fp32 = 0;  // FLOP/s per device
   double sustained_flops_mixed = 0;
+  double memory_bandwidth = 0;      // bytes/s per device: what memory-bound passes stream at
   double intra_node_bandwidth = 0;  // bytes/s per rank, one direction
   double intra_node_latency = 0;    // seconds
   double inter_node_bandwidth = 0;

@@ -178,11 +178,16 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
                                                                    : machine->sustained_flops_fp32;
   p.compute_seconds = p.flops_per_step / rate;
 
-  // Communication: each collective priced on the link its ring crosses.
-  for (const auto& c : run_traffic(deck, stage, partition, mesh))
+  // Communication: each collective priced on the link its ring crosses; the passes around
+  // compressed ones at the device's memory bandwidth.
+  for (const auto& c : run_traffic(deck, stage, partition, mesh)) {
     p.comm_seconds += collective_seconds(c, mesh, *machine);
-  p.step_seconds_serial = p.compute_seconds + p.comm_seconds;
-  p.step_seconds_overlapped = std::max(p.compute_seconds, p.comm_seconds);
+    if (c.pass_bytes > 0)
+      p.quantize_seconds += static_cast<double>(c.pass_bytes) / machine->memory_bandwidth;
+  }
+  const double device_seconds = p.compute_seconds + p.quantize_seconds;
+  p.step_seconds_serial = device_seconds + p.comm_seconds;
+  p.step_seconds_overlapped = std::max(device_seconds, p.comm_seconds);
 
   p.fits = p.memory.total() <= machine->device_memory_bytes;
   const int64_t layers = largest_fitting_layers(deck, stage, mesh, machine->device_memory_bytes);

@@ -51,9 +51,11 @@ struct PlanPoint {
   // Step-time estimate (only with a machine).
   double flops_per_step = 0;  // per rank
   double compute_seconds = 0;
+  double quantize_seconds = 0;  // passes around compressed collectives (memory-bound)
   double comm_seconds = 0;
-  double step_seconds_overlapped = 0;  // compute and communication fully overlapped
-  double step_seconds_serial = 0;      // no overlap
+  // Compute and the quantization passes (device work) overlapped with communication, or not.
+  double step_seconds_overlapped = 0;
+  double step_seconds_serial = 0;
   bool fits = true;
   int64_t largest_layers = 0;  // deepest model of the same width that fits (0: none)
   int64_t largest_params = 0;

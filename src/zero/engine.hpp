@@ -92,6 +92,9 @@ class ZeroEngine {
     int element_bytes;  // of the type moved
     int ranks;          // of the communicator it runs on
     CommLevel level = CommLevel::IntraGroup;
+    // Device memory read and written by the passes around it on this rank: a compressed
+    // collective's quantization before and dequantization after (0: none).
+    int64_t pass_bytes = 0;
   };
   // `mesh`: the run's mesh (partition is over the ranks of its `shard` dimension).
   static std::vector<PlannedCollective> declared_traffic(int stage, const Partition& partition,
@@ -284,6 +287,10 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
   template <typename T>
   void init_held(T* buffer, const Placement& placement, uint64_t seed) const;
 };
+
+// Fails, naming the deck's line, where the deck quantizes the weight gathers (qwZ) and `stage`
+// gathers no unit. make_engine calls it; the planner prices such stages without them.
+void check_quantized_weights(const Deck& deck, int stage);
 
 // The engine of ZeRO stage `stage` computing in Real over the shard group of `comms` (partition is
 // over its ranks), composed from the stage's record (factory.cpp). `schedule` is the order in

@@ -1,10 +1,23 @@
 // A stage number onto its record (core/stage_spec.hpp), and the record onto the typed engine for
 // the trainer and the buffer and traffic lists (untyped, priced by the deck's precision) for the
 // planner: the model state in the record's storage kinds, then what its paths declare.
+#include <algorithm>
+
 #include "core/error.hpp"
+#include "kernels/quantize.hpp"
 #include "zero/composed_engine.hpp"
 
 namespace zm {
+
+void check_quantized_weights(const Deck& deck, int stage) {
+  if (!deck.zero.quantizes_weights() || stage_spec(stage).gathers_parameters()) return;
+  const auto set_at = deck.origin.find("zero.quantize_weights");
+  fail(
+      "{}: zero.quantize_weights = \"{}\" needs zero.stage = 3, the stage that gathers parameters "
+      "per unit; this run is stage {}{}. Expected \"none\" at stages 0-2",
+      set_at != deck.origin.end() ? set_at->second : deck.path, deck.zero.quantize_weights, stage,
+      deck.zero.all_stages ? " (zero.stage = \"all\" runs stages 0-3)" : "");
+}
 
 template <typename Real>
 std::unique_ptr<ZeroEngineT<Real>> make_engine(int stage, const Partition& partition,
@@ -12,6 +25,7 @@ std::unique_ptr<ZeroEngineT<Real>> make_engine(int stage, const Partition& parti
                                                const std::vector<UnitEvent>& schedule,
                                                kernels::TeamShape team_shape,
                                                MemoryLedger* ledger) {
+  check_quantized_weights(deck, stage);
   return std::make_unique<ComposedEngine<Real>>(stage_spec(stage), partition, comms, deck, schedule,
                                                 team_shape, ledger);
 }
@@ -39,10 +53,12 @@ std::vector<BufferSpec> ZeroEngine::declared_buffers(int stage, const Partition&
 namespace {
 
 // For every unit, `reductions` reduce-scatters and `gathers` all-gathers of the padded unit in the
-// deck's compute type within the shard group and, under hybrid sharding, one all-reduce of the
+// deck's compute type (or, with a quantize block, every rank's packed int8 segment of its shard)
+// within the shard group and, under hybrid sharding, one all-reduce of the
 // unit's shard across the groups.
 PlannedCollectives per_unit_traffic(const Partition& partition, const Deck& deck,
-                                    const ZeroMesh& mesh, int64_t reductions, int64_t gathers) {
+                                    const ZeroMesh& mesh, int64_t reductions, int64_t gathers,
+                                    int64_t quantize_block) {
   PlannedCollectives out;
   const int reduced = reduce_element_bytes(deck), gathered = param_element_bytes(deck);
   // Along shard: the unit's reductions and gathers; along replicate: its shard's, where the
@@ -64,8 +80,18 @@ PlannedCollectives per_unit_traffic(const Partition& partition, const Deck& deck
     } else if (replicas > 1) {  // the shard's replicas all-reduce it
       out.push_back({CommOp::AllReduce, shard, reduced, replicas, across});
     }
-    for (int64_t i = 0; i < gathers; ++i)
-      out.push_back({CommOp::AllGather, padded, gathered, group, in_group});
+    for (int64_t i = 0; i < gathers; ++i) {
+      if (quantize_block > 0) {  // every rank's packed segment, as bytes
+        // Its passes: the shard read and its segment written; every segment read and the padded
+        // unit written in the compute type.
+        const kernels::QuantizedSegment segment{shard, quantize_block};
+        const int64_t passes =
+            shard * gathered + segment.bytes() + group * segment.bytes() + padded * gathered;
+        out.push_back({CommOp::AllGather, group * segment.bytes(), 1, group, in_group, passes});
+      } else {
+        out.push_back({CommOp::AllGather, padded, gathered, group, in_group});
+      }
+    }
   }
   return out;
 }
@@ -78,18 +104,19 @@ std::vector<ZeroEngine::PlannedCollective> ZeroEngine::declared_traffic(int stag
                                                                         const ZeroMesh& mesh) {
   const StageSpec& spec = stage_spec(stage);
   PlannedCollectives out;
-  int64_t reductions = 0, gathers = 0;
+  int64_t reductions = 0, gathers = 0, quantize_block = 0;
   for (const PathDeclaration& path : {declare_gradient_path(spec, partition, deck),
                                       declare_parameter_path(spec, partition, deck)}) {
     out.insert(out.end(), path.step_collectives.begin(), path.step_collectives.end());
     reductions += path.reductions_per_unit;
     gathers += path.gathers_per_unit;
+    quantize_block = std::max(quantize_block, path.gather_quantize_block);
   }
   // The per-unit collectives of paths that reduce per unit, with the cross-group reductions of
   // their shards (a path that all-reduces whole buckets runs in one group).
   if (reductions > 0) {
     const PlannedCollectives per_unit =
-        per_unit_traffic(partition, deck, mesh, reductions, gathers);
+        per_unit_traffic(partition, deck, mesh, reductions, gathers, quantize_block);
     out.insert(out.end(), per_unit.begin(), per_unit.end());
   }
   return out;

@@ -2,7 +2,8 @@
 // sends, byte for byte, for every stage, in fp32 and (where the build has bf16) mixed precision,
 // also with the fp32 gradient reduction (train.reduce_precision), with and without hybrid sharding
 // (zero.shard_size: traffic within and across shard groups compared separately), and with tensor
-// parallelism (parallel.tp: the model's collectives along tp compared on their own).
+// parallelism (parallel.tp: the model's collectives along tp compared on their own), and with
+// ZeRO++'s quantized weight gathers (zero.quantize_weights) beside hybrid sharding and hpZ.
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
@@ -147,6 +148,54 @@ TEST_P(PlannedEqualsMeasured, MemoryAndTrafficWithClassifierChunks) {
       check_planned_equals_measured(zm::testing::test_deck(stage, 3, 2, overrides), stage, *comm);
     }
   }
+}
+
+// qwZ (stage 3): the parameter gathers as packed int8 segments, with the default block and one
+// that cuts shards unevenly (7), alone, within shard groups of 2 and under hpZ with groups of 2,
+// and beside tp 2.
+TEST(PlannedEqualsMeasuredQuantized, MemoryAndTrafficWithInt8WeightGathers) {
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
+  const int N = comm->size();
+  std::vector<std::vector<std::string>> precisions = {{"train.precision=fp32"}};
+  if (ZEROMINI_HAVE_BF16) precisions.push_back({"train.precision=bf16"});
+  std::vector<std::vector<std::string>> shardings = {{"zero.shard_size=0"}};
+  if (N >= 4 && N % 2 == 0) {
+    shardings.push_back({"zero.shard_size=2"});
+    shardings.push_back({"zero.secondary_shard_size=2"});
+  }
+  if (N % 2 == 0) shardings.push_back({"parallel.tp=2"});
+  for (const auto& sharding : shardings)
+    for (const auto& precision : precisions)
+      for (const int64_t grad_accum : {1, 2})
+        for (const char* block : {"2048", "7"}) {
+          SCOPED_TRACE(fmt::format("{} ranks, {}, grad_accum {}, {}, block {}", N,
+                                   fmt::join(sharding, " "), grad_accum, fmt::join(precision, " "),
+                                   block));
+          std::vector<std::string> overrides = {"train.steps=2", "zero.quantize_weights=int8",
+                                                std::string("zero.quantize_block=") + block};
+          overrides.insert(overrides.end(), precision.begin(), precision.end());
+          overrides.insert(overrides.end(), sharding.begin(), sharding.end());
+          check_planned_equals_measured(zm::testing::test_deck(3, 3, grad_accum, overrides), 3,
+                                        *comm);
+        }
+}
+
+// The int8 gathers move about a quarter of the fp32 ones (codes plus a scale per block), and the
+// plan says so: the all-gather bytes within the group shrink by that ratio.
+TEST(PlannedEqualsMeasuredQuantized, Int8GathersMoveAQuarterOfFp32) {
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
+  if (comm->size() < 2) GTEST_SKIP() << "one rank gathers nothing";
+  const zm::Deck plain = zm::testing::test_deck(3, 3, 1, {"train.precision=fp32"});
+  const zm::Deck int8 = zm::testing::test_deck(
+      3, 3, 1, {"train.precision=fp32", "zero.quantize_weights=int8", "zero.quantize_block=256"});
+  const zm::ZeroMesh mesh = zm::plan_zero_mesh(plain, 3, comm->size(), nullptr);
+  const auto gathered = [&](const zm::Deck& deck) {
+    return zm::plan_traffic(deck, 3, mesh)[static_cast<size_t>(zm::CommLevel::IntraGroup)]
+                                          [static_cast<size_t>(zm::CommOp::AllGather)];
+  };
+  const double ratio = gathered(int8) / gathered(plain);
+  EXPECT_GT(ratio, 0.25);                               // the codes alone
+  EXPECT_LT(ratio, 0.25 * (1.0 + 4.0 / 256.0) + 0.01);  // a scale per 256 codes, and padding
 }
 
 INSTANTIATE_TEST_SUITE_P(Stages, PlannedEqualsMeasured, ::testing::Values(0, 1, 2, 3));

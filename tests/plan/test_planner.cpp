@@ -300,6 +300,39 @@ TEST(PlannerLargest, NothingFitsAndImpossibleLayouts) {
   }
 }
 
+// qwZ: stage 3's gathers move int8 codes and a scale per block, about a quarter of fp32's bytes;
+// the reduce-scatters keep theirs; the quantize and dequantize passes cost device memory traffic
+// at the machine's memory bandwidth (half the time at twice the bandwidth), and the step adds
+// them to compute. Other stages gather no unit and are priced as without it.
+TEST(PlannerQuantized, Int8GathersCutTrafficAndPayForTheirPasses) {
+  zm::Machine m = two_link_machine(8, 450e9, 50e9);
+  m.memory_bandwidth = 1e12;
+  const zm::Deck plain = deck_with(4, 256, 4, "fp32");
+  zm::Deck int8 = plain;
+  int8.zero.quantize_weights = "int8";
+  const zm::PlanPoint p = zm::plan_point(plain, 3, 16, &m);
+  const zm::PlanPoint q = zm::plan_point(int8, 3, 16, &m);
+  const auto op = [](const zm::PlanPoint& point, zm::CommOp c) {
+    return point.bytes_per_step[static_cast<size_t>(c)];
+  };
+  const double ratio = op(q, zm::CommOp::AllGather) / op(p, zm::CommOp::AllGather);
+  EXPECT_GT(ratio, 0.25);
+  EXPECT_LT(ratio, 0.25 * (1.0 + 4.0 / 2048.0) + 1e-3);
+  EXPECT_EQ(op(q, zm::CommOp::ReduceScatter), op(p, zm::CommOp::ReduceScatter));
+  EXPECT_EQ(p.quantize_seconds, 0.0);
+  EXPECT_GT(q.quantize_seconds, 0.0);
+  EXPECT_LT(q.comm_seconds, p.comm_seconds);
+  EXPECT_DOUBLE_EQ(q.step_seconds_serial, q.compute_seconds + q.quantize_seconds + q.comm_seconds);
+  m.memory_bandwidth = 2e12;
+  EXPECT_DOUBLE_EQ(zm::plan_point(int8, 3, 16, &m).quantize_seconds, q.quantize_seconds / 2);
+  for (int stage = 0; stage <= 2; ++stage) {
+    const zm::PlanPoint a = zm::plan_point(plain, stage, 16, &m);
+    const zm::PlanPoint b = zm::plan_point(int8, stage, 16, &m);
+    EXPECT_EQ(a.bytes_per_step, b.bytes_per_step) << "stage " << stage;
+    EXPECT_EQ(b.quantize_seconds, 0.0) << "stage " << stage;
+  }
+}
+
 TEST(Planner, EveryMachineFileLoads) {
   const std::string machines = zm_test::inputs_dir() + "/machines";
   int count = 0;

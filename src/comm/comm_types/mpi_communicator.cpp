@@ -75,8 +75,15 @@ MpiCommunicator::~MpiCommunicator() {
 }
 
 MpiDatatypes MpiCommunicator::types(DType type) const {
-  return type == DType::F32 ? MpiDatatypes{MPI_FLOAT, MPI_SUM}
-                            : MpiDatatypes{bf16_type_, bf16_sum_};
+  switch (type) {
+    case DType::F32:
+      return {MPI_FLOAT, MPI_SUM};
+    case DType::BF16:
+      return {bf16_type_, bf16_sum_};
+    case DType::U8:
+      return {MPI_BYTE, MPI_OP_NULL};  // moved, never reduced (Communicator checks)
+  }
+  return {MPI_DATATYPE_NULL, MPI_OP_NULL};
 }
 
 void MpiCommunicator::set_timeout(double seconds) {

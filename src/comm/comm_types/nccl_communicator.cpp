@@ -25,7 +25,15 @@ void check_cuda(cudaError_t status, const char* what, int rank) {
 }
 
 ncclDataType_t nccl_type(DType type) {
-  return type == DType::F32 ? ncclFloat : ncclBfloat16;
+  switch (type) {
+    case DType::F32:
+      return ncclFloat;
+    case DType::BF16:
+      return ncclBfloat16;
+    case DType::U8:
+      return ncclUint8;
+  }
+  return ncclFloat;
 }
 
 class NcclPendingOp : public detail::PendingOp {

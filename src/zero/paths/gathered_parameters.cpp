@@ -2,7 +2,17 @@
 // Before a unit's forward, and again before its backward, its parameters are all-gathered into a
 // slot, used and released; gathers run `zero.prefetch` units ahead along the model's schedule so
 // that they overlap compute.
+//
+// Under zero.quantize_weights = "int8" (ZeRO++ qwZ) each rank quantizes its shard into a packed
+// segment (int8 codes, then one fp32 scale per block: kernels/quantize.hpp) at its place in the
+// slot's packed buffer, one all-gather of bytes fills in the others', and acquire() dequantizes
+// all of them into the slot in the compute type. Every rank then computes with the same
+// dequantized values, its own shard's included; the shard itself (and the fp32 master) is never
+// touched.
+#include <algorithm>
+
 #include "core/error.hpp"
+#include "kernels/quantize.hpp"
 #include "zero/paths/parameter_path.hpp"
 #include "zero/unit_buffer_set.hpp"
 
@@ -25,6 +35,33 @@ UnitBufferSet gather_slot_set(const Partition& partition, const Deck& deck) {
   return slots;
 }
 
+// The packed segment of one rank's shard of unit u (quantized gathers).
+kernels::QuantizedSegment shard_segment(const Partition& partition, const Deck& deck, int u) {
+  return {partition.unit(u).shard, deck.zero.quantize_block};
+}
+
+// Under qwZ, the slots' packed buffers (bytes): every rank's segment of the unit, end to end.
+UnitBufferSet packed_slot_set(const Partition& partition, const Deck& deck) {
+  UnitBufferSet packed;
+  packed.prefix = "gathered_int8";
+  const int64_t ranks = partition.ranks();
+  packed.embed_elements = ranks * shard_segment(partition, deck, 0).bytes();
+  for (int u = 1; u < partition.num_units(); ++u)
+    packed.shared_elements =
+        std::max(packed.shared_elements, ranks * shard_segment(partition, deck, u).bytes());
+  packed.shared = static_cast<int>(1 + prefetch_of(deck));
+  packed.element_bytes = 1;
+  return packed;
+}
+
+// The slots, and under qwZ their packed buffers, as the path allocates them.
+std::vector<BufferSpec> gather_buffers(const Partition& partition, const Deck& deck) {
+  std::vector<BufferSpec> buffers;
+  gather_slot_set(partition, deck).add_to(buffers);
+  if (deck.zero.quantizes_weights()) packed_slot_set(partition, deck).add_to(buffers);
+  return buffers;
+}
+
 template <typename Real>
 class GatheredParameters final : public ParameterPathT<Real> {
  public:
@@ -39,14 +76,20 @@ class GatheredParameters final : public ParameterPathT<Real> {
  private:
   struct Slot {
     TrackedBuffer<Real> buffer;
-    int event = -1;  // index into schedule_ of the event using it, -1 when free
+    TrackedBuffer<uint8_t> packed;  // qwZ: the ranks' segments as gathered
+    int event = -1;                 // index into schedule_ of the event using it, -1 when free
     CommRequest gather;
   };
   int slot_kind(int event) const;  // 0 embedding slot, 1 other slots
   // Posts gathers for the next events while slots are free.
   void post_gathers(ZeroEngineT<Real>& engine);
   int find_slot(int event) const;
+  // Posts the all-gather of unit's shards into slot: the compute type, or qwZ's packed segments.
+  CommRequest post_gather(Slot& slot, int unit, ZeroEngineT<Real>& engine) const;
+  // The slot's unit in the compute type once its gather is complete (qwZ: dequantized).
+  void unpack(Slot& slot, ZeroEngineT<Real>& engine) const;
 
+  const Deck& deck_;
   std::vector<UnitEvent> schedule_;
   int embedding_unit_;
   std::vector<Slot> slots_;  // [0] embedding, [1..] others
@@ -59,16 +102,19 @@ template <typename Real>
 GatheredParameters<Real>::GatheredParameters(const Partition& partition, const Deck& deck,
                                              const std::vector<UnitEvent>& schedule,
                                              MemoryLedger* ledger)
-    : schedule_(schedule),
+    : deck_(deck),
+      schedule_(schedule),
       embedding_unit_(partition.layout().embedding_unit()),
       prefetch_(static_cast<int>(prefetch_of(deck))) {
-  const UnitBufferSet slot_set = gather_slot_set(partition, deck);
-  std::vector<BufferSpec> slot_buffers;
-  slot_set.add_to(slot_buffers);
-  PlannedAllocator alloc(slot_buffers, ledger);
-  for (TrackedBuffer<Real>& buffer : slot_set.take<Real>(alloc)) {
+  PlannedAllocator alloc(gather_buffers(partition, deck), ledger);
+  for (TrackedBuffer<Real>& buffer : gather_slot_set(partition, deck).take<Real>(alloc)) {
     slots_.emplace_back();
     slots_.back().buffer = std::move(buffer);
+  }
+  if (deck.zero.quantizes_weights()) {
+    std::vector<TrackedBuffer<uint8_t>> packed =
+        packed_slot_set(partition, deck).take<uint8_t>(alloc);
+    for (size_t i = 0; i < slots_.size(); ++i) slots_[i].packed = std::move(packed[i]);
   }
   alloc.finish();
 }
@@ -91,6 +137,32 @@ int GatheredParameters<Real>::find_slot(int event) const {
 }
 
 template <typename Real>
+CommRequest GatheredParameters<Real>::post_gather(Slot& slot, int unit,
+                                                  ZeroEngineT<Real>& engine) const {
+  Communicator& comm = engine.comm();
+  const UnitPartition& p = engine.partition().unit(unit);
+  const Real* shard = engine.param_at(unit, comm.rank() * p.shard);
+  const CommTag tag{unit, CommPurpose::ParamGather};
+  if (!deck_.zero.quantizes_weights())
+    return comm.iall_gather(shard, slot.buffer.data(), static_cast<size_t>(p.shard),
+                            dtype_of<Real>(), tag);
+  const kernels::QuantizedSegment segment = shard_segment(engine.partition(), deck_, unit);
+  uint8_t* own = slot.packed.data() + comm.rank() * segment.bytes();
+  kernels::quantize_int8(engine.team_shape(), shard, p.shard, segment.block, own);
+  return comm.iall_gather(own, slot.packed.data(), static_cast<size_t>(segment.bytes()), DType::U8,
+                          tag);  // in place: the rank's segment is at its slot
+}
+
+template <typename Real>
+void GatheredParameters<Real>::unpack(Slot& slot, ZeroEngineT<Real>& engine) const {
+  if (!deck_.zero.quantizes_weights()) return;
+  const int unit = schedule_[static_cast<size_t>(slot.event)].unit;
+  const kernels::QuantizedSegment segment = shard_segment(engine.partition(), deck_, unit);
+  kernels::dequantize_int8(engine.team_shape(), slot.packed.data(), engine.comm().size(),
+                           segment.values, segment.block, slot.buffer.data());
+}
+
+template <typename Real>
 void GatheredParameters<Real>::post_gathers(ZeroEngineT<Real>& engine) {
   // In schedule order only, so that every rank posts the same collectives in the same order.
   while (next_gather_ < static_cast<int>(schedule_.size()) &&
@@ -104,12 +176,8 @@ void GatheredParameters<Real>::post_gathers(ZeroEngineT<Real>& engine) {
     }
     if (free_slot < 0) return;
     Slot& slot = slots_[static_cast<size_t>(free_slot)];
-    const int unit = schedule_[static_cast<size_t>(next_gather_)].unit;
-    const UnitPartition& p = engine.partition().unit(unit);
     slot.event = next_gather_;
-    slot.gather = engine.comm().iall_gather(engine.param_at(unit, engine.comm().rank() * p.shard),
-                                            slot.buffer.data(), static_cast<size_t>(p.shard),
-                                            dtype_of<Real>(), {unit, CommPurpose::ParamGather});
+    slot.gather = post_gather(slot, schedule_[static_cast<size_t>(next_gather_)].unit, engine);
     ++next_gather_;
   }
 }
@@ -130,6 +198,7 @@ const Real* GatheredParameters<Real>::acquire(UnitEvent event, ZeroEngineT<Real>
   const int slot = find_slot(next_event_);
   ZM_ASSERT(slot >= 0, "no slot holds event {}", next_event_);
   slots_[static_cast<size_t>(slot)].gather.wait();
+  unpack(slots_[static_cast<size_t>(slot)], engine);
   ++next_event_;
   post_gathers(engine);  // prefetch what follows
   return slots_[static_cast<size_t>(slot)].buffer.data();
@@ -152,11 +221,12 @@ void GatheredParameters<Real>::release(UnitEvent event, ZeroEngineT<Real>& engin
 
 // Per unit and step: two all-gathers every micro-step, before the unit's forward and again before
 // its backward (the embedding unit's second gather serves the LM head's forward and backward);
-// the gather slots.
+// the gather slots (and under qwZ their packed buffers, and the gathers' format).
 PathDeclaration gathered_parameters_declaration(const Partition& partition, const Deck& deck) {
   PathDeclaration out;
-  gather_slot_set(partition, deck).add_to(out.buffers);
+  out.buffers = gather_buffers(partition, deck);
   out.gathers_per_unit = 2 * deck.train.grad_accum;
+  if (deck.zero.quantizes_weights()) out.gather_quantize_block = deck.zero.quantize_block;
   return out;
 }
 

@@ -21,6 +21,9 @@ struct PathDeclaration {
   PlannedCollectives step_collectives;  // not tied to one unit (all-reduce buckets)
   int64_t reductions_per_unit = 0;      // reduce-scatters of each padded unit in the shard group
   int64_t gathers_per_unit = 0;         // all-gathers of each padded unit in the shard group
+  // > 0 (qwZ): those all-gathers move each rank's shard as a packed int8 segment in blocks of this
+  // many elements (kernels/quantize.hpp), as bytes, in place of the compute type.
+  int64_t gather_quantize_block = 0;
 };
 
 }  // namespace zm
