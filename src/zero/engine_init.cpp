@@ -1,0 +1,75 @@
+// Parameter initialisation of the ZeRO engine: every value drawn by its index in the whole model
+// (so any stage, rank count and tp degree holds the same model), into whatever each rank holds.
+#include "zero/engine.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/elementwise.hpp"
+#include "kernels/init.hpp"
+#include "model/layout.hpp"
+
+namespace zm {
+
+template <typename Real>
+template <typename T>
+void ZeroEngineT<Real>::init_held(T* buffer, const Placement& placement, uint64_t seed) const {
+  const ParamLayout& layout = partition_->layout();
+  const ModelConfig& c = layout.config();
+  const float std_normal = 0.02f;
+  // GPT-2 scales the projections that write into the residual stream by 1/sqrt(2 L).
+  const float std_residual = 0.02f / std::sqrt(2.0f * static_cast<float>(c.layers));
+  // Rows of wte beyond the real vocabulary are padding: zero, and they stay zero (their
+  // gradient is zero and decay keeps zero at zero).
+  const int64_t wte_real = c.vocab * c.dim;
+  const int tp = layout.tp(), slice = tp_rank();
+  for (int u = 0; u < partition_->num_units(); ++u) {
+    const auto [begin, end] = held_range(placement, u);
+    for (const TensorSegment& seg : partition_->segments(u, begin, end)) {
+      const TensorInfo& t = layout.tensors()[static_cast<size_t>(seg.tensor)];
+      T* segment = base_of(buffer, piece(placement), u, seg.unit_offset);
+      // Each value is drawn by its index in the whole model, so a tensor-parallel slice holds
+      // the same numbers as the same elements of a tp = 1 run.
+      const uint64_t tensor_index =
+          static_cast<uint64_t>(layout.unit(u).global_offset + t.global_offset);
+      for (const TpRun& run :
+           tp_runs(t, tp, slice, seg.tensor_offset, seg.tensor_offset + seg.length)) {
+        T* dst = segment + (run.local - seg.tensor_offset);
+        switch (t.init) {
+          case InitKind::Ones:
+            kernels::fill(team_shape_, dst, run.length, T(1));
+            break;
+          case InitKind::Zeros:
+            kernels::fill(team_shape_, dst, run.length, T(0));
+            break;
+          case InitKind::Normal:
+          case InitKind::NormalResidual: {
+            const float stddev = t.init == InitKind::Normal ? std_normal : std_residual;
+            int64_t normal_length = run.length;
+            if (t.name == "wte.weight")
+              normal_length = std::max<int64_t>(0, std::min(run.length, wte_real - run.global));
+            kernels::init_normal(team_shape_, dst, normal_length, stddev, seed,
+                                 tensor_index + static_cast<uint64_t>(run.global));
+            kernels::fill(team_shape_, dst + normal_length, run.length - normal_length, T(0));
+            break;
+          }
+        }
+      }
+    }
+  }
+}
+
+template <typename Real>
+void ZeroEngineT<Real>::init_parameters(uint64_t seed) {
+  // The compute parameters and the master copy are drawn from the same fp32 values, so the bf16
+  // parameters are the rounding of their master.
+  init_held(params_.data(), params_storage_, seed);
+  if constexpr (kMixed) init_held(master_.data(), optim_storage_, seed);
+}
+
+template void ZeroEngineT<float>::init_parameters(uint64_t);
+#if ZEROMINI_HAVE_BF16
+template void ZeroEngineT<bf16>::init_parameters(uint64_t);
+#endif
+
+}  // namespace zm
