@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 #include <sstream>
 
@@ -53,6 +54,15 @@ std::string gb(double bytes) {
   return fmt::format("{:.3f}", bytes / 1e9);
 }
 
+std::string csv_number(double value) {
+  return std::isfinite(value) ? fmt::format("{:.6g}", value) : std::string();
+}
+
+// MFU as a percentage, "n/a" without a peak.
+std::string percent(double fraction) {
+  return std::isfinite(fraction) ? fmt::format("{:.1f}", 100.0 * fraction) : std::string("n/a");
+}
+
 // The memory categories' columns, in the enum's order: the CSV name and the table heading.
 struct CategoryColumn {
   const char* csv;
@@ -96,8 +106,9 @@ void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoin
   // Columns are only ever appended: scripts read them by name and by position.
   fmt::print(
       "{},compute_s,comm_s,step_overlapped_s,step_serial_s,fits,largest_layers,"
-      "largest_params,shard_size,recompute,intra_group_bytes,inter_group_bytes{}\n",
-      header, tp_columns ? ",tp,tensor_parallel_bytes" : "");
+      "largest_params,shard_size,recompute,intra_group_bytes,inter_group_bytes{}{}\n",
+      header, tp_columns ? ",tp,tensor_parallel_bytes" : "",
+      have_machine ? ",model_flops_per_step,tflops_per_device,mfu_overlapped,mfu_serial" : "");
   for (const PlanPoint& p : points) {
     std::string row = fmt::format("{},{},{},{},{},{}", deck.path, memory_model_name(precision),
                                   p.stage, p.ranks, p.params, p.padded_params);
@@ -110,11 +121,18 @@ void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoin
     const std::string tp = tp_columns ? fmt::format(",{},{:.0f}", p.mesh.tp(),
                                                     p.bytes_at_level(CommLevel::TensorParallel))
                                       : "";
-    fmt::print("{},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{:.0f},{:.0f}{}\n", row,
+    // Predicted throughput: an empty MFU where the machine file has no peak for the precision.
+    const std::string predicted = have_machine
+                                      ? fmt::format(",{:.6g},{:.6g},{},{}", p.model_flops_per_step,
+                                                    p.predicted_flops_per_second() / 1e12,
+                                                    csv_number(p.predicted_mfu_overlapped()),
+                                                    csv_number(p.predicted_mfu_serial()))
+                                      : "";
+    fmt::print("{},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{:.0f},{:.0f}{}{}\n", row,
                p.compute_seconds, p.comm_seconds, p.step_seconds_overlapped, p.step_seconds_serial,
                have_machine ? (p.fits ? "yes" : "no") : "", p.largest_layers, p.largest_params,
                p.mesh.group_ranks(), deck.model.recompute, p.bytes_at_level(CommLevel::IntraGroup),
-               p.bytes_at_level(CommLevel::InterGroup), tp);
+               p.bytes_at_level(CommLevel::InterGroup), tp, predicted);
   }
 }
 
@@ -202,7 +220,8 @@ void print_table(const std::vector<PlanPoint>& points, const Machine* machine) {
   if (hybrid) fmt::print(" | {:>9} {:>10} {:>10}", "groups", "intra-grp", "inter-grp");
   if (tensor_parallel) fmt::print(" | {:>9} {:>10}", "tp x dp", "tensor-par");
   if (machine)
-    fmt::print(" | {:>4} {:>10} {:>10} {:>14}", "fits", "step s ovl", "step s ser", "largest fits");
+    fmt::print(" | {:>4} {:>10} {:>10} {:>14} | {:>8} {:>7} {:>7}", "fits", "step s ovl",
+               "step s ser", "largest fits", "TFLOP/s", "MFU%ovl", "MFU%ser");
   if (machine && quantized) fmt::print(" | {:>10}", "quant s");
   fmt::print("\n");
   for (const PlanPoint& p : points) {
@@ -225,9 +244,37 @@ void print_table(const std::vector<PlanPoint>& points, const Machine* machine) {
                  p.largest_layers > 0
                      ? fmt::format("L={} {:.3g}B", p.largest_layers, p.largest_params / 1e9)
                      : std::string("none"));
+    if (machine)
+      fmt::print(" | {:>8.4g} {:>7} {:>7}", p.predicted_flops_per_second() / 1e12,
+                 percent(p.predicted_mfu_overlapped()), percent(p.predicted_mfu_serial()));
     if (machine && quantized) fmt::print(" | {:>10.4g}", p.quantize_seconds);
     fmt::print("\n");
   }
+}
+
+void print_machine_note(const Deck& deck, Precision precision, const Machine& machine) {
+  const FlopsPerToken f = flops_per_token(deck.model);
+  fmt::print(
+      "\nStep time: compute = {:.4g} hardware FLOP/token ({:.4g} model FLOP/token: 6N + 12 L T C; "
+      "the rest is recomputation and vocabulary padding, model/flops.hpp) for the whole model "
+      "(each rank does 1/ranks of the global batch's) at the machine's sustained rate; "
+      "communication from an alpha-beta ring model, each collective on the intra-node link when "
+      "its ring stays in a node, else on the inter-node link; 'ovl' assumes full overlap, 'ser' "
+      "none. 'largest fits': the deepest model of this width, heads, vocabulary and batch whose "
+      "per-rank total fits the device memory.\n",
+      f.hardware(), f.model());
+  const double peak = machine.peak_flops(precision);
+  if (peak > 0)
+    fmt::print(
+        "Predicted throughput: TFLOP/s = model FLOPs per device / overlapped step time; MFU = "
+        "that / the {} peak {:.4g} TFLOP/s per device ({} in the machine file), at the "
+        "overlapped and at the serial step time.\n",
+        precision_name(precision), peak / 1e12, Machine::peak_key(precision));
+  else
+    fmt::print(
+        "Predicted throughput: TFLOP/s = model FLOPs per device / overlapped step time; MFU "
+        "n/a: the machine file gives no {} peak ({}).\n",
+        precision_name(precision), Machine::peak_key(precision));
 }
 
 }  // namespace
@@ -288,16 +335,7 @@ int plan(const PlanOptions& options) {
   print_heading(deck, precision, points.front(), have_machine ? &machine : nullptr);
   print_tp_note(points, skipped);
   print_table(points, have_machine ? &machine : nullptr);
-  if (have_machine)
-    fmt::print(
-        "\nStep time: compute = {:.3g} matmul FLOP/token (the whole model; each tp rank does "
-        "1/tp of it) x tokens per rank per step at "
-        "the machine's sustained rate (recomputed forward included); communication from an "
-        "alpha-beta ring model, each collective on the intra-node link when its ring stays in "
-        "a node, else on the inter-node link; 'ovl' assumes full overlap, 'ser' none. "
-        "'largest fits': the deepest model of this width, heads, vocabulary and batch whose "
-        "per-rank total fits the device memory.\n",
-        flops_per_token(deck.model));
+  if (have_machine) print_machine_note(deck, precision, machine);
   return 0;
 }
 

@@ -1,5 +1,8 @@
 #include <fmt/format.h>
 
+#include <cmath>
+#include <string>
+
 #include "comm/communicator.hpp"
 #include "comm/node_threads.hpp"
 #include "comm/runtime.hpp"
@@ -14,6 +17,7 @@
 #include "core/regular_file.hpp"
 #include "core/trace.hpp"
 #include "io/summary.hpp"
+#include "plan/machine.hpp"
 #include "train/run.hpp"
 
 namespace zm::cli {
@@ -34,11 +38,49 @@ int exit_code(RunEnd end) {
   return kExitNonFinite;
 }
 
+// A positive, finite number of TFLOP/s, all of `text`.
+double parse_peak_tflops(const std::string& text) {
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || !std::isfinite(value) || value <= 0)
+    fail(
+        "--peak-tflops {}: expected a positive number of TFLOP/s per device (the device's dense "
+        "peak in the deck's precision, e.g. 989.4 for an H100 SXM in bf16)",
+        text);
+  return value;
+}
+
+// The peak MFU is reported against: --peak-tflops, or the machine file's for the deck's
+// precision; none (MFU not available) when neither gives one.
+PeakRate resolve_peak(const RunOptions& options, const Deck& deck) {
+  if (!options.peak_tflops.empty() && !options.machine.empty())
+    fail("--peak-tflops and --machine both give a peak: give one of them");
+  if (!options.peak_tflops.empty())
+    return {parse_peak_tflops(options.peak_tflops) * 1e12, "--peak-tflops " + options.peak_tflops};
+  if (options.machine.empty()) return {};
+  const Machine machine = load_machine(options.machine);
+  const Precision precision = deck.train.precision;
+  const double peak = machine.peak_flops(precision);
+  if (peak <= 0) {
+    log_root("note: {} gives no {} peak ({}): MFU is not available\n", options.machine,
+             precision_name(precision), Machine::peak_key(precision));
+    return {};
+  }
+  return {peak,
+          fmt::format("{}, {} in {}", machine.name, Machine::peak_key(precision), options.machine)};
+}
+
 }  // namespace
 
 int run(int& argc, char**& argv, const RunOptions& options) {
   Runtime runtime(argc, argv);
   Deck deck;
+  PeakRate peak;
   std::vector<std::string> overrides = options.overrides;
   if (!options.out_dir.empty()) overrides.push_back("output.dir=" + options.out_dir);
   try {
@@ -47,6 +89,7 @@ int run(int& argc, char**& argv, const RunOptions& options) {
     // A token shard that is not a regular file (a FIFO would block its open) is bad input too.
     if (deck.data.source != "synthetic")
       require_regular_file(deck.data.source, "token shard (data.source)");
+    peak = resolve_peak(options, deck);
   } catch (const Error& error) {
     if (runtime.rank() == 0) log_error("zeromini: error: {}\n", error.what());
     return kExitBadInput;
@@ -64,7 +107,7 @@ int run(int& argc, char**& argv, const RunOptions& options) {
     Tracer tracer;
     MemoryLedger ledger;
     const RunContext context{&tracer, &runtime.watchdog(), &ledger};
-    const RunOutcome outcome = run_training(deck, *comm, context);
+    const RunOutcome outcome = run_training(deck, *comm, context, true, peak);
     print_summary(deck, outcome.stages);
     if (runtime.rank() == 0) {
       write_summary_json(deck.output.dir + "/summary.json", deck, outcome,

@@ -16,6 +16,8 @@ struct RunOptions {
   std::string deck;
   std::vector<std::string> overrides;  // --set section.key=value
   std::string out_dir;                 // --out, overrides output.dir when non-empty
+  std::string machine;                 // --machine: its peak for the deck's precision is MFU's
+  std::string peak_tflops;             // --peak-tflops: the peak per device, TFLOP/s
 };
 int run(int& argc, char**& argv, const RunOptions& options);
 

@@ -79,6 +79,14 @@ int main(int argc, char** argv) {
                   "--set zero.stage=3 --set train.steps=20")
       ->type_name("KEY=VALUE");
   run->add_option("--out", run_options.out_dir, "Output directory (overrides output.dir)");
+  run->add_option("--peak-tflops", run_options.peak_tflops,
+                  "Peak TFLOP/s per device in the deck's precision: MFU is reported against it "
+                  "(without a peak, MFU is not available)")
+      ->type_name("TFLOPS");
+  run->add_option("--machine", run_options.machine,
+                  "Machine file (inputs/machines/*.toml): MFU against its "
+                  "compute.peak_tflops_<precision> (not with --peak-tflops)")
+      ->type_name("FILE");
 
   zm::cli::PlanOptions plan_options;
   CLI::App* plan = add_plan(app, plan_options);

@@ -32,6 +32,13 @@ the traffic columns empty for summaries without "bytes_per_rank_per_step_inter_g
   tp                  parallel.tp (tensor parallelism) from the same overrides, else job.env's
                       (the Slurm script's record of --set), else empty (the deck's). With tp > 1 the intra_ columns also hold the tp group's
                       collectives (everything not across shard groups).
+After tp, the stage's "throughput" (zeromini's FLOP count, src/model/flops.hpp):
+  model_flops_per_step, tflops_per_device, tflops_total  model FLOPs per step (all ranks) and
+                      achieved TFLOP/s per device and in total
+  peak_tflops_per_device, mfu, hfu  the peak the run was given and MFU/HFU against it (empty
+                      without a peak)
+  busbw_<op>_gbs      bus bandwidth per collective kind (nccl-tests convention), GB/s, rank 0's
+all empty for summaries written before zeromini reported throughput.
 Existing columns keep their names and order; new ones are appended. Standard library only.
 """
 
@@ -53,6 +60,9 @@ PHASES = ["step", "forward", "backward", "comm_wait", "optimizer"]
 # Column <- key of the stage's "comm_exposure" in summary.json (src/io/summary.cpp).
 EXPOSURE = [("exposed_comm_s", "exposed_seconds"), ("comm_in_flight_s", "in_flight_seconds"),
             ("overlap_efficiency", "overlap_efficiency")]
+
+THROUGHPUT = ["model_flops_per_step", "tflops_per_device", "tflops_total",
+              "peak_tflops_per_device", "mfu", "hfu"]
 
 HYBRID_HEAD = ["shard_size", "shard_size_setting", "recompute", "intra_group_bytes",
                "inter_group_bytes"]
@@ -120,6 +130,18 @@ def exposure_columns(stage):
     exposure = stage.get("comm_exposure")
     exposure = exposure if isinstance(exposure, dict) else {}
     return {column: _number(exposure.get(key)) for column, key in EXPOSURE}
+
+
+def throughput_columns(stage):
+    """THROUGHPUT and busbw_<op>_gbs of a summary's stage entry (None where absent)."""
+    t = stage.get("throughput")
+    t = t if isinstance(t, dict) else {}
+    row = {column: _number(t.get(column)) for column in THROUGHPUT}
+    busbw = t.get("busbw_bytes_per_second")
+    for op in COLLECTIVES:
+        value = _number(busbw.get(op)) if isinstance(busbw, dict) else None
+        row[f"busbw_{op}_gbs"] = value / 1e9 if value is not None else None
+    return row
 
 
 def override_value(point, deck_key):
@@ -248,6 +270,7 @@ def measured_columns(stage, point):
     for key, value in traffic.items():
         columns[f"comm_{key}_bytes"] = _number(value)
     columns.update(hybrid_columns(stage, point))
+    columns.update(throughput_columns(stage))
     return columns
 
 
@@ -290,7 +313,8 @@ def columns_for(rows):
                  and key.endswith("_bytes") and key not in HYBRID_HEAD]
         ordered = [f"{prefix}_{op}_bytes" for op in COLLECTIVES if f"{prefix}_{op}_bytes" in found]
         hybrid += ordered + [key for key in dict.fromkeys(found) if key not in ordered]
-    return cols + mem + extra_mem + comm + extra_comm + ["run_dir"] + hybrid + ["tp"]
+    return (cols + mem + extra_mem + comm + extra_comm + ["run_dir"] + hybrid + ["tp"] +
+            THROUGHPUT + [f"busbw_{op}_gbs" for op in COLLECTIVES])
 
 
 def sort_key(row):

@@ -27,6 +27,27 @@ CommExposure exposure_of(const std::vector<CollectiveTimes>& collectives) {
   return out;
 }
 
+std::array<double, kCommOps> in_flight_by_op(const std::vector<CollectiveTimes>& collectives) {
+  std::array<std::vector<std::pair<double, double>>, kCommOps> intervals;
+  for (const CollectiveTimes& c : collectives)
+    intervals[static_cast<size_t>(c.op)].emplace_back(c.posted, std::max(c.posted, c.completed));
+  std::array<double, kCommOps> seconds{};
+  for (size_t op = 0; op < intervals.size(); ++op) {
+    std::sort(intervals[op].begin(), intervals[op].end());
+    double covered_to = -INFINITY;
+    for (const auto& [begin, end] : intervals[op]) {
+      if (end <= covered_to) continue;
+      seconds[op] += end - std::max(begin, covered_to);
+      covered_to = end;
+    }
+  }
+  return seconds;
+}
+
+double bus_bandwidth(double ring_bytes_sent, double seconds) {
+  return seconds > 0.0 ? ring_bytes_sent / seconds : NAN;
+}
+
 double overlap_efficiency(double exposed, double in_flight) {
   if (!(in_flight > 0.0)) return NAN;
   return 1.0 - exposed / in_flight;

@@ -8,6 +8,7 @@
 //              rank waited through all of them (blocking collectives); undefined without any.
 #pragma once
 
+#include <array>
 #include <vector>
 
 #include "comm/communicator.hpp"
@@ -21,6 +22,15 @@ struct CommExposure {
 };
 
 CommExposure exposure_of(const std::vector<CollectiveTimes>& collectives);
+
+// Per collective kind, the seconds with at least one collective of that kind in flight (the union
+// of their posted..completed intervals): the time that kind's bytes took, for its bus bandwidth.
+std::array<double, kCommOps> in_flight_by_op(const std::vector<CollectiveTimes>& collectives);
+
+// Bus bandwidth, nccl-tests' convention: busbw = algbw x 2(n-1)/n for all_reduce and x (n-1)/n
+// for all_gather and reduce_scatter, algbw = S / t (S the whole buffer). ring_bytes() already
+// counts S times that factor, so busbw = ring bytes / t. Bytes/s; NaN when nothing was timed.
+double bus_bandwidth(double ring_bytes_sent, double seconds);
 
 // 1 - exposed / in_flight; NaN when nothing was in flight.
 double overlap_efficiency(double exposed, double in_flight);

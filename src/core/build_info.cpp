@@ -26,6 +26,10 @@ std::string git_revision() {
   return ZEROMINI_GIT_REVISION;
 }
 
+std::string zeromini_version() {
+  return ZEROMINI_VERSION;
+}
+
 std::string kokkos_backends() {
   std::string list;
   auto add = [&](const char* name) { list += (list.empty() ? "" : ", ") + std::string(name); };

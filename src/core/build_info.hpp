@@ -8,6 +8,7 @@
 namespace zm {
 
 std::string git_revision();
+std::string zeromini_version();     // the project's version number
 std::string kokkos_backends();      // e.g. "Serial" or "Cuda, Serial"
 std::string mpi_library_version();  // first line of MPI_Get_library_version
 std::string hdf5_version();

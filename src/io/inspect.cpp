@@ -13,6 +13,8 @@
 #include "io/checkpoint.hpp"
 #include "io/file_integrity.hpp"
 #include "io/h5.hpp"
+#include "io/manifest.hpp"
+#include "io/results_throughput.hpp"
 #include "io/run_status.hpp"
 #include "model/layout.hpp"
 
@@ -129,6 +131,53 @@ std::string describe_checkpoint(hid_t file, const std::string& path) {
   return out;
 }
 
+// One stage of a results file: its rows, throughput, segments, memory and traffic.
+std::string describe_stage(hid_t group, int stage) {
+  std::string out;
+  std::vector<hsize_t> dims;
+  const auto loss = h5::read_doubles(group, "loss", dims);
+  const auto times = h5::read_doubles(group, "step_times", dims);
+  out += fmt::format("  stage {}: {} steps", stage, loss.size());
+  if (h5::exists(group, "step") && !loss.empty()) {
+    std::vector<hsize_t> step_dims;
+    const auto steps = h5::read_doubles(group, "step", step_dims);
+    out += fmt::format(" (steps {:.0f}-{:.0f})", steps.front(), steps.back());
+  }
+  if (!loss.empty()) out += fmt::format(", loss {:.4f} -> {:.4f}", loss.front(), loss.back());
+  if (dims.size() == 3 && dims[0] > 0) {
+    double total = 0;
+    for (hsize_t s = 0; s < dims[0]; ++s) total += times[(s * dims[1] + 0) * dims[2] + 4];
+    out +=
+        fmt::format(", mean step {:.1f} ms (rank 0)", 1e3 * total / static_cast<double>(dims[0]));
+  }
+  if (h5::has_attr(group, "tokens_per_second_per_rank"))
+    out += fmt::format(", {:.0f} tokens/s per rank",
+                       h5::read_attr_double(group, "tokens_per_second_per_rank"));
+  out += "\n";
+  out += describe_stage_throughput(group);
+  if (h5::has_attr(group, "segments"))
+    for (const std::string& segment : h5::read_attr_strings(group, "segments"))
+      out += fmt::format("    run {}\n", segment);
+  if (h5::exists(group, "memory_peak")) {
+    const auto peak = h5::read_doubles(group, "memory_peak", dims);
+    out += "    peak MiB (max over ranks):";
+    for (int c = 0; c < kMemCategories; ++c) {
+      double worst = 0;
+      for (hsize_t r = 0; r < dims[0]; ++r) worst = std::max(worst, peak[r * dims[1] + c]);
+      out += fmt::format(" {} {:.2f}", mem_category_name(static_cast<MemCategory>(c)),
+                         worst / (1024.0 * 1024.0));
+    }
+    out += "\n";
+    const auto bytes = h5::read_doubles(group, "comm_bytes", dims);
+    out += "    MiB sent by rank 0:";
+    for (int op = 0; op < kCommOps; ++op)
+      out += fmt::format(" {} {:.3f}", comm_op_name(static_cast<CommOp>(op)),
+                         bytes[op] / (1024.0 * 1024.0));
+    out += "\n";
+  }
+  return out;
+}
+
 std::string describe_results(hid_t file, const std::string& path) {
   std::string out = fmt::format("{}: zeromini results file\n", path);
   out += fmt::format("  status            {}\n",
@@ -142,51 +191,11 @@ std::string describe_results(hid_t file, const std::string& path) {
     out += fmt::format("  figure of merit   {:.1f} {}\n",
                        h5::read_attr_double(file, "figure_of_merit"),
                        h5::read_attr_string(file, "figure_of_merit_units"));
+  out += describe_manifest(file);
   for (const StageSpec& spec : kStageSpecs) {
-    const int stage = spec.stage;
-    const std::string name = fmt::format("stage_{}", stage);
+    const std::string name = fmt::format("stage_{}", spec.stage);
     if (!h5::exists(file, name)) continue;
-    h5::Handle group = h5::open_group(file, name);
-    std::vector<hsize_t> dims;
-    const auto loss = h5::read_doubles(group, "loss", dims);
-    const auto times = h5::read_doubles(group, "step_times", dims);
-    out += fmt::format("  stage {}: {} steps", stage, loss.size());
-    if (h5::exists(group, "step") && !loss.empty()) {
-      std::vector<hsize_t> step_dims;
-      const auto steps = h5::read_doubles(group, "step", step_dims);
-      out += fmt::format(" (steps {:.0f}-{:.0f})", steps.front(), steps.back());
-    }
-    if (!loss.empty()) out += fmt::format(", loss {:.4f} -> {:.4f}", loss.front(), loss.back());
-    if (dims.size() == 3 && dims[0] > 0) {
-      double total = 0;
-      for (hsize_t s = 0; s < dims[0]; ++s) total += times[(s * dims[1] + 0) * dims[2] + 4];
-      out +=
-          fmt::format(", mean step {:.1f} ms (rank 0)", 1e3 * total / static_cast<double>(dims[0]));
-    }
-    if (h5::has_attr(group, "tokens_per_second_per_rank"))
-      out += fmt::format(", {:.0f} tokens/s per rank",
-                         h5::read_attr_double(group, "tokens_per_second_per_rank"));
-    out += "\n";
-    if (h5::has_attr(group, "segments"))
-      for (const std::string& segment : h5::read_attr_strings(group, "segments"))
-        out += fmt::format("    run {}\n", segment);
-    if (h5::exists(group, "memory_peak")) {
-      const auto peak = h5::read_doubles(group, "memory_peak", dims);
-      out += "    peak MiB (max over ranks):";
-      for (int c = 0; c < kMemCategories; ++c) {
-        double worst = 0;
-        for (hsize_t r = 0; r < dims[0]; ++r) worst = std::max(worst, peak[r * dims[1] + c]);
-        out += fmt::format(" {} {:.2f}", mem_category_name(static_cast<MemCategory>(c)),
-                           worst / (1024.0 * 1024.0));
-      }
-      out += "\n";
-      const auto bytes = h5::read_doubles(group, "comm_bytes", dims);
-      out += "    MiB sent by rank 0:";
-      for (int op = 0; op < kCommOps; ++op)
-        out += fmt::format(" {} {:.3f}", comm_op_name(static_cast<CommOp>(op)),
-                           bytes[op] / (1024.0 * 1024.0));
-      out += "\n";
-    }
+    out += describe_stage(h5::open_group(file, name), spec.stage);
   }
   return out;
 }

@@ -21,6 +21,7 @@
 #include "io/durable_file.hpp"
 #include "io/h5.hpp"
 #include "io/io_faults.hpp"
+#include "io/results_throughput.hpp"
 #include "io/run_status.hpp"
 
 namespace zm {
@@ -133,7 +134,7 @@ void ResultsWriter::record_step(const StepRecord& record) {
 }
 
 void ResultsWriter::end_stage(const StageResult& result) {
-  constexpr int kFigures = 6 * kCommOps;
+  constexpr int kFigures = 9 * kCommOps;
   double mine[kFigures];
   for (int op = 0; op < kCommOps; ++op) {
     mine[op] = static_cast<double>(stage_comm_.ops[op].calls);
@@ -142,6 +143,9 @@ void ResultsWriter::end_stage(const StageResult& result) {
     mine[3 * kCommOps + op] = stage_comm_inter_.ops[op].bytes;
     mine[4 * kCommOps + op] = stage_comm_tp_.ops[op].bytes;
     mine[5 * kCommOps + op] = stage_comm_tp_.ops[op].seconds;
+    mine[6 * kCommOps + op] = result.throughput.bus_bytes[static_cast<size_t>(op)];
+    mine[7 * kCommOps + op] = result.throughput.in_flight_seconds[static_cast<size_t>(op)];
+    mine[8 * kCommOps + op] = result.throughput.busbw[static_cast<size_t>(op)];
   }
   std::vector<double> all(static_cast<size_t>(kFigures * ranks_));
   watched_gather(watchdog_, mine, kFigures, MPI_DOUBLE, all.data(), 0, comm_,
@@ -156,6 +160,9 @@ void ResultsWriter::end_stage(const StageResult& result) {
   s.comm_bytes_inter_group.clear();
   s.comm_bytes_tensor_parallel.clear();
   s.comm_seconds_tensor_parallel.clear();
+  s.comm_bus_bytes_per_step.clear();
+  s.comm_in_flight_seconds.clear();
+  s.comm_busbw.clear();
   s.shard_size = result.shard_size;
   s.tp = result.tp;
   for (int r = 0; r < ranks_; ++r) {
@@ -167,6 +174,9 @@ void ResultsWriter::end_stage(const StageResult& result) {
       s.comm_bytes_inter_group.push_back(v[3 * kCommOps + op]);
       s.comm_bytes_tensor_parallel.push_back(v[4 * kCommOps + op]);
       s.comm_seconds_tensor_parallel.push_back(v[5 * kCommOps + op]);
+      s.comm_bus_bytes_per_step.push_back(v[6 * kCommOps + op]);
+      s.comm_in_flight_seconds.push_back(v[7 * kCommOps + op]);
+      s.comm_busbw.push_back(v[8 * kCommOps + op]);
     }
     const MemoryFigures& f = result.memory_by_rank[static_cast<size_t>(r)];
     for (int c = 0; c < kMemCategories; ++c) {
@@ -176,6 +186,7 @@ void ResultsWriter::end_stage(const StageResult& result) {
   }
   s.tokens_per_second_per_rank = result.tokens_per_second_per_rank;
   s.overlap_efficiency = result.overlap_efficiency;
+  s.throughput = result.throughput;
   s.complete = true;
   figure_of_merit_ = result.tokens_per_second_per_rank;
 }
@@ -201,8 +212,7 @@ void ResultsWriter::write_run_attributes(hid_t file, const std::string& status) 
 
 void ResultsWriter::write_stage(hid_t file, const ResultsStage& s) const {
   h5::Handle group = h5::create_group(file, fmt::format("stage_{}", s.stage));
-  const hsize_t steps = s.loss.size(), ranks = static_cast<hsize_t>(ranks_),
-                time_ranks = static_cast<hsize_t>(s.time_ranks);
+  const hsize_t steps = s.loss.size(), time_ranks = static_cast<hsize_t>(s.time_ranks);
   h5::write_attr(group, "stage", static_cast<int64_t>(s.stage));
   h5::write_attr(group, "steps_completed", s.step.empty() ? int64_t(0) : s.step.back());
   h5::write_attr(group, "complete", static_cast<int64_t>(s.complete));
@@ -220,7 +230,12 @@ void ResultsWriter::write_stage(hid_t file, const ResultsStage& s) const {
     h5::write_attr(set, "columns", kPhaseNames);
     h5::write_attr(set, "dimensions", std::vector<std::string>{"step", "rank", "phase"});
   }
-  if (!s.complete) return;
+  if (s.complete) write_stage_figures(group, s);
+}
+
+// A completed stage's figures: its means, memory, traffic and throughput per rank.
+void ResultsWriter::write_stage_figures(hid_t group, const ResultsStage& s) const {
+  const hsize_t ranks = static_cast<hsize_t>(ranks_);
   h5::write_attr(group, "tokens_per_second_per_rank", s.tokens_per_second_per_rank);
   // comm/exposure.hpp: 1 - exposed / in flight over the timed steps and ranks (NaN: none).
   h5::write_attr(group, "overlap_efficiency", s.overlap_efficiency);
@@ -260,6 +275,7 @@ void ResultsWriter::write_stage(hid_t file, const ResultsStage& s) const {
              ops);
   h5::write_dataset(group, "comm_seconds", s.comm_seconds, {ranks, kCommOps});
   with_units("comm_seconds", "seconds waiting", ops);
+  write_stage_throughput(group, s, ranks);
 }
 
 // Rank 0: the whole file under a temporary name, fsync'ed (a full disk or quota that the file
@@ -271,6 +287,7 @@ std::string ResultsWriter::write_file(const std::string& status) const {
   try {
     h5::Handle file = h5::create_file(temporary);
     write_run_attributes(file, status);
+    if (have_manifest_) write_manifest(file, manifest_);
     for (const ResultsStage& s : stages_) write_stage(file, s);
     if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0)
       fail("{}: flush failed: {}", temporary, h5::last_error());

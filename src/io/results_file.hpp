@@ -17,6 +17,8 @@
 //                segment_first_step, attribute segments  one entry per run that wrote rows
 //                attributes: stage, steps_completed, tokens_per_second_per_rank,
 //                overlap_efficiency, shard_size (ranks per shard group), ...
+//                throughput (io/results_throughput.hpp): FLOPs, TFLOP/s, MFU and busbw
+//   /manifest/   attributes: what ran (io/manifest.hpp)
 // A run resumed into the same directory keeps the earlier runs' rows (results_history.hpp): rows
 // after the step it resumed from are replaced by its own (the same steps, computed again).
 // Rank 0 writes; the file is rewritten every `output.results_every` steps and at the end under a
@@ -31,6 +33,7 @@
 
 #include "comm/communicator.hpp"
 #include "core/deck.hpp"
+#include "io/manifest.hpp"
 #include "io/results_history.hpp"
 #include "io/run_records.hpp"
 
@@ -53,12 +56,18 @@ class ResultsWriter {
   // Collective: rank 0 writes the file now; every rank learns the outcome. Throws IoError on
   // every rank when the write failed (the previous results.h5 is then untouched).
   void flush(const std::string& status);
+  // The run's manifest (io/manifest.hpp), written as /manifest from the next flush on.
+  void set_manifest(const RunManifest& manifest) {
+    manifest_ = manifest;
+    have_manifest_ = true;
+  }
 
   const std::string& path() const { return path_; }
 
  private:
   void write_run_attributes(hid_t file, const std::string& status) const;
   void write_stage(hid_t file, const ResultsStage& s) const;
+  void write_stage_figures(hid_t group, const ResultsStage& s) const;
   std::string write_file(const std::string& status) const;  // rank 0; "" or what failed
 
   const Deck* deck_;
@@ -73,6 +82,8 @@ class ResultsWriter {
   CommStats stage_comm_inter_;  // the part of them across shard groups
   CommStats stage_comm_tp_;     // the part of them along tp
   double figure_of_merit_ = -1;
+  RunManifest manifest_;
+  bool have_manifest_ = false;
 };
 
 }  // namespace zm

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "io/run_records.hpp"
+
 namespace zm {
 
 // forward, backward, comm_wait, optimizer, total, comm_exposed, comm_in_flight (seconds)
@@ -28,6 +30,9 @@ struct ResultsStage {
   int64_t tp = 1;                                            // ranks per tensor-parallel group
   double tokens_per_second_per_rank = 0;
   double overlap_efficiency = 0;
+  Throughput throughput;  // rank 0's (train/throughput.hpp)
+  // Per timed step, ranks x ops: ring bytes, seconds in flight, bus bandwidth (bytes/s).
+  std::vector<double> comm_bus_bytes_per_step, comm_in_flight_seconds, comm_busbw;
   bool complete = false;
   // One per run that wrote rows: its first step (1-based) and a line describing it.
   std::vector<int64_t> segment_first_step;

@@ -2,12 +2,16 @@
 // reports read them. Nothing here depends on how a run is carried out.
 #pragma once
 
+#include <array>
+#include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "comm/communicator.hpp"
 #include "comm/exposure.hpp"
 #include "core/memory.hpp"
+#include "io/manifest.hpp"
 
 namespace zm {
 
@@ -30,6 +34,31 @@ struct StepRecord {
   CommStats comm_inter_group;      // the part of `comm` that crossed shard groups (hybrid sharding)
   CommStats comm_tensor_parallel;  // the part of `comm` along tp (the model's all-reduces)
   CommExposure exposure;           // this step's exposed and in-flight communication on this rank
+  std::array<double, kCommOps> comm_in_flight_by_op{};  // seconds, comm/exposure.hpp
+};
+
+// The peak a run's MFU is measured against: from the machine file (zeromini run --machine) or
+// --peak-tflops. 0: none given, and MFU is not available.
+struct PeakRate {
+  double flops_per_second = 0;  // per device
+  std::string source;           // where the figure comes from, said with it
+};
+
+// A stage's throughput over its timed steps (train/throughput.cpp; model/flops.hpp counts).
+struct Throughput {
+  double tokens_per_second = 0;                                    // all ranks
+  double step_seconds = 0;                                         // this rank's mean step time
+  double model_flops_per_token = 0, hardware_flops_per_token = 0;  // the whole model
+  double model_flops_per_step = 0, hardware_flops_per_step = 0;    // all ranks
+  double tflops_per_device = 0;  // model FLOPs per rank / step_seconds, in 1e12
+  double tflops_total = 0;       // all ranks
+  double hardware_tflops_per_device = 0;
+  double peak_tflops_per_device = 0;  // 0: none given
+  std::string peak_source;
+  double mfu = NAN, hfu = NAN;  // NaN without a peak
+  // Per collective kind on this rank, means per timed step: ring bytes, seconds in flight and
+  // their ratio, the bus bandwidth (bytes/s; NaN where none was timed).
+  std::array<double, kCommOps> bus_bytes{}, in_flight_seconds{}, busbw{};
 };
 
 struct StageResult {
@@ -55,6 +84,7 @@ struct StageResult {
   CommExposure mean_exposure;
   double overlap_efficiency = 0.0;
   bool stopped_non_finite = false;
+  Throughput throughput;
 };
 
 // How a run ended, which decides the exit status: completed and terminated (SIGTERM: a
@@ -84,6 +114,7 @@ inline const char* run_end_name(RunEnd end) {
 }
 
 struct RunOutcome {
+  RunManifest manifest;  // rank 0 holds the per-rank lists
   std::vector<StageResult> stages;
   RunEnd end = RunEnd::Completed;
 };

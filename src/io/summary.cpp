@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -69,6 +70,41 @@ std::string traffic_json(const char* key, const CommStats& per_step) {
   return out + "},\n";
 }
 
+// Throughput over the timed steps (train/throughput.hpp): MFU and its peak are null without one.
+std::string throughput_json(const Throughput& t) {
+  std::string out = "      \"throughput\": {";
+  auto field = [&](const char* key, const std::string& value) {
+    out += fmt::format("\"{}\": {}, ", key, value);
+  };
+  field("tokens_per_second", json_number(t.tokens_per_second));
+  field("step_seconds", json_number(t.step_seconds));
+  field("model_flops_per_token", json_number(t.model_flops_per_token));
+  field("hardware_flops_per_token", json_number(t.hardware_flops_per_token));
+  field("model_flops_per_step", json_number(t.model_flops_per_step));
+  field("hardware_flops_per_step", json_number(t.hardware_flops_per_step));
+  field("tflops_per_device", json_number(t.tflops_per_device));
+  field("tflops_total", json_number(t.tflops_total));
+  field("hardware_tflops_per_device", json_number(t.hardware_tflops_per_device));
+  const bool peak = std::isfinite(t.mfu);
+  field("peak_tflops_per_device", peak ? json_number(t.peak_tflops_per_device) : "null");
+  field("peak_source", peak ? quoted(t.peak_source) : "null");
+  field("mfu", json_number(t.mfu));
+  field("hfu", json_number(t.hfu));
+  out += "\n        \"busbw_bytes_per_second\": {";
+  for (int op = 0; op < kCommOps; ++op)
+    out += fmt::format("{}\"{}\": {}", op ? ", " : "", comm_op_name(static_cast<CommOp>(op)),
+                       json_number(t.busbw[static_cast<size_t>(op)]));
+  out += "},\n        \"bus_bytes_per_step\": {";
+  for (int op = 0; op < kCommOps; ++op)
+    out += fmt::format("{}\"{}\": {}", op ? ", " : "", comm_op_name(static_cast<CommOp>(op)),
+                       json_number(t.bus_bytes[static_cast<size_t>(op)]));
+  out += "},\n        \"in_flight_seconds_per_step\": {";
+  for (int op = 0; op < kCommOps; ++op)
+    out += fmt::format("{}\"{}\": {}", op ? ", " : "", comm_op_name(static_cast<CommOp>(op)),
+                       json_number(t.in_flight_seconds[static_cast<size_t>(op)]));
+  return out + "}},\n";
+}
+
 std::string stage_json(const StageResult& s) {
   std::string out = "    {\n";
   out += fmt::format("      \"stage\": {},\n      \"ranks\": {},\n", s.stage, s.ranks);
@@ -97,6 +133,7 @@ std::string stage_json(const StageResult& s) {
   out += fmt::format("      \"shard_size\": {},\n", s.shard_size);
   out += traffic_json("bytes_per_rank_per_step_inter_group", s.comm_inter_group_per_step);
   out += traffic_json("bytes_per_rank_per_step_tensor_parallel", s.comm_tensor_parallel_per_step);
+  out += throughput_json(s.throughput);
   return out + exposure_json(s);
 }
 
@@ -125,6 +162,7 @@ void write_summary_json(const std::string& path, const Deck& deck, const RunOutc
   out += fmt::format("  \"threads_per_rank\": {},\n", placement.threads_per_rank);
   out += fmt::format("  \"deck\": {},\n", quoted(deck.path));
   out += fmt::format("  \"zeromini_revision\": {},\n", quoted(git_revision()));
+  out += fmt::format("  \"manifest\": {},\n", manifest_json(outcome.manifest));
   out += fmt::format(
       "  \"model\": {{\"layers\": {}, \"heads\": {}, \"dim\": {}, \"vocab\": {}, "
       "\"seq_len\": {}}},\n",

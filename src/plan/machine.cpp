@@ -25,6 +25,12 @@ namespace {
 // section -> key -> whether the value is a number (else a string).
 using MachineSchema = std::map<std::string, std::map<std::string, bool>>;
 
+// Keys a file may leave out: a peak not published (or not measured) stays absent, and MFU is then
+// reported as not available rather than against a guess.
+bool optional_key(const std::string& full) {
+  return full == "machine.description" || full.rfind("compute.peak_tflops_", 0) == 0;
+}
+
 const MachineSchema& machine_schema() {
   static const MachineSchema schema = {{"machine",
                                         {{"name", false},
@@ -34,7 +40,10 @@ const MachineSchema& machine_schema() {
                                        {"compute",
                                         {{"sustained_tflops_fp32", true},
                                          {"sustained_tflops_mixed", true},
-                                         {"memory_bandwidth_gbs", true}}},
+                                         {"memory_bandwidth_gbs", true},
+                                         {"peak_tflops_fp32", true},
+                                         {"peak_tflops_tf32", true},
+                                         {"peak_tflops_mixed", true}}},
                                        {"network",
                                         {{"intra_node_bandwidth_gbs", true},
                                          {"intra_node_latency_us", true},
@@ -96,7 +105,7 @@ Machine load_machine(const std::string& path) {
   for (const auto& [section, keys] : machine_schema())
     for (const auto& [key, is_number] : keys) {
       const std::string full = section + "." + key;
-      if (full == "machine.description") continue;
+      if (optional_key(full)) continue;
       if (is_number ? !v.numbers.count(full) : !v.strings.count(full))
         fail("{}: missing key '{}' (see inputs/machines/ for the format)", path, full);
     }
@@ -112,8 +121,39 @@ Machine load_machine(const std::string& path) {
   m.intra_node_latency = v.numbers["network.intra_node_latency_us"] * 1e-6;
   m.inter_node_bandwidth = v.numbers["network.inter_node_bandwidth_gbs"] * 1e9;
   m.inter_node_latency = v.numbers["network.inter_node_latency_us"] * 1e-6;
+  auto peak = [&](const char* key) {
+    auto found = v.numbers.find(std::string("compute.") + key);
+    return found == v.numbers.end() ? 0.0 : found->second * 1e12;
+  };
+  m.peak_flops_fp32 = peak("peak_tflops_fp32");
+  m.peak_flops_tf32 = peak("peak_tflops_tf32");
+  m.peak_flops_mixed = peak("peak_tflops_mixed");
   if (m.devices_per_node < 1) fail("{}: machine.devices_per_node must be >= 1", path);
   return m;
+}
+
+double Machine::peak_flops(Precision precision) const {
+  switch (precision) {
+    case Precision::TF32:
+      return peak_flops_tf32;
+    case Precision::BF16:
+      return peak_flops_mixed;
+    case Precision::FP32:
+      break;
+  }
+  return peak_flops_fp32;
+}
+
+const char* Machine::peak_key(Precision precision) {
+  switch (precision) {
+    case Precision::TF32:
+      return "compute.peak_tflops_tf32";
+    case Precision::BF16:
+      return "compute.peak_tflops_mixed";
+    case Precision::FP32:
+      break;
+  }
+  return "compute.peak_tflops_fp32";
 }
 
 }  // namespace zm

@@ -46,6 +46,20 @@ double PlanPoint::bytes_per_step_total() const {
   return sum;
 }
 
+double PlanPoint::predicted_flops_per_second() const {
+  return step_seconds_overlapped > 0 ? model_flops_per_step / step_seconds_overlapped : NAN;
+}
+
+double PlanPoint::predicted_mfu_overlapped() const {
+  return peak_flops > 0 ? predicted_flops_per_second() / peak_flops : NAN;
+}
+
+double PlanPoint::predicted_mfu_serial() const {
+  return peak_flops > 0 && step_seconds_serial > 0
+             ? model_flops_per_step / step_seconds_serial / peak_flops
+             : NAN;
+}
+
 namespace {
 
 Deck with_layers(const Deck& deck, int64_t layers) {
@@ -55,17 +69,6 @@ Deck with_layers(const Deck& deck, int64_t layers) {
 }
 
 }  // namespace
-
-double flops_per_token(const ModelConfig& m, int tp) {
-  const double L = static_cast<double>(m.layers), C = static_cast<double>(m.dim),
-               T = static_cast<double>(m.seq_len), Vp = static_cast<double>(m.padded_vocab());
-  // Forward 2 and backward 4 FLOPs per weight and token; attention 4 T C per layer forward, 8 T C
-  // backward. Recomputing the blocks runs their forward once more.
-  const double recompute = m.recomputes_blocks() ? 2.0 * 12.0 * L * C * C + 4.0 * L * T * C : 0.0;
-  // Tensor parallelism splits every matmul (the blocks' by heads and widths, the head's by
-  // vocabulary rows) evenly over the tp ranks.
-  return (6.0 * (12.0 * L * C * C + C * Vp) + 12.0 * L * T * C + recompute) / tp;
-}
 
 Deck with_tensor_parallel(const Deck& deck, int64_t tp) {
   const ModelConfig& m = deck.model;
@@ -168,12 +171,17 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
   for (const auto& level : p.bytes_per_level)
     for (int op = 0; op < kCommOps; ++op)
       p.bytes_per_step[static_cast<size_t>(op)] += level[static_cast<size_t>(op)];
+  // FLOPs (model/flops.hpp): the hardware FLOPs are priced at the machine's sustained rate. Each
+  // data-parallel replica takes micro_batch x grad_accum sequences; the work divides evenly over
+  // the ranks (over tp as every matmul is split by heads, widths or vocabulary rows).
+  const double global_tokens = static_cast<double>(deck.train.micro_batch * deck.model.seq_len *
+                                                   deck.train.grad_accum * mesh.data_parallel());
+  const StepFlops flops = step_flops(deck.model, global_tokens, ranks);
+  p.flops_per_step = flops.hardware_per_rank();
+  p.model_flops_per_step = flops.model_per_rank();
   if (!machine) return p;
 
-  // Compute: matmul FLOPs at the machine's sustained rate.
-  const double tokens =
-      static_cast<double>(deck.train.micro_batch * deck.model.seq_len * deck.train.grad_accum);
-  p.flops_per_step = tokens * flops_per_token(deck.model, mesh.tp());
+  p.peak_flops = machine->peak_flops(deck.train.precision);
   const double rate = deck.train.policy().compute == Element::BF16 ? machine->sustained_flops_mixed
                                                                    : machine->sustained_flops_fp32;
   p.compute_seconds = p.flops_per_step / rate;

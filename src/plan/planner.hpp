@@ -17,6 +17,7 @@
 #include "core/deck.hpp"
 #include "core/memory.hpp"
 #include "core/zero_mesh.hpp"
+#include "model/flops.hpp"
 #include "plan/machine.hpp"
 
 namespace zm {
@@ -48,14 +49,21 @@ struct PlanPoint {
   std::array<std::array<double, kCommOps>, kCommLevels> bytes_per_level{};  // [level][op]
   double bytes_per_step_total() const;
   double bytes_at_level(CommLevel level) const;
+  double flops_per_step = 0;        // per rank: hardware FLOPs (model/flops.hpp), as priced
+  double model_flops_per_step = 0;  // per rank: model FLOPs, MFU's numerator
   // Step-time estimate (only with a machine).
-  double flops_per_step = 0;  // per rank
+  double peak_flops = 0;  // the machine's peak per device in this precision; 0: none
   double compute_seconds = 0;
   double quantize_seconds = 0;  // passes around compressed collectives (memory-bound)
   double comm_seconds = 0;
   // Compute and the quantization passes (device work) overlapped with communication, or not.
   double step_seconds_overlapped = 0;
   double step_seconds_serial = 0;
+  // Model FLOP/s per device at the overlapped step time, and MFU at the overlapped and the
+  // serial step time (NaN without a peak in the machine file).
+  double predicted_flops_per_second() const;
+  double predicted_mfu_overlapped() const;
+  double predicted_mfu_serial() const;
   bool fits = true;
   int64_t largest_layers = 0;  // deepest model of the same width that fits (0: none)
   int64_t largest_params = 0;
@@ -81,9 +89,5 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
 // recomputation) whose per-rank memory at `stage` on `mesh` is at most `bytes`: memory at the
 // answer fits and one more block does not. 0 when not even one block fits.
 int64_t largest_fitting_layers(const Deck& deck, int stage, const ZeroMesh& mesh, double bytes);
-
-// Matmul FLOPs of one forward + backward per token and rank: 6 (12 L C^2 + C Vp) + 12 L T C,
-// divided by the tensor-parallel degree (each tp rank computes 1/tp of every matmul).
-double flops_per_token(const ModelConfig& model, int tp = 1);
 
 }  // namespace zm

@@ -19,6 +19,7 @@
 #include "train/exposure_figures.hpp"
 #include "train/memory_check.hpp"
 #include "train/step_hooks.hpp"
+#include "train/throughput.hpp"
 
 namespace zm {
 
@@ -79,6 +80,7 @@ struct RunSetup {
   bool checkpoints;    // write checkpoints at the deck's cadence
   ResultsWriter* results;
   TraceWriter* trace;  // output.trace, or nullptr
+  PeakRate peak;       // MFU's denominator (none: MFU not available)
 };
 
 // train.resume and the checkpoint cadence, checked against the stages the deck asks for.
@@ -92,7 +94,8 @@ RunSetup check_run_options(const Deck& deck, Communicator& comm, const RunContex
                  "",
                  write_outputs && deck.output.checkpoint_every > 0 && !deck.zero.all_stages,
                  nullptr,
-                 nullptr};
+                 nullptr,
+                 {}};
   std::string error;
   try {
     setup.resume = resolve_resume(deck);
@@ -119,10 +122,11 @@ bool resumes_here(const RunSetup& run) {
   return fs::equivalent(fs::path(run.resume).parent_path(), checkpoint_dir(run.deck), ignored);
 }
 
-std::unique_ptr<ResultsWriter> open_results(const RunSetup& run) {
+std::unique_ptr<ResultsWriter> open_results(const RunSetup& run, const RunManifest& manifest) {
   auto results =
       std::make_unique<ResultsWriter>(run.deck, run.comm.mpi_comm(), run.comm.watchdog(),
                                       run.deck.output.dir + "/results.h5", resumes_here(run));
+  results->set_manifest(manifest);
   results->flush("running");
   return results;
 }
@@ -239,6 +243,7 @@ StageResult run_stage(const RunSetup& run, int stage, RunEnd& end) {
     gather_exposure(result, run.comm);
   }
   summarise(result);
+  result.throughput = measure_throughput(result, run.deck.model, run.peak);
   if (run.results) run.results->end_stage(result);
   return result;
 }
@@ -246,17 +251,19 @@ StageResult run_stage(const RunSetup& run, int stage, RunEnd& end) {
 }  // namespace
 
 RunOutcome run_training(const Deck& deck, Communicator& comm, const RunContext& context,
-                        bool write_outputs) {
+                        bool write_outputs, const PeakRate& peak) {
   ZM_ASSERT(context.ledger != nullptr, "run_training needs the run's memory ledger");
   RunOutcome outcome;
   RunSetup run = check_run_options(deck, comm, context, write_outputs);
+  run.peak = peak;
+  outcome.manifest = gather_manifest(deck, comm.mpi_comm(), comm.watchdog());
   std::unique_ptr<OutputDirectory> owned_dir;
   std::unique_ptr<ResultsWriter> results;
   std::unique_ptr<TraceWriter> trace;
   if (write_outputs) {
     Phase phase(context, PhaseSpec("output setup").watched("opening " + deck.output.dir));
     owned_dir = std::make_unique<OutputDirectory>(deck, comm.mpi_comm(), comm.watchdog());
-    results = open_results(run);
+    results = open_results(run, outcome.manifest);
     if (deck.output.trace && context.tracer)
       trace = std::make_unique<TraceWriter>(deck, comm, *context.tracer);
   }

@@ -8,6 +8,7 @@
 #include "core/log.hpp"
 #include "core/text.hpp"
 #include "train/run.hpp"
+#include "train/throughput.hpp"
 
 namespace zm {
 
@@ -112,6 +113,10 @@ void print_summary(const Deck& deck, const std::vector<StageResult>& results) {
   }
   print_inter_group_traffic(results);
   print_tensor_parallel_traffic(results);
+  log_root(
+      "\nThroughput (model FLOPs = 6N + 12 L T C per token; busbw: nccl-tests convention, "
+      "rank 0):\n");
+  for (const StageResult& s : results) log_root("  {}\n", throughput_line(s));
   const StageResult& last = results.back();
   log_root("\nFigure of merit: {} tokens/s per rank (stage {}, {} ranks, {})\n",
            thousands(last.tokens_per_second_per_rank), last.stage, ranks, deck.path);

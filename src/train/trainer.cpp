@@ -213,6 +213,7 @@ void TrainerT<Real>::count_communication(const StepCounters& before, StepRecord&
   record.times.comm_wait = record.comm.total().seconds;
   const std::vector<CollectiveTimes> collectives = comms_->end_step_records();
   record.exposure = exposure_of(collectives);
+  record.comm_in_flight_by_op = in_flight_by_op(collectives);
   if (!context_.tracer) return;
   add_to_trace(*context_.tracer, collectives);
   context_.tracer->resolve_stamps();

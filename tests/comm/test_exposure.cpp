@@ -43,6 +43,34 @@ TEST(Exposure, ExposedIsTheSumOfWaits) {
   EXPECT_DOUBLE_EQ(overlap_efficiency(e.exposed, e.in_flight), 1.0 - 7.0 / 20.0);
 }
 
+// Each kind's time in flight is the union of its own intervals; another kind does not count.
+TEST(Exposure, InFlightByOpSeparatesKinds) {
+  CollectiveTimes gather = collective(5, 15);
+  gather.op = CommOp::AllGather;
+  CollectiveTimes reduce_a = collective(0, 10), reduce_b = collective(8, 12);
+  reduce_a.op = reduce_b.op = CommOp::AllReduce;
+  const auto seconds = in_flight_by_op({reduce_a, gather, reduce_b});
+  EXPECT_DOUBLE_EQ(seconds[static_cast<size_t>(CommOp::AllReduce)], 12.0);
+  EXPECT_DOUBLE_EQ(seconds[static_cast<size_t>(CommOp::AllGather)], 10.0);
+  EXPECT_DOUBLE_EQ(seconds[static_cast<size_t>(CommOp::ReduceScatter)], 0.0);
+}
+
+// nccl-tests: algbw = S / t; busbw = algbw x 2(n-1)/n (all_reduce), x (n-1)/n (all_gather,
+// reduce_scatter). The ring bytes the communicator counts make bus_bandwidth exactly that.
+TEST(Exposure, BusBandwidthIsTheNcclTestsConvention) {
+  const double buffer = 64.0 * 1024 * 1024, seconds = 0.25;
+  for (int n : {2, 3, 8}) {
+    const double algbw = buffer / seconds;
+    EXPECT_DOUBLE_EQ(bus_bandwidth(ring_bytes(CommOp::AllReduce, buffer, n), seconds),
+                     algbw * 2.0 * (n - 1) / n);
+    EXPECT_DOUBLE_EQ(bus_bandwidth(ring_bytes(CommOp::AllGather, buffer, n), seconds),
+                     algbw * (n - 1) / n);
+    EXPECT_DOUBLE_EQ(bus_bandwidth(ring_bytes(CommOp::ReduceScatter, buffer, n), seconds),
+                     algbw * (n - 1) / n);
+  }
+  EXPECT_TRUE(std::isnan(bus_bandwidth(1.0, 0.0)));  // nothing timed: no figure
+}
+
 TEST(Exposure, BlockingCollectivesHideNothing) {
   const CommExposure e = exposure_of({waited(1, 4, 1, 4), waited(6, 8, 6, 8)});
   EXPECT_DOUBLE_EQ(e.exposed, e.in_flight);

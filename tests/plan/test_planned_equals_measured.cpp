@@ -7,12 +7,34 @@
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "common/test_watchdog.hpp"
 #include "common/zero_test_util.hpp"
 #include "core/memory.hpp"
 #include "plan/planner.hpp"
+#include "train/throughput.hpp"
 
 namespace {
+
+// The FLOPs the run's throughput report counts per rank are the planner's, and the bytes its
+// bus bandwidth divides are the planned traffic (all levels).
+void check_throughput_counts(const zm::Deck& deck, const zm::PlanPoint& plan, zm::Trainer& trainer,
+                             const std::vector<zm::StepRecord>& records, int ranks) {
+  zm::StageResult s;
+  s.ranks = ranks;
+  s.tokens_per_rank_per_step = trainer.tokens_per_rank_per_step();
+  s.steps = records;
+  s.mean_times.total = 1.0;  // any positive time: the counts do not depend on it
+  const zm::Throughput t = zm::measure_throughput(s, deck.model, {});
+  EXPECT_DOUBLE_EQ(t.model_flops_per_step / ranks, plan.model_flops_per_step);
+  EXPECT_DOUBLE_EQ(t.hardware_flops_per_step / ranks, plan.flops_per_step);
+  EXPECT_DOUBLE_EQ(t.tflops_per_device * 1e12, plan.model_flops_per_step);  // over 1 s
+  EXPECT_TRUE(std::isnan(t.mfu));                                           // no peak given
+  for (int op = 0; op < zm::kCommOps; ++op)
+    EXPECT_NEAR(t.bus_bytes[op], plan.bytes_per_step[op], 1e-12 * (1 + plan.bytes_per_step[op]))
+        << zm::comm_op_name(zm::CommOp(op));
+}
 
 // One deck: the plan against what a trainer allocates and sends in its steps.
 void check_planned_equals_measured(const zm::Deck& deck, int stage, zm::Communicator& comm) {
@@ -64,6 +86,8 @@ void check_planned_equals_measured(const zm::Deck& deck, int stage, zm::Communic
       EXPECT_NEAR(measured_inter, inter[op], 1e-12 * (1 + inter[op]));
       EXPECT_NEAR(measured_tp, along_tp[op], 1e-12 * (1 + along_tp[op]));
     }
+  check_throughput_counts(deck, zm::plan_point(deck, stage, comm.size(), nullptr), trainer, records,
+                          comm.size());
 }
 
 class PlannedEqualsMeasured : public ::testing::TestWithParam<int> {};

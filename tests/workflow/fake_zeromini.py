@@ -123,6 +123,12 @@ def stage_summary(stage, ranks, params, steps_run, micro_batch, sets):
         "bytes_per_rank_per_step": total,
         "shard_size": group,
         "bytes_per_rank_per_step_inter_group": inter,
+        # As zeromini writes it without a peak (src/io/summary.cpp): MFU null, 1 GB/s per kind.
+        "throughput": {"tflops_per_device": 1e-4, "tflops_total": 1e-4 * ranks,
+                       "model_flops_per_step": 3e9 * ranks, "peak_tflops_per_device": None,
+                       "mfu": None, "hfu": None,
+                       "busbw_bytes_per_second": {op: (1e9 if v else None)
+                                                  for op, v in total.items()}},
     }
 
 

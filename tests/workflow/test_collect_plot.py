@@ -75,6 +75,13 @@ class CollectTest(WorkDir):
         self.assertEqual([r["stage"] for r in plain], ["0", "1", "2", "3"])
         self.assertEqual({(r["job_id"], r["nodes"], r["ranks_per_node"]) for r in plain},
                          {("4242", "1", "2")})
+        # Throughput, appended after tp: MFU empty without a peak, busbw in GB/s where sent.
+        self.assertEqual(header[-len(collect.THROUGHPUT) - 5:-5], collect.THROUGHPUT)
+        for r in table:
+            self.assertAlmostEqual(float(r["tflops_total"]),
+                                   float(r["tflops_per_device"]) * int(r["ranks"]))
+            self.assertEqual((r["mfu"], r["peak_tflops_per_device"]), ("", ""))
+        self.assertEqual(plain[0]["busbw_all_reduce_gbs"], "1.0")
         r = plain[3]
         self.assertEqual(int(r["mem_model_states_bytes"]),
                          sum(int(r[f"mem_{k}_bytes"]) for k in ("parameters", "gradients",

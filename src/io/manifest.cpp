@@ -1,0 +1,149 @@
+#include "io/manifest.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <set>
+
+#include "comm/device_info.hpp"
+#include "comm/watched_mpi.hpp"
+#include "core/build_info.hpp"
+#include "core/text.hpp"
+#include "io/h5.hpp"
+
+namespace zm {
+
+namespace {
+
+constexpr int kNameBytes = 256;
+
+// Every rank's `mine` on rank 0 (truncated to kNameBytes - 1 characters); empty elsewhere.
+std::vector<std::string> gather_names(const std::string& mine, MPI_Comm comm, Watchdog& watchdog,
+                                      const char* what) {
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &ranks);
+  std::vector<char> send(kNameBytes, '\0');
+  mine.copy(send.data(), kNameBytes - 1);
+  std::vector<char> all(static_cast<size_t>(kNameBytes) * static_cast<size_t>(ranks));
+  watched_gather(watchdog, send.data(), kNameBytes, MPI_CHAR, all.data(), 0, comm,
+                 fmt::format("the gather of {}", what));
+  std::vector<std::string> names;
+  if (rank == 0)
+    for (int r = 0; r < ranks; ++r) names.emplace_back(all.data() + kNameBytes * r);
+  return names;
+}
+
+std::string json_list(const std::vector<std::string>& values) {
+  std::string out = "[";
+  for (size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + quoted(values[i]);
+  return out + "]";
+}
+
+// "a x 2, b x 1": the distinct names with their counts, in first-seen order.
+std::string counted(const std::vector<std::string>& names) {
+  std::vector<std::pair<std::string, int>> seen;
+  for (const std::string& n : names) {
+    auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return s.first == n; });
+    if (it == seen.end())
+      seen.emplace_back(n, 1);
+    else
+      ++it->second;
+  }
+  std::string out;
+  for (const auto& [name, count] : seen)
+    out += fmt::format("{}{} x {}", out.empty() ? "" : ", ", name, count);
+  return out;
+}
+
+}  // namespace
+
+RunManifest gather_manifest(const Deck& deck, MPI_Comm comm, Watchdog& watchdog) {
+  RunManifest m;
+  m.deck_path = deck.path;
+  m.deck = deck.resolved_toml();
+  m.zeromini_version = zeromini_version();
+  m.git_revision = git_revision();
+  m.kokkos_version = build_features().kokkos_version;
+  m.kokkos_backends = kokkos_backends();
+  m.mpi_library = mpi_library_version();
+  m.nccl_version = nccl_version();
+  m.hdf5_version = hdf5_version();
+  char host[kNameBytes] = {};
+  gethostname(host, sizeof(host) - 1);
+  m.hostnames = gather_names(host, comm, watchdog, "host names");
+  m.device_names = gather_names(this_device_name(), comm, watchdog, "device names");
+  MPI_Comm_size(comm, &m.ranks);
+  m.nodes = static_cast<int>(std::set<std::string>(m.hostnames.begin(), m.hostnames.end()).size());
+  m.tp = static_cast<int>(deck.parallel.tp);
+  m.data_parallel = m.ranks / (m.tp > 0 ? m.tp : 1);
+  return m;
+}
+
+void write_manifest(hid_t file, const RunManifest& m) {
+  h5::Handle group = h5::create_group(file, "manifest");
+  h5::write_attr(group, "deck_path", m.deck_path);
+  h5::write_attr(group, "deck", m.deck);
+  h5::write_attr(group, "zeromini_version", m.zeromini_version);
+  h5::write_attr(group, "git_revision", m.git_revision);
+  h5::write_attr(group, "kokkos_version", m.kokkos_version);
+  h5::write_attr(group, "kokkos_backends", m.kokkos_backends);
+  h5::write_attr(group, "mpi_library", m.mpi_library);
+  h5::write_attr(group, "nccl_version", m.nccl_version);
+  h5::write_attr(group, "hdf5_version", m.hdf5_version);
+  h5::write_attr(group, "hostnames", m.hostnames);
+  h5::write_attr(group, "device_names", m.device_names);
+  h5::write_attr(group, "ranks", static_cast<int64_t>(m.ranks));
+  h5::write_attr(group, "nodes", static_cast<int64_t>(m.nodes));
+  h5::write_attr(group, "tp", static_cast<int64_t>(m.tp));
+  h5::write_attr(group, "data_parallel", static_cast<int64_t>(m.data_parallel));
+}
+
+std::string describe_manifest(hid_t file) {
+  if (!h5::exists(file, "manifest")) return "";
+  h5::Handle g = h5::open_group(file, "manifest");
+  auto text = [&](const char* name) { return h5::read_attr_string(g, name); };
+  std::string out = "  manifest\n";
+  out += fmt::format("    zeromini        {} (git {})\n", text("zeromini_version"),
+                     text("git_revision"));
+  out += fmt::format("    Kokkos          {} (backends: {})\n", text("kokkos_version"),
+                     text("kokkos_backends"));
+  out += fmt::format("    MPI             {}\n", text("mpi_library"));
+  out += fmt::format("    NCCL            {}\n", text("nccl_version"));
+  out += fmt::format("    HDF5            {}\n", text("hdf5_version"));
+  out +=
+      fmt::format("    ranks           {} on {} node(s): {} data-parallel x {} tensor-parallel\n",
+                  h5::read_attr_int(g, "ranks"), h5::read_attr_int(g, "nodes"),
+                  h5::read_attr_int(g, "data_parallel"), h5::read_attr_int(g, "tp"));
+  out += fmt::format("    hosts           {}\n", counted(h5::read_attr_strings(g, "hostnames")));
+  out += fmt::format("    devices         {}\n", counted(h5::read_attr_strings(g, "device_names")));
+  out += fmt::format("    deck            {} (resolved deck: attribute /manifest/deck)\n",
+                     text("deck_path"));
+  return out;
+}
+
+std::string manifest_json(const RunManifest& m) {
+  std::string out = "{\n";
+  auto field = [&](const char* key, const std::string& value) {
+    out += fmt::format("    \"{}\": {},\n", key, value);
+  };
+  field("deck_path", quoted(m.deck_path));
+  field("zeromini_version", quoted(m.zeromini_version));
+  field("git_revision", quoted(m.git_revision));
+  field("kokkos_version", quoted(m.kokkos_version));
+  field("kokkos_backends", quoted(m.kokkos_backends));
+  field("mpi_library", quoted(m.mpi_library));
+  field("nccl_version", quoted(m.nccl_version));
+  field("hdf5_version", quoted(m.hdf5_version));
+  field("hostnames", json_list(m.hostnames));
+  field("device_names", json_list(m.device_names));
+  field("ranks", std::to_string(m.ranks));
+  field("nodes", std::to_string(m.nodes));
+  field("tp", std::to_string(m.tp));
+  field("data_parallel", std::to_string(m.data_parallel));
+  out += fmt::format("    \"deck\": {}\n  }}", quoted(m.deck));
+  return out;
+}
+
+}  // namespace zm

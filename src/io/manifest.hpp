@@ -1,0 +1,42 @@
+// The manifest of a run: what ran, where and with what, so that a figure can be reproduced and
+// compared. results.h5 holds it as the attributes of /manifest, summary.json under "manifest",
+// and `zeromini inspect` prints it.
+#pragma once
+
+#include <hdf5.h>
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+#include "core/deck.hpp"
+
+namespace zm {
+
+class Watchdog;
+
+struct RunManifest {
+  std::string deck_path;
+  std::string deck;  // as resolved (every key, defaults and overrides applied)
+  std::string zeromini_version, git_revision;
+  std::string kokkos_version, kokkos_backends, mpi_library, nccl_version, hdf5_version;
+  std::vector<std::string> hostnames;     // per rank
+  std::vector<std::string> device_names;  // per rank
+  int ranks = 1;
+  int nodes = 1;  // distinct host names
+  int tp = 1;     // parallel.tp
+  int data_parallel = 1;
+};
+
+// Collective over `comm`: every rank's host and device names are gathered to rank 0, which alone
+// holds the lists (the other ranks' are empty).
+RunManifest gather_manifest(const Deck& deck, MPI_Comm comm, Watchdog& watchdog);
+
+// The /manifest group of results.h5, and reading it back for `inspect` ("" when absent).
+void write_manifest(hid_t file, const RunManifest& manifest);
+std::string describe_manifest(hid_t file);
+
+// The "manifest" object of summary.json (a JSON object, indented for its place there).
+std::string manifest_json(const RunManifest& manifest);
+
+}  // namespace zm

@@ -1,0 +1,69 @@
+#include "train/throughput.hpp"
+
+#include <fmt/format.h>
+
+#include "comm/exposure.hpp"
+#include "core/text.hpp"
+#include "model/flops.hpp"
+
+namespace zm {
+
+Throughput measure_throughput(const StageResult& s, const ModelConfig& model,
+                              const PeakRate& peak) {
+  Throughput t;
+  const size_t first = s.steps.size() >= 2 ? 1 : 0;
+  const double timed = static_cast<double>(s.steps.size() - first);
+  t.step_seconds = s.mean_times.total;
+  const double global_tokens = s.tokens_per_rank_per_step * s.ranks;
+  const FlopsPerToken per_token = flops_per_token(model);
+  const StepFlops flops = step_flops(model, global_tokens, s.ranks);
+  t.model_flops_per_token = per_token.model();
+  t.hardware_flops_per_token = per_token.hardware();
+  t.model_flops_per_step = flops.model;
+  t.hardware_flops_per_step = flops.hardware;
+  if (timed > 0 && t.step_seconds > 0) {
+    t.tokens_per_second = global_tokens / t.step_seconds;
+    t.tflops_per_device = flops.model_per_rank() / t.step_seconds / 1e12;
+    t.tflops_total = flops.model / t.step_seconds / 1e12;
+    t.hardware_tflops_per_device = flops.hardware_per_rank() / t.step_seconds / 1e12;
+  }
+  if (peak.flops_per_second > 0 && t.tflops_per_device > 0) {
+    t.peak_tflops_per_device = peak.flops_per_second / 1e12;
+    t.peak_source = peak.source;
+    t.mfu = t.tflops_per_device / t.peak_tflops_per_device;
+    t.hfu = t.hardware_tflops_per_device / t.peak_tflops_per_device;
+  }
+  for (size_t i = first; i < s.steps.size(); ++i)
+    for (size_t op = 0; op < static_cast<size_t>(kCommOps); ++op) {
+      t.bus_bytes[op] += s.steps[i].comm.ops[op].bytes / timed;
+      t.in_flight_seconds[op] += s.steps[i].comm_in_flight_by_op[op] / timed;
+    }
+  for (size_t op = 0; op < static_cast<size_t>(kCommOps); ++op)
+    t.busbw[op] =
+        t.bus_bytes[op] > 0 ? bus_bandwidth(t.bus_bytes[op], t.in_flight_seconds[op]) : NAN;
+  return t;
+}
+
+std::string throughput_line(const StageResult& s) {
+  const Throughput& t = s.throughput;
+  std::string line = fmt::format(
+      "stage {}: {} tokens/s on {} ranks, {:.4g} TFLOP/s per device ({:.4g} in total; model "
+      "FLOPs, {:.4g} per token)",
+      s.stage, thousands(t.tokens_per_second), s.ranks, t.tflops_per_device, t.tflops_total,
+      t.model_flops_per_token);
+  if (std::isfinite(t.mfu))
+    line += fmt::format(", MFU {:.3g}% of {:.4g} TFLOP/s ({})", 100.0 * t.mfu,
+                        t.peak_tflops_per_device, t.peak_source);
+  else
+    line += ", MFU n/a (no peak: give --peak-tflops or --machine FILE)";
+  std::string busbw;
+  for (int op = 0; op < kCommOps; ++op)
+    if (std::isfinite(t.busbw[static_cast<size_t>(op)]))
+      busbw += fmt::format("{}{} {:.3g}", busbw.empty() ? "" : ", ",
+                           comm_op_name(static_cast<CommOp>(op)),
+                           t.busbw[static_cast<size_t>(op)] / 1e9);
+  line += busbw.empty() ? "; busbw: no collectives" : "; busbw GB/s: " + busbw;
+  return line;
+}
+
+}  // namespace zm
