@@ -195,7 +195,9 @@ case ${1:-} in
   up) shift; cmd_up "$@" ;;
   down) cmd_down ;;
   status) cmd_status ;;
-  exec) check_node "${2:-}"; i=$2; shift 2; in_node "$i" "$@" ;;
+  exec)   # exec: the command keeps this process (its pid is what a caller started)
+    check_node "${2:-}"; i=$2; shift 2
+    exec nsenter --uts="$state/node$i.uts" --net="/var/run/netns/$(node_name "$i")" "$@" ;;
   hosts) cmd_hosts "${2:-1}" ;;
   mpiexec) shift; cmd_mpiexec "$@" ;;
   rate) check_node "${2:-}"; shape "$2" "${3:?rate: a rate or off}" ;;
