@@ -55,9 +55,11 @@ int run(int& argc, char**& argv, const RunOptions& options) {
   try {
     // From here on every blocking call runs under comm.timeout_s.
     runtime.watchdog().arm(deck.comm.timeout_s);
-    log_root("zeromini {} | {} ranks | Kokkos {} ({}) | {}\n", git_revision(), runtime.size(),
-             build_features().kokkos_version, kokkos_backends(), mpi_library_version());
+    // Nodes as MPI sees them (ranks sharing memory), not as a deck says.
     const ThreadPlacement placement = thread_placement(MPI_COMM_WORLD);
+    log_root("zeromini {} | {} ranks on {} node{} | Kokkos {} ({}) | {}\n", git_revision(),
+             runtime.size(), placement.node.nodes, placement.node.nodes == 1 ? "" : "s",
+             build_features().kokkos_version, kokkos_backends(), mpi_library_version());
     log_root("{}", thread_report(placement));
     log_root("{}\n", deck.resolved_toml());
     auto comm = make_communicator(deck.comm.backend, MPI_COMM_WORLD, runtime.watchdog());

@@ -78,6 +78,10 @@ struct Watchdog::State {
   void check_devices();
   [[noreturn]] void end_job(const std::string& message, int code);
   std::string describe(const Region& region, double waited, const std::string& ranks) const;
+  // " on HOST" where the job spans nodes (empty otherwise, or before the slots exist).
+  std::string on_host(int r) const;
+  // "2, 3 on node-b, 6 on node-c": ranks grouped by their host, in rank order.
+  std::string ranks_by_host(const std::vector<int>& ranks) const;
   std::string waited_for(const Region& region, double now, bool remote);
 };
 
@@ -252,9 +256,25 @@ std::string Watchdog::State::describe(const Region& region, double waited,
                                 ? std::string(" (this rank alone)")
                                 : fmt::format(" (collective #{} on this rank)", region.sequence);
   return fmt::format(
-      "zeromini: rank {}: watchdog: {}: {}{} has waited {:.0f} s, more than comm.timeout_s = {}; "
-      "{}. Aborting the job.",
-      rank, phase, region.operation, which, waited, timeout, ranks);
+      "zeromini: rank {}{}: watchdog: {}: {}{} has waited {:.0f} s, more than comm.timeout_s = "
+      "{}; {}. Aborting the job.",
+      rank, on_host(rank), phase, region.operation, which, waited, timeout, ranks);
+}
+
+std::string Watchdog::State::on_host(int r) const {
+  if (!slots.ready() || !slots.spans_nodes()) return "";
+  return " on " + slots.host(r);
+}
+
+std::string Watchdog::State::ranks_by_host(const std::vector<int>& ranks) const {
+  std::string text;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const std::string host = on_host(ranks[i]);
+    append(text, std::to_string(ranks[i]));
+    const bool last_of_host = i + 1 == ranks.size() || on_host(ranks[i + 1]) != host;
+    if (last_of_host) text += host;
+  }
+  return text;
 }
 
 // Who the region waits for: ranks that have not reached the collective, and ranks whose heartbeat
@@ -275,21 +295,24 @@ std::string Watchdog::State::waited_for(const Region& region, double now, bool r
     slots.read_remote_posted(reached, last_words.c_str());
   }
   int checked = 0;
+  std::vector<int> unread;
   for (int r = 0; r < slots.size(); ++r) {
     const int64_t count = reached[static_cast<size_t>(r)];
     const int64_t beat = beats[static_cast<size_t>(r)];
     if (r == rank) continue;
     if (count < 0) {
-      append(unknown, std::to_string(r));
+      unread.push_back(r);
       continue;
     }
     ++checked;
     if (count < region.sequence)
-      append(missing, fmt::format("{} (has not reached it)", r));
+      append(missing, fmt::format("{}{} (has not reached it)", r, on_host(r)));
     else if (beat >= 0 && milliseconds(now) - beat > kSilentAfterMs)
-      append(missing, fmt::format("{} (not responding for {:.1f} s: stopped or hung)", r,
-                                  static_cast<double>(milliseconds(now) - beat) * 1e-3));
+      append(missing,
+             fmt::format("{}{} (not responding for {:.1f} s: stopped or hung)", r, on_host(r),
+                         static_cast<double>(milliseconds(now) - beat) * 1e-3));
   }
+  unknown = ranks_by_host(unread);
   std::string text =
       !missing.empty() ? "ranks still missing: " + missing
                        : fmt::format(
