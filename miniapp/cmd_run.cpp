@@ -73,7 +73,10 @@ int run(int& argc, char**& argv, const RunOptions& options) {
                          {placement.node.nodes, placement.rank.kokkos_threads});
       log_root("Results: {0}/results.h5, {0}/summary.json\n", deck.output.dir);
     }
-    return exit_code(outcome.end);
+    // Everything is written and closed: a finalize that hangs ends the rank with this status.
+    const int status = exit_code(outcome.end);
+    runtime.watchdog().set_finalize_status(status);
+    return status;
   } catch (const IoError& error) {
     if (runtime.rank() == 0) log_error("zeromini: I/O error: {}\n", error.what());
     return kExitIoError;

@@ -61,6 +61,7 @@ struct Watchdog::State {
   std::string phase = "start-up";
   double timeout = 300.0;
   int rank = 0;
+  int finalize_status = kExitWatchdog;
   int64_t posted = 0;
   ProgressSlots slots;
   std::thread thread;
@@ -77,6 +78,7 @@ struct Watchdog::State {
   void watch();
   void check_devices();
   [[noreturn]] void end_job(const std::string& message, int code);
+  [[noreturn]] void end_in_finalize(double waited);
   std::string describe(const Region& region, double waited, const std::string& ranks) const;
   // " on HOST" where the job spans nodes (empty otherwise, or before the slots exist).
   std::string on_host(int r) const;
@@ -103,6 +105,12 @@ void Watchdog::arm(double timeout_seconds) {
   MPI_Comm_set_attr(MPI_COMM_SELF, key, nullptr);
   s.running = true;
   s.thread = std::thread([&s] { s.watch(); });
+}
+
+void Watchdog::set_finalize_status(int status) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.finalize_status = status;
 }
 
 void Watchdog::release() {
@@ -233,11 +241,27 @@ void Watchdog::State::watch() {
                       "and 'latest' are untouched).",
                       rank, signal_name(stop_signal()), phase, region.operation, now - signalled),
           kExitSignalBase + stop_signal());
+    if (region.kind == WaitKind::Finalize && now - region.progress > timeout)
+      end_in_finalize(now - region.progress);
     const double limit = timeout + (region.kind == WaitKind::Polled ? kPolledGraceSeconds : 0.0);
     if (now - region.progress > limit)
       end_job(describe(region, now - region.progress, waited_for(region, now, false)),
               kExitWatchdog);
   }
+}
+
+// Everything the command wrote is closed before MPI_Finalize, so a finalize that does not return
+// loses nothing: the rank ends with the command's own status, saying why (no abort record).
+void Watchdog::State::end_in_finalize(double waited) {
+  const std::string line = fmt::format(
+      "zeromini: rank {}{}: warning: MPI_Finalize has not returned after {:.0f} s (comm.timeout_s "
+      "= {}); every output was written and closed before it, so this rank ends now with status "
+      "{}. MPICH over UCX and TCP can deadlock in MPI_Finalize (a rank in the PMI barrier does "
+      "not progress a peer's endpoint close).\n",
+      rank, on_host(rank), waited, timeout, finalize_status);
+  const ssize_t ignored = write(2, line.data(), line.size());
+  (void)ignored;
+  _exit(finalize_status);
 }
 
 // From the thread: no MPI call (the main thread may be inside the library). The process ends;

@@ -81,7 +81,9 @@ network_fault() {
   case $fault in
     link_down) "$cluster" link 2 down ;;
     crawl) "$cluster" rate 2 8kbit ;;
-    node_kill) kill -KILL $(ip netns pids "$ZEROMINI_NETNS_PREFIX-node2") 2>/dev/null ;;
+    node_kill)   # the node's zeromini processes, not Hydra's proxy there
+      kill -KILL $(comm -12 <(ip netns pids "$ZEROMINI_NETNS_PREFIX-node2" | sort) \
+        <(pgrep -x zeromini | sort)) 2>/dev/null ;;
   esac
   for _ in $(seq 1200); do
     ranks_alive || break
