@@ -98,9 +98,11 @@ int run(int& argc, char**& argv, const RunOptions& options) {
   try {
     // From here on every blocking call runs under comm.timeout_s.
     runtime.watchdog().arm(deck.comm.timeout_s);
-    log_root("zeromini {} | {} ranks | Kokkos {} ({}) | {}\n", git_revision(), runtime.size(),
-             build_features().kokkos_version, kokkos_backends(), mpi_library_version());
+    // Nodes as MPI sees them (ranks sharing memory), not as a deck says.
     const ThreadPlacement placement = thread_placement(MPI_COMM_WORLD);
+    log_root("zeromini {} | {} ranks on {} node{} | Kokkos {} ({}) | {}\n", git_revision(),
+             runtime.size(), placement.node.nodes, placement.node.nodes == 1 ? "" : "s",
+             build_features().kokkos_version, kokkos_backends(), mpi_library_version());
     log_root("{}", thread_report(placement));
     log_root("{}\n", deck.resolved_toml());
     auto comm = make_communicator(deck.comm.backend, MPI_COMM_WORLD, runtime.watchdog());
@@ -114,7 +116,10 @@ int run(int& argc, char**& argv, const RunOptions& options) {
                          {placement.node.nodes, placement.rank.kokkos_threads});
       log_root("Results: {0}/results.h5, {0}/summary.json\n", deck.output.dir);
     }
-    return exit_code(outcome.end);
+    // Everything is written and closed: a finalize that hangs ends the rank with this status.
+    const int status = exit_code(outcome.end);
+    runtime.watchdog().set_finalize_status(status);
+    return status;
   } catch (const IoError& error) {
     if (runtime.rank() == 0) log_error("zeromini: I/O error: {}\n", error.what());
     return kExitIoError;

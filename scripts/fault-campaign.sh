@@ -117,6 +117,27 @@ hostile_writer_trials() {
     "$((2 * trials))" "$handled" "$times" "$([[ $handled -eq $((2 * trials)) ]] && echo none || echo "see $work")"
 }
 
+# A network fault on one of two netns nodes (tests/multinode), TRIALS times: handled = the test's
+# checks held (every rank ended within the timeout with the node named, the last checkpoint
+# inspects and resumes). The time is from the fault to the last rank's end, as the test prints it.
+from_multinode() {
+  local class=$1 case_name=$2 handled=0 times="" log status
+  for trial in $(seq "$trials"); do
+    log=$work/multinode-$case_name-$trial.log
+    "$root/tests/multinode/multinode_tests.sh" "$case_name" "$zeromini" "$root" \
+      "$work/multinode-$trial" >"$log" 2>&1
+    status=$?
+    if [[ $status == 77 ]]; then
+      rows+=("| $class | 0 | - | - | not tried: $(grep -m1 SKIPPED "$log" | cut -d' ' -f2-) |")
+      echo "${rows[-1]}"
+      return
+    fi
+    [[ $status == 0 ]] && handled=$((handled + 1))
+    times="$times $(sed -n 's/.*the ranks ended \([0-9]*\) s after the fault.*/\1/p' "$log")"
+  done
+  row "$class" "$trials" "$handled" "$times" "$([[ $handled -eq $trials ]] && echo none || echo "see $work")"
+}
+
 echo "fault campaign: $zeromini, $trials trials per class, $stop_trials SIGSTOP trials; work in $work"
 sigstop_trials
 from_tests "rank stopped inside a checkpoint write (timeout 5 s)" io_fault_tests.sh stall_checkpoint
@@ -137,6 +158,9 @@ from_tests "status after a second signal, and of a run that died (not closed cle
 from_tests "MPI_Init that does not return: the deadline, and a SIGTERM during it" mpi_init_deadline.sh mpi_init
 from_tests "resume into the same directory (history)" io_fault_tests.sh resume_history
 from_tests "non-finite gradient" fault_tests.sh nan
+from_multinode "a node's link taken down mid-step (2 nodes x 2 ranks, timeout 10 s), then resumed" link_down
+from_multinode "a node's link shaped to 8 kbit/s mid-step (2 nodes x 2 ranks, timeout 10 s), then resumed" crawl
+from_multinode "a whole node's ranks killed (SIGKILL; 2 nodes x 2 ranks), then resumed" node_kill
 
 {
   echo "# Fault campaign"

@@ -24,6 +24,20 @@ extern "C" void on_remote_read_alarm(int) {
 
 }  // namespace
 
+void ProgressSlots::gather_hosts() {
+  char mine[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  MPI_Get_processor_name(mine, &length);
+  std::vector<char> all(static_cast<size_t>(size_) * MPI_MAX_PROCESSOR_NAME);
+  MPI_Allgather(mine, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME,
+                MPI_CHAR, comm_);
+  hosts_.clear();
+  for (int r = 0; r < size_; ++r)
+    hosts_.emplace_back(
+        &all[static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME],
+        strnlen(&all[static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME], MPI_MAX_PROCESSOR_NAME));
+}
+
 ProgressSlots::~ProgressSlots() {
   release();
 }
@@ -58,6 +72,7 @@ void ProgressSlots::create(MPI_Comm comm, int64_t posted) {
   }
   MPI_Group_free(&group);
   MPI_Group_free(&node_group);
+  gather_hosts();
   MPI_Barrier(comm_);
 }
 

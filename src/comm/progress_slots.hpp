@@ -11,6 +11,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "comm/node_split.hpp"
@@ -33,6 +34,10 @@ class ProgressSlots {
   void release();
   bool ready() const { return own_ != nullptr; }
   int size() const { return size_; }
+  // The host name (MPI_Get_processor_name) of each rank of the communicator, read at create():
+  // a message about a rank that no longer answers can still say which node it is on.
+  const std::string& host(int rank) const { return hosts_[static_cast<size_t>(rank)]; }
+  bool spans_nodes() const { return node_.size() < size_; }
 
   // This rank's count of collectives reached, made visible to all.
   void publish_posted(int64_t posted);
@@ -47,6 +52,8 @@ class ProgressSlots {
   void read_remote_posted(std::vector<int64_t>& posted, const char* last_words) const;
 
  private:
+  void gather_hosts();  // collective over comm_
+
   MPI_Comm comm_ = MPI_COMM_NULL;
   int size_ = 1;
   NodeComm node_;
@@ -55,6 +62,7 @@ class ProgressSlots {
   int64_t* remote_posted_ = nullptr;            // this rank's slot in posted_window_
   volatile int64_t* own_ = nullptr;             // this rank's {posted, heartbeat} in node_window_
   std::vector<const volatile int64_t*> peers_;  // by rank in comm_; null when off-node
+  std::vector<std::string> hosts_;              // by rank in comm_
 };
 
 }  // namespace zm

@@ -36,7 +36,7 @@ Runtime::~Runtime() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized) {
-    BlockingRegion region(watchdog_, "MPI_Finalize", kLocalRegion, WaitKind::Blocking);
+    BlockingRegion region(watchdog_, "MPI_Finalize", kLocalRegion, WaitKind::Finalize);
     MPI_Finalize();
   }
   watchdog_.stop();

@@ -61,6 +61,7 @@ struct Watchdog::State {
   std::string phase = "start-up";
   double timeout = 300.0;
   int rank = 0;
+  int finalize_status = kExitWatchdog;
   int64_t posted = 0;
   ProgressSlots slots;
   std::thread thread;
@@ -77,7 +78,12 @@ struct Watchdog::State {
   void watch();
   void check_devices();
   [[noreturn]] void end_job(const std::string& message, int code);
+  [[noreturn]] void end_in_finalize(double waited);
   std::string describe(const Region& region, double waited, const std::string& ranks) const;
+  // " on HOST" where the job spans nodes (empty otherwise, or before the slots exist).
+  std::string on_host(int r) const;
+  // "2, 3 on node-b, 6 on node-c": ranks grouped by their host, in rank order.
+  std::string ranks_by_host(const std::vector<int>& ranks) const;
   std::string waited_for(const Region& region, double now, bool remote);
 };
 
@@ -99,6 +105,12 @@ void Watchdog::arm(double timeout_seconds) {
   MPI_Comm_set_attr(MPI_COMM_SELF, key, nullptr);
   s.running = true;
   s.thread = std::thread([&s] { s.watch(); });
+}
+
+void Watchdog::set_finalize_status(int status) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.finalize_status = status;
 }
 
 void Watchdog::release() {
@@ -229,11 +241,27 @@ void Watchdog::State::watch() {
                       "and 'latest' are untouched).",
                       rank, signal_name(stop_signal()), phase, region.operation, now - signalled),
           kExitSignalBase + stop_signal());
+    if (region.kind == WaitKind::Finalize && now - region.progress > timeout)
+      end_in_finalize(now - region.progress);
     const double limit = timeout + (region.kind == WaitKind::Polled ? kPolledGraceSeconds : 0.0);
     if (now - region.progress > limit)
       end_job(describe(region, now - region.progress, waited_for(region, now, false)),
               kExitWatchdog);
   }
+}
+
+// Everything the command wrote is closed before MPI_Finalize, so a finalize that does not return
+// loses nothing: the rank ends with the command's own status, saying why (no abort record).
+void Watchdog::State::end_in_finalize(double waited) {
+  const std::string line = fmt::format(
+      "zeromini: rank {}{}: warning: MPI_Finalize has not returned after {:.0f} s (comm.timeout_s "
+      "= {}); every output was written and closed before it, so this rank ends now with status "
+      "{}. MPICH over UCX and TCP can deadlock in MPI_Finalize (a rank in the PMI barrier does "
+      "not progress a peer's endpoint close).\n",
+      rank, on_host(rank), waited, timeout, finalize_status);
+  const ssize_t ignored = write(2, line.data(), line.size());
+  (void)ignored;
+  _exit(finalize_status);
 }
 
 // From the thread: no MPI call (the main thread may be inside the library). The process ends;
@@ -252,9 +280,25 @@ std::string Watchdog::State::describe(const Region& region, double waited,
                                 ? std::string(" (this rank alone)")
                                 : fmt::format(" (collective #{} on this rank)", region.sequence);
   return fmt::format(
-      "zeromini: rank {}: watchdog: {}: {}{} has waited {:.0f} s, more than comm.timeout_s = {}; "
-      "{}. Aborting the job.",
-      rank, phase, region.operation, which, waited, timeout, ranks);
+      "zeromini: rank {}{}: watchdog: {}: {}{} has waited {:.0f} s, more than comm.timeout_s = "
+      "{}; {}. Aborting the job.",
+      rank, on_host(rank), phase, region.operation, which, waited, timeout, ranks);
+}
+
+std::string Watchdog::State::on_host(int r) const {
+  if (!slots.ready() || !slots.spans_nodes()) return "";
+  return " on " + slots.host(r);
+}
+
+std::string Watchdog::State::ranks_by_host(const std::vector<int>& ranks) const {
+  std::string text;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const std::string host = on_host(ranks[i]);
+    append(text, std::to_string(ranks[i]));
+    const bool last_of_host = i + 1 == ranks.size() || on_host(ranks[i + 1]) != host;
+    if (last_of_host) text += host;
+  }
+  return text;
 }
 
 // Who the region waits for: ranks that have not reached the collective, and ranks whose heartbeat
@@ -275,21 +319,24 @@ std::string Watchdog::State::waited_for(const Region& region, double now, bool r
     slots.read_remote_posted(reached, last_words.c_str());
   }
   int checked = 0;
+  std::vector<int> unread;
   for (int r = 0; r < slots.size(); ++r) {
     const int64_t count = reached[static_cast<size_t>(r)];
     const int64_t beat = beats[static_cast<size_t>(r)];
     if (r == rank) continue;
     if (count < 0) {
-      append(unknown, std::to_string(r));
+      unread.push_back(r);
       continue;
     }
     ++checked;
     if (count < region.sequence)
-      append(missing, fmt::format("{} (has not reached it)", r));
+      append(missing, fmt::format("{}{} (has not reached it)", r, on_host(r)));
     else if (beat >= 0 && milliseconds(now) - beat > kSilentAfterMs)
-      append(missing, fmt::format("{} (not responding for {:.1f} s: stopped or hung)", r,
-                                  static_cast<double>(milliseconds(now) - beat) * 1e-3));
+      append(missing,
+             fmt::format("{}{} (not responding for {:.1f} s: stopped or hung)", r, on_host(r),
+                         static_cast<double>(milliseconds(now) - beat) * 1e-3));
   }
+  unknown = ranks_by_host(unread);
   std::string text =
       !missing.empty() ? "ranks still missing: " + missing
                        : fmt::format(

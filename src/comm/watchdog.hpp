@@ -31,6 +31,10 @@ enum class WaitKind {
   Blocking,  // a call that does not return until done (MPI collective, HDF5 collective call)
   Polled,    // a wait that checks its own deadline (Watchdog::check_deadline) while it polls
   Io,        // file-system I/O: as Blocking, and a stop signal during it ends the rank
+  // MPI_Finalize, after every output is written and closed: past the deadline the rank ends with
+  // the status given to set_finalize_status() and a warning, not an abort (MPICH over UCX/TCP
+  // can deadlock there: a rank in the PMI barrier does not progress a peer's endpoint close).
+  Finalize,
 };
 
 // Owned by what starts MPI (Runtime, the test, benchmark and fuzz mains): one per process, since
@@ -46,6 +50,9 @@ class Watchdog {
   // Collective over MPI_COMM_WORLD the first time (the progress slots, the thread); later calls
   // only change the timeout.
   void arm(double timeout_seconds);
+  // The status this rank ends with if MPI_Finalize passes the deadline (WaitKind::Finalize):
+  // kExitWatchdog until a command that completed sets its own.
+  void set_finalize_status(int status);
   // Collective: frees the progress slots (before MPI_Finalize). The thread keeps watching
   // regions, without naming other ranks, until stop().
   void release();

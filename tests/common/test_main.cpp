@@ -99,7 +99,11 @@ int main(int argc, char** argv) {
   MPI_Allreduce(&result, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   watchdog.release();  // collective, while MPI is up (tests arm it)
   Kokkos::finalize();
-  MPI_Finalize();
+  {
+    watchdog.set_finalize_status(worst);
+    zm::BlockingRegion region(watchdog, "MPI_Finalize", zm::kLocalRegion, zm::WaitKind::Finalize);
+    MPI_Finalize();
+  }
   watchdog.stop();
   return worst;
 }
