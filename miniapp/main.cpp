@@ -54,6 +54,27 @@ CLI::App* add_sweep(CLI::App& app, zm::cli::SweepOptions& options) {
   return expand;
 }
 
+// The run subcommand and its options.
+CLI::App* add_run(CLI::App& app, zm::cli::RunOptions& options) {
+  CLI::App* run = app.add_subcommand(
+      "run", "Train the model of a deck (launch with mpiexec/srun; one rank per device)");
+  run->add_option("deck", options.deck, "Input deck (TOML)")->required();
+  run->add_option("--set", options.overrides,
+                  "Override a deck key: --set section.key=value (repeatable), e.g. "
+                  "--set zero.stage=3 --set train.steps=20")
+      ->type_name("KEY=VALUE");
+  run->add_option("--out", options.out_dir, "Output directory (overrides output.dir)");
+  run->add_option("--peak-tflops", options.peak_tflops,
+                  "Peak TFLOP/s per device in the deck's precision: MFU is reported against it "
+                  "(without a peak, MFU is not available)")
+      ->type_name("TFLOPS");
+  run->add_option("--machine", options.machine,
+                  "Machine file (inputs/machines/*.toml): MFU against its "
+                  "compute.peak_tflops_<precision> (not with --peak-tflops)")
+      ->type_name("FILE");
+  return run;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -71,22 +92,7 @@ int main(int argc, char** argv) {
   app.footer("Run `zeromini SUBCOMMAND --help` for the options of each subcommand.");
 
   zm::cli::RunOptions run_options;
-  auto* run = app.add_subcommand(
-      "run", "Train the model of a deck (launch with mpiexec/srun; one rank per device)");
-  run->add_option("deck", run_options.deck, "Input deck (TOML)")->required();
-  run->add_option("--set", run_options.overrides,
-                  "Override a deck key: --set section.key=value (repeatable), e.g. "
-                  "--set zero.stage=3 --set train.steps=20")
-      ->type_name("KEY=VALUE");
-  run->add_option("--out", run_options.out_dir, "Output directory (overrides output.dir)");
-  run->add_option("--peak-tflops", run_options.peak_tflops,
-                  "Peak TFLOP/s per device in the deck's precision: MFU is reported against it "
-                  "(without a peak, MFU is not available)")
-      ->type_name("TFLOPS");
-  run->add_option("--machine", run_options.machine,
-                  "Machine file (inputs/machines/*.toml): MFU against its "
-                  "compute.peak_tflops_<precision> (not with --peak-tflops)")
-      ->type_name("FILE");
+  CLI::App* run = add_run(app, run_options);
 
   zm::cli::PlanOptions plan_options;
   CLI::App* plan = add_plan(app, plan_options);
