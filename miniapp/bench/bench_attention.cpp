@@ -11,8 +11,8 @@
 #include "bench_util.hpp"
 #include "comm/communicator.hpp"
 #include "core/deck.hpp"
-#include "core/timer.hpp"
 #include "model/gpt.hpp"
+#include "paired_steps.hpp"
 #include "train/trainer.hpp"
 
 namespace {
@@ -26,20 +26,6 @@ zm::Deck attention_deck(int64_t seq_len, int64_t micro_batch, const char* attent
        fmt::format("model.attention={}", attention)});
 }
 
-double activation_mib(const zm::Deck& deck) {
-  double bytes = 0;
-  for (const zm::BufferSpec& spec :
-       zm::gpt_buffers(deck.model, deck.train.micro_batch, deck.model.seq_len, 4))
-    if (spec.category == zm::MemCategory::Activations) bytes += static_cast<double>(spec.bytes());
-  return bytes / (1024.0 * 1024.0);
-}
-
-double timed_step(zm::Trainer& trainer, int64_t step) {
-  const double start = zm::wall_seconds();
-  trainer.step(step);
-  return zm::wall_seconds() - start;
-}
-
 void attention_paths(benchmark::State& state) {
   const int64_t seq_len = state.range(0), micro_batch = state.range(1);
   zm::Communicator& comm = zm::bench::world_communicator();
@@ -49,26 +35,12 @@ void attention_paths(benchmark::State& state) {
   auto fused = zm::make_trainer(fused_deck, 0, comm);
   reference->init_parameters();
   fused->init_parameters();
-  timed_step(*reference, 0);  // warm-up: first touch of every buffer
-  timed_step(*fused, 0);
-  int64_t step = 1;
-  double reference_s = 0.0, fused_s = 0.0;
-  for (auto _ : state) {
-    // Alternate which goes first, so that neither always follows the other.
-    const bool fused_first = step % 2 == 0;
-    const double first = timed_step(fused_first ? *fused : *reference, step);
-    const double second = timed_step(fused_first ? *reference : *fused, step);
-    reference_s += fused_first ? second : first;
-    fused_s += fused_first ? first : second;
-    state.SetIterationTime(fused_first ? first : second);
-    ++step;
-  }
-  const double n = static_cast<double>(step - 1);
-  state.counters["step_ms_reference"] = 1e3 * reference_s / n;
-  state.counters["step_ms_fused"] = 1e3 * fused_s / n;
-  state.counters["fused_over_reference"] = fused_s / reference_s;
-  state.counters["activations_MiB_reference"] = activation_mib(reference_deck);
-  state.counters["activations_MiB_fused"] = activation_mib(fused_deck);
+  const zm::bench::PairedSeconds t = zm::bench::step_in_alternation(state, *reference, *fused);
+  state.counters["step_ms_reference"] = 1e3 * t.baseline / t.steps;
+  state.counters["step_ms_fused"] = 1e3 * t.candidate / t.steps;
+  state.counters["fused_over_reference"] = t.candidate / t.baseline;
+  state.counters["activations_MiB_reference"] = zm::bench::activation_mib(reference_deck);
+  state.counters["activations_MiB_fused"] = zm::bench::activation_mib(fused_deck);
 }
 
 // Fixed iteration counts keep ranks in step when run under mpiexec.

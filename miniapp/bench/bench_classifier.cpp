@@ -12,8 +12,8 @@
 #include "bench_util.hpp"
 #include "comm/communicator.hpp"
 #include "core/deck.hpp"
-#include "core/timer.hpp"
 #include "model/gpt.hpp"
+#include "paired_steps.hpp"
 #include "train/trainer.hpp"
 
 namespace {
@@ -29,20 +29,6 @@ zm::Deck classifier_deck(int64_t seq_len, int64_t micro_batch, int64_t chunk) {
       "bench", overrides);
 }
 
-double activation_mib(const zm::Deck& deck) {
-  double bytes = 0;
-  for (const zm::BufferSpec& spec :
-       zm::gpt_buffers(deck.model, deck.train.micro_batch, deck.model.seq_len, 4))
-    if (spec.category == zm::MemCategory::Activations) bytes += static_cast<double>(spec.bytes());
-  return bytes / (1024.0 * 1024.0);
-}
-
-double timed_step(zm::Trainer& trainer, int64_t step) {
-  const double start = zm::wall_seconds();
-  trainer.step(step);
-  return zm::wall_seconds() - start;
-}
-
 void classifier_paths(benchmark::State& state) {
   const int64_t seq_len = state.range(0), micro_batch = state.range(1);
   zm::Communicator& comm = zm::bench::world_communicator();
@@ -52,27 +38,13 @@ void classifier_paths(benchmark::State& state) {
   auto chunked = zm::make_trainer(chunked_deck, 0, comm);
   reference->init_parameters();
   chunked->init_parameters();
-  timed_step(*reference, 0);  // warm-up: first touch of every buffer
-  timed_step(*chunked, 0);
-  int64_t step = 1;
-  double reference_s = 0.0, chunked_s = 0.0;
-  for (auto _ : state) {
-    // Alternate which goes first, so that neither always follows the other.
-    const bool chunked_first = step % 2 == 0;
-    const double first = timed_step(chunked_first ? *chunked : *reference, step);
-    const double second = timed_step(chunked_first ? *reference : *chunked, step);
-    reference_s += chunked_first ? second : first;
-    chunked_s += chunked_first ? first : second;
-    state.SetIterationTime(chunked_first ? first : second);
-    ++step;
-  }
-  const double n = static_cast<double>(step - 1);
+  const zm::bench::PairedSeconds t = zm::bench::step_in_alternation(state, *reference, *chunked);
   state.counters["classifier_chunk"] = static_cast<double>(chunked_deck.model.classifier_chunk);
-  state.counters["step_ms_reference"] = 1e3 * reference_s / n;
-  state.counters["step_ms_chunked"] = 1e3 * chunked_s / n;
-  state.counters["chunked_over_reference"] = chunked_s / reference_s;
-  state.counters["activations_MiB_reference"] = activation_mib(reference_deck);
-  state.counters["activations_MiB_chunked"] = activation_mib(chunked_deck);
+  state.counters["step_ms_reference"] = 1e3 * t.baseline / t.steps;
+  state.counters["step_ms_chunked"] = 1e3 * t.candidate / t.steps;
+  state.counters["chunked_over_reference"] = t.candidate / t.baseline;
+  state.counters["activations_MiB_reference"] = zm::bench::activation_mib(reference_deck);
+  state.counters["activations_MiB_chunked"] = zm::bench::activation_mib(chunked_deck);
 }
 
 // Fixed iteration counts keep ranks in step when run under mpiexec.

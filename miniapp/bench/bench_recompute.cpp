@@ -12,8 +12,8 @@
 #include "bench_util.hpp"
 #include "comm/communicator.hpp"
 #include "core/deck.hpp"
-#include "core/timer.hpp"
 #include "model/gpt.hpp"
+#include "paired_steps.hpp"
 #include "train/trainer.hpp"
 
 namespace {
@@ -21,20 +21,6 @@ namespace {
 zm::Deck recompute_deck(int stage, const char* mode) {
   return zm::bench::training_bench_deck(
       {fmt::format("zero.stage={}", stage), fmt::format("model.recompute={}", mode)});
-}
-
-double activation_mib(const zm::Deck& deck) {
-  double bytes = 0;
-  for (const zm::BufferSpec& spec :
-       zm::gpt_buffers(deck.model, deck.train.micro_batch, deck.model.seq_len, 4))
-    if (spec.category == zm::MemCategory::Activations) bytes += static_cast<double>(spec.bytes());
-  return bytes / (1024.0 * 1024.0);
-}
-
-double timed_step(zm::Trainer& trainer, int64_t step) {
-  const double start = zm::wall_seconds();
-  trainer.step(step);
-  return zm::wall_seconds() - start;
 }
 
 void recompute_cost(benchmark::State& state) {
@@ -46,26 +32,12 @@ void recompute_cost(benchmark::State& state) {
   auto recomputed = zm::make_trainer(recomputed_deck, stage, comm);
   kept->init_parameters();
   recomputed->init_parameters();
-  timed_step(*kept, 0);  // warm-up: first touch of every buffer
-  timed_step(*recomputed, 0);
-  int64_t step = 1;
-  double none = 0.0, blocks = 0.0;
-  for (auto _ : state) {
-    // Alternate which goes first, so that neither always follows the other.
-    const bool blocks_first = step % 2 == 0;
-    const double first = timed_step(blocks_first ? *recomputed : *kept, step);
-    const double second = timed_step(blocks_first ? *kept : *recomputed, step);
-    none += blocks_first ? second : first;
-    blocks += blocks_first ? first : second;
-    state.SetIterationTime(blocks_first ? first : second);
-    ++step;
-  }
-  const double n = static_cast<double>(step - 1);
-  state.counters["step_ms_none"] = 1e3 * none / n;
-  state.counters["step_ms_blocks"] = 1e3 * blocks / n;
-  state.counters["blocks_over_none"] = blocks / none;
-  state.counters["activations_MiB_none"] = activation_mib(kept_deck);
-  state.counters["activations_MiB_blocks"] = activation_mib(recomputed_deck);
+  const zm::bench::PairedSeconds t = zm::bench::step_in_alternation(state, *kept, *recomputed);
+  state.counters["step_ms_none"] = 1e3 * t.baseline / t.steps;
+  state.counters["step_ms_blocks"] = 1e3 * t.candidate / t.steps;
+  state.counters["blocks_over_none"] = t.candidate / t.baseline;
+  state.counters["activations_MiB_none"] = zm::bench::activation_mib(kept_deck);
+  state.counters["activations_MiB_blocks"] = zm::bench::activation_mib(recomputed_deck);
   kept.reset();
   recomputed.reset();
 }

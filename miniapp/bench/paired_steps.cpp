@@ -1,0 +1,45 @@
+#include "paired_steps.hpp"
+
+#include "core/timer.hpp"
+#include "model/gpt.hpp"
+
+namespace zm::bench {
+
+namespace {
+
+double timed_step(Trainer& trainer, int64_t step) {
+  const double start = wall_seconds();
+  trainer.step(step);
+  return wall_seconds() - start;
+}
+
+}  // namespace
+
+double activation_mib(const Deck& deck) {
+  double bytes = 0;
+  for (const BufferSpec& spec :
+       gpt_buffers(deck.model, deck.train.micro_batch, deck.model.seq_len, 4))
+    if (spec.category == MemCategory::Activations) bytes += static_cast<double>(spec.bytes());
+  return bytes / (1024.0 * 1024.0);
+}
+
+PairedSeconds step_in_alternation(benchmark::State& state, Trainer& baseline, Trainer& candidate) {
+  timed_step(baseline, 0);
+  timed_step(candidate, 0);
+  PairedSeconds sums;
+  int64_t step = 1;
+  for (auto _ : state) {
+    // Alternate which goes first, so that neither always follows the other.
+    const bool candidate_first = step % 2 == 0;
+    const double first = timed_step(candidate_first ? candidate : baseline, step);
+    const double second = timed_step(candidate_first ? baseline : candidate, step);
+    sums.baseline += candidate_first ? second : first;
+    sums.candidate += candidate_first ? first : second;
+    state.SetIterationTime(candidate_first ? first : second);
+    ++step;
+  }
+  sums.steps = static_cast<double>(step - 1);
+  return sums;
+}
+
+}  // namespace zm::bench

@@ -1,0 +1,26 @@
+// Two trainers of the same model that differ in one setting, stepped in alternation so that both
+// see the same machine state (AttentionPaths, ClassifierPaths, RecomputeCost).
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+
+#include "core/deck.hpp"
+#include "train/trainer.hpp"
+
+namespace zm::bench {
+
+// Activation bytes per rank of a deck's model in fp32, from the model's buffer table, in MiB.
+double activation_mib(const Deck& deck);
+
+struct PairedSeconds {
+  double baseline = 0, candidate = 0;  // summed step times
+  double steps = 0;                    // pairs stepped
+};
+
+// After a warm-up step of each (first touch of every buffer), one step of each per iteration,
+// which one goes first alternating; the iteration's manual time is the candidate's step.
+PairedSeconds step_in_alternation(benchmark::State& state, Trainer& baseline, Trainer& candidate);
+
+}  // namespace zm::bench
