@@ -41,7 +41,7 @@ struct Strided {
   KOKKOS_INLINE_FUNCTION A& at(int64_t r, int64_t j) const { return data[r * row + j * inner]; }
 };
 
-// Vectors of 64 bytes of A (16 floats, 8 doubles) in the GNU vector extension (GCC, Clang and
+// Vectors of kVectorBytes of A (up to 16 floats) in the GNU vector extension (GCC, Clang and
 // the host side of nvcc): a block's sums held in such values stay in registers across the loop
 // over the depth, where GCC keeps local arrays in memory and reloads them at every step.
 // The width follows the target's registers: without AVX-512, 64-byte vectors are emulated and the
