@@ -30,10 +30,25 @@ packed=$(xz -dc "$kit/zeromini-kit.tar.xz" | tar -xOf - kit/KIT-INFO | sed -n 's
 
 # The bare root, from the apt source this machine uses.
 if [[ ! -x $bare/bin/bash ]]; then
-  mirror=$(sed -n 's/^URIs: *\(http[^ ]*debian\)$/\1/p; s/^deb \(http[^ ]*debian\) .*/\1/p' \
-    /etc/apt/sources.list /etc/apt/sources.list.d/* 2>/dev/null | head -1)
+  # Only the source files that exist: sed's status 2 for a missing one (Debian 12 has no
+  # sources.list, only sources.list.d/debian.sources) would end this script under pipefail.
+  sources=()
+  for file in /etc/apt/sources.list /etc/apt/sources.list.d/*; do
+    [[ -f $file ]] && sources+=("$file")
+  done
+  mirror=
+  if ((${#sources[@]})); then
+    mirror=$(sed -n 's/^URIs: *\(http[^ ]*debian\)$/\1/p; s/^deb \(http[^ ]*debian\) .*/\1/p' \
+      "${sources[@]}" | head -n 1)
+  fi
   echo "kit-bare-check: debootstrap --variant=minbase bookworm $bare ${mirror:-http://deb.debian.org/debian}"
-  debootstrap --variant=minbase bookworm "$bare" "${mirror:-http://deb.debian.org/debian}" >/dev/null
+  # Made beside its place and moved in whole: an interrupted debootstrap leaves no half root.
+  rm -rf "$bare.partial"
+  mkdir -p "$(dirname "$bare")"
+  debootstrap --variant=minbase bookworm "$bare.partial" "${mirror:-http://deb.debian.org/debian}" \
+    >/dev/null || { echo "kit-bare-check: debootstrap failed (it needs the network once)" >&2; exit 1; }
+  rm -rf "$bare"
+  mv "$bare.partial" "$bare"
 fi
 # Bare means none of what the kit carries: no MPI, HDF5, OpenBLAS, OpenMP runtime, no python3.
 for lib in libmpich.so.12 libhdf5_openmpi.so libhdf5_mpich.so.103 libopenblas.so.0 libgomp.so.1 libgfortran.so.5; do
