@@ -1,12 +1,14 @@
 // The tile products of fused attention for a team of one host thread (flash_tiles.hpp has the
-// GPU teams' versions, and calls these only in host code). They work in register blocks: 8 rows
-// by one or two vectors of columns of the output are summed in vector registers, so that each
-// vector loaded from the right-hand tile feeds 8 multiply-adds and 8 or 16 independent sums are
-// in flight (8 rows ran 20% faster than 4 at the GPT-2 head size, 64). Blocks cut by a tile's edge
-// take plain loops. Every output element sums its terms in the same order as the team code.
+// GPU teams' versions, and calls these only in host code). They work in register blocks: kRows
+// rows by one or two vectors of columns of the output are summed in vector registers, so that
+// each vector loaded from the right-hand tile feeds kRows multiply-adds and up to 2 kRows
+// independent sums are in flight. Rows that do not fill a block take blocks of 4, 2 and 1 rows;
+// columns cut by a tile's edge take plain loops. Every output element sums its terms in the same
+// order as the team code, whatever the block shape.
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "core/compat.hpp"
 
@@ -44,12 +46,17 @@ struct Strided {
 // Vectors of kVectorBytes of A (up to 16 floats) in the GNU vector extension (GCC, Clang and
 // the host side of nvcc): a block's sums held in such values stay in registers across the loop
 // over the depth, where GCC keeps local arrays in memory and reloads them at every step.
-// The width follows the target's registers: without AVX-512, 64-byte vectors are emulated and the
-// blocks spill (fused attention ran 8x slower than the reference at T = 1024 on an AVX2 host).
+// The width and the rows of a block follow the target's registers: a block's 2 kRows sums, its
+// two loaded vectors and a broadcast must fit them, or every step spills. AVX-512 has 32 of
+// 64 bytes: 8 rows (8 rows ran 20% faster than 4 at the GPT-2 head size, 64). AVX2 has 16 of 32
+// bytes: 6 rows (12 sums + 3); 64-byte vectors there are emulated (fused attention ran 8x slower
+// than the reference at T = 1024 on an AVX2 host), and 8 rows of 32-byte vectors spilled (1.26x).
 #if defined(__AVX512F__)
 constexpr int kVectorBytes = 64;
+constexpr int kRows = 8;
 #else
 constexpr int kVectorBytes = 32;
+constexpr int kRows = 6;
 #endif
 
 template <typename A>
@@ -62,23 +69,38 @@ struct Lanes {
   static void store(A* x, const Vector* v) { __builtin_memcpy(x, v, sizeof(Vector)); }
 };
 
-constexpr int kRows = 8;  // rows per block; blocks are NV = 2 or 1 vectors of columns wide
+// Calls block(std::integral_constant<int, R>{}, first row) for blocks of R = kRows rows that
+// cover `rows`, then for blocks of 4, 2 and 1 rows over what is left (less than kRows <= 8).
+template <typename Block>
+inline void for_row_blocks(int64_t rows, Block&& block) {
+  int64_t r0 = 0;
+  for (; r0 + kRows <= rows; r0 += kRows) block(std::integral_constant<int, kRows>{}, r0);
+  if (r0 + 4 <= rows) {
+    block(std::integral_constant<int, 4>{}, r0);
+    r0 += 4;
+  }
+  if (r0 + 2 <= rows) {
+    block(std::integral_constant<int, 2>{}, r0);
+    r0 += 2;
+  }
+  if (r0 < rows) block(std::integral_constant<int, 1>{}, r0);
+}
 
-// Columns j0 .. j0 + NV vectors of rows i0 .. i0+kRows of host_scores.
-template <int NV, typename A>
+// Columns j0 .. j0 + NV vectors of rows i0 .. i0 + R of host_scores.
+template <int R, int NV, typename A>
 inline void host_scores_block(A* out, const A* a, const A* bt, int64_t i0, int64_t j0, int64_t cols,
                               int64_t depth, A alpha) {
   using L = Lanes<A>;
-  typename L::Vector sum[kRows][NV] = {};
+  typename L::Vector sum[R][NV] = {};
   for (int64_t d = 0; d < depth; ++d) {
     typename L::Vector b[NV];
     for (int v = 0; v < NV; ++v) L::load(&b[v], bt + d * cols + j0 + v * L::count);
-    for (int r = 0; r < kRows; ++r) {
+    for (int r = 0; r < R; ++r) {
       const A x = a[(i0 + r) * depth + d];
       for (int v = 0; v < NV; ++v) sum[r][v] += x * b[v];
     }
   }
-  for (int r = 0; r < kRows; ++r)
+  for (int r = 0; r < R; ++r)
     for (int v = 0; v < NV; ++v) {
       const typename L::Vector scaled = sum[r][v] * alpha;
       L::store(out + (i0 + r) * cols + j0 + v * L::count, &scaled);
@@ -91,30 +113,30 @@ template <typename A>
 inline void host_scores(A* out, const A* a, const A* bt, int64_t rows, int64_t cols, int64_t depth,
                         A alpha, CausalBand band) {
   constexpr int64_t lanes = Lanes<A>::count;
-  for (int64_t i0 = 0; i0 < rows; i0 += kRows) {
-    const int64_t needed = band.columns(i0 + kRows - 1, cols);
-    const bool full = i0 + kRows <= rows;
+  for_row_blocks(rows, [&](auto block_rows, int64_t i0) {
+    constexpr int R = decltype(block_rows)::value;
+    const int64_t needed = band.columns(i0 + R - 1, cols);
     int64_t j0 = 0;
-    for (; full && j0 < needed && j0 + 2 * lanes <= cols; j0 += 2 * lanes)
-      host_scores_block<2>(out, a, bt, i0, j0, cols, depth, alpha);
-    for (; full && j0 < needed && j0 + lanes <= cols; j0 += lanes)
-      host_scores_block<1>(out, a, bt, i0, j0, cols, depth, alpha);
-    for (int64_t i = i0; j0 < needed && i < rows && i < i0 + kRows; ++i)
+    for (; j0 < needed && j0 + 2 * lanes <= cols; j0 += 2 * lanes)
+      host_scores_block<R, 2>(out, a, bt, i0, j0, cols, depth, alpha);
+    for (; j0 < needed && j0 + lanes <= cols; j0 += lanes)
+      host_scores_block<R, 1>(out, a, bt, i0, j0, cols, depth, alpha);
+    for (int64_t i = i0; j0 < needed && i < i0 + R; ++i)
       for (int64_t j = j0; j < cols; ++j) {
         A sum = A(0);
         for (int64_t d = 0; d < depth; ++d) sum += a[i * depth + d] * bt[d * cols + j];
         out[i * cols + j] = sum * alpha;
       }
-  }
+  });
 }
 
-// Columns d0 .. d0 + NV vectors of rows r0 .. r0+kRows of host_accumulate, terms begin .. end.
-template <int NV, typename A>
+// Columns d0 .. d0 + NV vectors of rows r0 .. r0 + R of host_accumulate, terms begin .. end.
+template <int R, int NV, typename A>
 inline void host_accumulate_block(A* acc, int64_t depth, Strided<const A> p, int64_t r0, const A* b,
                                   int64_t d0, int64_t begin, int64_t end, const A* scale) {
   using L = Lanes<A>;
-  typename L::Vector sum[kRows][NV];
-  for (int r = 0; r < kRows; ++r) {
+  typename L::Vector sum[R][NV];
+  for (int r = 0; r < R; ++r) {
     // Multiplying by 1 where there is no scale changes no bit.
     const A factor = scale != nullptr ? scale[r0 + r] : A(1);
     for (int v = 0; v < NV; ++v) {
@@ -125,12 +147,12 @@ inline void host_accumulate_block(A* acc, int64_t depth, Strided<const A> p, int
   for (int64_t j = begin; j < end; ++j) {
     typename L::Vector x[NV];
     for (int v = 0; v < NV; ++v) L::load(&x[v], b + j * depth + d0 + v * L::count);
-    for (int r = 0; r < kRows; ++r) {
+    for (int r = 0; r < R; ++r) {
       const A weight = p.at(r0 + r, j);
       for (int v = 0; v < NV; ++v) sum[r][v] += weight * x[v];
     }
   }
-  for (int r = 0; r < kRows; ++r)
+  for (int r = 0; r < R; ++r)
     for (int v = 0; v < NV; ++v) L::store(acc + (r0 + r) * depth + d0 + v * L::count, &sum[r][v]);
 }
 
@@ -145,21 +167,21 @@ inline void host_accumulate(A* acc, Strided<const A> p, const A* b, int64_t rows
   // of rows runs from the first row's first term to the last row's last.
   const auto begin = [&](int64_t r) { return keys ? band.first_row(r, inner) : int64_t(0); };
   const auto end = [&](int64_t r) { return keys ? inner : band.columns(r, inner); };
-  for (int64_t r0 = 0; r0 < rows; r0 += kRows) {
-    const bool full = r0 + kRows <= rows;
-    const int64_t first = begin(r0), last = full ? end(r0 + kRows - 1) : 0;
+  for_row_blocks(rows, [&](auto block_rows, int64_t r0) {
+    constexpr int R = decltype(block_rows)::value;
+    const int64_t first = begin(r0), last = end(r0 + R - 1);
     int64_t d0 = 0;
-    for (; full && d0 + 2 * lanes <= depth; d0 += 2 * lanes)
-      host_accumulate_block<2>(acc, depth, p, r0, b, d0, first, last, row_scale);
-    for (; full && d0 + lanes <= depth; d0 += lanes)
-      host_accumulate_block<1>(acc, depth, p, r0, b, d0, first, last, row_scale);
-    for (int64_t r = r0; r < rows && r < r0 + kRows; ++r)
+    for (; d0 + 2 * lanes <= depth; d0 += 2 * lanes)
+      host_accumulate_block<R, 2>(acc, depth, p, r0, b, d0, first, last, row_scale);
+    for (; d0 + lanes <= depth; d0 += lanes)
+      host_accumulate_block<R, 1>(acc, depth, p, r0, b, d0, first, last, row_scale);
+    for (int64_t r = r0; r < r0 + R; ++r)
       for (int64_t d = d0; d < depth; ++d) {
         A sum = row_scale != nullptr ? acc[r * depth + d] * row_scale[r] : acc[r * depth + d];
         for (int64_t j = begin(r); j < end(r); ++j) sum += p.at(r, j) * b[j * depth + d];
         acc[r * depth + d] = sum;
       }
-  }
+  });
 }
 
 }  // namespace zm::kernels::flash
