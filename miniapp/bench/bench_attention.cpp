@@ -8,12 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "bench_util.hpp"
-#include "comm/communicator.hpp"
 #include "core/deck.hpp"
-#include "model/gpt.hpp"
 #include "paired_steps.hpp"
-#include "train/trainer.hpp"
 
 namespace {
 
@@ -28,19 +24,9 @@ zm::Deck attention_deck(int64_t seq_len, int64_t micro_batch, const char* attent
 
 void attention_paths(benchmark::State& state) {
   const int64_t seq_len = state.range(0), micro_batch = state.range(1);
-  zm::Communicator& comm = zm::bench::world_communicator();
-  const zm::Deck reference_deck = attention_deck(seq_len, micro_batch, "reference");
-  const zm::Deck fused_deck = attention_deck(seq_len, micro_batch, "fused");
-  auto reference = zm::make_trainer(reference_deck, 0, comm);
-  auto fused = zm::make_trainer(fused_deck, 0, comm);
-  reference->init_parameters();
-  fused->init_parameters();
-  const zm::bench::PairedSeconds t = zm::bench::step_in_alternation(state, *reference, *fused);
-  state.counters["step_ms_reference"] = 1e3 * t.baseline / t.steps;
-  state.counters["step_ms_fused"] = 1e3 * t.candidate / t.steps;
-  state.counters["fused_over_reference"] = t.candidate / t.baseline;
-  state.counters["activations_MiB_reference"] = zm::bench::activation_mib(reference_deck);
-  state.counters["activations_MiB_fused"] = zm::bench::activation_mib(fused_deck);
+  zm::bench::compare_in_alternation(state, 0, attention_deck(seq_len, micro_batch, "reference"),
+                                    attention_deck(seq_len, micro_batch, "fused"),
+                                    {"reference", "fused"});
 }
 
 // Fixed iteration counts keep ranks in step when run under mpiexec.

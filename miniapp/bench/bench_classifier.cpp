@@ -9,12 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "bench_util.hpp"
-#include "comm/communicator.hpp"
 #include "core/deck.hpp"
-#include "model/gpt.hpp"
 #include "paired_steps.hpp"
-#include "train/trainer.hpp"
 
 namespace {
 
@@ -31,20 +27,10 @@ zm::Deck classifier_deck(int64_t seq_len, int64_t micro_batch, int64_t chunk) {
 
 void classifier_paths(benchmark::State& state) {
   const int64_t seq_len = state.range(0), micro_batch = state.range(1);
-  zm::Communicator& comm = zm::bench::world_communicator();
-  const zm::Deck reference_deck = classifier_deck(seq_len, micro_batch, 0);
   const zm::Deck chunked_deck = classifier_deck(seq_len, micro_batch, -1);
-  auto reference = zm::make_trainer(reference_deck, 0, comm);
-  auto chunked = zm::make_trainer(chunked_deck, 0, comm);
-  reference->init_parameters();
-  chunked->init_parameters();
-  const zm::bench::PairedSeconds t = zm::bench::step_in_alternation(state, *reference, *chunked);
+  zm::bench::compare_in_alternation(state, 0, classifier_deck(seq_len, micro_batch, 0),
+                                    chunked_deck, {"reference", "chunked"});
   state.counters["classifier_chunk"] = static_cast<double>(chunked_deck.model.classifier_chunk);
-  state.counters["step_ms_reference"] = 1e3 * t.baseline / t.steps;
-  state.counters["step_ms_chunked"] = 1e3 * t.candidate / t.steps;
-  state.counters["chunked_over_reference"] = t.candidate / t.baseline;
-  state.counters["activations_MiB_reference"] = zm::bench::activation_mib(reference_deck);
-  state.counters["activations_MiB_chunked"] = zm::bench::activation_mib(chunked_deck);
 }
 
 // Fixed iteration counts keep ranks in step when run under mpiexec.

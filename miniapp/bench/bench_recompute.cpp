@@ -7,14 +7,9 @@
 
 #include <fmt/format.h>
 
-#include <memory>
-
 #include "bench_util.hpp"
-#include "comm/communicator.hpp"
 #include "core/deck.hpp"
-#include "model/gpt.hpp"
 #include "paired_steps.hpp"
-#include "train/trainer.hpp"
 
 namespace {
 
@@ -25,21 +20,8 @@ zm::Deck recompute_deck(int stage, const char* mode) {
 
 void recompute_cost(benchmark::State& state) {
   const int stage = static_cast<int>(state.range(0));
-  zm::Communicator& comm = zm::bench::world_communicator();
-  const zm::Deck kept_deck = recompute_deck(stage, "none");
-  const zm::Deck recomputed_deck = recompute_deck(stage, "blocks");
-  auto kept = zm::make_trainer(kept_deck, stage, comm);
-  auto recomputed = zm::make_trainer(recomputed_deck, stage, comm);
-  kept->init_parameters();
-  recomputed->init_parameters();
-  const zm::bench::PairedSeconds t = zm::bench::step_in_alternation(state, *kept, *recomputed);
-  state.counters["step_ms_none"] = 1e3 * t.baseline / t.steps;
-  state.counters["step_ms_blocks"] = 1e3 * t.candidate / t.steps;
-  state.counters["blocks_over_none"] = t.candidate / t.baseline;
-  state.counters["activations_MiB_none"] = zm::bench::activation_mib(kept_deck);
-  state.counters["activations_MiB_blocks"] = zm::bench::activation_mib(recomputed_deck);
-  kept.reset();
-  recomputed.reset();
+  zm::bench::compare_in_alternation(state, stage, recompute_deck(stage, "none"),
+                                    recompute_deck(stage, "blocks"), {"none", "blocks"});
 }
 
 // Fixed iteration counts keep ranks in step when run under mpiexec.

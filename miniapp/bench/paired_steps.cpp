@@ -1,5 +1,9 @@
 #include "paired_steps.hpp"
 
+#include <fmt/format.h>
+
+#include "bench_util.hpp"
+
 #include "core/timer.hpp"
 #include "model/gpt.hpp"
 
@@ -40,6 +44,23 @@ PairedSeconds step_in_alternation(benchmark::State& state, Trainer& baseline, Tr
   }
   sums.steps = static_cast<double>(step - 1);
   return sums;
+}
+
+void compare_in_alternation(benchmark::State& state, int stage, const Deck& baseline_deck,
+                            const Deck& candidate_deck, PairNames names) {
+  Communicator& comm = world_communicator();
+  auto baseline = make_trainer(baseline_deck, stage, comm);
+  auto candidate = make_trainer(candidate_deck, stage, comm);
+  baseline->init_parameters();
+  candidate->init_parameters();
+  const PairedSeconds t = step_in_alternation(state, *baseline, *candidate);
+  state.counters[fmt::format("step_ms_{}", names.baseline)] = 1e3 * t.baseline / t.steps;
+  state.counters[fmt::format("step_ms_{}", names.candidate)] = 1e3 * t.candidate / t.steps;
+  state.counters[fmt::format("{}_over_{}", names.candidate, names.baseline)] =
+      t.candidate / t.baseline;
+  state.counters[fmt::format("activations_MiB_{}", names.baseline)] = activation_mib(baseline_deck);
+  state.counters[fmt::format("activations_MiB_{}", names.candidate)] =
+      activation_mib(candidate_deck);
 }
 
 }  // namespace zm::bench

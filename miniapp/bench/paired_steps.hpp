@@ -23,4 +23,16 @@ struct PairedSeconds {
 // which one goes first alternating; the iteration's manual time is the candidate's step.
 PairedSeconds step_in_alternation(benchmark::State& state, Trainer& baseline, Trainer& candidate);
 
+// The names of the two settings in the counters, e.g. {"reference", "fused"}.
+struct PairNames {
+  const char* baseline;
+  const char* candidate;
+};
+
+// Trainers of both decks at `stage` on the world communicator, stepped in alternation; reports
+// step_ms_<name> (mean step), <candidate>_over_<baseline> (their ratio: below 1 the candidate is
+// faster) and activations_MiB_<name> for both.
+void compare_in_alternation(benchmark::State& state, int stage, const Deck& baseline_deck,
+                            const Deck& candidate_deck, PairNames names);
+
 }  // namespace zm::bench
