@@ -55,7 +55,7 @@ SUMMARY = "summary.json"
 # others found in a summary are added after them.
 MEMORY = ["parameters", "gradients", "optimizer", "activations", "comm_buffers", "workspace",
           "total"]
-COLLECTIVES = ["all_reduce", "reduce_scatter", "all_gather", "broadcast", "barrier"]
+COLLECTIVES = ["all_reduce", "reduce_scatter", "all_gather", "broadcast", "barrier", "all_to_all"]
 PHASES = ["step", "forward", "backward", "comm_wait", "optimizer"]
 # Column <- key of the stage's "comm_exposure" in summary.json (src/io/summary.cpp).
 EXPOSURE = [("exposed_comm_s", "exposed_seconds"), ("comm_in_flight_s", "in_flight_seconds"),
