@@ -122,7 +122,7 @@ T* QuantizedGradients::residual(int unit) {
   if constexpr (std::is_same_v<T, bf16>) base = residual_bf16_.data();
 #endif
   ZM_ASSERT(base != nullptr, "qgZ residual of the wrong type");
-  return base + partition_->piece_offset(unit, 1);
+  return base + partition_->unit(unit).padded_offset;
 }
 
 template <typename T>
