@@ -235,11 +235,11 @@ void add_zero_keys(std::vector<KeySpec>& s) {
   s.push_back(make_bool("zero", "error_feedback", &Deck::zero, &ZeroConfig::error_feedback,
                         "zero.quantize_grads: each rank keeps the quantization error of its own "
                         "gradients and adds it to the next ones it quantizes"));
-  s.push_back(make_bool("zero", "stochastic_rounding", &Deck::zero,
-                        &ZeroConfig::stochastic_rounding,
-                        "zero.quantize_grads: round the gradient codes stochastically (unbiased; "
-                        "the draws are keyed by train.seed, so runs repeat bit for bit) instead "
-                        "of to nearest"));
+  s.push_back(make_string("zero", "grad_rounding", &Deck::zero, &ZeroConfig::grad_rounding,
+                          {"nearest", "stochastic"},
+                          "zero.quantize_grads: how gradient codes round: to \"nearest\", or "
+                          "\"stochastic\" (unbiased; the draws are keyed by train.seed, so runs "
+                          "repeat bit for bit)"));
   s.push_back(make_int("zero", "ranks_per_node", &Deck::zero, &ZeroConfig::ranks_per_node, 0, 1e6,
                        "ranks per node for \"node\" shard sizes; 0 = the MPI shared-memory "
                        "split (set it to treat groups of ranks as nodes, e.g. in tests)"));

@@ -99,7 +99,7 @@ QuantizedGradients::QuantizedGradients(const Partition& partition, const Deck& d
                                        PlannedAllocator& alloc, int world_rank)
     : partition_(&partition),
       layout_(grad_segment(deck, 0)),
-      stochastic_(deck.zero.stochastic_rounding),
+      stochastic_(deck.zero.grad_rounding == "stochastic"),
       feedback_(deck.zero.error_feedback),
       seed_(kernels::splitmix64(static_cast<uint64_t>(deck.train.seed) ^ 0x7167'5a2b'6772'6164ull) ^
             kernels::splitmix64(static_cast<uint64_t>(world_rank) + 1)) {

@@ -12,7 +12,7 @@
 //   5. each replica dequantizes and sums those segments, in replica order, into its sub-shard (or
 //      its whole shard: every replica sums the same segments, so the replicas stay identical).
 // With one group the first three steps are all. Every sum has a fixed order, no atomics: a run
-// repeats bit for bit. Stochastic rounding (zero.stochastic_rounding) draws from (train.seed, the
+// repeats bit for bit. Stochastic rounding (zero.grad_rounding) draws from (train.seed, the
 // rank, the count of quantizations so far, the element), so it repeats too.
 //
 // Error feedback (zero.error_feedback): each rank keeps, per unit, what the quantization of its

@@ -224,7 +224,8 @@ TEST(PlannedEqualsMeasuredQuantized, Int8GathersMoveAQuarterOfFp32) {
 }
 
 // qgZ (stages 1-3): the gradient exchanges as packed int8 / int4 segments within the group and
-// across the groups (shard groups of 2; hpZ groups of 2 at stage 3, beside int8 weight gathers),
+// across the groups (shard groups of 2; hpZ groups of 2 at stage 3, beside int8 weight gathers;
+// beside tp 2),
 // with and without error feedback (its residuals), with gradient accumulation, and a block that
 // cuts the shards unevenly.
 TEST(PlannedEqualsMeasuredQuantized, MemoryAndTrafficWithQuantizedGradients) {
@@ -239,6 +240,7 @@ TEST(PlannedEqualsMeasuredQuantized, MemoryAndTrafficWithQuantizedGradients) {
       if (stage == 3)
         shardings.push_back({"zero.secondary_shard_size=2", "zero.quantize_weights=int8"});
     }
+    if (N % 2 == 0) shardings.push_back({"parallel.tp=2"});
     for (const auto& sharding : shardings)
       for (const char* bits : {"int8", "int4"})
         for (const char* feedback : {"false", "true"})

@@ -1,10 +1,10 @@
 // qgZ (zero.quantize_grads, stages 1-3): the gradient reduce-scatter as quantized all-to-alls.
 //   - "none" is the unquantized run bit for bit, whatever zero.error_feedback and
-//     zero.stochastic_rounding say (they act on quantized gradients only), and stays bitwise
+//     zero.grad_rounding say (they act on quantized gradients only), and stays bitwise
 //     equal to the other stages that reduce alike (stage 2 and 3, test_zero_equivalence);
 //   - "int8" tracks the uncompressed loss within 1% at every step of the test deck, and "int4"
-//     within 3% (the targets), at stages 1-3, alone, in shard groups and under hpZ, with and without error
-//     feedback; the ranks keep one model; the loss falls;
+//     within 3% (the targets), at stages 1-3, alone, in shard groups and under hpZ, with
+//     and without error feedback; the ranks keep one model; the loss falls;
 //   - a quantized run repeats bit for bit, stochastic rounding included (keyed by train.seed);
 //   - stage 0 and odd int4 blocks are refused, naming the key.
 #include <gtest/gtest.h>
@@ -66,7 +66,7 @@ TEST(QuantizedGrads, NoneIsBitwiseTheUnquantizedRun) {
             zm::testing::test_deck(
                 stage, kGlobalBatch / N, grad_accum,
                 with(sharding, {"zero.quantize_grads=none", "zero.error_feedback=true",
-                                "zero.stochastic_rounding=true", "zero.quantize_block=7"})),
+                                "zero.grad_rounding=stochastic", "zero.quantize_block=7"})),
             *comm);
         EXPECT_EQ(none.losses, plain.losses);
         EXPECT_EQ(none.params, plain.params);
@@ -127,19 +127,18 @@ TEST(QuantizedGrads, RepeatsBitForBitStochasticRoundingIncluded) {
   const std::vector<std::string> keys = {"zero.quantize_grads=int4", "zero.error_feedback=true",
                                          "zero.quantize_block=16"};
   const auto deck =
-      zm::testing::test_deck(2, kGlobalBatch / N, 1, with(keys, {"zero.stochastic_rounding=true"}));
+      zm::testing::test_deck(2, kGlobalBatch / N, 1, with(keys, {"zero.grad_rounding=stochastic"}));
   const auto first = zm::testing::train(deck, *comm);
   const auto second = zm::testing::train(deck, *comm);
   EXPECT_EQ(first.losses, second.losses);
   EXPECT_EQ(first.params, second.params);
-  const auto nearest =
-      zm::testing::train(zm::testing::test_deck(2, kGlobalBatch / N, 1,
-                                                with(keys, {"zero.stochastic_rounding=false"})),
-                         *comm);
+  const auto nearest = zm::testing::train(
+      zm::testing::test_deck(2, kGlobalBatch / N, 1, with(keys, {"zero.grad_rounding=nearest"})),
+      *comm);
   EXPECT_NE(first.params, nearest.params) << "stochastic rounding changed nothing";
   const auto reseeded = zm::testing::train(
       zm::testing::test_deck(2, kGlobalBatch / N, 1,
-                             with(keys, {"zero.stochastic_rounding=true", "train.seed=8"})),
+                             with(keys, {"zero.grad_rounding=stochastic", "train.seed=8"})),
       *comm);
   EXPECT_NE(first.losses, reseeded.losses);
 }
