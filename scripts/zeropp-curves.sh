@@ -39,6 +39,11 @@ declare -A sets=(
   [g-int4-ef]="zero.quantize_grads=int4 zero.error_feedback=true"
   [w-int8+g-int4]="zero.quantize_weights=int8 zero.quantize_grads=int4"
   [w-int8+g-int4-ef]="zero.quantize_weights=int8 zero.quantize_grads=int4 zero.error_feedback=true"
+  # not in the default set: int4 with finer blocks and with stochastic rounding (COMBOS=...)
+  [g-int4-b256]="zero.quantize_grads=int4 zero.quantize_block=256"
+  [g-int4-ef-b256]="zero.quantize_grads=int4 zero.error_feedback=true zero.quantize_block=256"
+  [g-int4-sr]="zero.quantize_grads=int4 zero.grad_rounding=stochastic"
+  [g-int4-ef-sr]="zero.quantize_grads=int4 zero.error_feedback=true zero.grad_rounding=stochastic"
 )
 combos=(${COMBOS:-none w-int8 g-int8 g-int8-ef g-int4 g-int4-ef w-int8+g-int4 w-int8+g-int4-ef})
 [ "${combos[0]}" = none ] || { echo "zeropp-curves: COMBOS must start with none" >&2; exit 2; }

@@ -123,8 +123,9 @@ def write_table(path, runs, combos, args):
         f"{stage['stage']}, {stage['ranks']} ranks, hpZ groups of {stage['shard_size']}, "
         f"{stage['steps']} steps, {stage['tokens_per_rank_per_step']} tokens per rank and step",
         f"- machine: {machine_line()}; {stage['ranks']} MPI ranks x 1 thread",
-        f"- {args.rounds} alternating rounds; the losses of every round were bitwise equal; step "
-        "time: each run's mean step time (summary.json `time_seconds.step`), the ratio taken "
+        (f"- {args.rounds} alternating rounds; the losses of every round were bitwise equal; "
+         if args.rounds > 1 else "- one round; ") +
+        "step time: each run's mean step time (summary.json `time_seconds.step`), the ratio taken "
         "within a round and its median over the rounds",
         "",
     ]
