@@ -45,7 +45,7 @@ declare -A sets=(
   [g-int4-sr]="zero.quantize_grads=int4 zero.grad_rounding=stochastic"
   [g-int4-ef-sr]="zero.quantize_grads=int4 zero.error_feedback=true zero.grad_rounding=stochastic"
 )
-combos=(${COMBOS:-none w-int8 g-int8 g-int8-ef g-int4 g-int4-ef w-int8+g-int4 w-int8+g-int4-ef})
+read -r -a combos <<<"${COMBOS:-none w-int8 g-int8 g-int8-ef g-int4 g-int4-ef w-int8+g-int4 w-int8+g-int4-ef}"
 [ "${combos[0]}" = none ] || { echo "zeropp-curves: COMBOS must start with none" >&2; exit 2; }
 
 # The revision before the outputs are rewritten (rewriting them makes the tree dirty).
@@ -70,6 +70,7 @@ mkdir -p "$out/runs"
 command="scripts/zeropp-curves.sh${*:+ $*}"
 [ -z "${COMBOS:-}${STEPS:-}${ROUNDS:-}${RANKS:-}" ] ||
   command="COMBOS=\"${combos[*]}\" RANKS=$ranks STEPS=$steps ROUNDS=$rounds $command"
+combo_args=()
+for name in "${combos[@]}"; do combo_args+=("--combo=$name=${sets[$name]// /,}"); done
 "$python" "$root/scripts/zeropp_curves.py" "$work" "$out" --rounds "$rounds" \
-  --command "$command" --revision "$rev" --deck "$deck" \
-  $(for name in "${combos[@]}"; do echo "--combo=$name=${sets[$name]// /,}"; done)
+  --command "$command" --revision "$rev" --deck "$deck" "${combo_args[@]}"
