@@ -92,10 +92,18 @@ bool any_tensor_parallel(const std::vector<PlanPoint>& points) {
                      [](const PlanPoint& p) { return p.mesh.tp() > 1; });
 }
 
-// With tensor parallelism anywhere, the CSV ends with tp and tensor_parallel_bytes.
+bool any_all_to_all(const std::vector<PlanPoint>& points) {
+  return std::any_of(points.begin(), points.end(), [](const PlanPoint& p) {
+    return p.bytes_per_step[static_cast<int>(CommOp::AllToAll)] > 0;
+  });
+}
+
+// With tensor parallelism anywhere, the CSV ends with tp and tensor_parallel_bytes; with qgZ's
+// all-to-alls anywhere, then with all_to_all_bytes.
 void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoint>& points,
                bool have_machine) {
   const bool tp_columns = any_tensor_parallel(points);
+  const bool exchanged = any_all_to_all(points);
   std::string header = "deck,precision,stage,ranks,params,padded_params";
   for_each_memory_column([&](int c) {
     header += ',';
@@ -106,9 +114,10 @@ void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoin
   // Columns are only ever appended: scripts read them by name and by position.
   fmt::print(
       "{},compute_s,comm_s,step_overlapped_s,step_serial_s,fits,largest_layers,"
-      "largest_params,shard_size,recompute,intra_group_bytes,inter_group_bytes{}{}\n",
+      "largest_params,shard_size,recompute,intra_group_bytes,inter_group_bytes{}{}{}\n",
       header, tp_columns ? ",tp,tensor_parallel_bytes" : "",
-      have_machine ? ",model_flops_per_step,tflops_per_device,mfu_overlapped,mfu_serial" : "");
+      have_machine ? ",model_flops_per_step,tflops_per_device,mfu_overlapped,mfu_serial" : "",
+      exchanged ? ",all_to_all_bytes" : "");
   for (const PlanPoint& p : points) {
     std::string row = fmt::format("{},{},{},{},{},{}", deck.path, memory_model_name(precision),
                                   p.stage, p.ranks, p.params, p.padded_params);
@@ -128,11 +137,14 @@ void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoin
                                                     csv_number(p.predicted_mfu_overlapped()),
                                                     csv_number(p.predicted_mfu_serial()))
                                       : "";
-    fmt::print("{},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{:.0f},{:.0f}{}{}\n", row,
+    const std::string all_to_all =
+        exchanged ? fmt::format(",{:.0f}", p.bytes_per_step[static_cast<int>(CommOp::AllToAll)])
+                  : "";
+    fmt::print("{},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{:.0f},{:.0f}{}{}{}\n", row,
                p.compute_seconds, p.comm_seconds, p.step_seconds_overlapped, p.step_seconds_serial,
                have_machine ? (p.fits ? "yes" : "no") : "", p.largest_layers, p.largest_params,
                p.mesh.group_ranks(), deck.model.recompute, p.bytes_at_level(CommLevel::IntraGroup),
-               p.bytes_at_level(CommLevel::InterGroup), tp, predicted);
+               p.bytes_at_level(CommLevel::InterGroup), tp, predicted, all_to_all);
   }
 }
 
@@ -163,6 +175,14 @@ void print_heading(const Deck& deck, Precision precision, const PlanPoint& first
     fmt::print(
         "  hpZ: zero.secondary_shard_size set: at stage 3 the parameters are sharded within "
         "groups (groups x ranks per group), the optimizer state over all ranks\n");
+  if (deck.zero.quantizes_grads())
+    fmt::print(
+        "  qgZ: zero.quantize_grads = \"{}\": at stages 1-3 the gradient reduce-scatters are "
+        "all-to-alls of {} codes and one fp32 scale per {} elements within the group, and under "
+        "hybrid sharding exchanges of the requantized group sums across the groups (column "
+        "alltoall: the all-to-alls' bytes){}\n",
+        deck.zero.quantize_grads, deck.zero.quantize_grads, deck.zero.quantize_block,
+        deck.zero.error_feedback ? "; error feedback keeps a residual per padded parameter" : "");
   if (deck.zero.quantizes_weights())
     fmt::print(
         "  qwZ: zero.quantize_weights = \"{}\": at stage 3 the parameter all-gathers move int8 "
@@ -217,12 +237,14 @@ void print_table(const std::vector<PlanPoint>& points, const Machine* machine) {
   // The quantization passes' share of the step where a point has compressed collectives.
   const bool quantized = std::any_of(points.begin(), points.end(),
                                      [](const PlanPoint& p) { return p.quantize_seconds > 0; });
+  const bool exchanged = any_all_to_all(points);  // qgZ: a column of its own, last
   if (hybrid) fmt::print(" | {:>9} {:>10} {:>10}", "groups", "intra-grp", "inter-grp");
   if (tensor_parallel) fmt::print(" | {:>9} {:>10}", "tp x dp", "tensor-par");
   if (machine)
     fmt::print(" | {:>4} {:>10} {:>10} {:>14} | {:>8} {:>7} {:>7}", "fits", "step s ovl",
                "step s ser", "largest fits", "TFLOP/s", "MFU%ovl", "MFU%ser");
   if (machine && quantized) fmt::print(" | {:>10}", "quant s");
+  if (exchanged) fmt::print(" | {:>10}", "alltoall");
   fmt::print("\n");
   for (const PlanPoint& p : points) {
     fmt::print("{}",
@@ -248,6 +270,8 @@ void print_table(const std::vector<PlanPoint>& points, const Machine* machine) {
       fmt::print(" | {:>8.4g} {:>7} {:>7}", p.predicted_flops_per_second() / 1e12,
                  percent(p.predicted_mfu_overlapped()), percent(p.predicted_mfu_serial()));
     if (machine && quantized) fmt::print(" | {:>10.4g}", p.quantize_seconds);
+    if (exchanged)
+      fmt::print(" | {:>10}", gb(p.bytes_per_step[static_cast<int>(CommOp::AllToAll)]));
     fmt::print("\n");
   }
 }

@@ -38,6 +38,7 @@ After tp, the stage's "throughput" (zeromini's FLOP count, src/model/flops.hpp):
   peak_tflops_per_device, mfu, hfu  the peak the run was given and MFU/HFU against it (empty
                       without a peak)
   busbw_<op>_gbs      bus bandwidth per collective kind (nccl-tests convention), GB/s, rank 0's
+                      (busbw_all_to_all_gbs last, where some run has one: zero.quantize_grads)
 all empty for summaries written before zeromini reported throughput.
 Existing columns keep their names and order; new ones are appended. Standard library only.
 """
@@ -56,6 +57,11 @@ SUMMARY = "summary.json"
 MEMORY = ["parameters", "gradients", "optimizer", "activations", "comm_buffers", "workspace",
           "total"]
 COLLECTIVES = ["all_reduce", "reduce_scatter", "all_gather", "broadcast", "barrier"]
+# Kinds newer than those columns (all_to_all: zero.quantize_grads' exchanges): comm_<op>_bytes and
+# intra_/inter_<op>_bytes come after the kinds above like any other found in a summary, and
+# busbw_<op>_gbs last, only where some run has a bandwidth for it, so that the columns of runs
+# without them stay where they were.
+NEWER_COLLECTIVES = ["all_to_all"]
 PHASES = ["step", "forward", "backward", "comm_wait", "optimizer"]
 # Column <- key of the stage's "comm_exposure" in summary.json (src/io/summary.cpp).
 EXPOSURE = [("exposed_comm_s", "exposed_seconds"), ("comm_in_flight_s", "in_flight_seconds"),
@@ -138,9 +144,10 @@ def throughput_columns(stage):
     t = t if isinstance(t, dict) else {}
     row = {column: _number(t.get(column)) for column in THROUGHPUT}
     busbw = t.get("busbw_bytes_per_second")
-    for op in COLLECTIVES:
+    for op in COLLECTIVES + NEWER_COLLECTIVES:
         value = _number(busbw.get(op)) if isinstance(busbw, dict) else None
-        row[f"busbw_{op}_gbs"] = value / 1e9 if value is not None else None
+        if op in COLLECTIVES or value is not None:
+            row[f"busbw_{op}_gbs"] = value / 1e9 if value is not None else None
     return row
 
 
@@ -313,8 +320,10 @@ def columns_for(rows):
                  and key.endswith("_bytes") and key not in HYBRID_HEAD]
         ordered = [f"{prefix}_{op}_bytes" for op in COLLECTIVES if f"{prefix}_{op}_bytes" in found]
         hybrid += ordered + [key for key in dict.fromkeys(found) if key not in ordered]
+    newer = [f"busbw_{op}_gbs" for op in NEWER_COLLECTIVES
+             if any(f"busbw_{op}_gbs" in row for row in rows)]
     return (cols + mem + extra_mem + comm + extra_comm + ["run_dir"] + hybrid + ["tp"] +
-            THROUGHPUT + [f"busbw_{op}_gbs" for op in COLLECTIVES])
+            THROUGHPUT + [f"busbw_{op}_gbs" for op in COLLECTIVES] + newer)
 
 
 def sort_key(row):

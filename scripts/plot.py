@@ -37,9 +37,10 @@ PHASES = [("forward", "forward"), ("backward", "backward (and last gradient coll
           ("optimizer", "optimizer (and parameter gathers)")]
 COMM_WAIT = ("comm_wait", "of which blocked on collectives")
 COLLECTIVES = [("all_reduce", "all-reduce"), ("reduce_scatter", "reduce-scatter"),
-               ("all_gather", "all-gather"), ("broadcast", "broadcast")]
+               ("all_gather", "all-gather"), ("broadcast", "broadcast"),
+               ("all_to_all", "all-to-all")]
 STAGE_COLORS = {0: "#1f77b4", 1: "#ff7f0e", 2: "#2ca02c", 3: "#d62728"}
-PHASE_COLORS = ["#4c72b0", "#55a868", "#c44e52", "#8172b2"]
+PHASE_COLORS = ["#4c72b0", "#55a868", "#c44e52", "#8172b2", "#e377c2"]  # also the collectives
 
 
 def number(text):

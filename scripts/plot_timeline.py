@@ -23,7 +23,7 @@ KIND_COLORS = {"forward": "#7fb3e0", "backward": "#f2a65a", "optimizer": "#9b7fd
 KIND_LABELS = {"forward": "forward", "backward": "backward", "optimizer": "optimizer",
                "other": "other compute (grad_stats, finish_backward)", "io": "checkpoint/results"}
 OP_COLORS = {"all_reduce": "#17becf", "reduce_scatter": "#2ca02c", "all_gather": "#bcbd22",
-             "broadcast": "#8c564b", "barrier": "#7f7f7f"}
+             "broadcast": "#8c564b", "barrier": "#7f7f7f", "all_to_all": "#e377c2"}
 WAIT_COLOR = "#d62728"
 UNIT_SHORT = {"embedding": "emb", "final_norm": "ln_f", "head": "head"}
 

@@ -17,6 +17,8 @@ const char* comm_op_name(CommOp op) {
       return "broadcast";
     case CommOp::Barrier:
       return "barrier";
+    case CommOp::AllToAll:
+      return "all_to_all";
     case CommOp::Count:
       break;
   }
@@ -53,6 +55,7 @@ double ring_bytes(CommOp op, double whole_buffer_bytes, int ranks) {
       return 2.0 * (n - 1.0) / n * whole_buffer_bytes;
     case CommOp::ReduceScatter:
     case CommOp::AllGather:
+    case CommOp::AllToAll:
       return (n - 1.0) / n * whole_buffer_bytes;
     case CommOp::Broadcast:
       return ranks > 1 ? whole_buffer_bytes : 0.0;
@@ -251,6 +254,20 @@ CommRequest Communicator::ibroadcast(void* data, size_t count, DType type, int r
   const double bytes = static_cast<double>(count * dtype_size(type));
   const Stamp before = host_stamp();
   return account(CommOp::Broadcast, bytes, {}, before, post_broadcast(data, count, type, root));
+}
+
+CommRequest Communicator::iall_to_all(const void* send, void* recv, size_t block_count, DType type,
+                                      CommTag tag) {
+  const size_t block_bytes = block_count * dtype_size(type);
+  ZM_ASSERT(
+      block_count == 0 ||
+          static_cast<const char*>(send) + block_bytes * size() <= static_cast<const char*>(recv) ||
+          static_cast<const char*>(recv) + block_bytes * size() <= static_cast<const char*>(send),
+      "all_to_all: send and recv overlap");
+  const double bytes = static_cast<double>(block_bytes) * size();
+  const Stamp before = host_stamp();
+  return account(CommOp::AllToAll, bytes, tag, before,
+                 post_all_to_all(send, recv, block_count, type));
 }
 
 // Blocking: posted, waited for and completed in one interval.

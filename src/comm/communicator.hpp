@@ -25,12 +25,21 @@ namespace zm {
 
 class Watchdog;
 
-enum class CommOp : int { AllReduce = 0, ReduceScatter, AllGather, Broadcast, Barrier, Count };
+// AllToAll comes last so that the indices of the older kinds (results files, plots) stay put.
+enum class CommOp : int {
+  AllReduce = 0,
+  ReduceScatter,
+  AllGather,
+  Broadcast,
+  Barrier,
+  AllToAll,
+  Count
+};
 constexpr int kCommOps = static_cast<int>(CommOp::Count);
 const char* comm_op_name(CommOp op);  // "all_reduce", "reduce_scatter", ...
 
-// U8: raw bytes (packed quantized segments, kernels/quantize.hpp); gathered and broadcast, never
-// reduced.
+// U8: raw bytes (packed quantized segments, kernels/quantize.hpp); gathered, exchanged and
+// broadcast, never reduced.
 enum class DType : int { F32 = 0, BF16, U8 };
 size_t dtype_size(DType type);
 const char* dtype_name(DType type);
@@ -53,6 +62,8 @@ constexpr DType dtype_of<bf16>() {
 //   reduce_scatter   (N-1)/N * S   S = bytes of the whole input (N shards)
 //   all_gather       (N-1)/N * S   S = bytes of the whole output (N shards)
 //   broadcast        S             (pipelined ring/tree: every byte crosses one link per rank)
+//   all_to_all       (N-1)/N * S   S = bytes of the whole send buffer (N blocks, one per peer;
+//                                  the block a rank keeps for itself is not sent)
 //   barrier          0
 // The planner uses the same function, so predicted and measured traffic agree by construction of
 // the formula and by test of the calls.
@@ -170,6 +181,10 @@ class Communicator {
                           CommTag tag = {});
   // data (count) on every rank becomes root's.
   CommRequest ibroadcast(void* data, size_t count, DType type, int root);
+  // send holds size() blocks of block_count elements, block p for rank p; recv (size() blocks)
+  // receives in block p what rank p sent this rank. Never in place (send and recv are disjoint).
+  CommRequest iall_to_all(const void* send, void* recv, size_t block_count, DType type,
+                          CommTag tag = {});
 
   // --- blocking forms: the non-blocking call plus wait ----------------------------------------
   void all_reduce_sum(void* data, size_t count, DType type, CommTag tag = {}) {
@@ -183,6 +198,9 @@ class Communicator {
   }
   void broadcast(void* data, size_t count, DType type, int root) {
     ibroadcast(data, count, type, root).wait(true);
+  }
+  void all_to_all(const void* send, void* recv, size_t block_count, DType type, CommTag tag = {}) {
+    iall_to_all(send, recv, block_count, type, tag).wait(true);
   }
   void barrier();
 
@@ -240,6 +258,8 @@ class Communicator {
                                                              size_t send_count, DType type) = 0;
   virtual std::unique_ptr<detail::PendingOp> post_broadcast(void* data, size_t count, DType type,
                                                             int root) = 0;
+  virtual std::unique_ptr<detail::PendingOp> post_all_to_all(const void* send, void* recv,
+                                                             size_t block_count, DType type) = 0;
   virtual void do_barrier() = 0;
   // The backend's part of progress().
   virtual void do_progress() {}

@@ -91,6 +91,12 @@ struct ZeroConfig {
   std::string quantize_weights = "none";  // "none" | "int8"
   int64_t quantize_block = 2048;          // elements per block (one scale each)
   bool quantizes_weights() const { return quantize_weights != "none"; }
+  // qgZ (stages 1-3): the gradient reduce-scatter as ZeRO++'s hierarchical quantized all-to-all.
+  std::string quantize_grads = "none";    // "none" | "int8" | "int4"
+  bool error_feedback = false;            // keep each rank's quantization residual for next time
+  std::string grad_rounding = "nearest";  // qgZ codes: "nearest" | "stochastic" (train.seed)
+  bool quantizes_grads() const { return quantize_grads != "none"; }
+  int grad_quantize_bits() const { return quantize_grads == "int4" ? 4 : 8; }
 };
 
 // Model parallelism beside ZeRO's data parallelism.

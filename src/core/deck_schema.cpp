@@ -226,7 +226,20 @@ void add_zero_keys(std::vector<KeySpec>& s) {
   s.push_back(make_int("zero", "quantize_block", &Deck::zero, &ZeroConfig::quantize_block, 1,
                        16777216,
                        "elements per quantization block (one fp32 scale each) of "
-                       "zero.quantize_weights"));
+                       "zero.quantize_weights and zero.quantize_grads (even for \"int4\")"));
+  s.push_back(make_string(
+      "zero", "quantize_grads", &Deck::zero, &ZeroConfig::quantize_grads, {"none", "int8", "int4"},
+      "stages 1-3 (ZeRO++ qgZ): the gradient reduce-scatter becomes a quantized all-to-all within "
+      "the shard group, then (hybrid sharding) across the groups, with one fp32 scale per "
+      "zero.quantize_block elements, summed in fp32; \"none\" reduces the compute type"));
+  s.push_back(make_bool("zero", "error_feedback", &Deck::zero, &ZeroConfig::error_feedback,
+                        "zero.quantize_grads: each rank keeps the quantization error of its own "
+                        "gradients and adds it to the next ones it quantizes"));
+  s.push_back(make_string("zero", "grad_rounding", &Deck::zero, &ZeroConfig::grad_rounding,
+                          {"nearest", "stochastic"},
+                          "zero.quantize_grads: how gradient codes round: to \"nearest\", or "
+                          "\"stochastic\" (unbiased; the draws are keyed by train.seed, so runs "
+                          "repeat bit for bit)"));
   s.push_back(make_int("zero", "ranks_per_node", &Deck::zero, &ZeroConfig::ranks_per_node, 0, 1e6,
                        "ranks per node for \"node\" shard sizes; 0 = the MPI shared-memory "
                        "split (set it to treat groups of ranks as nodes, e.g. in tests)"));

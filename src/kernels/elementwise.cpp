@@ -87,6 +87,13 @@ void add_into(TeamShape shape, T* y, const T* x, int64_t n) {
 }
 
 template <typename T>
+void residual_of(TeamShape shape, T* e, const T* x, int64_t n) {
+  using A = Acc<T>;
+  for_each_element(
+      shape, "zeromini::residual_of", n, KOKKOS_LAMBDA(int64_t i) { e[i] = T(A(x[i]) - A(e[i])); });
+}
+
+template <typename T>
 void accumulate_gradient(TeamShape shape, Acc<T>* sum, const T* x, T* out, int64_t n, bool first) {
   using A = Acc<T>;
   for_each_element(
@@ -153,6 +160,7 @@ void convert(TeamShape shape, To* dst, const From* src, int64_t n) {
   template void fill<T>(TeamShape, T*, int64_t, T);                                      \
   template void copy<T>(TeamShape, T*, const T*, int64_t);                               \
   template void add_into<T>(TeamShape, T*, const T*, int64_t);                           \
+  template void residual_of<T>(TeamShape, T*, const T*, int64_t);                        \
   template void accumulate_gradient<T>(TeamShape, Acc<T>*, const T*, T*, int64_t, bool); \
   template double sum_of_squares<T>(TeamShape, const T*, int64_t);                       \
   template double sum<T>(TeamShape, const T*, int64_t);

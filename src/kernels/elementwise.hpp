@@ -29,6 +29,9 @@ template <typename T>
 void fill(TeamShape shape, T* x, int64_t n, T value);
 template <typename T>
 void copy(TeamShape shape, T* dst, const T* src, int64_t n);
+// e[i] = x[i] - e[i]: what a lossy copy e of x (a quantization's dequantized values) missed.
+template <typename T>
+void residual_of(TeamShape shape, T* e, const T* x, int64_t n);
 // y += x.
 template <typename T>
 void add_into(TeamShape shape, T* y, const T* x, int64_t n);

@@ -72,6 +72,16 @@ void print_tensor_parallel_traffic(const std::vector<StageResult>& results) {
         zero_bytes / kMiB);
   }
 }
+
+// qgZ: the gradients' quantized all-to-alls, which the table's columns do not show.
+void print_all_to_all_traffic(const std::vector<StageResult>& results) {
+  for (const StageResult& s : results) {
+    const CommOpStats& exchanged = s.comm_per_step[CommOp::AllToAll];
+    if (exchanged.calls == 0) continue;
+    log_root("  stage {}: {:.3f} MiB per rank per step in {} quantized gradient all-to-alls\n",
+             s.stage, exchanged.bytes / kMiB, exchanged.calls);
+  }
+}
 }  // namespace
 
 void print_summary(const Deck& deck, const std::vector<StageResult>& results) {
@@ -113,6 +123,7 @@ void print_summary(const Deck& deck, const std::vector<StageResult>& results) {
   }
   print_inter_group_traffic(results);
   print_tensor_parallel_traffic(results);
+  print_all_to_all_traffic(results);
   log_root(
       "\nThroughput (model FLOPs = 6N + 12 L T C per token; busbw: nccl-tests convention, "
       "rank 0):\n");

@@ -17,7 +17,7 @@ ComposedEngine<Real>::ComposedEngine(const StageSpec& spec, const Partition& par
                                      kernels::TeamShape team_shape, MemoryLedger* ledger)
     : ZeroEngineT<Real>(spec.stage, partition, comms, deck, storage_kinds(spec, partition),
                         team_shape, ledger),
-      gradients_(make_gradient_path<Real>(spec, partition, deck, ledger)),
+      gradients_(make_gradient_path<Real>(spec, partition, deck, comms, ledger)),
       parameters_(make_parameter_path<Real>(spec, partition, deck, schedule, ledger)) {}
 
 template <typename Real>

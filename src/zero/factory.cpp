@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "kernels/quantize.hpp"
 #include "zero/composed_engine.hpp"
+#include "zero/quantized_gradients.hpp"
 
 namespace zm {
 
@@ -26,6 +27,7 @@ std::unique_ptr<ZeroEngineT<Real>> make_engine(int stage, const Partition& parti
                                                kernels::TeamShape team_shape,
                                                MemoryLedger* ledger) {
   check_quantized_weights(deck, stage);
+  check_quantized_grads(deck, stage);
   return std::make_unique<ComposedEngine<Real>>(stage_spec(stage), partition, comms, deck, schedule,
                                                 team_shape, ledger);
 }
@@ -44,7 +46,7 @@ std::vector<BufferSpec> ZeroEngine::declared_buffers(int stage, const Partition&
   const StageSpec& spec = stage_spec(stage);
   std::vector<BufferSpec> buffers =
       model_state_buffers(partition, deck, storage_kinds(spec, partition), mesh);
-  for (const PathDeclaration& path : {declare_gradient_path(spec, partition, deck),
+  for (const PathDeclaration& path : {declare_gradient_path(spec, partition, deck, mesh),
                                       declare_parameter_path(spec, partition, deck)})
     buffers.insert(buffers.end(), path.buffers.begin(), path.buffers.end());
   return buffers;
@@ -70,14 +72,20 @@ PlannedCollectives per_unit_traffic(const Partition& partition, const Deck& deck
             partition.ranks(), group);
   for (int u = 0; u < partition.num_units(); ++u) {
     const int64_t padded = partition.unit(u).padded;
+    const bool qgz = deck.zero.quantizes_grads();  // zero/quantized_gradients.hpp
     for (int64_t i = 0; i < reductions; ++i)
-      out.push_back({CommOp::ReduceScatter, padded, reduced, group, in_group});
+      out.push_back(qgz ? grad_exchange_in_group(deck, partition.unit(u), group, in_group)
+                        : ZeroEngine::PlannedCollective{CommOp::ReduceScatter, padded, reduced,
+                                                        group, in_group});
     const int64_t shard = partition.unit(u).shard;
-    if (mesh.sharded_optimizer.shards(kReplicateDim)) {
+    const bool hpz = mesh.sharded_optimizer.shards(kReplicateDim);
+    if (qgz && replicas > 1)
+      out.push_back(grad_exchange_across(deck, partition.unit(u), replicas, hpz, across));
+    if (hpz) {
       // hpZ: the shard reduce-scattered into sub-shards, and gathered back
-      out.push_back({CommOp::ReduceScatter, shard, reduced, replicas, across});
+      if (!qgz) out.push_back({CommOp::ReduceScatter, shard, reduced, replicas, across});
       out.push_back({CommOp::AllGather, shard, gathered, replicas, across});
-    } else if (replicas > 1) {  // the shard's replicas all-reduce it
+    } else if (replicas > 1 && !qgz) {  // the shard's replicas all-reduce it
       out.push_back({CommOp::AllReduce, shard, reduced, replicas, across});
     }
     for (int64_t i = 0; i < gathers; ++i) {
@@ -105,7 +113,7 @@ std::vector<ZeroEngine::PlannedCollective> ZeroEngine::declared_traffic(int stag
   const StageSpec& spec = stage_spec(stage);
   PlannedCollectives out;
   int64_t reductions = 0, gathers = 0, quantize_block = 0;
-  for (const PathDeclaration& path : {declare_gradient_path(spec, partition, deck),
+  for (const PathDeclaration& path : {declare_gradient_path(spec, partition, deck, mesh),
                                       declare_parameter_path(spec, partition, deck)}) {
     out.insert(out.end(), path.step_collectives.begin(), path.step_collectives.end());
     reductions += path.reductions_per_unit;

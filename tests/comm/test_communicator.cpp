@@ -132,6 +132,31 @@ TEST_F(CommTest, BroadcastFromEveryRoot) {
   }
 }
 
+// Block p of every rank's send goes to rank p, and lands in its recv at the sender's slot; also
+// as raw bytes (the packed segments of the quantized gradient reduction).
+TEST_F(CommTest, AllToAllSendsBlockPToRankP) {
+  for (size_t block : {size_t(0), size_t(1), size_t(7919)}) {
+    SCOPED_TRACE(block);
+    std::vector<float> send(block * ranks);
+    for (int p = 0; p < ranks; ++p)
+      for (size_t i = 0; i < block; ++i) send[p * block + i] = value(rank, p * 10007 + i);
+    DeviceVec<float> in(send), out(std::vector<float>(block * ranks, -1.0f));
+    comm->all_to_all(in.data(), out.data(), block, DType::F32);
+    const auto got = out.get();
+    for (int p = 0; p < ranks; ++p)
+      for (size_t i = 0; i < block; ++i)
+        ASSERT_EQ(got[p * block + i], value(p, rank * 10007 + i)) << p << " " << i;
+  }
+  std::vector<uint8_t> bytes(3 * ranks);
+  for (int p = 0; p < ranks; ++p)
+    for (int i = 0; i < 3; ++i) bytes[3 * p + i] = static_cast<uint8_t>(16 * rank + 4 * p + i);
+  DeviceVec<uint8_t> in(bytes), out(std::vector<uint8_t>(3 * ranks, 0));
+  comm->all_to_all(in.data(), out.data(), 3, DType::U8);
+  const auto got = out.get();
+  for (int p = 0; p < ranks; ++p)
+    for (int i = 0; i < 3; ++i) ASSERT_EQ(got[3 * p + i], 16 * p + 4 * rank + i);
+}
+
 TEST_F(CommTest, ManyInFlightCompleteInAnyOrder) {
   const size_t n = 100003, shard = (n + ranks - 1) / ranks;
   DeviceVec<float> a(values_of(rank, n)), b(values_of(rank, n));
@@ -175,6 +200,7 @@ TEST_F(CommTest, AccountingFollowsTheRingConvention) {
   comm->reduce_scatter_sum(rs.data(), out.data(), shard, DType::F32);
   comm->all_gather(out.data(), ag.data(), shard, DType::F32);
   comm->broadcast(a.data(), n, DType::F32, 0);
+  comm->all_to_all(rs.data(), ag.data(), shard, DType::F32);
   comm->barrier();
   const double N = ranks;
   const auto& s = comm->stats();
@@ -187,10 +213,13 @@ TEST_F(CommTest, AccountingFollowsTheRingConvention) {
   EXPECT_EQ(s[CommOp::Broadcast].calls, 1u);
   EXPECT_DOUBLE_EQ(s[CommOp::Broadcast].bytes, ranks > 1 ? n * 4.0 : 0.0);
   EXPECT_EQ(s[CommOp::Barrier].calls, 1u);
+  EXPECT_EQ(s[CommOp::AllToAll].calls, 1u);  // the block a rank keeps is not sent
+  EXPECT_DOUBLE_EQ(s[CommOp::AllToAll].bytes, (N - 1) / N * shard * ranks * 4);
   for (const auto& op : s.ops) EXPECT_GE(op.seconds, 0.0);
   EXPECT_DOUBLE_EQ(zm::ring_bytes(CommOp::AllReduce, 100, 4), 150);
   EXPECT_DOUBLE_EQ(zm::ring_bytes(CommOp::ReduceScatter, 100, 4), 75);
   EXPECT_DOUBLE_EQ(zm::ring_bytes(CommOp::AllGather, 100, 1), 0);
+  EXPECT_DOUBLE_EQ(zm::ring_bytes(CommOp::AllToAll, 100, 4), 75);
   comm->reset_stats();
   EXPECT_EQ(comm->stats().total().calls, 0u);
 }

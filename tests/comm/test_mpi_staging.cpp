@@ -45,10 +45,12 @@ enum class Op {
   ReduceScatterInPlace,
   AllGather,
   AllGatherInPlace,
-  Bcast
+  Bcast,
+  AllToAll
 };
 const Op kOps[] = {Op::AllReduce, Op::ReduceScatter,    Op::ReduceScatterInPlace,
-                   Op::AllGather, Op::AllGatherInPlace, Op::Bcast};
+                   Op::AllGather, Op::AllGatherInPlace, Op::Bcast,
+                   Op::AllToAll};
 
 // Runs `op` on `shard` elements per rank; returns what the caller's convention says is the
 // result (the whole buffer, or this rank's shard of a reduce-scatter).
@@ -79,9 +81,12 @@ std::vector<float> run(MpiCommunicator& comm, Op op, size_t shard) {
     case Op::Bcast:
       comm.broadcast(buffer.data(), whole, type, ranks - 1);
       break;
+    case Op::AllToAll:
+      comm.all_to_all(buffer.data(), other.data(), shard, type);
+      break;
   }
-  const std::vector<T> got =
-      (op == Op::ReduceScatter || op == Op::AllGather) ? other.get() : buffer.get();
+  const bool into_other = op == Op::ReduceScatter || op == Op::AllGather || op == Op::AllToAll;
+  const std::vector<T> got = into_other ? other.get() : buffer.get();
   if (op == Op::ReduceScatter) return as_float(std::vector<T>(got.begin(), got.begin() + shard));
   if (op == Op::ReduceScatterInPlace)
     return as_float(std::vector<T>(got.begin() + rank * shard, got.begin() + (rank + 1) * shard));
@@ -112,6 +117,9 @@ std::vector<float> expected(Op op, int rank, int ranks, size_t shard) {
         break;
       case Op::Bcast:
         out.push_back(value(ranks - 1, i));
+        break;
+      case Op::AllToAll:  // block `owner` came from rank owner's block for this rank
+        out.push_back(value(static_cast<int>(owner), rank * shard + i % shard));
         break;
     }
   }

@@ -193,6 +193,17 @@ TEST(Kernels, SumsAreExactlyRepeatable) {
   EXPECT_NEAR(k::sum_of_squares(shape, x.data(), 100003), reference, 1e-9 * reference);
 }
 
+// residual_of (qgZ's error feedback): e = x - e, element by element, exactly as the host does it.
+TEST(Kernels, ResidualOfIsWhatTheLossyCopyMissed) {
+  const k::TeamShape shape = zm::testing::test_team_shape();
+  const std::vector<float> x = random_vector<float>(4099, 11),
+                           copy = random_vector<float>(4099, 12);
+  DeviceVec<float> xd(x), e(copy);
+  k::residual_of(shape, e.data(), xd.data(), 4099);
+  const auto got = e.get();
+  for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(got[i], x[i] - copy[i]) << i;
+}
+
 }  // namespace
 
 namespace {

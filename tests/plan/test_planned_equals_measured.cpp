@@ -3,7 +3,8 @@
 // also with the fp32 gradient reduction (train.reduce_precision), with and without hybrid sharding
 // (zero.shard_size: traffic within and across shard groups compared separately), and with tensor
 // parallelism (parallel.tp: the model's collectives along tp compared on their own), and with
-// ZeRO++'s quantized weight gathers (zero.quantize_weights) beside hybrid sharding and hpZ.
+// ZeRO++'s quantized weight gathers (zero.quantize_weights) beside hybrid sharding and hpZ, and
+// its quantized gradient exchanges (zero.quantize_grads) with and without error feedback.
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
@@ -220,6 +221,74 @@ TEST(PlannedEqualsMeasuredQuantized, Int8GathersMoveAQuarterOfFp32) {
   const double ratio = gathered(int8) / gathered(plain);
   EXPECT_GT(ratio, 0.25);                               // the codes alone
   EXPECT_LT(ratio, 0.25 * (1.0 + 4.0 / 256.0) + 0.01);  // a scale per 256 codes, and padding
+}
+
+// qgZ (stages 1-3): the gradient exchanges as packed int8 / int4 segments within the group and
+// across the groups (shard groups of 2; hpZ groups of 2 at stage 3, beside int8 weight gathers;
+// beside tp 2),
+// with and without error feedback (its residuals), with gradient accumulation, and a block that
+// cuts the shards unevenly.
+TEST(PlannedEqualsMeasuredQuantized, MemoryAndTrafficWithQuantizedGradients) {
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
+  const int N = comm->size();
+  std::vector<std::string> precisions = {"train.precision=fp32"};
+  if (ZEROMINI_HAVE_BF16) precisions.push_back("train.precision=bf16");
+  for (int stage = 1; stage <= 3; ++stage) {
+    std::vector<std::vector<std::string>> shardings = {{"zero.shard_size=0"}};
+    if (N >= 4 && N % 2 == 0) {
+      shardings.push_back({"zero.shard_size=2"});
+      if (stage == 3)
+        shardings.push_back({"zero.secondary_shard_size=2", "zero.quantize_weights=int8"});
+    }
+    if (N % 2 == 0) shardings.push_back({"parallel.tp=2"});
+    for (const auto& sharding : shardings)
+      for (const char* bits : {"int8", "int4"})
+        for (const char* feedback : {"false", "true"})
+          for (const auto& precision : precisions)
+            for (const int64_t grad_accum : {1, 2}) {
+              SCOPED_TRACE(fmt::format(
+                  "stage {}, {} ranks, {}, {}, error_feedback {}, {}, "
+                  "grad_accum {}",
+                  stage, N, fmt::join(sharding, " "), bits, feedback, precision, grad_accum));
+              std::vector<std::string> overrides = {"train.steps=2",
+                                                    std::string("zero.quantize_grads=") + bits,
+                                                    std::string("zero.error_feedback=") + feedback,
+                                                    "zero.quantize_block=10", precision};
+              overrides.insert(overrides.end(), sharding.begin(), sharding.end());
+              check_planned_equals_measured(zm::testing::test_deck(stage, 3, grad_accum, overrides),
+                                            stage, *comm);
+            }
+  }
+}
+
+// Across the groups, int8 gradients move about a quarter of the fp32 all-reduce's bytes at most
+// (codes plus scales; an all-gather of one segment per replica in place of a ring all-reduce),
+// and the plan's all-to-all within the group about a quarter of the reduce-scatter's.
+TEST(PlannedEqualsMeasuredQuantized, Int8GradientsMoveAboutAQuarterOfFp32) {
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
+  if (comm->size() < 4) GTEST_SKIP() << "two groups of two ranks";
+  const std::vector<std::string> base = {"train.precision=fp32", "zero.shard_size=2"};
+  const zm::Deck plain = zm::testing::test_deck(2, 3, 1, base);
+  std::vector<std::string> int8_keys = base;
+  int8_keys.insert(int8_keys.end(), {"zero.quantize_grads=int8", "zero.quantize_block=256"});
+  const zm::Deck int8 = zm::testing::test_deck(2, 3, 1, int8_keys);
+  const zm::ZeroMesh mesh = zm::plan_zero_mesh(plain, 2, comm->size(), nullptr);
+  const auto bytes = [&](const zm::Deck& deck, zm::CommLevel level, zm::CommOp op) {
+    return zm::plan_traffic(deck, 2, mesh)[static_cast<size_t>(level)][static_cast<size_t>(op)];
+  };
+  using zm::CommLevel;
+  using zm::CommOp;
+  const double in_group = bytes(int8, CommLevel::IntraGroup, CommOp::AllToAll) /
+                          bytes(plain, CommLevel::IntraGroup, CommOp::ReduceScatter);
+  EXPECT_GT(in_group, 0.25);
+  EXPECT_LT(in_group, 0.25 * (1.0 + 4.0 / 256.0) + 0.01);
+  EXPECT_EQ(bytes(int8, CommLevel::IntraGroup, CommOp::ReduceScatter), 0.0);
+  // Two replicas: the all-reduce sends 2 (N-1)/N = 1 shard of fp32, the all-gather 1/2 of two
+  // int8 segments.
+  const double across = bytes(int8, CommLevel::InterGroup, CommOp::AllGather) /
+                        bytes(plain, CommLevel::InterGroup, CommOp::AllReduce);
+  EXPECT_GT(across, 0.25);
+  EXPECT_LT(across, 0.25 * (1.0 + 4.0 / 256.0) + 0.01);
 }
 
 INSTANTIATE_TEST_SUITE_P(Stages, PlannedEqualsMeasured, ::testing::Values(0, 1, 2, 3));

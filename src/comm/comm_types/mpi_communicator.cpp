@@ -169,6 +169,24 @@ std::unique_ptr<detail::PendingOp> MpiCommunicator::post_broadcast(void* data, s
   return std::make_unique<MpiPendingOp>(watchdog(), request, op, sequence, std::move(buffers));
 }
 
+std::unique_ptr<detail::PendingOp> MpiCommunicator::post_all_to_all(const void* send, void* recv,
+                                                                    size_t block_count,
+                                                                    DType type) {
+  const MpiOpInfo op{"all_to_all", block_count, type, rank_};
+  const int n = checked_count(block_count, op);
+  checked_count(block_count * static_cast<size_t>(size_), op);
+  Kokkos::fence();
+  StagedBuffers buffers =
+      stage_all_to_all(send, recv, block_count * dtype_size(type), size_, staging_pool_.get());
+  MPI_Request request = MPI_REQUEST_NULL;
+  const int64_t sequence = next_sequence();
+  const MPI_Datatype mpi_type = types(type).type;
+  const int code =
+      MPI_Ialltoall(buffers.send, n, mpi_type, buffers.recv, n, mpi_type, comm_, &request);
+  if (code != MPI_SUCCESS) mpi_failure(code, op);
+  return std::make_unique<MpiPendingOp>(watchdog(), request, op, sequence, std::move(buffers));
+}
+
 void MpiCommunicator::do_barrier() {
   const MpiOpInfo op{"barrier", 0, DType::F32, rank_};
   MPI_Request request = MPI_REQUEST_NULL;

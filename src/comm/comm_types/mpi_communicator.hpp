@@ -1,8 +1,9 @@
 // The MPI backend: non-blocking MPI collectives (MPI_Iallreduce, MPI_Ireduce_scatter_block,
-// MPI_Iallgather, MPI_Ibcast) on a private duplicate of the given communicator. Host memory goes
-// to MPI directly; device memory is staged through host buffers (mpi_staging.hpp, lent by a pool
-// the communicator owns) unless MPI reads device memory itself (mpi_gpu_aware.hpp). Waits poll
-// under the watchdog (comm/watchdog.hpp), which ends a wait that lasts longer than comm.timeout_s.
+// MPI_Iallgather, MPI_Ibcast, MPI_Ialltoall) on a private duplicate of the given communicator. Host
+// memory goes to MPI directly; device memory is staged through host buffers (mpi_staging.hpp, lent
+// by a pool the communicator owns) unless MPI reads device memory itself (mpi_gpu_aware.hpp). Waits
+// poll under the watchdog (comm/watchdog.hpp), which ends a wait that lasts longer than
+// comm.timeout_s.
 #pragma once
 
 #include <mpi.h>
@@ -50,6 +51,8 @@ class MpiCommunicator : public Communicator {
                                                      size_t send_count, DType type) override;
   std::unique_ptr<detail::PendingOp> post_broadcast(void* data, size_t count, DType type,
                                                     int root) override;
+  std::unique_ptr<detail::PendingOp> post_all_to_all(const void* send, void* recv,
+                                                     size_t block_count, DType type) override;
   void do_barrier() override;
 
  private:

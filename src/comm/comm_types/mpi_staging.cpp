@@ -114,4 +114,22 @@ StagedBuffers stage_all_gather(const void* send, void* recv, size_t shard_bytes,
   return buffers;
 }
 
+// One pool buffer holds the send copy and then the received blocks.
+StagedBuffers stage_all_to_all(const void* send, void* recv, size_t block_bytes, int size,
+                               StagingPool* pool) {
+  const size_t total_bytes = block_bytes * static_cast<size_t>(size);
+  StagedBuffers buffers;
+  buffers.send = send;
+  buffers.recv = recv;
+  if (pool == nullptr || total_bytes == 0) return buffers;
+  buffers.host = pool->acquire(2 * total_bytes);
+  char* host_send = buffers.host.data();
+  char* host_recv = host_send + total_bytes;
+  to_host(host_send, send, total_bytes);
+  buffers.send = host_send;
+  buffers.recv = host_recv;
+  buffers.on_complete = [recv, host_recv, total_bytes] { to_device(recv, host_recv, total_bytes); };
+  return buffers;
+}
+
 }  // namespace zm

@@ -36,4 +36,8 @@ StagedBuffers stage_reduce_scatter(const void* send, void* recv, size_t shard_by
 StagedBuffers stage_all_gather(const void* send, void* recv, size_t shard_bytes, int rank, int size,
                                bool in_place, StagingPool* pool);
 
+// all_to_all of `size` blocks of `block_bytes` from `send` into `recv` (never in place).
+StagedBuffers stage_all_to_all(const void* send, void* recv, size_t block_bytes, int size,
+                               StagingPool* pool);
+
 }  // namespace zm

@@ -198,6 +198,25 @@ std::unique_ptr<detail::PendingOp> NcclCommunicator::post_broadcast(void* data, 
                      "broadcast", count, type);
 }
 
+std::unique_ptr<detail::PendingOp> NcclCommunicator::post_all_to_all(const void* send, void* recv,
+                                                                     size_t block_count,
+                                                                     DType type) {
+  order_after_compute();
+  const size_t block_bytes = block_count * dtype_size(type);
+  const auto* from = static_cast<const char*>(send);
+  auto* to = static_cast<char*>(recv);
+  // The group posts every peer's send and receive together, so that no pair waits on another.
+  ncclResult_t result = ncclGroupStart();
+  for (int peer = 0; peer < size_ && result == ncclSuccess; ++peer) {
+    const size_t offset = static_cast<size_t>(peer) * block_bytes;
+    result = ncclSend(from + offset, block_count, nccl_type(type), peer, comm_, stream_);
+    if (result == ncclSuccess)
+      result = ncclRecv(to + offset, block_count, nccl_type(type), peer, comm_, stream_);
+  }
+  const ncclResult_t ended = ncclGroupEnd();
+  return finish_post(result != ncclSuccess ? result : ended, "all_to_all", block_count, type);
+}
+
 void NcclCommunicator::do_barrier() {
   Kokkos::fence();
   check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize", rank_);

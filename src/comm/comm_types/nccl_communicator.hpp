@@ -41,6 +41,9 @@ class NcclCommunicator : public Communicator {
                                                      size_t send_count, DType type) override;
   std::unique_ptr<detail::PendingOp> post_broadcast(void* data, size_t count, DType type,
                                                     int root) override;
+  // ncclSend/ncclRecv to and from every peer in one group (NCCL has no all-to-all of its own).
+  std::unique_ptr<detail::PendingOp> post_all_to_all(const void* send, void* recv,
+                                                     size_t block_count, DType type) override;
   void do_barrier() override;
 
  private:

@@ -5,14 +5,14 @@
 namespace zm {
 
 PathDeclaration declare_gradient_path(const StageSpec& spec, const Partition& partition,
-                                      const Deck& deck) {
+                                      const Deck& deck, const ZeroMesh& mesh) {
   switch (spec.gradients) {
     case GradientPath::AllReduce:
       return all_reduce_gradients_declaration(partition, deck);
     case GradientPath::ReduceScatterPerUnit:
-      return reduce_scatter_gradients_declaration(partition, deck);
+      return reduce_scatter_gradients_declaration(partition, deck, mesh);
     case GradientPath::ReduceScatterAsComplete:
-      return sharded_gradients_declaration(partition, deck);
+      return sharded_gradients_declaration(partition, deck, mesh);
   }
   return {};
 }
@@ -20,24 +20,26 @@ PathDeclaration declare_gradient_path(const StageSpec& spec, const Partition& pa
 template <typename Real>
 std::unique_ptr<GradientPathT<Real>> make_gradient_path(const StageSpec& spec,
                                                         const Partition& partition,
-                                                        const Deck& deck, MemoryLedger* ledger) {
+                                                        const Deck& deck, MeshComms& comms,
+                                                        MemoryLedger* ledger) {
   switch (spec.gradients) {
     case GradientPath::AllReduce:
       return make_all_reduce_gradients<Real>(partition, deck);
     case GradientPath::ReduceScatterPerUnit:
-      return make_reduce_scatter_gradients<Real>(deck);
+      return make_reduce_scatter_gradients<Real>(partition, deck, comms, ledger);
     case GradientPath::ReduceScatterAsComplete:
-      return make_sharded_gradients<Real>(partition, deck, ledger);
+      return make_sharded_gradients<Real>(partition, deck, comms, ledger);
   }
   return nullptr;
 }
 
 template std::unique_ptr<GradientPathT<float>> make_gradient_path(const StageSpec&,
                                                                   const Partition&, const Deck&,
-                                                                  MemoryLedger*);
+                                                                  MeshComms&, MemoryLedger*);
 #if ZEROMINI_HAVE_BF16
 template std::unique_ptr<GradientPathT<bf16>> make_gradient_path(const StageSpec&, const Partition&,
-                                                                 const Deck&, MemoryLedger*);
+                                                                 const Deck&, MeshComms&,
+                                                                 MemoryLedger*);
 #endif
 
 }  // namespace zm

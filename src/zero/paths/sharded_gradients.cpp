@@ -8,6 +8,9 @@
 // buckets and add into the shard. Under an fp32 reduction of bf16 gradients
 // (PrecisionPolicy::widens_reduce) each bucket is converted into an fp32 bucket beside it, which is
 // reduce-scattered into the fp32 sum's shard, and the receive buffers are fp32.
+// Under qgZ (zero.quantize_grads) each reduce-scatter is the quantized exchange within the group
+// of zero/quantized_gradients.hpp (blocking, into the same receive buffers), and the shard's
+// reduction across the groups its quantized exchange too.
 #include <algorithm>
 #include <map>
 #include <type_traits>
@@ -15,6 +18,7 @@
 #include "core/error.hpp"
 #include "kernels/elementwise.hpp"
 #include "zero/paths/gradient_path.hpp"
+#include "zero/quantized_gradients.hpp"
 #include "zero/unit_buffer_set.hpp"
 
 namespace zm {
@@ -54,13 +58,16 @@ UnitBufferSet gradient_receive_set(const Partition& partition, const Deck& deck)
 }
 
 // The buffers the path allocates beside the gradient shard, in allocation order.
-std::vector<BufferSpec> sharded_gradient_buffers(const Partition& partition, const Deck& deck) {
+std::vector<BufferSpec> sharded_gradient_buffers(const Partition& partition, const Deck& deck,
+                                                 const ZeroMesh& mesh) {
   std::vector<BufferSpec> buffers;
   gradient_bucket_set(partition, deck).add_to(buffers);
   if (deck.train.policy().widens_reduce())
     gradient_wide_bucket_set(partition, deck).add_to(buffers);
   // Under gradient accumulation, later micro-steps receive beside the shard and add into it.
   if (deck.train.grad_accum > 1) gradient_receive_set(partition, deck).add_to(buffers);
+  for (const BufferSpec& spec : quantized_gradient_buffers(partition, deck, mesh))
+    buffers.push_back(spec);
   return buffers;
 }
 
@@ -68,7 +75,8 @@ template <typename Real>
 class ShardedGradients final : public GradientPathT<Real> {
  public:
   // Allocates the buffers of sharded_gradient_buffers.
-  ShardedGradients(const Partition& partition, const Deck& deck, MemoryLedger* ledger);
+  ShardedGradients(const Partition& partition, const Deck& deck, MeshComms& comms,
+                   MemoryLedger* ledger);
 
   Real* grads(int unit, ZeroEngineT<Real>& engine) override { return bucket_for(unit, engine); }
   void unit_ready(int unit, MicroStep step, ZeroEngineT<Real>& engine) override;
@@ -89,6 +97,8 @@ class ShardedGradients final : public GradientPathT<Real> {
                         ZeroEngineT<Real>& engine);
   void complete(InFlight& op, ZeroEngineT<Real>& engine);
   void wait_bucket(int bucket, ZeroEngineT<Real>& engine);
+  // Unit u's reduction into recv, posted (or done, under qgZ: the request is then empty).
+  CommRequest reduce(int unit, void* bucket, void* recv, DType type, ZeroEngineT<Real>& engine);
 
   std::vector<TrackedBuffer<Real>> buckets_;     // [0] embedding unit, [1..] the rest
   std::vector<TrackedBuffer<Real>> recv_;        // per bucket, for grad_accum > 1
@@ -100,12 +110,13 @@ class ShardedGradients final : public GradientPathT<Real> {
   std::vector<InFlight> in_flight_;
   bool accumulate_ = false;
   bool overlap_ = false;
+  std::unique_ptr<QuantizedGradients> qgz_;  // under qgZ
 };
 
 template <typename Real>
 ShardedGradients<Real>::ShardedGradients(const Partition& partition, const Deck& deck,
-                                         MemoryLedger* ledger) {
-  PlannedAllocator alloc(sharded_gradient_buffers(partition, deck), ledger);
+                                         MeshComms& comms, MemoryLedger* ledger) {
+  PlannedAllocator alloc(sharded_gradient_buffers(partition, deck, comms.mesh()), ledger);
   accumulate_ = deck.train.grad_accum > 1;
   wide_reduce_ = deck.train.policy().widens_reduce();
   overlap_ = deck.zero.overlap;
@@ -115,7 +126,21 @@ ShardedGradients<Real>::ShardedGradients(const Partition& partition, const Deck&
     recv_wide_ = gradient_receive_set(partition, deck).take<float>(alloc);
   else if (accumulate_)
     recv_ = gradient_receive_set(partition, deck).take<Real>(alloc);
+  if (deck.zero.quantizes_grads())
+    qgz_ = std::make_unique<QuantizedGradients>(partition, deck, alloc, comms.world().rank());
   alloc.finish();
+}
+
+template <typename Real>
+CommRequest ShardedGradients<Real>::reduce(int unit, void* bucket, void* recv, DType type,
+                                           ZeroEngineT<Real>& engine) {
+  if (qgz_) {
+    reduce_grads_in_group(*qgz_, engine, unit, bucket, recv);
+    return {};
+  }
+  const size_t shard = static_cast<size_t>(engine.partition().unit(unit).shard);
+  return engine.comm().ireduce_scatter_sum(bucket, recv, shard, type,
+                                           {unit, CommPurpose::GradReduce});
 }
 
 template <typename Real>
@@ -141,7 +166,11 @@ void ShardedGradients<Real>::complete(InFlight& op, ZeroEngineT<Real>& engine) {
     kernels::add_into(engine.team_shape(), shard, op.accumulate_from, p.shard);
   }
   op.bucket = -1;
-  if (op.last_micro) engine.post_replica_reduction(op.unit);
+  if (!op.last_micro) return;
+  if (qgz_)
+    reduce_grads_across(*qgz_, engine, op.unit);
+  else
+    engine.post_replica_reduction(op.unit);
 }
 
 template <typename Real>
@@ -186,9 +215,8 @@ void ShardedGradients<Real>::unit_ready(int unit, MicroStep step, ZeroEngineT<Re
       recv = recv_[static_cast<size_t>(bucket)].data();
       op.accumulate_from = recv;
     }
-    op.request = engine.comm().ireduce_scatter_sum(
-        buckets_[static_cast<size_t>(bucket)].data(), recv, static_cast<size_t>(p.shard),
-        dtype_of<Real>(), {unit, CommPurpose::GradReduce});
+    op.request =
+        reduce(unit, buckets_[static_cast<size_t>(bucket)].data(), recv, dtype_of<Real>(), engine);
   }
   in_flight_.push_back(std::move(op));
   if (!overlap_) complete(in_flight_.back(), engine);
@@ -208,8 +236,7 @@ CommRequest ShardedGradients<Real>::post_wide(InFlight& op, int64_t shard, bool 
     recv = recv_wide_[bucket].data();
     op.accumulate_wide = recv;
   }
-  return engine.comm().ireduce_scatter_sum(wide, recv, static_cast<size_t>(p.shard), DType::F32,
-                                           {op.unit, CommPurpose::GradReduce});
+  return reduce(op.unit, wide, recv, DType::F32, engine);
 }
 
 template <typename Real>
@@ -225,25 +252,26 @@ void ShardedGradients<Real>::finish(ZeroEngineT<Real>& engine) {
 }  // namespace
 
 // Per unit and step: a reduce-scatter every micro-step; the buckets and the receive buffers.
-PathDeclaration sharded_gradients_declaration(const Partition& partition, const Deck& deck) {
+PathDeclaration sharded_gradients_declaration(const Partition& partition, const Deck& deck,
+                                              const ZeroMesh& mesh) {
   PathDeclaration out;
-  out.buffers = sharded_gradient_buffers(partition, deck);
+  out.buffers = sharded_gradient_buffers(partition, deck, mesh);
   out.reductions_per_unit = deck.train.grad_accum;
   return out;
 }
 
 template <typename Real>
 std::unique_ptr<GradientPathT<Real>> make_sharded_gradients(const Partition& partition,
-                                                            const Deck& deck,
+                                                            const Deck& deck, MeshComms& comms,
                                                             MemoryLedger* ledger) {
-  return std::make_unique<ShardedGradients<Real>>(partition, deck, ledger);
+  return std::make_unique<ShardedGradients<Real>>(partition, deck, comms, ledger);
 }
 
 template std::unique_ptr<GradientPathT<float>> make_sharded_gradients(const Partition&, const Deck&,
-                                                                      MemoryLedger*);
+                                                                      MeshComms&, MemoryLedger*);
 #if ZEROMINI_HAVE_BF16
 template std::unique_ptr<GradientPathT<bf16>> make_sharded_gradients(const Partition&, const Deck&,
-                                                                     MemoryLedger*);
+                                                                     MeshComms&, MemoryLedger*);
 #endif
 
 }  // namespace zm

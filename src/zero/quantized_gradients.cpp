@@ -1,0 +1,235 @@
+#include "zero/quantized_gradients.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "kernels/counter_rng.hpp"
+#include "kernels/elementwise.hpp"
+
+namespace zm {
+
+namespace {
+
+const char* const kSend = "qgz_send";
+const char* const kRecv = "qgz_recv";
+const char* const kResidual = "qgz_residual";
+
+std::string where_set(const Deck& deck, const std::string& key) {
+  const auto found = deck.origin.find(key);
+  return found != deck.origin.end() ? found->second : deck.path;
+}
+
+int64_t largest_shard(const Partition& partition, bool sub) {
+  int64_t out = 0;
+  for (int u = 0; u < partition.num_units(); ++u)
+    out = std::max(out, sub ? partition.unit(u).sub_shard : partition.unit(u).shard);
+  return out;
+}
+
+}  // namespace
+
+void check_quantized_grads(const Deck& deck, int stage) {
+  if (!deck.zero.quantizes_grads()) return;
+  if (stage == 0)
+    fail(
+        "{}: zero.quantize_grads = \"{}\" needs zero.stage 1-3, whose gradients are "
+        "reduce-scattered; stage 0 all-reduces them in buckets{}. Expected \"none\" at stage 0",
+        where_set(deck, "zero.quantize_grads"), deck.zero.quantize_grads,
+        deck.zero.all_stages ? " (zero.stage = \"all\" runs stages 0-3)" : "");
+  if (deck.zero.grad_quantize_bits() == 4 && deck.zero.quantize_block % 2 != 0)
+    fail(
+        "{}: zero.quantize_block = {} with zero.quantize_grads = \"int4\": expected an even "
+        "block (two int4 codes share a byte, and no byte may span two blocks)",
+        where_set(deck, "zero.quantize_block"), deck.zero.quantize_block);
+}
+
+kernels::QuantizedSegment grad_segment(const Deck& deck, int64_t values) {
+  return {values, deck.zero.quantize_block, deck.zero.grad_quantize_bits()};
+}
+
+std::vector<BufferSpec> quantized_gradient_buffers(const Partition& partition, const Deck& deck,
+                                                   const ZeroMesh& mesh) {
+  if (!deck.zero.quantizes_grads()) return {};
+  // Within the group: one segment per rank of the largest shard, sent and received.
+  const int64_t in_group =
+      partition.ranks() * grad_segment(deck, largest_shard(partition, false)).bytes();
+  int64_t send = in_group, recv = in_group;
+  if (mesh.hpz()) {  // across: one segment per replica of the largest sub-shard
+    const int64_t across =
+        mesh.groups() * grad_segment(deck, largest_shard(partition, true)).bytes();
+    send = std::max(send, across);
+    recv = std::max(recv, across);
+  } else if (mesh.hybrid()) {  // across: the shard's one segment, and every replica's
+    const int64_t segment = grad_segment(deck, largest_shard(partition, false)).bytes();
+    recv = std::max(recv, mesh.groups() * segment);
+  }
+  std::vector<BufferSpec> out = {{kSend, MemCategory::CommBuffers, send, 1},
+                                 {kRecv, MemCategory::CommBuffers, recv, 1}};
+  if (deck.zero.error_feedback)  // every unit's padded contribution, in the reduce type
+    out.push_back(
+        {kResidual, MemCategory::Gradients, partition.padded_total(), reduce_element_bytes(deck)});
+  return out;
+}
+
+// The passes: the contribution read and its segments written; the segments received read and
+// the shard written (under error feedback also the residual read, written and read again).
+ZeroEngine::PlannedCollective grad_exchange_in_group(const Deck& deck, const UnitPartition& unit,
+                                                     int group, CommLevel level) {
+  const int64_t element = reduce_element_bytes(deck);
+  const int64_t segments = group * grad_segment(deck, unit.shard).bytes();
+  int64_t passes = unit.padded * element + 2 * segments + unit.shard * element;
+  if (deck.zero.error_feedback) passes += 3 * unit.padded * element;
+  return {CommOp::AllToAll, segments, 1, group, level, passes};
+}
+
+ZeroEngine::PlannedCollective grad_exchange_across(const Deck& deck, const UnitPartition& unit,
+                                                   int replicas, bool hpz, CommLevel level) {
+  const int64_t element = reduce_element_bytes(deck);
+  if (hpz) {
+    const int64_t segments = replicas * grad_segment(deck, unit.sub_shard).bytes();
+    const int64_t passes = unit.shard * element + 2 * segments + unit.sub_shard * element;
+    return {CommOp::AllToAll, segments, 1, replicas, level, passes};
+  }
+  const int64_t segment = grad_segment(deck, unit.shard).bytes();
+  const int64_t passes = 2 * unit.shard * element + (1 + replicas) * segment;
+  return {CommOp::AllGather, replicas * segment, 1, replicas, level, passes};
+}
+
+QuantizedGradients::QuantizedGradients(const Partition& partition, const Deck& deck,
+                                       PlannedAllocator& alloc, int world_rank)
+    : partition_(&partition),
+      layout_(grad_segment(deck, 0)),
+      stochastic_(deck.zero.grad_rounding == "stochastic"),
+      feedback_(deck.zero.error_feedback),
+      seed_(kernels::splitmix64(static_cast<uint64_t>(deck.train.seed) ^ 0x7167'5a2b'6772'6164ull) ^
+            kernels::splitmix64(static_cast<uint64_t>(world_rank) + 1)) {
+  send_ = alloc.take<uint8_t>(kSend);
+  recv_ = alloc.take<uint8_t>(kRecv);
+  if (!feedback_) return;
+  // Zero-initialised (Kokkos' default): the first contribution has nothing to make up for.
+  if (reduce_element_bytes(deck) == 4) residual_f32_ = alloc.take<float>(kResidual);
+#if ZEROMINI_HAVE_BF16
+  else
+    residual_bf16_ = alloc.take<bf16>(kResidual);
+#endif
+}
+
+template <typename T>
+T* QuantizedGradients::residual(int unit) {
+  T* base = nullptr;
+  if constexpr (std::is_same_v<T, float>) base = residual_f32_.data();
+#if ZEROMINI_HAVE_BF16
+  if constexpr (std::is_same_v<T, bf16>) base = residual_bf16_.data();
+#endif
+  ZM_ASSERT(base != nullptr, "qgZ residual of the wrong type");
+  return base + partition_->unit(unit).padded_offset;
+}
+
+template <typename T>
+void QuantizedGradients::quantize(kernels::TeamShape shape, const T* x, int64_t pieces,
+                                  int64_t piece) {
+  kernels::QuantizedSegment segment = layout_;
+  segment.values = piece;
+  const auto rounding = stochastic_ ? kernels::Rounding::Stochastic : kernels::Rounding::Nearest;
+  const uint64_t seed = seed_ + quantizations_++;
+  for (int64_t p = 0; p < pieces; ++p) {
+    uint8_t* out = send_.data() + p * segment.bytes();
+    const auto first = static_cast<uint64_t>(p * piece);
+    if (segment.bits == 4)
+      kernels::quantize_int4(shape, x + p * piece, piece, segment.block, out, rounding, seed,
+                             first);
+    else
+      kernels::quantize_int8(shape, x + p * piece, piece, segment.block, out, rounding, seed,
+                             first);
+  }
+}
+
+template <typename T>
+void QuantizedGradients::reduce_in_group(Communicator& group, int unit, T* x, T* out,
+                                         kernels::TeamShape shape) {
+  const UnitPartition& p = partition_->unit(unit);
+  const int ranks = group.size();
+  kernels::QuantizedSegment segment = layout_;
+  segment.values = p.shard;
+  T* kept = feedback_ ? residual<T>(unit) : nullptr;
+  if (kept) kernels::add_into(shape, x, kept, p.padded);  // what the last time lost
+  quantize(shape, x, ranks, p.shard);
+  if (kept) {  // what this time loses: x minus its dequantized segments
+    if (segment.bits == 4)
+      kernels::dequantize_int4(shape, send_.data(), ranks, p.shard, segment.block, kept);
+    else
+      kernels::dequantize_int8(shape, send_.data(), ranks, p.shard, segment.block, kept);
+    kernels::residual_of(shape, kept, x, p.padded);
+  }
+  group.all_to_all(send_.data(), recv_.data(), static_cast<size_t>(segment.bytes()), DType::U8,
+                   {unit, CommPurpose::GradReduce});
+  kernels::dequantize_sum(shape, recv_.data(), ranks, p.shard, segment.block, segment.bits, out);
+}
+
+template <typename T>
+void QuantizedGradients::reduce_across(Communicator& replicas, int unit, T* shard, bool hpz,
+                                       kernels::TeamShape shape) {
+  const UnitPartition& p = partition_->unit(unit);
+  const int groups = replicas.size();
+  const CommTag tag{unit, CommPurpose::GradReduce};
+  kernels::QuantizedSegment segment = layout_;
+  if (hpz) {  // one segment per sub-shard; this replica sums its own
+    segment.values = p.sub_shard;
+    quantize(shape, shard, groups, p.sub_shard);
+    replicas.all_to_all(send_.data(), recv_.data(), static_cast<size_t>(segment.bytes()), DType::U8,
+                        tag);
+    kernels::dequantize_sum(shape, recv_.data(), groups, p.sub_shard, segment.block, segment.bits,
+                            shard + replicas.rank() * p.sub_shard);
+    return;
+  }
+  // Every replica needs the whole shard: each sends the same one segment to all.
+  segment.values = p.shard;
+  quantize(shape, shard, 1, p.shard);
+  replicas.all_gather(send_.data(), recv_.data(), static_cast<size_t>(segment.bytes()), DType::U8,
+                      tag);
+  kernels::dequantize_sum(shape, recv_.data(), groups, p.shard, segment.block, segment.bits, shard);
+}
+
+// The engine's reduce type: fp32 under the fp32 reduction, else the compute type.
+template <typename Real>
+void reduce_grads_in_group(QuantizedGradients& qgz, ZeroEngineT<Real>& engine, int unit, void* x,
+                           void* out) {
+  if (engine.reduce_dtype() == DType::F32)
+    qgz.reduce_in_group(engine.comm(), unit, static_cast<float*>(x), static_cast<float*>(out),
+                        engine.team_shape());
+  else
+    qgz.reduce_in_group(engine.comm(), unit, static_cast<Real*>(x), static_cast<Real*>(out),
+                        engine.team_shape());
+}
+
+template <typename Real>
+void reduce_grads_across(QuantizedGradients& qgz, ZeroEngineT<Real>& engine, int unit) {
+  Communicator* replicas = engine.comms().replicas();
+  if (!replicas) return;
+  const UnitPartition& p = engine.partition().unit(unit);
+  void* shard = engine.reduced_grad_at(unit, engine.comm().rank() * p.shard);
+  const bool hpz = engine.optimizer_storage().shards(kReplicateDim);
+  if (engine.reduce_dtype() == DType::F32)
+    qgz.reduce_across(*replicas, unit, static_cast<float*>(shard), hpz, engine.team_shape());
+  else
+    qgz.reduce_across(*replicas, unit, static_cast<Real*>(shard), hpz, engine.team_shape());
+}
+
+#define ZM_INSTANTIATE_QGZ(T)                                                      \
+  template void QuantizedGradients::reduce_in_group<T>(Communicator&, int, T*, T*, \
+                                                       kernels::TeamShape);        \
+  template void QuantizedGradients::reduce_across<T>(Communicator&, int, T*, bool, \
+                                                     kernels::TeamShape);
+ZM_INSTANTIATE_QGZ(float)
+#if ZEROMINI_HAVE_BF16
+ZM_INSTANTIATE_QGZ(bf16)
+#endif
+#undef ZM_INSTANTIATE_QGZ
+template void reduce_grads_in_group(QuantizedGradients&, ZeroEngineT<float>&, int, void*, void*);
+template void reduce_grads_across(QuantizedGradients&, ZeroEngineT<float>&, int);
+#if ZEROMINI_HAVE_BF16
+template void reduce_grads_in_group(QuantizedGradients&, ZeroEngineT<bf16>&, int, void*, void*);
+template void reduce_grads_across(QuantizedGradients&, ZeroEngineT<bf16>&, int);
+#endif
+
+}  // namespace zm

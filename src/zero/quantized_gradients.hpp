@@ -1,0 +1,106 @@
+// ZeRO++ qgZ (zero.quantize_grads = "int8" | "int4"): the gradient reduce-scatter of stages 1-3
+// as quantized all-to-alls, in two levels (the mesh's shard group, then its replicas):
+//   1. each rank quantizes its padded unit gradient as one segment per rank of its shard group
+//      (that rank's shard; kernels/quantize.hpp, zero.quantize_block elements per fp32 scale);
+//   2. an all-to-all of the segments within the group;
+//   3. each rank dequantizes the group's contributions to its shard and sums them in fp32, in rank
+//      order, into its shard (where the plain reduce-scatter leaves the group's sum);
+//   4. under hybrid sharding, once the shard holds the group's sum (after the last micro-step), it
+//      is requantized and exchanged across the groups: under hpZ, where each replica owns one
+//      sub-shard, as an all-to-all of one segment per sub-shard; otherwise, where every replica
+//      needs the whole shard, as an all-gather of the shard's one segment;
+//   5. each replica dequantizes and sums those segments, in replica order, into its sub-shard (or
+//      its whole shard: every replica sums the same segments, so the replicas stay identical).
+// With one group the first three steps are all. Every sum has a fixed order, no atomics: a run
+// repeats bit for bit. Stochastic rounding (zero.grad_rounding) draws from (train.seed, the
+// rank, the count of quantizations so far, the element), so it repeats too.
+//
+// Error feedback (zero.error_feedback): each rank keeps, per unit, what the quantization of its
+// own contribution (step 1) lost, and adds it to that unit's next contribution before quantizing.
+// The requantization of step 4 quantizes the group's sum, not one rank's gradient: it keeps no
+// residual.
+//
+// The collectives are blocking: the dequantize-and-sum needs their data, and one pair of scratch
+// buffers serves every unit.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "core/deck.hpp"
+#include "core/memory.hpp"
+#include "core/zero_mesh.hpp"
+#include "kernels/quantize.hpp"
+#include "zero/engine.hpp"
+#include "zero/partition.hpp"
+
+namespace zm {
+
+// Fails, naming the deck's line, where the deck quantizes gradients at stage 0 (whose all-reduce
+// buckets have no reduce-scatter to replace) or in int4 with an odd zero.quantize_block.
+void check_quantized_grads(const Deck& deck, int stage);
+
+// The packed segment of `values` gradient elements under the deck's qgZ settings.
+kernels::QuantizedSegment grad_segment(const Deck& deck, int64_t values);
+
+// The buffers qgZ allocates beside a gradient path (none under "none"): the send and receive
+// scratch of the largest unit at either level, and the residuals under error feedback.
+std::vector<BufferSpec> quantized_gradient_buffers(const Partition& partition, const Deck& deck,
+                                                   const ZeroMesh& mesh);
+
+// For the planner: unit u's exchange within its shard group (`group` ranks) and across the groups
+// (`replicas` ranks; under hpZ an all-to-all, else an all-gather), as bytes, with their passes.
+ZeroEngine::PlannedCollective grad_exchange_in_group(const Deck& deck, const UnitPartition& unit,
+                                                     int group, CommLevel level);
+ZeroEngine::PlannedCollective grad_exchange_across(const Deck& deck, const UnitPartition& unit,
+                                                   int replicas, bool hpz, CommLevel level);
+
+class QuantizedGradients {
+ public:
+  // Takes quantized_gradient_buffers from `alloc`. `world_rank` keys the stochastic draws.
+  QuantizedGradients(const Partition& partition, const Deck& deck, PlannedAllocator& alloc,
+                     int world_rank);
+
+  // Steps 1-3 for unit `unit` of the group `group`: x (the padded unit, T the reduce type) holds
+  // this rank's contribution, group.size() shards in rank order; out (one shard, possibly inside
+  // x) receives the group's sum of shard group.rank(). x is scratch afterwards.
+  template <typename T>
+  void reduce_in_group(Communicator& group, int unit, T* x, T* out, kernels::TeamShape shape);
+
+  // Steps 4-5 for unit `unit`: shard (the group's sum of this rank's shard) becomes the sum over
+  // `replicas`, in place: under hpZ only its sub-shard replicas.rank() is written.
+  template <typename T>
+  void reduce_across(Communicator& replicas, int unit, T* shard, bool hpz,
+                     kernels::TeamShape shape);
+
+ private:
+  // `pieces` consecutive pieces of `piece` values of x, each as one segment, into send_.
+  template <typename T>
+  void quantize(kernels::TeamShape shape, const T* x, int64_t pieces, int64_t piece);
+  template <typename T>
+  T* residual(int unit);
+
+  const Partition* partition_;
+  kernels::QuantizedSegment layout_;  // block and bits; values set per call
+  bool stochastic_;
+  bool feedback_;
+  uint64_t seed_;
+  uint64_t quantizations_ = 0;  // so far on this rank: each one draws from its own key
+  TrackedBuffer<uint8_t> send_, recv_;
+  TrackedBuffer<float> residual_f32_;  // error feedback, fp32 reductions
+#if ZEROMINI_HAVE_BF16
+  TrackedBuffer<bf16> residual_bf16_;  // error feedback, bf16 reductions
+#endif
+};
+
+// For a gradient path of compute type Real: steps 1-3 of unit `unit` within the engine's shard
+// group on x and out in the engine's reduce type, and steps 4-5 on its shard (nothing with one
+// group).
+template <typename Real>
+void reduce_grads_in_group(QuantizedGradients& qgz, ZeroEngineT<Real>& engine, int unit, void* x,
+                           void* out);
+template <typename Real>
+void reduce_grads_across(QuantizedGradients& qgz, ZeroEngineT<Real>& engine, int unit);
+
+}  // namespace zm
