@@ -99,11 +99,18 @@ bool any_all_to_all(const std::vector<PlanPoint>& points) {
 }
 
 // With tensor parallelism anywhere, the CSV ends with tp and tensor_parallel_bytes; with qgZ's
-// all-to-alls anywhere, then with all_to_all_bytes.
+// all-to-alls anywhere, then with all_to_all_bytes; when the deck sets ZeRO++ quantization or
+// error feedback, then with those settings (scripts/plot_zeropp.py matches runs by them).
 void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoint>& points,
                bool have_machine) {
   const bool tp_columns = any_tensor_parallel(points);
   const bool exchanged = any_all_to_all(points);
+  const ZeroConfig& zero = deck.zero;
+  const std::string zeropp =
+      zero.quantizes_weights() || zero.quantizes_grads() || zero.error_feedback
+          ? fmt::format(",{},{},{}", zero.quantize_weights, zero.quantize_grads,
+                        zero.error_feedback)
+          : "";
   std::string header = "deck,precision,stage,ranks,params,padded_params";
   for_each_memory_column([&](int c) {
     header += ',';
@@ -114,10 +121,11 @@ void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoin
   // Columns are only ever appended: scripts read them by name and by position.
   fmt::print(
       "{},compute_s,comm_s,step_overlapped_s,step_serial_s,fits,largest_layers,"
-      "largest_params,shard_size,recompute,intra_group_bytes,inter_group_bytes{}{}{}\n",
+      "largest_params,shard_size,recompute,intra_group_bytes,inter_group_bytes{}{}{}{}\n",
       header, tp_columns ? ",tp,tensor_parallel_bytes" : "",
       have_machine ? ",model_flops_per_step,tflops_per_device,mfu_overlapped,mfu_serial" : "",
-      exchanged ? ",all_to_all_bytes" : "");
+      exchanged ? ",all_to_all_bytes" : "",
+      zeropp.empty() ? "" : ",quantize_weights,quantize_grads,error_feedback");
   for (const PlanPoint& p : points) {
     std::string row = fmt::format("{},{},{},{},{},{}", deck.path, memory_model_name(precision),
                                   p.stage, p.ranks, p.params, p.padded_params);
@@ -140,11 +148,11 @@ void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoin
     const std::string all_to_all =
         exchanged ? fmt::format(",{:.0f}", p.bytes_per_step[static_cast<int>(CommOp::AllToAll)])
                   : "";
-    fmt::print("{},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{:.0f},{:.0f}{}{}{}\n", row,
+    fmt::print("{},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{:.0f},{:.0f}{}{}{}{}\n", row,
                p.compute_seconds, p.comm_seconds, p.step_seconds_overlapped, p.step_seconds_serial,
                have_machine ? (p.fits ? "yes" : "no") : "", p.largest_layers, p.largest_params,
                p.mesh.group_ranks(), deck.model.recompute, p.bytes_at_level(CommLevel::IntraGroup),
-               p.bytes_at_level(CommLevel::InterGroup), tp, predicted, all_to_all);
+               p.bytes_at_level(CommLevel::InterGroup), tp, predicted, all_to_all, zeropp);
   }
 }
 

@@ -21,6 +21,18 @@ namespace fs = std::filesystem;
 
 constexpr int64_t kMaxCount = 2147483647;  // nodes, ranks per node, repeats, steps, batches
 
+// The keys of a sweep file's top level: the settings and tables, then the deck axes.
+std::vector<std::string> top_keys() {
+  std::vector<std::string> keys = {"name",  "description",    "deck",         "stages",
+                                   "nodes", "ranks_per_node", "models",       "repeats",
+                                   "steps", "micro_batch",    "global_batch", "scaling",
+                                   "set",   "slurm",          "local"};
+  for (const SweepAxis* axis : {&kShardAxis, &kRecomputeAxis, &kTpAxis, &kQuantizeWeightsAxis,
+                                &kQuantizeGradsAxis, &kErrorFeedbackAxis})
+    keys.push_back(axis->key);
+  return keys;
+}
+
 using Entry = std::pair<const toml::key*, const toml::node*>;
 
 // A table's entries in the file's order (toml++ keeps them sorted by key).
@@ -186,9 +198,11 @@ std::vector<std::string> SweepReader::axis(const toml::table& top, const SweepAx
   for (const toml::node* item : items(*node)) {
     const toml::value<int64_t>* number = item->as_integer();
     const std::optional<std::string> word = item->value<std::string>();
-    if (number ? number->get() < spec.min_integer || number->get() > spec.max_integer
-               : !word || std::count(spec.words.begin(), spec.words.end(), *word) == 0)
-      error(*item, "{}: {} is not {}", spec.key, shown(*item), spec.expected);
+    const bool valid = number
+                           ? number->get() >= spec.min_integer && number->get() <= spec.max_integer
+                       : !word ? item->is_boolean() && spec.booleans
+                               : std::count(spec.words.begin(), spec.words.end(), *word) > 0;
+    if (!valid) error(*item, "{}: {} is not {}", spec.key, shown(*item), spec.expected);
     const std::string value = word ? *word : shown(*item);
     if (std::find(out.begin(), out.end(), value) != out.end())
       error(*item, "{}: {} is listed twice", spec.key, shown(*item));
@@ -227,17 +241,16 @@ Sweep SweepReader::read() {
       fail("{}: cannot read the sweep file: {}", path_, err.description());
     fail("{}: TOML syntax error: {}", where(err.source()), err.description());
   }
-  check_keys(top,
-             {"name", "description", "deck", "stages", "nodes", "ranks_per_node", "models",
-              "repeats", "steps", "micro_batch", "global_batch", "scaling", "set", "shard_sizes",
-              "recompute", "tp", "slurm", "local"},
-             "");
+  check_keys(top, top_keys(), "");
   read_top(top);
   read_scaling(top);
   read_models(top.get("models"));
   sweep_.shard_sizes = axis(top, kShardAxis);
   sweep_.recompute = axis(top, kRecomputeAxis);
   sweep_.tp = axis(top, kTpAxis);
+  sweep_.quantize_weights = axis(top, kQuantizeWeightsAxis);
+  sweep_.quantize_grads = axis(top, kQuantizeGradsAxis);
+  sweep_.error_feedback = axis(top, kErrorFeedbackAxis);
   read_slurm(top.get("slurm"));
   read_local(top.get("local"));
   check_sweep_size(sweep_, path_);

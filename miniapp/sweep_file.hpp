@@ -32,10 +32,14 @@ struct SweepAxis {
   int64_t max_integer;             // the integers min_integer..max_integer (none when -1)
   std::vector<std::string> words;  // and these strings
   int64_t min_integer = 0;
+  bool booleans = false;  // true and false (spelt "true", "false")
 };
-extern const SweepAxis kShardAxis;      // shard_sizes: zero.shard_size
-extern const SweepAxis kRecomputeAxis;  // recompute: model.recompute
-extern const SweepAxis kTpAxis;         // tp: parallel.tp
+extern const SweepAxis kShardAxis;            // shard_sizes: zero.shard_size
+extern const SweepAxis kRecomputeAxis;        // recompute: model.recompute
+extern const SweepAxis kTpAxis;               // tp: parallel.tp
+extern const SweepAxis kQuantizeWeightsAxis;  // quantize_weights: zero.quantize_weights
+extern const SweepAxis kQuantizeGradsAxis;    // quantize_grads: zero.quantize_grads
+extern const SweepAxis kErrorFeedbackAxis;    // error_feedback: zero.error_feedback
 
 struct Sweep {
   std::string name, deck, description;
@@ -46,9 +50,12 @@ struct Sweep {
   std::string scaling = "weak";  // or "strong"
   std::vector<std::string> set;  // overrides for every point
   // Deck axes; empty: not an axis (the deck's value, and no part in the points' names).
-  std::vector<std::string> shard_sizes;  // zero.shard_size: "0" (all ranks), "2", ..., "node"
-  std::vector<std::string> recompute;    // model.recompute: "none", "blocks"
-  std::vector<std::string> tp;           // parallel.tp: "1", "2", ...
+  std::vector<std::string> shard_sizes;       // zero.shard_size: "0" (all ranks), "2", ..., "node"
+  std::vector<std::string> recompute;         // model.recompute: "none", "blocks"
+  std::vector<std::string> tp;                // parallel.tp: "1", "2", ...
+  std::vector<std::string> quantize_weights;  // zero.quantize_weights: "none", "int8"
+  std::vector<std::string> quantize_grads;    // zero.quantize_grads: "none", "int8", "int4"
+  std::vector<std::string> error_feedback;    // zero.error_feedback: "false", "true"
   std::vector<SweepModel> models;
   SweepSlurm slurm;
   std::string local_launcher = "mpiexec";
@@ -56,14 +63,17 @@ struct Sweep {
 
 struct SweepPoint {
   // <sweep>-s<stage>-n<nodes>x<ranks per node>-<model>[-shard<size>][-rc<recompute>][-tp<tp>]
-  // -r<repeat>, the bracketed parts for the axes the sweep file gives
+  // [-qw<quantize_weights>][-qg<quantize_grads>][-ef<error_feedback>]-r<repeat>, the bracketed
+  // parts for the axes the sweep file gives
   std::string name;
   const SweepModel* model = nullptr;
   int stage = 0;
   int64_t nodes = 1, ranks_per_node = 1, ranks = 1, repeat = 0;
-  std::string shard_size, recompute, tp;  // the deck axes' values; empty where the sweep has none
+  // The deck axes' values; empty where the sweep has none.
+  std::string shard_size, recompute, tp, quantize_weights, quantize_grads, error_feedback;
   std::optional<int64_t> micro_batch;
-  // model's, sweep's, then zero.stage, zero.shard_size, model.recompute, parallel.tp, steps,
+  // model's, sweep's, then zero.stage, the deck axes (zero.shard_size, model.recompute,
+  // parallel.tp, zero.quantize_weights, zero.quantize_grads, zero.error_feedback), steps,
   // micro_batch
   std::vector<std::string> overrides;
   std::string problem;  // why the point cannot run; empty when it can
@@ -76,7 +86,7 @@ struct SweepPoint {
 Sweep read_sweep(const std::string& path, const std::string& root);
 
 // The points, in scripts/sweep.py's order: model, nodes, ranks per node, stage, shard size,
-// recompute, tp, repeat.
+// recompute, tp, quantize_weights, quantize_grads, error_feedback, repeat.
 std::vector<SweepPoint> expand_sweep(const Sweep& sweep);
 
 std::string stage_name(int stage);  // "0".."3" or "all"

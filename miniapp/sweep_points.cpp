@@ -34,22 +34,78 @@ std::string shard_problem(const SweepPoint& point) {
                      tp > 1 ? "data-parallel " : "");
 }
 
+// A deck axis of the points: the sweep's values, the point's value, the part of a point's name
+// before the value, and what the sweep file calls it.
+struct DeckAxis {
+  const std::vector<std::string> Sweep::*values;
+  std::string SweepPoint::*value;
+  const char* name_part;
+  const SweepAxis* spec;
+};
+// In the points' order and that of their names and overrides.
+const DeckAxis kDeckAxes[] = {
+    {&Sweep::shard_sizes, &SweepPoint::shard_size, "-shard", &kShardAxis},
+    {&Sweep::recompute, &SweepPoint::recompute, "-rc", &kRecomputeAxis},
+    {&Sweep::tp, &SweepPoint::tp, "-tp", &kTpAxis},
+    {&Sweep::quantize_weights, &SweepPoint::quantize_weights, "-qw", &kQuantizeWeightsAxis},
+    {&Sweep::quantize_grads, &SweepPoint::quantize_grads, "-qg", &kQuantizeGradsAxis},
+    {&Sweep::error_feedback, &SweepPoint::error_feedback, "-ef", &kErrorFeedbackAxis}};
+
+// The value the point's overrides give `deck_key` (the last, as with --set), without quotes;
+// empty when none does (the deck's, which the sweep does not read).
+std::string overridden(const SweepPoint& point, const std::string& deck_key) {
+  const std::string prefix = deck_key + "=";
+  std::string value;
+  for (const std::string& set : point.overrides)
+    if (set.compare(0, prefix.size(), prefix) == 0) value = set.substr(prefix.size());
+  if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
+    value = value.substr(1, value.size() - 2);
+  return value;
+}
+
+// Why the run would refuse the point's ZeRO++ settings (as src/zero/factory.cpp and
+// quantized_gradients.cpp do), or why the point would repeat another one of the sweep: error
+// feedback keeps the residuals of quantized gradients, so without them it changes nothing.
+std::string quantize_problem(const Sweep& sweep, const SweepPoint& point) {
+  const std::string weights = overridden(point, "zero.quantize_weights");
+  const std::string grads = overridden(point, "zero.quantize_grads");
+  const std::string stage = stage_name(point.stage);
+  const std::string all = point.stage == kAllStages ? ", which runs stages 0-3" : "";
+  const bool gathers = point.stage != kAllStages && stage_spec(point.stage).gathers_parameters();
+  if (!weights.empty() && weights != "none" && !gathers)
+    return fmt::format(
+        "zero.quantize_weights = \"{}\" needs zero.stage = 3 (this point: stage {}{})", weights,
+        stage, all);
+  if (!grads.empty() && grads != "none" && (point.stage == 0 || point.stage == kAllStages))
+    return fmt::format("zero.quantize_grads = \"{}\" needs zero.stage 1-3 (this point: stage {}{})",
+                       grads, stage, all);
+  const std::string block = overridden(point, "zero.quantize_block");
+  if (grads == "int4" && only(block, "0123456789") && std::stoll(block) % 2 != 0)
+    return fmt::format("zero.quantize_grads = \"int4\" needs an even zero.quantize_block ({} here)",
+                       block);
+  const std::vector<std::string>& feedback = sweep.error_feedback;
+  if (point.error_feedback == "true" && grads == "none" &&
+      std::count(feedback.begin(), feedback.end(), "false"))
+    return "zero.error_feedback = true changes nothing with zero.quantize_grads = \"none\" "
+           "(the same run as error_feedback = false)";
+  return "";
+}
+
 // The point at these coordinates (model, stage, nodes, ranks per node, deck axes and repeat set).
 SweepPoint make_point(const Sweep& sweep, SweepPoint point) {
   const SweepModel& model = *point.model;
   point.ranks = point.nodes * point.ranks_per_node;
   std::string axes;
-  if (!point.shard_size.empty()) axes += "-shard" + point.shard_size;
-  if (!point.recompute.empty()) axes += "-rc" + point.recompute;
-  if (!point.tp.empty()) axes += "-tp" + point.tp;
+  for (const DeckAxis& axis : kDeckAxes)
+    if (!(point.*axis.value).empty()) axes += axis.name_part + point.*axis.value;
   point.name = fmt::format("{}-s{}-n{}x{}-{}{}-r{}", sweep.name, stage_name(point.stage),
                            point.nodes, point.ranks_per_node, model.name, axes, point.repeat);
   point.overrides = model.set;
   point.overrides.insert(point.overrides.end(), sweep.set.begin(), sweep.set.end());
   point.overrides.push_back("zero.stage=" + stage_name(point.stage));
-  if (!point.shard_size.empty()) point.overrides.push_back("zero.shard_size=" + point.shard_size);
-  if (!point.recompute.empty()) point.overrides.push_back("model.recompute=" + point.recompute);
-  if (!point.tp.empty()) point.overrides.push_back("parallel.tp=" + point.tp);
+  for (const DeckAxis& axis : kDeckAxes)
+    if (!(point.*axis.value).empty())
+      point.overrides.push_back(std::string(axis.spec->deck_key) + "=" + point.*axis.value);
   if (sweep.steps) point.overrides.push_back(fmt::format("train.steps={}", *sweep.steps));
   point.micro_batch = sweep.micro_batch;
   if (sweep.scaling == "strong") {
@@ -62,13 +118,26 @@ SweepPoint make_point(const Sweep& sweep, SweepPoint point) {
   if (point.micro_batch)
     point.overrides.push_back(fmt::format("train.micro_batch={}", *point.micro_batch));
   if (point.problem.empty()) point.problem = shard_problem(point);
+  if (point.problem.empty()) point.problem = quantize_problem(sweep, point);
   return point;
 }
 
-// An axis's values, or one empty value (no such axis).
-const std::vector<std::string>& values_or_none(const std::vector<std::string>& values) {
-  static const std::vector<std::string> none = {""};
-  return values.empty() ? none : values;
+// One setting per combination of the deck axes' values, in kDeckAxes' order (the last axis
+// fastest), with only those values set; one empty setting when the sweep has no deck axis.
+std::vector<SweepPoint> deck_axis_settings(const Sweep& sweep) {
+  std::vector<SweepPoint> settings(1);
+  for (const DeckAxis& axis : kDeckAxes) {
+    const std::vector<std::string>& values = sweep.*axis.values;
+    if (values.empty()) continue;
+    std::vector<SweepPoint> combined;
+    for (const SweepPoint& setting : settings)
+      for (const std::string& value : values) {
+        combined.push_back(setting);
+        combined.back().*axis.value = value;
+      }
+    settings = std::move(combined);
+  }
+  return settings;
 }
 
 }  // namespace
@@ -85,28 +154,35 @@ const SweepAxis kRecomputeAxis{"recompute",
                                {"none", "blocks"}};
 const SweepAxis kTpAxis{
     "tp", "parallel.tp", "a tensor-parallel degree (an integer >= 1)", 1 << 20, {}, 1};
+const SweepAxis kQuantizeWeightsAxis{"quantize_weights",
+                                     "zero.quantize_weights",
+                                     "a weight quantization (\"none\" or \"int8\")",
+                                     -1,
+                                     {"none", "int8"}};
+const SweepAxis kQuantizeGradsAxis{"quantize_grads",
+                                   "zero.quantize_grads",
+                                   "a gradient quantization (\"none\", \"int8\" or \"int4\")",
+                                   -1,
+                                   {"none", "int8", "int4"}};
+const SweepAxis kErrorFeedbackAxis{
+    "error_feedback", "zero.error_feedback", "true or false", -1, {}, 0, true};
 
 std::vector<SweepPoint> expand_sweep(const Sweep& sweep) {
   std::vector<SweepPoint> points;
-  SweepPoint at;
+  const std::vector<SweepPoint> settings = deck_axis_settings(sweep);
   for (const SweepModel& model : sweep.models)
     for (int64_t nodes : sweep.nodes)
       for (int64_t ranks_per_node : sweep.ranks_per_node)
         for (int stage : sweep.stages)
-          for (const std::string& shard_size : values_or_none(sweep.shard_sizes))
-            for (const std::string& recompute : values_or_none(sweep.recompute))
-              for (const std::string& tp : values_or_none(sweep.tp))
-                for (int64_t repeat = 0; repeat < sweep.repeats; ++repeat) {
-                  at.model = &model;
-                  at.stage = stage;
-                  at.nodes = nodes;
-                  at.ranks_per_node = ranks_per_node;
-                  at.shard_size = shard_size;
-                  at.recompute = recompute;
-                  at.tp = tp;
-                  at.repeat = repeat;
-                  points.push_back(make_point(sweep, at));
-                }
+          for (SweepPoint at : settings)
+            for (int64_t repeat = 0; repeat < sweep.repeats; ++repeat) {
+              at.model = &model;
+              at.stage = stage;
+              at.nodes = nodes;
+              at.ranks_per_node = ranks_per_node;
+              at.repeat = repeat;
+              points.push_back(make_point(sweep, at));
+            }
   return points;
 }
 
@@ -142,14 +218,13 @@ std::string override_of(const Sweep& sweep, const std::string& deck_key) {
 
 void check_sweep_size(const Sweep& sweep, const std::string& path) {
   const Sweep& s = sweep;
-  const double points = static_cast<double>(s.models.size()) * s.nodes.size() *
-                        s.ranks_per_node.size() * s.stages.size() * s.repeats *
-                        std::max<size_t>(1, s.shard_sizes.size()) *
-                        std::max<size_t>(1, s.recompute.size()) * std::max<size_t>(1, s.tp.size());
+  double points = static_cast<double>(s.models.size()) * s.nodes.size() * s.ranks_per_node.size() *
+                  s.stages.size() * s.repeats;
+  for (const DeckAxis& axis : kDeckAxes) points *= std::max<size_t>(1, (s.*axis.values).size());
   if (points > kMaxPoints)
     fail(
         "{}: {:.0f} points (models x nodes x ranks_per_node x stages x shard_sizes x recompute "
-        "x tp x repeats): at most {:.0f}",
+        "x tp x quantize_weights x quantize_grads x error_feedback x repeats): at most {:.0f}",
         path, points, kMaxPoints);
 }
 

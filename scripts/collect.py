@@ -39,7 +39,11 @@ After tp, the stage's "throughput" (zeromini's FLOP count, src/model/flops.hpp):
                       without a peak)
   busbw_<op>_gbs      bus bandwidth per collective kind (nccl-tests convention), GB/s, rank 0's
                       (busbw_all_to_all_gbs last, where some run has one: zero.quantize_grads)
-all empty for summaries written before zeromini reported throughput.
+all empty for summaries written before zeromini reported throughput. Last, where some run's
+overrides (point.json) set them (a sweep with the ZeRO++ axes), its ZeRO++ settings:
+  quantize_weights, quantize_grads, error_feedback  zero.quantize_weights ("none", "int8"),
+                      zero.quantize_grads ("none", "int8", "int4"), zero.error_feedback ("true",
+                      "false"); empty for a run whose overrides do not set them (the deck's)
 Existing columns keep their names and order; new ones are appended. Standard library only.
 """
 
@@ -69,6 +73,10 @@ EXPOSURE = [("exposed_comm_s", "exposed_seconds"), ("comm_in_flight_s", "in_flig
 
 THROUGHPUT = ["model_flops_per_step", "tflops_per_device", "tflops_total",
               "peak_tflops_per_device", "mfu", "hfu"]
+
+# ZeRO++ settings, the last columns: column <- the deck key of the overrides in point.json.
+ZEROPP = [("quantize_weights", "zero.quantize_weights"), ("quantize_grads", "zero.quantize_grads"),
+          ("error_feedback", "zero.error_feedback")]
 
 HYBRID_HEAD = ["shard_size", "shard_size_setting", "recompute", "intra_group_bytes",
                "inter_group_bytes"]
@@ -296,6 +304,7 @@ def rows_for_run(run_dir, warn):
         row.update(measured_columns(stage, point))
         if row.get("tp") is None:  # not a sweep axis: the job script's record of --set
             row["tp"] = job.get("tp")
+        row.update({column: override_value(point, key) for column, key in ZEROPP})
         rows.append(row)
     return rows
 
@@ -322,8 +331,10 @@ def columns_for(rows):
         hybrid += ordered + [key for key in dict.fromkeys(found) if key not in ordered]
     newer = [f"busbw_{op}_gbs" for op in NEWER_COLLECTIVES
              if any(f"busbw_{op}_gbs" in row for row in rows)]
+    zeropp = [column for column, _ in ZEROPP]
+    zeropp = zeropp if any(row.get(c) is not None for row in rows for c in zeropp) else []
     return (cols + mem + extra_mem + comm + extra_comm + ["run_dir"] + hybrid + ["tp"] +
-            THROUGHPUT + [f"busbw_{op}_gbs" for op in COLLECTIVES] + newer)
+            THROUGHPUT + [f"busbw_{op}_gbs" for op in COLLECTIVES] + newer + zeropp)
 
 
 def sort_key(row):

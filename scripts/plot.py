@@ -4,7 +4,7 @@
     /usr/bin/python3 scripts/plot.py results.csv [--out-dir DIR] [--planned [MODEL=]CSV]...
     /usr/bin/python3 scripts/plot.py overlap results.csv [-o overlap.png]
     /usr/bin/python3 scripts/plot.py timeline RUN_DIR... [-o timeline.png] [--step S] [--ranks R,..]
-    /usr/bin/python3 scripts/plot.py hybrid results.csv --planned [MODEL=]CSV... [--out-dir DIR]
+    /usr/bin/python3 scripts/plot.py hybrid|zeropp results.csv --planned [MODEL=]CSV... [--out-dir]
 
 Writes, one panel per model:
   throughput.png      tokens/s per rank against ranks, one line per ZeRO stage; weak scaling
@@ -20,8 +20,8 @@ Points are means over repeats (error bars: smallest and largest) of the complete
 --planned: the CSV of `zeromini plan DECK --ranks 1,2,4 --stage all --format csv` (sweep.py writes
 planned-<model>.csv); prefix it with MODEL= when the data has more than one model.
 Modes (each with --help): `overlap` (overlap efficiency, exposed communication); `timeline` (a
-traced step per stage); `hybrid` (memory and traffic vs plan); `tp` (against parallel.tp).
-Needs matplotlib (Debian: python3-matplotlib, run with /usr/bin/python3).
+traced step per stage); `hybrid` (memory, traffic vs plan); `tp` (against parallel.tp); `zeropp`
+(per ZeRO++ setting). Needs matplotlib (Debian: python3-matplotlib, run with /usr/bin/python3).
 """
 
 import argparse
@@ -366,7 +366,7 @@ def pyplot():
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] in (["timeline"], ["hybrid"], ["tp"]):  # plot_timeline.py, _hybrid.py, _tp.py
+    if argv[:1] in (["timeline"], ["hybrid"], ["tp"], ["zeropp"]):  # plot_<mode>.py
         return __import__("plot_" + argv[0]).main(argv[1:], pyplot)
     overlap = argv[:1] == ["overlap"]
     ap = argparse.ArgumentParser(prog="plot.py overlap" if overlap else None, description=__doc__,

@@ -19,6 +19,9 @@ The sweep file (TOML; examples in inputs/sweeps/):
                                 default: the deck's, no axis
     recompute = ["none", "blocks"]                 model.recompute; default: the deck's, no axis
     tp = [1, 2, 4]              parallel.tp (tensor parallelism; must divide the ranks); no axis
+    quantize_weights = ["none", "int8"]            zero.quantize_weights (ZeRO++ qwZ; stage 3)
+    quantize_grads = ["none", "int8", "int4"]      zero.quantize_grads (ZeRO++ qgZ; stages 1-3)
+    error_feedback = [false, true]                 zero.error_feedback (with quantize_grads)
     [slurm] partition, account, qos, constraint, time = "00:30:00", template (a job script,
             default scripts/slurm/zeromini.sbatch), launcher = "srun" or "mpiexec", srun_mpi
             (srun --mpi=...), extra = ["--exclusive", ...] (more #SBATCH lines), env = {K = "v"}
@@ -26,23 +29,27 @@ The sweep file (TOML; examples in inputs/sweeps/):
 Each point gets a directory <dir>/<point> (default dir: runs/sweeps/<name> in the repository)
 holding its job script (job.sbatch), its description (point.json) and, once it has run,
 zeromini's outputs (summary.json, results.h5, job.env) and the job's log. Points are named
-    <sweep>-s<stage>-n<nodes>x<ranks per node>-<model>[-shard<size>][-rc<recompute>][-tp<tp>]-r<repeat>
-where -shard<size>, -rc<recompute> and -tp<tp> appear only in sweeps that give those axes.
-Each point runs zeromini with --set for the model's and the sweep's overrides, then zero.stage,
-zero.shard_size, model.recompute, parallel.tp (for the axes given), train.steps and
-train.micro_batch; its point.json holds them ("overrides") and the axes' values ("shard_size",
-"recompute", "tp"; null when not an axis). A tp that does not divide a point's ranks, or a shard
-size that does not divide its data-parallel ranks (ranks / tp; stages 1-3), skips the point.
+    <sweep>-s<stage>-n<nodes>x<ranks per node>-<model>[-shard<size>][-rc<recompute>][-tp<tp>]
+        [-qw<quantize_weights>][-qg<quantize_grads>][-ef<error_feedback>]-r<repeat>
+where the bracketed parts appear only in sweeps that give those axes. Each point runs zeromini
+with --set for the model's and the sweep's overrides, then zero.stage, the deck axes'
+zero.shard_size, model.recompute, parallel.tp, zero.quantize_weights, zero.quantize_grads,
+zero.error_feedback (for the axes given), train.steps and train.micro_batch; its point.json holds
+them ("overrides") and the axes' values ("shard_size", "recompute", "tp", "quantize_weights",
+"quantize_grads", "error_feedback"; null when not an axis). Points the run would refuse are
+skipped, with the reason: a tp not dividing the ranks, a shard size not dividing the data-parallel
+ranks (ranks / tp; stages 1-3), quantize_weights at stages 0-2, quantize_grads at stage 0 (or
+"all" for either); so is error_feedback = true with quantize_grads = "none" (as false: the same).
 
 By default the jobs are submitted with sbatch. --local runs them one after another on this
 machine with mpiexec -n <ranks> instead (the same job scripts, launcher switched); --dry-run
 writes nothing and prints the job scripts and the commands. Re-running skips the points that
 are finished (their summary.json is complete) and those still in Slurm's queue; --force reruns.
-After the runs, sweep.py writes the planner's prediction for each model (and each value of the
-deck axes) beside them: planned-<model>[-shard<size>][-rc<recompute>][-tp<tp>].csv, from `zeromini plan
-DECK --ranks ... --stage all --format csv` with the same overrides (--no-plan: none).
-Then: scripts/collect.py <dir> -o results.csv; /usr/bin/python3 scripts/plot.py results.csv;
-for the deck axes, /usr/bin/python3 scripts/plot.py hybrid results.csv --planned <dir>/planned-*.
+After the runs, sweep.py writes the planner's prediction for each model (and each combination of
+the deck axes' values that runs) beside them: planned-<model><the axes' name parts>.csv, from
+`zeromini plan DECK --ranks ... --stage all --format csv` with the same overrides (--no-plan:
+none). Then: scripts/collect.py DIR -o results.csv; /usr/bin/python3 scripts/plot.py results.csv;
+for the deck axes: scripts/plot.py hybrid|zeropp results.csv --planned DIR/planned-*
 
 The sweep file is read, checked and expanded into its points by zeromini itself (`zeromini sweep
 expand SWEEP.toml` prints them as JSON; relative paths are looked up in the current directory,
@@ -178,39 +185,48 @@ def record_submission(point_dir, mode, job_id=None, status=None):
 # Planner predictions, for plot.py --planned.
 
 
-def plan_name(model, shard_size=None, recompute=None, tp=None):
-    """planned-<model>[-shard<size>][-rc<recompute>][-tp<tp>].csv: as in the points' names."""
-    axes = "" if shard_size is None else f"-shard{shard_size}"
-    axes += "" if recompute is None else f"-rc{recompute}"
-    axes += "" if tp is None else f"-tp{tp}"
+# The deck axes: the key of point.json, the part of names before the value, the deck key.
+DECK_AXES = [("shard_size", "-shard", "zero.shard_size"), ("recompute", "-rc", "model.recompute"),
+             ("tp", "-tp", "parallel.tp"), ("quantize_weights", "-qw", "zero.quantize_weights"),
+             ("quantize_grads", "-qg", "zero.quantize_grads"),
+             ("error_feedback", "-ef", "zero.error_feedback")]
+
+
+def axis_text(value):
+    """An axis's value as points' names and --set spell it (true, not True)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def plan_name(model, *values):
+    """planned-<model>[-shard<size>][-rc<recompute>][-tp<tp>][-qw<w>][-qg<g>][-ef<e>].csv: as in
+    the points' names; values in DECK_AXES' order, None for no axis."""
+    axes = "".join(f"{part}{axis_text(v)}" for (_, part, _), v in zip(DECK_AXES, values)
+                   if v is not None)
     return f"planned-{model}{axes}.csv"
 
 
 def write_plans(cfg, points, sweep_dir, binary):
-    """One planner prediction per model and value of the deck axes (shard size, recompute, tp),
-    at every rank count the sweep runs it, with the overrides of its points but the stage."""
+    """One planner prediction per model and combination of the deck axes' values (shard size,
+    recompute, tp, ZeRO++ quantization and error feedback), at every rank count the sweep runs it
+    (points it skips left out), with the overrides of its points but the stage."""
     combos = {}
     for p in points:
-        key = (p["model"], p.get("shard_size"), p.get("recompute"), p.get("tp"))
-        combos.setdefault(key, set()).add(p["ranks"])
+        if not p.get("problem"):
+            key = (p["model"],) + tuple(p.get(axis) for axis, _, _ in DECK_AXES)
+            combos.setdefault(key, set()).add(p["ranks"])
     models = {m["name"]: m for m in cfg["models"]}
-    for (name, shard_size, recompute, tp), ranks in combos.items():
+    for (name, *values), ranks in combos.items():
         model = models[name]
-        what = name + (f" shard_size={shard_size}" if shard_size is not None else "") + \
-            (f" recompute={recompute}" if recompute is not None else "") + \
-            (f" tp={tp}" if tp is not None else "")
-        out = os.path.join(sweep_dir, plan_name(name, shard_size, recompute, tp))
+        given = [(deck_key, axis_text(v)) for (_, _, deck_key), v in zip(DECK_AXES, values)
+                 if v is not None]
+        what = " ".join([name] + [f"{k.split('.')[1]}={v}" for k, v in given])
+        out = os.path.join(sweep_dir, plan_name(name, *values))
         cmd = [binary, "plan", model["deck"], "--ranks", ",".join(map(str, sorted(ranks))),
                "--stage", "all", "--format", "csv"]
         sets = [o for o in model["set"] + cfg["set"] if not o.startswith("zero.stage=")]
         if cfg["micro_batch"] is not None:
             sets.append(f"train.micro_batch={cfg['micro_batch']}")
-        if shard_size is not None:
-            sets.append(f"zero.shard_size={shard_size}")
-        if recompute is not None:
-            sets.append(f"model.recompute={recompute}")
-        if tp is not None:
-            sets.append(f"parallel.tp={tp}")
+        sets += [f"{k}={v}" for k, v in given]
         for o in sets:
             cmd += ["--set", o]
         try:

@@ -49,10 +49,20 @@ def shard_group(sets, stage, ranks):
     return int(size)
 
 
-def figures(params, stage, ranks, group, recompute):
+def zeropp(sets):
+    """zero.quantize_weights, zero.quantize_grads and zero.error_feedback as the overrides give
+    them (the deck's: none, none, false)."""
+    return tuple(sets.get(f"zero.{key}", default).strip('"') for key, default in
+                 (("quantize_weights", "none"), ("quantize_grads", "none"),
+                  ("error_feedback", "false")))
+
+
+def figures(params, stage, ranks, group, recompute, quantized=("none", "none", "false")):
     """Memory per category and bytes per rank per step by collective (total, across groups) of
     a made-up but hybrid-shaped model: sharded states divided by the group, replicas all-reduced
-    across groups, recomputation keeping fewer activations."""
+    across groups, recomputation keeping fewer activations; ZeRO++ (zeropp()) quantizing the
+    stage 3 gathers to a quarter and turning the reduce-scatter into an all-to-all of a quarter
+    (int8) or an eighth (int4), error feedback adding a buffer."""
     shard = lambda first: group if stage >= first else 1  # noqa: E731
     memory = {"parameters": 4 * params // shard(3), "gradients": 4 * params // shard(2),
               "optimizer": 8 * params // shard(1),
@@ -68,6 +78,15 @@ def figures(params, stage, ranks, group, recompute):
         total["reduce_scatter"] = 4 * params * (group > 1)
         total["all_gather"] = 4 * params * (group > 1) * (2 if stage == 3 else 1)
         total["all_reduce"] = inter["all_reduce"] = 4 * params // group * (groups > 1)
+    weights, grads, feedback = quantized
+    if stage == 3 and weights == "int8":
+        total["all_gather"] //= 4
+    if stage > 0 and grads != "none":
+        inter["all_to_all"] = 0
+        total["all_to_all"] = total["reduce_scatter"] // (8 if grads == "int4" else 4)
+        total["reduce_scatter"] = 0
+        memory["comm_buffers"] += 16 + 16 * (feedback == "true")
+        memory["total"] += 16 + 16 * (feedback == "true")
     return memory, total, inter
 
 
@@ -75,22 +94,28 @@ def plan(deck, sets, extra, params):
     """`plan --format csv`: the real planner's columns that the scripts read."""
     recompute = sets.get("model.recompute", "none").strip('"')
     skew = int(os.environ.get("FAKE_ZEROMINI_PLAN_SKEW", "0"))
+    quantized = zeropp(sets)
+    zeropp_columns = quantized != ("none", "none", "false")  # as the real planner: when set
     print("deck,precision,stage,ranks,params,padded_params,params_bytes,grads_bytes,"
           "optimizer_bytes,model_states_bytes,activations_bytes,comm_buffers_bytes,"
           "workspace_bytes,total_bytes,all_reduce_bytes,reduce_scatter_bytes,all_gather_bytes,"
-          "shard_size,recompute,intra_group_bytes,inter_group_bytes")
+          "shard_size,recompute,intra_group_bytes,inter_group_bytes" +
+          (",all_to_all_bytes,quantize_weights,quantize_grads,error_feedback"
+           if zeropp_columns else ""))
     for ranks in map(int, extra["ranks"].split(",")):
         for stage in range(4):
             group = shard_group(sets, stage, ranks)
-            m, total, inter = figures(params, stage, ranks, group, recompute)
+            m, total, inter = figures(params, stage, ranks, group, recompute, quantized)
             m["activations"] += skew
+            last = f",{total.get('all_to_all', 0)}," + ",".join(quantized) if zeropp_columns \
+                else ""
             states = m["parameters"] + m["gradients"] + m["optimizer"]
             print(f"{deck},fp32,{stage},{ranks},{params},{params},{m['parameters']},"
                   f"{m['gradients']},{m['optimizer']},{states},{m['activations']},"
                   f"{m['comm_buffers']},{m['workspace']},{m['total'] + skew},"
                   f"{total['all_reduce']},{total['reduce_scatter']},{total['all_gather']},"
                   f"{group},{recompute},{sum(total.values()) - sum(inter.values())},"
-                  f"{sum(inter.values())}")
+                  f"{sum(inter.values())}{last}")
     return 0
 
 
@@ -107,7 +132,7 @@ def stage_summary(stage, ranks, params, steps_run, micro_batch, sets):
     """One entry of summary.json's "stages", with figures() as what the stage measured."""
     group = shard_group(sets, stage, ranks)
     recompute = sets.get("model.recompute", "none").strip('"')
-    memory, total, inter = figures(params, stage, ranks, group, recompute)
+    memory, total, inter = figures(params, stage, ranks, group, recompute, zeropp(sets))
     noise = float(os.environ.get("FAKE_ZEROMINI_TRAFFIC_NOISE", "0"))
     for traffic in (total, inter):
         traffic.update({op: v + noise for op, v in traffic.items() if v})

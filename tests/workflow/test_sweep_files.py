@@ -25,8 +25,11 @@ class SweepExpandTest(SweepDir):
     def test_example_sweep_files(self):
         directory = os.path.join(ROOT, "inputs", "sweeps")
         counts = {"hybrid-local.toml": 4 * 2 * 2, "perlmutter-example.toml": 4 * 4 * 2 * 3,
-                  "tp-local.toml": 4 * 3, "quickstart-local.toml": 4 * 2 * 2 * 2}  # the last:
-        # checked below
+                  "tp-local.toml": 4 * 3, "zeropp-local.toml": 2 * 3 * 2,
+                  "quickstart-local.toml": 4 * 2 * 2 * 2}  # the last: checked below
+        # The points an example skips: error feedback without quantized gradients.
+        skipped = {"zeropp-local.toml": [f"zeropp-local-s3-n1x4-quickstart-qw{w}-qgnone-eftrue-r0"
+                                         for w in ("none", "int8")]}
         self.assertEqual(sorted(f for f in os.listdir(directory) if f.endswith(".toml")),
                          sorted(counts))
         for name, count in counts.items():
@@ -38,7 +41,8 @@ class SweepExpandTest(SweepDir):
             self.assertEqual(len({p["name"] for p in points}), count, name)
             for p in points:
                 self.assertTrue(os.path.isfile(p["deck"]), p["deck"])
-                self.assertIsNone(p["problem"])
+            self.assertEqual([p["name"] for p in points if p["problem"] is not None],
+                             skipped.get(name, []), name)
             self.assertTrue(os.path.isfile(data["sweep"]["slurm"]["template"]))
             if name == "hybrid-local.toml":
                 self.assertEqual({(p["shard_size"], p["recompute"]) for p in points},
@@ -48,6 +52,10 @@ class SweepExpandTest(SweepDir):
             elif name == "tp-local.toml":
                 self.assertEqual({(p["tp"], p["ranks"]) for p in points}, {(1, 4), (2, 4), (4, 4)})
                 self.assertIn("tp-local-s2-n1x4-tiny-tp4-r0", {p["name"] for p in points})
+            elif name == "zeropp-local.toml":
+                self.assertEqual({p["stage"] for p in points}, {3})
+                self.assertIn("zeropp-local-s3-n1x4-quickstart-qwint8-qgint4-eftrue-r0",
+                              {p["name"] for p in points})
             else:   # sweeps without the deck axes: names and overrides as before them
                 self.assertEqual({(p["shard_size"], p["recompute"]) for p in points},
                                  {(None, None)})
