@@ -141,12 +141,31 @@ bool crosses_nodes(const ZeroEngine::PlannedCollective& c, const ZeroMesh& mesh,
   return span > per_node || per_node % span != 0;
 }
 
+// The collective's ranks in each node it spans (a communicator's ranks spread evenly over the
+// nodes of its span): the tp group spans tp consecutive ranks, a shard group group_ranks x tp,
+// and the collectives across groups the whole world.
+double ranks_per_node(const ZeroEngine::PlannedCollective& c, const ZeroMesh& mesh,
+                      const Machine& machine) {
+  const int64_t span = c.level == CommLevel::TensorParallel ? int64_t(mesh.tp())
+                       : c.level == CommLevel::IntraGroup ? int64_t(mesh.group_ranks()) * mesh.tp()
+                                                          : int64_t(mesh.world());
+  const double nodes = std::ceil(static_cast<double>(span) / machine.devices_per_node);
+  return std::clamp(static_cast<double>(c.ranks) / nodes, 1.0, static_cast<double>(c.ranks));
+}
+
 // Alpha-beta ring model of one collective on its link; the slowest link of a ring sets its pace.
+// A ring that crosses nodes with k ranks in each runs as k rings at once (NCCL's channels, one
+// per network card, as nccl-tests' bus bandwidth shows), so its links between nodes carry
+// k x the per-device network bandwidth, up to the intra-node link that feeds them. An all-to-all
+// sends each rank's bytes through its own card: the per-device rate.
 double collective_seconds(const ZeroEngine::PlannedCollective& c, const ZeroMesh& mesh,
                           const Machine& machine) {
   if (c.ranks <= 1) return 0.0;
   const bool inter = crosses_nodes(c, mesh, machine);
-  const double beta = inter ? machine.inter_node_bandwidth : machine.intra_node_bandwidth;
+  const double cards = c.op == CommOp::AllToAll ? 1.0 : ranks_per_node(c, mesh, machine);
+  const double beta =
+      inter ? std::min(machine.intra_node_bandwidth, cards * machine.inter_node_bandwidth)
+            : machine.intra_node_bandwidth;
   const double alpha = inter ? machine.inter_node_latency : machine.intra_node_latency;
   const double hops = static_cast<double>(c.ranks - 1) * (c.op == CommOp::AllReduce ? 2.0 : 1.0);
   return hops * alpha +

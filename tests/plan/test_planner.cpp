@@ -12,6 +12,7 @@
 #include "plan/largest.hpp"
 #include "plan/machine.hpp"
 #include "plan/planner.hpp"
+#include "zero/run_declarations.hpp"
 
 namespace {
 
@@ -169,30 +170,52 @@ TEST(PlannerHybrid, TrafficByLevel) {
 }
 
 // Each collective is priced on the link its ring crosses: with node-sized groups, the group's
-// collectives on the intra-node link and those across groups on the inter-node link; a group that
-// spans nodes, or plain ZeRO over several nodes, on the inter-node link throughout.
+// collectives on the intra-node link and the replicas' (one rank per node) at the per-device
+// network bandwidth. A ring across nodes with k of its ranks in each node runs as k rings, one
+// per network card: k x the per-device bandwidth, at most the intra-node link's. An all-to-all
+// goes through each rank's own card.
 TEST(PlannerHybrid, CollectivesArePricedOnTheLinkTheyCross) {
-  const double intra_bw = 400e9, inter_bw = 25e9;
+  const double intra_bw = 400e9, inter_bw = 25e9, eight_cards = 8 * inter_bw;
   const zm::Machine m = two_link_machine(8, intra_bw, inter_bw);
+  const zm::Machine fast_cards = two_link_machine(8, intra_bw, 100e9);
   const zm::Deck plain = deck_with(3, 192, 4, "bf16");
   const zm::Deck node = sharded_by_node(plain);
   zm::Deck spanning = plain;
   spanning.zero.shard_size = 16;
+  // The step statistics' all-reduce spans the world (8 ranks in each node).
+  const double stats = zm::ring_bytes(zm::CommOp::AllReduce, zm::kStepStatsCount * 4.0, 32);
+  auto expect_seconds = [](double planned, double expected) {
+    EXPECT_NEAR(planned, expected, 1e-12 * expected);
+  };
   for (int stage = 1; stage <= 3; ++stage) {
     SCOPED_TRACE(fmt::format("stage {}", stage));
     const zm::PlanPoint h = zm::plan_point(node, stage, 32, &m);
     const double intra = h.bytes_at_level(zm::CommLevel::IntraGroup);
     const double inter = h.bytes_at_level(zm::CommLevel::InterGroup);
-    ASSERT_GT(inter, 0);
-    EXPECT_DOUBLE_EQ(h.comm_seconds, intra / intra_bw + inter / inter_bw);
+    ASSERT_GT(inter, stats);
+    expect_seconds(h.comm_seconds,
+                   intra / intra_bw + (inter - stats) / inter_bw + stats / eight_cards);
+    // Groups of 16 span two nodes, 8 ranks in each; their 2 replicas sit on different nodes.
     const zm::PlanPoint s = zm::plan_point(spanning, stage, 32, &m);
     ASSERT_EQ(s.mesh.group_ranks(), 16);
-    EXPECT_DOUBLE_EQ(s.comm_seconds, s.bytes_per_step_total() / inter_bw);
+    const double s_inter = s.bytes_at_level(zm::CommLevel::InterGroup);
+    expect_seconds(s.comm_seconds, s.bytes_at_level(zm::CommLevel::IntraGroup) / eight_cards +
+                                       (s_inter - stats) / inter_bw + stats / eight_cards);
     const zm::PlanPoint p = zm::plan_point(plain, stage, 32, &m);
-    EXPECT_DOUBLE_EQ(p.comm_seconds, p.bytes_per_step_total() / inter_bw);
+    expect_seconds(p.comm_seconds, p.bytes_per_step_total() / eight_cards);
+    // Eight cards faster than the intra-node link: the intra-node link sets the pace.
+    const zm::PlanPoint fast = zm::plan_point(plain, stage, 32, &fast_cards);
+    expect_seconds(fast.comm_seconds, fast.bytes_per_step_total() / intra_bw);
+    // qgZ's all-to-all at the per-device rate, the rest as before.
+    zm::Deck int8 = plain;
+    int8.zero.quantize_grads = "int8";
+    const zm::PlanPoint q = zm::plan_point(int8, stage, 32, &m);
+    const double a2a = q.bytes_per_step[static_cast<size_t>(zm::CommOp::AllToAll)];
+    ASSERT_GT(a2a, 0);
+    expect_seconds(q.comm_seconds, a2a / inter_bw + (q.bytes_per_step_total() - a2a) / eight_cards);
     // Within one node everything is intra-node.
     const zm::PlanPoint one = zm::plan_point(node, stage, 8, &m);
-    EXPECT_DOUBLE_EQ(one.comm_seconds, one.bytes_per_step_total() / intra_bw);
+    expect_seconds(one.comm_seconds, one.bytes_per_step_total() / intra_bw);
   }
 }
 

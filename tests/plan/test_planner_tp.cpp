@@ -14,6 +14,7 @@
 #include "plan/largest.hpp"
 #include "plan/machine.hpp"
 #include "plan/planner.hpp"
+#include "zero/run_declarations.hpp"
 
 namespace {
 
@@ -116,19 +117,25 @@ void expect_same_seconds(double planned, double expected) {
 }
 
 // The tp group (tp consecutive ranks) is priced on the intra-node link when it fits a node; a
-// shard group, strided by tp, spans group_ranks x tp ranks and is priced by that span.
+// shard group, strided by tp, spans group_ranks x tp ranks and is priced by that span. A ring
+// across nodes with k of its ranks in each runs on k network cards at once.
 TEST(PlannerTp, CollectivesArePricedOnTheLinkTheirGroupSpans) {
   const double intra = 400e9, inter = 25e9;
   const zm::Machine m = two_link_machine(8, intra, inter);
   for (int stage = 0; stage <= 3; ++stage) {
     SCOPED_TRACE(fmt::format("stage {}", stage));
-    // tp 2 x dp 8 on two nodes: tp in a node, the shard group (16 ranks) across both.
+    // tp 2 x dp 8 on two nodes: tp in a node, the shard group (8 ranks strided by 2, 4 in each
+    // node) across both.
     const zm::PlanPoint a = zm::plan_point(tp_deck(2, 128, 8, "bf16", 2), stage, 16, &m);
     const double tp_bytes = a.bytes_at_level(zm::CommLevel::TensorParallel);
     ASSERT_GT(tp_bytes, 0);
+    // The step statistics' all-reduce spans the world: 8 ranks in each node.
+    const double stats16 = zm::ring_bytes(zm::CommOp::AllReduce, zm::kStepStatsCount * 4.0, 16);
     expect_same_seconds(a.comm_seconds,
-                        tp_bytes / intra + (a.bytes_per_step_total() - tp_bytes) / inter);
-    // Shard groups of a node: dp 4 (8 ranks / tp 2) per group, span 8 = one node.
+                        tp_bytes / intra + stats16 / (8 * inter) +
+                            (a.bytes_per_step_total() - tp_bytes - stats16) / (4 * inter));
+    // Shard groups of a node: dp 4 (8 ranks / tp 2) per group, span 8 = one node; their replicas
+    // one rank in each node.
     zm::Deck node = tp_deck(2, 128, 8, "bf16", 2);
     node.zero.shard_size = zm::kShardSizeNode;
     const zm::PlanPoint b = zm::plan_point(node, stage, 16, &m);
@@ -136,12 +143,16 @@ TEST(PlannerTp, CollectivesArePricedOnTheLinkTheirGroupSpans) {
       ASSERT_EQ(b.mesh.group_ranks(), 4);
       const double in_node = b.bytes_at_level(zm::CommLevel::TensorParallel) +
                              b.bytes_at_level(zm::CommLevel::IntraGroup);
-      expect_same_seconds(b.comm_seconds,
-                          in_node / intra + b.bytes_at_level(zm::CommLevel::InterGroup) / inter);
+      const double across = b.bytes_at_level(zm::CommLevel::InterGroup) - stats16;
+      expect_same_seconds(b.comm_seconds, in_node / intra + across / inter + stats16 / (8 * inter));
     }
-    // tp 16 on 8-device nodes: the tp group itself spans two nodes.
+    // tp 16 on 8-device nodes: the tp group itself spans two nodes, 8 ranks in each; the shard
+    // group (2 ranks, 16 apart) one rank in each of two nodes; the world 8 in each of 4.
     const zm::PlanPoint c = zm::plan_point(tp_deck(2, 128, 16, "bf16", 16), stage, 32, &m);
-    expect_same_seconds(c.comm_seconds, c.bytes_per_step_total() / inter);
+    const double c_tp = c.bytes_at_level(zm::CommLevel::TensorParallel);
+    const double stats32 = zm::ring_bytes(zm::CommOp::AllReduce, zm::kStepStatsCount * 4.0, 32);
+    expect_same_seconds(c.comm_seconds, (c_tp + stats32) / (8 * inter) +
+                                            (c.bytes_per_step_total() - c_tp - stats32) / inter);
     // All in one node.
     const zm::PlanPoint d = zm::plan_point(tp_deck(2, 128, 8, "bf16", 4), stage, 8, &m);
     expect_same_seconds(d.comm_seconds, d.bytes_per_step_total() / intra);
