@@ -95,55 +95,6 @@ def machine_section(runs, label, mb, lines):
     lines.append("")
 
 
-def node_rate_what_if(row, net, per_node):
-    """Plain stage 3's (one group over all ranks) step times if its rings across nodes ran at
-    min(intra-node bandwidth, devices per node x inter-node bandwidth per device), as several
-    rings side by side, one through each device's share of the node's network, would; the
-    planner prices them at one device's inter-node bandwidth. Arithmetic on the planner's own
-    columns (its latency term is kept as it is), not a planner output."""
-    inter = float(net["inter_node_bandwidth_gbs"]) * 1e9
-    node = min(float(net["intra_node_bandwidth_gbs"]) * 1e9, per_node * inter)
-    sent = sum(float(row[k]) for k in ("all_reduce_bytes", "reduce_scatter_bytes",
-                                       "all_gather_bytes"))
-    comm = float(row["comm_s"]) - sent / inter + sent / node
-    device = float(row["step_serial_s"]) - float(row["comm_s"])
-    return max(device, comm), device + comm
-
-
-def what_if_section(runs, lines):
-    lines += ["## What-if: plain stage 3 with its rings at the node's network rate", "",
-              "Not a planner output: arithmetic on the CSV columns (`node_rate_what_if` in"
-              " `scripts/zeropp_plan_table.py`). The planner prices a ring that leaves a node at"
-              " one device's inter-node bandwidth; NCCL runs several rings side by side, each"
-              " leaving the node through another NIC, so a ring collective over whole nodes"
-              " approaches min(intra-node, devices per node x inter-node per device). Here that"
-              " rate replaces the per-device one in plain stage 3's bandwidth term (latency term"
-              " kept); `all`'s collectives stay within a node or go one rank per node, priced"
-              " as before. Model TFLOP/s per device at the serial step time.", "",
-              "| machine | tokens per rank | ranks | none ovl s | none ser s | none TFLOP/s ser |"
-              " all ovl s | all ser s | all TFLOP/s ser | speed-up ovl / ser | paper |",
-              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for (label, mb, combo), (run, rows) in runs.items():
-        if combo != "none":
-            continue
-        mach, net = machine_info(run["machine_file"])
-        per_node = int(mach["devices_per_node"])
-        for n in sorted(rows):
-            if n not in (64, PAPER_RANKS, 1024):
-                continue
-            ovl, ser = node_rate_what_if(rows[n], net, per_node)
-            a = runs[(label, mb, "all")][1][n]
-            aovl, aser = float(a["step_overlapped_s"]), float(a["step_serial_s"])
-            flops = float(rows[n]["model_flops_per_step"])
-            paper = PAPER.get((label, mb)) if n == PAPER_RANKS else None
-            paper_cell = f"{paper[1] / paper[0]:.2f}x" if paper else ""
-            lines.append(f"| {mach['name']} | {mb * SEQ} | {n} | {ovl:.3f} | {ser:.3f} | "
-                         f"{flops / ser / 1e12:.1f} | {aovl:.3f} | {aser:.3f} | "
-                         f"{flops / aser / 1e12:.1f} | {ovl / aovl:.2f}x / {ser / aser:.2f}x | "
-                         f"{paper_cell} |")
-    lines.append("")
-
-
 def paper_section(runs, lines):
     lines += ["## Beside the ZeRO++ blog's figures (18B, 384 V100 GPUs)", "",
               "TFLOPs per GPU: the blog's bar labels (integers); the planner's predicted model"
@@ -182,7 +133,6 @@ def main():
              " hpZ = `zero.secondary_shard_size=node`; qgZ = `zero.quantize_grads=int4`; all ="
              " the three together.", ""]
     paper_section(runs, lines)
-    what_if_section(runs, lines)
     labels = list(dict.fromkeys(k[0] for k in runs))
     mbs = sorted({k[1] for k in runs})
     lines += ["## Per machine", ""]
