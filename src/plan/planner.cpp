@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "comm/cross_node.hpp"
 #include "core/error.hpp"
 #include "model/layout.hpp"
 #include "zero/engine.hpp"
@@ -37,6 +38,12 @@ double MemoryPlan::total() const {
 double PlanPoint::bytes_at_level(CommLevel level) const {
   double sum = 0;
   for (double b : bytes_per_level[static_cast<size_t>(level)]) sum += b;
+  return sum;
+}
+
+double PlanPoint::cross_node_bytes() const {
+  double sum = 0;
+  for (double b : cross_node_bytes_per_step) sum += b;
   return sum;
 }
 
@@ -103,6 +110,41 @@ LevelTraffic plan_traffic(const Deck& deck, int stage, const ZeroMesh& mesh) {
   for (const auto& c : run_traffic(deck, stage, partition, mesh))
     bytes[static_cast<size_t>(c.level)][static_cast<size_t>(c.op)] +=
         ring_bytes(c.op, static_cast<double>(c.count * c.element_bytes), c.ranks);
+  return bytes;
+}
+
+namespace {
+
+// The nodes spanned by the communicator a declared collective runs on (comm/mesh_comms.hpp): the
+// world's when it has every rank (the step statistics; any communicator of all ranks spans what
+// the world does), else tp's, the shard group's or the replicas' by its level. Rank 0's group:
+// every group along a dimension spans its nodes alike on the meshes node_span accepts.
+NodeSpan planned_node_span(const ZeroEngine::PlannedCollective& c, const ZeroMesh& mesh) {
+  std::vector<int> ranks;
+  if (c.ranks == mesh.world()) {
+    for (int r = 0; r < mesh.world(); ++r) ranks.push_back(r);
+  } else {
+    const std::string& dim = c.level == CommLevel::TensorParallel ? kTpDim
+                             : c.level == CommLevel::IntraGroup   ? kShardDim
+                                                                  : kReplicateDim;
+    ranks = ranks_along(mesh.mesh, mesh.mesh.index_of(dim), 0);
+  }
+  ZM_ASSERT(static_cast<int>(ranks.size()) == c.ranks,
+            "a collective of {} ranks at level {} on a communicator of {}", c.ranks,
+            comm_level_name(c.level), ranks.size());
+  return node_span(ranks, mesh.ranks_per_node);
+}
+
+}  // namespace
+
+std::array<double, kCommOps> plan_cross_node_traffic(const Deck& deck, int stage,
+                                                     const ZeroMesh& mesh) {
+  std::array<double, kCommOps> bytes{};
+  const ParamLayout layout(deck.model, mesh.tp());
+  const Partition partition(layout, mesh.group_ranks(), mesh.sub_shards());
+  for (const auto& c : run_traffic(deck, stage, partition, mesh))
+    bytes[static_cast<size_t>(c.op)] += cross_node_bytes(
+        c.op, static_cast<double>(c.count * c.element_bytes), c.ranks, planned_node_span(c, mesh));
   return bytes;
 }
 
@@ -187,6 +229,7 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
   p.padded_params = partition.padded_total();
   p.memory = plan_memory(deck, stage, mesh);
   p.bytes_per_level = plan_traffic(deck, stage, mesh);
+  p.cross_node_bytes_per_step = plan_cross_node_traffic(deck, stage, mesh);
   for (const auto& level : p.bytes_per_level)
     for (int op = 0; op < kCommOps; ++op)
       p.bytes_per_step[static_cast<size_t>(op)] += level[static_cast<size_t>(op)];
