@@ -288,12 +288,15 @@ void print_table(const std::vector<PlanPoint>& points, const Machine* machine) {
 void print_cross_node(const std::vector<PlanPoint>& points) {
   bool heading = false;
   for (const PlanPoint& p : points) {
-    if (p.cross_node_bytes() <= 0) continue;
+    if (p.cross_node_bytes() == 0) continue;  // one node; NaN: a communicator spread unevenly
     if (!heading)
       fmt::print("\nCross-node: GB each rank sends out of its node per step (node-aware):\n");
     heading = true;
-    fmt::print("  {:>8} ranks, stage {}, {} per node: {} ({:.0f} bytes)\n", p.ranks, p.stage,
-               p.mesh.ranks_per_node, gb(p.cross_node_bytes()), p.cross_node_bytes());
+    const double bytes = p.cross_node_bytes();
+    fmt::print("  {:>8} ranks, stage {}, {} per node: {}\n", p.ranks, p.stage,
+               p.mesh.ranks_per_node,
+               std::isnan(bytes) ? std::string("n/a (a communicator spread unevenly over nodes)")
+                                 : fmt::format("{} ({:.0f} bytes)", gb(bytes), bytes));
   }
 }
 

@@ -211,7 +211,7 @@ CommRequest Communicator::account(CommOp op, double whole_buffer_bytes, CommTag 
   const double bytes = ring_bytes(op, whole_buffer_bytes, size());
   s.bytes += bytes;
   const double leaving = cross_node_bytes(op, whole_buffer_bytes, size(), node_span_);
-  if (leaving > 0.0) {
+  if (leaving != 0.0) {  // NaN too: a communicator spread unevenly over nodes has no figure
     cross_node_stats_[op].calls += 1;
     cross_node_stats_[op].bytes += leaving;
   }

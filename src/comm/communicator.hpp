@@ -73,7 +73,7 @@ double ring_bytes(CommOp op, double whole_buffer_bytes, int ranks);
 // (comm/cross_node.hpp).
 struct NodeSpan {
   int nodes = 1;     // distinct nodes among the communicator's ranks
-  int per_node = 1;  // its ranks on each of them (k)
+  int per_node = 1;  // its ranks on each of them (k); 0: not the same on every node
 };
 
 // Why a collective runs, for the timeline.

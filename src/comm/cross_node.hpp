@@ -3,8 +3,9 @@
 //
 // Nodes: world rank r sits on node r / ranks_per_node (the run's: zero.ranks_per_node when set,
 // else MPI's shared-memory split; the planner's: the same key, else the machine's devices per
-// node). A communicator spans `nodes` distinct nodes with `per_node` (k) of its ranks in each;
-// the spread must be even (every node the same k).
+// node). A communicator spans `nodes` distinct nodes with `per_node` (k) of its ranks in each.
+// The formulas assume the same k on every node; a communicator spread unevenly (8 ranks on nodes
+// of 6) has no figure: NaN, which the reports print as such, rather than a stopped run.
 //
 // Per rank and collective, under a node-aware algorithm (the least any algorithm sends out of a
 // node, the convention of ZeRO++'s volume counts), S the whole buffer as in ring_bytes and N the
@@ -26,14 +27,15 @@
 namespace zm {
 
 // The span (NodeSpan, comm/communicator.hpp) of a communicator over `world_ranks` (its members'
-// ranks in the world). ranks_per_node
-// <= 0: every rank on one node. Fails when the ranks are spread unevenly over the nodes.
+// ranks in the world). ranks_per_node <= 0: every rank on one node.
 NodeSpan node_span(const std::vector<int>& world_ranks, int ranks_per_node);
+// The same for the `count` ranks 0, stride, 2 stride, ... (rank 0's group along a mesh
+// dimension: stride = the product of the inner dimensions' sizes), without listing them.
+NodeSpan node_span(int count, int stride, int ranks_per_node);
+// The stride between the ranks of a group along dimension d of `mesh`.
+int stride_along(const DeviceMesh& mesh, int d);
 
-// The world ranks of the group along dimension d of `mesh` that `rank` belongs to.
-std::vector<int> ranks_along(const DeviceMesh& mesh, int d, int rank);
-
-// Bytes this rank's collective sends out of its node (the table above).
+// Bytes this rank's collective sends out of its node (the table above); NaN for an uneven span.
 double cross_node_bytes(CommOp op, double whole_buffer_bytes, int ranks, NodeSpan span);
 
 }  // namespace zm

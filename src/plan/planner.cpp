@@ -115,24 +115,31 @@ LevelTraffic plan_traffic(const Deck& deck, int stage, const ZeroMesh& mesh) {
 
 namespace {
 
-// The nodes spanned by the communicator a declared collective runs on (comm/mesh_comms.hpp): the
-// world's when it has every rank (the step statistics; any communicator of all ranks spans what
-// the world does), else tp's, the shard group's or the replicas' by its level. Rank 0's group:
-// every group along a dimension spans its nodes alike on the meshes node_span accepts.
-NodeSpan planned_node_span(const ZeroEngine::PlannedCollective& c, const ZeroMesh& mesh) {
-  std::vector<int> ranks;
-  if (c.ranks == mesh.world()) {
-    for (int r = 0; r < mesh.world(); ++r) ranks.push_back(r);
-  } else {
-    const std::string& dim = c.level == CommLevel::TensorParallel ? kTpDim
-                             : c.level == CommLevel::IntraGroup   ? kShardDim
-                                                                  : kReplicateDim;
-    ranks = ranks_along(mesh.mesh, mesh.mesh.index_of(dim), 0);
+// The mesh dimension a level's collectives run along (comm/mesh_comms.hpp).
+const std::string& dim_of(CommLevel level) {
+  return level == CommLevel::TensorParallel ? kTpDim
+         : level == CommLevel::IntraGroup   ? kShardDim
+                                            : kReplicateDim;
+}
+
+// The nodes spanned by each communicator a declared collective can run on (comm/mesh_comms.hpp):
+// tp's, the shard group's and the replicas' (rank 0's group along each; the others span theirs
+// alike), and the world's.
+struct MeshSpans {
+  std::array<NodeSpan, kCommLevels> level;
+  NodeSpan world;
+};
+
+MeshSpans mesh_spans(const ZeroMesh& mesh) {
+  const DeviceMesh& m = mesh.mesh;
+  MeshSpans spans;
+  for (int l = 0; l < kCommLevels; ++l) {
+    const int d = m.index_of(dim_of(static_cast<CommLevel>(l)));
+    spans.level[static_cast<size_t>(l)] =
+        node_span(m.dim(d).size, stride_along(m, d), mesh.ranks_per_node);
   }
-  ZM_ASSERT(static_cast<int>(ranks.size()) == c.ranks,
-            "a collective of {} ranks at level {} on a communicator of {}", c.ranks,
-            comm_level_name(c.level), ranks.size());
-  return node_span(ranks, mesh.ranks_per_node);
+  spans.world = node_span(mesh.world(), 1, mesh.ranks_per_node);
+  return spans;
 }
 
 }  // namespace
@@ -142,9 +149,17 @@ std::array<double, kCommOps> plan_cross_node_traffic(const Deck& deck, int stage
   std::array<double, kCommOps> bytes{};
   const ParamLayout layout(deck.model, mesh.tp());
   const Partition partition(layout, mesh.group_ranks(), mesh.sub_shards());
-  for (const auto& c : run_traffic(deck, stage, partition, mesh))
-    bytes[static_cast<size_t>(c.op)] += cross_node_bytes(
-        c.op, static_cast<double>(c.count * c.element_bytes), c.ranks, planned_node_span(c, mesh));
+  const MeshSpans spans = mesh_spans(mesh);
+  for (const auto& c : run_traffic(deck, stage, partition, mesh)) {
+    // A collective of every rank runs on the world's (the step statistics), or on a dimension
+    // that spans it: the same ranks either way.
+    const bool world = c.ranks == mesh.world();
+    ZM_ASSERT(world || c.ranks == mesh.mesh.size(dim_of(c.level)),
+              "a collective of {} ranks at level {}", c.ranks, comm_level_name(c.level));
+    bytes[static_cast<size_t>(c.op)] +=
+        cross_node_bytes(c.op, static_cast<double>(c.count * c.element_bytes), c.ranks,
+                         world ? spans.world : spans.level[static_cast<size_t>(c.level)]);
+  }
   return bytes;
 }
 

@@ -61,11 +61,15 @@ void print_cross_node_traffic(const std::vector<StageResult>& results) {
     return bytes;
   };
   if (std::none_of(results.begin(), results.end(),
-                   [&](const StageResult& s) { return leaving(s) > 0; }))
+                   [&](const StageResult& s) { return leaving(s) != 0; }))
     return;
   for (const StageResult& s : results)
-    log_root("  stage {}: {:.3f} MiB per rank per step left the node ({} B)\n", s.stage,
-             leaving(s) / kMiB, leaving(s));
+    if (std::isnan(leaving(s)))
+      log_root("  stage {}: n/a left the node (a communicator spread unevenly over nodes)\n",
+               s.stage);
+    else
+      log_root("  stage {}: {:.3f} MiB per rank per step left the node ({} B)\n", s.stage,
+               leaving(s) / kMiB, leaving(s));
 }
 
 // Tensor parallelism: the model's all-reduces along tp, apart from ZeRO's traffic.

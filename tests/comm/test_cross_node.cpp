@@ -3,7 +3,7 @@
 // total a node-aware algorithm must move between nodes.
 #include <gtest/gtest.h>
 
-#include <stdexcept>
+#include <cmath>
 
 #include "comm/cross_node.hpp"
 #include "core/zero_mesh.hpp"
@@ -24,15 +24,27 @@ TEST(CrossNode, SpanCountsNodesAndRanksPerNode) {
   EXPECT_EQ(span({0, 1, 2, 3}, 0), std::make_pair(1, 4));
   EXPECT_EQ(span({0, 1, 2, 3}, 8), std::make_pair(1, 4));
   EXPECT_EQ(span({1, 5, 9}, 4), std::make_pair(3, 1));
-  EXPECT_THROW(zm::node_span({0, 1, 2}, 2), std::logic_error);  // 2 + 1: uneven
+  EXPECT_EQ(span({0, 1, 2}, 2), std::make_pair(2, 0));  // 2 + 1: uneven
 }
 
-TEST(CrossNode, RanksAlongMeshDimensions) {
-  const zm::ZeroMesh mesh = zm::hybrid_mesh(4, 2, false, 2);  // replicate 2 x shard 2 x tp 2
+// Without listing the ranks: rank 0's group along a dimension, as the planner spans them, agrees
+// with the list, on a 3 x 4 x 2 mesh and nodes of every size up to the world.
+TEST(CrossNode, SpanOfAMeshDimensionAsTheList) {
+  const zm::ZeroMesh mesh = zm::hybrid_mesh(12, 4, false, 2);  // replicate 3 x shard 4 x tp 2
   const zm::DeviceMesh& m = mesh.mesh;
-  EXPECT_EQ(zm::ranks_along(m, m.index_of(zm::kTpDim), 5), (std::vector<int>{4, 5}));
-  EXPECT_EQ(zm::ranks_along(m, m.index_of(zm::kShardDim), 5), (std::vector<int>{5, 7}));
-  EXPECT_EQ(zm::ranks_along(m, m.index_of(zm::kReplicateDim), 5), (std::vector<int>{1, 5}));
+  for (int per_node = 1; per_node <= m.world() + 1; ++per_node)
+    for (int d = 0; d < m.ndims(); ++d) {
+      std::vector<int> ranks;
+      for (int i = 0; i < m.dim(d).size; ++i) ranks.push_back(i * zm::stride_along(m, d));
+      const NodeSpan listed = zm::node_span(ranks, per_node);
+      const NodeSpan strided = zm::node_span(m.dim(d).size, zm::stride_along(m, d), per_node);
+      EXPECT_EQ(std::make_pair(strided.nodes, strided.per_node),
+                std::make_pair(listed.nodes, listed.per_node))
+          << m.dim(d).name << ", " << per_node << " ranks per node";
+    }
+  EXPECT_EQ(zm::stride_along(m, m.index_of(zm::kReplicateDim)), 8);
+  EXPECT_EQ(zm::node_span(3, 8, 12).per_node, 0);   // 0, 8 | 16: two on node 0, one on node 1
+  EXPECT_EQ(zm::node_span(24, 1, 16).per_node, 0);  // 16 + 8
 }
 
 TEST(CrossNode, BytesPerCollective) {
@@ -51,6 +63,7 @@ TEST(CrossNode, BytesPerCollective) {
   EXPECT_DOUBLE_EQ(zm::cross_node_bytes(CommOp::AllGather, 800, 8, {4, 2}), 300);  // 3/4 x 400
   for (int op = 0; op < zm::kCommOps; ++op)  // one node: nothing leaves it
     EXPECT_EQ(zm::cross_node_bytes(CommOp(op), 1024, 4, {1, 4}), 0.0);
+  EXPECT_TRUE(std::isnan(zm::cross_node_bytes(CommOp::AllGather, 1024, 3, {2, 0})));  // uneven
 }
 
 // Over all N ranks, an all-gather's bytes out of nodes are what the nodes must take in: every
