@@ -307,7 +307,10 @@ void print_machine_note(const Deck& deck, Precision precision, const Machine& ma
       "the rest is recomputation and vocabulary padding, model/flops.hpp) for the whole model "
       "(each rank does 1/ranks of the global batch's) at the machine's sustained rate; "
       "communication from an alpha-beta ring model, each collective on the intra-node link when "
-      "its ring stays in a node, else on the inter-node link; 'ovl' assumes full overlap, 'ser' "
+      "its ring stays in a node, else on the inter-node link at k x the per-device rate for k of "
+      "its "
+      "ranks in each node (one ring per network card), at most the intra-node rate, and an "
+      "all-to-all at the per-device rate; 'ovl' assumes full overlap, 'ser' "
       "none. 'largest fits': the deepest model of this width, heads, vocabulary and batch whose "
       "per-rank total fits the device memory.\n",
       f.hardware(), f.model());

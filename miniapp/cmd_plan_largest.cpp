@@ -178,7 +178,9 @@ void print_table(const Deck& deck, const Machine& machine, const std::vector<Lar
       "communication buffers, workspace), summed by the planner. Step time: compute = matmul\n"
       "FLOPs (recomputed forward included) at the machine's sustained rate; communication from\n"
       "an alpha-beta ring model, each collective on the intra-node link when its ring stays in\n"
-      "a node, else on the inter-node link. An analytic estimate, not a measurement.\n"
+      "a node, else on the inter-node link at k x the per-device rate for k of its ranks in\n"
+      "each node (one ring per network card), at most the intra-node rate. An analytic\n"
+      "estimate, not a measurement.\n"
       "n/a: the node's devices, or tp, do not divide the device count. -: hpZ is a stage 3\n"
       "option. tp: parallel.tp, each tp group of consecutive devices holds 1/tp of the split\n"
       "tensors and ZeRO shards over devices / tp; the parameters are the whole model's.\n");

@@ -175,6 +175,9 @@ ZeroEngineT<Real>::ZeroEngineT(int stage, const Partition& partition, MeshComms&
       reduces_in_fp32_(deck.train.policy().widens_reduce()),
       team_shape_(team_shape) {
   allocate_model_state();
+  if (quantizes_replica_gather(deck, optim_storage_.shards(kReplicateDim)))
+    replica_gather_ = std::make_unique<QuantizedReplicaGather<Real>>(partition, deck, *replicas_,
+                                                                     team_shape, ledger);
 }
 
 template <typename Real>
@@ -320,6 +323,7 @@ void ZeroEngineT<Real>::post_parameter_gather(int u) {
   const CommTag tag{u, CommPurpose::ParamGather};
   if (!params_storage_.replicated()) {  // hpZ: the sub-shards into the group shard
     Real* shard = param_at(u, rank_ * p.shard);
+    if (replica_gather_) return replica_gather_->post(u, shard);  // int8 segments
     parameter_gathers_.push_back(replicas_->iall_gather(shard + replica_ * p.sub_shard, shard,
                                                         static_cast<size_t>(p.sub_shard),
                                                         dtype_of<Real>(), tag));
@@ -350,6 +354,7 @@ void ZeroEngineT<Real>::post_replica_reduction(int u) {
 template <typename Real>
 void ZeroEngineT<Real>::wait_parameter_gathers() {
   wait_all(parameter_gathers_);
+  if (replica_gather_) replica_gather_->finish();
 }
 
 template class ZeroEngineT<float>;

@@ -41,6 +41,7 @@
 #include "kernels/team_shape.hpp"
 #include "model/unit_access.hpp"
 #include "zero/partition.hpp"
+#include "zero/replica_gather.hpp"
 
 namespace zm {
 
@@ -278,6 +279,9 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
   bool reduces_in_fp32_;           // PrecisionPolicy::widens_reduce()
   kernels::TeamShape team_shape_;  // of every kernel the engine launches
   std::vector<CommRequest> parameter_gathers_;
+  // hpZ under qwZ and mixed precision: the cross-group gather of the updated sub-shards as int8
+  // (post_parameter_gather); nullptr otherwise.
+  std::unique_ptr<QuantizedReplicaGather<Real>> replica_gather_;
   std::vector<CommRequest> replica_reductions_;
 
  private:

@@ -4,8 +4,8 @@
 #include <algorithm>
 
 #include "core/error.hpp"
-#include "kernels/quantize.hpp"
 #include "zero/composed_engine.hpp"
+#include "zero/int8_gather.hpp"
 #include "zero/quantized_gradients.hpp"
 
 namespace zm {
@@ -44,8 +44,11 @@ template std::unique_ptr<ZeroEngineT<bf16>> make_engine(int, const Partition&, M
 std::vector<BufferSpec> ZeroEngine::declared_buffers(int stage, const Partition& partition,
                                                      const Deck& deck, const ZeroMesh& mesh) {
   const StageSpec& spec = stage_spec(stage);
-  std::vector<BufferSpec> buffers =
-      model_state_buffers(partition, deck, storage_kinds(spec, partition), mesh);
+  const StorageKinds storage = storage_kinds(spec, partition);
+  std::vector<BufferSpec> buffers = model_state_buffers(partition, deck, storage, mesh);
+  if (quantizes_replica_gather(deck, storage.optim == Storage::SubShard))
+    for (const BufferSpec& buffer : replica_gather_buffers(partition, deck))
+      buffers.push_back(buffer);
   for (const PathDeclaration& path : {declare_gradient_path(spec, partition, deck, mesh),
                                       declare_parameter_path(spec, partition, deck)})
     buffers.insert(buffers.end(), path.buffers.begin(), path.buffers.end());
@@ -56,8 +59,9 @@ namespace {
 
 // For every unit, `reductions` reduce-scatters and `gathers` all-gathers of the padded unit in the
 // deck's compute type (or, with a quantize block, every rank's packed int8 segment of its shard)
-// within the shard group and, under hybrid sharding, one all-reduce of the
-// unit's shard across the groups.
+// within the shard group and, under hybrid sharding, one all-reduce of the unit's shard across the
+// groups (hpZ: a reduce-scatter into the sub-shards and the all-gather of the updated sub-shards,
+// as int8 segments with a quantize block under mixed precision).
 PlannedCollectives per_unit_traffic(const Partition& partition, const Deck& deck,
                                     const ZeroMesh& mesh, int64_t reductions, int64_t gathers,
                                     int64_t quantize_block) {
@@ -84,18 +88,17 @@ PlannedCollectives per_unit_traffic(const Partition& partition, const Deck& deck
     if (hpz) {
       // hpZ: the shard reduce-scattered into sub-shards, and gathered back
       if (!qgz) out.push_back({CommOp::ReduceScatter, shard, reduced, replicas, across});
-      out.push_back({CommOp::AllGather, shard, gathered, replicas, across});
+      if (quantize_block > 0 && quantizes_replica_gather(deck, hpz))
+        out.push_back(planned_int8_gather(partition.unit(u).sub_shard, quantize_block, replicas,
+                                          gathered, across));
+      else
+        out.push_back({CommOp::AllGather, shard, gathered, replicas, across});
     } else if (replicas > 1 && !qgz) {  // the shard's replicas all-reduce it
       out.push_back({CommOp::AllReduce, shard, reduced, replicas, across});
     }
     for (int64_t i = 0; i < gathers; ++i) {
       if (quantize_block > 0) {  // every rank's packed segment, as bytes
-        // Its passes: the shard read and its segment written; every segment read and the padded
-        // unit written in the compute type.
-        const kernels::QuantizedSegment segment{shard, quantize_block};
-        const int64_t passes =
-            shard * gathered + segment.bytes() + group * segment.bytes() + padded * gathered;
-        out.push_back({CommOp::AllGather, group * segment.bytes(), 1, group, in_group, passes});
+        out.push_back(planned_int8_gather(shard, quantize_block, group, gathered, in_group));
       } else {
         out.push_back({CommOp::AllGather, padded, gathered, group, in_group});
       }

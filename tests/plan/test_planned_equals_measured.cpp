@@ -187,8 +187,9 @@ TEST_P(PlannedEqualsMeasured, MemoryAndTrafficWithClassifierChunks) {
 }
 
 // qwZ (stage 3): the parameter gathers as packed int8 segments, with the default block and one
-// that cuts shards unevenly (7), alone, within shard groups of 2 and under hpZ with groups of 2,
-// and beside tp 2.
+// that cuts shards unevenly (7), alone, within shard groups of 2 and under hpZ with groups of 2
+// (under bf16 its gather of the updated sub-shards across the groups in int8 too, in two packed
+// buffers with overlap and one without), and beside tp 2.
 TEST(PlannedEqualsMeasuredQuantized, MemoryAndTrafficWithInt8WeightGathers) {
   auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   const int N = comm->size();
@@ -198,6 +199,7 @@ TEST(PlannedEqualsMeasuredQuantized, MemoryAndTrafficWithInt8WeightGathers) {
   if (N >= 4 && N % 2 == 0) {
     shardings.push_back({"zero.shard_size=2"});
     shardings.push_back({"zero.secondary_shard_size=2"});
+    shardings.push_back({"zero.secondary_shard_size=2", "zero.overlap=false"});
   }
   if (N % 2 == 0) shardings.push_back({"parallel.tp=2"});
   for (const auto& sharding : shardings)

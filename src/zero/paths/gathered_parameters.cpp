@@ -4,15 +4,14 @@
 // that they overlap compute.
 //
 // Under zero.quantize_weights = "int8" (ZeRO++ qwZ) each rank quantizes its shard into a packed
-// segment (int8 codes, then one fp32 scale per block: kernels/quantize.hpp) at its place in the
-// slot's packed buffer, one all-gather of bytes fills in the others', and acquire() dequantizes
-// all of them into the slot in the compute type. Every rank then computes with the same
-// dequantized values, its own shard's included; the shard itself (and the fp32 master) is never
-// touched.
+// segment at its place in the slot's packed buffer, one all-gather of bytes fills in the others',
+// and acquire() dequantizes all of them into the slot in the compute type (zero/int8_gather.hpp).
+// Every rank then computes with the same dequantized values, its own shard's included; the shard
+// itself (and the fp32 master) is never touched.
 #include <algorithm>
 
 #include "core/error.hpp"
-#include "kernels/quantize.hpp"
+#include "zero/int8_gather.hpp"
 #include "zero/paths/parameter_path.hpp"
 #include "zero/unit_buffer_set.hpp"
 
@@ -37,7 +36,7 @@ UnitBufferSet gather_slot_set(const Partition& partition, const Deck& deck) {
 
 // The packed segment of one rank's shard of unit u (quantized gathers).
 kernels::QuantizedSegment shard_segment(const Partition& partition, const Deck& deck, int u) {
-  return {partition.unit(u).shard, deck.zero.quantize_block};
+  return int8_segment(partition.unit(u).shard, deck.zero.quantize_block);
 }
 
 // Under qwZ, the slots' packed buffers (bytes): every rank's segment of the unit, end to end.
@@ -146,20 +145,17 @@ CommRequest GatheredParameters<Real>::post_gather(Slot& slot, int unit,
   if (!deck_.zero.quantizes_weights())
     return comm.iall_gather(shard, slot.buffer.data(), static_cast<size_t>(p.shard),
                             dtype_of<Real>(), tag);
-  const kernels::QuantizedSegment segment = shard_segment(engine.partition(), deck_, unit);
-  uint8_t* own = slot.packed.data() + comm.rank() * segment.bytes();
-  kernels::quantize_int8(engine.team_shape(), shard, p.shard, segment.block, own);
-  return comm.iall_gather(own, slot.packed.data(), static_cast<size_t>(segment.bytes()), DType::U8,
-                          tag);  // in place: the rank's segment is at its slot
+  return post_int8_gather(comm, engine.team_shape(), shard, p.shard, deck_.zero.quantize_block,
+                          slot.packed.data(), tag);
 }
 
 template <typename Real>
 void GatheredParameters<Real>::unpack(Slot& slot, ZeroEngineT<Real>& engine) const {
   if (!deck_.zero.quantizes_weights()) return;
   const int unit = schedule_[static_cast<size_t>(slot.event)].unit;
-  const kernels::QuantizedSegment segment = shard_segment(engine.partition(), deck_, unit);
-  kernels::dequantize_int8(engine.team_shape(), slot.packed.data(), engine.comm().size(),
-                           segment.values, segment.block, slot.buffer.data());
+  unpack_int8_gather(engine.team_shape(), slot.packed.data(), engine.comm().size(),
+                     engine.partition().unit(unit).shard, deck_.zero.quantize_block,
+                     slot.buffer.data());
 }
 
 template <typename Real>
