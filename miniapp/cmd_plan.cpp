@@ -284,6 +284,22 @@ void print_table(const std::vector<PlanPoint>& points, const Machine* machine) {
   }
 }
 
+// Points over several nodes: what leaves a node (comm/cross_node.hpp), as a run counts it.
+void print_cross_node(const std::vector<PlanPoint>& points) {
+  bool heading = false;
+  for (const PlanPoint& p : points) {
+    if (p.cross_node_bytes() == 0) continue;  // one node; NaN: a communicator spread unevenly
+    if (!heading)
+      fmt::print("\nCross-node: GB each rank sends out of its node per step (node-aware):\n");
+    heading = true;
+    const double bytes = p.cross_node_bytes();
+    fmt::print("  {:>8} ranks, stage {}, {} per node: {}\n", p.ranks, p.stage,
+               p.mesh.ranks_per_node,
+               std::isnan(bytes) ? std::string("n/a (a communicator spread unevenly over nodes)")
+                                 : fmt::format("{} ({:.0f} bytes)", gb(bytes), bytes));
+  }
+}
+
 void print_machine_note(const Deck& deck, Precision precision, const Machine& machine) {
   const FlopsPerToken f = flops_per_token(deck.model);
   fmt::print(
@@ -370,6 +386,7 @@ int plan(const PlanOptions& options) {
   print_heading(deck, precision, points.front(), have_machine ? &machine : nullptr);
   print_tp_note(points, skipped);
   print_table(points, have_machine ? &machine : nullptr);
+  print_cross_node(points);
   if (have_machine) print_machine_note(deck, precision, machine);
   return 0;
 }

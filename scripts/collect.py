@@ -44,6 +44,8 @@ overrides (point.json) set them (a sweep with the ZeRO++ axes), its ZeRO++ setti
   quantize_weights, quantize_grads, error_feedback  zero.quantize_weights ("none", "int8"),
                       zero.quantize_grads ("none", "int8", "int4"), zero.error_feedback ("true",
                       "false"); empty for a run whose overrides do not set them (the deck's)
+Last, where some run sent bytes out of its node: cross_node_bytes, per rank per step (summary's
+"bytes_per_rank_per_step_cross_node", src/comm/cross_node.hpp).
 Existing columns keep their names and order; new ones are appended. Standard library only.
 """
 
@@ -305,6 +307,8 @@ def rows_for_run(run_dir, warn):
         if row.get("tp") is None:  # not a sweep axis: the job script's record of --set
             row["tp"] = job.get("tp")
         row.update({column: override_value(point, key) for column, key in ZEROPP})
+        cross = stage.get("bytes_per_rank_per_step_cross_node")
+        row["cross_node_bytes"] = sum(_number(v) or 0 for v in cross.values()) if cross else None
         rows.append(row)
     return rows
 
@@ -334,7 +338,8 @@ def columns_for(rows):
     zeropp = [column for column, _ in ZEROPP]
     zeropp = zeropp if any(row.get(c) is not None for row in rows for c in zeropp) else []
     return (cols + mem + extra_mem + comm + extra_comm + ["run_dir"] + hybrid + ["tp"] +
-            THROUGHPUT + [f"busbw_{op}_gbs" for op in COLLECTIVES] + newer + zeropp)
+            THROUGHPUT + [f"busbw_{op}_gbs" for op in COLLECTIVES] + newer + zeropp +
+            ["cross_node_bytes"] * any(row.get("cross_node_bytes") for row in rows))
 
 
 def sort_key(row):

@@ -1,5 +1,7 @@
 #include "comm/communicator.hpp"
 
+#include "comm/cross_node.hpp"
+
 #include "core/error.hpp"
 #include "core/timer.hpp"
 
@@ -208,6 +210,11 @@ CommRequest Communicator::account(CommOp op, double whole_buffer_bytes, CommTag 
   s.calls += 1;
   const double bytes = ring_bytes(op, whole_buffer_bytes, size());
   s.bytes += bytes;
+  const double leaving = cross_node_bytes(op, whole_buffer_bytes, size(), node_span_);
+  if (leaving != 0.0) {  // NaN too: a communicator spread unevenly over nodes has no figure
+    cross_node_stats_[op].calls += 1;
+    cross_node_stats_[op].bytes += leaving;
+  }
   const int64_t id = next_id_++;
   if (!recording_) return CommRequest(this, op, std::move(pending), -1);
   Record r;

@@ -69,6 +69,13 @@ constexpr DType dtype_of<bf16>() {
 // the formula and by test of the calls.
 double ring_bytes(CommOp op, double whole_buffer_bytes, int ranks);
 
+// The nodes a communicator's ranks sit on, for the bytes it sends out of a node
+// (comm/cross_node.hpp).
+struct NodeSpan {
+  int nodes = 1;     // distinct nodes among the communicator's ranks
+  int per_node = 1;  // its ranks on each of them (k); 0: not the same on every node
+};
+
 // Why a collective runs, for the timeline.
 // TensorParallel: the model's activation all-reduces and gathers along the tp dimension.
 enum class CommPurpose : int { Other = 0, GradReduce, ParamGather, Stats, TensorParallel };
@@ -246,7 +253,15 @@ class Communicator {
   Watchdog& watchdog() const { return watchdog_; }
 
   const CommStats& stats() const { return stats_; }
-  void reset_stats() { stats_ = CommStats{}; }
+  // The part of stats()' bytes that left this rank's node (comm/cross_node.hpp), counted from
+  // the span set by whoever knows the nodes (comm/mesh_comms.hpp; one node until then).
+  const CommStats& cross_node_stats() const { return cross_node_stats_; }
+  void set_node_span(NodeSpan span) { node_span_ = span; }
+  NodeSpan node_span() const { return node_span_; }
+  void reset_stats() {
+    stats_ = CommStats{};
+    cross_node_stats_ = CommStats{};
+  }
 
  protected:
   // Backends post the operation and return its pending state (nullptr when already complete).
@@ -279,6 +294,8 @@ class Communicator {
   Record* record(int64_t index, uint64_t epoch);
   Watchdog& watchdog_;
   CommStats stats_;
+  CommStats cross_node_stats_;  // bytes only, with the calls that sent any
+  NodeSpan node_span_;
   bool recording_ = false;
   uint64_t epoch_ = 0;
   int64_t next_id_ = 0;

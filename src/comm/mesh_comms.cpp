@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "comm/cross_node.hpp"
 #include "comm/node_split.hpp"
 #include "core/error.hpp"
 
@@ -28,9 +29,10 @@ CommLevel world_level(const ZeroMesh& mesh) {
 }
 
 ZeroMesh run_zero_mesh(const Deck& deck, int stage, Communicator& world) {
+  // Always asked (not only for "node"): the mesh also says where the nodes are, for the bytes
+  // that leave them.
   int ranks_per_node = world.size();
-  if (mesh_uses_node(deck, stage) && deck.zero.ranks_per_node == 0)
-    ranks_per_node = NodeComm(world.mpi_comm()).size();
+  if (deck.zero.ranks_per_node == 0) ranks_per_node = NodeComm(world.mpi_comm()).size();
   return zero_mesh(deck, stage, world.size(), ranks_per_node);
 }
 
@@ -51,6 +53,16 @@ MeshComms::MeshComms(Communicator& world, const ZeroMesh& mesh) : mesh_(mesh), w
       std::any_of(members_.begin(), members_.end(),
                   [&](const Member& member) { return member.comm == world_; });
   if (!world_listed) members_.push_back({world_, world_level(mesh)});
+  for (const Member& member : members_) count_nodes(*member.comm);
+}
+
+void MeshComms::count_nodes(Communicator& comm) const {
+  // The members' world ranks, from the members themselves: the nodes they span as the run placed
+  // them, not as the mesh arithmetic says (the planner's, which the tests compare with).
+  const int world_rank = world_->rank();
+  std::vector<int> ranks(static_cast<size_t>(comm.size()));
+  MPI_Allgather(&world_rank, 1, MPI_INT, ranks.data(), 1, MPI_INT, comm.mpi_comm());
+  comm.set_node_span(node_span(ranks, mesh_.ranks_per_node));
 }
 
 Communicator* MeshComms::make_along(int d) {
@@ -127,6 +139,12 @@ void add_into(CommStats& total, const CommStats& part) {
 CommStats MeshComms::stats() const {
   CommStats total;
   for (const Member& m : members_) add_into(total, m.comm->stats());
+  return total;
+}
+
+CommStats MeshComms::cross_node_stats() const {
+  CommStats total;
+  for (const Member& m : members_) add_into(total, m.comm->cross_node_stats());
   return total;
 }
 

@@ -9,7 +9,8 @@
 // Accounting by network level: a collective is intra-group when its ranks are one shard group,
 // inter-group when they span groups. A dimension's communicator is inter-group when it runs
 // along `replicate`; the world's when there is more than one group (the step statistics,
-// stage 0's all-reduce).
+// stage 0's all-reduce). Across the levels, the bytes that leave nodes are counted apart
+// (cross_node_stats, comm/cross_node.hpp).
 #pragma once
 
 #include <memory>
@@ -30,8 +31,8 @@ const char* comm_level_name(CommLevel level);  // "intra_group" | "inter_group" 
 CommLevel level_along(const ZeroMesh& mesh, const std::string& dim);
 CommLevel world_level(const ZeroMesh& mesh);
 
-// The mesh of a run on `world` under the deck (collective: "node" asks MPI which ranks share
-// a node unless zero.ranks_per_node says).
+// The mesh of a run on `world` under the deck (collective: MPI says which ranks share a node
+// unless zero.ranks_per_node does; "node" and the cross-node counts use it).
 ZeroMesh run_zero_mesh(const Deck& deck, int stage, Communicator& world);
 
 class MeshComms {
@@ -72,11 +73,16 @@ class MeshComms {
   // The members' statistics summed, in total and for one level.
   CommStats stats() const;
   CommStats stats(CommLevel level) const;
+  // The bytes that left this rank's node (comm/cross_node.hpp), over every level: the nodes are
+  // the mesh's ranks_per_node consecutive world ranks.
+  CommStats cross_node_stats() const;
   void reset_stats();
 
  private:
   // The communicator along dimension d: the world's, a split of it, or none.
   Communicator* make_along(int d);
+  // Collective over `comm`: sets the nodes its ranks span.
+  void count_nodes(Communicator& comm) const;
 
   ZeroMesh mesh_;
   Communicator* world_;

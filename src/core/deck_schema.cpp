@@ -241,8 +241,9 @@ void add_zero_keys(std::vector<KeySpec>& s) {
                           "\"stochastic\" (unbiased; the draws are keyed by train.seed, so runs "
                           "repeat bit for bit)"));
   s.push_back(make_int("zero", "ranks_per_node", &Deck::zero, &ZeroConfig::ranks_per_node, 0, 1e6,
-                       "ranks per node for \"node\" shard sizes; 0 = the MPI shared-memory "
-                       "split (set it to treat groups of ranks as nodes, e.g. in tests)"));
+                       "ranks per node for \"node\" shard sizes and the cross-node byte counts; "
+                       "0 = the MPI shared-memory split (set it to treat groups of ranks as "
+                       "nodes, e.g. in tests)"));
 }
 
 void add_parallel_keys(std::vector<KeySpec>& s) {

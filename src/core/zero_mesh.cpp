@@ -56,13 +56,9 @@ int64_t node_ranks(const Deck& deck, int64_t ranks_per_node) {
   return deck.zero.ranks_per_node > 0 ? deck.zero.ranks_per_node : ranks_per_node;
 }
 
-bool mesh_uses_node(const Deck& deck, int stage) {
-  const StageSpec& spec = stage_spec(stage);
-  return (spec.shards_states() && deck.zero.shard_size == kShardSizeNode) ||
-         (spec.gathers_parameters() && deck.zero.secondary_shard_size == kShardSizeNode);
-}
-
-ZeroMesh zero_mesh(const Deck& deck, int stage, int ranks, int ranks_per_node) {
+namespace {
+// The mesh's dimensions and placements (zero_mesh adds where the nodes are).
+ZeroMesh sharded_mesh(const Deck& deck, int stage, int ranks, int ranks_per_node) {
   const ZeroConfig& z = deck.zero;
   const int tp = static_cast<int>(deck.parallel.tp);
   if (ranks % tp != 0)
@@ -89,6 +85,13 @@ ZeroMesh zero_mesh(const Deck& deck, int stage, int ranks, int ranks_per_node) {
                        group_ranks(deck, "zero.shard_size", z.shard_size, world, ranks_per_node),
                        false, tp);
   return hybrid_mesh(world, world, false, tp);
+}
+}  // namespace
+
+ZeroMesh zero_mesh(const Deck& deck, int stage, int ranks, int ranks_per_node) {
+  ZeroMesh m = sharded_mesh(deck, stage, ranks, ranks_per_node);
+  m.ranks_per_node = static_cast<int>(node_ranks(deck, ranks_per_node));
+  return m;
 }
 
 std::string shard_size_name(const Deck& deck) {

@@ -49,6 +49,9 @@ struct ZeroMesh {
   // Where a stage that shards the optimizer state puts it: along shard, or under hpZ along shard
   // and then replicate.
   Placement sharded_optimizer = Placement::shard({kShardDim});
+  // The consecutive world ranks that share a node (node_ranks: zero.ranks_per_node, else MPI's
+  // or the machine's); 0: all on one. For the bytes that leave nodes (comm/cross_node.hpp).
+  int ranks_per_node = 0;
 
   int world() const { return mesh.world(); }  // every rank
   int tp() const { return mesh.size(kTpDim); }
@@ -71,10 +74,9 @@ ZeroMesh hybrid_mesh(int data_parallel, int group_ranks, bool hpz, int tp = 1);
 // The mesh of `world` ranks at `stage` under the deck's zero.shard_size, or where the stage
 // gathers parameters its zero.secondary_shard_size (hpZ; the two exclude each other).
 // ranks_per_node: the ranks that share a node (zero.ranks_per_node wins when set); "node" uses
-// it, capped at the world. Fails, naming the key, when the size does not divide the rank count.
+// it, capped at the world, and the mesh keeps it (ZeroMesh::ranks_per_node). Fails, naming the key,
+// when the size does not divide the rank count.
 ZeroMesh zero_mesh(const Deck& deck, int stage, int world, int ranks_per_node);
-// Whether the deck's sizes at `stage` say "node" (a run then asks MPI which ranks share one).
-bool mesh_uses_node(const Deck& deck, int stage);
 
 // The ranks "node" stands for: the deck's zero.ranks_per_node when set (to fake nodes), else
 // `ranks_per_node` (MPI's shared-memory split in a run, the machine file's in the planner).

@@ -131,6 +131,22 @@ std::string describe_checkpoint(hid_t file, const std::string& path) {
   return out;
 }
 
+// What rank 0 sent out of its node over the stage (comm/cross_node.hpp), where the file has it
+// and some left.
+std::string describe_cross_node(hid_t group) {
+  if (!h5::exists(group, "comm_bytes_cross_node")) return "";
+  std::vector<hsize_t> dims;
+  const auto bytes = h5::read_doubles(group, "comm_bytes_cross_node", dims);
+  std::string out = "    MiB sent out of its node by rank 0:";
+  double total = 0;
+  for (int op = 0; op < kCommOps; ++op) {
+    out += fmt::format(" {} {:.3f}", comm_op_name(static_cast<CommOp>(op)),
+                       bytes[op] / (1024.0 * 1024.0));
+    total += bytes[op];
+  }
+  return total > 0 ? out + "\n" : "";
+}
+
 // One stage of a results file: its rows, throughput, segments, memory and traffic.
 std::string describe_stage(hid_t group, int stage) {
   std::string out;
@@ -174,6 +190,7 @@ std::string describe_stage(hid_t group, int stage) {
       out += fmt::format(" {} {:.3f}", comm_op_name(static_cast<CommOp>(op)),
                          bytes[op] / (1024.0 * 1024.0));
     out += "\n";
+    out += describe_cross_node(group);
   }
   return out;
 }

@@ -85,6 +85,7 @@ void ResultsWriter::begin_stage(int stage, int64_t first_step, const std::string
   stage_comm_ = CommStats{};
   stage_comm_inter_ = CommStats{};
   stage_comm_tp_ = CommStats{};
+  stage_comm_cross_ = CommStats{};
   if (rank_ != 0) return;
   auto earlier = std::find_if(stages_.begin(), stages_.end(),
                               [&](const ResultsStage& s) { return s.stage == stage; });
@@ -128,13 +129,14 @@ void ResultsWriter::record_step(const StepRecord& record) {
     stage_comm_inter_.ops[op].bytes += record.comm_inter_group.ops[op].bytes;
     stage_comm_tp_.ops[op].bytes += record.comm_tensor_parallel.ops[op].bytes;
     stage_comm_tp_.ops[op].seconds += record.comm_tensor_parallel.ops[op].seconds;
+    stage_comm_cross_.ops[op].bytes += record.comm_cross_node.ops[op].bytes;
   }
   if (rank_ != 0) return;
   stages_.back().append_row(record.step + 1, record.loss, record.grad_norm, record.lr, all, ranks_);
 }
 
 void ResultsWriter::end_stage(const StageResult& result) {
-  constexpr int kFigures = 9 * kCommOps;
+  constexpr int kFigures = 10 * kCommOps;
   double mine[kFigures];
   for (int op = 0; op < kCommOps; ++op) {
     mine[op] = static_cast<double>(stage_comm_.ops[op].calls);
@@ -146,6 +148,7 @@ void ResultsWriter::end_stage(const StageResult& result) {
     mine[6 * kCommOps + op] = result.throughput.bus_bytes[static_cast<size_t>(op)];
     mine[7 * kCommOps + op] = result.throughput.in_flight_seconds[static_cast<size_t>(op)];
     mine[8 * kCommOps + op] = result.throughput.busbw[static_cast<size_t>(op)];
+    mine[9 * kCommOps + op] = stage_comm_cross_.ops[op].bytes;
   }
   std::vector<double> all(static_cast<size_t>(kFigures * ranks_));
   watched_gather(watchdog_, mine, kFigures, MPI_DOUBLE, all.data(), 0, comm_,
@@ -154,15 +157,11 @@ void ResultsWriter::end_stage(const StageResult& result) {
   ResultsStage& s = stages_.back();
   s.memory_allocated.clear();
   s.memory_peak.clear();
-  s.comm_calls.clear();
-  s.comm_bytes.clear();
-  s.comm_seconds.clear();
-  s.comm_bytes_inter_group.clear();
-  s.comm_bytes_tensor_parallel.clear();
-  s.comm_seconds_tensor_parallel.clear();
-  s.comm_bus_bytes_per_step.clear();
-  s.comm_in_flight_seconds.clear();
-  s.comm_busbw.clear();
+  for (std::vector<double>* figures :
+       {&s.comm_calls, &s.comm_bytes, &s.comm_seconds, &s.comm_bytes_inter_group,
+        &s.comm_bytes_tensor_parallel, &s.comm_seconds_tensor_parallel, &s.comm_bus_bytes_per_step,
+        &s.comm_in_flight_seconds, &s.comm_busbw, &s.comm_bytes_cross_node})
+    figures->clear();
   s.shard_size = result.shard_size;
   s.tp = result.tp;
   for (int r = 0; r < ranks_; ++r) {
@@ -177,6 +176,7 @@ void ResultsWriter::end_stage(const StageResult& result) {
       s.comm_bus_bytes_per_step.push_back(v[6 * kCommOps + op]);
       s.comm_in_flight_seconds.push_back(v[7 * kCommOps + op]);
       s.comm_busbw.push_back(v[8 * kCommOps + op]);
+      s.comm_bytes_cross_node.push_back(v[9 * kCommOps + op]);
     }
     const MemoryFigures& f = result.memory_by_rank[static_cast<size_t>(r)];
     for (int c = 0; c < kMemCategories; ++c) {
@@ -272,6 +272,11 @@ void ResultsWriter::write_stage_figures(hid_t group, const ResultsStage& s) cons
   h5::write_dataset(group, "comm_seconds_tensor_parallel", s.comm_seconds_tensor_parallel,
                     {ranks, kCommOps});
   with_units("comm_seconds_tensor_parallel", "seconds waiting along tp (part of comm_seconds)",
+             ops);
+  h5::write_dataset(group, "comm_bytes_cross_node", s.comm_bytes_cross_node, {ranks, kCommOps});
+  with_units("comm_bytes_cross_node",
+             "bytes sent per rank out of its node (node-aware convention, comm/cross_node.hpp; "
+             "nodes of zero.ranks_per_node ranks when set, else of MPI's shared-memory split)",
              ops);
   h5::write_dataset(group, "comm_seconds", s.comm_seconds, {ranks, kCommOps});
   with_units("comm_seconds", "seconds waiting", ops);

@@ -14,6 +14,8 @@
 //                                                        crossed shard groups (hybrid sharding)
 //                comm_bytes_tensor_parallel,             (ranks, 5) the part of comm_bytes and
 //                comm_seconds_tensor_parallel            comm_seconds along tp (parallel.tp)
+//                comm_bytes_cross_node                   (ranks, 5) bytes that left the rank's
+//                                                        node (comm/cross_node.hpp)
 //                segment_first_step, attribute segments  one entry per run that wrote rows
 //                attributes: stage, steps_completed, tokens_per_second_per_rank,
 //                overlap_efficiency, shard_size (ranks per shard group), ...
@@ -81,6 +83,7 @@ class ResultsWriter {
   CommStats stage_comm_;        // this rank's collectives in the current stage
   CommStats stage_comm_inter_;  // the part of them across shard groups
   CommStats stage_comm_tp_;     // the part of them along tp
+  CommStats stage_comm_cross_;  // their bytes that left the node
   double figure_of_merit_ = -1;
   RunManifest manifest_;
   bool have_manifest_ = false;

@@ -26,6 +26,7 @@ struct ResultsStage {
   std::vector<double> comm_bytes_inter_group;                // ranks x ops
   std::vector<double> comm_bytes_tensor_parallel;            // ranks x ops
   std::vector<double> comm_seconds_tensor_parallel;          // ranks x ops
+  std::vector<double> comm_bytes_cross_node;                 // ranks x ops
   int64_t shard_size = 0;                                    // ranks per shard group
   int64_t tp = 1;                                            // ranks per tensor-parallel group
   double tokens_per_second_per_rank = 0;

@@ -33,6 +33,7 @@ struct StepRecord {
   CommStats comm;                  // this step's collectives on this rank
   CommStats comm_inter_group;      // the part of `comm` that crossed shard groups (hybrid sharding)
   CommStats comm_tensor_parallel;  // the part of `comm` along tp (the model's all-reduces)
+  CommStats comm_cross_node;       // bytes of `comm` that left this rank's node (any level)
   CommExposure exposure;           // this step's exposed and in-flight communication on this rank
   std::array<double, kCommOps> comm_in_flight_by_op{};  // seconds, comm/exposure.hpp
 };
@@ -76,6 +77,7 @@ struct StageResult {
   CommStats comm_per_step;                  // mean per step on this rank
   CommStats comm_inter_group_per_step;      // the part of it across shard groups
   CommStats comm_tensor_parallel_per_step;  // the part of it along tp
+  CommStats comm_cross_node_per_step;       // its bytes that left the node
   int shard_size = 1;                       // ranks per shard group (= ranks / tp with one group)
   int tp = 1;                               // ranks per tensor-parallel group (parallel.tp)
   // Rank 0 only: every rank's exposed and in-flight communication per step ([rank][step]), their

@@ -133,6 +133,8 @@ std::string stage_json(const StageResult& s) {
   out += fmt::format("      \"shard_size\": {},\n", s.shard_size);
   out += traffic_json("bytes_per_rank_per_step_inter_group", s.comm_inter_group_per_step);
   out += traffic_json("bytes_per_rank_per_step_tensor_parallel", s.comm_tensor_parallel_per_step);
+  // What left the rank's node (comm/cross_node.hpp), over every level.
+  out += traffic_json("bytes_per_rank_per_step_cross_node", s.comm_cross_node_per_step);
   out += throughput_json(s.throughput);
   return out + exposure_json(s);
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "comm/cross_node.hpp"
 #include "core/error.hpp"
 #include "model/layout.hpp"
 #include "zero/engine.hpp"
@@ -37,6 +38,12 @@ double MemoryPlan::total() const {
 double PlanPoint::bytes_at_level(CommLevel level) const {
   double sum = 0;
   for (double b : bytes_per_level[static_cast<size_t>(level)]) sum += b;
+  return sum;
+}
+
+double PlanPoint::cross_node_bytes() const {
+  double sum = 0;
+  for (double b : cross_node_bytes_per_step) sum += b;
   return sum;
 }
 
@@ -103,6 +110,56 @@ LevelTraffic plan_traffic(const Deck& deck, int stage, const ZeroMesh& mesh) {
   for (const auto& c : run_traffic(deck, stage, partition, mesh))
     bytes[static_cast<size_t>(c.level)][static_cast<size_t>(c.op)] +=
         ring_bytes(c.op, static_cast<double>(c.count * c.element_bytes), c.ranks);
+  return bytes;
+}
+
+namespace {
+
+// The mesh dimension a level's collectives run along (comm/mesh_comms.hpp).
+const std::string& dim_of(CommLevel level) {
+  return level == CommLevel::TensorParallel ? kTpDim
+         : level == CommLevel::IntraGroup   ? kShardDim
+                                            : kReplicateDim;
+}
+
+// The nodes spanned by each communicator a declared collective can run on (comm/mesh_comms.hpp):
+// tp's, the shard group's and the replicas' (rank 0's group along each; the others span theirs
+// alike), and the world's.
+struct MeshSpans {
+  std::array<NodeSpan, kCommLevels> level;
+  NodeSpan world;
+};
+
+MeshSpans mesh_spans(const ZeroMesh& mesh) {
+  const DeviceMesh& m = mesh.mesh;
+  MeshSpans spans;
+  for (int l = 0; l < kCommLevels; ++l) {
+    const int d = m.index_of(dim_of(static_cast<CommLevel>(l)));
+    spans.level[static_cast<size_t>(l)] =
+        node_span(m.dim(d).size, stride_along(m, d), mesh.ranks_per_node);
+  }
+  spans.world = node_span(mesh.world(), 1, mesh.ranks_per_node);
+  return spans;
+}
+
+}  // namespace
+
+std::array<double, kCommOps> plan_cross_node_traffic(const Deck& deck, int stage,
+                                                     const ZeroMesh& mesh) {
+  std::array<double, kCommOps> bytes{};
+  const ParamLayout layout(deck.model, mesh.tp());
+  const Partition partition(layout, mesh.group_ranks(), mesh.sub_shards());
+  const MeshSpans spans = mesh_spans(mesh);
+  for (const auto& c : run_traffic(deck, stage, partition, mesh)) {
+    // A collective of every rank runs on the world's (the step statistics), or on a dimension
+    // that spans it: the same ranks either way.
+    const bool world = c.ranks == mesh.world();
+    ZM_ASSERT(world || c.ranks == mesh.mesh.size(dim_of(c.level)),
+              "a collective of {} ranks at level {}", c.ranks, comm_level_name(c.level));
+    bytes[static_cast<size_t>(c.op)] +=
+        cross_node_bytes(c.op, static_cast<double>(c.count * c.element_bytes), c.ranks,
+                         world ? spans.world : spans.level[static_cast<size_t>(c.level)]);
+  }
   return bytes;
 }
 
@@ -187,6 +244,7 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
   p.padded_params = partition.padded_total();
   p.memory = plan_memory(deck, stage, mesh);
   p.bytes_per_level = plan_traffic(deck, stage, mesh);
+  p.cross_node_bytes_per_step = plan_cross_node_traffic(deck, stage, mesh);
   for (const auto& level : p.bytes_per_level)
     for (int op = 0; op < kCommOps; ++op)
       p.bytes_per_step[static_cast<size_t>(op)] += level[static_cast<size_t>(op)];

@@ -48,6 +48,8 @@ void summarise(StageResult& s) {
           r.comm.ops[op].seconds / static_cast<double>(s.steps.size());
       s.comm_inter_group_per_step.ops[op].bytes +=
           r.comm_inter_group.ops[op].bytes / static_cast<double>(s.steps.size());
+      s.comm_cross_node_per_step.ops[op].bytes +=
+          r.comm_cross_node.ops[op].bytes / static_cast<double>(s.steps.size());
       s.comm_tensor_parallel_per_step.ops[op].calls += r.comm_tensor_parallel.ops[op].calls;
       s.comm_tensor_parallel_per_step.ops[op].bytes +=
           r.comm_tensor_parallel.ops[op].bytes / static_cast<double>(s.steps.size());

@@ -52,6 +52,26 @@ void print_inter_group_traffic(const std::vector<StageResult>& results) {
   }
 }
 
+// Runs over several nodes: the bytes that left this rank's node (comm/cross_node.hpp), a line per
+// stage once any stage sent some.
+void print_cross_node_traffic(const std::vector<StageResult>& results) {
+  const auto leaving = [](const StageResult& s) {
+    double bytes = 0;
+    for (const CommOpStats& op : s.comm_cross_node_per_step.ops) bytes += op.bytes;
+    return bytes;
+  };
+  if (std::none_of(results.begin(), results.end(),
+                   [&](const StageResult& s) { return leaving(s) != 0; }))
+    return;
+  for (const StageResult& s : results)
+    if (std::isnan(leaving(s)))
+      log_root("  stage {}: n/a left the node (a communicator spread unevenly over nodes)\n",
+               s.stage);
+    else
+      log_root("  stage {}: {:.3f} MiB per rank per step left the node ({} B)\n", s.stage,
+               leaving(s) / kMiB, leaving(s));
+}
+
 // Tensor parallelism: the model's all-reduces along tp, apart from ZeRO's traffic.
 void print_tensor_parallel_traffic(const std::vector<StageResult>& results) {
   for (const StageResult& s : results) {
@@ -122,6 +142,7 @@ void print_summary(const Deck& deck, const std::vector<StageResult>& results) {
     log_root("{}\n", line);
   }
   print_inter_group_traffic(results);
+  print_cross_node_traffic(results);
   print_tensor_parallel_traffic(results);
   print_all_to_all_traffic(results);
   log_root(

@@ -127,7 +127,7 @@ StepRecord TrainerT<Real>::step(int64_t step) {
   const Fault fault = injected_fault(comm_->rank(), step);
   if (fault == Fault::Kill || fault == Fault::Stall || fault == Fault::Error) enact_fault(fault);
   const StepCounters before{comms_->stats(), comms_->stats(CommLevel::InterGroup),
-                            comms_->stats(CommLevel::TensorParallel)};
+                            comms_->stats(CommLevel::TensorParallel), comms_->cross_node_stats()};
   comms_->begin_step_records();  // fences
   {
     Phase whole(context_, step_phase(step, record));
@@ -210,6 +210,7 @@ void TrainerT<Real>::count_communication(const StepCounters& before, StepRecord&
   record.comm_inter_group = stats_between(before.inter_group, comms_->stats(CommLevel::InterGroup));
   record.comm_tensor_parallel =
       stats_between(before.tensor_parallel, comms_->stats(CommLevel::TensorParallel));
+  record.comm_cross_node = stats_between(before.cross_node, comms_->cross_node_stats());
   record.times.comm_wait = record.comm.total().seconds;
   const std::vector<CollectiveTimes> collectives = comms_->end_step_records();
   record.exposure = exposure_of(collectives);

@@ -4,7 +4,9 @@
 // (zero.shard_size: traffic within and across shard groups compared separately), and with tensor
 // parallelism (parallel.tp: the model's collectives along tp compared on their own), and with
 // ZeRO++'s quantized weight gathers (zero.quantize_weights) beside hybrid sharding and hpZ, and
-// its quantized gradient exchanges (zero.quantize_grads) with and without error feedback.
+// its quantized gradient exchanges (zero.quantize_grads) with and without error feedback. Every
+// case also compares the bytes that leave nodes (comm/cross_node.hpp): none on this host's one
+// node, and at 4 ranks on two faked nodes of 2 (zero.ranks_per_node) what each stage sends out.
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
@@ -42,6 +44,7 @@ void check_planned_equals_measured(const zm::Deck& deck, int stage, zm::Communic
   const zm::ZeroMesh mesh = zm::plan_zero_mesh(deck, stage, comm.size(), nullptr);
   const zm::MemoryPlan planned = zm::plan_memory(deck, stage, mesh);  // priced as it runs
   const zm::LevelTraffic planned_traffic = zm::plan_traffic(deck, stage, mesh);
+  const auto planned_cross = zm::plan_cross_node_traffic(deck, stage, mesh);
 
   zm::MemoryLedger ledger;
   const zm::MemoryFigures before = ledger.figures();
@@ -77,9 +80,17 @@ void check_planned_equals_measured(const zm::Deck& deck, int stage, zm::Communic
     EXPECT_GT(inter_total, 0.0);  // the replicas' all-reduce and the statistics
   else
     EXPECT_EQ(inter_total, 0.0);
+  double cross_total = 0;
+  for (double bytes : planned_cross) cross_total += bytes;
+  if (mesh.ranks_per_node > 0 && mesh.ranks_per_node < mesh.world())
+    EXPECT_GT(cross_total, 0.0);  // the step statistics over every rank, at least
+  else
+    EXPECT_EQ(cross_total, 0.0);
   for (const auto& record : records)
     for (int op = 0; op < zm::kCommOps; ++op) {
       SCOPED_TRACE(zm::comm_op_name(zm::CommOp(op)));
+      const double measured_cross = record.comm_cross_node.ops[op].bytes;
+      EXPECT_NEAR(measured_cross, planned_cross[op], 1e-12 * (1 + planned_cross[op]));
       const double measured_inter = record.comm_inter_group.ops[op].bytes;
       const double measured_tp = record.comm_tensor_parallel.ops[op].bytes;
       const double measured_intra = record.comm.ops[op].bytes - measured_inter - measured_tp;
@@ -291,6 +302,42 @@ TEST(PlannedEqualsMeasuredQuantized, Int8GradientsMoveAboutAQuarterOfFp32) {
                         bytes(plain, CommLevel::InterGroup, CommOp::AllReduce);
   EXPECT_GT(across, 0.25);
   EXPECT_LT(across, 0.25 * (1.0 + 4.0 / 256.0) + 0.01);
+}
+
+// Two faked nodes of 2 ranks (zero.ranks_per_node = 2) at 4 ranks: the bytes each rank sends out
+// of its node, plain and under each sharding and ZeRO++ option that changes which communicators
+// span the nodes and what they move.
+TEST(PlannedEqualsMeasuredCrossNode, TwoNodesOfTwoRanks) {
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
+  if (comm->size() != 4) GTEST_SKIP() << "4 ranks on two nodes of 2";
+  std::vector<std::string> precisions = {"train.precision=fp32"};
+  if (ZEROMINI_HAVE_BF16) precisions.push_back("train.precision=bf16");
+  const std::vector<std::vector<std::string>> options = {
+      {},
+      {"zero.shard_size=2"},
+      {"zero.secondary_shard_size=2"},  // hpZ at stage 3, ignored below
+      {"zero.quantize_grads=int8"},
+      {"zero.quantize_grads=int4", "zero.shard_size=2"},
+      {"parallel.tp=2"}};
+  for (int stage = 1; stage <= 3; ++stage)
+    for (const auto& option : options)
+      for (const auto& precision : precisions) {
+        SCOPED_TRACE(fmt::format("stage {}, {}, {}", stage, fmt::join(option, " "), precision));
+        std::vector<std::string> overrides = {"train.steps=2", "zero.ranks_per_node=2", precision};
+        overrides.insert(overrides.end(), option.begin(), option.end());
+        check_planned_equals_measured(zm::testing::test_deck(stage, 3, 1, overrides), stage, *comm);
+      }
+  // Stage 3's ZeRO++: qwZ alone, and with hpZ and qgZ (int4, groups of a node).
+  const std::vector<std::vector<std::string>> zeropp = {
+      {"zero.quantize_weights=int8"},
+      {"zero.quantize_weights=int8", "zero.secondary_shard_size=2", "zero.quantize_grads=int4"}};
+  for (const auto& option : zeropp)
+    for (const auto& precision : precisions) {
+      SCOPED_TRACE(fmt::format("stage 3, {}, {}", fmt::join(option, " "), precision));
+      std::vector<std::string> overrides = {"train.steps=2", "zero.ranks_per_node=2", precision};
+      overrides.insert(overrides.end(), option.begin(), option.end());
+      check_planned_equals_measured(zm::testing::test_deck(3, 3, 1, overrides), 3, *comm);
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Stages, PlannedEqualsMeasured, ::testing::Values(0, 1, 2, 3));
