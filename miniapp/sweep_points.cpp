@@ -36,9 +36,13 @@ std::string shard_problem(const SweepPoint& point) {
 
 // A deck axis of the points: the sweep's values, the point's value, the part of a point's name
 // before the value, and what the sweep file calls it.
+// Member pointers through aliases: nvcc's front end rewrites a member-pointer declarator with
+// parentheses that GCC then warns about (-Wparentheses).
+using SweepValues = const std::vector<std::string> Sweep::*;
+using PointValue = std::string SweepPoint::*;
 struct DeckAxis {
-  const std::vector<std::string> Sweep::*values;
-  std::string SweepPoint::*value;
+  SweepValues values;
+  PointValue value;
   const char* name_part;
   const SweepAxis* spec;
 };
