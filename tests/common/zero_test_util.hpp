@@ -1,6 +1,10 @@
 // Shared by the ZeRO tests: the test model and a short training run.
 #pragma once
 
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -12,6 +16,24 @@
 #include "train/trainer.hpp"
 
 namespace zm::testing {
+
+// Deck overrides: `base` followed by `more`.
+inline std::vector<std::string> with(std::vector<std::string> base,
+                                     const std::vector<std::string>& more) {
+  base.insert(base.end(), more.begin(), more.end());
+  return base;
+}
+
+// The largest difference of this rank's parameters from world rank 0's: 0 when every rank holds
+// the same model. Collective over the world.
+inline float largest_difference_from_rank0(const std::vector<float>& params) {
+  std::vector<float> rank0 = params;
+  MPI_Bcast(rank0.data(), static_cast<int>(rank0.size()), MPI_FLOAT, 0, MPI_COMM_WORLD);
+  float mine = 0, worst = 0;
+  for (size_t i = 0; i < params.size(); ++i) mine = std::max(mine, std::fabs(params[i] - rank0[i]));
+  MPI_Allreduce(&mine, &worst, 1, MPI_FLOAT, MPI_MAX, MPI_COMM_WORLD);
+  return worst;
+}
 
 // tiny-test.toml's model with the batch and stage given.
 inline Deck test_deck(int stage, int64_t micro_batch, int64_t grad_accum = 1,

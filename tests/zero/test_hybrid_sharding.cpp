@@ -20,6 +20,7 @@
 namespace {
 
 using zm::testing::kGlobalBatch;
+using zm::testing::largest_difference_from_rank0;
 
 // The shard sizes that make two or more groups of N ranks, each with its deck overrides: the
 // number itself, and "node" with faked nodes of that many ranks; at stage 3 also hpZ's.
@@ -34,17 +35,6 @@ std::vector<std::vector<std::string>> hybrid_shardings(int N, int stage) {
       }
   }
   return out;
-}
-
-// The largest difference of this rank's parameters from world rank 0's: 0 when every group
-// holds the same model.
-float largest_difference_from_rank0(const std::vector<float>& params) {
-  std::vector<float> rank0 = params;
-  MPI_Bcast(rank0.data(), static_cast<int>(rank0.size()), MPI_FLOAT, 0, MPI_COMM_WORLD);
-  float mine = 0, worst = 0;
-  for (size_t i = 0; i < params.size(); ++i) mine = std::max(mine, std::fabs(params[i] - rank0[i]));
-  MPI_Allreduce(&mine, &worst, 1, MPI_FLOAT, MPI_MAX, MPI_COMM_WORLD);
-  return worst;
 }
 
 class HybridSharding : public ::testing::TestWithParam<int> {};

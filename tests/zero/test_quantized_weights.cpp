@@ -26,21 +26,14 @@
 namespace {
 
 using zm::testing::kGlobalBatch;
+using zm::testing::largest_difference_from_rank0;
+using zm::testing::with;
 
 // Relative loss difference allowed at every step of the 5-step test deck (lr 1e-2). Round to
 // nearest moves each weight by at most scale / 2 = max|w| / 254 of its block; the loss of the
 // small test model moves by far less than 1% under such perturbations (measured: see the report
 // printed by the test), and 1% is the convergence target for int8.
 constexpr double kInt8LossTolerance = 0.01;
-
-float largest_difference_from_rank0(const std::vector<float>& params) {
-  std::vector<float> rank0 = params;
-  MPI_Bcast(rank0.data(), static_cast<int>(rank0.size()), MPI_FLOAT, 0, MPI_COMM_WORLD);
-  float mine = 0, worst = 0;
-  for (size_t i = 0; i < params.size(); ++i) mine = std::max(mine, std::fabs(params[i] - rank0[i]));
-  MPI_Allreduce(&mine, &worst, 1, MPI_FLOAT, MPI_MAX, MPI_COMM_WORLD);
-  return worst;
-}
 
 // The sharding variants of N ranks: one group; shard groups of 2 and hpZ groups of 2 where N
 // makes two or more of them.
@@ -51,11 +44,6 @@ std::vector<std::vector<std::string>> shardings(int N) {
     out.push_back({"zero.secondary_shard_size=2"});
   }
   return out;
-}
-
-std::vector<std::string> with(std::vector<std::string> base, std::vector<std::string> more) {
-  base.insert(base.end(), more.begin(), more.end());
-  return base;
 }
 
 TEST(QuantizedWeights, NoneIsBitwiseTheUnquantizedRun) {
