@@ -31,6 +31,25 @@ void move_to_slot(char* base, size_t offset, size_t bytes) {
   Kokkos::deep_copy(DeviceBytes(base + offset, bytes), ConstDeviceBytes(base, bytes));
 }
 
+// One pool buffer holds a host copy of `send` (send_bytes) and then the received bytes
+// (recv_bytes), copied back to `recv` on completion. Without a pool MPI reads and writes the
+// caller's buffers.
+StagedBuffers stage_send_then_recv(const void* send, void* recv, size_t send_bytes,
+                                   size_t recv_bytes, StagingPool* pool) {
+  StagedBuffers buffers;
+  buffers.send = send;
+  buffers.recv = recv;
+  if (pool == nullptr || send_bytes == 0) return buffers;
+  buffers.host = pool->acquire(send_bytes + recv_bytes);
+  char* host_send = buffers.host.data();
+  char* host_recv = host_send + send_bytes;
+  to_host(host_send, send, send_bytes);
+  buffers.send = host_send;
+  buffers.recv = host_recv;
+  buffers.on_complete = [recv, host_recv, recv_bytes] { to_device(recv, host_recv, recv_bytes); };
+  return buffers;
+}
+
 // MPI's in-place reduce-scatter reads the whole input from the receive buffer and leaves the
 // result at its start; the caller's convention wants it at this rank's slot, so the result is
 // moved there on completion (the rest of the buffer is scratch afterwards).
@@ -76,19 +95,8 @@ StagedBuffers stage_reduce_scatter(const void* send, void* recv, size_t shard_by
   if (in_place)
     return stage_reduce_scatter_in_place(static_cast<char*>(const_cast<void*>(send)), shard_bytes,
                                          rank, size, pool);
-  const size_t total_bytes = shard_bytes * static_cast<size_t>(size);
-  StagedBuffers buffers;
-  buffers.send = send;
-  buffers.recv = recv;
-  if (pool == nullptr || total_bytes == 0) return buffers;
-  buffers.host = pool->acquire(total_bytes + shard_bytes);
-  char* host_send = buffers.host.data();
-  char* host_recv = host_send + total_bytes;
-  to_host(host_send, send, total_bytes);
-  buffers.send = host_send;
-  buffers.recv = host_recv;
-  buffers.on_complete = [recv, host_recv, shard_bytes] { to_device(recv, host_recv, shard_bytes); };
-  return buffers;
+  return stage_send_then_recv(send, recv, shard_bytes * static_cast<size_t>(size), shard_bytes,
+                              pool);
 }
 
 // Not in place: one pool buffer holds the gathered result and then the send copy.
@@ -118,18 +126,7 @@ StagedBuffers stage_all_gather(const void* send, void* recv, size_t shard_bytes,
 StagedBuffers stage_all_to_all(const void* send, void* recv, size_t block_bytes, int size,
                                StagingPool* pool) {
   const size_t total_bytes = block_bytes * static_cast<size_t>(size);
-  StagedBuffers buffers;
-  buffers.send = send;
-  buffers.recv = recv;
-  if (pool == nullptr || total_bytes == 0) return buffers;
-  buffers.host = pool->acquire(2 * total_bytes);
-  char* host_send = buffers.host.data();
-  char* host_recv = host_send + total_bytes;
-  to_host(host_send, send, total_bytes);
-  buffers.send = host_send;
-  buffers.recv = host_recv;
-  buffers.on_complete = [recv, host_recv, total_bytes] { to_device(recv, host_recv, total_bytes); };
-  return buffers;
+  return stage_send_then_recv(send, recv, total_bytes, total_bytes, pool);
 }
 
 }  // namespace zm
