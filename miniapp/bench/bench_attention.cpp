@@ -14,12 +14,8 @@
 namespace {
 
 zm::Deck attention_deck(int64_t seq_len, int64_t micro_batch, const char* attention) {
-  return zm::parse_deck(
-      "[model]\nlayers = 4\nheads = 4\ndim = 128\nvocab = 512\n"
-      "[train]\nsteps = 1000000\nlr = 3e-3\n",
-      "bench",
-      {fmt::format("model.seq_len={}", seq_len), fmt::format("train.micro_batch={}", micro_batch),
-       fmt::format("model.attention={}", attention)});
+  return zm::bench::quickstart_model_deck(seq_len, micro_batch, 512,
+                                          {fmt::format("model.attention={}", attention)});
 }
 
 void attention_paths(benchmark::State& state) {

@@ -17,14 +17,9 @@ namespace {
 
 // chunk < 0: the deck's default.
 zm::Deck classifier_deck(int64_t seq_len, int64_t micro_batch, int64_t vocab, int64_t chunk) {
-  std::vector<std::string> overrides = {fmt::format("model.seq_len={}", seq_len),
-                                        fmt::format("train.micro_batch={}", micro_batch),
-                                        fmt::format("model.vocab={}", vocab)};
-  if (chunk >= 0) overrides.push_back(fmt::format("model.classifier_chunk={}", chunk));
-  return zm::parse_deck(
-      "[model]\nlayers = 4\nheads = 4\ndim = 128\n"
-      "[train]\nsteps = 1000000\nlr = 3e-3\n",
-      "bench", overrides);
+  if (chunk < 0) return zm::bench::quickstart_model_deck(seq_len, micro_batch, vocab);
+  return zm::bench::quickstart_model_deck(seq_len, micro_batch, vocab,
+                                          {fmt::format("model.classifier_chunk={}", chunk)});
 }
 
 void classifier_paths(benchmark::State& state) {

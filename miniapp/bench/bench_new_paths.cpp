@@ -17,17 +17,9 @@
 namespace {
 
 zm::Deck paths_deck(int64_t seq_len, int64_t micro_batch, int64_t vocab, bool old_paths) {
-  std::vector<std::string> overrides = {fmt::format("model.seq_len={}", seq_len),
-                                        fmt::format("train.micro_batch={}", micro_batch),
-                                        fmt::format("model.vocab={}", vocab)};
-  if (old_paths) {
-    overrides.emplace_back("model.attention=reference");
-    overrides.emplace_back("model.classifier_chunk=0");
-  }
-  return zm::parse_deck(
-      "[model]\nlayers = 4\nheads = 4\ndim = 128\n"
-      "[train]\nsteps = 1000000\nlr = 3e-3\n",
-      "bench", overrides);
+  if (!old_paths) return zm::bench::quickstart_model_deck(seq_len, micro_batch, vocab);
+  return zm::bench::quickstart_model_deck(
+      seq_len, micro_batch, vocab, {"model.attention=reference", "model.classifier_chunk=0"});
 }
 
 void new_paths(benchmark::State& state) {

@@ -19,6 +19,17 @@ double timed_step(Trainer& trainer, int64_t step) {
 
 }  // namespace
 
+Deck quickstart_model_deck(int64_t seq_len, int64_t micro_batch, int64_t vocab,
+                           std::vector<std::string> overrides) {
+  overrides.push_back(fmt::format("model.seq_len={}", seq_len));
+  overrides.push_back(fmt::format("train.micro_batch={}", micro_batch));
+  overrides.push_back(fmt::format("model.vocab={}", vocab));
+  return parse_deck(
+      "[model]\nlayers = 4\nheads = 4\ndim = 128\n"
+      "[train]\nsteps = 1000000\nlr = 3e-3\n",
+      "bench", overrides);
+}
+
 double activation_mib(const Deck& deck) {
   double bytes = 0;
   for (const BufferSpec& spec :

@@ -5,11 +5,18 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "core/deck.hpp"
 #include "train/trainer.hpp"
 
 namespace zm::bench {
+
+// The quickstart's model (L=4, C=128, NH=4) at seq_len x micro_batch tokens and `vocab`, with
+// further deck overrides: the decks the paired benchmarks compare.
+Deck quickstart_model_deck(int64_t seq_len, int64_t micro_batch, int64_t vocab,
+                           std::vector<std::string> overrides = {});
 
 // Activation bytes per rank of a deck's model in fp32, from the model's buffer table, in MiB.
 double activation_mib(const Deck& deck);
