@@ -9,8 +9,6 @@
 // sequences and GPT-2's padded vocabulary (50304), where the logits are 824 MB (four chunks).
 #include <benchmark/benchmark.h>
 
-#include <fmt/format.h>
-
 #include "core/deck.hpp"
 #include "paired_steps.hpp"
 
