@@ -10,6 +10,7 @@
 #   scripts/netns-cluster.sh exec NODE CMD...  run CMD on node NODE (1..N)
 #   scripts/netns-cluster.sh hosts [K]         MPICH's -hosts list, K ranks per node (default 1)
 #   scripts/netns-cluster.sh mpiexec K ARGS... mpiexec across the nodes, K ranks per node
+#                                              (ranks preload ZEROMINI_UCX_FINALIZE_LIB, below)
 #   scripts/netns-cluster.sh rate NODE R|off   reshape NODE's link (both directions) now
 #   scripts/netns-cluster.sh link NODE down|up take NODE's link down or up now
 #
@@ -184,11 +185,20 @@ cmd_hosts() {
 # namespaces; the proxies reach mpiexec at the bridge's address. Within a node MPICH's own shared
 # memory carries the messages; between nodes UCX must use TCP: the nodes share one kernel (one
 # boot id), which UCX takes for one machine and would reach by shared memory.
+# The ranks preload ZEROMINI_UCX_FINALIZE_LIB (default: the repository's build/lib copy, where
+# built; "none" for nothing): MPICH 4.0.2 over UCX/TCP can deadlock in MPI_Finalize otherwise
+# (src/preload/mpich_ucx_finalize.c says why).
 cmd_mpiexec() {
-  local k=${1:?mpiexec: ranks per node}
+  local k=${1:?mpiexec: ranks per node} preload=() lib
   shift
+  lib=${ZEROMINI_UCX_FINALIZE_LIB:-$here/../build/lib/libzeromini_mpich_ucx_finalize.so}
+  if [[ $lib != none ]]; then
+    [[ -f $lib ]] || [[ -n ${ZEROMINI_UCX_FINALIZE_LIB:-} ]] || lib=none
+    [[ $lib == none || -f $lib ]] || die "ZEROMINI_UCX_FINALIZE_LIB '$lib': no such file"
+    [[ $lib == none ]] || preload=(-genv LD_PRELOAD "$lib${LD_PRELOAD:+:$LD_PRELOAD}")
+  fi
   UCX_TLS=${UCX_TLS:-tcp,self} exec mpiexec -localhost "$bridge_ip" -launcher ssh -launcher-exec "$here/netns-launch" \
-    -hosts "$(cmd_hosts "$k")" -n $(($(node_count) * k)) "$@"
+    "${preload[@]}" -hosts "$(cmd_hosts "$k")" -n $(($(node_count) * k)) "$@"
 }
 
 case ${1:-} in
