@@ -94,7 +94,8 @@ network_fault() {
     link_down) "$cluster" link 2 up ;;
     crawl) "$cluster" rate 2 off ;;
   esac
-  ( sleep 90; kill -KILL $launcher 2>/dev/null ) &
+  # The guard must not inherit the EXIT trap: killing it below would take the cluster down.
+  ( trap - EXIT INT TERM; sleep 90; kill -KILL $launcher 2>/dev/null ) &
   guard=$!
   wait $launcher
   status=$?
@@ -128,7 +129,9 @@ slurm_job() {
   export SLURM_CONF
   SLURM_CONF=$("$src/scripts/netns-slurm.sh" conf)
   local job line state
-  job=$(cd "$work" && UCX_TLS=tcp,self ZEROMINI_ROOT=$src ZEROMINI_BIN=$zeromini \
+  local preload=${ZEROMINI_UCX_FINALIZE_LIB:-none}
+  [[ $preload != none ]] || preload=""
+  job=$(cd "$work" && LD_PRELOAD=$preload UCX_TLS=tcp,self ZEROMINI_ROOT=$src ZEROMINI_BIN=$zeromini \
     ZEROMINI_OUT=$work/job ZEROMINI_SRUN_MPI=pmi2 sbatch --parsable -N 2 --ntasks-per-node=2 \
     --output="$work/job-%j.out" "$src/scripts/slurm/cpu-partition.sbatch" "$deck" \
     --set zero.stage=3 --set train.steps=3) || fail "sbatch refused the job"
