@@ -121,7 +121,8 @@ void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoin
   // Columns are only ever appended: scripts read them by name and by position.
   fmt::print(
       "{},compute_s,comm_s,step_overlapped_s,step_serial_s,fits,largest_layers,"
-      "largest_params,shard_size,recompute,intra_group_bytes,inter_group_bytes{}{}{}{}\n",
+      "largest_params,shard_size,recompute,intra_group_bytes,inter_group_bytes{}{}{}{},"
+      "cross_node_bytes\n",
       header, tp_columns ? ",tp,tensor_parallel_bytes" : "",
       have_machine ? ",model_flops_per_step,tflops_per_device,mfu_overlapped,mfu_serial" : "",
       exchanged ? ",all_to_all_bytes" : "",
@@ -148,11 +149,13 @@ void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoin
     const std::string all_to_all =
         exchanged ? fmt::format(",{:.0f}", p.bytes_per_step[static_cast<int>(CommOp::AllToAll)])
                   : "";
-    fmt::print("{},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{:.0f},{:.0f}{}{}{}{}\n", row,
+    fmt::print("{},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{:.0f},{:.0f}{}{}{}{},{}\n", row,
                p.compute_seconds, p.comm_seconds, p.step_seconds_overlapped, p.step_seconds_serial,
                have_machine ? (p.fits ? "yes" : "no") : "", p.largest_layers, p.largest_params,
                p.mesh.group_ranks(), deck.model.recompute, p.bytes_at_level(CommLevel::IntraGroup),
-               p.bytes_at_level(CommLevel::InterGroup), tp, predicted, all_to_all, zeropp);
+               p.bytes_at_level(CommLevel::InterGroup), tp, predicted, all_to_all, zeropp,
+               std::isfinite(p.cross_node_bytes()) ? fmt::format("{:.0f}", p.cross_node_bytes())
+                                                   : std::string());
   }
 }
 
