@@ -380,4 +380,30 @@ TEST(QuantizedSum, AddsTheSegmentsInOrderWithTheSameBitsAtAnyTeamShape) {
     }
 }
 
+// Every stride-th segment (qgZ's hop within a node: one destination's contributions among
+// several destinations'): bitwise the sum of those segments alone, laid end to end.
+TEST(QuantizedSum, StrideTakesEveryStrideThSegment) {
+  const k::TeamShape shape = zm::testing::test_team_shape();
+  const int64_t segments = 6, n = 333, block = 32, stride = 3;
+  for (int bits : {8, 4}) {
+    SCOPED_TRACE(::testing::Message() << bits << " bits");
+    const PackedSegments all = pack_segments(segments, n, block, bits);
+    const int64_t floats = k::QuantizedSegment{n, block, bits}.bytes() / 4;
+    for (int64_t first = 0; first < stride; ++first) {
+      // Segments first, first + stride: copied end to end, summed without a stride.
+      const std::vector<float> packed = all.packed.get();
+      std::vector<float> picked;
+      for (int64_t s = first; s < segments; s += stride)
+        picked.insert(picked.end(), packed.begin() + s * floats, packed.begin() + (s + 1) * floats);
+      DeviceVec<float> end_to_end(picked), expected(static_cast<size_t>(n)),
+          got(static_cast<size_t>(n));
+      k::dequantize_sum(shape, end_to_end.data(), segments / stride, n, block, bits,
+                        expected.data());
+      k::dequantize_sum(shape, all.packed.data() + first * floats, segments / stride, n, block,
+                        bits, got.data(), false, stride);
+      EXPECT_EQ(got.get(), expected.get()) << "first segment " << first;
+    }
+  }
+}
+
 }  // namespace

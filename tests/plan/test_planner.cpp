@@ -206,13 +206,19 @@ TEST(PlannerHybrid, CollectivesArePricedOnTheLinkTheyCross) {
     // Eight cards faster than the intra-node link: the intra-node link sets the pace.
     const zm::PlanPoint fast = zm::plan_point(plain, stage, 32, &fast_cards);
     expect_seconds(fast.comm_seconds, fast.bytes_per_step_total() / intra_bw);
-    // qgZ's all-to-all at the per-device rate, the rest as before.
+    // qgZ's exchange in two hops by node (the group of 32 spans 4 nodes of 8): per unit of S
+    // quantized bytes, (8-1)/8 S among a node's 8 ranks on the intra-node link, then
+    // (4-1)/4 of 4 segments (4/32 S) among the 4 ranks of equal local index, through each rank's
+    // own card; the rest as before.
     zm::Deck int8 = plain;
     int8.zero.quantize_grads = "int8";
     const zm::PlanPoint q = zm::plan_point(int8, stage, 32, &m);
     const double a2a = q.bytes_per_step[static_cast<size_t>(zm::CommOp::AllToAll)];
     ASSERT_GT(a2a, 0);
-    expect_seconds(q.comm_seconds, a2a / inter_bw + (q.bytes_per_step_total() - a2a) / eight_cards);
+    const double within = 7.0 / 8.0 * 32, across = 3.0 / 4.0 * 4;  // in segments per unit
+    expect_seconds(q.comm_seconds, a2a * within / (within + across) / intra_bw +
+                                       a2a * across / (within + across) / inter_bw +
+                                       (q.bytes_per_step_total() - a2a) / eight_cards);
     // Within one node everything is intra-node.
     const zm::PlanPoint one = zm::plan_point(node, stage, 8, &m);
     expect_seconds(one.comm_seconds, one.bytes_per_step_total() / intra_bw);
