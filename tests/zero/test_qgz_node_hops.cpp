@@ -1,7 +1,7 @@
 // qgZ in two hops by node (zero/quantized_gradients.hpp), at 4 ranks on two faked nodes of 2
 // (zero.ranks_per_node = 2), plain stages 2 and 3 (one shard group of 4 spanning both nodes):
 //   - the run splits the group by node, trains within 1% of the unquantized loss in int8 at
-//     every step, and the ranks keep one model;
+//     every step (fp32, and bf16 where the build has it), and the ranks keep one model;
 //   - the bytes its all-to-alls send out of the node are (N-1)/N * S / k per unit (S a rank's
 //     quantized contribution, N = 2 nodes, k = 2 ranks on each), strictly less than the flat
 //     exchange's (G-k)/G * S;
@@ -53,6 +53,8 @@ double all_to_all(const zm::CommStats& stats) {
 
 class QgzNodeHops : public ::testing::TestWithParam<int> {
  protected:
+  // The two-hop run against the unquantized one, and its all-to-all bytes, in one precision.
+  void check_two_hops(int stage, const std::string& precision);
   std::unique_ptr<zm::Communicator> comm =
       zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
 };
@@ -60,8 +62,17 @@ class QgzNodeHops : public ::testing::TestWithParam<int> {
 TEST_P(QgzNodeHops, TwoNodesOfTwoTrackTheUnquantizedLossAndSendLessAcross) {
   const int stage = GetParam(), G = comm->size();
   if (G != 4) GTEST_SKIP() << "4 ranks on two nodes of 2";
-  const int nodes = 2, k = 2;
-  const std::vector<std::string> two_nodes = {"zero.ranks_per_node=2"};
+  std::vector<std::string> precisions = {"train.precision=fp32"};
+  if (ZEROMINI_HAVE_BF16) precisions.push_back("train.precision=bf16");
+  for (const std::string& precision : precisions) {
+    SCOPED_TRACE(precision);
+    check_two_hops(stage, precision);
+  }
+}
+
+void QgzNodeHops::check_two_hops(int stage, const std::string& precision) {
+  const int G = comm->size(), nodes = 2, k = 2;
+  const std::vector<std::string> two_nodes = {"zero.ranks_per_node=2", precision};
   const zm::Deck deck = zm::testing::test_deck(stage, kGlobalBatch / G, 1, with(two_nodes, kInt8));
   {
     const auto trainer = zm::make_trainer(deck, stage, *comm);
@@ -94,9 +105,9 @@ TEST_P(QgzNodeHops, TwoNodesOfTwoTrackTheUnquantizedLossAndSendLessAcross) {
   EXPECT_LT(two_hops, flat);
   if (comm->rank() == 0)
     std::printf(
-        "[ info ] stage %d, int8, 4 ranks on 2 nodes: loss gap %.3g; all-to-all bytes out of the "
-        "node per rank and step %.0f in two hops, %.0f flat (%.3f)\n",
-        stage, gap, two_hops, flat, two_hops / flat);
+        "[ info ] stage %d, int8, %s, 4 ranks on 2 nodes: loss gap %.3g; all-to-all bytes out of "
+        "the node per rank and step %.0f in two hops, %.0f flat (%.3f)\n",
+        stage, precision.c_str(), gap, two_hops, flat, two_hops / flat);
 }
 
 TEST_P(QgzNodeHops, OneNodeKeepsTheFlatExchange) {
