@@ -206,10 +206,8 @@ TEST(PlannerHybrid, CollectivesArePricedOnTheLinkTheyCross) {
     // Eight cards faster than the intra-node link: the intra-node link sets the pace.
     const zm::PlanPoint fast = zm::plan_point(plain, stage, 32, &fast_cards);
     expect_seconds(fast.comm_seconds, fast.bytes_per_step_total() / intra_bw);
-    // qgZ's exchange in two hops by node (the group of 32 spans 4 nodes of 8): per unit of S
-    // quantized bytes, (8-1)/8 S among a node's 8 ranks on the intra-node link, then
-    // (4-1)/4 of 4 segments (4/32 S) among the 4 ranks of equal local index, through each rank's
-    // own card; the rest as before.
+    // qgZ in two hops by node (4 nodes of 8), per 32 segments: 7/8 of 32 in the node, then 3/4
+    // of 4 across, through each rank's own card; the rest as before.
     zm::Deck int8 = plain;
     int8.zero.quantize_grads = "int8";
     const zm::PlanPoint q = zm::plan_point(int8, stage, 32, &m);
