@@ -47,12 +47,23 @@ def machine_info(path):
 
 def cross_node_bytes(row, per_node):
     """Bytes per rank that the planner prices on the inter-node link: every collective across the
-    groups, and the groups' own when a group's ring leaves a node (planner.cpp, crosses_nodes)."""
+    groups, and the groups' own when a group's ring leaves a node (planner.cpp, crosses_nodes),
+    but for qgZ's hop within the node where its exchange in a group over whole nodes takes two
+    (zero/quantized_gradients.hpp): of the group's all-to-all bytes, (k-1)/k S stay in the node
+    and (N-1)/G S cross (S the contribution, G = N k the group's ranks, k per node)."""
     if int(row["ranks"]) <= per_node:
         return 0.0
     group = int(row["shard_size"])
     inside = group <= per_node and per_node % group == 0
-    return float(row["inter_group_bytes"]) + (0.0 if inside else float(row["intra_group_bytes"]))
+    if inside:
+        return float(row["inter_group_bytes"])
+    intra = float(row["intra_group_bytes"])
+    if row.get("quantize_grads", "none") != "none" and per_node > 1 and group % per_node == 0:
+        nodes, k = group // per_node, per_node
+        within, across = (k - 1) / k, (nodes - 1) / group
+        # Every all-to-all of these decks is the group's (no hpZ beside a group over nodes).
+        intra -= float(row["all_to_all_bytes"]) * within / (within + across)
+    return float(row["inter_group_bytes"]) + intra
 
 
 def fmt_cell(row, base):

@@ -54,6 +54,10 @@ int stride_along(const DeviceMesh& mesh, int d) {
   return stride;
 }
 
+bool hops_by_node(NodeSpan group_span) {
+  return group_span.nodes > 1 && group_span.per_node > 1;
+}
+
 double cross_node_bytes(CommOp op, double whole_buffer_bytes, int ranks, NodeSpan span) {
   if (span.nodes <= 1 || op == CommOp::Barrier) return 0.0;
   if (span.per_node <= 0) return NAN;  // uneven: no figure

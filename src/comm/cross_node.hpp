@@ -35,6 +35,13 @@ NodeSpan node_span(int count, int stride, int ranks_per_node);
 // The stride between the ranks of a group along dimension d of `mesh`.
 int stride_along(const DeviceMesh& mesh, int d);
 
+// Whether qgZ's exchange within a shard group of this span takes two hops by node
+// (zero/quantized_gradients.hpp): the group spans 2+ nodes with the same k >= 2 of its ranks on
+// each. On one node nothing crosses; with k = 1 the hop within the node moves nothing and the
+// hop across is the flat exchange; spread unevenly, the ranks of equal local index on each node
+// are not one per node, so the hop across them would not reach every destination.
+bool hops_by_node(NodeSpan group_span);
+
 // Bytes this rank's collective sends out of its node (the table above); NaN for an uneven span.
 double cross_node_bytes(CommOp op, double whole_buffer_bytes, int ranks, NodeSpan span);
 

@@ -36,7 +36,8 @@ ZeroMesh run_zero_mesh(const Deck& deck, int stage, Communicator& world) {
   return zero_mesh(deck, stage, world.size(), ranks_per_node);
 }
 
-MeshComms::MeshComms(Communicator& world, const ZeroMesh& mesh) : mesh_(mesh), world_(&world) {
+MeshComms::MeshComms(Communicator& world, const ZeroMesh& mesh, bool split_group_by_node)
+    : mesh_(mesh), world_(&world) {
   ZM_ASSERT(mesh.world() == world.size(), "mesh of {} ranks, communicator of {}", mesh.world(),
             world.size());
   const DeviceMesh& m = mesh.mesh;
@@ -54,6 +55,29 @@ MeshComms::MeshComms(Communicator& world, const ZeroMesh& mesh) : mesh_(mesh), w
                   [&](const Member& member) { return member.comm == world_; });
   if (!world_listed) members_.push_back({world_, world_level(mesh)});
   for (const Member& member : members_) count_nodes(*member.comm);
+  if (split_group_by_node) this->split_group_by_node();
+}
+
+void MeshComms::split_group_by_node() {
+  Communicator& shard_group = group();
+  const NodeSpan span = shard_group.node_span();
+  if (!hops_by_node(span)) return;
+  const int rank = shard_group.rank(), k = span.per_node;
+  group_within_node_ = split(shard_group, rank / k, rank);
+  group_across_nodes_ = split(shard_group, rank % k, rank);
+  const CommLevel level = level_along(mesh_, kShardDim);
+  for (Communicator* comm : {group_within_node_, group_across_nodes_}) {
+    members_.push_back({comm, level});
+    count_nodes(*comm);
+  }
+}
+
+Communicator* MeshComms::split(Communicator& parent, int color, int key) {
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Comm_split(parent.mpi_comm(), color, key, &comm);
+  splits_.push_back(comm);
+  owned_.push_back(make_communicator(world_->name(), comm, world_->watchdog()));
+  return owned_.back().get();
 }
 
 void MeshComms::count_nodes(Communicator& comm) const {
@@ -78,11 +102,7 @@ Communicator* MeshComms::make_along(int d) {
   // Keyed by the world rank, so that the ranks along the dimension keep the world's order: their
   // rank there is their coordinate along it.
   const int rank = world_->rank();
-  MPI_Comm split = MPI_COMM_NULL;
-  MPI_Comm_split(world_->mpi_comm(), m.group_along(rank, d), rank, &split);
-  splits_.push_back(split);
-  owned_.push_back(make_communicator(world_->name(), split, world_->watchdog()));
-  return owned_.back().get();
+  return split(*world_, m.group_along(rank, d), rank);
 }
 
 Communicator* MeshComms::along(const std::string& dim) const {

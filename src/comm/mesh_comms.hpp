@@ -11,6 +11,12 @@
 // along `replicate`; the world's when there is more than one group (the step statistics,
 // stage 0's all-reduce). Across the levels, the bytes that leave nodes are counted apart
 // (cross_node_stats, comm/cross_node.hpp).
+//
+// Under qgZ (split_group_by_node) a shard group that spans nodes (hops_by_node) is also split in
+// two ways, once: its ranks on this rank's node, and its ranks of this rank's local index on every
+// node (one per node), the two hops of zero/quantized_gradients.hpp. Both are intra-group. A
+// node is ranks_per_node consecutive world ranks, and the group's ranks keep the world's order,
+// so group rank r sits on the group's node r / k with local index r % k.
 #pragma once
 
 #include <memory>
@@ -37,9 +43,9 @@ ZeroMesh run_zero_mesh(const Deck& deck, int stage, Communicator& world);
 
 class MeshComms {
  public:
-  // Collective over `world` (it splits it along each dimension of a hybrid mesh). The new
-  // communicators use the world's backend.
-  MeshComms(Communicator& world, const ZeroMesh& mesh);
+  // Collective over `world` (it splits it along each dimension of a hybrid mesh, and the shard
+  // group by node under split_group_by_node). The new communicators use the world's backend.
+  MeshComms(Communicator& world, const ZeroMesh& mesh, bool split_group_by_node = false);
   ~MeshComms();
   MeshComms(const MeshComms&) = delete;
   MeshComms& operator=(const MeshComms&) = delete;
@@ -54,9 +60,13 @@ class MeshComms {
   Communicator* replicas() const { return along(kReplicateDim); }
   // The tensor-parallel group's (nullptr at tp = 1).
   Communicator* tensor_parallel() const { return along(kTpDim); }
+  // The shard group's ranks on this rank's node, and its ranks of this rank's local index on every
+  // node (ranked by node); nullptr unless the group was split by node.
+  Communicator* group_within_node() const { return group_within_node_; }
+  Communicator* group_across_nodes() const { return group_across_nodes_; }
 
   // The distinct communicators, with the level of each: the dimensions' from the innermost out,
-  // then the world.
+  // then the world, then the group's splits by node.
   struct Member {
     Communicator* comm;
     CommLevel level;
@@ -83,6 +93,10 @@ class MeshComms {
   Communicator* make_along(int d);
   // Collective over `comm`: sets the nodes its ranks span.
   void count_nodes(Communicator& comm) const;
+  // Collective over `parent`: a communicator of the ranks of equal `color`, ranked by `key`.
+  Communicator* split(Communicator& parent, int color, int key);
+  // Collective over the group: its two splits by node, where hops_by_node says so.
+  void split_group_by_node();
 
   ZeroMesh mesh_;
   Communicator* world_;
@@ -90,6 +104,8 @@ class MeshComms {
   std::vector<MPI_Comm> splits_;
   std::vector<std::unique_ptr<Communicator>> owned_;  // the splits' communicators
   std::vector<Member> members_;
+  Communicator* group_within_node_ = nullptr;
+  Communicator* group_across_nodes_ = nullptr;
 };
 
 }  // namespace zm

@@ -63,9 +63,11 @@ void dequantize_int4(TeamShape shape, const void* packed, int64_t segments, int6
 // the `segments` consecutive segments of n values (QuantizedSegment{n, block, bits}) of their
 // dequantized value i, added in segment order in fp32 and rounded once to T; with `accumulate`,
 // out[i] (converted to fp32) is the first term. One team per block, every segment's block in
-// turn: the same bits at any team shape.
+// turn: the same bits at any team shape. `stride` > 1 takes every stride-th segment from
+// `packed` (segment s at s * stride segments in: one destination's contributions among those of
+// several, as qgZ's hop within a node receives them).
 template <typename T>
 void dequantize_sum(TeamShape shape, const void* packed, int64_t segments, int64_t n, int64_t block,
-                    int bits, T* out, bool accumulate = false);
+                    int bits, T* out, bool accumulate = false, int64_t stride = 1);
 
 }  // namespace zm::kernels

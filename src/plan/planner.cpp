@@ -152,13 +152,16 @@ std::array<double, kCommOps> plan_cross_node_traffic(const Deck& deck, int stage
   const MeshSpans spans = mesh_spans(mesh);
   for (const auto& c : run_traffic(deck, stage, partition, mesh)) {
     // A collective of every rank runs on the world's (the step statistics), or on a dimension
-    // that spans it: the same ranks either way.
+    // that spans it: the same ranks either way. One that declares its span (qgZ's hops by node)
+    // runs on a split of its level's group.
     const bool world = c.ranks == mesh.world();
-    ZM_ASSERT(world || c.ranks == mesh.mesh.size(dim_of(c.level)),
+    ZM_ASSERT(c.span || world || c.ranks == mesh.mesh.size(dim_of(c.level)),
               "a collective of {} ranks at level {}", c.ranks, comm_level_name(c.level));
+    const NodeSpan span = c.span  ? *c.span
+                          : world ? spans.world
+                                  : spans.level[static_cast<size_t>(c.level)];
     bytes[static_cast<size_t>(c.op)] +=
-        cross_node_bytes(c.op, static_cast<double>(c.count * c.element_bytes), c.ranks,
-                         world ? spans.world : spans.level[static_cast<size_t>(c.level)]);
+        cross_node_bytes(c.op, static_cast<double>(c.count * c.element_bytes), c.ranks, span);
   }
   return bytes;
 }
@@ -191,6 +194,7 @@ bool crosses_nodes(const ZeroEngine::PlannedCollective& c, const ZeroMesh& mesh,
                    const Machine& machine) {
   const int64_t per_node = machine.devices_per_node;
   if (mesh.world() <= per_node) return false;
+  if (c.span) return c.span->nodes > 1;  // a hop by node: within one, or across
   if (c.level == CommLevel::InterGroup) return true;
   const int64_t span = c.level == CommLevel::TensorParallel
                            ? int64_t(mesh.tp())
@@ -203,6 +207,7 @@ bool crosses_nodes(const ZeroEngine::PlannedCollective& c, const ZeroMesh& mesh,
 // and the collectives across groups the whole world.
 double ranks_per_node(const ZeroEngine::PlannedCollective& c, const ZeroMesh& mesh,
                       const Machine& machine) {
+  if (c.span) return std::max(1, c.span->per_node);
   const int64_t span = c.level == CommLevel::TensorParallel ? int64_t(mesh.tp())
                        : c.level == CommLevel::IntraGroup ? int64_t(mesh.group_ranks()) * mesh.tp()
                                                           : int64_t(mesh.world());

@@ -29,6 +29,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -96,6 +97,9 @@ class ZeroEngine {
     // Device memory read and written by the passes around it on this rank: a compressed
     // collective's quantization before and dequantization after (0: none).
     int64_t pass_bytes = 0;
+    // The nodes its communicator spans where it is not a mesh dimension's or the world's (qgZ's
+    // hops by node, zero/quantized_gradients.hpp); else the planner takes the dimension's.
+    std::optional<NodeSpan> span = std::nullopt;
   };
   // `mesh`: the run's mesh (partition is over the ranks of its `shard` dimension).
   static std::vector<PlannedCollective> declared_traffic(int stage, const Partition& partition,

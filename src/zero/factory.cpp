@@ -3,6 +3,7 @@
 // planner: the model state in the record's storage kinds, then what its paths declare.
 #include <algorithm>
 
+#include "comm/cross_node.hpp"
 #include "core/error.hpp"
 #include "zero/composed_engine.hpp"
 #include "zero/int8_gather.hpp"
@@ -74,13 +75,23 @@ PlannedCollectives per_unit_traffic(const Partition& partition, const Deck& deck
   const CommLevel across = level_along(mesh, kReplicateDim);
   ZM_ASSERT(partition.ranks() == group, "partition over {} ranks, shard dimension of {}",
             partition.ranks(), group);
+  // The nodes rank 0's shard group spans (comm/cross_node.hpp): qgZ's hops by node where they
+  // are uneven or one.
+  const int shard_dim = mesh.mesh.index_of(kShardDim);
+  const NodeSpan group_span =
+      node_span(group, stride_along(mesh.mesh, shard_dim), mesh.ranks_per_node);
   for (int u = 0; u < partition.num_units(); ++u) {
     const int64_t padded = partition.unit(u).padded;
     const bool qgz = deck.zero.quantizes_grads();  // zero/quantized_gradients.hpp
-    for (int64_t i = 0; i < reductions; ++i)
-      out.push_back(qgz ? grad_exchange_in_group(deck, partition.unit(u), group, in_group)
-                        : ZeroEngine::PlannedCollective{CommOp::ReduceScatter, padded, reduced,
-                                                        group, in_group});
+    for (int64_t i = 0; i < reductions; ++i) {
+      if (qgz) {
+        for (const auto& c :
+             grad_exchange_in_group(deck, partition.unit(u), group, group_span, in_group))
+          out.push_back(c);
+      } else {
+        out.push_back({CommOp::ReduceScatter, padded, reduced, group, in_group});
+      }
+    }
     const int64_t shard = partition.unit(u).shard;
     const bool hpz = mesh.sharded_optimizer.shards(kReplicateDim);
     if (qgz && replicas > 1)

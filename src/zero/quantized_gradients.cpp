@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "comm/cross_node.hpp"
 #include "core/error.hpp"
 #include "kernels/counter_rng.hpp"
 #include "kernels/elementwise.hpp"
@@ -17,6 +18,13 @@ const char* const kResidual = "qgz_residual";
 std::string where_set(const Deck& deck, const std::string& key) {
   const auto found = deck.origin.find(key);
   return found != deck.origin.end() ? found->second : deck.path;
+}
+
+// Where step 1 puts destination d's segment of `ranks`: in destination order, or for the hop within
+// a node (per_node = k > 1) peer by peer, the destinations of local index j (j, k + j, 2k + j,
+// ...: the group's ranks are node by node) together, in node order.
+int64_t send_slot(int64_t d, int64_t ranks, int64_t per_node) {
+  return d % per_node * (ranks / per_node) + d / per_node;
 }
 
 int64_t largest_shard(const Partition& partition, bool sub) {
@@ -50,7 +58,8 @@ kernels::QuantizedSegment grad_segment(const Deck& deck, int64_t values) {
 std::vector<BufferSpec> quantized_gradient_buffers(const Partition& partition, const Deck& deck,
                                                    const ZeroMesh& mesh) {
   if (!deck.zero.quantizes_grads()) return {};
-  // Within the group: one segment per rank of the largest shard, sent and received.
+  // Within the group: one segment per rank of the largest shard, sent and received (in two hops
+  // by node as well: G segments within the node, then N <= G across).
   const int64_t in_group =
       partition.ranks() * grad_segment(deck, largest_shard(partition, false)).bytes();
   int64_t send = in_group, recv = in_group;
@@ -72,14 +81,25 @@ std::vector<BufferSpec> quantized_gradient_buffers(const Partition& partition, c
 }
 
 // The passes: the contribution read and its segments written; the segments received read and
-// the shard written (under error feedback also the residual read, written and read again).
-ZeroEngine::PlannedCollective grad_exchange_in_group(const Deck& deck, const UnitPartition& unit,
-                                                     int group, CommLevel level) {
+// the shard written (under error feedback also the residual read, written and read again). In two
+// hops, the hop within the node also writes the N sums of its segments, and the hop across reads
+// them, writes and reads their N segments and writes the shard.
+std::vector<ZeroEngine::PlannedCollective> grad_exchange_in_group(const Deck& deck,
+                                                                  const UnitPartition& unit,
+                                                                  int group, NodeSpan span,
+                                                                  CommLevel level) {
   const int64_t element = reduce_element_bytes(deck);
-  const int64_t segments = group * grad_segment(deck, unit.shard).bytes();
-  int64_t passes = unit.padded * element + 2 * segments + unit.shard * element;
+  const int64_t segment = grad_segment(deck, unit.shard).bytes();
+  const int64_t segments = group * segment;
+  int64_t passes = unit.padded * element + 2 * segments;
   if (deck.zero.error_feedback) passes += 3 * unit.padded * element;
-  return {CommOp::AllToAll, segments, 1, group, level, passes};
+  if (!hops_by_node(span))
+    return {{CommOp::AllToAll, segments, 1, group, level, passes + unit.shard * element}};
+  const int nodes = span.nodes, k = span.per_node;
+  const int64_t sums = nodes * unit.shard * element;
+  const int64_t across = sums + 2 * nodes * segment + unit.shard * element;
+  return {{CommOp::AllToAll, segments, 1, k, level, passes + sums, NodeSpan{1, k}},
+          {CommOp::AllToAll, nodes * segment, 1, nodes, level, across, NodeSpan{nodes, 1}}};
 }
 
 ZeroEngine::PlannedCollective grad_exchange_across(const Deck& deck, const UnitPartition& unit,
@@ -127,14 +147,14 @@ T* QuantizedGradients::residual(int unit) {
 
 template <typename T>
 void QuantizedGradients::quantize(kernels::TeamShape shape, const T* x, int64_t pieces,
-                                  int64_t piece) {
+                                  int64_t piece, int64_t per_node) {
   kernels::QuantizedSegment segment = layout_;
   segment.values = piece;
   const auto rounding = stochastic_ ? kernels::Rounding::Stochastic : kernels::Rounding::Nearest;
   const uint64_t seed = seed_ + quantizations_++;
   for (int64_t p = 0; p < pieces; ++p) {
-    uint8_t* out = send_.data() + p * segment.bytes();
-    const auto first = static_cast<uint64_t>(p * piece);
+    uint8_t* out = send_.data() + send_slot(p, pieces, per_node) * segment.bytes();
+    const auto first = static_cast<uint64_t>(p * piece);  // keyed by piece, wherever it goes
     if (segment.bits == 4)
       kernels::quantize_int4(shape, x + p * piece, piece, segment.block, out, rounding, seed,
                              first);
@@ -145,25 +165,61 @@ void QuantizedGradients::quantize(kernels::TeamShape shape, const T* x, int64_t 
 }
 
 template <typename T>
+void QuantizedGradients::quantize_contribution(kernels::TeamShape shape, int unit, T* x,
+                                               int64_t ranks, int64_t per_node) {
+  const UnitPartition& p = partition_->unit(unit);
+  T* kept = feedback_ ? residual<T>(unit) : nullptr;
+  if (kept) kernels::add_into(shape, x, kept, p.padded);  // what the last time lost
+  quantize(shape, x, ranks, p.shard, per_node);
+  if (!kept) return;
+  // What this time loses: x minus its dequantized segments, piece by piece from their slots.
+  kernels::QuantizedSegment segment = layout_;
+  segment.values = p.shard;
+  for (int64_t d = 0; d < ranks; ++d) {
+    const uint8_t* packed = send_.data() + send_slot(d, ranks, per_node) * segment.bytes();
+    if (segment.bits == 4)
+      kernels::dequantize_int4(shape, packed, 1, p.shard, segment.block, kept + d * p.shard);
+    else
+      kernels::dequantize_int8(shape, packed, 1, p.shard, segment.block, kept + d * p.shard);
+  }
+  kernels::residual_of(shape, kept, x, p.padded);
+}
+
+template <typename T>
 void QuantizedGradients::reduce_in_group(Communicator& group, int unit, T* x, T* out,
                                          kernels::TeamShape shape) {
   const UnitPartition& p = partition_->unit(unit);
   const int ranks = group.size();
   kernels::QuantizedSegment segment = layout_;
   segment.values = p.shard;
-  T* kept = feedback_ ? residual<T>(unit) : nullptr;
-  if (kept) kernels::add_into(shape, x, kept, p.padded);  // what the last time lost
-  quantize(shape, x, ranks, p.shard);
-  if (kept) {  // what this time loses: x minus its dequantized segments
-    if (segment.bits == 4)
-      kernels::dequantize_int4(shape, send_.data(), ranks, p.shard, segment.block, kept);
-    else
-      kernels::dequantize_int8(shape, send_.data(), ranks, p.shard, segment.block, kept);
-    kernels::residual_of(shape, kept, x, p.padded);
-  }
+  quantize_contribution(shape, unit, x, ranks, 1);
   group.all_to_all(send_.data(), recv_.data(), static_cast<size_t>(segment.bytes()), DType::U8,
                    {unit, CommPurpose::GradReduce});
   kernels::dequantize_sum(shape, recv_.data(), ranks, p.shard, segment.block, segment.bits, out);
+}
+
+template <typename T>
+void QuantizedGradients::reduce_in_group_by_node(Communicator& within_node,
+                                                 Communicator& across_nodes, int unit, T* x, T* out,
+                                                 kernels::TeamShape shape) {
+  const UnitPartition& p = partition_->unit(unit);
+  const int k = within_node.size(), nodes = across_nodes.size();
+  const CommTag tag{unit, CommPurpose::GradReduce};
+  kernels::QuantizedSegment segment = layout_;
+  segment.values = p.shard;
+  const auto bytes = static_cast<size_t>(segment.bytes());
+  // 2a: to local peer j the segments of the destinations of local index j, node by node.
+  quantize_contribution(shape, unit, x, int64_t(k) * nodes, k);
+  within_node.all_to_all(send_.data(), recv_.data(), nodes * bytes, DType::U8, tag);
+  // 2b: from each local peer, in local order, N segments: node n's sum takes every N-th segment
+  // from the n-th. The sums go into x (scratch now, and N shards long at least).
+  for (int n = 0; n < nodes; ++n)
+    kernels::dequantize_sum(shape, recv_.data() + n * bytes, k, p.shard, segment.block,
+                            segment.bits, x + int64_t(n) * p.shard, false, nodes);
+  quantize(shape, x, nodes, p.shard);
+  // 2c and 3: segment n to node n's rank of this local index; their sum, in node order.
+  across_nodes.all_to_all(send_.data(), recv_.data(), bytes, DType::U8, tag);
+  kernels::dequantize_sum(shape, recv_.data(), nodes, p.shard, segment.block, segment.bits, out);
 }
 
 template <typename T>
@@ -190,16 +246,29 @@ void QuantizedGradients::reduce_across(Communicator& replicas, int unit, T* shar
   kernels::dequantize_sum(shape, recv_.data(), groups, p.shard, segment.block, segment.bits, shard);
 }
 
+namespace {
+// Steps 1-3 on the engine's shard group: in two hops where the mesh's communicators split it by
+// node, else in one.
+template <typename T, typename Real>
+void reduce_in_engine_group(QuantizedGradients& qgz, ZeroEngineT<Real>& engine, int unit, T* x,
+                            T* out) {
+  const MeshComms& comms = engine.comms();
+  if (comms.group_within_node())
+    qgz.reduce_in_group_by_node(*comms.group_within_node(), *comms.group_across_nodes(), unit, x,
+                                out, engine.team_shape());
+  else
+    qgz.reduce_in_group(engine.comm(), unit, x, out, engine.team_shape());
+}
+}  // namespace
+
 // The engine's reduce type: fp32 under the fp32 reduction, else the compute type.
 template <typename Real>
 void reduce_grads_in_group(QuantizedGradients& qgz, ZeroEngineT<Real>& engine, int unit, void* x,
                            void* out) {
   if (engine.reduce_dtype() == DType::F32)
-    qgz.reduce_in_group(engine.comm(), unit, static_cast<float*>(x), static_cast<float*>(out),
-                        engine.team_shape());
+    reduce_in_engine_group(qgz, engine, unit, static_cast<float*>(x), static_cast<float*>(out));
   else
-    qgz.reduce_in_group(engine.comm(), unit, static_cast<Real*>(x), static_cast<Real*>(out),
-                        engine.team_shape());
+    reduce_in_engine_group(qgz, engine, unit, static_cast<Real*>(x), static_cast<Real*>(out));
 }
 
 template <typename Real>
@@ -215,10 +284,12 @@ void reduce_grads_across(QuantizedGradients& qgz, ZeroEngineT<Real>& engine, int
     qgz.reduce_across(*replicas, unit, static_cast<Real*>(shard), hpz, engine.team_shape());
 }
 
-#define ZM_INSTANTIATE_QGZ(T)                                                      \
-  template void QuantizedGradients::reduce_in_group<T>(Communicator&, int, T*, T*, \
-                                                       kernels::TeamShape);        \
-  template void QuantizedGradients::reduce_across<T>(Communicator&, int, T*, bool, \
+#define ZM_INSTANTIATE_QGZ(T)                                                                     \
+  template void QuantizedGradients::reduce_in_group<T>(Communicator&, int, T*, T*,                \
+                                                       kernels::TeamShape);                       \
+  template void QuantizedGradients::reduce_in_group_by_node<T>(Communicator&, Communicator&, int, \
+                                                               T*, T*, kernels::TeamShape);       \
+  template void QuantizedGradients::reduce_across<T>(Communicator&, int, T*, bool,                \
                                                      kernels::TeamShape);
 ZM_INSTANTIATE_QGZ(float)
 #if ZEROMINI_HAVE_BF16

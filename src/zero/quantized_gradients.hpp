@@ -15,10 +15,29 @@
 // repeats bit for bit. Stochastic rounding (zero.grad_rounding) draws from (train.seed, the
 // rank, the count of quantizations so far, the element), so it repeats too.
 //
+// A shard group that spans N > 1 nodes with k > 1 of its ranks on each (hops_by_node,
+// comm/cross_node.hpp) takes steps 2-3 in two hops by node (ZeRO++'s hierarchical all-to-all),
+// over the group's splits of comm/mesh_comms.hpp:
+//   2a. an all-to-all within the node: to the local peer of index j go the N segments of the
+//       group's ranks of local index j on every node (node by node);
+//   2b. each rank dequantizes and sums, per node n, the k contributions of its node to the shard
+//       of node n's rank of its own local index (local order, fp32), and requantizes those N
+//       sums as N segments;
+//   2c. an all-to-all across the nodes, among the group's ranks of equal local index: segment n
+//       to node n's;
+//   3.  each rank dequantizes and sums the N segments, in node order, into its shard.
+// Each rank then sends (N-1)/N * S / k out of its node (S its quantized contribution) instead of
+// the flat exchange's (G-k)/G * S (G = N k). With one node, k = 1 or an uneven span the group
+// keeps the one flat exchange: nothing to save, nothing to gain, or no peer of equal local index on
+// some node (hops_by_node says why). The exchange across the groups (steps 4-5) is the same
+// either way. Step 1's segments are the same too, only in another order (their draws are keyed by
+// destination); the N sums of 2b are kept in the contribution (scratch by then), so the scratch
+// buffers of the flat exchange cover both hops (G segments sent and received in 2a, N in 2c).
+//
 // Error feedback (zero.error_feedback): each rank keeps, per unit, what the quantization of its
 // own contribution (step 1) lost, and adds it to that unit's next contribution before quantizing.
-// The requantization of step 4 quantizes the group's sum, not one rank's gradient: it keeps no
-// residual.
+// The requantizations of steps 2b and 4 quantize sums of several ranks' contributions, not one
+// rank's gradient: as in ZeRO++, they keep no residual.
 //
 // The collectives are blocking: the dequantize-and-sum needs their data, and one pair of scratch
 // buffers serves every unit.
@@ -49,10 +68,14 @@ kernels::QuantizedSegment grad_segment(const Deck& deck, int64_t values);
 std::vector<BufferSpec> quantized_gradient_buffers(const Partition& partition, const Deck& deck,
                                                    const ZeroMesh& mesh);
 
-// For the planner: unit u's exchange within its shard group (`group` ranks) and across the groups
-// (`replicas` ranks; under hpZ an all-to-all, else an all-gather), as bytes, with their passes.
-ZeroEngine::PlannedCollective grad_exchange_in_group(const Deck& deck, const UnitPartition& unit,
-                                                     int group, CommLevel level);
+// For the planner: unit u's exchange within its shard group (`group` ranks spanning `span`: one
+// all-to-all, or where hops_by_node the one within the node and the one across the nodes) and
+// across the groups (`replicas` ranks; under hpZ an all-to-all, else an all-gather), as bytes,
+// with their passes.
+std::vector<ZeroEngine::PlannedCollective> grad_exchange_in_group(const Deck& deck,
+                                                                  const UnitPartition& unit,
+                                                                  int group, NodeSpan span,
+                                                                  CommLevel level);
 ZeroEngine::PlannedCollective grad_exchange_across(const Deck& deck, const UnitPartition& unit,
                                                    int replicas, bool hpz, CommLevel level);
 
@@ -67,6 +90,11 @@ class QuantizedGradients {
   // x) receives the group's sum of shard group.rank(). x is scratch afterwards.
   template <typename T>
   void reduce_in_group(Communicator& group, int unit, T* x, T* out, kernels::TeamShape shape);
+  // The same in two hops by node, over the group's ranks on this node (`within_node`, ranked by
+  // local index) and its ranks of this rank's local index (`across_nodes`, ranked by node).
+  template <typename T>
+  void reduce_in_group_by_node(Communicator& within_node, Communicator& across_nodes, int unit,
+                               T* x, T* out, kernels::TeamShape shape);
 
   // Steps 4-5 for unit `unit`: shard (the group's sum of this rank's shard) becomes the sum over
   // `replicas`, in place: under hpZ only its sub-shard replicas.rank() is written.
@@ -75,9 +103,16 @@ class QuantizedGradients {
                      kernels::TeamShape shape);
 
  private:
-  // `pieces` consecutive pieces of `piece` values of x, each as one segment, into send_.
+  // `pieces` consecutive pieces of `piece` values of x, each as one segment, into send_: in piece
+  // order, or with `per_node` > 1 peer by peer for the hop within a node (send_slot).
   template <typename T>
-  void quantize(kernels::TeamShape shape, const T* x, int64_t pieces, int64_t piece);
+  void quantize(kernels::TeamShape shape, const T* x, int64_t pieces, int64_t piece,
+                int64_t per_node = 1);
+  // Step 1 on x, with error feedback: `ranks` segments of the unit's shard, as quantize places
+  // them.
+  template <typename T>
+  void quantize_contribution(kernels::TeamShape shape, int unit, T* x, int64_t ranks,
+                             int64_t per_node);
   template <typename T>
   T* residual(int unit);
 

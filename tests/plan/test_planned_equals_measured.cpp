@@ -306,7 +306,9 @@ TEST(PlannedEqualsMeasuredQuantized, Int8GradientsMoveAboutAQuarterOfFp32) {
 
 // Two faked nodes of 2 ranks (zero.ranks_per_node = 2) at 4 ranks: the bytes each rank sends out
 // of its node, plain and under each sharding and ZeRO++ option that changes which communicators
-// span the nodes and what they move.
+// span the nodes and what they move. Plain qgZ (one group of 4 over both nodes) takes its two hops
+// by node: the all-to-all within each node and the one across, in int8 and int4, with error
+// feedback too.
 TEST(PlannedEqualsMeasuredCrossNode, TwoNodesOfTwoRanks) {
   auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   if (comm->size() != 4) GTEST_SKIP() << "4 ranks on two nodes of 2";
@@ -317,6 +319,8 @@ TEST(PlannedEqualsMeasuredCrossNode, TwoNodesOfTwoRanks) {
       {"zero.shard_size=2"},
       {"zero.secondary_shard_size=2"},  // hpZ at stage 3, ignored below
       {"zero.quantize_grads=int8"},
+      {"zero.quantize_grads=int4"},
+      {"zero.quantize_grads=int8", "zero.error_feedback=true", "zero.quantize_block=10"},
       {"zero.quantize_grads=int4", "zero.shard_size=2"},
       {"parallel.tp=2"}};
   for (int stage = 1; stage <= 3; ++stage)

@@ -206,13 +206,17 @@ TEST(PlannerHybrid, CollectivesArePricedOnTheLinkTheyCross) {
     // Eight cards faster than the intra-node link: the intra-node link sets the pace.
     const zm::PlanPoint fast = zm::plan_point(plain, stage, 32, &fast_cards);
     expect_seconds(fast.comm_seconds, fast.bytes_per_step_total() / intra_bw);
-    // qgZ's all-to-all at the per-device rate, the rest as before.
+    // qgZ in two hops by node (4 nodes of 8), per 32 segments: 7/8 of 32 in the node, then 3/4
+    // of 4 across, through each rank's own card; the rest as before.
     zm::Deck int8 = plain;
     int8.zero.quantize_grads = "int8";
     const zm::PlanPoint q = zm::plan_point(int8, stage, 32, &m);
     const double a2a = q.bytes_per_step[static_cast<size_t>(zm::CommOp::AllToAll)];
     ASSERT_GT(a2a, 0);
-    expect_seconds(q.comm_seconds, a2a / inter_bw + (q.bytes_per_step_total() - a2a) / eight_cards);
+    const double within = 7.0 / 8.0 * 32, across = 3.0 / 4.0 * 4;  // in segments per unit
+    expect_seconds(q.comm_seconds, a2a * within / (within + across) / intra_bw +
+                                       a2a * across / (within + across) / inter_bw +
+                                       (q.bytes_per_step_total() - a2a) / eight_cards);
     // Within one node everything is intra-node.
     const zm::PlanPoint one = zm::plan_point(node, stage, 8, &m);
     expect_seconds(one.comm_seconds, one.bytes_per_step_total() / intra_bw);

@@ -5,6 +5,8 @@
 //     rank's segment (scale = max |x| / 127, or / 7);
 //   - across the groups (4 ranks: groups of 2, with and without hpZ), the world's sum within that
 //     bound plus the requantization's, and every replica holds the same bits;
+//   - in two hops by node (4 ranks on two nodes of 2), the group's sum within the bound of the
+//     first quantization plus the requantization of each node's sum;
 //   - with error feedback, two exchanges of the same contribution sum to twice the exact sum
 //     within one quantization's bound (the first one's error is made up by the second), where
 //     without it the error doubles.
@@ -44,16 +46,18 @@ struct Setup {
   std::unique_ptr<zm::QuantizedGradients> qgz;
 };
 
-// `group` ranks per shard group (the world when it is every rank), hpZ or not.
+// `group` ranks per shard group (the world when it is every rank), hpZ or not; with
+// `ranks_per_node` > 0 on nodes of that many ranks, the group split by node.
 std::unique_ptr<Setup> setup(zm::Communicator& world, int group, bool hpz, const char* bits,
-                             bool feedback) {
+                             bool feedback, int ranks_per_node = 0) {
   auto s = std::make_unique<Setup>();
   s->deck =
       zm::testing::test_deck(2, 1, 1,
                              {std::string("zero.quantize_grads=") + bits, "zero.quantize_block=32",
                               std::string("zero.error_feedback=") + (feedback ? "true" : "false")});
   s->mesh = zm::hybrid_mesh(world.size(), group, hpz);
-  s->comms = std::make_unique<zm::MeshComms>(world, s->mesh);
+  s->mesh.ranks_per_node = ranks_per_node;
+  s->comms = std::make_unique<zm::MeshComms>(world, s->mesh, ranks_per_node > 0);
   s->layout = std::make_unique<zm::ParamLayout>(s->deck.model);
   s->partition = std::make_unique<zm::Partition>(*s->layout, group, s->mesh.sub_shards());
   s->alloc = std::make_unique<zm::PlannedAllocator>(
@@ -162,6 +166,45 @@ TEST_P(QgzExchange, AcrossTheGroupsMatchesThePlainReductionWithinTheBound) {
       EXPECT_EQ(got, other);
     }
   }
+}
+
+// 4 ranks on two nodes of 2, one group: hop 1 quantizes every rank's contribution (the flat
+// exchange's bound), and the hop across requantizes each node's sum, whose scale is at most
+// (the block's largest node sum + its error) / max_code.
+TEST_P(QgzExchange, InTwoHopsByNodeMatchesThePlainReduceScatterWithinTheBound) {
+  const int N = world->size();
+  if (N != 4) GTEST_SKIP() << "4 ranks on two nodes of 2";
+  auto s = setup(*world, N, false, GetParam(), false, 2);
+  ASSERT_NE(s->comms->group_within_node(), nullptr);
+  const int unit = 1;
+  const zm::UnitPartition& p = s->partition->unit(unit);
+  std::vector<float> mine(static_cast<size_t>(p.padded));
+  for (int64_t i = 0; i < p.padded; ++i) mine[i] = contribution(world->rank(), i);
+  DeviceVec<float> x(mine), out(static_cast<size_t>(p.shard));
+  s->qgz->reduce_in_group_by_node(*s->comms->group_within_node(), *s->comms->group_across_nodes(),
+                                  unit, x.data(), out.data(), zm::testing::test_team_shape());
+  const auto got = out.get();
+  const int64_t block = 32;
+  double worst_error = 0;
+  for (int64_t i = 0; i < p.shard; ++i) {
+    const int64_t e = world->rank() * p.shard + i;
+    double bound = group_bound(0, N, p.shard, block, max_code(), e);
+    const int64_t begin = i / block * block, end = std::min(begin + block, p.shard);
+    for (int node = 0; node < 2; ++node) {
+      double largest_sum = 0;
+      for (int64_t j = begin; j < end; ++j) {
+        const int64_t f = world->rank() * p.shard + j;
+        largest_sum =
+            std::max(largest_sum, std::fabs(exact_sum(2 * node, 2, f)) +
+                                      group_bound(2 * node, 2, p.shard, block, max_code(), f));
+      }
+      bound += largest_sum / max_code() / 2 * (1 + 1e-5);
+    }
+    const double error = std::fabs(got[i] - exact_sum(0, N, e));
+    ASSERT_LE(error, bound) << "element " << e;
+    worst_error = std::max(worst_error, error);
+  }
+  EXPECT_GT(worst_error, 0.0) << "nothing was quantized";
 }
 
 // Two exchanges of the same contribution: with error feedback their sum is off by one
