@@ -21,6 +21,9 @@ packages=(
   python3 python3-numpy python3-torch python3-h5py python3-matplotlib
   # A one-node Slurm for the workflow test
   slurm-wlm munge
+  # Nodes in network namespaces (scripts/netns-cluster.sh: ip, tc, nsenter, unshare) and UCX's
+  # header for the MPI_Finalize workaround library (src/preload) the multinode tests preload
+  iproute2 util-linux libucx-dev
   # The device kit (scripts/device-kit.sh) and its check in a bare Debian root (kit-bare-check.sh)
   patchelf xz-utils debootstrap
 )

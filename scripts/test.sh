@@ -83,7 +83,7 @@ run_openmp() {
   # configuration: the readers it fuzzes do not depend on the Kokkos backend, and building it
   # twice cost CI minutes.
   BUILD_DIR=$root/build-openmp scripts/build.sh -DKokkos_ROOT="$prefix" \
-    -DKokkosKernels_ROOT="$prefix" -DZEROMINI_BUILD_FUZZ=OFF || return
+    -DKokkosKernels_ROOT="$prefix" -DZEROMINI_BUILD_FUZZ=OFF -DZEROMINI_MULTINODE_TESTS=OFF || return
   (cd build-openmp && ctest --output-on-failure --timeout 900 "$@") || return
   scripts/list-skipped-tests.py build-openmp openmp
 }

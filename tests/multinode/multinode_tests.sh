@@ -37,7 +37,11 @@ ip netns delete "$probe"
 
 rm -rf "$work"
 mkdir -p "$work"
+# Only this shell takes the cluster down: a subshell of it (a pipeline, a command substitution)
+# that a signal ends must not (Hydra signals what it started when a node's ranks die).
+main_shell=$BASHPID
 cleanup() {
+  [[ $BASHPID == "$main_shell" ]] || return 0
   [[ $case_name == slurm ]] && "$src/scripts/netns-slurm.sh" down
   "$cluster" down
 }
@@ -94,8 +98,7 @@ network_fault() {
     link_down) "$cluster" link 2 up ;;
     crawl) "$cluster" rate 2 off ;;
   esac
-  # The guard must not inherit the EXIT trap: killing it below would take the cluster down.
-  ( trap - EXIT INT TERM; sleep 90; kill -KILL $launcher 2>/dev/null ) &
+  ( sleep 90; kill -KILL $launcher 2>/dev/null ) &
   guard=$!
   wait $launcher
   status=$?
