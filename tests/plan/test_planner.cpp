@@ -12,18 +12,13 @@
 #include "plan/largest.hpp"
 #include "plan/machine.hpp"
 #include "plan/planner.hpp"
+#include "planner_test_util.hpp"
 #include "zero/run_declarations.hpp"
 
 namespace {
 
-// A GPT-2-vocabulary deck in a precision (build checks skipped: any build plans bf16).
-zm::Deck deck_with(int64_t layers, int64_t dim, int64_t heads, const char* precision) {
-  return zm::parse_deck(
-      fmt::format("[model]\nlayers = {}\ndim = {}\nheads = {}\nvocab = 50257\n"
-                  "seq_len = 1024\n[train]\nmicro_batch = 1\nprecision = \"{}\"\n",
-                  layers, dim, heads, precision),
-      "planner-test", {}, zm::BuildChecks::Skip);
-}
+using zm_test::deck_with;
+using zm_test::two_link_machine;
 
 // The paper's closed forms (mixed precision, K = 12): stage 0 16 Psi, P_os 4 Psi + 12 Psi / N,
 // P_os+g 2 Psi + 14 Psi / N, P_os+g+p 16 Psi / N, with Psi' the padded count.
@@ -85,20 +80,6 @@ TEST(Planner, LargestModelThatFitsIsTheDeepestThatFits) {
     EXPECT_GT(p.step_seconds_serial, 0);
     EXPECT_GE(p.step_seconds_serial, p.step_seconds_overlapped);
   }
-}
-
-// A machine with `per_node` devices per node and the given links, no latency: the step's
-// communication time is then bytes over bandwidth, link by link.
-zm::Machine two_link_machine(int64_t per_node, double intra_bandwidth, double inter_bandwidth) {
-  zm::Machine m;
-  m.name = "two-link";
-  m.devices_per_node = per_node;
-  m.device_memory_bytes = 16.0 * (1 << 30);  // small: shallow answers, quick searches
-  m.sustained_flops_fp32 = 1e13;
-  m.sustained_flops_mixed = 1e14;
-  m.intra_node_bandwidth = intra_bandwidth;
-  m.inter_node_bandwidth = inter_bandwidth;
-  return m;
 }
 
 zm::Deck sharded_by_node(zm::Deck deck) {

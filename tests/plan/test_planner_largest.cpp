@@ -8,18 +8,12 @@
 #include "plan/largest.hpp"
 #include "plan/machine.hpp"
 #include "plan/planner.hpp"
+#include "planner_test_util.hpp"
 
 namespace {
 
-// A GPT-2-vocabulary deck in a precision (build checks skipped: any build plans bf16).
-zm::Deck deck_with(int64_t layers, int64_t dim, int64_t heads, const char* precision) {
-  return zm::parse_deck(
-      fmt::format("[model]\nlayers = {}\ndim = {}\nheads = {}\nvocab = 50257\n"
-                  "seq_len = 1024\n[train]\nmicro_batch = 1\nprecision = \"{}\"\n",
-                  layers, dim, heads, precision),
-      "planner-test", {}, zm::BuildChecks::Skip);
-}
-
+using zm_test::deck_with;
+using zm_test::two_link_machine;
 
 const char* sharding_name(zm::LargestSharding sharding) {
   return sharding == zm::LargestSharding::All    ? "all"

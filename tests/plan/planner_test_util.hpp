@@ -1,0 +1,37 @@
+// Helpers of the planner tests (test_planner.cpp, test_planner_largest.cpp).
+#pragma once
+
+#include <fmt/format.h>
+
+#include <cstdint>
+
+#include "core/deck.hpp"
+#include "plan/machine.hpp"
+
+namespace zm_test {
+
+// A GPT-2-vocabulary deck in a precision (build checks skipped: any build plans bf16).
+inline zm::Deck deck_with(int64_t layers, int64_t dim, int64_t heads, const char* precision) {
+  return zm::parse_deck(
+      fmt::format("[model]\nlayers = {}\ndim = {}\nheads = {}\nvocab = 50257\n"
+                  "seq_len = 1024\n[train]\nmicro_batch = 1\nprecision = \"{}\"\n",
+                  layers, dim, heads, precision),
+      "planner-test", {}, zm::BuildChecks::Skip);
+}
+
+// A machine with `per_node` devices per node and the given links, no latency: the step's
+// communication time is then bytes over bandwidth, link by link.
+inline zm::Machine two_link_machine(int64_t per_node, double intra_bandwidth,
+                                    double inter_bandwidth) {
+  zm::Machine m;
+  m.name = "two-link";
+  m.devices_per_node = per_node;
+  m.device_memory_bytes = 16.0 * (1 << 30);  // small: shallow answers, quick searches
+  m.sustained_flops_fp32 = 1e13;
+  m.sustained_flops_mixed = 1e14;
+  m.intra_node_bandwidth = intra_bandwidth;
+  m.inter_node_bandwidth = inter_bandwidth;
+  return m;
+}
+
+}  // namespace zm_test
