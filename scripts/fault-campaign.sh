@@ -3,6 +3,8 @@
 # runs, plus stalls by SIGSTOP of a random rank at a random moment. Writes a table (cases tried,
 # handled, time to exit, data lost) to results/fault-campaign.md, with the command that made it.
 #   scripts/fault-campaign.sh [BUILD_DIR (default build)] [TRIALS (default 3)] [SIGSTOP_TRIALS (default 12)]
+# FAULT_CAMPAIGN_ONLY=network runs only the network rows (2 netns nodes, root) and writes them to
+# results/fault-campaign-network.md instead.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
@@ -11,7 +13,9 @@ stop_trials=${3:-12}
 zeromini=$build/bin/zeromini
 deck=$root/inputs/tiny-test.toml
 work=$(mktemp -d /tmp/zeromini-fault-campaign.XXXXXX)
-out=$root/results/fault-campaign.md
+only=${FAULT_CAMPAIGN_ONLY:-}
+[[ -z $only || $only == network ]] || { echo "fault-campaign: FAULT_CAMPAIGN_ONLY='$only': expected network" >&2; exit 2; }
+out=$root/results/fault-campaign${only:+-$only}.md
 export OMP_WAIT_POLICY=passive OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 rows=()
 
@@ -139,25 +143,27 @@ from_multinode() {
 }
 
 echo "fault campaign: $zeromini, $trials trials per class, $stop_trials SIGSTOP trials; work in $work"
-sigstop_trials
-from_tests "rank stopped inside a checkpoint write (timeout 5 s)" io_fault_tests.sh stall_checkpoint
-from_tests "rank stopped inside the results gather (timeout 5 s)" io_fault_tests.sh stall_gather
-from_tests "rank hung in a step (timeout 5 s)" fault_tests.sh stall
-from_tests "rank killed (SIGKILL), then resumed" fault_tests.sh kill
-from_tests "disk full, 1 rank" io_fault_tests.sh disk_full_np1
-from_tests "disk full, 2 ranks" io_fault_tests.sh disk_full_np2
-from_tests "disk full, 4 ranks" io_fault_tests.sh disk_full_np4
-hostile_writer_trials
-from_tests "second run in a directory in use" io_fault_tests.sh two_runs
-from_tests "fresh run over another run's checkpoints" io_fault_tests.sh used_dir
-from_tests "SIGTERM as soon as the ranks exist" io_fault_tests.sh sigterm_early
-from_tests "SIGTERM mid-run, then resumed" fault_tests.sh sigterm
-from_tests "FIFO as deck, token shard, checkpoint, to inspect and export" io_fault_tests.sh fifo
-from_tests "status after a watchdog abort (inspect: aborted, rank, reason)" exit_code_tests.sh watchdog
-from_tests "status after a second signal, and of a run that died (not closed cleanly)" exit_code_tests.sh second_signal
-from_tests "MPI_Init that does not return: the deadline, and a SIGTERM during it" mpi_init_deadline.sh mpi_init
-from_tests "resume into the same directory (history)" io_fault_tests.sh resume_history
-from_tests "non-finite gradient" fault_tests.sh nan
+if [[ -z $only ]]; then
+  sigstop_trials
+  from_tests "rank stopped inside a checkpoint write (timeout 5 s)" io_fault_tests.sh stall_checkpoint
+  from_tests "rank stopped inside the results gather (timeout 5 s)" io_fault_tests.sh stall_gather
+  from_tests "rank hung in a step (timeout 5 s)" fault_tests.sh stall
+  from_tests "rank killed (SIGKILL), then resumed" fault_tests.sh kill
+  from_tests "disk full, 1 rank" io_fault_tests.sh disk_full_np1
+  from_tests "disk full, 2 ranks" io_fault_tests.sh disk_full_np2
+  from_tests "disk full, 4 ranks" io_fault_tests.sh disk_full_np4
+  hostile_writer_trials
+  from_tests "second run in a directory in use" io_fault_tests.sh two_runs
+  from_tests "fresh run over another run's checkpoints" io_fault_tests.sh used_dir
+  from_tests "SIGTERM as soon as the ranks exist" io_fault_tests.sh sigterm_early
+  from_tests "SIGTERM mid-run, then resumed" fault_tests.sh sigterm
+  from_tests "FIFO as deck, token shard, checkpoint, to inspect and export" io_fault_tests.sh fifo
+  from_tests "status after a watchdog abort (inspect: aborted, rank, reason)" exit_code_tests.sh watchdog
+  from_tests "status after a second signal, and of a run that died (not closed cleanly)" exit_code_tests.sh second_signal
+  from_tests "MPI_Init that does not return: the deadline, and a SIGTERM during it" mpi_init_deadline.sh mpi_init
+  from_tests "resume into the same directory (history)" io_fault_tests.sh resume_history
+  from_tests "non-finite gradient" fault_tests.sh nan
+fi
 from_multinode "a node's link taken down mid-step (2 nodes x 2 ranks, timeout 10 s), then resumed" link_down
 from_multinode "a node's link shaped to 8 kbit/s mid-step (2 nodes x 2 ranks, timeout 10 s), then resumed" crawl
 from_multinode "a whole node's ranks killed (SIGKILL; 2 nodes x 2 ranks), then resumed" node_kill
@@ -165,7 +171,7 @@ from_multinode "a whole node's ranks killed (SIGKILL; 2 nodes x 2 ranks), then r
 {
   echo "# Fault campaign"
   echo
-  echo "Made by \`scripts/fault-campaign.sh ${1:-build} $trials $stop_trials\` on $(hostname) ($(nproc --all) cores),"
+  echo "Made by \`${only:+FAULT_CAMPAIGN_ONLY=$only }scripts/fault-campaign.sh ${1:-build} $trials $stop_trials\` on $(hostname) ($(nproc --all) cores),"
   echo "$(date -u +%Y-%m-%d), zeromini $("$zeromini" --version 2>/dev/null | head -1)."
   echo "Each class is tried on real runs (tests/fault); *handled* counts the trials that ended as"
   echo "specified (non-zero exit with the phase and ranks named, or the refusal or stop asked for)"
