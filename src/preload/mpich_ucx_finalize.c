@@ -6,7 +6,7 @@
  * every UCX endpoint with ucp_disconnect_nb, waits for the closes, and only then enters the PMI
  * barrier. Over UCX's TCP transport a close can need the peer's progress; a peer that finished
  * its own closes sits in the PMI barrier, which does not progress UCX, and both wait forever
- * (on two network namespaces of one host: 3 to 5 runs in 12). Later MPICH enters the PMI
+ * (on two network namespaces of one host: 4 to 5 runs in 10). Later MPICH enters the PMI
  * barrier before the disconnects.
  *
  * What: the endpoint is left open instead. Nothing is lost: MPI_Finalize runs after every
