@@ -191,11 +191,14 @@ cmd_hosts() {
 cmd_mpiexec() {
   local k=${1:?mpiexec: ranks per node} preload=() lib
   shift
-  lib=${ZEROMINI_UCX_FINALIZE_LIB:-$here/../build/lib/libzeromini_mpich_ucx_finalize.so}
+  lib=${ZEROMINI_UCX_FINALIZE_LIB:-}
+  if [[ -z $lib ]]; then   # the default: the repository's build, where there is one
+    lib=$here/../build/lib/libzeromini_mpich_ucx_finalize.so
+    [[ -f $lib ]] || lib=none
+  fi
   if [[ $lib != none ]]; then
-    [[ -f $lib ]] || [[ -n ${ZEROMINI_UCX_FINALIZE_LIB:-} ]] || lib=none
-    [[ $lib == none || -f $lib ]] || die "ZEROMINI_UCX_FINALIZE_LIB '$lib': no such file"
-    [[ $lib == none ]] || preload=(-genv LD_PRELOAD "$lib${LD_PRELOAD:+:$LD_PRELOAD}")
+    [[ -f $lib ]] || die "ZEROMINI_UCX_FINALIZE_LIB '$lib': no such file"
+    preload=(-genv LD_PRELOAD "$lib${LD_PRELOAD:+:$LD_PRELOAD}")
   fi
   UCX_TLS=${UCX_TLS:-tcp,self} exec mpiexec -localhost "$bridge_ip" -launcher ssh -launcher-exec "$here/netns-launch" \
     "${preload[@]}" -hosts "$(cmd_hosts "$k")" -n $(($(node_count) * k)) "$@"

@@ -85,9 +85,9 @@ PlannedCollectives per_unit_traffic(const Partition& partition, const Deck& deck
     const bool qgz = deck.zero.quantizes_grads();  // zero/quantized_gradients.hpp
     for (int64_t i = 0; i < reductions; ++i) {
       if (qgz) {
-        for (const auto& c :
-             grad_exchange_in_group(deck, partition.unit(u), group, group_span, in_group))
-          out.push_back(c);
+        const auto hops =
+            grad_exchange_in_group(deck, partition.unit(u), group, group_span, in_group);
+        out.insert(out.end(), hops.begin(), hops.end());
       } else {
         out.push_back({CommOp::ReduceScatter, padded, reduced, group, in_group});
       }
