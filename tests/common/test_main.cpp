@@ -94,6 +94,15 @@ int main(int argc, char** argv) {
     listeners.Append(new FailurePrinter(rank));
   }
   int result = RUN_ALL_TESTS();
+  // Each ctest entry runs its program's cases through a filter (tests/CMakeLists.txt): one that
+  // selects nothing, a renamed suite say, must fail rather than pass with nothing tested.
+  if (!::testing::GTEST_FLAG(list_tests) &&
+      ::testing::UnitTest::GetInstance()->test_to_run_count() == 0) {
+    if (rank == 0)
+      std::fprintf(stderr, "no test case matches the filter '%s'\n",
+                   ::testing::GTEST_FLAG(filter).c_str());
+    result = 1;
+  }
   // A failure on one rank must fail the job even if rank 0 passed.
   int worst = result;
   MPI_Allreduce(&result, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
