@@ -7,11 +7,12 @@
 #
 #   scripts/kit-bare-check.sh [--flavor openmp|cuda] [--kit DIR] [--root DIR] [STEP...]
 #     --kit   the kit (default device-kit/; scripts/device-kit.sh --flavor F --out DIR makes it)
-#     --root  the bare root, made once and reused (default /var/cache/zeromini/bare-bookworm)
+#     --root  the bare root, made once per machine and reused (default ZEROMINI_BARE_ROOT, else
+#             /var/cache/zeromini/bare-bookworm)
 # The check's output lands in DIR/bare-check-out/ (summary.md, check-logs.tar.gz).
 set -euo pipefail
 root_dir=$(cd "$(dirname "$0")/.." && pwd)
-flavor=openmp kit=$root_dir/device-kit bare=/var/cache/zeromini/bare-bookworm
+flavor=openmp kit=$root_dir/device-kit bare=${ZEROMINI_BARE_ROOT:-/var/cache/zeromini/bare-bookworm}
 while (($#)); do
   case $1 in
     --flavor) flavor=${2:?}; shift 2 ;;

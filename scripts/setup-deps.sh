@@ -7,8 +7,8 @@
 set -euo pipefail
 
 packages=(
-  # toolchain
-  cmake g++ make git pkg-config
+  # toolchain, and the compiler cache that scripts/build.sh uses where it is installed
+  cmake g++ make git pkg-config ccache
   # Kokkos 3.4 and Kokkos Kernels (Serial) with OpenBLAS as their BLAS; OpenBLAS's OpenMP build
   # for Kokkos >= 4 with OpenMP (scripts/build-kokkos.sh)
   libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev libopenblas-dev libopenblas0-pthread

@@ -19,6 +19,12 @@
 #
 #   scripts/test.sh [--config debian|openmp|cuda|all] [ctest arguments, e.g. -L mpi or -R deck]
 #   (ctest arguments apply to the debian and openmp configurations; cuda runs -L no_gpu)
+#   scripts/test.sh --quick   the debian configuration's unit tests and its 1- and 2-rank
+#                             GoogleTest runs (label quick): a few minutes on a warm machine
+#
+# At its end it prints one table of where the time went: per configuration the seconds of the
+# dependencies, Kokkos, configure, compile, tests and kit, and the ten slowest tests
+# (scripts/ci_times.py; results/ci-time.md).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -27,6 +33,10 @@ configs=all
 if [[ ${1:-} == --config ]]; then
   configs=${2:?--config needs debian, openmp or all}
   shift 2
+elif [[ ${1:-} == --quick ]]; then
+  configs=debian
+  shift
+  set -- -L quick "$@"
 fi
 case $configs in debian | openmp | cuda | all) ;; *) echo "test.sh: unknown configuration $configs" >&2; exit 2 ;; esac
 
@@ -58,14 +68,39 @@ default_kokkos_prefix() {
   fi
 }
 
+# Where the time goes: "CONFIG PHASE SECONDS" lines, read by scripts/ci_times.py at the end.
+phase_log=$(mktemp "${TMPDIR:-/tmp}/zeromini-phases.XXXXXX")
+timed() {  # timed CONFIG PHASE COMMAND...: runs COMMAND, logs its seconds, returns its status
+  local config=$1 phase=$2 start=$SECONDS status=0
+  shift 2
+  "$@" || status=$?
+  echo "$config $phase $((SECONDS - start))" >>"$phase_log"
+  return $status
+}
+# build CONFIG [build.sh arguments]: configure and compile, each phase logged.
+build() {
+  local config=$1 status=0 steps
+  shift
+  steps=$(mktemp "${TMPDIR:-/tmp}/zeromini-build-phases.XXXXXX")
+  ZEROMINI_PHASE_LOG=$steps scripts/build.sh "$@" || status=$?
+  sed "s/^/$config /" "$steps" >>"$phase_log"
+  rm -f "$steps"
+  return $status
+}
+
+# Tests declare the cores they take (PROCESSORS: ranks x threads per rank); ctest fills the
+# machine with them, in both host configurations.
+run_ctest() {  # run_ctest BUILD_DIR [ctest arguments]
+  local dir=$1
+  shift
+  (cd "$dir" && OPENBLAS_NUM_THREADS=1 ctest --output-on-failure --timeout 900 -j "$(nproc)" "$@")
+}
+
 run_debian() {
   echo "=== test.sh: configuration debian (Debian's Kokkos 3.4, Serial) ==="
   # set -e does not act inside a function called as an if condition: every step says || return.
-  scripts/build.sh || return
-  # Tests declare the cores they take (PROCESSORS); ctest fills the machine with them. The
-  # openmp configuration runs one at a time: each of its ranks already runs 2 threads.
-  (cd build && OPENBLAS_NUM_THREADS=1 ctest --output-on-failure --timeout 900 -j "$(nproc)" "$@") ||
-    return
+  build debian || return
+  timed debian tests run_ctest build "$@" || return
   scripts/list-skipped-tests.py build debian
 }
 
@@ -78,13 +113,13 @@ run_openmp() {
   fi
   prefix=${ZEROMINI_KOKKOS_PREFIX:-$(default_kokkos_prefix kokkos-4-openmp)}
   echo "=== test.sh: configuration openmp (Kokkos >= 4, OpenMP + Serial, from $vendor) ==="
-  scripts/build-kokkos.sh --openmp "$vendor" "$prefix" || return
+  timed openmp kokkos scripts/build-kokkos.sh --openmp "$vendor" "$prefix" || return
   # The fuzzer's sanitized copy of the library is built and run once, in the debian
   # configuration: the readers it fuzzes do not depend on the Kokkos backend, and building it
   # twice cost CI minutes.
-  BUILD_DIR=$root/build-openmp scripts/build.sh -DKokkos_ROOT="$prefix" \
+  BUILD_DIR=$root/build-openmp build openmp -DKokkos_ROOT="$prefix" \
     -DKokkosKernels_ROOT="$prefix" -DZEROMINI_BUILD_FUZZ=OFF -DZEROMINI_MULTINODE_TESTS=OFF || return
-  (cd build-openmp && ctest --output-on-failure --timeout 900 "$@") || return
+  timed openmp tests run_ctest build-openmp "$@" || return
   scripts/list-skipped-tests.py build-openmp openmp
 }
 
@@ -103,13 +138,15 @@ run_cuda() {
   fi
   prefix=${ZEROMINI_KOKKOS_CUDA_PREFIX:-$(default_kokkos_prefix kokkos-4-cuda-sm_90)}
   echo "=== test.sh: configuration cuda (Kokkos >= 4, CUDA sm_90, from $vendor; compile only) ==="
-  PATH=$cuda_home/bin:$PATH scripts/build-kokkos.sh --cuda sm_90 "$vendor" "$prefix" || return
-  PATH=$cuda_home/bin:$PATH Kokkos_ROOT=$prefix BUILD_DIR=$root/build-cuda scripts/build.sh \
+  PATH=$cuda_home/bin:$PATH timed cuda kokkos scripts/build-kokkos.sh --cuda sm_90 "$vendor" \
+    "$prefix" || return
+  PATH=$cuda_home/bin:$PATH Kokkos_ROOT=$prefix BUILD_DIR=$root/build-cuda build cuda \
     --preset cuda || return
-  (cd build-cuda && ctest --output-on-failure --timeout 300 -L no_gpu) || return
+  timed cuda tests bash -c 'cd build-cuda && ctest --output-on-failure --timeout 300 -L no_gpu' ||
+    return
 }
 
-scripts/setup-deps.sh
+timed all deps scripts/setup-deps.sh
 skipped=77  # a configuration's status when this machine cannot build it
 failed=()
 for config in debian openmp cuda; do
@@ -122,6 +159,10 @@ for config in debian openmp cuda; do
     failed+=("$config")
   fi
 done
+echo "=== test.sh: where the time went ==="
+/usr/bin/env python3 scripts/ci_times.py "$phase_log" debian=build openmp=build-openmp \
+  cuda=build-cuda || true
+rm -f "$phase_log"
 if ((${#failed[@]})); then
   echo "test.sh: failed configurations: ${failed[*]}" >&2
   exit 1

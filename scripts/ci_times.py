@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Where the time of scripts/test.sh went: one table per run, printed at its end.
+
+    ci_times.py PHASE_LOG CONFIG=BUILD_DIR...
+
+PHASE_LOG holds "CONFIG PHASE SECONDS" lines (test.sh writes them: deps, kokkos, configure,
+compile, tests, kit). Each BUILD_DIR's last ctest log (Testing/Temporary/LastTest.log) gives the
+seconds of every test: the ten slowest are listed, and the device kit's check (kit_bare_check),
+which runs among the tests, is shown in the kit column too (its seconds are part of tests).
+Prints Markdown, so that the table can be pasted into results/ci-time.md as it is.
+"""
+import os
+import re
+import sys
+
+PHASES = ["deps", "kokkos", "configure", "compile", "tests", "kit"]
+KIT_TESTS = ("kit_bare_check",)
+TEST_START = re.compile(r"^\d+/\d+ Test: (\S+)$")
+TEST_TIME = re.compile(r"^Test time =\s*([0-9.]+) sec$")
+
+
+def read_phases(path):
+    """{config: {phase: seconds}}, in the order the configurations first appear."""
+    phases = {}
+    with open(path) as log:
+        for line in log:
+            words = line.split()
+            if len(words) != 3:
+                continue
+            config, phase, seconds = words
+            entry = phases.setdefault(config, {})
+            entry[phase] = entry.get(phase, 0) + int(seconds)
+    return phases
+
+
+def read_test_times(build):
+    """[(seconds, test)] of the build's last ctest run; [] where it has none."""
+    log = os.path.join(build, "Testing", "Temporary", "LastTest.log")
+    if not os.path.exists(log):
+        return []
+    times, test = [], None
+    with open(log, errors="replace") as lines:
+        for line in lines:
+            line = line.rstrip("\n")
+            match = TEST_START.match(line)
+            if match:
+                test = match.group(1)
+                continue
+            match = TEST_TIME.match(line)
+            if match and test:
+                times.append((float(match.group(1)), test))
+                test = None
+    return times
+
+
+def main(argv):
+    if len(argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    phases = read_phases(argv[1])
+    builds = dict(arg.split("=", 1) for arg in argv[2:])
+    test_times = {config: read_test_times(build) for config, build in builds.items()
+                  if config in phases}
+    for config, times in test_times.items():
+        kit = sum(seconds for seconds, test in times if test in KIT_TESTS)
+        if kit and "kit" not in phases[config]:
+            phases[config]["kit"] = round(kit)
+
+    print("| configuration | " + " | ".join(PHASES) + " | total |")
+    print("|---" * (len(PHASES) + 2) + "|")
+    grand = 0
+    for config, entry in phases.items():
+        # The kit's seconds from ctest are inside tests already; a kit phase of its own is not.
+        inside_tests = config in test_times and any(t in KIT_TESTS for _, t in test_times[config])
+        total = sum(s for p, s in entry.items() if not (p == "kit" and inside_tests))
+        grand += total
+        cells = [str(entry[p]) + (" (in tests)" if p == "kit" and inside_tests else "")
+                 if p in entry else "" for p in PHASES]
+        print(f"| {config} | " + " | ".join(cells) + f" | {total} |")
+    print(f"| all | " + " | ".join("" for _ in PHASES) + f" | {grand} ({grand / 60:.1f} min) |")
+
+    for config, times in test_times.items():
+        if not times:
+            continue
+        slowest = sorted(times, reverse=True)[:10]
+        print(f"\nTen slowest tests, {config} ({len(times)} tests, "
+              f"{sum(s for s, _ in times):.0f} s of test time in all):\n")
+        print("| test | seconds |")
+        print("|---|---|")
+        for seconds, test in slowest:
+            print(f"| {test} | {seconds:.1f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
