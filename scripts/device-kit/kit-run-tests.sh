@@ -13,10 +13,10 @@ has_python_module() {
   [[ ${python_module[$1]} == yes ]]
 }
 
-# skip_reason PROCESSORS DEPENDS NEEDS: why a selected test cannot run here (empty: it can).
+# skip_reason RANKS DEPENDS NEEDS: why a selected test cannot run here (empty: it can).
 skip_reason() {
-  local procs=$1 depends=$2 needs=$3 dep need missing=()
-  if ((procs > 2)); then
+  local ranks=$1 depends=$2 needs=$3 dep need missing=()
+  if ((ranks > 2)); then
     echo "needs more than 2 ranks (the kit runs 1-2 ranks per GPU)"
     return
   fi
@@ -47,19 +47,19 @@ run_one_test() {
 # (pass, FAIL, INCOMPLETE or skipped: why) and detail; one log per test in $LOGS/STEP/.
 run_step_tests() {
   local step=$1 select=$2 dir=$LOGS/$1 start=$SECONDS
-  local name labels procs timeout skip_rc depends needs workdir env_text cmd_text reason rc t0 capped
+  local name labels ranks timeout skip_rc depends needs workdir env_text cmd_text reason rc t0 capped
   local passed=0 failed_names=() budget_names=()
   local -A reasons
   mkdir -p "$dir"
   printf 'test\toutcome\tseconds\treason\n' >"$dir/tests.tsv"
-  while IFS=$'\t' read -r -u 3 name labels procs timeout skip_rc depends needs workdir env_text cmd_text; do
+  while IFS=$'\t' read -r -u 3 name labels ranks timeout skip_rc depends needs workdir env_text cmd_text; do
     [[ -z $name || $name == '#'* ]] && continue
     [[ $skip_rc == - ]] && skip_rc=
     [[ $depends == - ]] && depends=
     [[ $needs == - ]] && needs=
     [[ $env_text == - ]] && env_text=
     "$select" ",$labels," || continue
-    reason=$(skip_reason "$procs" "$depends" "$needs")
+    reason=$(skip_reason "$ranks" "$depends" "$needs")
     if [[ -z $reason ]] && ((SECONDS - start > STEP_BUDGET_S)); then
       budget_names+=("$name")
       reason="not run: the step's budget of $STEP_BUDGET_S s was spent"
