@@ -62,7 +62,12 @@ done
 ln -s mpiexec.hydra "$kit/bin/mpiexec"
 
 # The ctest tree and tests.list, with the scripts and decks the tests name.
-(cd "$build" && ctest --show-only=json-v1) >"$stage/tests.json"
+# ctest rewrites Testing/Temporary/LastTest.log of the tree it reads, even to list it: list a copy
+# of the build's ctest files, so that the log of a ctest run in progress (the kit_bare_check test
+# packs its own build) or just finished (read by list-skipped-tests.py and ci_times.py) is kept.
+(cd "$build" && find . -name CTestTestfile.cmake ! -path '*/CMakeFiles/*') |
+  while read -r file; do install -D -m 644 "$build/$file" "$stage/ctest-tree/$file"; done
+(cd "$stage/ctest-tree" && ctest --show-only=json-v1) >"$stage/tests.json"
 cp -r "$src/inputs" "$kit/inputs"
 # The test tree but its C++ sources: the scripts the tests run and the ones those call, decks.
 (cd "$src" && find tests -type f ! -name '*.cpp' ! -name '*.hpp' ! -name CMakeLists.txt) |

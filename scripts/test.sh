@@ -144,6 +144,23 @@ run_cuda() {
     --preset cuda || return
   timed cuda tests bash -c 'cd build-cuda && ctest --output-on-failure --timeout 300 -L no_gpu' ||
     return
+  timed cuda kit cuda_kit || return
+}
+
+# The cuda device kit, packed from build-cuda as a GPU session would carry it, and its env step in
+# the bare Debian root (scripts/kit-bare-check.sh): every program and library resolved but the
+# driver's and CUDA's own, which the device provides. A change that breaks packing fails here,
+# not on the device. The openmp kit's whole check.sh runs as the ctest kit_bare_check.
+cuda_kit() {
+  local kit=$root/build-cuda/device-kit
+  scripts/device-kit.sh --flavor cuda --build "$root/build-cuda" --out "$kit" || return
+  if [[ $(id -u) -ne 0 ]] || ! command -v debootstrap >/dev/null; then
+    echo "test.sh: the cuda kit packed ($(du -sh "$kit" | cut -f1)); its env step in a bare root skipped: needs root and debootstrap"
+    return 0
+  fi
+  scripts/kit-bare-check.sh --flavor cuda --kit "$kit" env || return
+  grep -q '^| env | pass |' "$kit/bare-check-out/summary.md" ||
+    { echo "test.sh: the cuda kit's env step did not pass in the bare root" >&2; return 1; }
 }
 
 timed all deps scripts/setup-deps.sh

@@ -1,25 +1,36 @@
 #!/usr/bin/env bash
 # The kit's side of check.sh (scripts/device-kit/check.sh unpacks the kit and runs this).
-#   kit-check.sh [STEP...]    steps: env unit mpi nccl bf16 sanitize perf (default: all)
-# Writes $OUT/summary.md (the table, printed last) and $OUT/check-logs.tar.gz, rewritten after
-# every step, so that a call cut short still returns what ran. STEP_BUDGET_S (default 540)
-# bounds a test step: tests not started by then are reported, and the step is INCOMPLETE.
+#   kit-check.sh [STEP...]    steps: env nccl bf16 perf unit mpi sanitize (default: all, in this
+#                             order, the most decisive first); racecheck runs only when named
+#
+# The whole check fits one call of the device: CHECK_DEADLINE_S (default 480) bounds it. Each step
+# runs in the background under the smaller of its cap and the time left (less
+# CHECK_MARGIN_S, default 10, for the summary and the archive); a step stopped there is
+# INCOMPLETE, and the steps after it that get no time say so. Every zeromini run sets
+# comm.timeout_s=60, so a hang ends inside its step.
+#
+# $OUT/summary.md (the table, printed last) and $OUT/check-logs.tar.gz are written before each
+# step (its row says "running") and after it, and by the TERM/INT trap, which marks the step it
+# interrupts "killed": a call cut short at its limit still returns both.
 set -uo pipefail
 KIT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$PWD/check-out}
-STEP_BUDGET_S=${STEP_BUDGET_S:-540}
+CHECK_DEADLINE_S=${CHECK_DEADLINE_S:-480}
+CHECK_MARGIN_S=${CHECK_MARGIN_S:-10}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 export KIT OUT
 export PATH=$KIT/bin:$PATH  # mpiexec and hydra_pmi_proxy; the programs find lib/ by RUNPATH
+# Several ranks share the device's one GPU over MPI; GPU-aware MPI is not assumed unless asked.
+export ZEROMINI_MPI_GPU_AWARE=${ZEROMINI_MPI_GPU_AWARE:-0}
 FLAVOR=$(sed -n 's/^flavor=//p' "$KIT/KIT-INFO")
+check_start=$SECONDS
 # The runs' files and the logs, outside $OUT: only the summary and one archive of the logs go
 # there (a device returns few files).
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/zeromini-check.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 LOGS=$WORK/logs
 mkdir -p "$LOGS"
-rm -f "$OUT/summary.md" "$OUT/check-logs.tar.gz"
 # The CUDA toolkit's libraries, where the device keeps them outside the loader's default paths
 # (only then: other programs, PyTorch among them, keep their own).
 if [[ $FLAVOR == cuda && -d /usr/local/cuda/lib64 ]] &&
@@ -30,12 +41,20 @@ fi
 source "$KIT/scripts/kit-run-tests.sh"
 source "$KIT/scripts/kit-steps.sh"
 
-all_steps=(env unit mpi nccl bf16 sanitize perf)
+# Seconds a step may take at most (the time left may give it less). On an H100: env and the
+# launch probes ~20 s, nccl ~30, bf16 ~40, perf 200-250 (PyTorch's four modes with
+# torch.compile, then the zeromini runs), memcheck of one step ~60.
+declare -A step_cap=([env]=60 [nccl]=90 [bf16]=120 [perf]=300 [unit]=300 [mpi]=300
+  [sanitize]=150 [racecheck]=300)
+all_steps=(env nccl bf16 perf unit mpi sanitize)
 steps=("$@")
 ((${#steps[@]})) || steps=("${all_steps[@]}")
 for step in "${steps[@]}"; do
-  [[ " ${all_steps[*]} " == *" $step "* ]] || { echo "check.sh: unknown step $step (${all_steps[*]})" >&2; exit 2; }
+  [[ -n ${step_cap[$step]:-} ]] ||
+    { echo "check.sh: unknown step $step (${all_steps[*]} racecheck)" >&2; exit 2; }
 done
+
+time_left() { echo $((CHECK_DEADLINE_S - (SECONDS - check_start) - CHECK_MARGIN_S)); }
 
 GPU=$(gpu_name)
 summary_rows=()
@@ -46,6 +65,7 @@ write_summary() {
     echo "kit: $FLAVOR, $(sed -n 's/^revision=/revision /p; s/^packed=/packed /p; s/^torch_ref=/PyTorch reference script: /p' "$KIT/KIT-INFO" | paste -sd, | sed 's/,/, /g')"
     echo "$(sed -n 's/^version: *//p' "$KIT/KIT-INFO" | head -2 | paste -sd';' | tr -s ' ')"
     echo "machine: $(uname -n), GPU: ${GPU:-none}, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "deadline: ${CHECK_DEADLINE_S} s, $((SECONDS - check_start)) s used"
     echo
     echo "| step | result | seconds | detail |"
     echo "|---|---|---:|---|"
@@ -54,20 +74,98 @@ write_summary() {
     unselected_tests
     [[ -f $LOGS/perf/table.md ]] && { echo; cat "$LOGS/perf/table.md"; }
   } >"$OUT/summary.md"
-  tar -C "$WORK" -czf "$OUT/check-logs.tar.gz" logs
+  tar -C "$WORK" -czf "$OUT/check-logs.tar.gz" logs 2>/dev/null
+}
+row() { echo "| $1 | $2 | $3 | ${4//|/\\|} |"; }  # row STEP RESULT SECONDS DETAIL
+
+# kill_tree PID SIGNAL: PID and everything it started. By parent links in /proc rather than by
+# process group: timeout(1), which bounds every command in a step, makes a group of its own.
+kill_tree() {
+  local signal=$2 stat line pid todo=("$1") found=()
+  local -A children
+  for stat in /proc/[0-9]*/stat; do
+    { read -r line <"$stat"; } 2>/dev/null || continue
+    pid=${line%% *}
+    line=${line##*) }  # after the command name, which may hold spaces: state, parent, ...
+    line=${line#* }
+    children[${line%% *}]+=" $pid"
+  done
+  while ((${#todo[@]})); do
+    pid=${todo[0]}
+    todo=("${todo[@]:1}")
+    found+=("$pid")
+    for stat in ${children[$pid]:-}; do todo+=("$stat"); done
+  done
+  kill -"$signal" "${found[@]}" 2>/dev/null
 }
 
+# run_step STEP BUDGET: the step in the background, stopped (TERM, then KILL, with all it
+# started) at BUDGET seconds; sets result and detail. The step writes its outcome to a file, since
+# it runs in a subshell. `wait` returns at once on a signal, so the trap below acts mid-step.
+run_step() {
+  local step=$1 budget=$2 guard
+  rm -f "$LOGS/$step/.outcome"
+  (
+    result= detail=
+    STEP_BUDGET_S=$((budget - 5)) STEP_START=$SECONDS
+    "step_$step"
+    printf '%s\n%s\n' "$result" "$detail" >"$LOGS/$step/.outcome"
+  ) &
+  step_pid=$!
+  (sleep "$budget"; kill_tree "$step_pid" TERM; sleep 5; kill_tree "$step_pid" KILL) &
+  guard=$!
+  wait "$step_pid"
+  kill_tree "$guard" TERM
+  wait "$guard" 2>/dev/null
+  step_pid=
+  if [[ -s $LOGS/$step/.outcome ]]; then
+    { read -r result; read -r detail; } <"$LOGS/$step/.outcome"
+  else
+    result=INCOMPLETE detail="stopped at its budget of $budget s (logs/$step)"
+  fi
+}
+
+current_step= step_pid= step_start=0
+on_signal() {  # on_signal NAME NUMBER
+  trap - TERM INT
+  [[ -n $step_pid ]] && kill_tree "$step_pid" TERM
+  if [[ -n $current_step ]]; then
+    summary_rows[-1]=$(row "$current_step" killed $((SECONDS - step_start)) \
+      "the check received SIG$1 during this step; its logs so far are in check-logs.tar.gz")
+  fi
+  write_summary
+  echo "check.sh: SIG$1 during ${current_step:-no step}; summary and logs written to $OUT" >&2
+  exit $((128 + $2))
+}
+trap 'on_signal TERM 15' TERM
+trap 'on_signal INT 2' INT
+
+write_summary
 overall=0
 for step in "${steps[@]}"; do
   echo "=== check.sh: $step"
-  start=$SECONDS result= detail=
+  step_start=$SECONDS result= detail=
   mkdir -p "$LOGS/$step"
-  "step_$step"
+  budget=$(time_left)
+  ((budget > step_cap[$step])) && budget=${step_cap[$step]}
+  if ((budget < 10)); then
+    result=INCOMPLETE detail="not run: the check's deadline of $CHECK_DEADLINE_S s was spent"
+    summary_rows+=("$(row "$step" "$result" 0 "$detail")")
+    overall=1
+    echo "=== check.sh: $step: $result: $detail"
+    write_summary
+    continue
+  fi
+  current_step=$step
+  summary_rows+=("$(row "$step" running - "started at $((SECONDS - check_start)) s, budget $budget s")")
+  write_summary
+  run_step "$step" "$budget"
+  current_step=
   [[ -n $result ]] || { result=FAIL; detail="the step set no result (a bug in the check)"; }
   [[ -n $detail ]] || detail=-
   [[ $result == pass || $result == skipped* ]] || overall=1
   echo "=== check.sh: $step: $result: $detail"
-  summary_rows+=("| $step | $result | $((SECONDS - start)) | ${detail//|/\\|} |")
+  summary_rows[-1]=$(row "$step" "$result" $((SECONDS - step_start)) "$detail")
   write_summary
 done
 echo

@@ -43,6 +43,17 @@ run_one_test() {
     </dev/null >"$log" 2>&1
 }
 
+# The tests that decide most about a device, run first in their step; the rest follow while the
+# step's time lasts: the kernels, the PyTorch reference, stage equivalence, mixed precision,
+# checkpoints, the communicator and the host staging of MPI collectives.
+DECISIVE_TESTS='^(test_(kernel_gradients|kernel_properties|gemm|flash_attention|vocab_parallel|column_sums|quantize|torch_reference|zero_equivalence|mixed_precision|bf16_accumulation|checkpoint|communicator|mpi_staging))'
+
+# decisive_first: tests.list with the decisive tests first, each group in its listed order.
+decisive_first() {
+  grep -v '^#' "$KIT/tests.list" | awk -F'\t' -v pat="$DECISIVE_TESTS" '$1 ~ pat'
+  grep -v '^#' "$KIT/tests.list" | awk -F'\t' -v pat="$DECISIVE_TESTS" '$1 !~ pat'
+}
+
 # run_step_tests STEP SELECT: runs the tests for which `SELECT LABELS` succeeds; sets result
 # (pass, FAIL, INCOMPLETE or skipped: why) and detail; one log per test in $LOGS/STEP/.
 run_step_tests() {
@@ -60,7 +71,8 @@ run_step_tests() {
     [[ $env_text == - ]] && env_text=
     "$select" ",$labels," || continue
     reason=$(skip_reason "$ranks" "$depends" "$needs")
-    if [[ -z $reason ]] && ((SECONDS - start > STEP_BUDGET_S)); then
+    # A test needs a few seconds at least; `timeout 0` would mean no limit at all.
+    if [[ -z $reason ]] && ((STEP_BUDGET_S - (SECONDS - start) < 3)); then
       budget_names+=("$name")
       reason="not run: the step's budget of $STEP_BUDGET_S s was spent"
     fi
@@ -91,7 +103,7 @@ run_step_tests() {
     fi
     printf '%s\t%s\t%s\t%s\n' "$name" "${test_outcome[$name]}" $((SECONDS - t0)) "$reason" >>"$dir/tests.tsv"
     echo "  $step: $name: ${test_outcome[$name]} ($((SECONDS - t0)) s)${reason:+: $reason}"
-  done 3<"$KIT/tests.list"
+  done 3< <(decisive_first)
   summarize_step_tests "$passed" "${#failed_names[@]}" "${#budget_names[@]}" reasons "${failed_names[@]}"
 }
 

@@ -19,7 +19,24 @@ can_run() {
   return 1
 }
 
-zm1() { "$KIT/bin/mpiexec" -n 1 "$KIT/bin/zeromini" "$@"; }  # one rank
+# The seconds left to the running step (kit-check.sh sets STEP_BUDGET_S and STEP_START), at least
+# 1: every command in a step runs under timeout(1) with this, and `timeout 0` would mean none.
+step_left() {
+  local left=$((STEP_BUDGET_S - (SECONDS - STEP_START)))
+  echo $((left > 0 ? left : 1))
+}
+bounded() { timeout -k 5 "$(step_left)" "$@"; }  # bounded COMMAND...: inside the step's time
+
+# One rank by the launch path the env step found working: mpiexec -n 1, or a singleton (the
+# program started alone) where only that worked. Every run sets comm.timeout_s=60: a hang ends
+# inside its step.
+zm1() {
+  local launch=("$KIT/bin/mpiexec" -n 1)
+  [[ $(cat "$WORK/launch" 2>/dev/null) == singleton ]] && launch=()
+  bounded "${launch[@]}" "$KIT/bin/zeromini" "$@"
+}
+zm_run() { zm1 run "$@" --set comm.timeout_s=60; }
+zm_tool() { timeout -k 5 60 "$KIT/bin/zeromini" "$@"; }  # inspect, export: no MPI launch
 
 # The CUDA driver and toolkit libraries a cuda kit leaves to the device.
 device_library='^(libcuda\.so|libcudart|libcublas|libcublasLt|libnccl|libnvidia)'
@@ -48,13 +65,38 @@ step_env() {
     done < <(ldd "$file" 2>&1 | awk '/not found/ {print $1}')
   done
   detail="$count files resolved by ldd; GPU: ${GPU:-none}"
+  can_run build && detail+="; $(probe_launch)"
   [[ -n $GPU ]] && detail+="; driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)"
   ((${#expected[@]})) && detail+="; left to the device: ${expected[*]}"
   if ((${#missing[@]})); then
     result=FAIL detail+="; not found: ${missing[*]:0:6}"
+  elif can_run build && [[ ! -s $WORK/launch ]]; then
+    result=FAIL detail+="; zeromini runs neither under mpiexec nor alone (logs/env/probe-*.log)"
   else
     result=pass
   fi
+}
+
+# probe_launch: a 1-step run at 2 ranks under mpiexec (MPI backend: NCCL refuses two ranks on one
+# GPU) and one started alone (a singleton), each within 45 s; the later steps use the first path
+# that worked ($WORK/launch). Prints what it found.
+probe_launch() {
+  local common=(--set train.steps=1 --set comm.backend=mpi --set comm.timeout_s=20) path status
+  local -A works
+  for path in mpiexec singleton; do
+    local launch=("$KIT/bin/mpiexec" -n 2)
+    [[ $path == singleton ]] && launch=()
+    timeout -k 5 45 "${launch[@]}" "$KIT/bin/zeromini" run "$KIT/inputs/tiny-test.toml" \
+      "${common[@]}" --out "$WORK/probe-$path" >"$LOGS/env/probe-$path.log" 2>&1
+    status=$?
+    works[$path]=$([[ $status == 0 ]] && echo yes || echo "no (exit $status)")
+  done
+  if [[ ${works[mpiexec]} == yes ]]; then
+    echo mpiexec >"$WORK/launch"
+  elif [[ ${works[singleton]} == yes ]]; then
+    echo singleton >"$WORK/launch"
+  fi
+  echo "launch: mpiexec -n 2 ${works[mpiexec]}, singleton ${works[singleton]}"
 }
 
 # Labels are given as ,a,b,: the command-line and unit tests; the multi-rank tests.
@@ -67,7 +109,7 @@ step_mpi() { can_run build && run_step_tests mpi select_mpi; }
 
 # step_lines LOG: "step N loss L |g| G" per logged step, to compare runs.
 step_lines() { sed -n 's/^\[stage [0-9]\] step *\([0-9]*\)\/[0-9]* *loss *\([^ ]*\) *|g| *\([^ ]*\).*/step \1 loss \2 |g| \3/p' "$1"; }
-param_norm() { "$KIT/bin/zeromini" inspect "$1" 2>&1 | sed -n 's/^ *parameter norm *//p'; }
+param_norm() { zm_tool inspect "$1" 2>&1 | sed -n 's/^ *parameter norm *//p'; }
 
 # nccl: one rank on NCCL and one on MPI, a tiny deck on the kit's token shard: equal losses.
 step_nccl() {
@@ -76,7 +118,7 @@ step_nccl() {
   local common=(--set train.steps=8 --set output.log_every=1 --set output.checkpoint_every=8
     --set data.source="$KIT/data/readme-tokens.bin" --set model.vocab=256)
   for backend in nccl mpi; do
-    zm1 run "$KIT/inputs/tiny-test.toml" "${common[@]}" --set comm.backend=$backend \
+    zm_run "$KIT/inputs/tiny-test.toml" "${common[@]}" --set comm.backend=$backend \
       --out "$WORK/nccl-$backend" >"$dir/$backend.log" 2>&1 ||
       { result=FAIL detail="the $backend run failed (logs/nccl/$backend.log)"; return; }
     step_lines "$dir/$backend.log" >"$dir/$backend.steps"
@@ -98,16 +140,16 @@ step_bf16() {
   local dir=$LOGS/bf16 deck=$KIT/inputs/tiny-test.toml
   local common=(--set train.precision=bf16 --set train.steps=6 --set output.log_every=1
     --set output.checkpoint_every=3)
-  zm1 run "$deck" "${common[@]}" --out "$WORK/bf16-full" >"$dir/full.log" 2>&1 ||
+  zm_run "$deck" "${common[@]}" --out "$WORK/bf16-full" >"$dir/full.log" 2>&1 ||
     { result=FAIL detail="the bf16 run failed (logs/bf16/full.log)"; return; }
-  zm1 run "$deck" "${common[@]}" --set train.resume="$WORK/bf16-full/checkpoints/step_00000003.h5" \
+  zm_run "$deck" "${common[@]}" --set train.resume="$WORK/bf16-full/checkpoints/step_00000003.h5" \
     --out "$WORK/bf16-resumed" >"$dir/resumed.log" 2>&1 ||
     { result=FAIL detail="the resumed bf16 run failed (logs/bf16/resumed.log)"; return; }
   step_lines "$dir/full.log" | sed -n '/^step [456] /p' >"$dir/full.steps"
   step_lines "$dir/resumed.log" >"$dir/resumed.steps"
-  "$KIT/bin/zeromini" inspect "$WORK/bf16-full/results.h5" >"$dir/inspect-results.log" 2>&1
-  "$KIT/bin/zeromini" inspect "$WORK/bf16-full/checkpoints/step_00000006.h5" >"$dir/inspect-checkpoint.log" 2>&1
-  "$KIT/bin/zeromini" export "$WORK/bf16-full/checkpoints/step_00000006.h5" "$WORK/gpt2.h5" >"$dir/export.log" 2>&1
+  zm_tool inspect "$WORK/bf16-full/results.h5" >"$dir/inspect-results.log" 2>&1
+  zm_tool inspect "$WORK/bf16-full/checkpoints/step_00000006.h5" >"$dir/inspect-checkpoint.log" 2>&1
+  zm_tool export "$WORK/bf16-full/checkpoints/step_00000006.h5" "$WORK/gpt2.h5" >"$dir/export.log" 2>&1
   local full_norm resumed_norm
   full_norm=$(param_norm "$WORK/bf16-full/checkpoints/step_00000006.h5")
   resumed_norm=$(param_norm "$WORK/bf16-resumed/checkpoints/step_00000006.h5")
@@ -124,53 +166,51 @@ step_bf16() {
   fi
 }
 
-# sanitize: compute-sanitizer's memcheck and racecheck on a 2-step tiny run.
-step_sanitize() {
+# sanitize: compute-sanitizer's memcheck on a 1-step tiny run. racecheck (step racecheck) is far
+# slower and runs only when named.
+step_sanitize() { run_sanitizer sanitize memcheck; }
+step_racecheck() { run_sanitizer racecheck racecheck; }
+run_sanitizer() {  # run_sanitizer STEP TOOL
   can_run cuda || return
   command -v compute-sanitizer >/dev/null ||
     { result="skipped: compute-sanitizer unavailable"; return; }
-  local dir=$LOGS/sanitize tool errors status notes=()
-  result=pass
-  for tool in memcheck racecheck; do
-    timeout 250 compute-sanitizer --tool $tool "$KIT/bin/zeromini" run "$KIT/inputs/tiny-test.toml" \
-      --set train.steps=2 --set comm.backend=mpi --out "$WORK/sanitize-$tool" >"$dir/$tool.log" 2>&1
-    status=$?
-    errors=$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) error.*/\1/p' "$dir/$tool.log" | tail -1)
-    if ((status == 124)); then
-      notes+=("$tool: timed out after 250 s")
-      [[ $result == FAIL ]] || result=INCOMPLETE
-    elif [[ -z $errors ]]; then
-      notes+=("$tool: not supported on this machine ($(grep -m1 -E 'Error|error|not supported' "$dir/$tool.log" | cut -c1-80))")
-      [[ $result == pass ]] && result="skipped: not supported on this machine"
-    elif ((errors > 0 || status != 0)); then
-      result=FAIL notes+=("$tool: $errors errors, exit $status")
-    else
-      notes+=("$tool: 0 errors")
-    fi
-  done
-  detail=$(printf '%s; ' "${notes[@]}")
-  detail=${detail%; }
+  local step=$1 tool=$2 dir=$LOGS/$1 errors status
+  bounded compute-sanitizer --tool "$tool" "$KIT/bin/zeromini" run "$KIT/inputs/tiny-test.toml" \
+    --set train.steps=1 --set comm.backend=mpi --set comm.timeout_s=60 \
+    --out "$WORK/sanitize-$tool" >"$dir/$tool.log" 2>&1
+  status=$?
+  errors=$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) error.*/\1/p' "$dir/$tool.log" | tail -1)
+  if ((status == 124 || status == 137)); then
+    result=INCOMPLETE detail="$tool: stopped at the step's budget"
+  elif [[ -z $errors ]]; then
+    result="skipped: not supported on this machine"
+    detail="$tool: $(grep -m1 -E 'Error|error|not supported' "$dir/$tool.log" | cut -c1-80)"
+  elif ((errors > 0 || status != 0)); then
+    result=FAIL detail="$tool: $errors errors, exit $status (logs/$step/$tool.log)"
+  else
+    result=pass detail="$tool: 0 errors on one step"
+  fi
 }
 
-# perf: scripts/gpu-bench.sh (GPT-2 124M, 8 x 1024 tokens, stages 0 and 3, fp32/tf32/bf16, a
-# traced run) beside the PyTorch reference, in the same call.
+# perf: scripts/gpu-bench.sh (GPT-2 124M, 8 x 1024 tokens: PyTorch first, then zeromini at stages 0
+# and 3 in fp32/tf32/bf16, bf16 with the reference attention, a traced run), in the same call,
+# inside the step's time; gpu-bench rewrites logs/perf/table.md after every run.
 step_perf() {
   can_run cuda || return
-  local dir=$LOGS/perf status runs
-  GPU_BENCH_OUT=$dir timeout 570 bash "$KIT/scripts/gpu-bench.sh" "$KIT/bin/zeromini" \
+  local dir=$LOGS/perf status runs expected=7
+  GPU_BENCH_OUT=$dir bounded bash "$KIT/scripts/gpu-bench.sh" "$KIT/bin/zeromini" \
     "$KIT/bench/torch_gpt_ref.py" >"$dir/gpu-bench.log" 2>&1
   status=$?
-  sed -n '/^| zeromini |/,$p' "$dir/gpu-bench.log" >"$dir/table.md"
-  runs=$(grep -c '^zeromini .* tokens/s$' "$dir/gpu-bench.log")
-  if ((status == 124)); then
-    result=INCOMPLETE detail="gpu-bench.sh timed out after 570 s ($runs of 6 zeromini runs measured)"
-  elif ((runs < 6)); then
-    result=FAIL detail="$runs of 6 zeromini runs measured (logs/perf/gpu-bench.log)"
+  runs=$(grep -c '^zeromini .* tokens/s (median' "$dir/gpu-bench.log")
+  if ((status == 124 || status == 137)); then
+    result=INCOMPLETE detail="stopped at the step's budget ($runs of $expected zeromini runs measured; the table below)"
+  elif ((runs < expected)); then
+    result=FAIL detail="$runs of $expected zeromini runs measured (logs/perf/gpu-bench.log)"
   elif grep -q 'not available; no side-by-side' "$dir/gpu-bench.log"; then
-    result=INCOMPLETE detail="6 runs measured; no PyTorch reference on this machine"
+    result=INCOMPLETE detail="$expected runs measured; no PyTorch reference on this machine"
   elif [[ ! -s $dir/trace.json ]]; then
-    result=FAIL detail="6 runs measured beside PyTorch, but the traced run wrote no trace.json"
+    result=FAIL detail="$expected runs measured beside PyTorch, but the traced run wrote no trace.json"
   else
-    result=pass detail="6 runs beside PyTorch, and a trace: the table below"
+    result=pass detail="$expected runs beside PyTorch, and a trace: the table below"
   fi
 }
