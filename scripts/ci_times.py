@@ -77,7 +77,7 @@ def main(argv):
         cells = [str(entry[p]) + (" (in tests)" if p == "kit" and inside_tests else "")
                  if p in entry else "" for p in PHASES]
         print(f"| {config} | " + " | ".join(cells) + f" | {total} |")
-    print(f"| all | " + " | ".join("" for _ in PHASES) + f" | {grand} ({grand / 60:.1f} min) |")
+    print("| total | " + " | ".join("" for _ in PHASES) + f" | {grand} ({grand / 60:.1f} min) |")
 
     for config, times in test_times.items():
         if not times:

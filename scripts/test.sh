@@ -163,7 +163,7 @@ cuda_kit() {
     { echo "test.sh: the cuda kit's env step did not pass in the bare root" >&2; return 1; }
 }
 
-timed all deps scripts/setup-deps.sh
+timed setup deps scripts/setup-deps.sh
 skipped=77  # a configuration's status when this machine cannot build it
 failed=()
 for config in debian openmp cuda; do
