@@ -74,10 +74,12 @@ ranks_alive() {
 
 network_fault() {
   local fault=$1 timeout_s=10 start elapsed status launcher guard
-  local common=(--set zero.stage=3 --set train.steps=60 --set output.log_every=1
-    --set output.checkpoint_every=5 --set comm.timeout_s=$timeout_s)
-  "$cluster" mpiexec 2 "$zeromini" run "$deck" "${common[@]}" --out "$work/run" \
-    >"$work/run.log" 2>&1 &
+  # A checkpoint across the two "nodes" takes about 3.5 s (60 steps with one every 5: 50 s; with
+  # one at the end: 6 s): the faulted run keeps one before the fault (step 10), the resume writes
+  # only its last. Neither changes what is checked: the fault hits between or inside checkpoints.
+  local common=(--set zero.stage=3 --set train.steps=60 --set output.log_every=1)
+  "$cluster" mpiexec 2 "$zeromini" run "$deck" "${common[@]}" --set output.checkpoint_every=10 \
+    --set comm.timeout_s=$timeout_s --out "$work/run" >"$work/run.log" 2>&1 &
   launcher=$!
   for _ in $(seq 1200); do grep -q "step    12/" "$work/run.log" && break; sleep 0.05; done
   grep -q "step    12/" "$work/run.log" || { tail "$work/run.log"; fail "the run did not reach step 12"; }
@@ -117,7 +119,8 @@ network_fault() {
   "$zeromini" inspect "$work/run/checkpoints/$latest" >"$work/inspect.log" 2>&1 ||
     { cat "$work/inspect.log"; fail "the last checkpoint $latest does not inspect cleanly"; }
   timeout 300 "$cluster" mpiexec 2 "$zeromini" run "$deck" "${common[@]}" \
-    --set train.resume=latest --out "$work/run" >"$work/resume.log" 2>&1 ||
+    --set output.checkpoint_every=60 --set comm.timeout_s=30 --set train.resume=latest \
+    --out "$work/run" >"$work/resume.log" 2>&1 ||
     { tail "$work/resume.log"; fail "the resume failed"; }
   grep -q "resumed from .*$latest" "$work/resume.log" || fail "did not resume from $latest"
   echo "resumed from $latest and finished"
