@@ -129,7 +129,7 @@ void CommRequest::complete_record(const Stamp& wait_begin, bool waited) {
   if (waited) {
     r->times.waited = true;
     r->wait_begin = wait_begin;
-    r->wait_end = on_device ? compute_stamp() : r->completed;
+    r->wait_end = on_device ? owner_->clock_.compute_stamp() : r->completed;
   }
   r->complete = true;
   r->pending = nullptr;
@@ -140,9 +140,12 @@ void CommRequest::wait(bool blocking) {
   const Communicator::Record* r = owner_->record(record_, epoch_);
   const bool known_complete = r && r->complete;
   // Where the host blocks, the wait begins now (at the post for a blocking collective); on a
-  // stream, when the compute stream reaches it.
-  Stamp wait_begin = pending_->stream_ordered() ? compute_stamp() : host_stamp();
-  if (blocking && r && !pending_->stream_ordered()) wait_begin = r->posted;
+  // stream, when the compute stream reaches it. Unrecorded collectives take no stamps.
+  Stamp wait_begin;
+  if (r && pending_->stream_ordered())
+    wait_begin = owner_->clock_.compute_stamp();
+  else if (r)
+    wait_begin = blocking ? r->posted : host_stamp();
   const double start = wall_seconds();
   pending_->wait();
   owner_->stats_[op_].seconds += wall_seconds() - start;
@@ -178,7 +181,7 @@ void Communicator::progress() {
 }
 
 void Communicator::begin_step_records() {
-  begin_stamp_epoch();
+  clock_.begin_epoch();
   records_.clear();
   ++epoch_;
   recording_ = true;
@@ -191,11 +194,11 @@ std::vector<CollectiveTimes> Communicator::end_step_records() {
     // A collective still in flight belongs to no step's figures (none is, in the stages' steps).
     if (!r.complete) continue;
     CollectiveTimes t = r.times;
-    t.posted = resolve_stamp(r.posted);
-    t.completed = resolve_stamp(r.completed);
+    t.posted = clock_.resolve(r.posted);
+    t.completed = clock_.resolve(r.completed);
     if (t.waited) {
-      t.wait_begin = resolve_stamp(r.wait_begin);
-      t.wait_end = resolve_stamp(r.wait_end);
+      t.wait_begin = clock_.resolve(r.wait_begin);
+      t.wait_end = clock_.resolve(r.wait_end);
     }
     out.push_back(t);
   }

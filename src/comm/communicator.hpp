@@ -239,8 +239,9 @@ class Communicator {
   void progress();
 
   // The step's collectives are recorded from begin_step_records() (which also starts a new
-  // epoch of time stamps) to end_step_records(), which returns them once complete. Collectives
-  // outside a step (checkpoints, set-up) are not recorded.
+  // epoch of this communicator's time stamps, and of no other's) to end_step_records(), which
+  // returns them once complete. Collectives outside a step (checkpoints, set-up) are not
+  // recorded.
   void begin_step_records();
   std::vector<CollectiveTimes> end_step_records();
 
@@ -278,6 +279,12 @@ class Communicator {
   virtual void do_barrier() = 0;
   // The backend's part of progress().
   virtual void do_progress() {}
+  // Whether the collective being posted will be recorded (between begin_step_records and
+  // end_step_records): only then are its device stamps (PendingOp) read.
+  bool recording() const { return recording_; }
+  // This communicator's clock, which stream-ordered backends stamp their collectives on: its
+  // epochs are this communicator's steps, so another communicator's step never cuts its stamps.
+  StampClock& stamp_clock() { return clock_; }
 
  private:
   friend class CommRequest;
@@ -298,6 +305,7 @@ class Communicator {
   NodeSpan node_span_;
   bool recording_ = false;
   uint64_t epoch_ = 0;
+  StampClock clock_;
   int64_t next_id_ = 0;
   std::vector<Record> records_;
 };

@@ -15,7 +15,7 @@ Phase::Phase(const RunContext& context, PhaseSpec spec)
   if (region_) Kokkos::Profiling::pushRegion("zeromini::" + spec_.region);
   if (watchdog && !spec_.wait.empty()) watchdog->enter(spec_.wait, kLocalRegion, spec_.wait_kind);
   traced_ = spec_.trace && context_.tracer && context_.tracer->active();
-  if (traced_) begin_ = compute_stamp();
+  if (traced_) begin_ = context_.tracer->stamp();
   if (spec_.seconds) {
     Kokkos::fence();
     started_ = wall_seconds();
@@ -30,7 +30,7 @@ Phase::~Phase() {
   if (traced_)
     context_.tracer->add(spec_.trace_kind,
                          spec_.trace_event.empty() ? spec_.region : spec_.trace_event, begin_,
-                         compute_stamp(), spec_.trace_unit);
+                         context_.tracer->stamp(), spec_.trace_unit);
   Watchdog* watchdog = context_.watchdog;
   if (watchdog && !spec_.wait.empty()) watchdog->leave();
   if (region_) Kokkos::Profiling::popRegion();

@@ -4,6 +4,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cmath>
 #include <string>
 #include <type_traits>
 
@@ -14,6 +15,7 @@ using Kokkos::cos;
 using Kokkos::exp;
 using Kokkos::fabs;
 using Kokkos::floor;
+using Kokkos::fma;
 using Kokkos::isfinite;
 using Kokkos::log;
 using Kokkos::pow;
@@ -29,6 +31,13 @@ using Kokkos::Experimental::log;
 using Kokkos::Experimental::pow;
 using Kokkos::Experimental::sqrt;
 using Kokkos::Experimental::tanh;
+// 3.4 has no fma; it is built here for the host only (Serial), where the C library's is the one.
+KOKKOS_INLINE_FUNCTION float fma(float a, float b, float c) {
+  return std::fma(a, b, c);
+}
+KOKKOS_INLINE_FUNCTION double fma(double a, double b, double c) {
+  return std::fma(a, b, c);
+}
 #endif
 }  // namespace zm::math
 

@@ -22,12 +22,14 @@ void Tracer::configure(bool enabled, std::vector<StepRange> steps, int rank) {
 }
 
 void Tracer::begin_step(int stage, int64_t step) {
+  resolve_stamps();  // before the new epoch reuses their events
   stage_ = stage;
   step_ = static_cast<int32_t>(step);
   micro_ = -1;
   active_ = enabled_ && std::any_of(steps_.begin(), steps_.end(), [step](const StepRange& r) {
               return r.first <= step && step <= r.last;
             });
+  if (active_) clock_.begin_epoch();
 }
 
 void Tracer::add(TraceKind kind, const std::string& name, Stamp begin, Stamp end, int32_t unit) {
@@ -55,8 +57,8 @@ void Tracer::add_resolved(TraceEvent event) {
 
 void Tracer::resolve_stamps() {
   for (Pending& p : pending_) {
-    p.event.begin = resolve_stamp(p.begin);
-    p.event.end = resolve_stamp(p.end);
+    p.event.begin = clock_.resolve(p.begin);
+    p.event.end = clock_.resolve(p.end);
     events_.push_back(p.event);
   }
   pending_.clear();

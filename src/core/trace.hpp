@@ -6,7 +6,8 @@
 //
 // The tracer holds the events of one window: from the start of a traced step to the start of
 // the next step (so a checkpoint written after the step belongs to it). The run loop takes them
-// (io/trace_file) and starts the next window.
+// (io/trace_file) and starts the next window. Its spans are stamped on its own clock, whose epoch
+// begins with each traced window: no communicator's step records reset it.
 #pragma once
 
 #include <cstdint>
@@ -38,13 +39,16 @@ class Tracer {
   // Which steps (1-based) are traced; none when disabled.
   void configure(bool enabled, std::vector<StepRange> steps, int rank);
   bool enabled() const { return enabled_; }
-  // A new window at step `step` (1-based) of `stage`: active when the step is traced.
+  // A new window at step `step` (1-based) of `stage`: active when the step is traced. The
+  // previous window's stamps are resolved first.
   void begin_step(int stage, int64_t step);
   void set_micro(int64_t micro) { micro_ = static_cast<int32_t>(micro); }
   bool active() const { return active_; }
   int32_t stage() const { return stage_; }
   int32_t step() const { return step_; }
 
+  // When the work queued so far is done, on the tracer's clock: the stamps add() takes.
+  Stamp stamp() { return clock_.compute_stamp(); }
   // Records an event of the current window (nothing when inactive). Device stamps stay
   // unresolved until resolve_stamps().
   void add(TraceKind kind, const std::string& name, Stamp begin, Stamp end, int32_t unit = -1);
@@ -64,6 +68,7 @@ class Tracer {
   int32_t rank_ = 0, stage_ = 0, step_ = 0, micro_ = -1;
   std::vector<Pending> pending_;
   std::vector<TraceEvent> events_;
+  StampClock clock_;
 };
 
 // Copies `text` into a fixed-size event name, truncating.

@@ -13,26 +13,12 @@
 namespace zm {
 
 Stamp host_stamp() {
-  return Stamp{wall_seconds(), -1};
+  return Stamp{wall_seconds(), -1, 0, nullptr};
 }
 
 #if defined(KOKKOS_ENABLE_CUDA)
 
 namespace {
-
-// Events are created once and reused every step: creating one per stamp would cost more than
-// the work it times.
-struct EventPool {
-  std::vector<cudaEvent_t> events;
-  size_t used = 0;
-  cudaEvent_t anchor = nullptr;
-  double anchor_seconds = 0.0;
-};
-
-EventPool& pool() {
-  static EventPool instance;
-  return instance;
-}
 
 void check(cudaError_t status, const char* what) {
   ZM_ASSERT(status == cudaSuccess, "{}: {}", what, cudaGetErrorString(status));
@@ -46,33 +32,51 @@ cudaEvent_t new_event() {
 
 }  // namespace
 
-Stamp stream_stamp(void* stream) {
-  EventPool& p = pool();
-  if (!p.anchor) begin_stamp_epoch();
+// Events are created once and reused every epoch: creating one per stamp would cost more than
+// the work it times.
+struct StampClock::Pool {
+  std::vector<cudaEvent_t> events;
+  size_t used = 0;
+  cudaEvent_t anchor = nullptr;
+  double anchor_seconds = 0.0;
+  ~Pool() {
+    // At exit the CUDA runtime may be gone before its last clock: nothing to report then.
+    for (cudaEvent_t event : events) cudaEventDestroy(event);
+    if (anchor) cudaEventDestroy(anchor);
+  }
+};
+
+Stamp StampClock::stream_stamp(void* stream) {
+  if (epoch_ == 0) begin_epoch();
+  Pool& p = *pool_;
   if (p.used == p.events.size()) p.events.push_back(new_event());
   const size_t index = p.used++;
   check(cudaEventRecord(p.events[index], static_cast<cudaStream_t>(stream)), "cudaEventRecord");
-  return Stamp{0.0, static_cast<int32_t>(index)};
+  return Stamp{0.0, static_cast<int32_t>(index), epoch_, this};
 }
 
-Stamp compute_stamp() {
+Stamp StampClock::compute_stamp() {
   return stream_stamp(ExecSpace().cuda_stream());
 }
 
-void begin_stamp_epoch() {
-  EventPool& p = pool();
+void StampClock::begin_epoch() {
+  Pool& p = *pool_;
   Kokkos::fence();
   if (!p.anchor) p.anchor = new_event();
   check(cudaEventRecord(p.anchor, ExecSpace().cuda_stream()), "cudaEventRecord");
   check(cudaEventSynchronize(p.anchor), "cudaEventSynchronize");
   p.anchor_seconds = wall_seconds();
   p.used = 0;
+  ++epoch_;
 }
 
-double resolve_stamp(const Stamp& stamp) {
+double StampClock::resolve(const Stamp& stamp) const {
   if (stamp.event < 0) return stamp.seconds;
-  EventPool& p = pool();
-  ZM_ASSERT(static_cast<size_t>(stamp.event) < p.used, "a device stamp of an earlier step");
+  const Pool& p = *pool_;
+  ZM_ASSERT(
+      stamp.clock == this && stamp.epoch == epoch_ && static_cast<size_t>(stamp.event) < p.used,
+      "a device stamp of another clock or of an earlier epoch (epoch {}, this clock's {})",
+      stamp.epoch, epoch_);
   cudaEvent_t event = p.events[static_cast<size_t>(stamp.event)];
   check(cudaEventSynchronize(event), "cudaEventSynchronize");
   float milliseconds = 0.0f;
@@ -82,22 +86,45 @@ double resolve_stamp(const Stamp& stamp) {
 
 #else
 
-Stamp compute_stamp() {
-  return host_stamp();
+// The host time of each stamp, in the slots GPU builds give their events.
+struct StampClock::Pool {
+  std::vector<double> seconds;
+  size_t used = 0;
+};
+
+Stamp StampClock::stream_stamp(void* /*stream*/) {
+  if (epoch_ == 0) begin_epoch();
+  Pool& p = *pool_;
+  if (p.used == p.seconds.size()) p.seconds.push_back(0.0);
+  const size_t index = p.used++;
+  // Host work is done when the kernel that did it returns.
+  p.seconds[index] = wall_seconds();
+  return Stamp{0.0, static_cast<int32_t>(index), epoch_, this};
 }
 
-Stamp stream_stamp(void* /*stream*/) {
-  return host_stamp();
+Stamp StampClock::compute_stamp() {
+  return stream_stamp(nullptr);
 }
 
-void begin_stamp_epoch() {
+void StampClock::begin_epoch() {
   Kokkos::fence();
+  pool_->used = 0;
+  ++epoch_;
 }
 
-double resolve_stamp(const Stamp& stamp) {
-  return stamp.seconds;
+double StampClock::resolve(const Stamp& stamp) const {
+  if (stamp.event < 0) return stamp.seconds;
+  const Pool& p = *pool_;
+  ZM_ASSERT(
+      stamp.clock == this && stamp.epoch == epoch_ && static_cast<size_t>(stamp.event) < p.used,
+      "a device stamp of another clock or of an earlier epoch (epoch {}, this clock's {})",
+      stamp.epoch, epoch_);
+  return p.seconds[static_cast<size_t>(stamp.event)];
 }
 
 #endif
+
+StampClock::StampClock() : pool_(std::make_unique<Pool>()) {}
+StampClock::~StampClock() = default;
 
 }  // namespace zm

@@ -30,6 +30,19 @@ KOKKOS_INLINE_FUNCTION T lane_sum(int64_t n, F&& term) {
   return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])) + rest;
 }
 
+// a * b rounded once, as a product written to memory and read back by another kernel is, even
+// where the caller goes on to add to it. Compilers fuse a product with the addition that uses it
+// into one multiply-add, rounded once (nvcc by default, -fmad=true; GCC and Clang wherever the
+// target has FMA instructions, as -march=native hosts do), and may do so in one kernel and not
+// in another that reads the product back from memory: two paths meant to give the same bits
+// then differ in the last one. An explicit fma with a zero addend is that rounded product (the
+// operands' product is never -0 where this is used) and is not fused with what follows: it is no
+// multiplication, and compilers keep fma(a, b, +0) as it is (it differs from a * b at -0).
+template <typename A>
+KOKKOS_INLINE_FUNCTION A rounded_product(A a, A b) {
+  return math::fma(a, b, A(0));
+}
+
 template <typename T>
 KOKKOS_INLINE_FUNCTION T lane_max(const T* x, int64_t n) {
   T acc[8];

@@ -31,9 +31,18 @@ struct FlashAttentionSaved {
 
 // out (B,T,C) = attention(qkv); qkv (B,T,3C) holds per token q | k | v, head h at columns
 // [h*hd, (h+1)*hd) of each third (as attention_forward). Fills `saved`.
+//
+// Tiles are chosen at run time from the team scratch the device gives (flash_plan.hpp);
+// `max_tile` > 0 caps their rows. Forward's output and log-sum-exp depend on the tiles by rounding
+// only (the online softmax rescales at each tile). Backward's gradients, given what forward saved,
+// do not depend on them: each is one running sum over keys or queries in ascending order, each
+// term made by the same code at any tile size in teams of several threads (a GPU's), and on the
+// host at sizes that are multiples of its vector width (the plans' are), where a tile's columns
+// split the same way between vector blocks and the plain loop of its ragged end.
 template <typename T>
 void flash_attention_forward(TeamShape shape, T* out, const FlashAttentionSaved<T>& saved,
-                             const T* qkv, int64_t B, int64_t S, int64_t C, int64_t NH);
+                             const T* qkv, int64_t B, int64_t S, int64_t C, int64_t NH,
+                             int64_t max_tile = 0);
 
 // dqkv (B,T,3C) += the gradient of flash_attention_forward given dout (B,T,C), the forward's
 // output `out` and what it saved (= with GradWrite::Overwrite). `delta` (B, NH, T) is scratch:
@@ -41,6 +50,7 @@ void flash_attention_forward(TeamShape shape, T* out, const FlashAttentionSaved<
 template <typename T>
 void flash_attention_backward(TeamShape shape, T* dqkv, Acc<T>* delta, const T* dout, const T* out,
                               const FlashAttentionSaved<T>& saved, int64_t B, int64_t S, int64_t C,
-                              int64_t NH, GradWrite write = GradWrite::Accumulate);
+                              int64_t NH, GradWrite write = GradWrite::Accumulate,
+                              int64_t max_tile = 0);
 
 }  // namespace zm::kernels

@@ -108,17 +108,18 @@ struct KeyValueGradientTeams : BackwardInputs<T> {
 template <typename T>
 void flash_attention_backward(TeamShape shape, T* dqkv, Acc<T>* delta, const T* dout, const T* out,
                               const FlashAttentionSaved<T>& saved, int64_t B, int64_t S, int64_t C,
-                              int64_t NH, GradWrite write) {
+                              int64_t NH, GradWrite write, int64_t max_tile) {
   using A = Acc<T>;
   const int64_t hd = C / NH, element = static_cast<int64_t>(sizeof(A));
   BackwardInputs<T> in{saved, out, dout, delta, dqkv, S, C, NH, hd, 0, {}, A(0), false};
   in.scale = A(1) / math::sqrt(static_cast<A>(hd));
   in.accumulate = write == GradWrite::Accumulate;
+  const flash::TileLimits limits = flash::device_tile_limits(max_tile);
   // Teams of one host thread take the pass per head (no scores made twice); GPU teams, and host
   // teams of several threads that run their code paths, the two passes below.
   if (kHostExecution && std::min(shape.team_size, ExecSpace().concurrency()) == 1)
-    return flash::backward_by_head(shape, in, B);
-  in.plan = flash::plan_tiles(S, hd, element, backward_scratch);
+    return flash::backward_by_head(shape, in, B, limits);
+  in.plan = flash::plan_tiles(S, hd, element, backward_scratch, limits);
   in.tiles = (S + in.plan.tile - 1) / in.plan.tile;
   Kokkos::parallel_for("zeromini::flash_attention_backward_dq",
                        flash::tile_policy(shape, B * NH * in.tiles, in.plan),
@@ -131,7 +132,7 @@ void flash_attention_backward(TeamShape shape, T* dqkv, Acc<T>* delta, const T* 
 #define ZM_INSTANTIATE(T)                                                                    \
   template void flash_attention_backward<T>(TeamShape, T*, Acc<T>*, const T*, const T*,      \
                                             const FlashAttentionSaved<T>&, int64_t, int64_t, \
-                                            int64_t, int64_t, GradWrite);
+                                            int64_t, int64_t, GradWrite, int64_t);
 ZM_FOR_EACH_KERNEL_REAL(ZM_INSTANTIATE)
 #undef ZM_INSTANTIATE
 

@@ -84,15 +84,16 @@ struct HeadGradientTeams : BackwardInputs<T> {
 }  // namespace
 
 template <typename T>
-void backward_by_head(TeamShape shape, BackwardInputs<T> in, int64_t B) {
+void backward_by_head(TeamShape shape, BackwardInputs<T> in, int64_t B, const TileLimits& limits) {
   const int64_t hd = in.head_size;
-  in.plan = plan_tiles(in.S, hd, static_cast<int64_t>(sizeof(Acc<T>)), head_scratch);
+  in.plan = plan_tiles(in.S, hd, static_cast<int64_t>(sizeof(Acc<T>)), head_scratch, limits);
   in.tiles = (in.S + in.plan.tile - 1) / in.plan.tile;
   Kokkos::parallel_for("zeromini::flash_attention_backward_by_head",
                        tile_policy(shape, B * in.NH, in.plan), HeadGradientTeams<T>{in});
 }
 
-#define ZM_INSTANTIATE(T) template void backward_by_head<T>(TeamShape, BackwardInputs<T>, int64_t);
+#define ZM_INSTANTIATE(T) \
+  template void backward_by_head<T>(TeamShape, BackwardInputs<T>, int64_t, const TileLimits&);
 ZM_FOR_EACH_KERNEL_REAL(ZM_INSTANTIATE)
 #undef ZM_INSTANTIATE
 

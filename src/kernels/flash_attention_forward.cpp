@@ -123,11 +123,12 @@ struct ForwardTeams {
 
 template <typename T>
 void flash_attention_forward(TeamShape shape, T* out, const FlashAttentionSaved<T>& saved,
-                             const T* qkv, int64_t B, int64_t S, int64_t C, int64_t NH) {
+                             const T* qkv, int64_t B, int64_t S, int64_t C, int64_t NH,
+                             int64_t max_tile) {
   using A = Acc<T>;
   const int64_t hd = C / NH;
-  const flash::TilePlan plan =
-      flash::plan_tiles(S, hd, static_cast<int64_t>(sizeof(A)), forward_scratch);
+  const flash::TilePlan plan = flash::plan_tiles(
+      S, hd, static_cast<int64_t>(sizeof(A)), forward_scratch, flash::device_tile_limits(max_tile));
   const int64_t tiles = (S + plan.tile - 1) / plan.tile;
   const A scale = A(1) / math::sqrt(static_cast<A>(hd));
   Kokkos::parallel_for("zeromini::flash_attention_forward",
@@ -137,7 +138,7 @@ void flash_attention_forward(TeamShape shape, T* out, const FlashAttentionSaved<
 
 #define ZM_INSTANTIATE(T)                                                                          \
   template void flash_attention_forward<T>(TeamShape, T*, const FlashAttentionSaved<T>&, const T*, \
-                                           int64_t, int64_t, int64_t, int64_t);
+                                           int64_t, int64_t, int64_t, int64_t, int64_t);
 ZM_FOR_EACH_KERNEL_REAL(ZM_INSTANTIATE)
 #undef ZM_INSTANTIATE
 

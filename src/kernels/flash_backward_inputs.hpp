@@ -105,8 +105,8 @@ struct BackwardInputs {
 
 // The backward on teams of one host thread: a team per (batch, head), every tile pair of the
 // head in one pass (flash_attention_backward_host.cpp). `in` as the GPU-style passes take it; its
-// plan and tile count are set here.
+// plan and tile count are set here, within `limits`.
 template <typename T>
-void backward_by_head(TeamShape shape, BackwardInputs<T> in, int64_t B);
+void backward_by_head(TeamShape shape, BackwardInputs<T> in, int64_t B, const TileLimits& limits);
 
 }  // namespace zm::kernels::flash

@@ -19,9 +19,28 @@ struct TilePlan {
 // length.
 using ScratchElements = int64_t (*)(int64_t tile, int64_t hd, int64_t S);
 
-// Tiles of 64 rows on the host (a tile's scratch stays in a core's L2 cache), of at most 32 on a
-// GPU, halved (down to 16) until the scratch fits a team's shared memory; never longer than S.
-TilePlan plan_tiles(int64_t S, int64_t hd, int64_t element_bytes, ScratchElements elements);
+// What a plan may take: the level 0 scratch the device gives one team, in bytes, and the tile
+// sizes the backend's kernels are made for: max_tile rows, halved down to min_tile while the
+// scratch does not fit level 0 (then level 1 holds it).
+struct TileLimits {
+  int64_t level0_bytes;
+  int64_t max_tile, min_tile;
+};
+
+// This device's limits, read at run time. Level 0 is what Kokkos reports its teams may take
+// (the team policy's scratch_size_max(0)): on CUDA the block's shared memory less what Kokkos'
+// team reductions reserve, 48 KiB before that by default; Kokkos releases that opt a kernel in to
+// the larger carve-out (kokkos#9012; up to 227 KiB per block on sm_90) report that instead, and
+// then the backward's 32-row tiles fit where 48 KiB held only 16 rows. Tiles: 64 rows on the
+// host, one size whatever level 0 says (a tile's scratch stays in a core's L2 cache, and level 1
+// is host memory as fast as level 0); 32 rows on a GPU, 16 where 32 do not fit level 0 (larger
+// tiles would leave fewer teams per SM and fewer teams on short sequences). `max_tile` > 0 caps
+// the tiles (what tests force: the result must not depend on them beyond rounding).
+TileLimits device_tile_limits(int64_t max_tile = 0);
+
+// The largest tile the limits allow whose scratch fits level 0, never longer than S.
+TilePlan plan_tiles(int64_t S, int64_t hd, int64_t element_bytes, ScratchElements elements,
+                    const TileLimits& limits);
 
 // A team of `shape` per item of `league`, each with the scratch of `plan`.
 TeamPolicy tile_policy(TeamShape shape, int64_t league, const TilePlan& plan);

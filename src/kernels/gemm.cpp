@@ -3,6 +3,7 @@
 #include "kernels/accumulate.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/gemm_backend.hpp"
+#include "kernels/team.hpp"
 
 namespace zm::kernels {
 
@@ -43,14 +44,40 @@ void gemm_backend<bf16>(const GemmShape& s, bf16 alpha, const bf16* A, int64_t s
 }
 #endif
 
+template <typename T>
+void gemm_without_terms(const GemmShape& s, T beta, T* C, int64_t stride_c, int64_t batch) {
+  using A = Acc<T>;
+  // Matrices that share C (stride 0) are one: scaling it once per matrix would race.
+  const int64_t matrices = stride_c == 0 ? 1 : batch, M = s.M, N = s.N;
+  const bool zero = A(beta) == A(0);
+  // A GEMM call carries no team shape: the backend's default teams, a team per row of C.
+  Kokkos::parallel_for(
+      "zeromini::gemm_without_terms", team_policy(kDefaultTeamShape, matrices * M),
+      KOKKOS_LAMBDA(const TeamMember& team) {
+        const int64_t i = team.league_rank() / M, m = team.league_rank() % M;
+        T* row = C + i * stride_c + m * N;
+        // Zeros written, not beta * C: 0 * NaN or 0 * inf would not give them.
+        if (zero)
+          team_for(team, N, [&](int64_t n) { row[n] = T(A(0)); });
+        else
+          team_for(team, N, [&](int64_t n) { row[n] = T(A(beta) * A(row[n])); });
+      });
+}
+
+#define ZM_INSTANTIATE(T) \
+  template void gemm_without_terms<T>(const GemmShape&, T, T*, int64_t, int64_t);
+ZM_FOR_EACH_KERNEL_REAL(ZM_INSTANTIATE)
+#undef ZM_INSTANTIATE
+
 }  // namespace detail
 
 template <typename T>
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
           const T* B, T beta, T* C, GemmMath math) {
   if (M == 0 || N == 0) return;
-  detail::gemm_backend(detail::GemmShape{trans_a, trans_b, M, N, K, math}, alpha, A, 0, B, 0, beta,
-                       C, 0, 1);
+  const detail::GemmShape shape{trans_a, trans_b, M, N, K, math};
+  if (K == 0) return detail::gemm_without_terms(shape, beta, C, 0, 1);
+  detail::gemm_backend(shape, alpha, A, 0, B, 0, beta, C, 0, 1);
 }
 
 template <typename T>
@@ -58,8 +85,9 @@ void gemm_strided_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int6
                           const T* A, int64_t stride_a, const T* B, int64_t stride_b, T beta, T* C,
                           int64_t stride_c, int64_t batch, GemmMath math) {
   if (M == 0 || N == 0 || batch == 0) return;
-  detail::gemm_backend(detail::GemmShape{trans_a, trans_b, M, N, K, math}, alpha, A, stride_a, B,
-                       stride_b, beta, C, stride_c, batch);
+  const detail::GemmShape shape{trans_a, trans_b, M, N, K, math};
+  if (K == 0) return detail::gemm_without_terms(shape, beta, C, stride_c, batch);
+  detail::gemm_backend(shape, alpha, A, stride_a, B, stride_b, beta, C, stride_c, batch);
 }
 
 #define ZM_INSTANTIATE(T)                                                                    \

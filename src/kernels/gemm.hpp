@@ -13,7 +13,8 @@ namespace zm::kernels {
 // C = alpha * op(A) * op(B) + beta * C on row-major, contiguous matrices in device memory.
 // op(A) is M x K (A is M x K, or K x M when trans_a), op(B) is K x N (B is K x N, or N x K when
 // trans_b), C is M x N. `math`: the arithmetic of float GEMMs (PrecisionPolicy::gemm_math; TF32
-// only where cuBLAS runs them, full fp32 elsewhere).
+// only where cuBLAS runs them, full fp32 elsewhere). K = 0 gives C = beta * C, as BLAS defines it
+// (beta = 0: zeros, whatever C held), on every backend.
 template <typename T>
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
           const T* B, T beta, T* C, GemmMath math = GemmMath::FP32);

@@ -44,6 +44,8 @@ template <typename T>
 void gemm_kokkos(const GemmShape& s, T alpha, const T* A, int64_t stride_a, const T* B,
                  int64_t stride_b, T beta, T* C, int64_t stride_c, int64_t batch) {
   using KokkosBatched::Trans;
+  if (s.M == 0 || s.N == 0 || batch == 0) return;
+  if (s.K == 0) return gemm_without_terms(s, beta, C, stride_c, batch);
   if (batch == 1) {
     const ConstMatrix<T> a(A, s.trans_a ? s.K : s.M, s.trans_a ? s.M : s.K);
     const ConstMatrix<T> b(B, s.trans_b ? s.N : s.K, s.trans_b ? s.K : s.N);

@@ -137,8 +137,10 @@ void crossentropy_slice_dlogits(TeamShape shape, T* logits_to_dlogits, const Acc
         const A maximum = row_stats[2 * i], inverse = A(1) / row_stats[2 * i + 1];
         const int64_t target = static_cast<int64_t>(targets[i]) - vocab_begin;
         team_for(team, vocab_rows, [&](int64_t j) {
-          // The probability rounded to T first, as softmax_slice stores it.
-          const A prob = A(T(fast_exp(A(x[j]) - maximum) * inverse));
+          // The probability rounded to T first, as softmax_slice stores it: a rounded product,
+          // never one multiply-add with the subtraction below (kernels/common.hpp), which the
+          // pair of kernels, reading it back from memory, cannot form.
+          const A prob = A(T(rounded_product(fast_exp(A(x[j]) - maximum), inverse)));
           x[j] = j < n ? T(scale * (prob - (j == target ? A(1) : A(0)))) : T(0);
         });
       });

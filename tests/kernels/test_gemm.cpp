@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "common/kernel_test_util.hpp"
 #include "common/test_team_shape.hpp"
@@ -109,6 +110,47 @@ TEST(Gemm, SingleGemmEqualsABatchOfOne) {
   k::gemm_strided_batched<float>(false, true, c.M, c.N, c.K, 1.0f, A.data(), 0, B.data(), 0, 0.0f,
                                  C2.data(), 0, 1);
   EXPECT_EQ(C1.get(), C2.get());
+}
+
+// Inner dimension K = 0: every sum has no terms, so C = beta * C as BLAS defines it, beta = 0
+// writing zeros whatever C held (NaN here, which beta * C would keep). The libraries behind the
+// wrappers reject the leading dimension 0 that this gives A or B (cuBLAS, a reference BLAS) or
+// return with C as it was (Kokkos Kernels 3.x), so the wrappers scale C themselves. beta = 1/2
+// and 1 scale exactly, hence the exact comparison.
+TEST(Gemm, NoTermsScaleCAsBlasDefines) {
+  const Case cases[] = {{false, false, 5, 7, 0, 1},
+                        {false, true, 5, 7, 0, 1},
+                        {true, false, 4, 3, 0, 3},
+                        {true, true, 4, 3, 0, 3}};
+  const auto run = [](const Case& c, const char* path, double beta, auto&& gemm) {
+    const size_t nc = static_cast<size_t>(c.batch * c.M * c.N);
+    std::vector<float> c0 = random_vector<float>(nc, 12);
+    c0[1] = std::numeric_limits<float>::quiet_NaN();
+    // A and B have no elements; one each, so that the pointers are a buffer's.
+    DeviceVec<float> A(1), B(1), C(c0);
+    gemm(c, 1.0f, A.data(), B.data(), float(beta), C.data());
+    const std::vector<float> got = C.get();
+    for (size_t i = 0; i < nc; ++i) {
+      if (beta == 0.0) {
+        ASSERT_EQ(got[i], 0.0f) << path << ", element " << i << " of " << c.batch << " x " << c.M
+                                << "x" << c.N << ", trans " << c.trans_a << c.trans_b;
+      } else if (std::isnan(c0[i])) {
+        ASSERT_TRUE(std::isnan(got[i])) << path << ", beta " << beta;
+      } else {
+        ASSERT_EQ(got[i], float(beta) * c0[i]) << path << ", beta " << beta << ", element " << i;
+      }
+    }
+  };
+  for (const Case& c : cases)
+    for (double beta : {0.0, 0.5, 1.0}) {
+      run(c, "build's batched GEMM", beta, BuildGemm{});
+      run(c, "Kokkos Kernels' GEMM", beta, KokkosGemm{});
+      if (c.batch == 1)
+        run(c, "single GEMM", beta,
+            [](const Case& s, float alpha, const float* A, const float* B, float b, float* C) {
+              k::gemm<float>(s.trans_a, s.trans_b, s.M, s.N, s.K, alpha, A, B, b, C);
+            });
+    }
 }
 
 #if ZEROMINI_HAVE_BF16

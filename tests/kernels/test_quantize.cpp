@@ -1,7 +1,9 @@
 // The int8 and int4 block quantization (kernels/quantize.hpp): the error bound of round to
 // nearest, the unbiasedness of stochastic rounding over many seeds, and the bits of a host
 // reference at any team shape (ctest also runs this with ZEROMINI_TEAM_SHAPE=2x4 in the OpenMP
-// configuration).
+// configuration). The bits hold on a GPU too, where nvcc contracts multiply-adds: the codes take
+// a maximum, two correctly rounded divisions and one addition (v + 1/2), no product that an
+// addition could fuse with, so the kernel and the host code below round alike.
 #include <gtest/gtest.h>
 
 #include <cmath>

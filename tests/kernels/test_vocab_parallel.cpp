@@ -71,6 +71,11 @@ TEST_P(VocabParallel, CrossEntropyOfSlicesIsTheWholeRows) {
 
 // The chunked LM head's one-pass kernels give bitwise what the two-pass pairs they replace give:
 // the whole rows' losses and dlogits, and each slice's dlogits from the combined statistics.
+// Bitwise also where the compiler contracts multiply-adds (nvcc by default, GCC with FMA): both
+// paths evaluate the same inline functions (softmax_row.hpp, fast_exp), the whole-row kernel
+// reads each probability back from memory after a team barrier as the pair does, and the slice
+// kernel rounds it explicitly (rounded_product) where it would otherwise subtract the one-hot
+// from a product still in a register, a multiply-add the pair cannot form.
 TEST_P(VocabParallel, FusedPassesAreBitwiseTheTwoPasses) {
   const int slices = GetParam();
   const k::TeamShape shape = zm::testing::test_team_shape();
