@@ -16,6 +16,16 @@ Stamp host_stamp() {
   return Stamp{wall_seconds(), -1, 0, nullptr};
 }
 
+namespace {
+// A device stamp resolves only on the clock and in the epoch that took it: the next epoch reuses
+// its slot for another stamp.
+void check_current(const Stamp& stamp, const void* clock, uint32_t epoch, size_t used) {
+  ZM_ASSERT(stamp.clock == clock && stamp.epoch == epoch && static_cast<size_t>(stamp.event) < used,
+            "a device stamp of another clock or of an earlier epoch (epoch {}, this clock's {})",
+            stamp.epoch, epoch);
+}
+}  // namespace
+
 #if defined(KOKKOS_ENABLE_CUDA)
 
 namespace {
@@ -73,10 +83,7 @@ void StampClock::begin_epoch() {
 double StampClock::resolve(const Stamp& stamp) const {
   if (stamp.event < 0) return stamp.seconds;
   const Pool& p = *pool_;
-  ZM_ASSERT(
-      stamp.clock == this && stamp.epoch == epoch_ && static_cast<size_t>(stamp.event) < p.used,
-      "a device stamp of another clock or of an earlier epoch (epoch {}, this clock's {})",
-      stamp.epoch, epoch_);
+  check_current(stamp, this, epoch_, p.used);
   cudaEvent_t event = p.events[static_cast<size_t>(stamp.event)];
   check(cudaEventSynchronize(event), "cudaEventSynchronize");
   float milliseconds = 0.0f;
@@ -115,10 +122,7 @@ void StampClock::begin_epoch() {
 double StampClock::resolve(const Stamp& stamp) const {
   if (stamp.event < 0) return stamp.seconds;
   const Pool& p = *pool_;
-  ZM_ASSERT(
-      stamp.clock == this && stamp.epoch == epoch_ && static_cast<size_t>(stamp.event) < p.used,
-      "a device stamp of another clock or of an earlier epoch (epoch {}, this clock's {})",
-      stamp.epoch, epoch_);
+  check_current(stamp, this, epoch_, p.used);
   return p.seconds[static_cast<size_t>(stamp.event)];
 }
 
