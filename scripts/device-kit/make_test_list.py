@@ -231,7 +231,11 @@ def main():
     tests = json.load(open(tests_json))["tests"]
     unbuilt = [t["name"] for t in tests if "command" not in t]
     if unbuilt:
-        sys.exit("make_test_list: tests without an executable (build them first): " + " ".join(unbuilt))
+        # ctest leaves out the command of a test whose program it cannot find: the build is not
+        # complete (the test programs are one per tests/ directory: bin/tests_<directory>).
+        sys.exit(f"make_test_list: {len(unbuilt)} tests have no program in {build}/bin (build "
+                 f"every target first: cmake --build {build}): " + " ".join(unbuilt))
+    os.makedirs(kit, exist_ok=True)
     unmapped = set()
     base_env = test_include_environment(paths.build)
     ignored = set()
