@@ -3,8 +3,10 @@
 
     ci_times.py PHASE_LOG CONFIG=BUILD_DIR...
 
-PHASE_LOG holds "CONFIG PHASE SECONDS" lines (test.sh writes them: deps, kokkos, configure,
-compile, tests, kit). Each BUILD_DIR's last ctest log (Testing/Temporary/LastTest.log) gives the
+PHASE_LOG holds "CONFIG PHASE SECONDS [background]" lines (test.sh writes them: deps, kokkos,
+configure, compile, waited, tests, kit) and "all elapsed SECONDS". A phase marked background ran
+beside the others (the cuda build during the debian and openmp tests): it is shown with "bg" and
+left out of the totals, which count the foreground's wait for it ("waited") instead. Each BUILD_DIR's last ctest log (Testing/Temporary/LastTest.log) gives the
 seconds of every test: the ten slowest are listed, and the device kit's check (kit_bare_check),
 which runs among the tests, is shown in the kit column too (its seconds are part of tests).
 Prints Markdown, so that the table can be pasted into results/ci-time.md as it is.
@@ -13,24 +15,30 @@ import os
 import re
 import sys
 
-PHASES = ["deps", "kokkos", "configure", "compile", "tests", "kit"]
+PHASES = ["deps", "kokkos", "configure", "compile", "waited", "tests", "kit"]
 KIT_TESTS = ("kit_bare_check",)
 TEST_START = re.compile(r"^\d+/\d+ Test: (\S+)$")
 TEST_TIME = re.compile(r"^Test time =\s*([0-9.]+) sec$")
 
 
 def read_phases(path):
-    """{config: {phase: seconds}}, in the order the configurations first appear."""
-    phases = {}
+    """({config: {phase: seconds}}, {(config, phase)} that ran in the background, elapsed or
+    None), the configurations in the order they first appear."""
+    phases, background, elapsed = {}, set(), None
     with open(path) as log:
         for line in log:
             words = line.split()
-            if len(words) != 3:
+            if words[:2] == ["all", "elapsed"] and len(words) == 3:
+                elapsed = int(words[2])
                 continue
-            config, phase, seconds = words
+            if len(words) not in (3, 4):
+                continue
+            config, phase, seconds = words[:3]
             entry = phases.setdefault(config, {})
             entry[phase] = entry.get(phase, 0) + int(seconds)
-    return phases
+            if len(words) == 4 and words[3] == "background":
+                background.add((config, phase))
+    return phases, background, elapsed
 
 
 def read_test_times(build):
@@ -57,7 +65,7 @@ def main(argv):
     if len(argv) < 2:
         print(__doc__, file=sys.stderr)
         return 2
-    phases = read_phases(argv[1])
+    phases, background, elapsed = read_phases(argv[1])
     builds = dict(arg.split("=", 1) for arg in argv[2:])
     test_times = {config: read_test_times(build) for config, build in builds.items()
                   if config in phases}
@@ -72,12 +80,22 @@ def main(argv):
     for config, entry in phases.items():
         # The kit's seconds from ctest are inside tests already; a kit phase of its own is not.
         inside_tests = config in test_times and any(t in KIT_TESTS for _, t in test_times[config])
-        total = sum(s for p, s in entry.items() if not (p == "kit" and inside_tests))
+        total = sum(s for p, s in entry.items()
+                    if not (p == "kit" and inside_tests) and (config, p) not in background)
         grand += total
-        cells = [str(entry[p]) + (" (in tests)" if p == "kit" and inside_tests else "")
-                 if p in entry else "" for p in PHASES]
-        print(f"| {config} | " + " | ".join(cells) + f" | {total} |")
+
+        def cell(p):
+            if p not in entry:
+                return ""
+            if (config, p) in background:
+                return f"{entry[p]} bg"
+            return str(entry[p]) + (" (in tests)" if p == "kit" and inside_tests else "")
+
+        print(f"| {config} | " + " | ".join(cell(p) for p in PHASES) + f" | {total} |")
     print("| total | " + " | ".join("" for _ in PHASES) + f" | {grand} ({grand / 60:.1f} min) |")
+    if elapsed is not None:
+        print(f"\nscripts/test.sh ran {elapsed} s ({elapsed / 60:.1f} min) in all; \"bg\": in the "
+              "background, beside the other configurations, not counted in the totals.")
 
     for config, times in test_times.items():
         if not times:

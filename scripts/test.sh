@@ -10,8 +10,9 @@
 #            ZEROMINI_KOKKOS_VENDOR) into ZEROMINI_KOKKOS_PREFIX; tests run with
 #            2 OpenMP threads per rank, bf16 included. Skipped, with a message,
 #            where no such sources exist.
-#   cuda     Kokkos >= 4 with CUDA (sm_90) and Kokkos Kernels with cuBLAS, built the  -> build-cuda/
-#            same way with nvcc (/usr/local/cuda, or CUDA_HOME); the whole project
+#   cuda     Kokkos >= 4 with CUDA (sm_90, or ZEROMINI_CUDA_ARCH) and Kokkos Kernels  -> build-cuda/
+#            with cuBLAS, built the same way with nvcc (/usr/local/cuda, or
+#            CUDA_HOME); the whole project
 #            compiles (the app, every test, every benchmark), and what needs no GPU
 #            runs (ctest -L no_gpu: version, schema, plan, inspect and export of
 #            host-made files), under CUDA's stub driver where the machine has no
@@ -22,9 +23,16 @@
 #   scripts/test.sh --quick   the debian configuration's unit tests and its 1- and 2-rank
 #                             GoogleTest runs (label quick): a few minutes on a warm machine
 #
+# Work that does not need the cores the tests use starts at once, in the background: the bare
+# Debian root of the kit checks (debootstrap waits on the network) and, when every configuration
+# runs, the cuda configuration's build (Kokkos and the whole project through nvcc) at the lowest
+# priority, so that it takes only what the debian and openmp tests leave idle and the tests keep
+# their timing. The openmp and cuda configurations compile in unity batches
+# (ZEROMINI_UNITY_BUILD); the debian one file by file, so that a missing include still fails.
+#
 # At its end it prints one table of where the time went: per configuration the seconds of the
 # dependencies, Kokkos, configure, compile, tests and kit, and the ten slowest tests
-# (scripts/ci_times.py; results/ci-time.md).
+# (scripts/ci_times.py; results/ci-time.md); phases that ran in the background are marked.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -69,12 +77,15 @@ default_kokkos_prefix() {
 }
 
 # Where the time goes: "CONFIG PHASE SECONDS" lines, read by scripts/ci_times.py at the end.
+# A phase that runs in the background says so (BACKGROUND=background): its seconds overlap the
+# others' and are not added to the totals.
 phase_log=$(mktemp "${TMPDIR:-/tmp}/zeromini-phases.XXXXXX")
+BACKGROUND=
 timed() {  # timed CONFIG PHASE COMMAND...: runs COMMAND, logs its seconds, returns its status
   local config=$1 phase=$2 start=$SECONDS status=0
   shift 2
   "$@" || status=$?
-  echo "$config $phase $((SECONDS - start))" >>"$phase_log"
+  echo "$config $phase $((SECONDS - start)) $BACKGROUND" >>"$phase_log"
   return $status
 }
 # build CONFIG [build.sh arguments]: configure and compile, each phase logged.
@@ -83,7 +94,7 @@ build() {
   shift
   steps=$(mktemp "${TMPDIR:-/tmp}/zeromini-build-phases.XXXXXX")
   ZEROMINI_PHASE_LOG=$steps scripts/build.sh "$@" || status=$?
-  sed "s/^/$config /" "$steps" >>"$phase_log"
+  sed "s/^/$config /; s/\$/ $BACKGROUND/" "$steps" >>"$phase_log"
   rm -f "$steps"
   return $status
 }
@@ -118,30 +129,72 @@ run_openmp() {
   # configuration: the readers it fuzzes do not depend on the Kokkos backend, and building it
   # twice cost CI minutes.
   BUILD_DIR=$root/build-openmp build openmp -DKokkos_ROOT="$prefix" \
-    -DKokkosKernels_ROOT="$prefix" -DZEROMINI_BUILD_FUZZ=OFF -DZEROMINI_MULTINODE_TESTS=OFF || return
+    -DKokkosKernels_ROOT="$prefix" -DZEROMINI_BUILD_FUZZ=OFF -DZEROMINI_MULTINODE_TESTS=OFF \
+    -DZEROMINI_UNITY_BUILD=ON || return
   timed openmp tests run_ctest build-openmp "$@" || return
   scripts/list-skipped-tests.py build-openmp openmp
 }
 
-# The CUDA compile: Kokkos for sm_90 with nvcc, then the whole project. Nothing runs on a GPU
+# The CUDA compile: Kokkos for the architecture with nvcc, then the whole project. Nothing runs on a GPU
 # here; the no_gpu tests check what must work without one.
-run_cuda() {
-  local vendor prefix cuda_home=${CUDA_HOME:-/usr/local/cuda}
-  vendor=$(find_kokkos_vendor)
+cuda_home=${CUDA_HOME:-/usr/local/cuda}
+cuda_buildable() {  # says why not, and fails, where this machine cannot build the cuda configuration
   if [[ ! -x $cuda_home/bin/nvcc ]]; then
     echo "=== test.sh: configuration cuda skipped: no nvcc at $cuda_home/bin (set CUDA_HOME) ==="
-    return "$skipped"
+    return 1
   fi
-  if [[ -z $vendor ]]; then
+  if [[ -z $(find_kokkos_vendor) ]]; then
     echo "=== test.sh: configuration cuda skipped: no Kokkos >= 4 release tarballs (set ZEROMINI_KOKKOS_VENDOR) ==="
-    return "$skipped"
+    return 1
   fi
-  prefix=${ZEROMINI_KOKKOS_CUDA_PREFIX:-$(default_kokkos_prefix kokkos-4-cuda-sm_90)}
-  echo "=== test.sh: configuration cuda (Kokkos >= 4, CUDA sm_90, from $vendor; compile only) ==="
-  PATH=$cuda_home/bin:$PATH timed cuda kokkos scripts/build-kokkos.sh --cuda sm_90 "$vendor" \
-    "$prefix" || return
+}
+# ZEROMINI_CUDA_ARCH picks the GPU architecture (sm_80 for A100, sm_90 for H100 and GH200; CI
+# compiles sm_90).
+cuda_arch=${ZEROMINI_CUDA_ARCH:-sm_90}
+build_cuda() {
+  local prefix=${ZEROMINI_KOKKOS_CUDA_PREFIX:-$(default_kokkos_prefix kokkos-4-cuda-$cuda_arch)}
+  PATH=$cuda_home/bin:$PATH timed cuda kokkos scripts/build-kokkos.sh --cuda "$cuda_arch" \
+    "$(find_kokkos_vendor)" "$prefix" || return
   PATH=$cuda_home/bin:$PATH Kokkos_ROOT=$prefix BUILD_DIR=$root/build-cuda build cuda \
-    --preset cuda || return
+    --preset cuda -DCMAKE_CXX_FLAGS="-arch=$cuda_arch" || return
+}
+# When every configuration runs, the cuda build starts with the first one, at the lowest priority.
+cuda_background_pid= cuda_background_log=$root/build-cuda.background.log
+start_cuda_build_in_background() {
+  cuda_buildable >/dev/null || return 0
+  echo "=== test.sh: the cuda build starts in the background at nice 19 (log: $cuda_background_log) ==="
+  # In a process group of its own (job control on for the start), so that it can be stopped
+  # whole if this script ends first.
+  set -m
+  (
+    renice -n 19 -p "$BASHPID" >/dev/null  # what it starts inherits the priority
+    BACKGROUND=background
+    build_cuda
+  ) >"$cuda_background_log" 2>&1 &
+  cuda_background_pid=$!
+  set +m
+  trap 'stop_cuda_build' EXIT
+  trap 'stop_cuda_build; exit 130' INT
+  trap 'stop_cuda_build; exit 143' TERM
+}
+stop_cuda_build() {
+  [[ -z $cuda_background_pid ]] || kill -TERM -- "-$cuda_background_pid" 2>/dev/null || true
+}
+
+run_cuda() {
+  cuda_buildable || return "$skipped"
+  echo "=== test.sh: configuration cuda (Kokkos >= 4, CUDA $cuda_arch, from $(find_kokkos_vendor); compile only) ==="
+  if [[ -n $cuda_background_pid ]]; then
+    echo "test.sh: waiting for the cuda build started in the background"
+    local status=0
+    timed cuda waited wait "$cuda_background_pid" || status=$?
+    cuda_background_pid=
+    # Its output, once, here: the configuration's log reads as if it had run in the foreground.
+    cat "$cuda_background_log"
+    ((status == 0)) || return $status
+  else
+    build_cuda || return
+  fi
   timed cuda tests bash -c 'cd build-cuda && ctest --output-on-failure --timeout 300 -L no_gpu' ||
     return
   timed cuda kit cuda_kit || return
@@ -166,6 +219,13 @@ cuda_kit() {
 timed setup deps scripts/setup-deps.sh
 skipped=77  # a configuration's status when this machine cannot build it
 failed=()
+# The bare root of the kit checks (openmp's kit_bare_check, cuda's kit), made where missing while
+# the first configuration builds; a check that needs it meanwhile waits for it.
+bare_root_log=$root/build-bare-root.log
+if [[ $configs != debian && $(id -u) -eq 0 ]] && command -v debootstrap >/dev/null; then
+  nice -n 19 scripts/kit-bare-check.sh --make-root >"$bare_root_log" 2>&1 &
+fi
+[[ $configs != all ]] || start_cuda_build_in_background
 for config in debian openmp cuda; do
   [[ $configs == all || $configs == "$config" ]] || continue
   start=$SECONDS
@@ -176,6 +236,7 @@ for config in debian openmp cuda; do
     failed+=("$config")
   fi
 done
+echo "all elapsed $SECONDS" >>"$phase_log"
 echo "=== test.sh: where the time went ==="
 /usr/bin/env python3 scripts/ci_times.py "$phase_log" debian=build openmp=build-openmp \
   cuda=build-cuda || true

@@ -47,7 +47,7 @@ const char* raw_path_label(RawPath path) {
   return "";
 }
 
-struct Buffers {
+struct CommBuffers {
   Kokkos::View<float*, zm::MemSpace> send, recv;
   Kokkos::View<float*, zm::StagingSpace> host_send, host_recv;  // the raw baseline's staging
 };
@@ -64,18 +64,18 @@ zm::Communicator& bench_communicator() {
 }
 
 // One set of buffers per size (reused by the raw and the Communicator runs).
-std::map<size_t, Buffers>& buffer_cache() {
-  static std::map<size_t, Buffers> cache;
+std::map<size_t, CommBuffers>& buffer_cache() {
+  static std::map<size_t, CommBuffers> cache;
   return cache;
 }
 
-Buffers& buffers(size_t elements, int ranks) {
+CommBuffers& buffers(size_t elements, int ranks) {
   auto& cache = buffer_cache();
   if (cache.empty()) zm::bench::before_finalize([] { buffer_cache().clear(); });
   auto found = cache.find(elements);
   if (found != cache.end()) return found->second;
   if (!cache.empty()) cache.clear();  // keep one size alive at a time
-  Buffers b;
+  CommBuffers b;
   b.send = Kokkos::View<float*, zm::MemSpace>("send", elements);
   b.recv = Kokkos::View<float*, zm::MemSpace>("recv", elements);
   Kokkos::deep_copy(b.send, 1.0f);
@@ -102,7 +102,7 @@ void copy_prefix(const To& to, const From& from, size_t n) {
 
 // One raw MPI call, on the device buffers or through host copies of them (what MPI reads
 // before, what it wrote after).
-void raw_call(Op op, Buffers& b, size_t elements, size_t shard, int ranks) {
+void raw_call(Op op, CommBuffers& b, size_t elements, size_t shard, int ranks) {
   const bool staged = raw_path() == RawPath::StagedThroughHost;
   float* send = staged ? b.host_send.data() : b.send.data();
   float* recv = staged ? b.host_recv.data() : b.recv.data();
@@ -130,7 +130,8 @@ void raw_call(Op op, Buffers& b, size_t elements, size_t shard, int ranks) {
 
 // One call of the collective, through raw MPI or through the Communicator, complete on the host
 // (a stream-ordered backend's blocking call only orders later device work).
-void call_once(Op op, bool raw, zm::Communicator& comm, Buffers& b, size_t elements, size_t shard) {
+void call_once(Op op, bool raw, zm::Communicator& comm, CommBuffers& b, size_t elements,
+               size_t shard) {
   if (raw) {
     raw_call(op, b, elements, shard, comm.size());
     return;
@@ -175,7 +176,7 @@ void run_collective(benchmark::State& state, Op op) {
   const int ranks = comm.size();
   const size_t elements = static_cast<size_t>(state.range(0)) / sizeof(float);
   const size_t shard = elements / static_cast<size_t>(ranks);
-  Buffers& b = buffers(elements, ranks);
+  CommBuffers& b = buffers(elements, ranks);
   // The slowest rank's time of one call.
   auto timed = [&](bool raw) {
     MPI_Barrier(MPI_COMM_WORLD);

@@ -36,7 +36,7 @@ constexpr k::TeamShape kTeams = k::kDefaultTeamShape;
 using Vec = Kokkos::View<float*, zm::MemSpace>;
 using IntVec = Kokkos::View<int*, zm::MemSpace>;
 
-struct Buffers {
+struct KernelBuffers {
   Vec a, b, c, d, e, f, g, h, w, partials;
   IntVec tokens, group_ids, group_starts, group_rows;
   k::TokenGroups groups;
@@ -50,11 +50,11 @@ IntVec upload(const std::vector<int>& host, const char* name) {
   return device;
 }
 
-Buffers& buffers() {
-  static Buffers* shared = nullptr;
+KernelBuffers& buffers() {
+  static KernelBuffers* shared = nullptr;
   if (shared) return *shared;
   const size_t big = static_cast<size_t>(B * NH * T * T + 4 * N * C + N * Vp);
-  shared = new Buffers;
+  shared = new KernelBuffers;
   for (auto [view, name] : {std::pair{&shared->a, "a"},
                             {&shared->b, "b"},
                             {&shared->c, "c"},
@@ -124,7 +124,7 @@ void report(benchmark::State& state, double bytes, double flops, double seconds)
 
 #define ZM_KERNEL_BENCH(name, bytes, flops, body)                                            \
   void name(benchmark::State& state) {                                                       \
-    Buffers& m = buffers();                                                                  \
+    KernelBuffers& m = buffers();                                                            \
     copy_bytes_per_second();                                                                 \
     const auto start = std::chrono::steady_clock::now();                                     \
     for (auto _ : state) {                                                                   \
@@ -205,7 +205,7 @@ namespace {
 // old_us and new_us per call, and new_over_old, their ratio (below 1: the current one is faster).
 template <int K>
 void column_sums_old_and_new(benchmark::State& state, int64_t columns) {
-  Buffers& m = buffers();
+  KernelBuffers& m = buffers();
   const float* x = m.a.data();
   float* partials = m.partials.data();
   const auto term = KOKKOS_LAMBDA(int64_t r, int64_t c, float(&t)[K]) {

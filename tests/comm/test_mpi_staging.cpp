@@ -23,14 +23,14 @@ using zm::MpiCommunicator;
 using zm::MpiStaging;
 using zm::testing::DeviceVec;
 
-float value(int rank, size_t i) {
+float staging_value(int rank, size_t i) {
   return static_cast<float>((rank + 1) * 8 + static_cast<int>(i % 5));
 }
 
 template <typename T>
 std::vector<T> values_of(int rank, size_t n) {
   std::vector<T> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = static_cast<T>(value(rank, i));
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<T>(staging_value(rank, i));
   return v;
 }
 
@@ -99,7 +99,7 @@ std::vector<float> expected(Op op, int rank, int ranks, size_t shard) {
   std::vector<float> out;
   for (size_t i = 0; i < whole; ++i) {
     float sum = 0;
-    for (int r = 0; r < ranks; ++r) sum += value(r, i);
+    for (int r = 0; r < ranks; ++r) sum += staging_value(r, i);
     const size_t owner = i / shard;
     switch (op) {
       case Op::AllReduce:
@@ -110,16 +110,16 @@ std::vector<float> expected(Op op, int rank, int ranks, size_t shard) {
         if (owner == static_cast<size_t>(rank)) out.push_back(sum);
         break;
       case Op::AllGather:
-        out.push_back(value(static_cast<int>(owner), i));
+        out.push_back(staging_value(static_cast<int>(owner), i));
         break;
       case Op::AllGatherInPlace:
-        out.push_back(value(static_cast<int>(owner), i));
+        out.push_back(staging_value(static_cast<int>(owner), i));
         break;
       case Op::Bcast:
-        out.push_back(value(ranks - 1, i));
+        out.push_back(staging_value(ranks - 1, i));
         break;
       case Op::AllToAll:  // block `owner` came from rank owner's block for this rank
-        out.push_back(value(static_cast<int>(owner), rank * shard + i % shard));
+        out.push_back(staging_value(static_cast<int>(owner), rank * shard + i % shard));
         break;
     }
   }
@@ -186,7 +186,8 @@ TEST_F(MpiStagingTest, SeveralInFlightEachHaveABufferAllocatedOnce) {
     EXPECT_EQ(reduced.get(), expected(Op::AllReduce, rank, ranks, shard));
     EXPECT_EQ(scattered.get(), expected(Op::ReduceScatter, rank, ranks, shard));
     std::vector<float> want_gathered(whole);
-    for (size_t i = 0; i < whole; ++i) want_gathered[i] = value(static_cast<int>(i / shard), i);
+    for (size_t i = 0; i < whole; ++i)
+      want_gathered[i] = staging_value(static_cast<int>(i / shard), i);
     EXPECT_EQ(gathered.get(), want_gathered);
   }
   EXPECT_EQ(pool.buffers(), 3u);

@@ -20,13 +20,15 @@ inline zm::Deck deck_with(int64_t layers, int64_t dim, int64_t heads, const char
 }
 
 // A machine with `per_node` devices per node and the given links, no latency: the step's
-// communication time is then bytes over bandwidth, link by link.
+// communication time is then bytes over bandwidth, link by link. 16 GiB of device memory by
+// default: small, for shallow answers and quick searches.
 inline zm::Machine two_link_machine(int64_t per_node, double intra_bandwidth,
-                                    double inter_bandwidth) {
+                                    double inter_bandwidth,
+                                    double device_memory = 16.0 * (1 << 30)) {
   zm::Machine m;
   m.name = "two-link";
   m.devices_per_node = per_node;
-  m.device_memory_bytes = 16.0 * (1 << 30);  // small: shallow answers, quick searches
+  m.device_memory_bytes = device_memory;
   m.sustained_flops_fp32 = 1e13;
   m.sustained_flops_mixed = 1e14;
   m.intra_node_bandwidth = intra_bandwidth;

@@ -14,9 +14,14 @@
 #include "plan/largest.hpp"
 #include "plan/machine.hpp"
 #include "plan/planner.hpp"
+#include "planner_test_util.hpp"
 #include "zero/run_declarations.hpp"
 
 namespace {
+
+using zm_test::two_link_machine;
+// Device memory small enough that tp's memory savings decide what fits.
+constexpr double kQuarterGiB = 0.25 * (1 << 30);
 
 zm::Deck tp_deck(int64_t layers, int64_t dim, int64_t heads, const char* precision, int64_t tp,
                  const char* recompute = "none", int64_t micro_batch = 2, int64_t grad_accum = 1) {
@@ -97,20 +102,6 @@ TEST(PlannerTp, ModelStatesAreTheSlicesOfOneTpRank) {
   }
 }
 
-// Without latency, so that a step's communication is its bytes over the bandwidths.
-zm::Machine two_link_machine(int64_t per_node, double intra_bandwidth, double inter_bandwidth,
-                             double device_memory = 0.25 * (1 << 30)) {
-  zm::Machine m;
-  m.name = "two-link";
-  m.devices_per_node = per_node;
-  m.device_memory_bytes = device_memory;
-  m.sustained_flops_fp32 = 1e13;
-  m.sustained_flops_mixed = 1e14;
-  m.intra_node_bandwidth = intra_bandwidth;
-  m.inter_node_bandwidth = inter_bandwidth;
-  return m;
-}
-
 // Sums of the same terms in another order: equal to the last bits.
 void expect_same_seconds(double planned, double expected) {
   EXPECT_NEAR(planned, expected, 1e-12 * expected);
@@ -121,7 +112,7 @@ void expect_same_seconds(double planned, double expected) {
 // across nodes with k of its ranks in each runs on k network cards at once.
 TEST(PlannerTp, CollectivesArePricedOnTheLinkTheirGroupSpans) {
   const double intra = 400e9, inter = 25e9;
-  const zm::Machine m = two_link_machine(8, intra, inter);
+  const zm::Machine m = two_link_machine(8, intra, inter, kQuarterGiB);
   for (int stage = 0; stage <= 3; ++stage) {
     SCOPED_TRACE(fmt::format("stage {}", stage));
     // tp 2 x dp 8 on two nodes: tp in a node, the shard group (8 ranks strided by 2, 4 in each
@@ -161,7 +152,7 @@ TEST(PlannerTp, CollectivesArePricedOnTheLinkTheirGroupSpans) {
 
 // Each tp rank computes 1/tp of every matmul on the same tokens.
 TEST(PlannerTp, FlopsPerRankAreDividedByTp) {
-  const zm::Machine m = two_link_machine(8, 400e9, 25e9);
+  const zm::Machine m = two_link_machine(8, 400e9, 25e9, kQuarterGiB);
   const zm::PlanPoint one = zm::plan_point(tp_deck(2, 128, 8, "fp32", 1), 0, 8, &m);
   for (int64_t tp : {2, 4, 8}) {
     const zm::PlanPoint p = zm::plan_point(tp_deck(2, 128, 8, "fp32", tp), 0, 8, &m);
@@ -227,7 +218,7 @@ TEST(PlannerTp, PaperTable2TheoreticalColumns) {
 // LayerNorm outputs and residual sums) and the replicated tensors hold it below tp, one more layer
 // than the depth would give at most above it.
 TEST(PlannerTp, LargestGrowsWithTp) {
-  const zm::Machine m = two_link_machine(16, 400e9, 25e9, 16.0 * (1 << 30));
+  const zm::Machine m = two_link_machine(16, 400e9, 25e9);
   const zm::Deck deck = tp_deck(1, 1024, 16, "bf16", 1, "blocks", 1);
   const std::vector<int64_t> tps = {1, 2, 4, 8};
   const auto cells = zm::plan_largest_models(deck, m, {16}, tps, {0, 1, 2, 3});

@@ -13,11 +13,13 @@
 
 namespace {
 
-constexpr int64_t kGlobalBatch = 4, kSeqLen = 80;
+using zm::testing::category_bytes;
+
+constexpr int64_t kAttentionBatch = 4, kSeqLen = 80;
 
 zm::Deck deck_with(int stage, int ranks, const std::string& attention) {
   return zm::testing::test_deck(
-      stage, kGlobalBatch / ranks, 1,
+      stage, kAttentionBatch / ranks, 1,
       {"model.attention=" + attention, "model.seq_len=" + std::to_string(kSeqLen)});
 }
 
@@ -28,7 +30,7 @@ class AttentionPaths : public ::testing::TestWithParam<int> {};
 TEST_P(AttentionPaths, FusedTrainsAsTheReference) {
   const int stage = GetParam();
   auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
-  if (kGlobalBatch % comm->size() != 0) GTEST_SKIP() << "global batch not divisible";
+  if (kAttentionBatch % comm->size() != 0) GTEST_SKIP() << "global batch not divisible";
   const auto reference = zm::testing::train(deck_with(stage, comm->size(), "reference"), *comm);
   const auto fused = zm::testing::train(deck_with(stage, comm->size(), "fused"), *comm);
   ASSERT_EQ(fused.losses.size(), reference.losses.size());
@@ -43,13 +45,6 @@ TEST_P(AttentionPaths, FusedTrainsAsTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Stages, AttentionPaths, ::testing::Values(0, 1, 2, 3));
-
-double category_bytes(const std::vector<zm::BufferSpec>& plan, zm::MemCategory category) {
-  double bytes = 0;
-  for (const zm::BufferSpec& spec : plan)
-    if (spec.category == category) bytes += static_cast<double>(spec.bytes());
-  return bytes;
-}
 
 TEST(AttentionMemory, FusedKeepsNoScoreMatrix) {
   const zm::Deck fused = deck_with(0, 1, "fused"), reference = deck_with(0, 1, "reference");

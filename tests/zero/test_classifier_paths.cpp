@@ -24,6 +24,7 @@
 
 namespace {
 
+using zm::testing::category_bytes;
 using zm::testing::expect_same_training;
 using zm::testing::kGlobalBatch;
 
@@ -132,13 +133,6 @@ TEST_P(ClassifierPaths, ChunkedTrainsAsTheReferenceWithTensorParallelism) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Stages, ClassifierPaths, ::testing::Values(0, 1, 2, 3));
-
-double category_bytes(const std::vector<zm::BufferSpec>& plan, zm::MemCategory category) {
-  double bytes = 0;
-  for (const zm::BufferSpec& spec : plan)
-    if (spec.category == category) bytes += static_cast<double>(spec.bytes());
-  return bytes;
-}
 
 // The logits buffer holds one chunk: the activations drop by (N - chunk) x Vp, and the model
 // allocates what the planner's table says.

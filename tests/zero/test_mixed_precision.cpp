@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "common/equivalence.hpp"
 #include "common/rounded_masters.hpp"
 #include "common/test_watchdog.hpp"
 #include "common/zero_test_util.hpp"
@@ -16,7 +17,7 @@
 
 namespace {
 
-constexpr int64_t kGlobalBatch = 12;
+using zm::testing::kGlobalBatch;
 
 zm::testing::TrainedRun train_at(int stage, const std::string& precision, zm::Communicator& comm) {
   const zm::Deck deck = zm::testing::test_deck(stage, kGlobalBatch / comm.size(), 1,

@@ -25,7 +25,7 @@ using zm::testing::kGlobalBatch;
 using zm::testing::largest_difference_from_rank0;
 using zm::testing::with;
 
-constexpr double kInt8LossTolerance = 0.01;  // test_quantized_grads' target for int8
+using zm::testing::kInt8LossTolerance;
 
 const std::vector<std::string> kInt8 = {"zero.quantize_grads=int8", "zero.quantize_block=64"};
 

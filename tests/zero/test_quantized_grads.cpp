@@ -23,11 +23,8 @@ using zm::testing::kGlobalBatch;
 using zm::testing::largest_difference_from_rank0;
 using zm::testing::with;
 
-// Relative loss difference allowed at every step of the 5-step test deck (lr 1e-2): the issue's
-// targets, 1% for int8 and 3% for int4 (7 levels per sign instead of 127: an error per block 18
-// times larger). The test prints the measured gaps (at 4 ranks: at most 0.09% int8, 0.4% int4).
-constexpr double kInt8LossTolerance = 0.01;
-constexpr double kInt4LossTolerance = 0.03;
+using zm::testing::kInt4LossTolerance;
+using zm::testing::kInt8LossTolerance;
 
 // One group; shard groups of 2, and hpZ groups of 2 at stage 3, where N makes two or more.
 std::vector<std::vector<std::string>> shardings(int N, int stage) {

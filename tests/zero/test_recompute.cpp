@@ -4,13 +4,14 @@
 // the model allocates is the planner's and below what it keeps without recomputation.
 #include <gtest/gtest.h>
 
+#include "common/equivalence.hpp"
 #include "common/test_watchdog.hpp"
 #include "common/zero_test_util.hpp"
 #include "model/gpt.hpp"
 
 namespace {
 
-constexpr int64_t kGlobalBatch = 12;
+using zm::testing::kGlobalBatch;
 
 class Recompute : public ::testing::TestWithParam<int> {};
 
