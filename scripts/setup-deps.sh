@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages zeromini needs, when they are missing. Idempotent and quiet when
-# everything is there; run as root (or with sudo) when something must be installed.
+# Installs the Debian 12 packages zeromini needs, when they are missing and it can (root, or
+# sudo without a password, and apt). Idempotent and quiet when everything is there. Where it
+# cannot install (a cluster: no root, no apt, modules instead), it never fails: it says what is
+# missing and how to provide it (a module, a prefix, ZEROMINI_DEPS_DIR), and the build's own
+# checks (cmake) stop with the precise reason if something needed is still absent.
 #
 #   scripts/setup-deps.sh            # build, test and plot dependencies; silent when all is there
 #   ZEROMINI_DEPS_VERBOSE=1 ...      # also say so when nothing was missing
@@ -28,6 +31,43 @@ packages=(
   patchelf xz-utils debootstrap
 )
 
+# Without apt (or without the right to use it): what a build needs, looked for on PATH and in the
+# environment, with the way to provide each on a cluster.
+report_without_apt() {
+  local why=$1 lacking=0
+  echo "setup-deps: $why: installing nothing; checking what this machine provides"
+  need() {  # need WHAT HOW COMMAND...: says WHAT is missing and HOW to provide it unless COMMAND succeeds
+    local what=$1 how=$2
+    shift 2
+    if "$@" >/dev/null 2>&1; then
+      echo "setup-deps:   found   $what"
+    else
+      echo "setup-deps:   MISSING $what: $how"
+      lacking=1
+    fi
+  }
+  need "a C++17 compiler (c++)" "load a compiler module (e.g. gcc, PrgEnv-gnu)" command -v "${CXX:-c++}"
+  need "CMake >= 3.20" "load a cmake module, or pip install --user cmake" \
+    bash -c 'v=$(cmake --version | sed -n "1s/[^0-9]*\([0-9]*\)\.\([0-9]*\).*/\1 \2/p"); set -- $v; (($1 > 3 || ($1 == 3 && $2 >= 20)))'
+  need "an MPI compiler wrapper (mpicxx, or CC on Cray)" "load an MPI module (cray-mpich, openmpi, mpich)" \
+    bash -c 'command -v mpicxx || command -v CC'
+  need "parallel HDF5 (h5pcc, or HDF5_ROOT / HDF5_DIR)" \
+    "load a parallel HDF5 module (cray-hdf5-parallel, hdf5/*-mpi) or set HDF5_ROOT" \
+    bash -c 'command -v h5pcc || [[ -n ${HDF5_ROOT:-}${HDF5_DIR:-} ]]'
+  need "a BLAS (OpenBLAS, or the vendor's)" "load openblas (or use cray-libsci); set BLA_VENDOR if CMake picks another" \
+    bash -c 'ldconfig -p 2>/dev/null | grep -q libopenblas || [[ -n ${OPENBLAS_ROOT:-}${OLCF_OPENBLAS_ROOT:-}${CRAY_LIBSCI_PREFIX_DIR:-} ]]'
+  need "python3 (reference tests, results, plots)" "load a python module" command -v python3
+  echo "setup-deps: Kokkos >= 4 and Kokkos Kernels: a module (Kokkos_ROOT), or scripts/build-kokkos.sh into your home"
+  echo "setup-deps: toml++, CLI11, fmt, GoogleTest, Google Benchmark: used where installed, else built from"
+  echo "setup-deps: source by cmake (ZEROMINI_DEPS_DIR=DIR of release tarballs, or the network); see README, On a cluster"
+  ((lacking == 0)) || echo "setup-deps: provide what is MISSING above before building"
+}
+
+if ! command -v apt-get >/dev/null || ! command -v dpkg-query >/dev/null; then
+  report_without_apt "no apt on this machine"
+  exit 0
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
@@ -39,9 +79,10 @@ if ((${#missing[@]})); then
     if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
       SUDO=sudo
     else
-      echo "setup-deps: missing Debian packages: ${missing[*]}" >&2
-      echo "setup-deps: run as root: apt-get install -y ${missing[*]}" >&2
-      exit 1
+      echo "setup-deps: missing Debian packages: ${missing[*]}"
+      echo "setup-deps: as root they would be installed with: apt-get install -y ${missing[*]}"
+      report_without_apt "not root, and no password-less sudo"
+      exit 0
     fi
   else
     SUDO=
