@@ -57,6 +57,11 @@ if(DEFINED Kokkos_VERSION)
 else()
   set(ZEROMINI_KOKKOS_VERSION "unknown")
 endif()
+# bfloat16 exists from Kokkos 4 on (core/compat.hpp's ZEROMINI_HAVE_BF16, from the same version).
+set(ZEROMINI_KOKKOS_HAS_BF16 ON)
+if(ZEROMINI_KOKKOS_VERSION VERSION_LESS 4.0)
+  set(ZEROMINI_KOKKOS_HAS_BF16 OFF)
+endif()
 
 set(ZEROMINI_KOKKOS_CUDA OFF)
 if(Kokkos_ENABLE_CUDA)

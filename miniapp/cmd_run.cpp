@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -14,11 +15,12 @@
 #include "core/exit_codes.hpp"
 #include "core/log.hpp"
 #include "core/memory.hpp"
-#include "core/regular_file.hpp"
 #include "core/trace.hpp"
 #include "io/summary.hpp"
+#include "io/token_shard.hpp"
 #include "plan/machine.hpp"
 #include "train/run.hpp"
+#include "train/run_estimate.hpp"
 
 namespace zm::cli {
 
@@ -75,6 +77,26 @@ PeakRate resolve_peak(const RunOptions& options, const Deck& deck) {
           fmt::format("{}, {} in {}", machine.name, Machine::peak_key(precision), options.machine)};
 }
 
+// The planner's estimate of a step and of the run, printed before the first step (on the
+// --machine file, else on this machine measured now); returns the longest stage's step estimate.
+// A deck the planner cannot price still runs: the line says why there is no estimate.
+double announce_estimate(const Deck& deck, const RunOptions& options, Communicator& comm,
+                         int64_t nodes) {
+  const Machine machine =
+      options.machine.empty() ? measure_machine(comm, nodes) : load_machine(options.machine);
+  const std::string source = options.machine.empty()
+                                 ? fmt::format("measured at start-up: {}", machine.description)
+                                 : options.machine;
+  try {
+    const RunEstimate estimate = estimate_run(deck, machine, comm.size(), source);
+    report_run_estimate(deck, estimate);
+    return *std::max_element(estimate.step_seconds.begin(), estimate.step_seconds.end());
+  } catch (const Error& error) {
+    log_root("Estimate: not available ({})\n", error.what());
+    return 0;
+  }
+}
+
 }  // namespace
 
 int run(int& argc, char**& argv, const RunOptions& options) {
@@ -86,9 +108,9 @@ int run(int& argc, char**& argv, const RunOptions& options) {
   try {
     // Every rank reads the deck; they fail identically, so only rank 0 reports.
     deck = load_deck(options.deck, overrides);
-    // A token shard that is not a regular file (a FIFO would block its open) is bad input too.
-    if (deck.data.source != "synthetic")
-      require_regular_file(deck.data.source, "token shard (data.source)");
+    // A token shard that is not one (a FIFO, which would block its open; a file of another
+    // kind; too short for a sequence) is bad input too.
+    if (deck.data.source != "synthetic") check_token_shard(deck.data.source, deck.model.seq_len);
     peak = resolve_peak(options, deck);
   } catch (const Error& error) {
     if (runtime.rank() == 0) log_error("zeromini: error: {}\n", error.what());
@@ -106,9 +128,10 @@ int run(int& argc, char**& argv, const RunOptions& options) {
     log_root("{}", thread_report(placement));
     log_root("{}\n", deck.resolved_toml());
     auto comm = make_communicator(deck.comm.backend, MPI_COMM_WORLD, runtime.watchdog());
+    const double step_estimate = announce_estimate(deck, options, *comm, placement.node.nodes);
     Tracer tracer;
     MemoryLedger ledger;
-    const RunContext context{&tracer, &runtime.watchdog(), &ledger};
+    const RunContext context{&tracer, &runtime.watchdog(), &ledger, step_estimate};
     const RunOutcome outcome = run_training(deck, *comm, context, true, peak);
     print_summary(deck, outcome.stages);
     if (runtime.rank() == 0) {

@@ -6,6 +6,8 @@
 
 #include "commands.hpp"
 #include "core/build_info.hpp"
+#include "core/error.hpp"
+#include "core/exit_codes.hpp"
 #include "core/stop_signal.hpp"
 
 namespace {
@@ -114,7 +116,13 @@ int main(int argc, char** argv) {
   zm::cli::SweepOptions sweep_options;
   CLI::App* expand = add_sweep(app, sweep_options);
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    // CLI11 prints the message (or the help, or the version) and gives its own status; a
+    // command line it refuses is bad input like any other (2), --help and --version succeed.
+    return app.exit(error) == 0 ? 0 : zm::kExitBadInput;
+  }
   if (!*run) zm::stop_signals_end_process();  // only a run has a step boundary to stop at
 
   try {
@@ -124,9 +132,18 @@ int main(int argc, char** argv) {
     if (*exporter) return zm::cli::export_checkpoint(argc, argv, export_checkpoint, export_out);
     if (*schema) return zm::cli::schema();
     if (*expand) return zm::cli::sweep_expand(sweep_options);
-  } catch (const std::exception& error) {
+  } catch (const zm::IoError& error) {
+    // An output that could not be written (export's file on a full disk).
+    std::fprintf(stderr, "zeromini: I/O error: %s\n", error.what());
+    return zm::kExitIoError;
+  } catch (const zm::Error& error) {
+    // What the user gave: a file that is missing, not regular or not what it should be, a deck,
+    // an option (the README's exit-status table, for every subcommand).
     std::fprintf(stderr, "zeromini: error: %s\n", error.what());
-    return 1;
+    return zm::kExitBadInput;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "zeromini: internal error: %s\n", error.what());
+    return zm::kExitRankFailed;
   }
   return 0;
 }

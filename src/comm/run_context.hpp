@@ -15,6 +15,8 @@ struct RunContext {
   Tracer* tracer = nullptr;        // trace spans of the traced steps; null: none
   Watchdog* watchdog = nullptr;    // phase names and deadlines; null: unwatched
   MemoryLedger* ledger = nullptr;  // the figures a run reports; null: not read
+  double estimated_step_seconds =
+      0;  // the planner's estimate of a step (run_estimate.hpp); 0: none
 };
 
 }  // namespace zm

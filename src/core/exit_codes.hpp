@@ -1,5 +1,6 @@
-// What `zeromini run` exits with. The README's "Exit codes" table lists the same; a run never
-// exits 0 unless it finished, or stopped on a signal after saving its state.
+// What `zeromini run` exits with, and the other subcommands (0, 1, 2 and 4 of these). The
+// README's exit-status table lists the same; a run never exits 0 unless it finished, or stopped
+// on a signal after saving its state.
 #pragma once
 
 namespace zm {

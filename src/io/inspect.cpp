@@ -291,7 +291,8 @@ int export_parameters(const std::string& checkpoint, const std::string& out, Wat
                                 H5P_DEFAULT, H5P_DEFAULT));
       if (!set.valid() || (n > 0 && H5Dwrite(set, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT,
                                              unit.data() + info.offset) < 0))
-        fail("{}: cannot write {}: {}", out, info.name, h5::last_error());
+        // The output could not be written (a full disk, a quota): exit status 4, as for a run.
+        throw IoError(fmt::format("{}: cannot write {}: {}", out, info.name, h5::last_error()));
       ++count;
     }
   }

@@ -9,7 +9,7 @@
 
 namespace zm {
 
-std::vector<uint16_t> read_token_shard(const std::string& path, int64_t vocab, int64_t seq_len) {
+int64_t check_token_shard(const std::string& path, int64_t seq_len) {
   // Before the open: a FIFO given as data.source would block it until a writer came.
   require_regular_file(path, "token shard (data.source)");
   std::ifstream in(path, std::ios::binary | std::ios::ate);
@@ -37,6 +37,14 @@ std::vector<uint16_t> read_token_shard(const std::string& path, int64_t vocab, i
   if (count < seq_len + 1)
     fail("{}: {} tokens are too few for one sequence of model.seq_len = {} (need {})", path, count,
          seq_len, seq_len + 1);
+  return count;
+}
+
+std::vector<uint16_t> read_token_shard(const std::string& path, int64_t vocab, int64_t seq_len) {
+  const int64_t count = check_token_shard(path, seq_len);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("{}: cannot open the token shard (data.source)", path);
+  in.seekg(kShardHeaderInts * static_cast<int64_t>(sizeof(int32_t)));
   std::vector<uint16_t> tokens(static_cast<size_t>(count));
   in.read(reinterpret_cast<char*>(tokens.data()), count * static_cast<int64_t>(sizeof(uint16_t)));
   if (!in) fail("{}: could not read {} tokens", path, count);

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "comm/agree.hpp"
 #include "comm/phase.hpp"
@@ -18,6 +19,7 @@
 #include "io/trace_file.hpp"
 #include "train/exposure_figures.hpp"
 #include "train/memory_check.hpp"
+#include "train/run_estimate.hpp"
 #include "train/step_hooks.hpp"
 #include "train/throughput.hpp"
 
@@ -186,7 +188,10 @@ RunEnd run_steps(Trainer& trainer, const RunSetup& run, StepHooks& hooks, StageR
   }
   for (int64_t s = first_step; s < steps; ++s) {
     hooks.before_step(s);
+    std::optional<FirstStepNotice> notice;
+    if (s == first_step) notice.emplace(result.stage, s, run.context.estimated_step_seconds);
     const StepRecord record = trainer.step(s);
+    notice.reset();
     result.steps.push_back(record);
     hooks.on_record(record);
     if (!record.finite) {

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # One case per row of the README's exit-status table: a real run made to end that way, and the
-# status it exits with (each case is one ctest entry). The rows for a CUDA build without a usable
+# status it exits with (each case is one ctest entry); and one case per other subcommand (plan,
+# inspect, export, schema, sweep), which use the same statuses: 0 done, 2 bad input, 4 an output
+# that could not be written. The rows for a CUDA build without a usable
 # GPU and for NCCL on ranks that share a GPU need a CUDA or NCCL build: they are not run here.
 #   exit_code_tests.sh CASE ZEROMINI MPIEXEC PYTHON DECK WORKDIR (the arguments of the other fault
 #   scripts; PYTHON is not used)
@@ -22,6 +24,22 @@ expect() {
   [[ $status -eq $want ]] || fail "$name: exit status $status, expected $want"
   grep -Eq "$pattern" "$work/$name.log" || fail "$name: the log does not match: $pattern"
 }
+# expect_cli STATUS PATTERN NAME ARGS...: zeromini ARGS (no launcher) exits STATUS and says PATTERN.
+expect_cli() {
+  local want=$1 pattern=$2 name=$3
+  shift 3
+  timeout -s KILL 60 "$zeromini" "$@" >"$work/$name.log" 2>&1
+  local status=$?
+  echo "--- $name: exit $status: $(head -c 200 "$work/$name.log" | head -n 2 | tr '\n' ' ')"
+  [[ $status -eq $want ]] || fail "$name: exit status $status, expected $want"
+  grep -Eq "$pattern" "$work/$name.log" || fail "$name: the output does not match: $pattern"
+}
+# Inputs of every wrong kind, made once per case: a missing file, a directory, a FIFO, a text file.
+make_wrong_inputs() {
+  mkdir -p "$work/a_directory"
+  mkfifo "$work/a_fifo"
+  printf 'root:x:0:0:root:/root:/bin/bash\n' >"$work/a_text_file"
+}
 # The PID of the rank running with --out $1, once it has logged a step.
 rank_pid() {
   for _ in $(seq 1200); do
@@ -41,6 +59,13 @@ case $case_name in
     ;;
   bad_input)  # 2: a deck error, and every refusal of a checkpoint to resume from
     expect 2 "unknown key 'model\.layer'" deck 1 --set model.layer=2 --out "$work/deck"
+    make_wrong_inputs
+    expect 2 "not a token shard" not_a_shard 2 --set data.source="$work/a_text_file" \
+      --out "$work/shard"
+    expect 2 "token shard \(data\.source\) is a FIFO" shard_fifo 2 --set data.source="$work/a_fifo" \
+      --out "$work/shard_fifo"
+    expect_cli 2 "required" no_deck run
+    expect_cli 2 "Unrecognized|The following argument" bad_option run "$deck" --no-such-option
     mkdir -p "$work/fifo/checkpoints" && mkfifo "$work/fifo/checkpoints/latest"
     expect 2 "'latest' checkpoint pointer is a FIFO" latest_fifo 2 --set train.resume=latest \
       --out "$work/fifo"
@@ -97,6 +122,74 @@ case $case_name in
       "$zeromini" inspect "$work/run/results.h5" | grep -Eq "status +not closed cleanly" \
         || fail "inspect does not report a run that died as not closed cleanly"
     fi
+    ;;
+  plan)  # the planner: a deck (file, syntax, keys), a machine file, options
+    make_wrong_inputs
+    expect_cli 0 "per rank" good plan "$deck"
+    expect_cli 2 "does not exist" missing plan "$work/none.toml"
+    expect_cli 2 "is a directory" directory plan "$work/a_directory"
+    expect_cli 2 "is a FIFO" fifo plan "$work/a_fifo"
+    expect_cli 2 "TOML syntax error" not_toml plan "$work/a_text_file"
+    expect_cli 2 "unknown key" bad_key plan "$deck" --set model.layer=2
+    expect_cli 2 "TOML syntax error|machine" bad_machine plan "$deck" --machine "$work/a_text_file"
+    expect_cli 2 "Unrecognized|The following argument" bad_option plan "$deck" --no-such-option
+    expect_cli 2 "required" no_arguments plan
+    ;;
+  inspect | export)  # reading results and checkpoints; export writes one file
+    make_wrong_inputs
+    timeout -s KILL 120 "$mpiexec" -n 1 "$zeromini" run "$deck" --set train.steps=2 \
+      --set output.checkpoint_every=2 --out "$work/run" >"$work/run.log" 2>&1 ||
+      fail "the run that makes the files to read failed: $(tail -3 "$work/run.log")"
+    checkpoint=$(ls "$work"/run/checkpoints/step_*.h5 | head -n 1)
+    if [[ $case_name == inspect ]]; then
+      expect_cli 0 "status" results inspect "$work/run/results.h5"
+      expect_cli 0 "step" checkpoint inspect "$checkpoint"
+      expect_cli 2 "does not exist" missing inspect "$work/none.h5"
+      expect_cli 2 "is a directory" directory inspect "$work/a_directory"
+      expect_cli 2 "is a FIFO" fifo inspect "$work/a_fifo"
+      expect_cli 2 "HDF5" not_hdf5 inspect "$work/a_text_file"
+      expect_cli 2 "required" no_arguments inspect
+    else
+      expect_cli 0 "" good export "$checkpoint" "$work/exported.h5"
+      expect_cli 2 "does not exist" missing export "$work/none.h5" "$work/out1.h5"
+      expect_cli 2 "is a directory" directory export "$work/a_directory" "$work/out2.h5"
+      expect_cli 2 "is a FIFO" fifo export "$work/a_fifo" "$work/out3.h5"
+      expect_cli 2 "not a zeromini checkpoint" not_checkpoint export "$work/a_text_file" "$work/out4.h5"
+      expect_cli 2 "results file|not a zeromini checkpoint|checkpoint" results_not_checkpoint \
+        export "$work/run/results.h5" "$work/out5.h5"
+      expect_cli 2 "FIFO" output_fifo export "$checkpoint" "$work/a_fifo"
+      expect_cli 2 "required" no_arguments export "$checkpoint"
+    fi
+    ;;
+  schema | sweep)  # the schema takes no input; a sweep file is checked like a deck
+    make_wrong_inputs
+    if [[ $case_name == schema ]]; then
+      expect_cli 0 "model\.layers" good schema
+      expect_cli 2 "Unrecognized|The following argument" bad_option schema --no-such-option
+    else
+      sweep=$(ls "$(dirname "$deck")"/sweeps/*.toml | head -n 1)
+      expect_cli 0 "" good sweep expand "$sweep"
+      expect_cli 2 "does not exist" missing sweep expand "$work/none.toml"
+      expect_cli 2 "is a FIFO" fifo sweep expand "$work/a_fifo"
+      expect_cli 2 "TOML syntax error" not_toml sweep expand "$work/a_text_file"
+      expect_cli 2 "required|A subcommand" no_arguments sweep
+    fi
+    ;;
+  estimate)  # before the first step: the planner's estimate, and a warning naming the long key
+    expect 0 "Estimate \(planner; machine: measured at start-up: GEMM .* per step, about .* for the run's 2 steps" \
+      measured 2 --set train.steps=2 --out "$work/measured"
+    expect 0 "Estimate \(planner; machine: .*this-host.toml\)" machine_file 1 --set train.steps=2 \
+      --machine "$(dirname "$deck")/machines/this-host.toml" --out "$work/machine_file"
+    expect 0 "warning: this run is estimated at .*, longer than output\.long_run_s = .*; most of it from model\.seq_len = 1024 \(at its default 64: " \
+      long 1 --set model.seq_len=1024 --set train.steps=1 --set output.long_run_s=1e-6 \
+      --out "$work/long"
+    grep -q "warning: this run is estimated" "$work/measured.log" &&
+      fail "a 2-step run of the tiny deck warned of its length"
+    ;;
+  first_step_notice)  # a first step that has not finished after the delay says so
+    ZEROMINI_TEST_FIRST_STEP_NOTICE_S=1 ZEROMINI_TEST_FAULT=stall ZEROMINI_TEST_FAULT_STEP=1 \
+      ZEROMINI_TEST_FAULT_RANK=1 expect 5 "\[stage 0\] step 1 still running after 1 s \(estimated .* per step\)" \
+      stall 2 --set train.steps=2 --set comm.timeout_s=4 --out "$work/stall"
     ;;
   *) fail "unknown case $case_name" ;;
 esac
