@@ -45,14 +45,37 @@ done
 # What the modules of a cluster would give, and nothing else.
 module_like=g++,make,cmake,mpich,libmpich-dev,libhdf5-mpich-dev,libopenblas-dev,python3,ca-certificates
 if [[ ! -x $bare/usr/bin/cmake ]]; then
-  mirror=$(sed -n 's/^URIs: *\(http[^ ]*debian\)$/\1/p; s/^deb \(http[^ ]*debian\) .*/\1/p' \
-    /etc/apt/sources.list.d/* /etc/apt/sources.list 2>/dev/null | head -n 1)
-  echo "cluster-bare-check: debootstrap --variant=minbase --include=$module_like bookworm $bare"
+  # The apt source this machine uses, from the source files that exist (sed's status 2 for a
+  # missing one would end this script under pipefail).
+  sources=() mirror=
+  for file in /etc/apt/sources.list /etc/apt/sources.list.d/*; do
+    [[ -f $file ]] && sources+=("$file")
+  done
+  if ((${#sources[@]})); then
+    mirror=$(sed -n 's/^URIs: *\(http[^ ]*debian\)$/\1/p; s/^deb \(http[^ ]*debian\) .*/\1/p' \
+      "${sources[@]}" | head -n 1)
+  fi
+  echo "cluster-bare-check: debootstrap --variant=minbase bookworm $bare, then apt-get install ${module_like//,/ }"
   rm -rf "$bare.partial"
   mkdir -p "$(dirname "$bare")"
-  debootstrap --variant=minbase --include="$module_like" bookworm "$bare.partial" \
-    "${mirror:-http://deb.debian.org/debian}" >/dev/null ||
-    { echo "cluster-bare-check: debootstrap failed (it needs the network once)" >&2; exit 1; }
+  # The kit checks' minbase root where this machine has made one (scripts/kit-bare-check.sh),
+  # else a new one.
+  kit_root=${ZEROMINI_BARE_ROOT:-/var/cache/zeromini/bare-bookworm}
+  if [[ -x $kit_root/bin/bash ]]; then
+    cp -a "$kit_root" "$bare.partial"
+    rm -rf "$bare.partial/kit-check"
+  else
+    debootstrap --variant=minbase bookworm "$bare.partial" "${mirror:-http://deb.debian.org/debian}" \
+      >/dev/null || { echo "cluster-bare-check: debootstrap failed (it needs the network once)" >&2; exit 1; }
+  fi
+  cp /etc/resolv.conf "$bare.partial/etc/resolv.conf" 2>/dev/null || true
+  # apt inside the root resolves what debootstrap's --include cannot (virtual packages such as
+  # automake-1.16, which libmpich-dev needs through libltdl-dev).
+  unshare --mount --fork bash -c 'mount -t proc proc "$1/proc" &&
+    chroot "$1" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
+      bash -c "apt-get update -qq && apt-get install -y -qq --no-install-recommends $2"' \
+    _ "$bare.partial" "${module_like//,/ }" >"$bare.apt.log" 2>&1 ||
+    { echo "cluster-bare-check: apt-get in the root failed; see $bare.apt.log" >&2; exit 1; }
   rm -rf "$bare"
   mv "$bare.partial" "$bare"
 fi

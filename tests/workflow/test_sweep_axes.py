@@ -111,7 +111,7 @@ class AxesExpandTest(SweepDir):
                  'models = [{{name = "a", set = ["model.recompute=blocks"]}}]\n',
                  r"t\.toml:2:13: recompute: model\.recompute is an axis here")):
             res = self.expand(self.sweep_file(text))
-            self.assertEqual(res.returncode, 1, text)
+            self.assertEqual(res.returncode, 2, text)  # bad input (README, exit statuses)
             self.assertEqual(res.stdout, "")
             self.assertRegex(res.stderr, "^zeromini: error: .*" + pattern)
 

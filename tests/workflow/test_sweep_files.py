@@ -76,7 +76,7 @@ class SweepExpandTest(SweepDir):
                 ('a = 1\na = 2\n', r"t\.toml:2:\d+: TOML syntax error: .*redefine"),
                 ('stages = [0]\n', r"t\.toml: deck: required")):
             res = self.expand(self.sweep_file(text))
-            self.assertEqual(res.returncode, 1, text)
+            self.assertEqual(res.returncode, 2, text)  # bad input (README, exit statuses)
             self.assertEqual(res.stdout, "")
             self.assertRegex(res.stderr, "^zeromini: error: .*" + pattern)
 
