@@ -55,7 +55,10 @@ report_without_apt() {
     "load a parallel HDF5 module (cray-hdf5-parallel, hdf5/*-mpi) or set HDF5_ROOT" \
     bash -c 'command -v h5pcc || [[ -n ${HDF5_ROOT:-}${HDF5_DIR:-} ]]'
   need "a BLAS (OpenBLAS, or the vendor's)" "load openblas (or use cray-libsci); set BLA_VENDOR if CMake picks another" \
-    bash -c 'ldconfig -p 2>/dev/null | grep -q libopenblas || [[ -n ${OPENBLAS_ROOT:-}${OLCF_OPENBLAS_ROOT:-}${CRAY_LIBSCI_PREFIX_DIR:-} ]]'
+    bash -c '[[ -n ${OPENBLAS_ROOT:-}${CRAY_LIBSCI_PREFIX_DIR:-} ]] ||
+      for dir in ${LD_LIBRARY_PATH//:/ } /usr/local/lib /usr/lib /usr/lib64 /usr/lib/*-linux-gnu; do
+        compgen -G "$dir/libopenblas*.so*" || compgen -G "$dir/libsci*.so*" || continue; exit 0
+      done; exit 1'
   need "python3 (reference tests, results, plots)" "load a python module" command -v python3
   echo "setup-deps: Kokkos >= 4 and Kokkos Kernels: a module (Kokkos_ROOT), or scripts/build-kokkos.sh into your home"
   echo "setup-deps: toml++, CLI11, fmt, GoogleTest, Google Benchmark: used where installed, else built from"
