@@ -115,6 +115,9 @@ python3 "$src/scripts/text-to-shard.py" "$src/README.md" "$kit/data/readme-token
   echo "revision=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)"
   echo "packed=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "torch_ref=$([[ -f $kit/bench/torch_gpt_ref.py ]] && echo yes || echo missing)"
+  # The GPU architecture the build was compiled for (ZEROMINI_CUDA_ARCH, the preset's -arch).
+  [[ $flavor != cuda ]] ||
+    echo "cuda_arch=$(sed -n 's/^CMAKE_CXX_FLAGS:STRING=.*-arch=\(sm_[0-9]*\).*/\1/p' "$build/CMakeCache.txt")"
   # A cuda build loads the driver: CUDA's stub library stands in for it here.
   stub=$stage/stub && mkdir -p "$stub"
   [[ -f /usr/local/cuda/lib64/stubs/libcuda.so ]] && ln -s /usr/local/cuda/lib64/stubs/libcuda.so "$stub/libcuda.so.1"
