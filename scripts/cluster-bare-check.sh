@@ -45,29 +45,14 @@ done
 # What the modules of a cluster would give, and nothing else.
 module_like=g++,make,cmake,mpich,libmpich-dev,libhdf5-mpich-dev,libopenblas-dev,python3,ca-certificates
 if [[ ! -x $bare/usr/bin/cmake ]]; then
-  # The apt source this machine uses, from the source files that exist (sed's status 2 for a
-  # missing one would end this script under pipefail).
-  sources=() mirror=
-  for file in /etc/apt/sources.list /etc/apt/sources.list.d/*; do
-    [[ -f $file ]] && sources+=("$file")
-  done
-  if ((${#sources[@]})); then
-    mirror=$(sed -n 's/^URIs: *\(http[^ ]*debian\)$/\1/p; s/^deb \(http[^ ]*debian\) .*/\1/p' \
-      "${sources[@]}" | head -n 1)
-  fi
-  echo "cluster-bare-check: debootstrap --variant=minbase bookworm $bare, then apt-get install ${module_like//,/ }"
-  rm -rf "$bare.partial"
-  mkdir -p "$(dirname "$bare")"
-  # The kit checks' minbase root where this machine has made one (scripts/kit-bare-check.sh),
-  # else a new one.
+  # Starts from the kit checks' minbase root (made once per machine by kit-bare-check.sh, which
+  # knows this machine's apt source), copied: the kit checks keep theirs bare.
   kit_root=${ZEROMINI_BARE_ROOT:-/var/cache/zeromini/bare-bookworm}
-  if [[ -x $kit_root/bin/bash ]]; then
-    cp -a "$kit_root" "$bare.partial"
-    rm -rf "$bare.partial/kit-check"
-  else
-    debootstrap --variant=minbase bookworm "$bare.partial" "${mirror:-http://deb.debian.org/debian}" \
-      >/dev/null || { echo "cluster-bare-check: debootstrap failed (it needs the network once)" >&2; exit 1; }
-  fi
+  "$repo/scripts/kit-bare-check.sh" --make-root --root "$kit_root" || exit 1
+  echo "cluster-bare-check: $kit_root copied to $bare, then apt-get install ${module_like//,/ }"
+  rm -rf "$bare.partial"
+  cp -a "$kit_root" "$bare.partial"
+  rm -rf "$bare.partial/kit-check"
   cp /etc/resolv.conf "$bare.partial/etc/resolv.conf" 2>/dev/null || true
   # apt inside the root resolves what debootstrap's --include cannot (virtual packages such as
   # automake-1.16, which libmpich-dev needs through libltdl-dev).
