@@ -190,8 +190,7 @@ namespace {
 // group is tp consecutive ranks, and a shard group (ranks of equal tp coordinate) is strided by
 // tp over group_ranks x tp consecutive ranks. A group's ring stays in a node when that span tiles
 // the node; a collective across the groups crosses as soon as the run spans nodes.
-bool crosses_nodes(const ZeroEngine::PlannedCollective& c, const ZeroMesh& mesh,
-                   const Machine& machine) {
+bool crosses_nodes(const PlannedCollective& c, const ZeroMesh& mesh, const Machine& machine) {
   const int64_t per_node = machine.devices_per_node;
   if (mesh.world() <= per_node) return false;
   if (c.span) return c.span->nodes > 1;  // a hop by node: within one, or across
@@ -205,8 +204,7 @@ bool crosses_nodes(const ZeroEngine::PlannedCollective& c, const ZeroMesh& mesh,
 // The collective's ranks in each node it spans (a communicator's ranks spread evenly over the
 // nodes of its span): the tp group spans tp consecutive ranks, a shard group group_ranks x tp,
 // and the collectives across groups the whole world.
-double ranks_per_node(const ZeroEngine::PlannedCollective& c, const ZeroMesh& mesh,
-                      const Machine& machine) {
+double ranks_per_node(const PlannedCollective& c, const ZeroMesh& mesh, const Machine& machine) {
   if (c.span) return std::max(1, c.span->per_node);
   const int64_t span = c.level == CommLevel::TensorParallel ? int64_t(mesh.tp())
                        : c.level == CommLevel::IntraGroup ? int64_t(mesh.group_ranks()) * mesh.tp()
@@ -220,7 +218,7 @@ double ranks_per_node(const ZeroEngine::PlannedCollective& c, const ZeroMesh& me
 // per network card, as nccl-tests' bus bandwidth shows), so its links between nodes carry
 // k x the per-device network bandwidth, up to the intra-node link that feeds them. An all-to-all
 // sends each rank's bytes through its own card: the per-device rate.
-double collective_seconds(const ZeroEngine::PlannedCollective& c, const ZeroMesh& mesh,
+double collective_seconds(const PlannedCollective& c, const ZeroMesh& mesh,
                           const Machine& machine) {
   if (c.ranks <= 1) return 0.0;
   const bool inter = crosses_nodes(c, mesh, machine);

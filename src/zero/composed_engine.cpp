@@ -2,21 +2,12 @@
 
 namespace zm {
 
-StorageKinds storage_kinds(const StageSpec& spec, const Partition& partition) {
-  const bool hpz = spec.gathers_parameters() && partition.sub_shards() > 1;
-  const Storage optimizer_shard = hpz ? Storage::SubShard : Storage::Shard;
-  return {spec.gathers_parameters() ? Storage::Shard : Storage::Full,
-          spec.shards_gradients() ? Storage::Shard : Storage::Full,
-          spec.optimizer == OptimizerPartition::Sharded ? optimizer_shard : Storage::Full};
-}
-
 template <typename Real>
 ComposedEngine<Real>::ComposedEngine(const StageSpec& spec, const Partition& partition,
                                      MeshComms& comms, const Deck& deck,
                                      const std::vector<UnitEvent>& schedule,
                                      kernels::TeamShape team_shape, MemoryLedger* ledger)
-    : ZeroEngineT<Real>(spec.stage, partition, comms, deck, storage_kinds(spec, partition),
-                        team_shape, ledger),
+    : ZeroEngineT<Real>(spec, partition, comms, deck, team_shape, ledger),
       gradients_(make_gradient_path<Real>(spec, partition, deck, comms, ledger)),
       parameters_(make_parameter_path<Real>(spec, partition, deck, schedule, ledger)) {}
 

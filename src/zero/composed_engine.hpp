@@ -1,7 +1,8 @@
 // The engine of one stage, composed from its record (core/stage_spec.hpp): ZeroEngineT holds the
-// model state in the storage the record implies, a gradient path (paths/gradient_path.hpp)
-// implements the gradient hooks and a parameter path (paths/parameter_path.hpp) the parameter
-// hooks. make_engine (factory.cpp) builds it; it forwards the hooks and adds nothing else.
+// model state in the placements the record implies and the step's schedule, a gradient path
+// (paths/gradient_path.hpp) implements the gradient hooks and a parameter path
+// (paths/parameter_path.hpp) the parameter hooks. make_engine (factory.cpp) builds it; it forwards
+// the hooks and adds nothing else.
 #pragma once
 
 #include <memory>
@@ -13,12 +14,6 @@
 #include "zero/paths/parameter_path.hpp"
 
 namespace zm {
-
-// Where a stage keeps each kind of model state: parameters sharded where they are gathered per
-// unit, gradients where only a shard is kept, optimizer state where the optimizer is partitioned
-// (under hpZ, partition.sub_shards() > 1 with gathered parameters, in sub-shards over all ranks).
-// The one place the storage kinds come from: the engine allocates and the planner prices them.
-StorageKinds storage_kinds(const StageSpec& spec, const Partition& partition);
 
 template <typename Real>
 class ComposedEngine final : public ZeroEngineT<Real> {

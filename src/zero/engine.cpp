@@ -7,6 +7,7 @@
 #include "core/stage_spec.hpp"
 #include "kernels/elementwise.hpp"
 #include "model/layout.hpp"
+#include "zero/schedule_execution.hpp"
 
 namespace zm {
 
@@ -25,22 +26,15 @@ bool sums_gradients_in_fp32(const Deck& deck) {
   return policy.compute != Element::FP32 && (deck.train.grad_accum > 1 || policy.widens_reduce());
 }
 
-Placement storage_placement(Storage storage, const ZeroMesh& mesh) {
-  if (storage == Storage::Full) return Placement::replicate();
-  if (storage == Storage::Shard) return Placement::shard({kShardDim});
-  ZM_ASSERT(mesh.hpz(), "sub-shards on a mesh without hpZ");
-  return mesh.sharded_optimizer;
-}
-
 bool ZeroEngine::cuts_finer(const Placement& finer, const Placement& coarser) {
   const auto& f = finer.sharded_dims();
   const auto& c = coarser.sharded_dims();
   return f.size() > c.size() && std::equal(c.begin(), c.end(), f.begin());
 }
 
-ZeroEngine::ZeroEngine(int stage, const Partition& partition, MeshComms& comms, const Deck& deck,
-                       StorageKinds storage, MemoryLedger* ledger)
-    : stage_(stage),
+ZeroEngine::ZeroEngine(const StageSpec& spec, const Partition& partition, MeshComms& comms,
+                       const Deck& deck, MemoryLedger* ledger)
+    : stage_(spec.stage),
       partition_(&partition),
       comms_(&comms),
       comm_(&comms.group()),
@@ -51,19 +45,15 @@ ZeroEngine::ZeroEngine(int stage, const Partition& partition, MeshComms& comms, 
       ranks_(comm_->size()),
       replica_(replicas_ ? replicas_->rank() : 0),
       world_rank_(comms.world().rank()),
-      storage_kinds_(storage),
-      params_storage_(storage_placement(storage.params, comms.mesh())),
-      grads_storage_(storage_placement(storage.grads, comms.mesh())),
-      optim_storage_(storage_placement(storage.optim, comms.mesh())),
+      schedule_(build_step_schedule(spec, partition, deck, comms.mesh())),
+      params_storage_(comms.mesh().placements(spec).params),
+      grads_storage_(comms.mesh().placements(spec).grads),
+      optim_storage_(comms.mesh().placements(spec).optim),
       params_piece_(piece(params_storage_)),
       grads_piece_(piece(grads_storage_)),
       optim_piece_(piece(optim_storage_)) {
   ZM_ASSERT(partition.ranks() == ranks_, "partition for {} ranks, shard group of {}",
             partition.ranks(), ranks_);
-  const ModelPlacements placements = comms.mesh().placements(stage_spec(stage));
-  ZM_ASSERT(placements.params == params_storage_ && placements.grads == grads_storage_ &&
-                placements.optim == optim_storage_,
-            "stage {}: its storage kinds are not its placements on the mesh", stage);
   const Placement shard = Placement::shard({kShardDim});
   owned_grads_ = cuts_finer(optim_storage_, shard) ? optim_storage_ : shard;
 }
@@ -148,41 +138,45 @@ void adamw_segment(kernels::TeamShape shape, float* master, const Grad* grads, f
 }  // namespace
 
 std::vector<BufferSpec> model_state_buffers(const Partition& partition, const Deck& deck,
-                                            StorageKinds storage, const ZeroMesh& mesh) {
+                                            const ModelPlacements& placements,
+                                            const ZeroMesh& mesh) {
   const PrecisionPolicy policy = deck.train.policy();
   const int real_bytes = element_bytes(policy.compute);
-  auto elements = [&](Storage kind) {
-    return partition.piece_total(pieces(mesh.mesh, storage_placement(kind, mesh)));
+  auto elements = [&](const Placement& placement) {
+    return partition.piece_total(pieces(mesh.mesh, placement));
   };
   std::vector<BufferSpec> specs = {
-      {"params", MemCategory::Parameters, elements(storage.params), real_bytes},
-      {"grads", MemCategory::Gradients, elements(storage.grads), real_bytes}};
+      {"params", MemCategory::Parameters, elements(placements.params), real_bytes},
+      {"grads", MemCategory::Gradients, elements(placements.grads), real_bytes}};
   // Mixed precision with gradient accumulation or an fp32 reduction: the gradients summed in fp32
   // beside the bf16 gradients, in their storage (ZeroEngineT::grad_sum_at).
   if (sums_gradients_in_fp32(deck))
-    specs.push_back({"grad_sum", MemCategory::Gradients, elements(storage.grads)});
-  if (policy.mixed()) specs.push_back({"master", MemCategory::Optimizer, elements(storage.optim)});
-  specs.push_back({"adam_m", MemCategory::Optimizer, elements(storage.optim)});
-  specs.push_back({"adam_v", MemCategory::Optimizer, elements(storage.optim)});
+    specs.push_back({"grad_sum", MemCategory::Gradients, elements(placements.grads)});
+  if (policy.mixed())
+    specs.push_back({"master", MemCategory::Optimizer, elements(placements.optim)});
+  specs.push_back({"adam_m", MemCategory::Optimizer, elements(placements.optim)});
+  specs.push_back({"adam_v", MemCategory::Optimizer, elements(placements.optim)});
   return specs;
 }
 
 template <typename Real>
-ZeroEngineT<Real>::ZeroEngineT(int stage, const Partition& partition, MeshComms& comms,
-                               const Deck& deck, StorageKinds storage,
-                               kernels::TeamShape team_shape, MemoryLedger* ledger)
-    : ZeroEngine(stage, partition, comms, deck, storage, ledger),
+ZeroEngineT<Real>::ZeroEngineT(const StageSpec& spec, const Partition& partition, MeshComms& comms,
+                               const Deck& deck, kernels::TeamShape team_shape,
+                               MemoryLedger* ledger)
+    : ZeroEngine(spec, partition, comms, deck, ledger),
       reduces_in_fp32_(deck.train.policy().widens_reduce()),
       team_shape_(team_shape) {
   allocate_model_state();
-  if (quantizes_replica_gather(deck, optim_storage_.shards(kReplicateDim)))
+  const ScheduledCollective* update = schedule_.find(0, ScheduleRole::UpdateGather);
+  if (update && update->strategy == Strategy::Int8AllGather)
     replica_gather_ = std::make_unique<QuantizedReplicaGather<Real>>(partition, deck, *replicas_,
                                                                      team_shape, ledger);
 }
 
 template <typename Real>
 void ZeroEngineT<Real>::allocate_model_state() {
-  PlannedAllocator alloc(model_state_buffers(*partition_, *deck_, storage_kinds_, comms_->mesh()),
+  const ModelPlacements placements{params_storage_, grads_storage_, optim_storage_};
+  PlannedAllocator alloc(model_state_buffers(*partition_, *deck_, placements, comms_->mesh()),
                          ledger_);
   params_ = alloc.take<Real>("params");
   grads_ = alloc.take<Real>("grads");
@@ -319,36 +313,26 @@ void ZeroEngineT<Real>::wait_all(std::vector<CommRequest>& requests) {
 
 template <typename Real>
 void ZeroEngineT<Real>::post_parameter_gather(int u) {
-  const UnitPartition& p = partition_->unit(u);
-  const CommTag tag{u, CommPurpose::ParamGather};
-  if (!params_storage_.replicated()) {  // hpZ: the sub-shards into the group shard
-    Real* shard = param_at(u, rank_ * p.shard);
-    if (replica_gather_) return replica_gather_->post(u, shard);  // int8 segments
-    parameter_gathers_.push_back(replicas_->iall_gather(shard + replica_ * p.sub_shard, shard,
-                                                        static_cast<size_t>(p.sub_shard),
-                                                        dtype_of<Real>(), tag));
-  } else {
-    Real* full = param_at(u, 0);
-    parameter_gathers_.push_back(comm_->iall_gather(
-        full + rank_ * p.shard, full, static_cast<size_t>(p.shard), dtype_of<Real>(), tag));
-  }
-  if (!deck_->zero.overlap) parameter_gathers_.back().wait(true);  // no overlap: blocking
+  const ScheduledCollective& gather = schedule_.of(u, ScheduleRole::UpdateGather);
+  // The updated piece (the optimizer's) into the whole the parameters' placement holds: the
+  // full unit (stages 1-2), or under hpZ this rank's group shard.
+  Real* whole = param_at(u, held_range(params_storage_, u).first);
+  if (replica_gather_) return replica_gather_->post(gather, *this, whole);  // int8 segments
+  Real* updated = param_at(u, held_range(optim_storage_, u).first);
+  parameter_gathers_.push_back(post_scheduled(gather, *this, {updated, whole}));
+  if (gather.blocking()) parameter_gathers_.back().wait(true);
 }
 
 template <typename Real>
-void ZeroEngineT<Real>::post_replica_reduction(int u) {
-  if (!replicas_) return;
-  const UnitPartition& p = partition_->unit(u);
-  const int64_t shard = rank_ * p.shard;
-  const CommTag tag{u, CommPurpose::GradReduce};
-  if (optim_storage_.shards(kReplicateDim))  // hpZ: in place, into this rank's sub-shard
-    replica_reductions_.push_back(replicas_->ireduce_scatter_sum(
-        reduced_grad_at(u, shard), reduced_grad_at(u, shard + replica_ * p.sub_shard),
-        static_cast<size_t>(p.sub_shard), reduce_dtype(), tag));
-  else
-    replica_reductions_.push_back(replicas_->iall_reduce_sum(
-        reduced_grad_at(u, shard), static_cast<size_t>(p.shard), reduce_dtype(), tag));
-  if (!deck_->zero.overlap) replica_reductions_.back().wait(true);  // no overlap: blocking
+void ZeroEngineT<Real>::post_replica_reduction(int u, QuantizedGradients* qgz) {
+  const ScheduledCollective* reduction = schedule_.find(u, ScheduleRole::ReplicaReduction);
+  if (!reduction) return;
+  // The group's sum of this rank's shard, summed over the replicas in place; under hpZ only the
+  // sub-shard this rank owns receives the sum.
+  void* shard = reduced_grad_at(u, rank_ * partition_->unit(u).shard);
+  void* owned = reduced_grad_at(u, owned_gradients(u).first);
+  replica_reductions_.push_back(post_scheduled(*reduction, *this, {shard, owned, qgz}));
+  if (reduction->blocking()) replica_reductions_.back().wait(true);
 }
 
 template <typename Real>

@@ -4,7 +4,8 @@
 // core/stage_spec.hpp (its table says which paths each stage composes), and its engine
 // (ComposedEngine, composed_engine.hpp) composes the record's gradient path
 // (paths/gradient_path.hpp) and parameter path (paths/parameter_path.hpp), which implement the
-// hooks the model calls, over model state in the storage the record implies (storage_kinds):
+// hooks the model calls, over model state in the placements the record implies on the mesh
+// (ZeroMesh::placements), and posting the collectives of the step's schedule (schedule.hpp):
 //
 //   gradient path            gradients        collectives per step
 //   AllReduce                full             all-reduce of gradients (buckets)
@@ -43,22 +44,11 @@
 #include "model/unit_access.hpp"
 #include "zero/partition.hpp"
 #include "zero/replica_gather.hpp"
+#include "zero/schedule.hpp"
 
 namespace zm {
 
-// The names a stage declares its model state's placements on the mesh by (core/zero_mesh.hpp):
-// Full, the padded unit, replicated along every dimension; Shard, this rank's shard of it, sharded
-// along `shard`; SubShard (hpZ), this rank's sub-shard of its shard, sharded along `shard` and
-// then `replicate`, the shard's replicas holding the others.
-enum class Storage { Full, Shard, SubShard };
-Placement storage_placement(Storage storage, const ZeroMesh& mesh);
-
-// Where a stage keeps each kind of model state; storage_kinds (composed_engine.hpp) derives them
-// from the stage's record, and both the engine and its declared buffers read them. The engine
-// addresses its buffers by the placements they name (storage_placement).
-struct StorageKinds {
-  Storage params, grads, optim;
-};
+class QuantizedGradients;
 
 struct OptimizerSettings {
   float lr = 0;
@@ -87,26 +77,17 @@ class ZeroEngine {
   static std::vector<BufferSpec> declared_buffers(int stage, const Partition& partition,
                                                   const Deck& deck, const ZeroMesh& mesh);
   // The collectives one optimizer step posts on each rank (gradient and parameter traffic; the
-  // trainer adds its 2-float statistics all-reduce), for the planner.
-  struct PlannedCollective {
-    CommOp op;
-    int64_t count;      // elements of the whole buffer (N shards for reduce-scatter/all-gather)
-    int element_bytes;  // of the type moved
-    int ranks;          // of the communicator it runs on
-    CommLevel level = CommLevel::IntraGroup;
-    // Device memory read and written by the passes around it on this rank: a compressed
-    // collective's quantization before and dequantization after (0: none).
-    int64_t pass_bytes = 0;
-    // The nodes its communicator spans where it is not a mesh dimension's or the world's (qgZ's
-    // hops by node, zero/quantized_gradients.hpp); else the planner takes the dimension's.
-    std::optional<NodeSpan> span = std::nullopt;
-  };
+  // trainer adds its 2-float statistics all-reduce), for the planner: the stage's step schedule
+  // (zero/schedule.hpp), which the engine executes.
   // `mesh`: the run's mesh (partition is over the ranks of its `shard` dimension).
-  static std::vector<PlannedCollective> declared_traffic(int stage, const Partition& partition,
-                                                         const Deck& deck, const ZeroMesh& mesh);
+  static PlannedCollectives declared_traffic(int stage, const Partition& partition,
+                                             const Deck& deck, const ZeroMesh& mesh);
 
   virtual ~ZeroEngine();
   int stage() const { return stage_; }
+  // The collectives of one step, which the engine's paths post (zero/schedule_execution.hpp).
+  const StepSchedule& schedule() const { return schedule_; }
+  const Deck& deck() const { return *deck_; }
   const Partition& partition() const { return *partition_; }
   // The shard group's communicator: the engine's ranks, rank() its shard of every unit.
   Communicator& comm() const { return *comm_; }
@@ -163,8 +144,9 @@ class ZeroEngine {
   std::vector<float> full_parameters() { return full_state(State::Params); }
 
  protected:
-  ZeroEngine(int stage, const Partition& partition, MeshComms& comms, const Deck& deck,
-             StorageKinds storage, MemoryLedger* ledger);
+  // The model state of `spec` in its placements on the mesh (ZeroMesh::placements).
+  ZeroEngine(const StageSpec& spec, const Partition& partition, MeshComms& comms, const Deck& deck,
+             MemoryLedger* ledger);
   // This rank's piece of a buffer under a placement.
   Piece piece(const Placement& placement) const {
     return piece_of(comms_->mesh().mesh, placement, world_rank_);
@@ -191,7 +173,7 @@ class ZeroEngine {
   int rank_, ranks_;
   int replica_ = 0;  // this rank's group: its sub-shard under hpZ
   int world_rank_;   // this rank in the mesh
-  StorageKinds storage_kinds_;
+  StepSchedule schedule_;
   Placement params_storage_, grads_storage_, optim_storage_;
   Piece params_piece_, grads_piece_, optim_piece_;  // this rank's, under those placements
   Placement owned_grads_;  // where the summed gradients this rank owns lie: the finer of shard
@@ -201,11 +183,12 @@ class ZeroEngine {
   bool last_micro() const { return micro_ + 1 == micro_steps_; }
 };
 
-// The parameters, gradients, master copy (mixed precision only), Adam m and v for a stage's
-// storage kinds. Element sizes come from the deck (compute_element_bytes), not from a compute
+// The parameters, gradients, master copy (mixed precision only), Adam m and v in a stage's
+// placements. Element sizes come from the deck (compute_element_bytes), not from a compute
 // type, so that any build can price any precision; allocation checks that the two agree.
 std::vector<BufferSpec> model_state_buffers(const Partition& partition, const Deck& deck,
-                                            StorageKinds storage, const ZeroMesh& mesh);
+                                            const ModelPlacements& placements,
+                                            const ZeroMesh& mesh);
 
 // The engine for compute type Real: the parameter and gradient buffers, and the UnitAccess the
 // model runs on, whose parameter and gradient hooks ComposedEngine forwards to its paths.
@@ -256,15 +239,16 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
   void poll() override { comms_->progress(); }
 
   // Hybrid sharding: once unit u's gradient shard holds its group's sum (after the last
-  // micro-step), it is all-reduced across the groups (under hpZ reduce-scattered into the
-  // sub-shards), in the same order on every rank; finish_replica_reductions waits for them all.
-  // Nothing with one group.
-  void post_replica_reduction(int u);
+  // micro-step), its scheduled ReplicaReduction (an all-reduce across the groups; under hpZ a
+  // reduce-scatter into the sub-shards; under qgZ the quantized exchange through `qgz`), in the
+  // same order on every rank; finish_replica_reductions waits for them all. Nothing with one
+  // group.
+  void post_replica_reduction(int u, QuantizedGradients* qgz = nullptr);
   void finish_replica_reductions() { wait_all(replica_reductions_); }
 
  protected:
-  ZeroEngineT(int stage, const Partition& partition, MeshComms& comms, const Deck& deck,
-              StorageKinds storage, kernels::TeamShape team_shape, MemoryLedger* ledger);
+  ZeroEngineT(const StageSpec& spec, const Partition& partition, MeshComms& comms, const Deck& deck,
+              kernels::TeamShape team_shape, MemoryLedger* ledger);
   // Called after the optimizer updated unit u's held range. Where parameters are held more
   // widely than they are updated (stages 1 and 2: full, updated by shard; hpZ: group shard,
   // updated by sub-shard), each rank all-gathers its updated part in place, overlapping the next

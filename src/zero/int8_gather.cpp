@@ -20,8 +20,8 @@ void unpack_int8_gather(kernels::TeamShape shape, const uint8_t* packed, int seg
   kernels::dequantize_int8(shape, packed, segments, n, block, out);
 }
 
-ZeroEngine::PlannedCollective planned_int8_gather(int64_t n, int64_t block, int ranks,
-                                                  int element_bytes, CommLevel level) {
+PlannedCollective planned_int8_gather(int64_t n, int64_t block, int ranks, int element_bytes,
+                                      CommLevel level) {
   const int64_t segment = int8_segment(n, block).bytes();
   const int64_t passes = n * element_bytes + segment + ranks * segment + ranks * n * element_bytes;
   return {CommOp::AllGather, ranks * segment, 1, ranks, level, passes};

@@ -13,7 +13,7 @@
 #include "comm/communicator.hpp"
 #include "kernels/quantize.hpp"
 #include "kernels/team_shape.hpp"
-#include "zero/engine.hpp"
+#include "zero/schedule.hpp"
 
 namespace zm {
 
@@ -37,7 +37,7 @@ void unpack_int8_gather(kernels::TeamShape shape, const uint8_t* packed, int seg
 // The planner's record of one such gather among `ranks` ranks of `level`, of pieces of n values
 // of element_bytes each: every rank's segment as bytes, with its passes (the piece read and its
 // segment written; every segment read and the ranks' n values written in the compute type).
-ZeroEngine::PlannedCollective planned_int8_gather(int64_t n, int64_t block, int ranks,
-                                                  int element_bytes, CommLevel level);
+PlannedCollective planned_int8_gather(int64_t n, int64_t block, int ranks, int element_bytes,
+                                      CommLevel level);
 
 }  // namespace zm

@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "kernels/counter_rng.hpp"
 #include "kernels/elementwise.hpp"
+#include "zero/engine.hpp"
 
 namespace zm {
 
@@ -38,12 +39,12 @@ int64_t largest_shard(const Partition& partition, bool sub) {
 
 void check_quantized_grads(const Deck& deck, int stage) {
   if (!deck.zero.quantizes_grads()) return;
-  if (stage == 0)
+  if (stage_spec(stage).gradients == GradientPath::AllReduce)
     fail(
         "{}: zero.quantize_grads = \"{}\" needs zero.stage 1-3, whose gradients are "
-        "reduce-scattered; stage 0 all-reduces them in buckets{}. Expected \"none\" at stage 0",
-        where_set(deck, "zero.quantize_grads"), deck.zero.quantize_grads,
-        deck.zero.all_stages ? " (zero.stage = \"all\" runs stages 0-3)" : "");
+        "reduce-scattered; stage {} all-reduces them in buckets{}. Expected \"none\" at stage {}",
+        where_set(deck, "zero.quantize_grads"), deck.zero.quantize_grads, stage,
+        deck.zero.all_stages ? " (zero.stage = \"all\" runs stages 0-3)" : "", stage);
   if (deck.zero.grad_quantize_bits() == 4 && deck.zero.quantize_block % 2 != 0)
     fail(
         "{}: zero.quantize_block = {} with zero.quantize_grads = \"int4\": expected an even "
@@ -84,10 +85,8 @@ std::vector<BufferSpec> quantized_gradient_buffers(const Partition& partition, c
 // the shard written (under error feedback also the residual read, written and read again). In two
 // hops, the hop within the node also writes the N sums of its segments, and the hop across reads
 // them, writes and reads their N segments and writes the shard.
-std::vector<ZeroEngine::PlannedCollective> grad_exchange_in_group(const Deck& deck,
-                                                                  const UnitPartition& unit,
-                                                                  int group, NodeSpan span,
-                                                                  CommLevel level) {
+PlannedCollectives grad_exchange_in_group(const Deck& deck, const UnitPartition& unit, int group,
+                                          NodeSpan span, CommLevel level) {
   const int64_t element = reduce_element_bytes(deck);
   const int64_t segment = grad_segment(deck, unit.shard).bytes();
   const int64_t segments = group * segment;
@@ -102,8 +101,8 @@ std::vector<ZeroEngine::PlannedCollective> grad_exchange_in_group(const Deck& de
           {CommOp::AllToAll, nodes * segment, 1, nodes, level, across, NodeSpan{nodes, 1}}};
 }
 
-ZeroEngine::PlannedCollective grad_exchange_across(const Deck& deck, const UnitPartition& unit,
-                                                   int replicas, bool hpz, CommLevel level) {
+PlannedCollective grad_exchange_across(const Deck& deck, const UnitPartition& unit, int replicas,
+                                       bool hpz, CommLevel level) {
   const int64_t element = reduce_element_bytes(deck);
   if (hpz) {
     const int64_t segments = replicas * grad_segment(deck, unit.sub_shard).bytes();
@@ -246,44 +245,6 @@ void QuantizedGradients::reduce_across(Communicator& replicas, int unit, T* shar
   kernels::dequantize_sum(shape, recv_.data(), groups, p.shard, segment.block, segment.bits, shard);
 }
 
-namespace {
-// Steps 1-3 on the engine's shard group: in two hops where the mesh's communicators split it by
-// node, else in one.
-template <typename T, typename Real>
-void reduce_in_engine_group(QuantizedGradients& qgz, ZeroEngineT<Real>& engine, int unit, T* x,
-                            T* out) {
-  const MeshComms& comms = engine.comms();
-  if (comms.group_within_node())
-    qgz.reduce_in_group_by_node(*comms.group_within_node(), *comms.group_across_nodes(), unit, x,
-                                out, engine.team_shape());
-  else
-    qgz.reduce_in_group(engine.comm(), unit, x, out, engine.team_shape());
-}
-}  // namespace
-
-// The engine's reduce type: fp32 under the fp32 reduction, else the compute type.
-template <typename Real>
-void reduce_grads_in_group(QuantizedGradients& qgz, ZeroEngineT<Real>& engine, int unit, void* x,
-                           void* out) {
-  if (engine.reduce_dtype() == DType::F32)
-    reduce_in_engine_group(qgz, engine, unit, static_cast<float*>(x), static_cast<float*>(out));
-  else
-    reduce_in_engine_group(qgz, engine, unit, static_cast<Real*>(x), static_cast<Real*>(out));
-}
-
-template <typename Real>
-void reduce_grads_across(QuantizedGradients& qgz, ZeroEngineT<Real>& engine, int unit) {
-  Communicator* replicas = engine.comms().replicas();
-  if (!replicas) return;
-  const UnitPartition& p = engine.partition().unit(unit);
-  void* shard = engine.reduced_grad_at(unit, engine.comm().rank() * p.shard);
-  const bool hpz = engine.optimizer_storage().shards(kReplicateDim);
-  if (engine.reduce_dtype() == DType::F32)
-    qgz.reduce_across(*replicas, unit, static_cast<float*>(shard), hpz, engine.team_shape());
-  else
-    qgz.reduce_across(*replicas, unit, static_cast<Real*>(shard), hpz, engine.team_shape());
-}
-
 #define ZM_INSTANTIATE_QGZ(T)                                                                     \
   template void QuantizedGradients::reduce_in_group<T>(Communicator&, int, T*, T*,                \
                                                        kernels::TeamShape);                       \
@@ -296,11 +257,5 @@ ZM_INSTANTIATE_QGZ(float)
 ZM_INSTANTIATE_QGZ(bf16)
 #endif
 #undef ZM_INSTANTIATE_QGZ
-template void reduce_grads_in_group(QuantizedGradients&, ZeroEngineT<float>&, int, void*, void*);
-template void reduce_grads_across(QuantizedGradients&, ZeroEngineT<float>&, int);
-#if ZEROMINI_HAVE_BF16
-template void reduce_grads_in_group(QuantizedGradients&, ZeroEngineT<bf16>&, int, void*, void*);
-template void reduce_grads_across(QuantizedGradients&, ZeroEngineT<bf16>&, int);
-#endif
 
 }  // namespace zm

@@ -51,13 +51,14 @@
 #include "core/memory.hpp"
 #include "core/zero_mesh.hpp"
 #include "kernels/quantize.hpp"
-#include "zero/engine.hpp"
 #include "zero/partition.hpp"
+#include "zero/schedule.hpp"
 
 namespace zm {
 
-// Fails, naming the deck's line, where the deck quantizes gradients at stage 0 (whose all-reduce
-// buckets have no reduce-scatter to replace) or in int4 with an odd zero.quantize_block.
+// Fails, naming the deck's line, where the deck quantizes gradients at a stage that all-reduces
+// them in buckets (stage 0: no reduce-scatter to replace) or in int4 with an odd
+// zero.quantize_block.
 void check_quantized_grads(const Deck& deck, int stage);
 
 // The packed segment of `values` gradient elements under the deck's qgZ settings.
@@ -72,12 +73,10 @@ std::vector<BufferSpec> quantized_gradient_buffers(const Partition& partition, c
 // all-to-all, or where hops_by_node the one within the node and the one across the nodes) and
 // across the groups (`replicas` ranks; under hpZ an all-to-all, else an all-gather), as bytes,
 // with their passes.
-std::vector<ZeroEngine::PlannedCollective> grad_exchange_in_group(const Deck& deck,
-                                                                  const UnitPartition& unit,
-                                                                  int group, NodeSpan span,
-                                                                  CommLevel level);
-ZeroEngine::PlannedCollective grad_exchange_across(const Deck& deck, const UnitPartition& unit,
-                                                   int replicas, bool hpz, CommLevel level);
+PlannedCollectives grad_exchange_in_group(const Deck& deck, const UnitPartition& unit, int group,
+                                          NodeSpan span, CommLevel level);
+PlannedCollective grad_exchange_across(const Deck& deck, const UnitPartition& unit, int replicas,
+                                       bool hpz, CommLevel level);
 
 class QuantizedGradients {
  public:
@@ -128,14 +127,5 @@ class QuantizedGradients {
   TrackedBuffer<bf16> residual_bf16_;  // error feedback, bf16 reductions
 #endif
 };
-
-// For a gradient path of compute type Real: steps 1-3 of unit `unit` within the engine's shard
-// group on x and out in the engine's reduce type, and steps 4-5 on its shard (nothing with one
-// group).
-template <typename Real>
-void reduce_grads_in_group(QuantizedGradients& qgz, ZeroEngineT<Real>& engine, int unit, void* x,
-                           void* out);
-template <typename Real>
-void reduce_grads_across(QuantizedGradients& qgz, ZeroEngineT<Real>& engine, int unit);
 
 }  // namespace zm

@@ -6,6 +6,7 @@
 
 #include "core/compat.hpp"
 #include "zero/int8_gather.hpp"
+#include "zero/schedule_execution.hpp"
 
 namespace zm {
 
@@ -17,8 +18,8 @@ int packed_buffers(const Deck& deck) {
 
 }  // namespace
 
-bool quantizes_replica_gather(const Deck& deck, bool optimizer_in_sub_shards) {
-  return optimizer_in_sub_shards && deck.zero.quantizes_weights() && deck.train.policy().mixed();
+bool quantizes_replica_gather(const Deck& deck, const ZeroMesh& mesh) {
+  return mesh.hpz() && deck.zero.quantizes_weights() && deck.train.policy().mixed();
 }
 
 std::vector<BufferSpec> replica_gather_buffers(const Partition& partition, const Deck& deck) {
@@ -37,11 +38,7 @@ template <typename Real>
 QuantizedReplicaGather<Real>::QuantizedReplicaGather(const Partition& partition, const Deck& deck,
                                                      Communicator& replicas,
                                                      kernels::TeamShape shape, MemoryLedger* ledger)
-    : partition_(partition),
-      block_(deck.zero.quantize_block),
-      overlap_(deck.zero.overlap),
-      replicas_(replicas),
-      shape_(shape) {
+    : partition_(partition), block_(deck.zero.quantize_block), replicas_(replicas), shape_(shape) {
   const std::vector<BufferSpec> specs = replica_gather_buffers(partition, deck);
   PlannedAllocator alloc(specs, ledger);
   for (const BufferSpec& spec : specs) packed_.push_back(alloc.take<uint8_t>(spec.name));
@@ -55,16 +52,15 @@ QuantizedReplicaGather<Real>::~QuantizedReplicaGather() {
 }
 
 template <typename Real>
-void QuantizedReplicaGather<Real>::post(int u, Real* shard) {
+void QuantizedReplicaGather<Real>::post(const ScheduledCollective& c, ZeroEngineT<Real>& engine,
+                                        Real* shard) {
   InFlight& gather = in_flight_[next_];
   if (gather.unit >= 0) complete(gather, false);  // its buffer is needed again
-  const int64_t sub_shard = partition_.unit(u).sub_shard;
-  gather.request =
-      post_int8_gather(replicas_, shape_, shard + replicas_.rank() * sub_shard, sub_shard, block_,
-                       packed_[next_].data(), CommTag{u, CommPurpose::ParamGather});
-  gather.unit = u;
+  Real* own = shard + replicas_.rank() * partition_.unit(c.unit).sub_shard;
+  gather.request = post_scheduled(c, engine, {own, shard, nullptr, packed_[next_].data()});
+  gather.unit = c.unit;
   gather.shard = shard;
-  if (!overlap_) complete(gather, true);  // no overlap: blocking
+  if (c.blocking()) complete(gather, true);
   next_ = (next_ + 1) % in_flight_.size();
 }
 

@@ -18,14 +18,20 @@
 #include "comm/communicator.hpp"
 #include "core/deck.hpp"
 #include "core/memory.hpp"
+#include "core/zero_mesh.hpp"
 #include "kernels/team_shape.hpp"
 #include "zero/partition.hpp"
+#include "zero/schedule.hpp"
 
 namespace zm {
 
+template <typename Real>
+class ZeroEngineT;
+
 // Whether a run quantizes hpZ's cross-group gather: int8 weights, mixed precision, and the
-// optimizer state in sub-shards (hpZ: `sub_shards` > 1 at stage 3).
-bool quantizes_replica_gather(const Deck& deck, bool optimizer_in_sub_shards);
+// optimizer state in sub-shards (hpZ). The step schedule asks (build_step_schedule), and says so
+// with an Int8AllGather as the UpdateGather's strategy.
+bool quantizes_replica_gather(const Deck& deck, const ZeroMesh& mesh);
 
 // Its packed buffers (comm_buffers), each the largest unit's segments of all replicas.
 std::vector<BufferSpec> replica_gather_buffers(const Partition& partition, const Deck& deck);
@@ -37,9 +43,9 @@ class QuantizedReplicaGather {
                          kernels::TeamShape shape, MemoryLedger* ledger);
   ~QuantizedReplicaGather();
 
-  // Quantizes sub-shard `replicas.rank()` of unit u's group shard `shard` (the compute copy,
-  // just updated) and posts its gather; without overlap, completes it.
-  void post(int u, Real* shard);
+  // Quantizes sub-shard `replicas.rank()` of unit c.unit's group shard `shard` (the compute copy,
+  // just updated) and posts its gather, the scheduled `c`; where `c` blocks, completes it.
+  void post(const ScheduledCollective& c, ZeroEngineT<Real>& engine, Real* shard);
   // Completes every posted gather: waits, then dequantizes into the group shards.
   void finish();
 
@@ -53,7 +59,6 @@ class QuantizedReplicaGather {
 
   const Partition& partition_;
   int64_t block_;
-  bool overlap_;
   Communicator& replicas_;
   kernels::TeamShape shape_;
   std::vector<TrackedBuffer<uint8_t>> packed_;

@@ -20,9 +20,8 @@ std::vector<BufferSpec> run_buffers(const Deck& deck, int stage, const ZeroMesh&
   return buffers;
 }
 
-std::vector<ZeroEngine::PlannedCollective> run_traffic(const Deck& deck, int stage,
-                                                       const Partition& partition,
-                                                       const ZeroMesh& mesh) {
+std::vector<PlannedCollective> run_traffic(const Deck& deck, int stage, const Partition& partition,
+                                           const ZeroMesh& mesh) {
   auto collectives = ZeroEngine::declared_traffic(stage, partition, deck, mesh);
   // The model's own along tp, every micro-batch.
   const auto model =

@@ -21,8 +21,7 @@ std::vector<BufferSpec> run_buffers(const Deck& deck, int stage, const ZeroMesh&
 
 // Every collective a rank posts in one step: the stage's and the step statistics' all-reduce
 // (over all ranks). `partition` is over the ranks of the mesh's shard dimension.
-std::vector<ZeroEngine::PlannedCollective> run_traffic(const Deck& deck, int stage,
-                                                       const Partition& partition,
-                                                       const ZeroMesh& mesh);
+std::vector<PlannedCollective> run_traffic(const Deck& deck, int stage, const Partition& partition,
+                                           const ZeroMesh& mesh);
 
 }  // namespace zm

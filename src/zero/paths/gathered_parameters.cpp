@@ -3,16 +3,18 @@
 // slot, used and released; gathers run `zero.prefetch` units ahead along the model's schedule so
 // that they overlap compute.
 //
-// Under zero.quantize_weights = "int8" (ZeRO++ qwZ) each rank quantizes its shard into a packed
-// segment at its place in the slot's packed buffer, one all-gather of bytes fills in the others',
-// and acquire() dequantizes all of them into the slot in the compute type (zero/int8_gather.hpp).
-// Every rank then computes with the same dequantized values, its own shard's included; the shard
-// itself (and the fp32 master) is never touched.
+// Each gather is the unit's UnitGather of the step's schedule (zero/schedule.hpp). Under
+// zero.quantize_weights = "int8" (ZeRO++ qwZ) its strategy is the int8 gather: each rank quantizes
+// its shard into a packed segment at its place in the slot's packed buffer, one all-gather of bytes
+// fills in the others', and acquire() dequantizes all of them into the slot in the compute type
+// (zero/int8_gather.hpp). Every rank then computes with the same dequantized values, its own
+// shard's included; the shard itself (and the fp32 master) is never touched.
 #include <algorithm>
 
 #include "core/error.hpp"
 #include "zero/int8_gather.hpp"
 #include "zero/paths/parameter_path.hpp"
+#include "zero/schedule_execution.hpp"
 #include "zero/unit_buffer_set.hpp"
 
 namespace zm {
@@ -88,7 +90,6 @@ class GatheredParameters final : public ParameterPathT<Real> {
   // The slot's unit in the compute type once its gather is complete (qwZ: dequantized).
   void unpack(Slot& slot, ZeroEngineT<Real>& engine) const;
 
-  const Deck& deck_;
   std::vector<UnitEvent> schedule_;
   int embedding_unit_;
   std::vector<Slot> slots_;  // [0] embedding, [1..] others
@@ -101,8 +102,7 @@ template <typename Real>
 GatheredParameters<Real>::GatheredParameters(const Partition& partition, const Deck& deck,
                                              const std::vector<UnitEvent>& schedule,
                                              MemoryLedger* ledger)
-    : deck_(deck),
-      schedule_(schedule),
+    : schedule_(schedule),
       embedding_unit_(partition.layout().embedding_unit()),
       prefetch_(static_cast<int>(prefetch_of(deck))) {
   PlannedAllocator alloc(gather_buffers(partition, deck), ledger);
@@ -138,24 +138,18 @@ int GatheredParameters<Real>::find_slot(int event) const {
 template <typename Real>
 CommRequest GatheredParameters<Real>::post_gather(Slot& slot, int unit,
                                                   ZeroEngineT<Real>& engine) const {
-  Communicator& comm = engine.comm();
-  const UnitPartition& p = engine.partition().unit(unit);
-  const Real* shard = engine.param_at(unit, comm.rank() * p.shard);
-  const CommTag tag{unit, CommPurpose::ParamGather};
-  if (!deck_.zero.quantizes_weights())
-    return comm.iall_gather(shard, slot.buffer.data(), static_cast<size_t>(p.shard),
-                            dtype_of<Real>(), tag);
-  return post_int8_gather(comm, engine.team_shape(), shard, p.shard, deck_.zero.quantize_block,
-                          slot.packed.data(), tag);
+  const ScheduledCollective& gather = engine.schedule().of(unit, ScheduleRole::UnitGather);
+  Real* shard = engine.param_at(unit, engine.comm().rank() * engine.partition().unit(unit).shard);
+  return post_scheduled(gather, engine, {shard, slot.buffer.data(), nullptr, slot.packed.data()});
 }
 
 template <typename Real>
 void GatheredParameters<Real>::unpack(Slot& slot, ZeroEngineT<Real>& engine) const {
-  if (!deck_.zero.quantizes_weights()) return;
   const int unit = schedule_[static_cast<size_t>(slot.event)].unit;
-  unpack_int8_gather(engine.team_shape(), slot.packed.data(), engine.comm().size(),
-                     engine.partition().unit(unit).shard, deck_.zero.quantize_block,
-                     slot.buffer.data());
+  const ScheduledCollective& gather = engine.schedule().of(unit, ScheduleRole::UnitGather);
+  if (gather.strategy != Strategy::Int8AllGather) return;
+  unpack_int8_gather(engine.team_shape(), slot.packed.data(), engine.comm().size(), gather.elements,
+                     engine.deck().zero.quantize_block, slot.buffer.data());
 }
 
 template <typename Real>
@@ -215,15 +209,9 @@ void GatheredParameters<Real>::release(UnitEvent event, ZeroEngineT<Real>& engin
 
 }  // namespace
 
-// Per unit and step: two all-gathers every micro-step, before the unit's forward and again before
-// its backward (the embedding unit's second gather serves the LM head's forward and backward);
-// the gather slots (and under qwZ their packed buffers, and the gathers' format).
+// The gather slots, and under qwZ their packed buffers.
 PathDeclaration gathered_parameters_declaration(const Partition& partition, const Deck& deck) {
-  PathDeclaration out;
-  out.buffers = gather_buffers(partition, deck);
-  out.gathers_per_unit = 2 * deck.train.grad_accum;
-  if (deck.zero.quantizes_weights()) out.gather_quantize_block = deck.zero.quantize_block;
-  return out;
+  return {gather_buffers(partition, deck)};
 }
 
 template <typename Real>

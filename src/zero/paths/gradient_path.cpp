@@ -8,7 +8,7 @@ PathDeclaration declare_gradient_path(const StageSpec& spec, const Partition& pa
                                       const Deck& deck, const ZeroMesh& mesh) {
   switch (spec.gradients) {
     case GradientPath::AllReduce:
-      return all_reduce_gradients_declaration(partition, deck);
+      return all_reduce_gradients_declaration();
     case GradientPath::ReduceScatterPerUnit:
       return reduce_scatter_gradients_declaration(partition, deck, mesh);
     case GradientPath::ReduceScatterAsComplete:
@@ -24,7 +24,7 @@ std::unique_ptr<GradientPathT<Real>> make_gradient_path(const StageSpec& spec,
                                                         MemoryLedger* ledger) {
   switch (spec.gradients) {
     case GradientPath::AllReduce:
-      return make_all_reduce_gradients<Real>(partition, deck);
+      return make_all_reduce_gradients<Real>();
     case GradientPath::ReduceScatterPerUnit:
       return make_reduce_scatter_gradients<Real>(partition, deck, comms, ledger);
     case GradientPath::ReduceScatterAsComplete:

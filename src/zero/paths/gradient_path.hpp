@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "core/stage_spec.hpp"
+#include "zero/engine.hpp"
 #include "zero/paths/path_declaration.hpp"
 
 namespace zm {
@@ -34,7 +35,7 @@ class GradientPathT {
   virtual void finish(ZeroEngineT<Real>& engine) = 0;
 };
 
-// The buffers and traffic of `spec`'s gradient path, and the path itself for compute type Real,
+// The buffers of `spec`'s gradient path, and the path itself for compute type Real,
 // its buffers allocated (after the engine's model state) and recorded in `ledger`.
 // `mesh` / `comms`: the run's (qgZ sizes its exchanges across the groups by them).
 PathDeclaration declare_gradient_path(const StageSpec& spec, const Partition& partition,
@@ -46,10 +47,9 @@ std::unique_ptr<GradientPathT<Real>> make_gradient_path(const StageSpec& spec,
                                                         MemoryLedger* ledger);
 
 // The components (one file each), as declare_gradient_path and make_gradient_path reach them.
-PathDeclaration all_reduce_gradients_declaration(const Partition& partition, const Deck& deck);
+PathDeclaration all_reduce_gradients_declaration();
 template <typename Real>
-std::unique_ptr<GradientPathT<Real>> make_all_reduce_gradients(const Partition& partition,
-                                                               const Deck& deck);
+std::unique_ptr<GradientPathT<Real>> make_all_reduce_gradients();
 PathDeclaration reduce_scatter_gradients_declaration(const Partition& partition, const Deck& deck,
                                                      const ZeroMesh& mesh);
 template <typename Real>

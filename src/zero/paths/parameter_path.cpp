@@ -8,7 +8,7 @@ PathDeclaration declare_parameter_path(const StageSpec& spec, const Partition& p
                                        const Deck& deck) {
   switch (spec.parameters) {
     case ParameterPath::Replicated:
-      return replicated_parameters_declaration(spec);
+      return replicated_parameters_declaration();
     case ParameterPath::GatheredPerUnit:
       return gathered_parameters_declaration(partition, deck);
   }

@@ -11,6 +11,7 @@
 
 #include "core/stage_spec.hpp"
 #include "model/unit_access.hpp"
+#include "zero/engine.hpp"
 #include "zero/paths/path_declaration.hpp"
 
 namespace zm {
@@ -28,7 +29,7 @@ class ParameterPathT {
   virtual void begin_micro_step(ZeroEngineT<Real>& engine) = 0;
 };
 
-// The buffers and traffic of `spec`'s parameter path, and the path itself for compute type Real,
+// The buffers of `spec`'s parameter path, and the path itself for compute type Real,
 // its buffers allocated (after the gradient path's) and recorded in `ledger`. `schedule`: the
 // order in which the model uses the units in a step (a gathering path prefetches along it).
 PathDeclaration declare_parameter_path(const StageSpec& spec, const Partition& partition,
@@ -41,7 +42,7 @@ std::unique_ptr<ParameterPathT<Real>> make_parameter_path(const StageSpec& spec,
                                                           MemoryLedger* ledger);
 
 // The components (one file each), as declare_parameter_path and make_parameter_path reach them.
-PathDeclaration replicated_parameters_declaration(const StageSpec& spec);
+PathDeclaration replicated_parameters_declaration();
 template <typename Real>
 std::unique_ptr<ParameterPathT<Real>> make_replicated_parameters();
 PathDeclaration gathered_parameters_declaration(const Partition& partition, const Deck& deck);

@@ -1,10 +1,12 @@
 // GradientPath::ReduceScatterPerUnit (stage 1, P_os): full gradients accumulate over the
 // micro-steps as in stage 0; on the last, each unit's gradients are reduce-scattered in place, into
-// this rank's shard of them, as soon as backward completes them. The optimizer then updates that
-// shard. Under qgZ (zero.quantize_grads) each unit's reduction is the quantized exchange of
-// zero/quantized_gradients.hpp instead, within the group and then across the groups.
+// this rank's shard of them, as soon as backward completes them (the schedule's GroupReduction,
+// then under hybrid sharding its ReplicaReduction). The optimizer then updates that shard. Under
+// qgZ (zero.quantize_grads) the schedule's strategies are the quantized exchanges of
+// zero/quantized_gradients.hpp, whose state the path keeps.
 #include "zero/paths/gradient_path.hpp"
 #include "zero/quantized_gradients.hpp"
+#include "zero/schedule_execution.hpp"
 
 namespace zm {
 
@@ -14,8 +16,7 @@ template <typename Real>
 class ReduceScatterGradients final : public GradientPathT<Real> {
  public:
   ReduceScatterGradients(const Partition& partition, const Deck& deck, MeshComms& comms,
-                         MemoryLedger* ledger)
-      : overlap_(deck.zero.overlap) {
+                         MemoryLedger* ledger) {
     PlannedAllocator alloc(quantized_gradient_buffers(partition, deck, comms.mesh()), ledger);
     if (deck.zero.quantizes_grads())
       qgz_ = std::make_unique<QuantizedGradients>(partition, deck, alloc, comms.world().rank());
@@ -34,9 +35,9 @@ class ReduceScatterGradients final : public GradientPathT<Real> {
   struct InFlight {
     int unit;
     CommRequest request;
+    bool blocking;
   };
   std::vector<InFlight> in_flight_;
-  bool overlap_;
   std::unique_ptr<QuantizedGradients> qgz_;  // under qgZ
 };
 
@@ -44,41 +45,33 @@ template <typename Real>
 void ReduceScatterGradients<Real>::unit_ready(int unit, MicroStep step, ZeroEngineT<Real>& engine) {
   engine.fold_full_gradients(unit);
   if (!step.last) return;
-  const UnitPartition& p = engine.partition().unit(unit);
-  if (qgz_) {  // blocking: in place into this rank's shard, then across the groups
-    reduce_grads_in_group(*qgz_, engine, unit, engine.reduced_grad_at(unit, 0),
-                          engine.reduced_grad_at(unit, engine.comm().rank() * p.shard));
-    reduce_grads_across(*qgz_, engine, unit);
-    return;
-  }
-  in_flight_.push_back({unit, engine.comm().ireduce_scatter_sum(
-                                  engine.reduced_grad_at(unit, 0),
-                                  engine.reduced_grad_at(unit, engine.comm().rank() * p.shard),
-                                  static_cast<size_t>(p.shard), engine.reduce_dtype(),
-                                  {unit, CommPurpose::GradReduce})});
-  if (!overlap_) finish_reductions(engine);  // no overlap: blocking
+  const ScheduledCollective& reduction = engine.schedule().of(unit, ScheduleRole::GroupReduction);
+  // In place, into this rank's shard of the full gradients.
+  void* shard =
+      engine.reduced_grad_at(unit, engine.comm().rank() * engine.partition().unit(unit).shard);
+  in_flight_.push_back(
+      {unit,
+       post_scheduled(reduction, engine, {engine.reduced_grad_at(unit, 0), shard, qgz_.get()}),
+       reduction.blocking()});
+  if (reduction.blocking()) finish_reductions(engine);
 }
 
 template <typename Real>
 void ReduceScatterGradients<Real>::finish_reductions(ZeroEngineT<Real>& engine) {
   // Each unit's shard, once reduced in the group, goes on across the groups (hybrid sharding).
-  for (auto& [unit, request] : in_flight_) {
-    request.wait(!overlap_);
-    engine.post_replica_reduction(unit);
+  for (InFlight& op : in_flight_) {
+    op.request.wait(op.blocking);
+    engine.post_replica_reduction(op.unit, qgz_.get());
   }
   in_flight_.clear();
 }
 
 }  // namespace
 
-// Per unit and step: one reduce-scatter after the last micro-step's backward; no buffers beyond
-// the full gradients of the model state, but qgZ's.
+// No buffers beyond the full gradients of the model state, but qgZ's.
 PathDeclaration reduce_scatter_gradients_declaration(const Partition& partition, const Deck& deck,
                                                      const ZeroMesh& mesh) {
-  PathDeclaration out;
-  out.buffers = quantized_gradient_buffers(partition, deck, mesh);
-  out.reductions_per_unit = 1;
-  return out;
+  return {quantized_gradient_buffers(partition, deck, mesh)};
 }
 
 template <typename Real>

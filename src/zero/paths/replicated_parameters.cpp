@@ -1,6 +1,7 @@
 // ParameterPath::Replicated (stages 0-2): every rank holds every parameter, and the model reads
 // them where they are. Under a sharded optimizer each rank updates only its shard of them, and
-// the updated shards are all-gathered in place (ZeroEngineT::after_unit_update).
+// the updated shards are all-gathered in place (the schedule's UpdateGather, posted by
+// ZeroEngineT::after_unit_update).
 #include "zero/paths/parameter_path.hpp"
 
 namespace zm {
@@ -20,12 +21,9 @@ class ReplicatedParameters final : public ParameterPathT<Real> {
 
 }  // namespace
 
-// Per unit and step under a sharded optimizer: one all-gather of the updated shard. No buffers
-// beyond the parameters of the model state.
-PathDeclaration replicated_parameters_declaration(const StageSpec& spec) {
-  PathDeclaration out;
-  if (spec.optimizer == OptimizerPartition::Sharded) out.gathers_per_unit = 1;
-  return out;
+// No buffers beyond the parameters of the model state.
+PathDeclaration replicated_parameters_declaration() {
+  return {};
 }
 
 template <typename Real>

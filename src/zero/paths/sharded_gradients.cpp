@@ -8,9 +8,10 @@
 // buckets and add into the shard. Under an fp32 reduction of bf16 gradients
 // (PrecisionPolicy::widens_reduce) each bucket is converted into an fp32 bucket beside it, which is
 // reduce-scattered into the fp32 sum's shard, and the receive buffers are fp32.
-// Under qgZ (zero.quantize_grads) each reduce-scatter is the quantized exchange within the group
-// of zero/quantized_gradients.hpp (blocking, into the same receive buffers), and the shard's
-// reduction across the groups its quantized exchange too.
+// The reductions are the schedule's (zero/schedule.hpp): each unit's GroupReduction from its
+// bucket, then under hybrid sharding its ReplicaReduction; under qgZ (zero.quantize_grads) their
+// strategies are the quantized exchanges of zero/quantized_gradients.hpp (blocking, into the same
+// receive buffers), whose state the path keeps.
 #include <algorithm>
 #include <map>
 #include <type_traits>
@@ -19,6 +20,7 @@
 #include "kernels/elementwise.hpp"
 #include "zero/paths/gradient_path.hpp"
 #include "zero/quantized_gradients.hpp"
+#include "zero/schedule_execution.hpp"
 #include "zero/unit_buffer_set.hpp"
 
 namespace zm {
@@ -91,14 +93,17 @@ class ShardedGradients final : public GradientPathT<Real> {
     float* accumulate_wide = nullptr;  // the same under the fp32 reduction
     bool last_micro = false;           // the shard is then complete in the group
   };
+  // Unit u's scheduled reduction from `bucket` into `recv`.
+  CommRequest reduce(int unit, void* bucket, void* recv, ZeroEngineT<Real>& engine) {
+    const ScheduledCollective& c = engine.schedule().of(unit, ScheduleRole::GroupReduction);
+    return post_scheduled(c, engine, {bucket, recv, qgz_.get()});
+  }
   Real* bucket_for(int unit, ZeroEngineT<Real>& engine);
   // Posts unit u's reduce-scatter in fp32 from its bucket's fp32 copy into the fp32 sum.
   CommRequest post_wide(InFlight& op, int64_t shard, bool first_micro_step,
                         ZeroEngineT<Real>& engine);
   void complete(InFlight& op, ZeroEngineT<Real>& engine);
   void wait_bucket(int bucket, ZeroEngineT<Real>& engine);
-  // Unit u's reduction into recv, posted (or done, under qgZ: the request is then empty).
-  CommRequest reduce(int unit, void* bucket, void* recv, DType type, ZeroEngineT<Real>& engine);
 
   std::vector<TrackedBuffer<Real>> buckets_;     // [0] embedding unit, [1..] the rest
   std::vector<TrackedBuffer<Real>> recv_;        // per bucket, for grad_accum > 1
@@ -109,7 +114,6 @@ class ShardedGradients final : public GradientPathT<Real> {
   int next_block_bucket_ = 0;
   std::vector<InFlight> in_flight_;
   bool accumulate_ = false;
-  bool overlap_ = false;
   std::unique_ptr<QuantizedGradients> qgz_;  // under qgZ
 };
 
@@ -119,7 +123,6 @@ ShardedGradients<Real>::ShardedGradients(const Partition& partition, const Deck&
   PlannedAllocator alloc(sharded_gradient_buffers(partition, deck, comms.mesh()), ledger);
   accumulate_ = deck.train.grad_accum > 1;
   wide_reduce_ = deck.train.policy().widens_reduce();
-  overlap_ = deck.zero.overlap;
   buckets_ = gradient_bucket_set(partition, deck).take<Real>(alloc);
   if (wide_reduce_) wide_ = gradient_wide_bucket_set(partition, deck).take<float>(alloc);
   if (accumulate_ && wide_reduce_)
@@ -129,18 +132,6 @@ ShardedGradients<Real>::ShardedGradients(const Partition& partition, const Deck&
   if (deck.zero.quantizes_grads())
     qgz_ = std::make_unique<QuantizedGradients>(partition, deck, alloc, comms.world().rank());
   alloc.finish();
-}
-
-template <typename Real>
-CommRequest ShardedGradients<Real>::reduce(int unit, void* bucket, void* recv, DType type,
-                                           ZeroEngineT<Real>& engine) {
-  if (qgz_) {
-    reduce_grads_in_group(*qgz_, engine, unit, bucket, recv);
-    return {};
-  }
-  const size_t shard = static_cast<size_t>(engine.partition().unit(unit).shard);
-  return engine.comm().ireduce_scatter_sum(bucket, recv, shard, type,
-                                           {unit, CommPurpose::GradReduce});
 }
 
 template <typename Real>
@@ -166,11 +157,7 @@ void ShardedGradients<Real>::complete(InFlight& op, ZeroEngineT<Real>& engine) {
     kernels::add_into(engine.team_shape(), shard, op.accumulate_from, p.shard);
   }
   op.bucket = -1;
-  if (!op.last_micro) return;
-  if (qgz_)
-    reduce_grads_across(*qgz_, engine, op.unit);
-  else
-    engine.post_replica_reduction(op.unit);
+  if (op.last_micro) engine.post_replica_reduction(op.unit, qgz_.get());
 }
 
 template <typename Real>
@@ -215,11 +202,12 @@ void ShardedGradients<Real>::unit_ready(int unit, MicroStep step, ZeroEngineT<Re
       recv = recv_[static_cast<size_t>(bucket)].data();
       op.accumulate_from = recv;
     }
-    op.request =
-        reduce(unit, buckets_[static_cast<size_t>(bucket)].data(), recv, dtype_of<Real>(), engine);
+    op.request = reduce(unit, buckets_[static_cast<size_t>(bucket)].data(), recv, engine);
   }
   in_flight_.push_back(std::move(op));
-  if (!overlap_) complete(in_flight_.back(), engine);
+  // Where the schedule waits at once (no overlap); else when the bucket is reused.
+  if (engine.schedule().of(unit, ScheduleRole::GroupReduction).blocking())
+    complete(in_flight_.back(), engine);
 }
 
 template <typename Real>
@@ -236,7 +224,7 @@ CommRequest ShardedGradients<Real>::post_wide(InFlight& op, int64_t shard, bool 
     recv = recv_wide_[bucket].data();
     op.accumulate_wide = recv;
   }
-  return reduce(op.unit, wide, recv, DType::F32, engine);
+  return reduce(op.unit, wide, recv, engine);
 }
 
 template <typename Real>
@@ -251,13 +239,10 @@ void ShardedGradients<Real>::finish(ZeroEngineT<Real>& engine) {
 
 }  // namespace
 
-// Per unit and step: a reduce-scatter every micro-step; the buckets and the receive buffers.
+// The buckets and the receive buffers.
 PathDeclaration sharded_gradients_declaration(const Partition& partition, const Deck& deck,
                                               const ZeroMesh& mesh) {
-  PathDeclaration out;
-  out.buffers = sharded_gradient_buffers(partition, deck, mesh);
-  out.reductions_per_unit = deck.train.grad_accum;
-  return out;
+  return {sharded_gradient_buffers(partition, deck, mesh)};
 }
 
 template <typename Real>

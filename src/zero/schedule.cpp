@@ -1,0 +1,378 @@
+#include "zero/schedule.hpp"
+
+#include <fmt/format.h>
+
+#include "comm/cross_node.hpp"
+#include "comm/mesh_comms.hpp"
+#include "core/error.hpp"
+#include "zero/engine.hpp"
+#include "zero/int8_gather.hpp"
+#include "zero/quantized_gradients.hpp"
+#include "zero/replica_gather.hpp"
+
+namespace zm {
+
+namespace {
+
+// The gradient buckets of stage 0 as (lowest unit, highest unit), in the order backward completes
+// them: units complete from the last (final norm) down to 0 (embeddings, whose wte gradient also
+// collects the LM head's). A bucket is a run of consecutive units, closed when it reaches
+// zero.bucket_mb; it is all-reduced when its lowest unit is ready.
+std::vector<std::pair<int, int>> gradient_buckets(const Partition& partition, const Deck& deck) {
+  const auto bucket_elements =
+      static_cast<int64_t>(deck.zero.bucket_mb * 1024.0 * 1024.0 / reduce_element_bytes(deck));
+  std::vector<std::pair<int, int>> buckets;
+  int hi = partition.num_units() - 1;
+  int64_t filled = 0;
+  for (int u = partition.num_units() - 1; u >= 0; --u) {
+    filled += partition.unit(u).padded;
+    if (filled >= bucket_elements || u == 0) {
+      buckets.push_back({u, hi});
+      hi = u - 1;
+      filled = 0;
+    }
+  }
+  return buckets;
+}
+
+// Builds one stage's schedule unit by unit; each method adds one role's collective of a unit.
+class ScheduleBuilder {
+ public:
+  ScheduleBuilder(const StageSpec& spec, const Partition& partition, const Deck& deck,
+                  const ZeroMesh& mesh)
+      : spec_(spec),
+        partition_(partition),
+        deck_(deck),
+        mesh_(mesh),
+        reduced_(reduce_element_bytes(deck)),
+        gathered_(param_element_bytes(deck)),
+        group_(mesh.group_ranks()),
+        replicas_(mesh.groups()),
+        in_group_(level_along(mesh, kShardDim)),
+        across_(level_along(mesh, kReplicateDim)),
+        // The nodes rank 0's shard group spans (comm/cross_node.hpp): qgZ's hops by node where
+        // they are uneven or one.
+        group_span_(node_span(group_, stride_along(mesh.mesh, mesh.mesh.index_of(kShardDim)),
+                              mesh.ranks_per_node)),
+        overlapped_(deck.zero.overlap) {
+    ZM_ASSERT(partition.ranks() == group_, "partition over {} ranks, shard dimension of {}",
+              partition.ranks(), group_);
+  }
+
+  void buckets(std::vector<ScheduledCollective>& out) const {
+    for (const auto& [lo, hi] : gradient_buckets(partition_, deck_)) {
+      const UnitPartition& first = partition_.unit(lo);
+      const UnitPartition& last = partition_.unit(hi);
+      const int64_t count = last.padded_offset + last.padded - first.padded_offset;
+      // In the shard group, which at stage 0 is every rank holding the same slices.
+      out.push_back({ScheduleRole::Buckets,
+                     Strategy::AllReduce,
+                     lo,
+                     hi,
+                     reduced_name(),
+                     count,
+                     {{{CommOp::AllReduce, count, reduced_, partition_.ranks()}, MeshGroup::Shard}},
+                     1,
+                     StepPoint::LastBackward,
+                     wait_or(StepPoint::FinishBackward)});
+    }
+  }
+
+  void group_reduction(int u, std::vector<ScheduledCollective>& out) const {
+    const UnitPartition& p = partition_.unit(u);
+    // Stage 1 reduces the full gradients once, on the last micro-step; stages 2-3 every bucket as
+    // backward completes it, every micro-step.
+    const bool per_micro_step = spec_.shards_gradients();
+    ScheduledCollective c{
+        ScheduleRole::GroupReduction,
+        Strategy::ReduceScatter,
+        u,
+        u,
+        per_micro_step ? "grad_bucket" : reduced_name(),
+        p.shard,
+        {},
+        per_micro_step ? deck_.train.grad_accum : 1,
+        per_micro_step ? StepPoint::Backward : StepPoint::LastBackward,
+        wait_or(per_micro_step ? StepPoint::BucketReuse : StepPoint::FinishBackward)};
+    if (deck_.zero.quantizes_grads()) {
+      // The exchange itself blocks (the sum needs the segments); stage 1 goes on across the
+      // groups at once, stages 2-3 when the bucket is taken again, as unquantized.
+      const PlannedCollectives hops =
+          grad_exchange_in_group(deck_, p, group_, group_span_, in_group_);
+      if (!per_micro_step) c.waited = StepPoint::Posted;
+      if (hops.size() == 1) {
+        c.strategy = Strategy::QuantizedAllToAll;
+        c.hops = {{hops[0], MeshGroup::Shard}};
+      } else {
+        c.strategy = Strategy::QuantizedAllToAllByNode;
+        c.hops = {{hops[0], MeshGroup::ShardWithinNode}, {hops[1], MeshGroup::ShardAcrossNodes}};
+      }
+    } else {
+      c.hops = {{{CommOp::ReduceScatter, p.padded, reduced_, group_, in_group_}, MeshGroup::Shard}};
+    }
+    out.push_back(c);
+  }
+
+  // Hybrid sharding: the shard's group sum over the replicas, once it is complete.
+  void replica_reduction(int u, std::vector<ScheduledCollective>& out) const {
+    if (replicas_ == 1) return;
+    const UnitPartition& p = partition_.unit(u);
+    ScheduledCollective c{ScheduleRole::ReplicaReduction,
+                          Strategy::AllReduce,
+                          u,
+                          u,
+                          reduced_name(),
+                          p.shard,
+                          {},
+                          1,
+                          StepPoint::GroupReduced,
+                          wait_or(StepPoint::FinishBackward)};
+    if (deck_.zero.quantizes_grads()) {
+      c.strategy = Strategy::QuantizedExchange;
+      c.elements = mesh_.hpz() ? p.sub_shard : p.shard;
+      c.waited = StepPoint::Posted;
+      c.hops = {
+          {grad_exchange_across(deck_, p, replicas_, mesh_.hpz(), across_), MeshGroup::Replicate}};
+    } else if (mesh_.hpz()) {  // into this rank's sub-shard, in place
+      c.strategy = Strategy::ReduceScatter;
+      c.elements = p.sub_shard;
+      c.hops = {
+          {{CommOp::ReduceScatter, p.shard, reduced_, replicas_, across_}, MeshGroup::Replicate}};
+    } else {
+      c.hops = {{{CommOp::AllReduce, p.shard, reduced_, replicas_, across_}, MeshGroup::Replicate}};
+    }
+    out.push_back(c);
+  }
+
+  // Where parameters are held more widely than the optimizer updates them: stages 1-2 (full,
+  // updated by shard) gather the updated shards in the group, hpZ (group shard, updated by
+  // sub-shard) the updated sub-shards across the replicas.
+  void update_gather(int u, std::vector<ScheduledCollective>& out) const {
+    if (!spec_.shards_states() || (spec_.gathers_parameters() && !mesh_.hpz())) return;
+    const UnitPartition& p = partition_.unit(u);
+    ScheduledCollective c{ScheduleRole::UpdateGather,
+                          Strategy::AllGather,
+                          u,
+                          u,
+                          "params",
+                          p.shard,
+                          {},
+                          1,
+                          StepPoint::UnitUpdated,
+                          wait_or(StepPoint::OptimizerEnd)};
+    if (!mesh_.hpz()) {
+      c.hops = {{{CommOp::AllGather, p.padded, gathered_, group_, in_group_}, MeshGroup::Shard}};
+    } else if (quantizes_replica_gather(deck_, mesh_)) {
+      c.strategy = Strategy::Int8AllGather;
+      c.elements = p.sub_shard;
+      c.hops = {{planned_int8_gather(p.sub_shard, deck_.zero.quantize_block, replicas_, gathered_,
+                                     across_),
+                 MeshGroup::Replicate}};
+    } else {
+      c.elements = p.sub_shard;
+      c.hops = {
+          {{CommOp::AllGather, p.shard, gathered_, replicas_, across_}, MeshGroup::Replicate}};
+    }
+    out.push_back(c);
+  }
+
+  // Stage 3: before the unit's forward and again before its backward, every micro-step (the
+  // embedding unit's second gather serves the LM head's forward and backward).
+  void unit_gather(int u, std::vector<ScheduledCollective>& out) const {
+    if (!spec_.gathers_parameters()) return;
+    const UnitPartition& p = partition_.unit(u);
+    ScheduledCollective c{ScheduleRole::UnitGather,
+                          Strategy::AllGather,
+                          u,
+                          u,
+                          "gathered",
+                          p.shard,
+                          {},
+                          2 * deck_.train.grad_accum,
+                          StepPoint::Prefetch,
+                          StepPoint::Acquire};
+    if (deck_.zero.quantizes_weights()) {
+      c.strategy = Strategy::Int8AllGather;
+      c.hops = {
+          {planned_int8_gather(p.shard, deck_.zero.quantize_block, group_, gathered_, in_group_),
+           MeshGroup::Shard}};
+    } else {
+      c.hops = {{{CommOp::AllGather, p.padded, gathered_, group_, in_group_}, MeshGroup::Shard}};
+    }
+    out.push_back(c);
+  }
+
+ private:
+  StepPoint wait_or(StepPoint overlapped) const {
+    return overlapped_ ? overlapped : StepPoint::Posted;
+  }
+  // The gradients the collectives reduce: the fp32 sum under the fp32 reduction.
+  const char* reduced_name() const {
+    return deck_.train.policy().widens_reduce() ? "grad_sum" : "grads";
+  }
+
+  const StageSpec& spec_;
+  const Partition& partition_;
+  const Deck& deck_;
+  const ZeroMesh& mesh_;
+  int reduced_, gathered_;  // element bytes of the reductions and the parameter gathers
+  int group_, replicas_;
+  CommLevel in_group_, across_;
+  NodeSpan group_span_;
+  bool overlapped_;
+};
+
+}  // namespace
+
+StepSchedule build_step_schedule(const StageSpec& spec, const Partition& partition,
+                                 const Deck& deck, const ZeroMesh& mesh) {
+  const ScheduleBuilder build(spec, partition, deck, mesh);
+  StepSchedule schedule;
+  auto& out = schedule.collectives_;
+  if (spec.gradients == GradientPath::AllReduce) {
+    build.buckets(out);
+  } else {
+    for (int u = 0; u < partition.num_units(); ++u) {
+      build.group_reduction(u, out);
+      build.replica_reduction(u, out);
+      build.update_gather(u, out);
+      build.unit_gather(u, out);
+    }
+  }
+  return schedule;
+}
+
+const ScheduledCollective* StepSchedule::find(int unit, ScheduleRole role) const {
+  for (const ScheduledCollective& c : collectives_)
+    if (c.role == role && c.unit == unit) return &c;
+  return nullptr;
+}
+
+const ScheduledCollective& StepSchedule::of(int unit, ScheduleRole role) const {
+  const ScheduledCollective* found = find(unit, role);
+  ZM_ASSERT(found != nullptr, "unit {} has no {} in the step's schedule", unit,
+            schedule_role_name(role));
+  return *found;
+}
+
+bool StepSchedule::has(ScheduleRole role) const {
+  for (const ScheduledCollective& c : collectives_)
+    if (c.role == role) return true;
+  return false;
+}
+
+PlannedCollectives StepSchedule::planned() const {
+  PlannedCollectives out;
+  for (const ScheduledCollective& c : collectives_)
+    for (int64_t post = 0; post < c.per_step; ++post)
+      for (const ScheduleHop& hop : c.hops) out.push_back(hop.wire);
+  return out;
+}
+
+DType wire_dtype(const PlannedCollective& c) {
+  switch (c.element_bytes) {
+    case 1:
+      return DType::U8;
+    case 2:
+      return DType::BF16;
+    default:
+      ZM_ASSERT(c.element_bytes == 4, "a collective of {}-byte elements", c.element_bytes);
+      return DType::F32;
+  }
+}
+
+const char* schedule_role_name(ScheduleRole role) {
+  switch (role) {
+    case ScheduleRole::Buckets:
+      return "buckets";
+    case ScheduleRole::GroupReduction:
+      return "group_reduction";
+    case ScheduleRole::ReplicaReduction:
+      return "replica_reduction";
+    case ScheduleRole::UpdateGather:
+      return "update_gather";
+    case ScheduleRole::UnitGather:
+      return "unit_gather";
+  }
+  return "?";
+}
+
+const char* strategy_name(Strategy strategy) {
+  switch (strategy) {
+    case Strategy::AllReduce:
+      return "all_reduce";
+    case Strategy::ReduceScatter:
+      return "reduce_scatter";
+    case Strategy::QuantizedAllToAll:
+      return "quantized_all_to_all";
+    case Strategy::QuantizedAllToAllByNode:
+      return "quantized_all_to_all_by_node";
+    case Strategy::QuantizedExchange:
+      return "quantized_exchange";
+    case Strategy::AllGather:
+      return "all_gather";
+    case Strategy::Int8AllGather:
+      return "int8_all_gather";
+  }
+  return "?";
+}
+
+const char* mesh_group_name(MeshGroup group) {
+  switch (group) {
+    case MeshGroup::Shard:
+      return "shard";
+    case MeshGroup::Replicate:
+      return "replicate";
+    case MeshGroup::ShardWithinNode:
+      return "shard_within_node";
+    case MeshGroup::ShardAcrossNodes:
+      return "shard_across_nodes";
+  }
+  return "?";
+}
+
+const char* step_point_name(StepPoint point) {
+  switch (point) {
+    case StepPoint::Posted:
+      return "at_post";
+    case StepPoint::Backward:
+      return "backward";
+    case StepPoint::LastBackward:
+      return "last_backward";
+    case StepPoint::GroupReduced:
+      return "group_reduced";
+    case StepPoint::BucketReuse:
+      return "bucket_reuse";
+    case StepPoint::FinishBackward:
+      return "finish_backward";
+    case StepPoint::UnitUpdated:
+      return "unit_updated";
+    case StepPoint::OptimizerEnd:
+      return "optimizer_end";
+    case StepPoint::Prefetch:
+      return "prefetch";
+    case StepPoint::Acquire:
+      return "acquire";
+  }
+  return "?";
+}
+
+std::vector<std::string> describe_schedule(const StepSchedule& schedule, int unit) {
+  std::vector<std::string> lines;
+  for (const ScheduledCollective& c : schedule.collectives()) {
+    if (c.role != ScheduleRole::Buckets && c.unit != unit) continue;
+    for (const ScheduleHop& hop : c.hops)
+      lines.push_back(fmt::format(
+          "{:<17} {:<28} {:<18} {:<14} {:>12} x {}B on {:>5} ranks  x{} per step  posted {}, "
+          "waited {}  ({} of unit{} {})",
+          schedule_role_name(c.role), strategy_name(c.strategy), mesh_group_name(hop.group),
+          comm_op_name(hop.wire.op), hop.wire.count, hop.wire.element_bytes, hop.wire.ranks,
+          c.per_step, step_point_name(c.posted), step_point_name(c.waited), c.buffer,
+          c.last_unit != c.unit ? "s" : "",
+          c.last_unit != c.unit ? fmt::format("{}-{}", c.unit, c.last_unit)
+                                : std::to_string(c.unit)));
+  }
+  return lines;
+}
+
+}  // namespace zm

@@ -1,0 +1,148 @@
+// One optimizer step's collectives, as data: which collectives each unit's model state goes
+// through, in what format, over which group of the mesh, and where in the step each is posted
+// and waited. build_step_schedule is the one description of a step's traffic: the engine
+// executes it (zero/schedule_execution.hpp: every collective a path posts is an entry of it, its
+// counts, types and communicator taken from the entry) and the planner prices it
+// (StepSchedule::planned), so that planned == measured holds by construction.
+//
+// It is built once from what decides the traffic: the stage's record (core/stage_spec.hpp), the
+// mesh with its placements (core/zero_mesh.hpp: hybrid sharding, hpZ), the precision policy
+// (the reduce and parameter types) and the compression settings (qgZ, qwZ). Each collective's
+// strategy is chosen there, once; the paths do not branch on the settings again.
+//
+//   role               strategy (chosen from)                         group      posted
+//   Buckets            AllReduce                                      shard      last backward
+//   GroupReduction     ReduceScatter | QuantizedAllToAll(ByNode)     shard      (last) backward
+//   ReplicaReduction   AllReduce | ReduceScatter (hpZ) |              replicate  group sum done
+//                      QuantizedExchange (qgZ)
+//   UpdateGather       AllGather | Int8AllGather (hpZ, qwZ, bf16)     shard or   unit updated
+//                                                                     replicate
+//   UnitGather         AllGather | Int8AllGather (qwZ)                shard      prefetch
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "comm/mesh_comms.hpp"
+#include "core/deck.hpp"
+#include "core/stage_spec.hpp"
+#include "core/zero_mesh.hpp"
+#include "zero/partition.hpp"
+
+namespace zm {
+
+// One collective as the planner prices it and the run's accounting counts it.
+struct PlannedCollective {
+  CommOp op;
+  int64_t count;      // elements of the whole buffer (N pieces for reduce-scatter/all-gather)
+  int element_bytes;  // of the type moved (1: bytes, a packed quantized format)
+  int ranks;          // of the communicator it runs on
+  CommLevel level = CommLevel::IntraGroup;
+  // Device memory read and written by the passes around it on this rank: a compressed
+  // collective's quantization before and dequantization after (0: none).
+  int64_t pass_bytes = 0;
+  // The nodes its communicator spans where it is not a mesh dimension's or the world's (qgZ's
+  // hops by node, zero/quantized_gradients.hpp); else the planner takes the dimension's.
+  std::optional<NodeSpan> span = std::nullopt;
+};
+using PlannedCollectives = std::vector<PlannedCollective>;
+
+// What a collective does for the step.
+enum class ScheduleRole {
+  Buckets,           // stage 0: consecutive units' full gradients summed over the group
+  GroupReduction,    // a unit's gradients summed over the shard group into each rank's shard
+  ReplicaReduction,  // a shard's group sum summed over its replicas (hybrid sharding)
+  UpdateGather,      // the updated pieces of a unit brought to every rank holding it more widely
+  UnitGather,        // a unit's shards gathered for its forward or backward (stage 3)
+};
+// How it does it.
+enum class Strategy {
+  AllReduce,                // sum in place
+  ReduceScatter,            // sum into this rank's piece
+  QuantizedAllToAll,        // qgZ within the group: one all-to-all of int8/int4 segments
+  QuantizedAllToAllByNode,  // the same in two hops, within the node and then across
+  QuantizedExchange,        // qgZ across the groups: all-to-all (hpZ) or all-gather of segments
+  AllGather,                // pieces into the whole, in place
+  Int8AllGather,            // qwZ: int8 segments with fp32 scales, dequantized on arrival
+};
+// The communicator it runs on (comm/mesh_comms.hpp).
+enum class MeshGroup {
+  Shard,             // the shard group (the `shard` dimension)
+  Replicate,         // one rank per group holding the same shard
+  ShardWithinNode,   // the shard group's ranks on this node (qgZ's first hop)
+  ShardAcrossNodes,  // the shard group's ranks of this local index (qgZ's second hop)
+};
+// Points of the step.
+enum class StepPoint {
+  Posted,          // waited where it is posted (no overlap, or a blocking strategy)
+  Backward,        // as backward completes the unit, every micro-step
+  LastBackward,    // as backward completes the unit, on the last micro-step
+  GroupReduced,    // once the unit's shard holds its group's sum (last micro-step)
+  BucketReuse,     // before its gradient bucket takes another unit
+  FinishBackward,  // after the last backward (ZeroEngine::finish_backward)
+  UnitUpdated,     // after the optimizer updated the unit
+  OptimizerEnd,    // after the optimizer's last unit
+  Prefetch,        // zero.prefetch uses ahead of the unit's forward and backward
+  Acquire,         // when the model acquires the unit
+};
+
+struct ScheduleHop {
+  PlannedCollective wire;
+  MeshGroup group;
+};
+
+struct ScheduledCollective {
+  ScheduleRole role;
+  Strategy strategy;
+  int unit;            // the unit it moves (Buckets: the lowest)
+  int last_unit;       // Buckets: the highest unit, else unit
+  const char* buffer;  // what it moves, as the engine names the buffer
+  // Elements of the piece each rank contributes (all-gathers), keeps (reduce-scatters, a
+  // quantized exchange's sum) or sums in place (all-reduces).
+  int64_t elements;
+  std::vector<ScheduleHop> hops;  // in order: one, or two for qgZ's hops by node
+  int64_t per_step;               // posts in one optimizer step
+  StepPoint posted, waited;
+  bool blocking() const { return waited == StepPoint::Posted; }
+};
+
+class StepSchedule {
+ public:
+  // Every collective, in the order a step posts them unit by unit (Buckets first).
+  const std::vector<ScheduledCollective>& collectives() const { return collectives_; }
+  // Unit u's collective of `role`; nullptr where the step has none.
+  const ScheduledCollective* find(int unit, ScheduleRole role) const;
+  // The same, asserting it exists (the path posting it relies on it).
+  const ScheduledCollective& of(int unit, ScheduleRole role) const;
+  // Whether the step has any collective of `role`.
+  bool has(ScheduleRole role) const;
+  // The collectives one step posts, each hop and post once, for the planner.
+  PlannedCollectives planned() const;
+
+ private:
+  friend StepSchedule build_step_schedule(const StageSpec&, const Partition&, const Deck&,
+                                          const ZeroMesh&);
+  std::vector<ScheduledCollective> collectives_;
+};
+
+// The schedule of `spec` over `partition` (over the ranks of the mesh's shard dimension) on
+// `mesh`, under the deck's precision and compression.
+StepSchedule build_step_schedule(const StageSpec& spec, const Partition& partition,
+                                 const Deck& deck, const ZeroMesh& mesh);
+
+// The type a collective's elements move in: bytes, bf16 or fp32 by their size.
+DType wire_dtype(const PlannedCollective& c);
+
+// Names, for the schedule's listing (`zeromini plan --schedule`).
+const char* schedule_role_name(ScheduleRole role);
+const char* strategy_name(Strategy strategy);
+const char* mesh_group_name(MeshGroup group);
+const char* step_point_name(StepPoint point);
+// One line per collective of unit `unit` (and the step's buckets): role, strategy, group, op,
+// count, type, posts per step, where posted and waited.
+std::vector<std::string> describe_schedule(const StepSchedule& schedule, int unit);
+
+}  // namespace zm
