@@ -6,7 +6,6 @@ plotting     matplotlib set up for files, the figure and axis styles of the plot
 alternation  configurations measured in alternating rounds: medians, ratios, markdown tables
 bench_*      the reports of the bench-*.sh scripts (python3 -m zeromini_tools.bench_...)
 step_log     the median step of a zeromini run's log (gpu-bench.sh)
-netns        the helpers of netns-cluster.sh: tc burst sizes and /etc/hosts entries
 
 The scripts in scripts/ import it as a package: Python puts a script's own directory first on
 sys.path, so `python3 scripts/plot.py` finds it from any working directory. The shell scripts run
