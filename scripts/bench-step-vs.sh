@@ -11,18 +11,16 @@
 #
 # REV is built (Release, without tests) in build-rev-<REV>/ from a git worktree, against the
 # Kokkos that ZEROMINI_BIN's build was configured with.
-set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=lib/prologue.sh source-path=SCRIPTDIR
+. "$(dirname "$0")/lib/prologue.sh"
 rev=${1:?usage: scripts/bench-step-vs.sh REV [OUT.md]}
 out=${2:-/dev/stdout}
 new_bin=${ZEROMINI_BIN:-$root/build-openmp/bin/zeromini}
 rounds=${ROUNDS:-5}
 steps=${STEPS:-6}
 deck=inputs/medium-l6d384.toml
-python=/usr/bin/python3
-[ -x "$python" ] || python=python3
 
-[ -x "$new_bin" ] || { echo "bench-step-vs: $new_bin: no such executable (ZEROMINI_BIN)" >&2; exit 2; }
+require_executable "$new_bin"
 new_build=$(dirname "$(dirname "$new_bin")")
 kokkos_root=$(sed -n 's/^Kokkos_ROOT:[A-Z]*=//p' "$new_build/CMakeCache.txt")
 [ -n "$kokkos_root" ] || { echo "bench-step-vs: $new_build was not configured with Kokkos_ROOT" >&2; exit 2; }
@@ -59,57 +57,5 @@ for threads in 1 2; do
 done
 
 settings="ZEROMINI_BIN=${ZEROMINI_BIN:-build-openmp/bin/zeromini} ROUNDS=$rounds STEPS=$steps"
-new_rev=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
-"$python" - "$work" "$rounds" "$settings scripts/bench-step-vs.sh $*" "$short" "$new_rev" "$deck" \
-  >"$out" <<'PY'
-import json, os, statistics, sys
-
-work, rounds, command, old_rev, new_rev, deck = sys.argv[1], int(sys.argv[2]), *sys.argv[3:]
-
-
-def step_ms(side, threads, r):
-    summary = json.load(open(os.path.join(work, f"{side}-{threads}-{r}", "summary.json")))
-    return summary["stages"][0]["time_seconds"]["step"] * 1e3
-
-
-print(f"# Training step: zeromini {new_rev} against {old_rev}, built side by side")
-print()
-print(f"- command: `{command}`")
-print(f"- {deck}, one rank, mean step time over the steps after the first; {rounds} alternating "
-      "rounds (old then new, at 1 then 2 threads); the table gives the medians")
-print()
-print("| OpenMP threads | old step ms | new step ms | new / old | per round |")
-print("|---:|---:|---:|---:|---|")
-for threads in (1, 2):
-    old = [step_ms("old", threads, r) for r in range(1, rounds + 1)]
-    new = [step_ms("new", threads, r) for r in range(1, rounds + 1)]
-    ratio = statistics.median(new) / statistics.median(old)
-    per_round = ", ".join(f"{n / o:.3f}" for n, o in zip(new, old))
-    print(f"| {threads} | {statistics.median(old):.1f} | {statistics.median(new):.1f} | "
-          f"**{ratio:.3f}** | {per_round} |")
-print()
-print("Goal: new / old <= 1.02 at 1 and 2 threads.")
-print()
-print("## Kernels of the new build (zeromini-bench --benchmark_filter='^Kernel_')")
-print()
-print("GB/s counts each operand read or written once; `of copy` is that over the GB/s of a "
-      "copy kernel measured in the same run (4 MiB, the operands' size).")
-print()
-tables = {}
-for threads in (1, 2):
-    runs = json.load(open(os.path.join(work, f"kernels-{threads}.json")))["benchmarks"]
-    tables[threads] = {run["name"].split("/")[0]: run for run in runs}
-print("| kernel | " + " | ".join(f"{t} thr: us | GB/s | of copy | GFLOP/s" for t in (1, 2)) + " |")
-print("|---" + "|---:" * 8 + "|")
-for name in tables[1]:
-    cells = []
-    for threads in (1, 2):
-        run = tables[threads][name]
-        gflops = run.get("GFLOPs")
-        cells += [f"{run['real_time']:.1f}", f"{run['bytes_per_second'] / 1e9:.1f}",
-                  f"{run['of_copy']:.2f}", f"{gflops:.1f}" if gflops else ""]
-    print(f"| {name.removeprefix('Kernel_')} | " + " | ".join(cells) + " |")
-print()
-print("copy GB/s measured in the run: " +
-      ", ".join(f"{tables[t]['Kernel_copy']['copy_GBps']:.1f} at {t} thread(s)" for t in (1, 2)))
-PY
+tool bench_step_vs "$work" "$rounds" "$settings scripts/bench-step-vs.sh $*" "$short" \
+  "$(revision)" "$deck" >"$out"

@@ -3,8 +3,8 @@
 #   BUILD_DIR=... BUILD_TYPE=... BUILD_TARGETS="a b" scripts/build.sh [extra cmake arguments]
 # BUILD_TARGETS: only these targets (quickstart.sh: the app alone); default everything.
 # Uses ccache when it is installed (ZEROMINI_CCACHE=0 turns it off).
-set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=lib/prologue.sh source-path=SCRIPTDIR
+. "$(dirname "$0")/lib/prologue.sh"
 build=${BUILD_DIR:-$root/build}
 jobs=${JOBS:-$(nproc)}
 # A compiler cache where the machine has one (ZEROMINI_CCACHE=0: none): a second build of the same

@@ -16,8 +16,8 @@
 # shared/bench beside the clone or one of its parents, or ZEROMINI_TORCH_GPT_REF), the test
 # scripts, and the ctest tree with kit-relative paths plus tests.list (check.sh needs no ctest).
 # Needs patchelf and xz (scripts/setup-deps.sh installs them).
-set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=lib/prologue.sh source-path=SCRIPTDIR
+. "$(dirname "$0")/lib/prologue.sh"
 flavor=cuda build= out=$root/device-kit
 while (($#)); do
   case $1 in
@@ -112,7 +112,7 @@ fi
 python3 "$src/scripts/text-to-shard.py" "$src/README.md" "$kit/data/readme-tokens.bin" >/dev/null
 {
   echo "flavor=$flavor"
-  echo "revision=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)"
+  echo "revision=$(revision)"
   echo "packed=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "torch_ref=$([[ -f $kit/bench/torch_gpt_ref.py ]] && echo yes || echo missing)"
   # The GPU architecture the build was compiled for (ZEROMINI_CUDA_ARCH, the preset's -arch).

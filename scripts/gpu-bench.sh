@@ -15,8 +15,10 @@
 #   check.sh perf step runs this).
 # Goals: bf16 >= 1.1x torch.compile bf16 (first milestone: llm.c's 0.8x); tf32 >= 1.2x PyTorch TF32
 # with SDPA; stage 3 at most 1.15x stage 0's step time at one rank.
-set -uo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=lib/prologue.sh source-path=SCRIPTDIR
+. "$(dirname "$0")/lib/prologue.sh"
+# A failed run leaves n/a in the table; the next run still goes.
+set +e
 zeromini=${1:-$root/build-cuda/bin/zeromini}
 torch_ref=${2:-$root/../shared/bench/torch_gpt_ref.py}
 steps=${GPU_BENCH_STEPS:-10}
@@ -54,16 +56,7 @@ write_table() {
 
 # median_tokens LOG: tokens/s of the median step among the timed ones (after the warm-up).
 median_tokens() {
-  python3 - "$1" "$warmup" <<'EOF'
-import re, sys
-rows = []
-for line in open(sys.argv[1], errors="replace"):
-    m = re.search(r"step +(\d+)/\d+ .* step +([0-9.]+) ms +([0-9,]+) tok/s", line)
-    if m and int(m.group(1)) > int(sys.argv[2]):
-        rows.append((float(m.group(2)), int(m.group(3).replace(",", ""))))
-rows.sort()
-print(rows[len(rows) // 2][1] if rows else "")
-EOF
+  tool step_log "$1" "$warmup"
 }
 
 if [[ -f $torch_ref ]] && python3 -c "import torch" 2>/dev/null; then

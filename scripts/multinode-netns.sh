@@ -23,8 +23,8 @@
 #     node's link carried (the host side of its veth) as well as the run's own counters;
 #  3. plans each point with the fitted machine file.
 # scripts/multinode_netns.py writes OUT_DIR/table.md and OUT_DIR/predicted-vs-measured.png.
-set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=lib/prologue.sh source-path=SCRIPTDIR
+. "$(dirname "$0")/lib/prologue.sh"
 rates=()
 build=$root/build
 out=""
@@ -32,7 +32,7 @@ while (($#)); do
   case $1 in
     --rate) rates+=("${2:?--rate needs a value}"); shift 2 ;;
     --build) build=${2:?}; shift 2 ;;
-    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,/^# shellcheck source=/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) out=$1; shift ;;
   esac
 done
@@ -50,7 +50,7 @@ export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 work=$(mktemp -d /tmp/zeromini-netns.XXXXXX)  # kept with ZEROMINI_KEEP_WORK=1
 trap '"$cluster" down >/dev/null 2>&1 || true; [[ ${ZEROMINI_KEEP_WORK:-} == 1 ]] || rm -rf "$work"' EXIT
 mkdir -p "$out"
-rev=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
+rev=$(revision)
 
 # The points: name and --set overrides.
 points=(

@@ -19,6 +19,8 @@ import platform
 import re
 import sys
 
+from zeromini_tools.plotting import pyplot, save
+
 RANKS, PER_NODE = 4, 2
 KINDS = ["all_reduce", "reduce_scatter", "all_gather", "all_to_all", "broadcast"]
 
@@ -176,9 +178,7 @@ def report(args):
 
 
 def plot(rows, path):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot("multinode_netns")
     fig, ax = plt.subplots(figsize=(6, 5))
     top = max(max(m["step_s"], p["serial_s"]) for _, _, m, p in rows) * 1e3 * 1.15
     ax.plot([0, top], [0, top], "k-", lw=0.8, label="predicted = measured")
@@ -194,8 +194,7 @@ def plot(rows, path):
     ax.set_ylabel("predicted step time, ms")
     ax.set_title("2 netns nodes x 2 ranks, shaped links")
     ax.legend(loc="upper left", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save(plt, fig, path)
 
 
 def main():

@@ -25,11 +25,12 @@ traced step per stage); `hybrid` (memory, traffic vs plan); `tp` (against parall
 """
 
 import argparse
-import csv
-import math
 import os
 import sys
-from collections import defaultdict
+
+from zeromini_tools.planned import read_planned
+from zeromini_tools.plotting import STAGE_COLORS, byte_unit, error_bars, panels, pyplot, save
+from zeromini_tools.results import grouped, models_of, number, read_rows, stats
 
 # zeromini's phases (src/train/trainer.hpp): forward, backward and optimizer add up to the step;
 # the communication wait is the time blocked on collectives inside them, drawn over the stack.
@@ -39,72 +40,7 @@ COMM_WAIT = ("comm_wait", "of which blocked on collectives")
 COLLECTIVES = [("all_reduce", "all-reduce"), ("reduce_scatter", "reduce-scatter"),
                ("all_gather", "all-gather"), ("broadcast", "broadcast"),
                ("all_to_all", "all-to-all")]
-STAGE_COLORS = {0: "#1f77b4", 1: "#ff7f0e", 2: "#2ca02c", 3: "#d62728"}
 PHASE_COLORS = ["#4c72b0", "#55a868", "#c44e52", "#8172b2", "#e377c2"]  # also the collectives
-
-
-def number(text):
-    if text is None or text == "":
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    return value if math.isfinite(value) else None
-
-
-def read_rows(path):
-    with open(path, newline="", encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
-    if not rows:
-        raise SystemExit(f"plot: {path}: no rows")
-    need = {"stage", "ranks", "tokens_per_second_per_rank"}
-    missing = need - set(rows[0])
-    if missing:
-        raise SystemExit(f"plot: {path}: not a collect.py CSV (no {', '.join(sorted(missing))})")
-    good, skipped = [], 0
-    for row in rows:
-        if row.get("status", "completed") != "completed":
-            skipped += 1
-            continue
-        row["stage"] = int(float(row["stage"]))
-        row["ranks"] = int(float(row["ranks"]))
-        row["model"] = row.get("model") or os.path.basename(row.get("deck", "")) or "run"
-        row["scaling"] = row.get("scaling") or "weak"
-        good.append(row)
-    if skipped:
-        print(f"plot: {skipped} rows of runs that did not complete are left out")
-    if not good:
-        raise SystemExit(f"plot: {path}: no completed runs")
-    return good
-
-
-def stats(values):
-    values = [v for v in values if v is not None]
-    if not values:
-        return None
-    return sum(values) / len(values), min(values), max(values), len(values)
-
-
-def grouped(rows, value, scaling=None):
-    """{model: {stage: {ranks: (mean, min, max, n)}}} of value(row) over repeats."""
-    acc = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
-    for row in rows:
-        if scaling is not None and row["scaling"] != scaling:
-            continue
-        acc[row["model"]][row["stage"]][row["ranks"]].append(value(row))
-    return {model: {stage: {ranks: s for ranks, values in by_ranks.items()
-                            if (s := stats(values)) is not None}
-                    for stage, by_ranks in by_stage.items()}
-            for model, by_stage in acc.items()}
-
-
-def models_of(rows):
-    """The models, smallest first."""
-    size = {}
-    for row in rows:
-        size.setdefault(row["model"], number(row.get("params")) or 0)
-    return sorted(size, key=lambda m: (size[m], m))
 
 
 def setup_ranks_axis(ax, ranks):
@@ -115,34 +51,6 @@ def setup_ranks_axis(ax, ranks):
     ax.set_xticklabels([str(r) for r in ranks])
     ax.set_xlabel("ranks")
     ax.grid(True, alpha=0.3)
-
-
-def byte_unit(max_bytes):
-    for unit, scale in (("GiB", 1024 ** 3), ("MiB", 1024 ** 2), ("KiB", 1024)):
-        if max_bytes >= scale:
-            return unit, scale
-    return "bytes", 1
-
-
-def panels(plt, n, title, height=4.2):
-    fig, axes = plt.subplots(1, n, figsize=(max(5.5, 5.2 * n), height), squeeze=False)
-    fig.suptitle(title, fontsize=11)
-    return fig, axes[0]
-
-
-def save(plt, fig, path, **layout):
-    fig.tight_layout(**layout)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
-
-
-def error_bars(points):
-    """Means and the distances to min and max, for errorbar(); None when every n is 1."""
-    means = [p[0] for p in points]
-    if all(p[3] <= 1 for p in points):
-        return means, None
-    return means, [[p[0] - p[1] for p in points], [p[2] - p[0] for p in points]]
 
 
 def stage_lines(ax, by_stage, fmt="o-", label="stage {}", scale=1.0):
@@ -180,36 +88,20 @@ def plot_throughput(plt, rows, out_dir):
     return save(plt, fig, os.path.join(out_dir, "throughput.png"))
 
 
-def planned_files(specs, models, who="plot"):
-    """(model, path) of each --planned [MODEL=]CSV argument (MODEL optional with one model)."""
-    for spec in specs or []:
-        model, sep, path = spec.partition("=")
-        if not sep:
-            if len(models) != 1:
-                raise SystemExit(f"{who}: --planned {spec}: the data has {len(models)} models "
-                                 f"({', '.join(models)}); write --planned MODEL={spec}")
-            model, path = models[0], spec
-        if model not in models:
-            raise SystemExit(f"{who}: --planned {spec}: no model {model!r} in the data "
-                             f"(models: {', '.join(models)})")
-        yield model, path
+def planned_model_states(specs, models):
+    """{model: {stage: {ranks: bytes}}}: the planned parameters + gradients + optimizer state."""
+    states = ("params_bytes", "grads_bytes", "optimizer_bytes")
+    need = {"stage", "ranks", *states}
 
+    def complaint(path, _missing):
+        return (f"plot: {path}: expected the columns {', '.join(sorted(need))}"
+                " (zeromini plan ... --format csv)")
 
-def read_planned(specs, models):
-    """{model: {stage: {ranks: bytes}}} from --planned [MODEL=]CSV arguments."""
     planned = {}
-    for model, path in planned_files(specs, models):
-        with open(path, newline="", encoding="utf-8") as f:
-            reader = csv.DictReader(f)
-            states = ("params_bytes", "grads_bytes", "optimizer_bytes")
-            need = {"stage", "ranks", *states}
-            if not need <= set(reader.fieldnames or []):
-                raise SystemExit(f"plot: {path}: expected the columns {', '.join(sorted(need))}"
-                                 " (zeromini plan ... --format csv)")
-            for row in reader:
-                total = sum(number(row[k]) or 0 for k in states)
-                planned.setdefault(model, {}).setdefault(int(float(row["stage"])), {})[
-                    int(float(row["ranks"]))] = total
+    for model, row in read_planned(specs, models, "plot", need, complaint):
+        total = sum(number(row[k]) or 0 for k in states)
+        planned.setdefault(model, {}).setdefault(int(float(row["stage"])), {})[
+            int(float(row["ranks"]))] = total
     return planned
 
 
@@ -352,18 +244,6 @@ def plot_overlap(plt, rows, out):
     return save(plt, fig, out)
 
 
-def pyplot():
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        return plt
-    except ImportError:
-        print("plot: needs matplotlib: run with /usr/bin/python3 on Debian "
-              "(apt-get install python3-matplotlib) or pip install matplotlib", file=sys.stderr)
-        raise SystemExit(2)
-
-
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] in (["timeline"], ["hybrid"], ["tp"], ["zeropp"]):  # plot_<mode>.py
@@ -388,7 +268,7 @@ def main(argv=None):
         return 0
     out_dir = args.out_dir or beside
     os.makedirs(out_dir, exist_ok=True)
-    planned = read_planned(args.planned, models_of(rows))
+    planned = planned_model_states(args.planned, models_of(rows))
     if not args.planned:
         print("plot: no --planned CSV: memory.png shows measurements only")
     for path in (plot_throughput(plt, rows, out_dir), plot_memory(plt, rows, out_dir, planned),

@@ -27,11 +27,12 @@ for 1734156 bytes; memory is whole bytes.) Means over repeats; completed runs on
 """
 
 import argparse
-import csv
 import os
 from collections import defaultdict
 
-import plot
+from zeromini_tools.planned import Agreement, TO_THE_BYTE, cell, read_planned, write_csv
+from zeromini_tools.plotting import byte_unit, save
+from zeromini_tools.results import models_of, number, read_rows, stats
 
 # Compared figures: name, the collect.py column, the planner CSV column.
 FIGURES = [("parameters", "mem_parameters_bytes", "params_bytes"),
@@ -43,7 +44,6 @@ FIGURES = [("parameters", "mem_parameters_bytes", "params_bytes"),
            ("memory_total", "mem_total_bytes", "total_bytes"),
            ("intra_group", "intra_group_bytes", "intra_group_bytes"),
            ("inter_group", "inter_group_bytes", "inter_group_bytes")]
-TO_THE_BYTE = 0.5  # |measured - planned| below it: the same whole number of bytes
 # Stacked parts of the bars: label, colour, the figures summed.
 MEMORY_PARTS = [("model states", "#4c72b0", ("parameters", "gradients", "optimizer")),
                 ("activations", "#dd8452", ("activations",)),
@@ -53,26 +53,22 @@ TRAFFIC_PARTS = [("within the shard group (and the tp group)", "#55a868", ("intr
 PLANNED_NEED = {"stage", "ranks", "shard_size", "recompute"} | {f[2] for f in FIGURES}
 
 
-def read_planned(specs, models):
+def planned_figures(specs, models):
     """{(model, stage, ranks, shard_size, recompute, tp): {figure: bytes}} from --planned CSVs;
     the intra-group figure includes the tp group's bytes (collect.py's does)."""
+    def complaint(path, missing):
+        return (f"plot hybrid: {path}: no column {', '.join(sorted(missing))} (the CSV of "
+                "zeromini plan --format csv, from a zeromini with hybrid sharding)")
+
     planned = {}
-    for model, path in plot.planned_files(specs, models, "plot hybrid"):
-        with open(path, newline="", encoding="utf-8") as f:
-            reader = csv.DictReader(f)
-            missing = PLANNED_NEED - set(reader.fieldnames or [])
-            if missing:
-                raise SystemExit(f"plot hybrid: {path}: no column {', '.join(sorted(missing))} "
-                                 "(the CSV of zeromini plan --format csv, from a zeromini with "
-                                 "hybrid sharding)")
-            for row in reader:
-                key = (model, int(row["stage"]), int(row["ranks"]), int(row["shard_size"]),
-                       row["recompute"], int(row.get("tp") or 1))
-                figures = {name: plot.number(row[column]) for name, _, column in FIGURES}
-                tp_bytes = plot.number(row.get("tensor_parallel_bytes"))
-                if tp_bytes is not None and figures["intra_group"] is not None:
-                    figures["intra_group"] += tp_bytes
-                planned[key] = figures
+    for model, row in read_planned(specs, models, "plot hybrid", PLANNED_NEED, complaint):
+        key = (model, int(row["stage"]), int(row["ranks"]), int(row["shard_size"]),
+               row["recompute"], int(row.get("tp") or 1))
+        figures = {name: number(row[column]) for name, _, column in FIGURES}
+        tp_bytes = number(row.get("tensor_parallel_bytes"))
+        if tp_bytes is not None and figures["intra_group"] is not None:
+            figures["intra_group"] += tp_bytes
+        planned[key] = figures
     return planned
 
 
@@ -90,10 +86,10 @@ def measured_points(rows):
         acc[(row["model"], row["stage"], row["ranks"], setting_label(row))].append(row)
     points = {}
     for key, runs in acc.items():
-        point = {"shard_size": int(plot.number(runs[0].get("shard_size")) or key[2]),
+        point = {"shard_size": int(number(runs[0].get("shard_size")) or key[2]),
                  "recompute": runs[0].get("recompute") or "", "tp": runs[0].get("tp") or ""}
         for name, column, _ in FIGURES:
-            s = plot.stats([plot.number(r.get(column)) for r in runs])
+            s = stats([number(r.get(column)) for r in runs])
             point[name] = None if s is None else s[0]
         points[key] = point
     return points
@@ -110,44 +106,24 @@ def planned_for(planned, key, point):
     return found[0] if len(found) == 1 else None
 
 
+COMPARISON_COLUMNS = ["model", "stage", "ranks", "shard_size_setting", "shard_size",
+                      "recompute", "figure", "measured", "planned", "measured_minus_planned", "tp"]
+
+
 def comparison(points, planned):
-    """The rows of hybrid_vs_plan.csv, and (equal to the byte, compared, largest |difference|)."""
-    out, equal, compared, largest = [], 0, 0, 0.0
+    """The rows of hybrid_vs_plan.csv, and their Agreement."""
+    out, agreement = [], Agreement()
     for key in sorted(points, key=lambda k: (k[0], k[1], k[2], setting_order(k[3]))):
         model, stage, ranks, (setting, mode, tp) = key
         point = points[key]
         plan = planned_for(planned, key, point) or {}
         for name, _, _ in FIGURES:
             m, p = point[name], plan.get(name)
-            diff = m - p if m is not None and p is not None else None
-            if diff is not None:
-                compared += 1
-                equal += abs(diff) < TO_THE_BYTE
-                largest = max(largest, abs(diff))
             out.append({"model": model, "stage": stage, "ranks": ranks,
                         "shard_size_setting": setting, "shard_size": point["shard_size"],
                         "recompute": mode, "figure": name, "measured": m, "planned": p,
-                        "measured_minus_planned": diff, "tp": tp})
-    return out, equal, compared, largest
-
-
-def text(value):
-    """A CSV cell: whole numbers without ".0", other floats in full (repr), None empty."""
-    if isinstance(value, float):
-        return str(int(value)) if value.is_integer() else repr(value)
-    return "" if value is None else value
-
-
-def write_comparison(rows, path):
-    columns = ["model", "stage", "ranks", "shard_size_setting", "shard_size", "recompute",
-               "figure", "measured", "planned", "measured_minus_planned", "tp"]
-
-    with open(path, "w", encoding="utf-8", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=columns, lineterminator="\n")
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({c: text(row[c]) for c in columns})
-    return path
+                        "measured_minus_planned": agreement.difference(m, p), "tp": tp})
+    return out, agreement
 
 
 def setting_order(setting):
@@ -177,7 +153,7 @@ def draw_figure(plt, points, planned, parts, title, ylabel, path):
     stages = sorted({k[1] for k in points})
     bars = list(points.values()) + list(planned.values())
     top = max(sum(b.get(n) or 0 for _, _, names in parts for n in names) for b in bars)
-    unit, scale = plot.byte_unit(top or 1)
+    unit, scale = byte_unit(top or 1)
     fig, axes = plt.subplots(len(models), len(stages), squeeze=False, sharey="row",
                              figsize=(max(6, 3.6 * len(stages)), 4.4 * len(models)))
     fig.suptitle(title, fontsize=11)
@@ -206,7 +182,7 @@ def draw_figure(plt, points, planned, parts, title, ylabel, path):
                frameon=False)
     fig.text(0.01, 0.01, "x: zero.shard_size (ranks per shard group), model.recompute, parallel.tp",
              fontsize=7)
-    return plot.save(plt, fig, path, rect=(0, 0.1, 1, 1))
+    return save(plt, fig, path, rect=(0, 0.1, 1, 1))
 
 
 def main(argv, pyplot):
@@ -218,28 +194,29 @@ def main(argv, pyplot):
                     "axes; repeatable")
     ap.add_argument("--out-dir", help="directory for the outputs (default: beside the CSV)")
     args = ap.parse_args(argv)
-    rows = plot.read_rows(args.csv)
+    rows = read_rows(args.csv)
     if "intra_group_bytes" not in rows[0]:
         raise SystemExit(f"plot hybrid: {args.csv}: no intra_group_bytes column (collect.py "
                          "from before hybrid sharding?)")
     points = measured_points(rows)
-    planned = read_planned(args.planned, plot.models_of(rows))
+    planned = planned_figures(args.planned, models_of(rows))
     if not planned:
         print("plot hybrid: no --planned CSV: measurements only")
     out_dir = args.out_dir or os.path.dirname(os.path.abspath(args.csv))
     os.makedirs(out_dir, exist_ok=True)
-    table, equal, compared, largest = comparison(points, planned)
-    print(f"plot: {write_comparison(table, os.path.join(out_dir, 'hybrid_vs_plan.csv'))}")
-    if compared:
-        print(f"plot hybrid: {equal} of {compared} figures measured == planned to the byte "
-              f"(largest |measured - planned|: {largest:.3g} bytes)")
+    table, agreement = comparison(points, planned)
+    csv_path = os.path.join(out_dir, "hybrid_vs_plan.csv")
+    print(f"plot: {write_csv(table, COMPARISON_COLUMNS, csv_path)}")
+    if agreement.compared:
+        print(f"plot hybrid: {agreement.equal} of {agreement.compared} figures measured == "
+              f"planned to the byte (largest |measured - planned|: {agreement.largest:.3g} bytes)")
         for row in table:
             diff = row["measured_minus_planned"]
             if diff is not None and abs(diff) >= TO_THE_BYTE:
                 print(f"  differs: {row['model']} stage {row['stage']} {row['ranks']} ranks "
                       f"shard {row['shard_size_setting']} recompute {row['recompute']} "
-                      f"{row['figure']}: measured {text(row['measured'])}, planned "
-                      f"{text(row['planned'])}")
+                      f"{row['figure']}: measured {cell(row['measured'])}, planned "
+                      f"{cell(row['planned'])}")
     plt = pyplot()
     shown = "measured (solid) beside planned (hatched, zeromini plan)" if planned else "measured"
     print("plot: " + draw_figure(

@@ -18,6 +18,8 @@ import os
 import sys
 from collections import defaultdict
 
+from zeromini_tools.plotting import save
+
 KIND_COLORS = {"forward": "#7fb3e0", "backward": "#f2a65a", "optimizer": "#9b7fd1",
                "other": "#bdbdbd", "io": "#e0d6b8"}
 KIND_LABELS = {"forward": "forward", "backward": "backward", "optimizer": "optimizer",
@@ -364,10 +366,7 @@ def draw_figure(plt, panels, out):
                  else "") + ": red = time a rank blocked on communication; exposed and in "
                  "flight: mean per rank", fontsize=11, y=1 - 0.12 * inch, va="top")
     fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, legend_in * inch, 1, 1 - 0.3 * inch))
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
-    return out
+    return save(plt, fig, out, rect=(0, legend_in * inch, 1, 1 - 0.3 * inch))
 
 
 def main(argv, pyplot):

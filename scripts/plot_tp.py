@@ -14,7 +14,8 @@ import argparse
 import os
 from collections import defaultdict
 
-import plot
+from zeromini_tools.plotting import STAGE_COLORS, byte_unit, save
+from zeromini_tools.results import number, read_rows, stats
 
 PANELS = [("tokens_per_second_per_rank", "tokens/s per rank", 1.0),
           ("mem_model_states_bytes", "model states per rank", None),
@@ -25,7 +26,7 @@ def by_group(rows):
     """{(model, ranks): {stage: {tp: [rows]}}} of the rows that say their tp."""
     groups = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     for row in rows:
-        tp = plot.number(row.get("tp"))
+        tp = number(row.get("tp"))
         if tp is not None:
             groups[(row["model"], row["ranks"])][row["stage"]][int(tp)].append(row)
     return groups
@@ -41,17 +42,17 @@ def draw(plt, groups, out):
         all_tp = sorted({t for by_tp in groups[key].values() for t in by_tp})
         for j, (column, label, scale) in enumerate(PANELS):
             ax = axes[i][j]
-            top = max((plot.number(r.get(column)) or 0) for by_tp in groups[key].values()
+            top = max((number(r.get(column)) or 0) for by_tp in groups[key].values()
                       for runs in by_tp.values() for r in runs)
-            unit, div = ("", 1.0) if scale else plot.byte_unit(top or 1)
+            unit, div = ("", 1.0) if scale else byte_unit(top or 1)
             for stage, by_tp in sorted(groups[key].items()):
                 tps = sorted(by_tp)
-                s = [plot.stats([plot.number(r.get(column)) for r in by_tp[t]]) for t in tps]
+                s = [stats([number(r.get(column)) for r in by_tp[t]]) for t in tps]
                 xs = [t for t, v in zip(tps, s) if v]
                 mean = [v[0] / div for v in s if v]
                 err = [[(v[0] - v[1]) / div for v in s if v], [(v[2] - v[0]) / div for v in s if v]]
                 ax.errorbar(xs, mean, yerr=err, fmt="o-", capsize=3, label=f"stage {stage}",
-                            color=plot.STAGE_COLORS.get(stage))
+                            color=STAGE_COLORS.get(stage))
             ax.set_xscale("log", base=2)
             ax.set_xticks(all_tp)
             ax.set_xticklabels([str(t) for t in all_tp])
@@ -62,7 +63,7 @@ def draw(plt, groups, out):
             ax.set_ylim(bottom=0)
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize=7)
-    return plot.save(plt, fig, out)
+    return save(plt, fig, out)
 
 
 def main(argv, pyplot):
@@ -71,7 +72,7 @@ def main(argv, pyplot):
     ap.add_argument("csv", help="the CSV written by scripts/collect.py")
     ap.add_argument("-o", "--output", help="the PNG (default: tp.png beside the CSV)")
     args = ap.parse_args(argv)
-    rows = plot.read_rows(args.csv)
+    rows = read_rows(args.csv)
     groups = by_group(rows)
     if not groups:
         raise SystemExit(f"plot tp: {args.csv}: no run says its parallel.tp (a sweep with the tp "

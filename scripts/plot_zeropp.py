@@ -23,12 +23,12 @@ and prints the same as a table, with how many byte figures agree to the byte
 """
 
 import argparse
-import csv
 import os
 from collections import defaultdict
 
-import plot
-import plot_hybrid
+from zeromini_tools.planned import Agreement, read_planned, write_csv
+from zeromini_tools.plotting import byte_unit, error_bars, save
+from zeromini_tools.results import models_of, number, read_rows, stats
 
 SETTINGS = [("quantize_weights", "none"), ("quantize_grads", "none"), ("error_feedback", "false")]
 KINDS = [("all_gather", "all-gather"), ("reduce_scatter", "reduce-scatter"),
@@ -49,18 +49,14 @@ def label(setting):
     return f"w {weights}\ng {grads}\n{ef}"
 
 
-def read_planned(specs, models):
+def planned_rows(specs, models):
     """[(model, row)] of every row of the --planned CSVs."""
-    rows = []
-    for model, path in plot.planned_files(specs, models, "plot zeropp"):
-        with open(path, newline="", encoding="utf-8") as f:
-            reader = csv.DictReader(f)
-            missing = {"stage", "ranks", "shard_size"} - set(reader.fieldnames or [])
-            if missing:
-                raise SystemExit(f"plot zeropp: {path}: no column {', '.join(sorted(missing))} "
-                                 "(the CSV of zeromini plan --format csv)")
-            rows += [(model, row) for row in reader]
-    return rows
+    def complaint(path, missing):
+        return (f"plot zeropp: {path}: no column {', '.join(sorted(missing))} "
+                "(the CSV of zeromini plan --format csv)")
+
+    return read_planned(specs, models, "plot zeropp", {"stage", "ranks", "shard_size"},
+                        complaint)
 
 
 def planned_for(planned, key, run):
@@ -68,7 +64,7 @@ def planned_for(planned, key, run):
     model, stage, ranks, setting = key
     found = [row for m, row in planned
              if (m, int(row["stage"]), int(row["ranks"])) == (model, stage, ranks)
-             and plot.number(row["shard_size"]) == plot.number(run.get("shard_size"))
+             and number(row["shard_size"]) == number(run.get("shard_size"))
              and all(not mine or mine == theirs
                      for mine, theirs in zip(setting, setting_of(row, planned=True)))
              and (not run.get("recompute") or row.get("recompute") == run["recompute"])
@@ -84,12 +80,12 @@ def combinations(rows, planned):
     out = {}
     for key, group in runs.items():
         plan_row = planned_for(planned, key, group[0]) or {}
-        entry = {"step_ms": plot.stats([(plot.number(r.get("time_step_s")) or 0) * 1e3
+        entry = {"step_ms": stats([(number(r.get("time_step_s")) or 0) * 1e3
                                         for r in group])}
         for kind, _ in KINDS:
-            s = plot.stats([plot.number(r.get(f"comm_{kind}_bytes")) or 0 for r in group])
+            s = stats([number(r.get(f"comm_{kind}_bytes")) or 0 for r in group])
             # A planner CSV without the all-to-all column planned none (no qgZ anywhere).
-            p = plot.number(plan_row.get(f"{kind}_bytes", "0")) if plan_row else None
+            p = number(plan_row.get(f"{kind}_bytes", "0")) if plan_row else None
             entry[kind] = (s[0], p)
         out[key] = entry
     return out
@@ -102,31 +98,18 @@ def order(key):
 
 
 def table(combos):
-    """The rows of zeropp_vs_plan.csv, and (equal to the byte, compared)."""
-    out, equal, compared = [], 0, 0
+    """The rows of zeropp_vs_plan.csv, and their Agreement."""
+    out, agreement = [], Agreement()
     for key in sorted(combos, key=order):
         model, stage, ranks, setting = key
         for kind, _ in KINDS:
             m, p = combos[key][kind]
-            diff = m - p if p is not None else None
-            if diff is not None:
-                compared += 1
-                equal += abs(diff) < plot_hybrid.TO_THE_BYTE
             out.append({"model": model, "stage": stage, "ranks": ranks,
                         "quantize_weights": setting[0], "quantize_grads": setting[1],
                         "error_feedback": setting[2], "step_ms": combos[key]["step_ms"][0],
                         "collective": kind, "measured": m, "planned": p,
-                        "measured_minus_planned": diff})
-    return out, equal, compared
-
-
-def write_table(rows, path):
-    with open(path, "w", encoding="utf-8", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({c: plot_hybrid.text(v) for c, v in row.items()})
-    return path
+                        "measured_minus_planned": agreement.difference(m, p)})
+    return out, agreement
 
 
 def print_table(rows):
@@ -142,11 +125,11 @@ def print_table(rows):
 def draw_row(axes, combos, keys):
     """The step-time panel and one panel per collective for the combinations `keys`."""
     xs = range(len(keys))
-    means, err = plot.error_bars([combos[k]["step_ms"] for k in keys])
+    means, err = error_bars([combos[k]["step_ms"] for k in keys])
     axes[0].bar(xs, means, 0.6, yerr=err, capsize=3, color="#4c72b0")
     axes[0].set_ylabel("ms per step (measured)")
     top = max(max(v or 0 for v in combos[k][kind]) for k in keys for kind, _ in KINDS)
-    unit, scale = plot.byte_unit(top or 1)
+    unit, scale = byte_unit(top or 1)
     for ax, (kind, name) in zip(axes[1:], KINDS):
         for x, k in zip(xs, keys):
             m, p = combos[k][kind]
@@ -176,7 +159,7 @@ def draw(plt, combos, path):
         keys = sorted((k for k in combos if k[:3] == (model, stage, ranks)), key=order)
         draw_row(axes_row, combos, keys)
         axes_row[0].set_title(f"{model}: stage {stage}, {ranks} ranks", fontsize=9)
-    return plot.save(plt, fig, path)
+    return save(plt, fig, path)
 
 
 def main(argv, pyplot):
@@ -187,20 +170,22 @@ def main(argv, pyplot):
                     help="planner CSVs (sweep.py's planned-*.csv); repeatable")
     ap.add_argument("--out-dir", help="directory for the outputs (default: beside the CSV)")
     args = ap.parse_args(argv)
-    rows = plot.read_rows(args.csv)
+    rows = read_rows(args.csv)
     if "quantize_grads" not in rows[0]:
         raise SystemExit(f"plot zeropp: {args.csv}: no quantize_grads column (collect.py from "
                          "before the ZeRO++ axes?)")
-    planned = read_planned(args.planned, plot.models_of(rows))
+    planned = planned_rows(args.planned, models_of(rows))
     if not planned:
         print("plot zeropp: no --planned CSV: measurements only")
     combos = combinations(rows, planned)
     out_dir = args.out_dir or os.path.dirname(os.path.abspath(args.csv))
     os.makedirs(out_dir, exist_ok=True)
-    rows_out, equal, compared = table(combos)
+    rows_out, agreement = table(combos)
     print_table(rows_out)
-    if compared:
-        print(f"plot zeropp: {equal} of {compared} byte figures measured == planned to the byte")
-    print(f"plot: {write_table(rows_out, os.path.join(out_dir, 'zeropp_vs_plan.csv'))}")
+    if agreement.compared:
+        print(f"plot zeropp: {agreement.equal} of {agreement.compared} byte figures measured == "
+              "planned to the byte")
+    csv_path = os.path.join(out_dir, "zeropp_vs_plan.csv")
+    print(f"plot: {write_csv(rows_out, list(rows_out[0]), csv_path)}")
     print(f"plot: {draw(pyplot(), combos, os.path.join(out_dir, 'zeropp.png'))}")
     return 0

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Quickstart: install dependencies, build the app, and train the quickstart model on 2 ranks.
-set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=lib/prologue.sh source-path=SCRIPTDIR
+. "$(dirname "$0")/lib/prologue.sh"
 cd "$root"
 scripts/setup-deps.sh
 # The app alone: the tests, benchmarks and the fuzzer's sanitized library copy are test.sh's.

@@ -33,8 +33,8 @@
 # At its end it prints one table of where the time went: per configuration the seconds of the
 # dependencies, Kokkos, configure, compile, tests and kit, and the ten slowest tests
 # (scripts/ci_times.py; results/ci-time.md); phases that ran in the background are marked.
-set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=lib/prologue.sh source-path=SCRIPTDIR
+. "$(dirname "$0")/lib/prologue.sh"
 cd "$root"
 
 configs=all

@@ -17,17 +17,15 @@
 # The losses of every round must be bitwise equal (the runs are deterministic); the script fails
 # otherwise. Needs /usr/bin/python3 with h5py and matplotlib (Debian: python3-h5py,
 # python3-matplotlib).
-set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=lib/prologue.sh source-path=SCRIPTDIR
+. "$(dirname "$0")/lib/prologue.sh"
 out=${1:-$root/results/zeropp}
 bin=${ZEROMINI_BIN:-$root/build/bin/zeromini}
 ranks=${RANKS:-4}
 steps=${STEPS:-200}
 rounds=${ROUNDS:-3}
 deck=inputs/zeropp.toml
-python=/usr/bin/python3
-[ -x "$python" ] || python=python3
-[ -x "$bin" ] || { echo "zeropp-curves: $bin: no such executable (ZEROMINI_BIN)" >&2; exit 2; }
+require_executable "$bin"
 
 # name and the --set overrides of each combination (error feedback applies to gradients only)
 declare -A sets=(
@@ -49,7 +47,7 @@ read -r -a combos <<<"${COMBOS:-none w-int8 g-int8 g-int8-ef g-int4 g-int4-ef w-
 [ "${combos[0]}" = none ] || { echo "zeropp-curves: COMBOS must start with none" >&2; exit 2; }
 
 # The revision before the outputs are rewritten (rewriting them makes the tree dirty).
-rev=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
+rev=$(revision)
 work=$(mktemp -d /tmp/zeromini-zeropp.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1

@@ -17,17 +17,15 @@
 #
 # The planner needs no MPI and takes well under a second per run. Needs /usr/bin/python3 (3.11+:
 # tomllib), standard library only.
-set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=lib/prologue.sh source-path=SCRIPTDIR
+. "$(dirname "$0")/lib/prologue.sh"
 out=${1:-$root/results/zeropp/planner-scale}
 bin=${ZEROMINI_BIN:-$root/build/bin/zeromini}
 deck=${DECK:-inputs/zeropp-scale.toml}
 ranks=${RANKS:-64,128,256,512,1024}
 paper_ranks=${PAPER_RANKS:-64,128,256,384,512,1024}
 micro_batches=${MICRO_BATCHES:-1 2}
-python=/usr/bin/python3
-[ -x "$python" ] || python=python3
-[ -x "$bin" ] || { echo "zeropp-plan: $bin: no such executable (ZEROMINI_BIN)" >&2; exit 2; }
+require_executable "$bin"
 cd "$root"
 mkdir -p "$out/csv" "$out/machines"
 

@@ -21,6 +21,8 @@ import sys
 import h5py
 import numpy as np
 
+from zeromini_tools.plotting import pyplot, save
+
 LAST = 10  # final loss: mean over the last LAST steps
 KINDS = ["all_reduce", "reduce_scatter", "all_gather", "all_to_all", "broadcast"]
 
@@ -147,9 +149,7 @@ def write_losses(path, runs, combos):
 
 
 def plot(path, runs, combos):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot("zeropp_curves")
     fig, (ax_loss, ax_gap) = plt.subplots(1, 2, figsize=(13, 4.8))
     base = runs[combos[0][0]]["loss"]
     window = np.ones(LAST) / LAST
@@ -171,8 +171,7 @@ def plot(path, runs, combos):
                title=f"gap to none (mean of {LAST} steps)")
     ax_loss.legend(fontsize=8)
     fig.suptitle("ZeRO++ qwZ / qgZ at 4 ranks, stage 3, hpZ groups of 2 (inputs/zeropp.toml)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save(plt, fig, path, dpi=110)
 
 
 def main(argv=None):
