@@ -172,7 +172,10 @@ class Communicator {
 
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  virtual std::string name() const = 0;   // "mpi" or "nccl"
+  virtual std::string name() const = 0;  // "mpi" or "nccl", for logs and results
+  // Whether its collectives complete on a device stream, where no host wait polls them (a hung
+  // one then shows only as work that does not end; the step takes a deadline for it).
+  virtual bool completes_on_device_stream() const { return false; }
   virtual MPI_Comm mpi_comm() const = 0;  // for out-of-band use (checkpoint I/O, watchdog)
 
   // --- non-blocking collectives (counts in elements) ---------------------------------------

@@ -170,9 +170,9 @@ PhaseSpec TrainerT<Real>::step_phase(int64_t step, StepRecord& record) const {
   spec.traced(TraceKind::Step, -1, fmt::format("step {}", step + 1))
       .watched(fmt::format("step {} (forward, backward, optimizer)", step + 1))
       .timed(record.times.total);
-  // NCCL's collectives complete on the device stream, where no wait polls them: a hung one
+  // Collectives that complete on the device stream (NCCL's) are polled by no wait: a hung one
   // shows as a step that does not end, so the step itself has the deadline.
-  if (comm_->name() == "nccl")
+  if (comm_->completes_on_device_stream())
     spec.deadline("the step's kernels and NCCL collectives on the device");
   return spec;
 }

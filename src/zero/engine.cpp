@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "core/error.hpp"
 #include "core/stage_spec.hpp"
@@ -226,9 +227,9 @@ double ZeroEngineT<Real>::grad_sumsq_owned() const {
       total += sumsq_of_slices(u, begin, end);
       continue;
     }
-    total += reduces_in_fp32_
-                 ? kernels::sum_of_squares(team_shape_, grad_sum_at(u, begin), end - begin)
-                 : kernels::sum_of_squares(team_shape_, grad_at(u, begin), end - begin);
+    total += with_reduced_grads(u, begin, [&](const auto* grads) {
+      return kernels::sum_of_squares(team_shape_, grads, end - begin);
+    });
   }
   // Every rank holding the same piece of summed gradients (every group its shard; under hpZ
   // each sub-shard is one rank's) counts it: the trainer's sum over all ranks counts each once.
@@ -246,9 +247,9 @@ double ZeroEngineT<Real>::sumsq_of_slices(int u, int64_t begin, int64_t end) con
   for (const TensorSegment& seg : partition_->segments(u, begin, end)) {
     const TensorInfo& t = layout.tensors()[static_cast<size_t>(seg.tensor)];
     if (t.split == TpSplit::Replicated && !first_tp_rank) continue;
-    const int64_t at = seg.unit_offset;
-    total += reduces_in_fp32_ ? kernels::sum_of_squares(team_shape_, grad_sum_at(u, at), seg.length)
-                              : kernels::sum_of_squares(team_shape_, grad_at(u, at), seg.length);
+    total += with_reduced_grads(u, seg.unit_offset, [&](const auto* grads) {
+      return kernels::sum_of_squares(team_shape_, grads, seg.length);
+    });
   }
   return total;
 }
@@ -257,10 +258,10 @@ template <typename Real>
 void ZeroEngineT<Real>::poison_gradient() {
   const auto [begin, end] = owned_gradients(0);
   if (end <= begin) return;
-  if (reduces_in_fp32_)
-    kernels::fill(team_shape_, grad_sum_at(0, begin), 1, std::nanf(""));
-  else
-    kernels::fill(team_shape_, grad_at(0, begin), 1, Real(std::nanf("")));
+  with_reduced_grads(0, begin, [&](auto* grads) {
+    using Grad = std::remove_pointer_t<decltype(grads)>;
+    kernels::fill(team_shape_, grads, 1, Grad(std::nanf("")));
+  });
 }
 
 template <typename Real>
@@ -273,12 +274,10 @@ void ZeroEngineT<Real>::optimizer_step(const OptimizerSettings& s) {
       kernels::AdamWParams hp{s.lr,         s.beta1, s.beta2, s.eps, decay ? s.weight_decay : 0.0f,
                               s.grad_scale, s.step};
       const int64_t e = seg.unit_offset;
-      if (reduces_in_fp32_)
-        adamw_segment(team_shape_, master_at(u, e), grad_sum_at(u, e), adam_m_at(u, e),
-                      adam_v_at(u, e), param_at(u, e), seg.length, hp);
-      else
-        adamw_segment(team_shape_, master_at(u, e), grad_at(u, e), adam_m_at(u, e), adam_v_at(u, e),
+      with_reduced_grads(u, e, [&](const auto* grads) {
+        adamw_segment(team_shape_, master_at(u, e), grads, adam_m_at(u, e), adam_v_at(u, e),
                       param_at(u, e), seg.length, hp);
+      });
     }
     after_unit_update(u);
     poll();

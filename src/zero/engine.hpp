@@ -226,11 +226,16 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
   // them to the fp32 sum and zeroes them for the next micro-step, or on the last micro-step writes
   // the sum, rounded, in their place. Nothing unless sums_micro_steps().
   void fold_full_gradients(int u);
-  // The gradients the collectives reduce and the optimizer reads, and their type: the fp32 sum
-  // under the policy's fp32 reduction, else the gradients themselves.
+  // Calls f with a pointer to logical element e of unit u of the gradients the collectives reduce
+  // and the optimizer and the norm read: the fp32 sum under the policy's fp32 reduction (float*),
+  // else the gradients themselves (Real*). The one place the engine chooses between the two.
+  template <typename F>
+  decltype(auto) with_reduced_grads(int u, int64_t e, F&& f) const {
+    if (reduces_in_fp32_) return f(grad_sum_at(u, e));
+    return f(grad_at(u, e));
+  }
   void* reduced_grad_at(int u, int64_t e) const {
-    if (reduces_in_fp32_) return grad_sum_at(u, e);
-    return grad_at(u, e);
+    return with_reduced_grads(u, e, [](auto* grads) -> void* { return grads; });
   }
   DType reduce_dtype() const { return reduces_in_fp32_ ? DType::F32 : dtype_of<Real>(); }
   // The teams of the engine's kernels (the optimizer, gradient sums and norms, initialisation).

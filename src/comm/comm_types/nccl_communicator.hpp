@@ -30,6 +30,7 @@ class NcclCommunicator : public Communicator {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::string name() const override { return "nccl"; }
+  bool completes_on_device_stream() const override { return true; }
   MPI_Comm mpi_comm() const override { return mpi_comm_; }
   void set_timeout(double seconds) override { monitor_->set_timeout(seconds); }
 
