@@ -3,7 +3,8 @@
 results      the rows of collect.py's CSV (completed runs), and means over repeats
 planned      the planner's CSVs (zeromini plan --format csv) and their join with measurements
 plotting     matplotlib set up for files, the figure and axis styles of the plot*.py modes
-alternation  configurations measured in alternating rounds: medians, ratios, markdown tables
+alternation  configurations measured in alternating rounds: runs the rounds (bench-*.sh,
+             zeropp-curves.sh); medians, ratios, markdown tables
 bench_*      the reports of the bench-*.sh scripts (python3 -m zeromini_tools.bench_...)
 step_log     the median step of a zeromini run's log (gpu-bench.sh)
 
