@@ -31,18 +31,19 @@ work=$(mktemp -d /tmp/zeromini-bench-hybrid.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 export OPENBLAS_NUM_THREADS=1 OMP_PROC_BIND=false
 
-for round in $(seq "$rounds"); do
-  for entry in "${decks[@]}"; do
-    read -r deck steps micro <<<"$entry"
-    name=$(basename "$deck" .toml)
-    OMP_NUM_THREADS=$threads mpiexec -n 1 "$bin" run "$root/$deck" --set train.steps="$steps" \
-      --set train.micro_batch=$((micro * threads)) --out "$work/$name-hybrid-$round" \
-      >"$work/$name-hybrid-$round.log" 2>&1
-    OMP_NUM_THREADS=1 mpiexec -n "$threads" "$bin" run "$root/$deck" --set train.steps="$steps" \
-      --set train.micro_batch="$micro" --out "$work/$name-mpi-$round" \
-      >"$work/$name-mpi-$round.log" 2>&1
-  done
+# Every round: each deck hybrid, then MPI-only; the runs and their logs are NAME-hybrid-R and
+# NAME-mpi-R in $work; a failed run ends the script with its exit status.
+runs=()
+for entry in "${decks[@]}"; do
+  read -r deck steps micro <<<"$entry"
+  name=$(basename "$deck" .toml)
+  runs+=(--label "$name-hybrid" -- env OMP_NUM_THREADS="$threads" mpiexec -n 1 "$bin" run \
+    "$root/$deck" --set train.steps="$steps" --set train.micro_batch=$((micro * threads)) \
+    --out '{run}')
+  runs+=(--label "$name-mpi" -- env OMP_NUM_THREADS=1 mpiexec -n "$threads" "$bin" run \
+    "$root/$deck" --set train.steps="$steps" --set train.micro_batch="$micro" --out '{run}')
 done
+tool alternation --rounds "$rounds" --dir "$work" "${runs[@]}"
 
 tool bench_hybrid "$work" "$threads" "$rounds" "scripts/bench-hybrid.sh $*" "$(revision)" \
   "${decks[@]}" >"$out"

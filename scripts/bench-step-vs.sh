@@ -40,16 +40,18 @@ fi
 work=$(mktemp -d /tmp/zeromini-bench-step.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 export OPENBLAS_NUM_THREADS=1 OMP_PROC_BIND=false
-for round in $(seq "$rounds"); do
-  for threads in 1 2; do
-    for side in old new; do
-      bin=$old_bin
-      [ "$side" = new ] && bin=$new_bin
-      OMP_NUM_THREADS=$threads mpiexec -n 1 "$bin" run "$root/$deck" --set train.steps="$steps" \
-        --out "$work/$side-$threads-$round" >"$work/$side-$threads-$round.log" 2>&1
-    done
+# Every round: at 1 then 2 threads, old then new; the runs and their logs are SIDE-THREADS-R in
+# $work; a failed run ends the script with its exit status.
+runs=()
+for threads in 1 2; do
+  for side in old new; do
+    bin=$old_bin
+    [ "$side" = new ] && bin=$new_bin
+    runs+=(--label "$side-$threads" -- env OMP_NUM_THREADS="$threads" mpiexec -n 1 "$bin" run \
+      "$root/$deck" --set train.steps="$steps" --out '{run}')
   done
 done
+tool alternation --rounds "$rounds" --dir "$work" "${runs[@]}"
 bench_bin=$(dirname "$new_bin")/zeromini-bench
 for threads in 1 2; do
   OMP_NUM_THREADS=$threads "$bench_bin" --benchmark_filter='^Kernel_' --benchmark_format=json \

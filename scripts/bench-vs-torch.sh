@@ -11,10 +11,10 @@ export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 # whose speed drifts; the table gives the medians.
 work=$(mktemp -d /tmp/zeromini-bench-step.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-for round in 1 2 3; do
-  "$root/build/bin/zeromini-bench" --benchmark_filter='^TrainStep/stage/0/' \
-    --benchmark_format=json >"$work/zeromini-$round.json"
-  "$python" "$root/scripts/torch_train_step.py" --layers 4 --dim 256 --heads 4 \
-    --seq 128 --batch 8 --vocab 512 --steps 20 --threads 1 >"$work/torch-$round.json"
-done
+# The rounds' JSON: zeromini-R.json and torch-R.json (R = 1, 2, 3) in $work.
+tool alternation --rounds 3 --dir "$work" --suffix .json --keep-stderr \
+  --label zeromini -- "$root/build/bin/zeromini-bench" --benchmark_filter='^TrainStep/stage/0/' \
+    --benchmark_format=json \
+  --label torch -- "$python" "$root/scripts/torch_train_step.py" --layers 4 --dim 256 --heads 4 \
+    --seq 128 --batch 8 --vocab 512 --steps 20 --threads 1
 tool bench_vs_torch "$work" "scripts/bench-vs-torch.sh $*" "$(revision)" >"$out"

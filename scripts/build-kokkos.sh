@@ -25,7 +25,8 @@
 # Known tarballs are checked against their sha256 (see the table below); an unknown one is
 # refused unless ZEROMINI_KOKKOS_TRUST_UNKNOWN=1. A prefix that already holds a build of the same
 # sources with the same options (PREFIX/share/zeromini-kokkos-build.txt) is reused, not rebuilt.
-set -euo pipefail
+# shellcheck source=lib/prologue.sh source-path=SCRIPTDIR
+. "$(dirname "$0")/lib/prologue.sh"
 
 known_sha256=(
   "kokkos-4.6.01.tar.gz d8a8a5e15331c46b900d3f75d2b62b0b32f067b126a4a75d465224c899765084"
@@ -186,6 +187,8 @@ case $backend in
       -DCMAKE_CXX_COMPILER="$prefix/bin/nvcc_wrapper" -DCMAKE_CXX_FLAGS="$wrapper_flags")
     cuda_major=$(nvcc --version | sed -n 's/.*release \([0-9]*\)\..*/\1/p')
     if ((cuda_major >= 13)); then
+      # The python3 on PATH (a cluster's module), not the prologue's /usr/bin one, which a cluster
+      # may lack or keep older.
       /usr/bin/env python3 "$(dirname "$0")/kokkos-cuda13-adapt.py" "$work/kokkos"
     fi
     ;;

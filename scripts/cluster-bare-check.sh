@@ -16,8 +16,8 @@
 #     --deps  the release tarballs: Kokkos, Kokkos Kernels and the five small libraries
 #             (default ZEROMINI_KOKKOS_VENDOR, else shared/vendor beside the clone or a parent)
 # Prints a summary of each step with its seconds; the logs land in build-cluster-check/.
-set -euo pipefail
-repo=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=lib/prologue.sh source-path=SCRIPTDIR
+. "$(dirname "$0")/lib/prologue.sh"
 bare=${ZEROMINI_CLUSTER_ROOT:-/var/cache/zeromini/bare-cluster-bookworm}
 deps=${ZEROMINI_KOKKOS_VENDOR:-}
 jobs=$(nproc)
@@ -31,7 +31,7 @@ while (($#)); do
 done
 [[ $(id -u) -eq 0 ]] || { echo "cluster-bare-check: run as root (debootstrap, chroot)" >&2; exit 1; }
 if [[ -z $deps ]]; then
-  dir=$repo
+  dir=$root
   while [[ $dir != / ]]; do
     dir=$(dirname "$dir")
     [[ -d $dir/shared/vendor ]] && { deps=$dir/shared/vendor; break; }
@@ -48,7 +48,7 @@ if [[ ! -x $bare/usr/bin/cmake ]]; then
   # Starts from the kit checks' minbase root (made once per machine by kit-bare-check.sh, which
   # knows this machine's apt source), copied: the kit checks keep theirs bare.
   kit_root=${ZEROMINI_BARE_ROOT:-/var/cache/zeromini/bare-bookworm}
-  "$repo/scripts/kit-bare-check.sh" --make-root --root "$kit_root" || exit 1
+  "$root/scripts/kit-bare-check.sh" --make-root --root "$kit_root" || exit 1
   echo "cluster-bare-check: $kit_root copied to $bare, then apt-get install ${module_like//,/ }"
   rm -rf "$bare.partial"
   cp -a "$kit_root" "$bare.partial"
@@ -77,7 +77,7 @@ user_id=4242
 home=$bare/home/zmuser
 rm -rf "$home"
 mkdir -p "$home/zeromini" "$home/deps"
-git -C "$repo" archive HEAD | tar -x -C "$home/zeromini"
+git -C "$root" archive HEAD | tar -x -C "$home/zeromini"
 cp "$deps"/*.tar.gz "$home/deps/"
 grep -q '^zmuser:' "$bare/etc/passwd" ||
   echo "zmuser:x:$user_id:$user_id:zeromini user:/home/zmuser:/bin/bash" >>"$bare/etc/passwd"
@@ -109,7 +109,7 @@ step unit-tests bash -c 'cd build && ctest -L unit --output-on-failure' || exit 
 EOF
 chmod +x "$home/check.sh"
 
-logs=$repo/build-cluster-check
+logs=$root/build-cluster-check
 rm -rf "$logs"
 mkdir -p "$logs"
 status=0

@@ -14,9 +14,9 @@
 #                  in the background: debootstrap waits on the network, not the cores); a check
 #                  that needs the root meanwhile waits for it (DIR.lock)
 # The check's output lands in DIR/bare-check-out/ (summary.md, check-logs.tar.gz).
-set -euo pipefail
-root_dir=$(cd "$(dirname "$0")/.." && pwd)
-flavor=openmp kit=$root_dir/device-kit bare=${ZEROMINI_BARE_ROOT:-/var/cache/zeromini/bare-bookworm}
+# shellcheck source=lib/prologue.sh source-path=SCRIPTDIR
+. "$(dirname "$0")/lib/prologue.sh"
+flavor=openmp kit=$root/device-kit bare=${ZEROMINI_BARE_ROOT:-/var/cache/zeromini/bare-bookworm}
 make_root_only=0
 while (($#)); do
   case $1 in

@@ -18,14 +18,14 @@
 # PREFIX-nodeI, host names PREFIX-nodeI, the bridge PREFIX-br, the host-side veths PREFIX-vI;
 # ZEROMINI_NETNS_SUBNET (default 10.77.0) numbers the nodes SUBNET.I and the bridge SUBNET.254.
 # State (node count, rate) lives in /run/zeromini-netns/PREFIX.
-set -euo pipefail
+# shellcheck source=lib/prologue.sh source-path=SCRIPTDIR
+. "$(dirname "$0")/lib/prologue.sh"
 
 prefix=${ZEROMINI_NETNS_PREFIX:-zm}
 subnet=${ZEROMINI_NETNS_SUBNET:-10.77.0}
 state=/run/zeromini-netns/$prefix
 bridge=$prefix-br
 bridge_ip=$subnet.254
-here=$(cd "$(dirname "$0")" && pwd)
 
 die() {
   echo "netns-cluster: $*" >&2
@@ -55,8 +55,8 @@ in_node() {
   nsenter --uts="$state/node$i.uts" --net="/var/run/netns/$(node_name "$i")" "$@"
 }
 
-# tbf on both ends of node I's veth: the node's egress (its eth0) and its ingress (the host side).
-# The bucket holds at least 4 ms at the rate, so that a timer tick does not cap the rate.
+# tbf on both ends of node I's veth: the node's egress (its eth0) and its ingress (the host side),
+# with the burst of zeromini_tools.netns.
 shape() {
   local i=$1 rate=$2 dev
   for dev in "ns:eth0" "host:$prefix-v$i"; do
@@ -73,32 +73,14 @@ shape() {
 }
 
 burst_for() {   # RATE -> bytes (tc units: bit, kbit, mbit, gbit)
-  python3 - "$1" <<'EOF'
-import re, sys
-m = re.fullmatch(r"([0-9.]+)([kmg]?)bit", sys.argv[1].lower())
-if not m:
-    sys.exit(f"netns-cluster: rate '{sys.argv[1]}': expected e.g. 1gbit, 500mbit, 800kbit")
-bits = float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2)]
-print(max(16384, int(bits / 8 * 0.004)))
-EOF
+  tool netns burst "$1"
 }
 
 # The node names resolve everywhere (the nodes share /etc/hosts): Hydra under Slurm and Slurm
 # itself address nodes by name. The block is marked, and `down` takes it out again.
 hosts_mark="# zeromini netns cluster $prefix"
 hosts_edit() {   # add PREFIX SUBNET N | remove
-  python3 - "$hosts_mark" "$@" <<'EOF'
-import sys
-mark, action = sys.argv[1], sys.argv[2]
-lines = [l for l in open("/etc/hosts").read().splitlines() if not l.endswith(mark)]
-if action == "add":
-    prefix, subnet, n = sys.argv[3], sys.argv[4], int(sys.argv[5])
-    lines += [f"{subnet}.{i} {prefix}-node{i}  {mark}" for i in range(1, n + 1)]
-# In place, not by rename: /etc/hosts may be a bind mount.
-with open("/etc/hosts", "r+") as f:
-    f.write("\n".join(lines) + "\n")
-    f.truncate()
-EOF
+  tool netns hosts "$hosts_mark" "$@"
 }
 
 cmd_down() {
@@ -193,14 +175,14 @@ cmd_mpiexec() {
   shift
   lib=${ZEROMINI_UCX_FINALIZE_LIB:-}
   if [[ -z $lib ]]; then   # the default: the repository's build, where there is one
-    lib=$here/../build/lib/libzeromini_mpich_ucx_finalize.so
+    lib=$root/build/lib/libzeromini_mpich_ucx_finalize.so
     [[ -f $lib ]] || lib=none
   fi
   if [[ $lib != none ]]; then
     [[ -f $lib ]] || die "ZEROMINI_UCX_FINALIZE_LIB '$lib': no such file"
     preload=(-genv LD_PRELOAD "$lib${LD_PRELOAD:+:$LD_PRELOAD}")
   fi
-  UCX_TLS=${UCX_TLS:-tcp,self} exec mpiexec -localhost "$bridge_ip" -launcher ssh -launcher-exec "$here/netns-launch" \
+  UCX_TLS=${UCX_TLS:-tcp,self} exec mpiexec -localhost "$bridge_ip" -launcher ssh -launcher-exec "$root/scripts/netns-launch" \
     "${preload[@]}" -hosts "$(cmd_hosts "$k")" -n $(($(node_count) * k)) "$@"
 }
 

@@ -11,14 +11,14 @@
 #
 # Same ZEROMINI_NETNS_PREFIX / _SUBNET as the cluster. Files live in /run/zeromini-netns/PREFIX/
 # slurm; the daemons' logs there too (slurmctld.log, slurmd-NODE.log).
-set -euo pipefail
+# shellcheck source=lib/prologue.sh source-path=SCRIPTDIR
+. "$(dirname "$0")/lib/prologue.sh"
 
 prefix=${ZEROMINI_NETNS_PREFIX:-zm}
 subnet=${ZEROMINI_NETNS_SUBNET:-10.77.0}
 cluster_state=/run/zeromini-netns/$prefix
 dir=$cluster_state/slurm
 conf=$dir/slurm.conf
-here=$(cd "$(dirname "$0")" && pwd)
 
 die() {
   echo "netns-slurm: $*" >&2
@@ -127,7 +127,7 @@ cmd_up() {
   export SLURM_CONF=$conf
   start slurmctld slurmctld -D -c -f "$conf"
   for ((i = 1; i <= n; i++)); do
-    start "slurmd-$i" "$here/netns-cluster.sh" exec "$i" slurmd -D -f "$conf"
+    start "slurmd-$i" "$root/scripts/netns-cluster.sh" exec "$i" slurmd -D -f "$conf"
   done
   local idle=0
   for _ in $(seq 1 60); do

@@ -7,7 +7,8 @@
 #
 #   scripts/setup-deps.sh            # build, test and plot dependencies; silent when all is there
 #   ZEROMINI_DEPS_VERBOSE=1 ...      # also say so when nothing was missing
-set -euo pipefail
+# shellcheck source=lib/prologue.sh source-path=SCRIPTDIR
+. "$(dirname "$0")/lib/prologue.sh"
 
 packages=(
   # toolchain, and the compiler cache that scripts/build.sh uses where it is installed

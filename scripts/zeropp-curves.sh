@@ -52,17 +52,17 @@ work=$(mktemp -d /tmp/zeromini-zeropp.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 
-for round in $(seq "$rounds"); do
-  for name in "${combos[@]}"; do
-    [ -n "${sets[$name]+x}" ] || { echo "zeropp-curves: unknown combination $name" >&2; exit 2; }
-    args=(--set train.steps="$steps")
-    for s in ${sets[$name]}; do args+=(--set "$s"); done
-    echo "zeropp-curves: round $round/$rounds: $name" >&2
-    (cd "$root" && mpiexec -n "$ranks" "$bin" run "$deck" "${args[@]}" \
-      --out "$work/$name-$round") >"$work/$name-$round.log" 2>&1 ||
-      { tail -20 "$work/$name-$round.log" >&2; exit 1; }
-  done
+# Every round: the combinations in order; the runs and their logs are NAME-R in $work. A failed
+# run ends the script (exit 1) with the last lines of its log on stderr.
+runs=()
+for name in "${combos[@]}"; do
+  [ -n "${sets[$name]+x}" ] || { echo "zeropp-curves: unknown combination $name" >&2; exit 2; }
+  args=(--set train.steps="$steps")
+  for s in ${sets[$name]}; do args+=(--set "$s"); done
+  runs+=(--label "$name" -- mpiexec -n "$ranks" "$bin" run "$deck" "${args[@]}" --out '{run}')
 done
+(cd "$root" && tool alternation --rounds "$rounds" --dir "$work" --announce zeropp-curves \
+  "${runs[@]}") || exit 1
 
 mkdir -p "$out/runs"
 command="scripts/zeropp-curves.sh${*:+ $*}"

@@ -21,6 +21,7 @@ import sys
 import h5py
 import numpy as np
 
+from zeromini_tools.alternation import joined, median_of_ratios, per_round, table_head, table_row
 from zeromini_tools.plotting import pyplot, save
 
 LAST = 10  # final loss: mean over the last LAST steps
@@ -61,22 +62,23 @@ def fmt_bytes(value):
     return f"{value:,.0f}"
 
 
-def convergence_table(runs, combos, rounds):
+def convergence_table(runs, combos):
     base = runs[combos[0][0]]
     base_final = float(np.mean(base["loss"][-LAST:]))
-    lines = [f"| combination | --set | final loss (mean of last {LAST}) | gap to none | "
-             "max gap at any step | step ms (median) | step time / none | per round |",
-             "|---|---|---:|---:|---:|---:|---:|---|"]
+    lines = table_head([("combination", "l"), ("--set", "l"),
+                        (f"final loss (mean of last {LAST})", "r"), ("gap to none", "r"),
+                        ("max gap at any step", "r"), ("step ms (median)", "r"),
+                        ("step time / none", "r"), ("per round", "l")])
     for name, sets in combos:
         run = runs[name]
         final = float(np.mean(run["loss"][-LAST:]))
         gap = (final - base_final) / base_final
         step_gap = np.max(np.abs(run["loss"] - base["loss"]) / base["loss"])
-        ratios = [s / b for s, b in zip(run["step_s"], base["step_s"])]
-        lines.append(
-            f"| {name} | {sets.replace(',', ' ') or '(deck)'} | {final:.4f} | {gap * 100:+.2f}% | "
-            f"{step_gap * 100:.2f}% | {statistics.median(run['step_s']) * 1e3:.1f} | "
-            f"**{statistics.median(ratios):.2f}** | {', '.join(f'{r:.2f}' for r in ratios)} |")
+        lines.append(table_row([
+            name, sets.replace(",", " ") or "(deck)", f"{final:.4f}", f"{gap * 100:+.2f}%",
+            f"{step_gap * 100:.2f}%", f"{statistics.median(run['step_s']) * 1e3:.1f}",
+            f"**{median_of_ratios(run['step_s'], base['step_s']):.2f}**",
+            joined(per_round(run["step_s"], base["step_s"]), "{:.2f}")]))
     return lines
 
 
@@ -131,7 +133,7 @@ def write_table(path, runs, combos, args):
         "within a round and its median over the rounds",
         "",
     ]
-    lines += convergence_table(runs, combos, args.rounds)
+    lines += convergence_table(runs, combos)
     lines += ["", "Bytes sent per rank and step by each collective kind (the run's counters, "
               "summary.json `bytes_per_rank_per_step`), in parentheses those across the hpZ "
               "groups (`..._inter_group`):", ""]
