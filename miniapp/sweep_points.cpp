@@ -3,8 +3,9 @@
 
 #include <algorithm>
 
+#include "core/deck.hpp"
 #include "core/error.hpp"
-#include "core/stage_spec.hpp"
+#include "core/validate.hpp"
 #include "sweep_file.hpp"
 
 namespace zm::cli {
@@ -19,19 +20,17 @@ bool only(const std::string& text, const std::string& allowed) {
   return !text.empty() && text.find_first_not_of(allowed) == std::string::npos;
 }
 
-// Why a point cannot run with its tp degree and shard size, or "": tp must divide the ranks, and
-// stages 1-3 a shard size that divides the data-parallel ranks (ranks / tp; "node" divides them:
-// the launcher places ranks_per_node ranks on each node). Stage "all" runs stages that shard.
-std::string shard_problem(const SweepPoint& point) {
-  const int64_t tp = point.tp.empty() ? 1 : std::stoll(point.tp);
-  if (point.ranks % tp != 0)
-    return fmt::format("parallel.tp = {} does not divide {} ranks", tp, point.ranks);
-  const bool shards = point.stage == kAllStages || stage_spec(point.stage).shards_states();
-  if (!shards || point.shard_size.empty() || point.shard_size == "node") return "";
-  const int64_t size = std::stoll(point.shard_size), data_parallel = point.ranks / tp;
-  if (size == 0 || data_parallel % size == 0) return "";
-  return fmt::format("zero.shard_size = {} does not divide {} {}ranks", size, data_parallel,
-                     tp > 1 ? "data-parallel " : "");
+// Why the run would refuse the point, in the run's own words, or "": the deck loaded with the
+// point's overrides (the checks of single keys and of the model's shape) and validated for the
+// point's stages and ranks (core/validate.hpp), as `zeromini run` does.
+std::string run_problem(const SweepPoint& point) {
+  try {
+    const Deck deck = load_deck(point.model->deck, point.overrides, BuildChecks::Skip);
+    for (int stage : deck.stages()) validate(deck, {stage, point.ranks, point.ranks_per_node});
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
 }
 
 // A deck axis of the points: the sweep's values, the point's value, the part of a point's name
@@ -67,28 +66,11 @@ std::string overridden(const SweepPoint& point, const std::string& deck_key) {
   return value;
 }
 
-// Why the run would refuse the point's ZeRO++ settings (as src/zero/factory.cpp and
-// quantized_gradients.cpp do), or why the point would repeat another one of the sweep: error
-// feedback keeps the residuals of quantized gradients, so without them it changes nothing.
-std::string quantize_problem(const Sweep& sweep, const SweepPoint& point) {
-  const std::string weights = overridden(point, "zero.quantize_weights");
-  const std::string grads = overridden(point, "zero.quantize_grads");
-  const std::string stage = stage_name(point.stage);
-  const std::string all = point.stage == kAllStages ? ", which runs stages 0-3" : "";
-  const bool gathers = point.stage != kAllStages && stage_spec(point.stage).gathers_parameters();
-  if (!weights.empty() && weights != "none" && !gathers)
-    return fmt::format(
-        "zero.quantize_weights = \"{}\" needs zero.stage = 3 (this point: stage {}{})", weights,
-        stage, all);
-  if (!grads.empty() && grads != "none" && (point.stage == 0 || point.stage == kAllStages))
-    return fmt::format("zero.quantize_grads = \"{}\" needs zero.stage 1-3 (this point: stage {}{})",
-                       grads, stage, all);
-  const std::string block = overridden(point, "zero.quantize_block");
-  if (grads == "int4" && only(block, "0123456789") && std::stoll(block) % 2 != 0)
-    return fmt::format("zero.quantize_grads = \"int4\" needs an even zero.quantize_block ({} here)",
-                       block);
+// Why the point would repeat another one of the sweep: error feedback keeps the residuals of
+// quantized gradients, so without them it changes nothing.
+std::string repeat_problem(const Sweep& sweep, const SweepPoint& point) {
   const std::vector<std::string>& feedback = sweep.error_feedback;
-  if (point.error_feedback == "true" && grads == "none" &&
+  if (point.error_feedback == "true" && overridden(point, "zero.quantize_grads") == "none" &&
       std::count(feedback.begin(), feedback.end(), "false"))
     return "zero.error_feedback = true changes nothing with zero.quantize_grads = \"none\" "
            "(the same run as error_feedback = false)";
@@ -96,7 +78,9 @@ std::string quantize_problem(const Sweep& sweep, const SweepPoint& point) {
 }
 
 // The point at these coordinates (model, stage, nodes, ranks per node, deck axes and repeat set).
-SweepPoint make_point(const Sweep& sweep, SweepPoint point) {
+// `first` (a point's first repeat, whose problems every repeat shares): whether to ask the run's
+// checks, which load the deck.
+SweepPoint make_point(const Sweep& sweep, SweepPoint point, const SweepPoint* first) {
   const SweepModel& model = *point.model;
   point.ranks = point.nodes * point.ranks_per_node;
   std::string axes;
@@ -121,8 +105,12 @@ SweepPoint make_point(const Sweep& sweep, SweepPoint point) {
   }
   if (point.micro_batch)
     point.overrides.push_back(fmt::format("train.micro_batch={}", *point.micro_batch));
-  if (point.problem.empty()) point.problem = shard_problem(point);
-  if (point.problem.empty()) point.problem = quantize_problem(sweep, point);
+  if (first) {
+    point.problem = first->problem;
+    return point;
+  }
+  if (point.problem.empty()) point.problem = run_problem(point);
+  if (point.problem.empty()) point.problem = repeat_problem(sweep, point);
   return point;
 }
 
@@ -185,7 +173,7 @@ std::vector<SweepPoint> expand_sweep(const Sweep& sweep) {
               at.nodes = nodes;
               at.ranks_per_node = ranks_per_node;
               at.repeat = repeat;
-              points.push_back(make_point(sweep, at));
+              points.push_back(make_point(sweep, at, repeat > 0 ? &points.back() : nullptr));
             }
   return points;
 }

@@ -28,12 +28,15 @@ CommLevel world_level(const ZeroMesh& mesh) {
   return mesh.hybrid() ? CommLevel::InterGroup : CommLevel::IntraGroup;
 }
 
+int run_ranks_per_node(const Deck& deck, Communicator& world) {
+  if (deck.zero.ranks_per_node != 0) return world.size();  // zero_mesh takes the deck's
+  return NodeComm(world.mpi_comm()).size();
+}
+
 ZeroMesh run_zero_mesh(const Deck& deck, int stage, Communicator& world) {
   // Always asked (not only for "node"): the mesh also says where the nodes are, for the bytes
   // that leave them.
-  int ranks_per_node = world.size();
-  if (deck.zero.ranks_per_node == 0) ranks_per_node = NodeComm(world.mpi_comm()).size();
-  return zero_mesh(deck, stage, world.size(), ranks_per_node);
+  return zero_mesh(deck, stage, world.size(), run_ranks_per_node(deck, world));
 }
 
 MeshComms::MeshComms(Communicator& world, const ZeroMesh& mesh, bool split_group_by_node)

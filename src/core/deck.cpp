@@ -181,20 +181,14 @@ void apply_override(Deck& deck, const std::string& assignment) {
   apply(deck, *spec, override_value(where, name, text), where);
 }
 
-std::string origin_of(const Deck& deck, const std::string& key) {
-  auto it = deck.origin.find(key);
-  if (it != deck.origin.end()) return it->second;
-  return deck.path + " (default)";
-}
-
 // parallel.tp splits the heads, the MLP's 4C and the padded vocabulary evenly.
 void check_tensor_parallel(const Deck& deck) {
   const ModelConfig& m = deck.model;
   const int64_t tp = deck.parallel.tp;
-  const std::string where = origin_of(deck, "parallel.tp");
+  const std::string where = deck.where("parallel.tp");
   if (m.heads % tp != 0)
     fail("{}: parallel.tp = {} must divide model.heads = {} (set at {})", where, tp, m.heads,
-         origin_of(deck, "model.heads"));
+         deck.where("model.heads"));
   if (4 * m.dim % tp != 0)
     fail("{}: parallel.tp = {} must divide the MLP width 4 x model.dim = {}", where, tp, 4 * m.dim);
   if (m.padded_vocab() % tp != 0)
@@ -208,28 +202,28 @@ void cross_check(const Deck& deck, BuildChecks build_checks) {
   const BuildFeatures features = build_features();
   const ModelConfig& m = deck.model;
   if (m.dim % m.heads != 0)
-    fail("{}: model.heads = {} must divide model.dim = {} (set at {})",
-         origin_of(deck, "model.heads"), m.heads, m.dim, origin_of(deck, "model.dim"));
+    fail("{}: model.heads = {} must divide model.dim = {} (set at {})", deck.where("model.heads"),
+         m.heads, m.dim, deck.where("model.dim"));
   check_tensor_parallel(deck);
   if (deck.train.warmup > deck.train.steps && deck.train.steps > 0 &&
       deck.origin.count("train.warmup"))
     fail("{}: train.warmup = {} exceeds train.steps = {}; expected 0..{}",
-         origin_of(deck, "train.warmup"), deck.train.warmup, deck.train.steps, deck.train.steps);
+         deck.where("train.warmup"), deck.train.warmup, deck.train.steps, deck.train.steps);
   if (build_checks == BuildChecks::Skip) return;
   if (deck.comm.backend == "nccl" && !features.nccl)
     fail(
         "{}: comm.backend = \"nccl\": this build has no NCCL backend (it needs a Kokkos with "
         "CUDA); expected \"mpi\" or \"auto\"",
-        origin_of(deck, "comm.backend"));
+        deck.where("comm.backend"));
   const PrecisionPolicy policy = deck.train.policy();
   if (policy.compute == Element::BF16 && !features.bf16)
     fail(
         "{}: train.precision = \"bf16\": this build's Kokkos ({}) has no bfloat16 type; "
         "bf16 needs Kokkos >= 4. Expected \"fp32\"",
-        origin_of(deck, "train.precision"), features.kokkos_version);
+        deck.where("train.precision"), features.kokkos_version);
   if (policy.gemm_math == GemmMath::TF32 && !features.cuda)
     fail("{}: train.precision = \"tf32\": TF32 tensor cores need a CUDA build; expected \"fp32\"",
-         origin_of(deck, "train.precision"));
+         deck.where("train.precision"));
 }
 
 toml::table parse_toml(const std::string& toml_text, const std::string& name) {
@@ -297,6 +291,12 @@ std::string Deck::resolved_toml() const {
     out += fmt::format("{} = {}\n", spec.key, spec.get(*this));
   }
   return out;
+}
+
+std::string Deck::where(const std::string& key) const {
+  auto it = origin.find(key);
+  if (it != origin.end()) return it->second;
+  return path + " (default)";
 }
 
 std::vector<int> Deck::stages() const {

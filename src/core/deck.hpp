@@ -147,6 +147,10 @@ struct Deck {
   // For every key that was set explicitly: "file:line" or "--set"; keys absent here are defaults.
   std::map<std::string, std::string> origin;
 
+  // Where `key` was set ("file:line", "--set section.key=value"), or the deck's path and
+  // "(default)": the start of every message about that key.
+  std::string where(const std::string& key) const;
+
   // The deck with every default filled in, as TOML text (printed at start, stored in outputs).
   std::string resolved_toml() const;
   // The stages this run trains: {stage} or {0,1,2,3} for stage = "all".

@@ -25,9 +25,9 @@ int group_ranks(const Deck& deck, const char* key, int64_t size, int world, int 
   }
   if (group < 1 || group > world || world % group != 0)
     fail(
-        "{} = {} ({} ranks per shard group): expected a divisor of the rank count {} (ranks are "
-        "grouped consecutively, and every group holds a whole replica)",
-        key, size_name(size), group, world);
+        "{}: {} = {} ({} ranks per shard group): expected a divisor of the rank count {} (ranks "
+        "are grouped consecutively, and every group holds a whole replica)",
+        deck.where(key), key, size_name(size), group, world);
   return static_cast<int>(group);
 }
 
@@ -63,18 +63,20 @@ ZeroMesh sharded_mesh(const Deck& deck, int stage, int ranks, int ranks_per_node
   const int tp = static_cast<int>(deck.parallel.tp);
   if (ranks % tp != 0)
     fail(
-        "parallel.tp = {}: expected a divisor of the rank count {} (each tensor-parallel group "
-        "is {} consecutive ranks)",
-        tp, ranks, tp);
+        "{}: parallel.tp = {}: expected a divisor of the rank count {} (each tensor-parallel "
+        "group is {} consecutive ranks)",
+        deck.where("parallel.tp"), tp, ranks, tp);
   // The ZeRO dimensions count the ranks holding the same slices.
   const int world = ranks / tp;
   const StageSpec& spec = stage_spec(stage);
   const bool secondary = spec.gathers_parameters() && z.secondary_shard_size != 0;
   if (secondary && z.shard_size != 0)
     fail(
-        "zero.secondary_shard_size = {} with zero.shard_size = {}: hpZ shards the optimizer "
-        "state over all ranks and only the parameters within groups; set one of the two",
-        size_name(z.secondary_shard_size), size_name(z.shard_size));
+        "{}: zero.secondary_shard_size = {} with zero.shard_size = {} (set at {}): hpZ shards "
+        "the optimizer state over all ranks and only the parameters within groups; set one of "
+        "the two",
+        deck.where("zero.secondary_shard_size"), size_name(z.secondary_shard_size),
+        size_name(z.shard_size), deck.where("zero.shard_size"));
   if (secondary) {
     const int group = group_ranks(deck, "zero.secondary_shard_size", z.secondary_shard_size, world,
                                   ranks_per_node);

@@ -5,6 +5,7 @@
 
 #include "comm/cross_node.hpp"
 #include "core/error.hpp"
+#include "core/validate.hpp"
 #include "model/layout.hpp"
 #include "zero/engine.hpp"
 #include "zero/partition.hpp"
@@ -93,6 +94,7 @@ ZeroMesh plan_zero_mesh(const Deck& deck, int stage, int64_t ranks, const Machin
   if (ranks < 1 || ranks > (int64_t(1) << 30))
     fail("--ranks: {} is not a rank count (expected an integer in 1..2^30)", ranks);
   const int64_t per_node = machine ? machine->devices_per_node : ranks;
+  validate(deck, {stage, ranks, per_node}, Validation::Plan);
   return zero_mesh(deck, stage, static_cast<int>(ranks), static_cast<int>(per_node));
 }
 

@@ -13,6 +13,7 @@
 #include "core/log.hpp"
 #include "core/stop_signal.hpp"
 #include "core/text.hpp"
+#include "core/validate.hpp"
 #include "io/checkpoint.hpp"
 #include "io/output_dir.hpp"
 #include "io/results_file.hpp"
@@ -101,7 +102,9 @@ RunSetup check_run_options(const Deck& deck, Communicator& comm, const RunContex
                  nullptr,
                  {}};
   std::string error;
+  const int ranks_per_node = run_ranks_per_node(deck, comm);  // collective: before the try
   try {
+    for (int stage : deck.stages()) validate(deck, {stage, comm.size(), ranks_per_node});
     setup.resume = resolve_resume(deck);
     if (!setup.resume.empty() && deck.zero.all_stages)
       fail("train.resume = \"{}\": resuming needs a single zero.stage, not \"all\"",
@@ -109,7 +112,7 @@ RunSetup check_run_options(const Deck& deck, Communicator& comm, const RunContex
   } catch (const Error& e) {
     error = e.what();
   }
-  agree_or_fail(comm.watchdog(), comm.mpi_comm(), error, "checking train.resume");
+  agree_or_fail(comm.watchdog(), comm.mpi_comm(), error, "checking the deck and train.resume");
   if (write_outputs && deck.output.checkpoint_every > 0 && deck.zero.all_stages)
     log_root(
         "note: output.checkpoint_every is ignored with zero.stage = \"all\" (a comparison "

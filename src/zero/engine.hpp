@@ -285,10 +285,6 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
   void init_held(T* buffer, const Placement& placement, uint64_t seed) const;
 };
 
-// Fails, naming the deck's line, where the deck quantizes the weight gathers (qwZ) and `stage`
-// gathers no unit. make_engine calls it; the planner prices such stages without them.
-void check_quantized_weights(const Deck& deck, int stage);
-
 // The engine of ZeRO stage `stage` computing in Real over the shard group of `comms` (partition is
 // over its ranks), composed from the stage's record (factory.cpp). `schedule` is the order in
 // which the model uses the units in a step (a parameter path that gathers per unit prefetches

@@ -8,24 +8,12 @@
 
 namespace zm {
 
-void check_quantized_weights(const Deck& deck, int stage) {
-  if (!deck.zero.quantizes_weights() || stage_spec(stage).gathers_parameters()) return;
-  const auto set_at = deck.origin.find("zero.quantize_weights");
-  fail(
-      "{}: zero.quantize_weights = \"{}\" needs zero.stage = 3, the stage that gathers parameters "
-      "per unit; this run is stage {}{}. Expected \"none\" at stages 0-2",
-      set_at != deck.origin.end() ? set_at->second : deck.path, deck.zero.quantize_weights, stage,
-      deck.zero.all_stages ? " (zero.stage = \"all\" runs stages 0-3)" : "");
-}
-
 template <typename Real>
 std::unique_ptr<ZeroEngineT<Real>> make_engine(int stage, const Partition& partition,
                                                MeshComms& comms, const Deck& deck,
                                                const std::vector<UnitEvent>& schedule,
                                                kernels::TeamShape team_shape,
                                                MemoryLedger* ledger) {
-  check_quantized_weights(deck, stage);
-  check_quantized_grads(deck, stage);
   return std::make_unique<ComposedEngine<Real>>(stage_spec(stage), partition, comms, deck, schedule,
                                                 team_shape, ledger);
 }

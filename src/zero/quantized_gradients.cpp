@@ -16,11 +16,6 @@ const char* const kSend = "qgz_send";
 const char* const kRecv = "qgz_recv";
 const char* const kResidual = "qgz_residual";
 
-std::string where_set(const Deck& deck, const std::string& key) {
-  const auto found = deck.origin.find(key);
-  return found != deck.origin.end() ? found->second : deck.path;
-}
-
 // Where step 1 puts destination d's segment of `ranks`: in destination order, or for the hop within
 // a node (per_node = k > 1) peer by peer, the destinations of local index j (j, k + j, 2k + j,
 // ...: the group's ranks are node by node) together, in node order.
@@ -36,21 +31,6 @@ int64_t largest_shard(const Partition& partition, bool sub) {
 }
 
 }  // namespace
-
-void check_quantized_grads(const Deck& deck, int stage) {
-  if (!deck.zero.quantizes_grads()) return;
-  if (stage_spec(stage).gradients == GradientPath::AllReduce)
-    fail(
-        "{}: zero.quantize_grads = \"{}\" needs zero.stage 1-3, whose gradients are "
-        "reduce-scattered; stage {} all-reduces them in buckets{}. Expected \"none\" at stage {}",
-        where_set(deck, "zero.quantize_grads"), deck.zero.quantize_grads, stage,
-        deck.zero.all_stages ? " (zero.stage = \"all\" runs stages 0-3)" : "", stage);
-  if (deck.zero.grad_quantize_bits() == 4 && deck.zero.quantize_block % 2 != 0)
-    fail(
-        "{}: zero.quantize_block = {} with zero.quantize_grads = \"int4\": expected an even "
-        "block (two int4 codes share a byte, and no byte may span two blocks)",
-        where_set(deck, "zero.quantize_block"), deck.zero.quantize_block);
-}
 
 kernels::QuantizedSegment grad_segment(const Deck& deck, int64_t values) {
   return {values, deck.zero.quantize_block, deck.zero.grad_quantize_bits()};

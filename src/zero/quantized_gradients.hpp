@@ -56,11 +56,6 @@
 
 namespace zm {
 
-// Fails, naming the deck's line, where the deck quantizes gradients at a stage that all-reduces
-// them in buckets (stage 0: no reduce-scatter to replace) or in int4 with an odd
-// zero.quantize_block.
-void check_quantized_grads(const Deck& deck, int stage);
-
 // The packed segment of `values` gradient elements under the deck's qgZ settings.
 kernels::QuantizedSegment grad_segment(const Deck& deck, int64_t values);
 

@@ -81,10 +81,11 @@ class AxesExpandTest(SweepDir):
         problems = {p["name"]: p["problem"] for p in points}
         # Stage 0 shards nothing; "node" always divides.
         self.assertIsNone(problems["t-s0-n1x4-base-shard3-r0"])
-        self.assertEqual(problems["t-s3-n1x4-base-shard3-r0"],
-                         "zero.shard_size = 3 does not divide 4 ranks")
-        self.assertEqual(problems["t-s3-n1x4-base-shard8-r0"],
-                         "zero.shard_size = 8 does not divide 4 ranks")
+        divisor = ("--set zero.shard_size={0}: zero.shard_size = {0} ({0} ranks per shard group): "
+                   "expected a divisor of the rank count 4 (ranks are grouped consecutively, "
+                   "and every group holds a whole replica)")
+        self.assertEqual(problems["t-s3-n1x4-base-shard3-r0"], divisor.format(3))
+        self.assertEqual(problems["t-s3-n1x4-base-shard8-r0"], divisor.format(8))
         self.assertIsNone(problems["t-s3-n1x4-base-shardnode-r0"])
 
     def test_errors_name_the_file_line_and_key(self):

@@ -31,8 +31,21 @@ ZEROPP = """\
     steps = 3
     models = [{{ name = "m" }}]
 """
-WEIGHTS_AT = 'zero.quantize_weights = "int8" needs zero.stage = 3 (this point: stage {})'
-GRADS_AT = 'zero.quantize_grads = "{}" needs zero.stage 1-3 (this point: stage {})'
+# The run's own refusals (src/core/validate.cpp), naming the --set that gave the key.
+def weights_at(stage, all_stages=False):
+    return ('--set zero.quantize_weights=int8: zero.quantize_weights = "int8" needs zero.stage = '
+            f'3, the stage that gathers parameters per unit; this run is stage {stage}'
+            + (' (zero.stage = "all" runs stages 0-3)' if all_stages else '')
+            + '. Expected "none" at stages 0-2')
+
+
+def grads_at(kind, stage, where=None):
+    return (f'{where or "--set zero.quantize_grads=" + kind}: zero.quantize_grads = "{kind}" '
+            f'needs zero.stage 1-3, whose gradients are reduce-scattered; stage {stage} '
+            f'all-reduces them in buckets. Expected "none" at stage {stage}')
+
+
+SET_INT4 = '--set zero.quantize_grads="int4"'
 FEEDBACK = ('zero.error_feedback = true changes nothing with zero.quantize_grads = "none" (the '
             'same run as error_feedback = false)')
 
@@ -71,10 +84,10 @@ class ZeroppExpandTest(SweepDir):
     def test_points_the_run_would_refuse_are_skipped_with_the_reason(self):
         _, points = self.load(ZEROPP)
         problems = {p["name"]: p["problem"] for p in points}
-        self.assertEqual(problems["z-s0-n1x2-m-qwint8-qgnone-effalse-r0"], WEIGHTS_AT.format(0))
-        self.assertEqual(problems["z-s1-n1x2-m-qwint8-qgint8-effalse-r0"], WEIGHTS_AT.format(1))
+        self.assertEqual(problems["z-s0-n1x2-m-qwint8-qgnone-effalse-r0"], weights_at(0))
+        self.assertEqual(problems["z-s1-n1x2-m-qwint8-qgint8-effalse-r0"], weights_at(1))
         self.assertEqual(problems["z-s0-n1x2-m-qwnone-qgint4-effalse-r0"],
-                         GRADS_AT.format("int4", 0))
+                         grads_at("int4", 0))
         self.assertEqual(problems["z-s3-n1x2-m-qwint8-qgnone-eftrue-r0"], FEEDBACK)
         for name in ("z-s0-n1x2-m-qwnone-qgnone-effalse-r0", "z-s1-n1x2-m-qwnone-qgint4-eftrue-r0",
                      "z-s3-n1x2-m-qwint8-qgnone-effalse-r0", "z-s3-n1x2-m-qwint8-qgint8-eftrue-r0"):
@@ -87,20 +100,21 @@ class ZeroppExpandTest(SweepDir):
         _, points = self.load('deck = "{deck}"\nstages = ["all", 2]\nquantize_weights = "int8"\n')
         self.assertEqual({p["name"]: p["problem"] for p in points},
                          {"t-sall-n1x1-base-qwint8-r0":
-                          WEIGHTS_AT.format("all, which runs stages 0-3"),
-                          "t-s2-n1x1-base-qwint8-r0": WEIGHTS_AT.format(2)})
+                          weights_at(0, all_stages=True),
+                          "t-s2-n1x1-base-qwint8-r0": weights_at(2)})
         # The gradients quantized for every point by set: stage 0 refused; both feedbacks run.
         _, points = self.load('deck = "{deck}"\nstages = [0, 2]\nerror_feedback = [false, true]\n'
                               'set = ["zero.quantize_grads=\\"int4\\""]\n')
         self.assertEqual({p["name"]: p["problem"] for p in points},
-                         {"t-s0-n1x1-base-effalse-r0": GRADS_AT.format("int4", 0),
-                          "t-s0-n1x1-base-eftrue-r0": GRADS_AT.format("int4", 0),
+                         {"t-s0-n1x1-base-effalse-r0": grads_at("int4", 0, SET_INT4),
+                          "t-s0-n1x1-base-eftrue-r0": grads_at("int4", 0, SET_INT4),
                           "t-s2-n1x1-base-effalse-r0": None, "t-s2-n1x1-base-eftrue-r0": None})
         _, points = self.load('deck = "{deck}"\nstages = [2]\nquantize_grads = ["int8", "int4"]\n'
                               'set = ["zero.quantize_block=5"]\n')
         self.assertEqual([p["problem"] for p in points],
-                         [None, 'zero.quantize_grads = "int4" needs an even zero.quantize_block '
-                          '(5 here)'])
+                         [None, '--set zero.quantize_block=5: zero.quantize_block = 5 with '
+                          'zero.quantize_grads = "int4": expected an even block (two int4 codes '
+                          'share a byte, and no byte may span two blocks)'])
 
     def test_errors_name_the_file_line_and_key(self):
         for text, pattern in (
@@ -126,7 +140,7 @@ class ZeroppExpandTest(SweepDir):
         res = run([os.path.join(SCRIPTS, "sweep.py"), self.sweep_file(ZEROPP), "--dry-run",
                    "--dir", os.path.join(self.tmp, "s"), "--bin", fake_binary(self.tmp)])
         self.assertEqual(res.stdout.count("#!/bin/bash"), 16)
-        self.assertIn("z-s1-n1x2-m-qwint8-qgnone-effalse-r0: skipped: " + WEIGHTS_AT.format(1),
+        self.assertIn("z-s1-n1x2-m-qwint8-qgnone-effalse-r0: skipped: " + weights_at(1),
                       res.stdout)
         self.assertIn("z-s3-n1x2-m-qwnone-qgnone-eftrue-r0: skipped: " + FEEDBACK, res.stdout)
         self.assertIn("--set zero.stage=3 --set zero.quantize_weights=int8 "

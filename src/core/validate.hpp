@@ -1,0 +1,30 @@
+// The checks of a deck against the run it describes, in one place: `zeromini run`, `plan` and
+// `sweep` ask the same function for every stage and rank count they run or price. A check that
+// involves several keys, or a key and the run's shape (its stage, its ranks), fails (zm::Error)
+// naming where the key was set (file:line, or the --set that gave it) and what was
+// expected. Single keys are checked as they are read, and the model's own shape (heads, tp
+// against the model) as the deck is loaded (core/deck.cpp).
+#pragma once
+
+#include <cstdint>
+
+#include "core/deck.hpp"
+
+namespace zm {
+
+// What a run of the deck is asked to be.
+struct RunShape {
+  int stage;               // one stage (zero.stage = "all": each of 0-3 in turn)
+  int64_t ranks;           // every rank
+  int64_t ranks_per_node;  // the ranks that share a node (zero.ranks_per_node wins when set)
+};
+
+enum class Validation {
+  Run,   // everything a run refuses
+  Plan,  // the planner prices qwZ and qgZ only at the stages that use them, so it does not
+         // refuse them at the others (`zeromini plan` says so in its header)
+};
+
+void validate(const Deck& deck, const RunShape& shape, Validation purpose = Validation::Run);
+
+}  // namespace zm
