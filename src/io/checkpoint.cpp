@@ -1,9 +1,10 @@
-// A checkpoint (checkpoint.hpp): writing it and reading it back. One concept: the writer and the
-// reader share the file's format (io/checkpoint_format.hpp, io/checkpoint_runs.hpp), and the reader
-// checks the attributes and the storage the writer creates.
+// A checkpoint (checkpoint.hpp): its format, writing it and reading it back. One concept: the
+// writer and the reader share the format (the datasets, where each state lives in the engine,
+// where a rank's part lies in the file), and the reader checks what the writer creates.
 #include "io/checkpoint.hpp"
 
 #include <fmt/format.h>
+#include <hdf5.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +12,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
+#include <vector>
 
 #include "comm/agree.hpp"
 #include "comm/watchdog.hpp"
@@ -18,20 +21,126 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/regular_file.hpp"
-#include "io/checkpoint_format.hpp"
-#include "io/checkpoint_runs.hpp"
 #include "io/durable_file.hpp"
 #include "io/file_integrity.hpp"
 #include "io/h5.hpp"
 #include "io/io_faults.hpp"
 #include "io/resume_check.hpp"
 #include "io/space_reservation.hpp"
+#include "model/layout.hpp"
+#include "zero/partition.hpp"
 
 namespace zm {
 
 namespace fs = std::filesystem;
 
-using namespace checkpoint_format;
+// The format: what the writer and the reader share, the datasets' names and where each state
+// lives in the engine, and where a rank's part of each unit lies in the file.
+
+namespace {
+
+// Largest chunk HDF5 allows is 4 GiB; keep chunks well below.
+constexpr hsize_t kMaxChunkElements = hsize_t(1) << 28;
+
+constexpr int kStateCount = 3;
+const char* const kStates[kStateCount] = {"params", "adam_m", "adam_v"};
+
+std::string unit_dataset(const char* state, int u) {
+  return fmt::format("{}/unit_{:04d}", state, u);
+}
+
+float* state_at(ZeroEngine& engine, int state, int u, int64_t e) {
+  switch (state) {
+    case 0:
+      return engine.master_at(u, e);  // fp32 whatever the compute precision
+    case 1:
+      return engine.adam_m_at(u, e);
+    default:
+      return engine.adam_v_at(u, e);
+  }
+}
+
+const Placement& storage_of(const ZeroEngine& engine, int state) {
+  return state == 0 ? engine.master_storage() : engine.optimizer_storage();
+}
+
+using HostBuffer = Kokkos::View<float*, HostSpace>;
+using DeviceSpan = Kokkos::View<float*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+// Where a rank's part of a unit lies in a checkpoint. Checkpoints always hold the whole model
+// (the tp = 1 layout: each unit's dataset has UnitInfo::global_size elements), while a
+// tensor-parallel rank holds one slice of every split tensor (model/layout.hpp). A range of the
+// rank's unit therefore maps to a sequence of runs in the dataset; the writer and the reader
+// select them as one HDF5 hyperslab union.
+
+// Whether the tensors every tp rank holds whole (TpSplit::Replicated) are included: a reader
+// takes them on every tp rank, a writer only on tp rank 0 (so that each element is written once).
+enum class Replicated { Include, Skip };
+
+// The runs covering logical elements [begin, end) of unit u of this rank's layout (the slice of
+// tp rank `tp_rank`): TpRun::local is the offset in the rank's unit, TpRun::global the offset in
+// the unit's dataset. Both increase along the sequence (each slice keeps its elements' order in
+// the whole tensor, and tensors keep their order in the unit), which is what lets a selection of
+// the file's runs pair element by element with a selection of the same runs in memory.
+std::vector<TpRun> unit_runs(const Partition& partition, int tp_rank, int u, int64_t begin,
+                             int64_t end, Replicated replicated) {
+  const ParamLayout& layout = partition.layout();
+  std::vector<TpRun> runs;
+  if (begin >= end) return runs;
+  for (const TensorSegment& seg : partition.segments(u, begin, end)) {
+    const TensorInfo& t = layout.tensors()[static_cast<size_t>(seg.tensor)];
+    if (t.split == TpSplit::Replicated && replicated == Replicated::Skip) continue;
+    for (const TpRun& run :
+         tp_runs(t, layout.tp(), tp_rank, seg.tensor_offset, seg.tensor_offset + seg.length)) {
+      const TpRun in_unit{run.local + t.offset, run.global + t.global_offset, run.length};
+      // Runs that continue the previous one on both sides are one run (at tp = 1: the whole
+      // range).
+      if (!runs.empty() && runs.back().local + runs.back().length == in_unit.local &&
+          runs.back().global + runs.back().length == in_unit.global) {
+        runs.back().length += in_unit.length;
+        continue;
+      }
+      // Pairing file and memory selections element by element relies on this order.
+      if (!runs.empty() && (in_unit.local < runs.back().local + runs.back().length ||
+                            in_unit.global < runs.back().global + runs.back().length))
+        throw std::logic_error("checkpoint runs out of order in unit " + std::to_string(u));
+      runs.push_back(in_unit);
+    }
+  }
+  return runs;
+}
+
+// Selects in the 1-D dataspace `space` the runs' file positions (TpRun::global) or memory
+// positions (TpRun::local - base), as few strided hyperslabs as the runs allow; an empty list
+// selects nothing. At tp = 1 a contiguous range is one hyperslab, as it always was.
+enum class Side { File, Memory };
+void select_runs(hid_t space, const std::vector<TpRun>& runs, Side side, int64_t base = 0) {
+  auto at = [&](size_t i) { return side == Side::File ? runs[i].global : runs[i].local - base; };
+  H5Sselect_none(space);
+  bool first = true;
+  for (size_t i = 0; i < runs.size();) {
+    // The longest stretch of equally long runs at equal spacing is one strided hyperslab (a
+    // column-parallel weight's rows: one per stretch, not one per row).
+    const int64_t length = runs[i].length;
+    size_t count = 1;
+    int64_t stride = length;
+    if (i + 1 < runs.size() && runs[i + 1].length == length) {
+      stride = at(i + 1) - at(i);
+      while (i + count < runs.size() && runs[i + count].length == length &&
+             at(i + count) - at(i + count - 1) == stride)
+        ++count;
+    }
+    if (count == 1) stride = length;
+    const hsize_t start = static_cast<hsize_t>(at(i)), step = static_cast<hsize_t>(stride),
+                  blocks = count, block = static_cast<hsize_t>(length);
+    H5Sselect_hyperslab(space, first ? H5S_SELECT_SET : H5S_SELECT_OR, &start, &step, &blocks,
+                        &block);
+    first = false;
+    i += count;
+  }
+}
+
+}  // namespace
 
 std::string checkpoint_dir(const Deck& deck) {
   return deck.output.dir + "/checkpoints";
