@@ -13,7 +13,7 @@
 
 #include <string>
 
-#include "io/results_history.hpp"
+#include "io/results_file.hpp"
 
 namespace zm {
 
