@@ -19,7 +19,7 @@
 //                segment_first_step, attribute segments  one entry per run that wrote rows
 //                attributes: stage, steps_completed, tokens_per_second_per_rank,
 //                overlap_efficiency, shard_size (ranks per shard group), ...
-//                throughput (io/results_throughput.hpp): FLOPs, TFLOP/s, MFU and busbw
+//                throughput (write_stage_throughput below): FLOPs, TFLOP/s, MFU and busbw
 //   /manifest/   attributes: what ran (io/manifest.hpp)
 // A run resumed into the same directory keeps the earlier runs' rows (read_results_history): rows
 // after the step it resumed from are replaced by its own (the same steps, computed again).
@@ -131,5 +131,19 @@ class ResultsWriter {
   RunManifest manifest_;
   bool have_manifest_ = false;
 };
+
+// A stage's throughput in results.h5 (/stage_<s>), and read back for `zeromini inspect`:
+//   attributes  tokens_per_second (all ranks), step_seconds (rank 0's mean over the timed steps),
+//               model_flops_per_token, hardware_flops_per_token (model/flops.hpp),
+//               model_flops_per_step, hardware_flops_per_step (all ranks),
+//               tflops_per_device, tflops_total, hardware_tflops_per_device (model FLOPs, or
+//               hardware FLOPs, / step_seconds);
+//               with a peak only: peak_tflops_per_device, peak_source, mfu, hfu
+//   datasets    comm_bus_bytes_per_step, comm_in_flight_seconds, comm_busbw   (ranks, 5) per
+//               timed step: ring bytes, seconds in flight, their ratio in bytes/s (NaN: none)
+void write_stage_throughput(hid_t group, const ResultsStage& s, hsize_t ranks);
+
+// "    throughput ...\n" lines for one stage; "" when the stage has none.
+std::string describe_stage_throughput(hid_t group);
 
 }  // namespace zm
