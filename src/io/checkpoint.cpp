@@ -1,26 +1,438 @@
+// A checkpoint (checkpoint.hpp): its format, writing it and reading it back. One concept: the
+// writer and the reader share the format (the datasets, where each state lives in the engine,
+// where a rank's part lies in the file), and the reader checks what the writer creates.
 #include "io/checkpoint.hpp"
 
 #include <fmt/format.h>
+#include <hdf5.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
+#include <vector>
 
 #include "comm/agree.hpp"
 #include "comm/watchdog.hpp"
+#include "core/build_info.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/regular_file.hpp"
-#include "io/checkpoint_format.hpp"
-#include "io/checkpoint_runs.hpp"
+#include "io/durable_file.hpp"
 #include "io/file_integrity.hpp"
 #include "io/h5.hpp"
+#include "io/io_faults.hpp"
 #include "io/resume_check.hpp"
+#include "io/space_reservation.hpp"
+#include "model/layout.hpp"
+#include "zero/partition.hpp"
 
 namespace zm {
 
 namespace fs = std::filesystem;
 
-using namespace checkpoint_format;
+// The format: what the writer and the reader share, the datasets' names and where each state
+// lives in the engine, and where a rank's part of each unit lies in the file.
+
+namespace {
+
+// Largest chunk HDF5 allows is 4 GiB; keep chunks well below.
+constexpr hsize_t kMaxChunkElements = hsize_t(1) << 28;
+
+constexpr int kStateCount = 3;
+const char* const kStates[kStateCount] = {"params", "adam_m", "adam_v"};
+
+std::string unit_dataset(const char* state, int u) {
+  return fmt::format("{}/unit_{:04d}", state, u);
+}
+
+float* state_at(ZeroEngine& engine, int state, int u, int64_t e) {
+  switch (state) {
+    case 0:
+      return engine.master_at(u, e);  // fp32 whatever the compute precision
+    case 1:
+      return engine.adam_m_at(u, e);
+    default:
+      return engine.adam_v_at(u, e);
+  }
+}
+
+const Placement& storage_of(const ZeroEngine& engine, int state) {
+  return state == 0 ? engine.master_storage() : engine.optimizer_storage();
+}
+
+using HostBuffer = Kokkos::View<float*, HostSpace>;
+using DeviceSpan = Kokkos::View<float*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+// Where a rank's part of a unit lies in a checkpoint. Checkpoints always hold the whole model
+// (the tp = 1 layout: each unit's dataset has UnitInfo::global_size elements), while a
+// tensor-parallel rank holds one slice of every split tensor (model/layout.hpp). A range of the
+// rank's unit therefore maps to a sequence of runs in the dataset; the writer and the reader
+// select them as one HDF5 hyperslab union.
+
+// Whether the tensors every tp rank holds whole (TpSplit::Replicated) are included: a reader
+// takes them on every tp rank, a writer only on tp rank 0 (so that each element is written once).
+enum class Replicated { Include, Skip };
+
+// The runs covering logical elements [begin, end) of unit u of this rank's layout (the slice of
+// tp rank `tp_rank`): TpRun::local is the offset in the rank's unit, TpRun::global the offset in
+// the unit's dataset. Both increase along the sequence (each slice keeps its elements' order in
+// the whole tensor, and tensors keep their order in the unit), which is what lets a selection of
+// the file's runs pair element by element with a selection of the same runs in memory.
+std::vector<TpRun> unit_runs(const Partition& partition, int tp_rank, int u, int64_t begin,
+                             int64_t end, Replicated replicated) {
+  const ParamLayout& layout = partition.layout();
+  std::vector<TpRun> runs;
+  if (begin >= end) return runs;
+  for (const TensorSegment& seg : partition.segments(u, begin, end)) {
+    const TensorInfo& t = layout.tensors()[static_cast<size_t>(seg.tensor)];
+    if (t.split == TpSplit::Replicated && replicated == Replicated::Skip) continue;
+    for (const TpRun& run :
+         tp_runs(t, layout.tp(), tp_rank, seg.tensor_offset, seg.tensor_offset + seg.length)) {
+      const TpRun in_unit{run.local + t.offset, run.global + t.global_offset, run.length};
+      // Runs that continue the previous one on both sides are one run (at tp = 1: the whole
+      // range).
+      if (!runs.empty() && runs.back().local + runs.back().length == in_unit.local &&
+          runs.back().global + runs.back().length == in_unit.global) {
+        runs.back().length += in_unit.length;
+        continue;
+      }
+      // Pairing file and memory selections element by element relies on this order.
+      if (!runs.empty() && (in_unit.local < runs.back().local + runs.back().length ||
+                            in_unit.global < runs.back().global + runs.back().length))
+        throw std::logic_error("checkpoint runs out of order in unit " + std::to_string(u));
+      runs.push_back(in_unit);
+    }
+  }
+  return runs;
+}
+
+// Selects in the 1-D dataspace `space` the runs' file positions (TpRun::global) or memory
+// positions (TpRun::local - base), as few strided hyperslabs as the runs allow; an empty list
+// selects nothing. At tp = 1 a contiguous range is one hyperslab, as it always was.
+enum class Side { File, Memory };
+void select_runs(hid_t space, const std::vector<TpRun>& runs, Side side, int64_t base = 0) {
+  auto at = [&](size_t i) { return side == Side::File ? runs[i].global : runs[i].local - base; };
+  H5Sselect_none(space);
+  bool first = true;
+  for (size_t i = 0; i < runs.size();) {
+    // The longest stretch of equally long runs at equal spacing is one strided hyperslab (a
+    // column-parallel weight's rows: one per stretch, not one per row).
+    const int64_t length = runs[i].length;
+    size_t count = 1;
+    int64_t stride = length;
+    if (i + 1 < runs.size() && runs[i + 1].length == length) {
+      stride = at(i + 1) - at(i);
+      while (i + count < runs.size() && runs[i + count].length == length &&
+             at(i + count) - at(i + count - 1) == stride)
+        ++count;
+    }
+    if (count == 1) stride = length;
+    const hsize_t start = static_cast<hsize_t>(at(i)), step = static_cast<hsize_t>(stride),
+                  blocks = count, block = static_cast<hsize_t>(length);
+    H5Sselect_hyperslab(space, first ? H5S_SELECT_SET : H5S_SELECT_OR, &start, &step, &blocks,
+                        &block);
+    first = false;
+    i += count;
+  }
+}
+
+}  // namespace
+
+std::string checkpoint_dir(const Deck& deck) {
+  return deck.output.dir + "/checkpoints";
+}
+
+// Writing: every step that can fail on one rank ends with an agreement under the watchdog, so
+// that all ranks go on together or stop together with the first failing rank's message, close
+// what they opened, and leave no partial file behind.
+
+namespace {
+
+// The file beyond its datasets' bytes: HDF5's object header per dataset, and the superblock,
+// groups and attributes (the deck) once. Measured on the tiny, quickstart and l6d384 decks: 2.7 to
+// 3.0 KiB per dataset, everything included; the figures below hold that with room to spare, and
+// the estimate adds kDataMarginPercent of the data bytes on top (a file system's allocation
+// granularity, HDF5's free-space slack).
+constexpr uint64_t kBytesPerDataset = 4u << 10;
+constexpr uint64_t kFixedBytes = 64u << 10;
+constexpr uint64_t kDataMarginPercent = 10;
+
+void write_metadata(hid_t file, const ZeroEngine& engine, const Deck& deck, int64_t steps_done) {
+  const ModelConfig& m = deck.model;
+  h5::write_attr(file, "format_version", kCheckpointFormatVersion);
+  h5::write_attr(file, "step", steps_done);
+  h5::write_attr(file, "model.layers", m.layers);
+  h5::write_attr(file, "model.heads", m.heads);
+  h5::write_attr(file, "model.dim", m.dim);
+  h5::write_attr(file, "model.vocab", m.vocab);
+  h5::write_attr(file, "model.seq_len", m.seq_len);
+  h5::write_attr(file, "deck", deck.resolved_toml());
+  h5::write_attr(file, "stage", static_cast<int64_t>(engine.stage()));
+  // The states are fp32 whatever the run computed in (under bf16: the master weights).
+  h5::write_attr(file, "precision", std::string(precision_name(deck.train.precision)));
+  h5::write_attr(file, "ranks", static_cast<int64_t>(engine.mesh().world()));
+  // Ranks per shard group (hybrid sharding; = ranks with one group). The data does not depend on
+  // it: every unit is stored whole, and any layout reads it back.
+  h5::write_attr(file, "shard_size", static_cast<int64_t>(engine.mesh().group_ranks()));
+  // hpZ: the shard groups hold the parameters only; the optimizer state spans all ranks.
+  h5::write_attr(file, "hpz", static_cast<int64_t>(engine.mesh().hpz() ? 1 : 0));
+  // Tensor-parallel degree: informational too, each unit is stored as the whole (tp = 1) model's.
+  h5::write_attr(file, "tp", static_cast<int64_t>(engine.mesh().tp()));
+  // Data is addressed by global sequence index, so its position is the step count; the RNG is
+  // counter-based (seed, index), so its state is the seed.
+  h5::write_attr(file, "data_position_step", steps_done);
+  h5::write_attr(file, "data_source", deck.data.source);
+  h5::write_attr(file, "rng_seed", deck.train.seed);
+  h5::write_attr(file, "rng", std::string("counter-based: value = f(seed, global index)"));
+  h5::write_attr(file, "adam_step", steps_done);
+  h5::write_attr(file, "git_revision", git_revision());
+  h5::write_attr(file, "units",
+                 std::string("fp32 parameters and Adam moments per unit, "
+                             "logical length (no partition padding), whole model (tp = 1 layout)"));
+}
+
+// One state's dataset of unit u, in the whole model's layout: created whole by every rank, each
+// writing the part of its slice it owns: the ranks of the first shard group their shards (the
+// other groups hold copies of the same), or under hpZ every rank the sub-shard of the optimizer
+// state it alone holds; of the tensors every tp rank holds whole, tp rank 0's ranks alone.
+void write_unit_state(hid_t file, hid_t xfer, ZeroEngine& engine, int s, int u,
+                      const std::string& temporary) {
+  const Partition& partition = engine.partition();
+  const hsize_t size = static_cast<hsize_t>(partition.layout().unit(u).global_size);
+  const Placement& placement = storage_of(engine, s);
+  const bool over_replicas = placement.shards(kReplicateDim);
+  auto [begin, end] = over_replicas ? engine.held_range(placement, u)
+                                    : partition.owned_range(u, engine.comm().rank());
+  const int replica = engine.mesh().mesh.coordinate(engine.comms().world().rank(), kReplicateDim);
+  if (!over_replicas && replica != 0) end = begin;
+  const std::vector<TpRun> runs =
+      unit_runs(partition, engine.tp_rank(), u, begin, end,
+                engine.tp_rank() == 0 ? Replicated::Include : Replicated::Skip);
+  const hsize_t count = static_cast<hsize_t>(std::max<int64_t>(end - begin, 0));
+  h5::Handle space(H5Screate_simple(1, &size, nullptr));
+  h5::Handle dcpl(H5Pcreate(H5P_DATASET_CREATE));
+  const hsize_t chunk = std::min(size, kMaxChunkElements);
+  H5Pset_chunk(dcpl, 1, &chunk);
+  H5Pset_fletcher32(dcpl);
+  const std::string name = unit_dataset(kStates[s], u);
+  h5::Handle set(
+      H5Dcreate2(file, name.c_str(), H5T_NATIVE_FLOAT, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
+  if (!set.valid()) fail("{}: cannot create {}: {}", temporary, name, h5::last_error());
+  // The owned range on the host as it lies in memory; the runs pick what this rank writes of it
+  // and say where it goes in the dataset.
+  HostBuffer host("checkpoint_slice", count);
+  if (count > 0) Kokkos::deep_copy(host, DeviceSpan(state_at(engine, s, u, begin), count));
+  h5::Handle file_space(H5Dget_space(set));
+  select_runs(file_space, runs, Side::File);
+  const hsize_t memory_count = std::max<hsize_t>(count, 1);
+  h5::Handle memory_space(H5Screate_simple(1, &memory_count, nullptr));
+  select_runs(memory_space, runs, Side::Memory, begin);
+  if (H5Dwrite(set, H5T_NATIVE_FLOAT, memory_space, file_space, xfer, host.data()) < 0)
+    fail("{}: writing {} failed: {}", temporary, name, h5::last_error());
+}
+
+// The newest `keep` checkpoints stay, and so do the one just written and the one 'latest' names
+// whatever their step numbers.
+void prune(const fs::path& dir, int64_t keep, const fs::path& just_written) {
+  std::string latest;
+  std::ifstream(dir / "latest") >> latest;
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("step_", 0) == 0 && entry.path().extension() == ".h5")
+      files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  for (size_t i = 0; i + static_cast<size_t>(keep) < files.size(); ++i)
+    if (files[i] != just_written && files[i].filename().string() != latest) fs::remove(files[i]);
+}
+
+// About the file's size: three fp32 states of every parameter of the whole model, and 16 MiB.
+uint64_t approximate_file_bytes(const ZeroEngine& engine) {
+  return static_cast<uint64_t>(12 * engine.partition().layout().global_total()) + (16u << 20);
+}
+
+// One checkpoint on its way to disk.
+class CheckpointWrite {
+ public:
+  CheckpointWrite(ZeroEngine& engine, const Deck& deck, int64_t steps_done)
+      : engine_(engine),
+        deck_(deck),
+        steps_done_(steps_done),
+        comm_(engine.comms().world().mpi_comm()),
+        watchdog_(engine.comms().world().watchdog()),
+        rank_(engine.comms().world().rank()),
+        dir_(checkpoint_dir(deck)),
+        final_(dir_ / fmt::format("step_{:08d}.h5", steps_done)),
+        temporary_(final_.string() + ".tmp"),
+        user_block_(integrity_user_block_size(approximate_file_bytes(engine))) {}
+
+  std::string prepare();
+  std::string write_file();
+  std::string seal() { return seal_file(temporary_, user_block_, comm_, watchdog_); }
+  std::string publish();
+  void discard();
+  const fs::path& final_path() const { return final_; }
+  // The room the file needs, estimated from its datasets' sizes (reserved before writing).
+  uint64_t expected_bytes() const;
+
+ private:
+  // Runs `work` on every rank, catching its error, then agrees on the outcome.
+  template <typename Work>
+  std::string collective_step(const std::string& what, Work&& work) {
+    std::string error;
+    {
+      BlockingRegion region(watchdog_, what + " (" + temporary_ + ")",
+                            watchdog_.sequence_for(comm_), WaitKind::Io);
+      try {
+        work();
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+    }
+    return agree(watchdog_, comm_, error, what).message;
+  }
+  // Rank 0: hands over the held space for the part about to be written.
+  void make_room(uint64_t bytes) {
+    if (rank_ == 0) space_.release(bytes);
+  }
+
+  ZeroEngine& engine_;
+  const Deck& deck_;
+  int64_t steps_done_;
+  MPI_Comm comm_;
+  Watchdog& watchdog_;  // the world communicator's
+  int rank_;
+  fs::path dir_, final_;
+  std::string temporary_;
+  uint64_t user_block_;
+  SpaceReservation space_;  // rank 0: the file's space, held until each part is written
+};
+
+uint64_t CheckpointWrite::expected_bytes() const {
+  const Partition& partition = engine_.partition();
+  uint64_t data = 0;  // what write_unit_state writes: kStateCount fp32 states of every unit
+  for (int u = 0; u < partition.num_units(); ++u)
+    data += kStateCount * 4 * static_cast<uint64_t>(partition.layout().unit(u).global_size);
+  const uint64_t datasets = static_cast<uint64_t>(kStateCount * partition.num_units());
+  return user_block_ + data + data * kDataMarginPercent / 100 + datasets * kBytesPerDataset +
+         kFixedBytes;
+}
+
+// The directory, and room on its file system for the whole file (rank 0).
+std::string CheckpointWrite::prepare() {
+  std::string error;
+  if (rank_ == 0) {
+    BlockingRegion region(watchdog_, "creating and sizing " + dir_.string(), kLocalRegion,
+                          WaitKind::Io);
+    std::error_code failed;
+    fs::create_directories(dir_, failed);
+    if (failed)
+      error = fmt::format("cannot create {}: {}", dir_.string(), failed.message());
+    else if (io_fault_planned("enospc_checkpoint", 0, steps_done_))
+      error = fmt::format("{}: {} (injected)", dir_.string(), errno_text(ENOSPC));
+    else
+      error = space_.reserve(dir_.string(), expected_bytes());
+  }
+  return agree(watchdog_, comm_, error, "the checkpoint's directory and space").message;
+}
+
+std::string CheckpointWrite::write_file() {
+  h5::Handle file, xfer;
+  make_room(user_block_ + kFixedBytes / 2);
+  std::string error = collective_step("creating the HDF5 file", [&] {
+    file = h5::create_file(temporary_, &comm_, user_block_);
+    write_metadata(file, engine_, deck_, steps_done_);
+    for (const char* state : kStates) h5::create_group(file, state);
+    xfer = h5::Handle(H5Pcreate(H5P_DATASET_XFER));
+    H5Pset_dxpl_mpio(xfer, H5FD_MPIO_COLLECTIVE);
+  });
+  const int units = engine_.partition().num_units();
+  for (int u = 0; u < units && error.empty(); ++u)
+    for (int s = 0; s < kStateCount && error.empty(); ++s) {
+      make_room(4 * static_cast<uint64_t>(engine_.partition().layout().unit(u).global_size) +
+                kBytesPerDataset);
+      error = collective_step(fmt::format("writing {}", unit_dataset(kStates[s], u)), [&] {
+        if (u == units - 1 && s == 0 && io_fault_planned("stall_checkpoint", rank_, steps_done_))
+          stop_this_process("the checkpoint write");
+        write_unit_state(file, xfer, engine_, s, u, temporary_);
+        if (u == units - 1 && s == 0 && rank_ > 0 &&
+            io_fault_planned("enospc_checkpoint", rank_, steps_done_))
+          fail("{}: writing {} failed: {} (injected)", temporary_, unit_dataset(kStates[s], u),
+               errno_text(ENOSPC));
+      });
+    }
+  if (rank_ == 0) space_.release_all();  // the metadata, written by the flush and the close
+  if (error.empty())
+    error = collective_step("flushing the HDF5 file", [&] {
+      if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0)
+        fail("{}: flush failed: {}", temporary_, h5::last_error());
+    });
+  // Closed on every path, by every rank together, whatever happened before.
+  const std::string closed = collective_step("closing the HDF5 file", [&] {
+    xfer.close();
+    if (!file.close()) fail("{}: closing failed: {}", temporary_, h5::last_error());
+  });
+  return error.empty() ? closed : error;
+}
+
+// Rank 0: the sealed file under its final name, then `latest`, then older checkpoints pruned.
+std::string CheckpointWrite::publish() {
+  std::string error;
+  if (rank_ == 0) {
+    BlockingRegion region(watchdog_, "publishing " + final_.string(), kLocalRegion, WaitKind::Io);
+    error = sync_file(temporary_);
+    if (error.empty() && std::rename(temporary_.c_str(), final_.c_str()) != 0)
+      error = fmt::format("renaming {} failed: {}", temporary_, errno_text(errno));
+    if (error.empty())
+      error = write_file_durably((dir_ / "latest").string(), final_.filename().string() + "\n");
+    try {
+      if (error.empty()) prune(dir_, deck_.output.keep, final_);
+    } catch (const std::exception& e) {
+      error = fmt::format("pruning old checkpoints failed: {}", e.what());
+    }
+  }
+  return agree(watchdog_, comm_, error, "publishing the checkpoint").message;
+}
+
+void CheckpointWrite::discard() {
+  if (rank_ == 0) ::unlink(temporary_.c_str());
+}
+
+}  // namespace
+
+CheckpointWritten write_checkpoint(ZeroEngine& engine, const Deck& deck, int64_t steps_done) {
+  Kokkos::fence();
+  CheckpointWrite write(engine, deck, steps_done);
+  std::string error = write.prepare();
+  if (error.empty()) error = write.write_file();
+  if (error.empty()) error = write.seal();
+  // Fault injection for the crash-safety test: die after the data is written, before it is
+  // published under its final name.
+  if (const char* crash = std::getenv("ZEROMINI_TEST_CRASH_BEFORE_RENAME"))
+    if (std::atoll(crash) == steps_done && engine.comms().world().rank() == 0) std::raise(SIGKILL);
+  if (error.empty()) error = write.publish();
+  if (!error.empty()) {
+    write.discard();
+    throw IoError(fmt::format(
+        "the checkpoint after step {} was not written: {}. The previous checkpoint and 'latest' "
+        "are untouched.",
+        steps_done, error));
+  }
+  CheckpointWritten written;
+  written.path = write.final_path().string();
+  written.estimated_bytes = write.expected_bytes();
+  std::error_code unknown;
+  const uintmax_t size = fs::file_size(write.final_path(), unknown);
+  written.written_bytes = unknown ? 0 : static_cast<uint64_t>(size);
+  return written;
+}
+
+// Reading.
 
 namespace {
 
@@ -127,10 +539,6 @@ void read_unit_state(hid_t file, ZeroEngine& engine, int s, int u, const std::st
 }
 
 }  // namespace
-
-std::string checkpoint_dir(const Deck& deck) {
-  return deck.output.dir + "/checkpoints";
-}
 
 std::string resolve_resume(const Deck& deck) {
   const std::string& resume = deck.train.resume;

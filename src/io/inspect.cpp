@@ -14,7 +14,7 @@
 #include "io/file_integrity.hpp"
 #include "io/h5.hpp"
 #include "io/manifest.hpp"
-#include "io/results_throughput.hpp"
+#include "io/results_file.hpp"
 #include "io/run_status.hpp"
 #include "model/layout.hpp"
 

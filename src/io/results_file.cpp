@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <limits>
 
 #include "comm/agree.hpp"
 #include "comm/watchdog.hpp"
@@ -18,10 +20,12 @@
 #include "core/build_info.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "core/regular_file.hpp"
+#include "core/stage_spec.hpp"
+#include "core/text.hpp"
 #include "io/durable_file.hpp"
 #include "io/h5.hpp"
 #include "io/io_faults.hpp"
-#include "io/results_throughput.hpp"
 #include "io/run_status.hpp"
 
 namespace zm {
@@ -54,6 +58,120 @@ const char* op_name(int op) {
 }
 
 }  // namespace
+
+// The earlier runs' rows, and a stage's rows as the writer holds them.
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// step_times re-laid with `ranks` columns of ranks (the extra ones NaN): a resumed run may have
+// more ranks than the runs before it.
+void widen(ResultsStage& s, int ranks) {
+  if (ranks <= s.time_ranks) return;
+  const size_t rows = s.step.size(), old_width = static_cast<size_t>(s.time_ranks) * kStepPhases,
+               width = static_cast<size_t>(ranks) * kStepPhases;
+  std::vector<double> wider(rows * width, kNaN);
+  for (size_t r = 0; r < rows; ++r)
+    std::copy_n(s.step_times.begin() + static_cast<std::ptrdiff_t>(r * old_width), old_width,
+                wider.begin() + static_cast<std::ptrdiff_t>(r * width));
+  s.step_times.swap(wider);
+  s.time_ranks = ranks;
+}
+
+// Rows of an older file (five columns per rank) re-laid with the exposure columns, NaN.
+std::vector<double> with_exposure_columns(const std::vector<double>& times) {
+  const size_t old_width = kStepPhasesBeforeExposure, cells = times.size() / old_width;
+  std::vector<double> out(cells * kStepPhases, kNaN);
+  for (size_t c = 0; c < cells; ++c)
+    std::copy_n(times.begin() + static_cast<std::ptrdiff_t>(c * old_width), old_width,
+                out.begin() + static_cast<std::ptrdiff_t>(c * kStepPhases));
+  return out;
+}
+
+std::vector<int64_t> as_int64(const std::vector<double>& values) {
+  return std::vector<int64_t>(values.begin(), values.end());
+}
+
+ResultsStage read_stage(hid_t file, int stage) {
+  h5::Handle group = h5::open_group(file, fmt::format("stage_{}", stage));
+  ResultsStage s;
+  s.stage = stage;
+  std::vector<hsize_t> dims;
+  s.loss = h5::read_doubles(group, "loss", dims);
+  s.grad_norm = h5::read_doubles(group, "grad_norm", dims);
+  s.lr = h5::read_doubles(group, "lr", dims);
+  s.step_times = h5::read_doubles(group, "step_times", dims);
+  s.time_ranks = dims.size() == 3 ? static_cast<int>(dims[1]) : 0;
+  if (dims.size() == 3 && dims[2] == kStepPhasesBeforeExposure)
+    s.step_times = with_exposure_columns(s.step_times);
+  // Files from before rows carried their step number: rows 1..n.
+  if (h5::exists(group, "step")) {
+    s.step = as_int64(h5::read_doubles(group, "step", dims));
+  } else {
+    for (size_t i = 0; i < s.loss.size(); ++i) s.step.push_back(static_cast<int64_t>(i) + 1);
+  }
+  if (h5::exists(group, "segment_first_step")) {
+    s.segment_first_step = as_int64(h5::read_doubles(group, "segment_first_step", dims));
+    s.segments = h5::read_attr_strings(group, "segments");
+  } else if (!s.step.empty()) {
+    s.segment_first_step = {s.step.front()};
+    s.segments = {"an earlier run (its file did not record segments)"};
+  }
+  if (s.step.size() != s.loss.size() ||
+      s.step_times.size() != s.step.size() * static_cast<size_t>(s.time_ranks) * kStepPhases)
+    fail("stage_{}: its datasets disagree on the number of rows", stage);
+  return s;
+}
+
+}  // namespace
+
+void ResultsStage::append_row(int64_t row_step, double row_loss, double row_grad_norm,
+                              double row_lr, const std::vector<double>& times, int ranks) {
+  widen(*this, ranks);
+  step.push_back(row_step);
+  loss.push_back(row_loss);
+  grad_norm.push_back(row_grad_norm);
+  lr.push_back(row_lr);
+  const size_t width = static_cast<size_t>(time_ranks) * kStepPhases;
+  std::vector<double> row(width, kNaN);
+  std::copy(times.begin(), times.end(), row.begin());
+  step_times.insert(step_times.end(), row.begin(), row.end());
+}
+
+size_t ResultsStage::drop_rows_after(int64_t last_step) {
+  size_t keep = 0;
+  while (keep < step.size() && step[keep] <= last_step) ++keep;
+  const size_t dropped = step.size() - keep;
+  step.resize(keep);
+  loss.resize(keep);
+  grad_norm.resize(keep);
+  lr.resize(keep);
+  step_times.resize(keep * static_cast<size_t>(time_ranks) * kStepPhases);
+  while (!segment_first_step.empty() && segment_first_step.back() > last_step) {
+    segment_first_step.pop_back();
+    segments.pop_back();
+  }
+  return dropped;
+}
+
+std::vector<ResultsStage> read_results_history(const std::string& path) {
+  std::vector<ResultsStage> stages;
+  if (!std::filesystem::exists(path)) return stages;
+  require_regular_file(path, "results file of the run being resumed");
+  try {
+    h5::Handle file = h5::open_file(path);
+    for (const StageSpec& spec : kStageSpecs)
+      if (h5::exists(file, fmt::format("stage_{}", spec.stage)))
+        stages.push_back(read_stage(file, spec.stage));
+  } catch (const Error& e) {
+    fail(
+        "{}: cannot read the earlier runs' results to keep them: {} (move the file aside to "
+        "start a new one)",
+        path, e.what());
+  }
+  return stages;
+}
 
 ResultsWriter::ResultsWriter(const Deck& deck, MPI_Comm comm, Watchdog& watchdog,
                              const std::string& path, bool keep_history)
@@ -320,6 +438,80 @@ void ResultsWriter::flush(const std::string& status) {
                               outcome.message));
   // The file says how the run ended: an abort after this (in MPI_Finalize) is not recorded.
   if (status != "running") set_abort_record("", rank_);
+}
+
+// A stage's throughput: written with its figures, read back for `zeromini inspect`.
+
+namespace {
+
+void write_per_rank(hid_t group, const std::string& name, const std::vector<double>& values,
+                    hsize_t ranks, const std::string& units) {
+  h5::write_dataset(group, name, values, {ranks, static_cast<hsize_t>(kCommOps)});
+  std::vector<std::string> ops;
+  for (int op = 0; op < kCommOps; ++op) ops.push_back(comm_op_name(static_cast<CommOp>(op)));
+  h5::Handle set(H5Dopen2(group, name.c_str(), H5P_DEFAULT));
+  h5::write_attr(set, "units", units);
+  h5::write_attr(set, "columns", ops);
+  h5::write_attr(set, "dimensions", std::vector<std::string>{"rank", "column"});
+}
+
+}  // namespace
+
+void write_stage_throughput(hid_t group, const ResultsStage& s, hsize_t ranks) {
+  const Throughput& t = s.throughput;
+  h5::write_attr(group, "tokens_per_second", t.tokens_per_second);
+  h5::write_attr(group, "step_seconds", t.step_seconds);
+  h5::write_attr(group, "model_flops_per_token", t.model_flops_per_token);
+  h5::write_attr(group, "hardware_flops_per_token", t.hardware_flops_per_token);
+  h5::write_attr(group, "model_flops_per_step", t.model_flops_per_step);
+  h5::write_attr(group, "hardware_flops_per_step", t.hardware_flops_per_step);
+  h5::write_attr(group, "tflops_per_device", t.tflops_per_device);
+  h5::write_attr(group, "tflops_total", t.tflops_total);
+  h5::write_attr(group, "hardware_tflops_per_device", t.hardware_tflops_per_device);
+  // MFU exists only against a stated peak: without one the attributes are absent.
+  if (std::isfinite(t.mfu)) {
+    h5::write_attr(group, "peak_tflops_per_device", t.peak_tflops_per_device);
+    h5::write_attr(group, "peak_source", t.peak_source);
+    h5::write_attr(group, "mfu", t.mfu);
+    h5::write_attr(group, "hfu", t.hfu);
+  }
+  write_per_rank(group, "comm_bus_bytes_per_step", s.comm_bus_bytes_per_step, ranks,
+                 "ring bytes sent per rank per timed step");
+  write_per_rank(group, "comm_in_flight_seconds", s.comm_in_flight_seconds, ranks,
+                 "seconds per timed step with a collective of the kind in flight");
+  write_per_rank(group, "comm_busbw", s.comm_busbw, ranks,
+                 "bytes/s: bus bandwidth (nccl-tests convention) = comm_bus_bytes_per_step / "
+                 "comm_in_flight_seconds; NaN where none was timed");
+}
+
+std::string describe_stage_throughput(hid_t group) {
+  if (!h5::has_attr(group, "tflops_per_device")) return "";
+  auto number = [&](const char* name) { return h5::read_attr_double(group, name); };
+  std::string out = fmt::format(
+      "    throughput: {} tokens/s, step {:.4g} s, {:.4g} model FLOP/token ({:.4g} with "
+      "recomputation and padding)\n",
+      thousands(number("tokens_per_second")), number("step_seconds"),
+      number("model_flops_per_token"), number("hardware_flops_per_token"));
+  out += fmt::format("    TFLOP/s: {:.4g} per device, {:.4g} in total (hardware {:.4g} per device)",
+                     number("tflops_per_device"), number("tflops_total"),
+                     number("hardware_tflops_per_device"));
+  if (h5::has_attr(group, "mfu"))
+    out +=
+        fmt::format("; MFU {:.3g}% (HFU {:.3g}%) of {:.4g} TFLOP/s per device ({})\n",
+                    100.0 * number("mfu"), 100.0 * number("hfu"), number("peak_tflops_per_device"),
+                    h5::read_attr_string(group, "peak_source"));
+  else
+    out += "; MFU n/a (the run was given no peak)\n";
+  if (!h5::exists(group, "comm_busbw")) return out;
+  std::vector<hsize_t> dims;
+  const auto busbw = h5::read_doubles(group, "comm_busbw", dims);
+  std::string line;
+  for (int op = 0; op < kCommOps && !busbw.empty(); ++op)
+    if (std::isfinite(busbw[static_cast<size_t>(op)]))
+      line += fmt::format(" {} {:.4g}", comm_op_name(static_cast<CommOp>(op)),
+                          busbw[static_cast<size_t>(op)] / 1e9);
+  out += "    busbw GB/s (rank 0):" + (line.empty() ? std::string(" no collectives") : line) + "\n";
+  return out;
 }
 
 }  // namespace zm

@@ -19,9 +19,9 @@
 //                segment_first_step, attribute segments  one entry per run that wrote rows
 //                attributes: stage, steps_completed, tokens_per_second_per_rank,
 //                overlap_efficiency, shard_size (ranks per shard group), ...
-//                throughput (io/results_throughput.hpp): FLOPs, TFLOP/s, MFU and busbw
+//                throughput (write_stage_throughput below): FLOPs, TFLOP/s, MFU and busbw
 //   /manifest/   attributes: what ran (io/manifest.hpp)
-// A run resumed into the same directory keeps the earlier runs' rows (results_history.hpp): rows
+// A run resumed into the same directory keeps the earlier runs' rows (read_results_history): rows
 // after the step it resumed from are replaced by its own (the same steps, computed again).
 // Rank 0 writes; the file is rewritten every `output.results_every` steps and at the end under a
 // temporary name, fsync'ed and renamed, so a run killed at any point leaves the last complete
@@ -30,16 +30,59 @@
 
 #include <hdf5.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "comm/communicator.hpp"
 #include "core/deck.hpp"
 #include "io/manifest.hpp"
-#include "io/results_history.hpp"
 #include "io/run_records.hpp"
 
 namespace zm {
+
+// The rows of results.h5 that earlier runs wrote, kept when a run resumes into the same
+// directory, and the per-stage data the results writer holds.
+
+// forward, backward, comm_wait, optimizer, total, comm_exposed, comm_in_flight (seconds)
+constexpr int kStepPhases = 7;
+// Files written before exposure was measured have the first five only.
+constexpr int kStepPhasesBeforeExposure = 5;
+
+struct ResultsStage {
+  int stage = 0;
+  std::vector<int64_t> step;  // 1-based optimizer step of each row
+  std::vector<double> loss, grad_norm, lr;
+  std::vector<double> step_times;  // rows x time_ranks x kStepPhases; NaN where a rank did not run
+  int time_ranks = 0;
+  std::vector<int64_t> memory_allocated, memory_peak;        // ranks x categories
+  std::vector<double> comm_calls, comm_bytes, comm_seconds;  // ranks x ops
+  std::vector<double> comm_bytes_inter_group;                // ranks x ops
+  std::vector<double> comm_bytes_tensor_parallel;            // ranks x ops
+  std::vector<double> comm_seconds_tensor_parallel;          // ranks x ops
+  std::vector<double> comm_bytes_cross_node;                 // ranks x ops
+  int64_t shard_size = 0;                                    // ranks per shard group
+  int64_t tp = 1;                                            // ranks per tensor-parallel group
+  double tokens_per_second_per_rank = 0;
+  double overlap_efficiency = 0;
+  Throughput throughput;  // rank 0's (train/throughput.hpp)
+  // Per timed step, ranks x ops: ring bytes, seconds in flight, bus bandwidth (bytes/s).
+  std::vector<double> comm_bus_bytes_per_step, comm_in_flight_seconds, comm_busbw;
+  bool complete = false;
+  // One per run that wrote rows: its first step (1-based) and a line describing it.
+  std::vector<int64_t> segment_first_step;
+  std::vector<std::string> segments;
+
+  // Appends a row; `times` holds kStepPhases values for each of `ranks` ranks.
+  void append_row(int64_t row_step, double row_loss, double row_grad_norm, double row_lr,
+                  const std::vector<double>& times, int ranks);
+  // Drops the rows after `last_step` (a resumed run computes them again); returns how many.
+  size_t drop_rows_after(int64_t last_step);
+};
+
+// Rank 0 of a resumed run: the stages in an existing results.h5, with their rows ("" when the
+// file does not exist). Throws zm::Error when it cannot be read.
+std::vector<ResultsStage> read_results_history(const std::string& path);
 
 class Watchdog;
 
@@ -88,5 +131,19 @@ class ResultsWriter {
   RunManifest manifest_;
   bool have_manifest_ = false;
 };
+
+// A stage's throughput in results.h5 (/stage_<s>), and read back for `zeromini inspect`:
+//   attributes  tokens_per_second (all ranks), step_seconds (rank 0's mean over the timed steps),
+//               model_flops_per_token, hardware_flops_per_token (model/flops.hpp),
+//               model_flops_per_step, hardware_flops_per_step (all ranks),
+//               tflops_per_device, tflops_total, hardware_tflops_per_device (model FLOPs, or
+//               hardware FLOPs, / step_seconds);
+//               with a peak only: peak_tflops_per_device, peak_source, mfu, hfu
+//   datasets    comm_bus_bytes_per_step, comm_in_flight_seconds, comm_busbw   (ranks, 5) per
+//               timed step: ring bytes, seconds in flight, their ratio in bytes/s (NaN: none)
+void write_stage_throughput(hid_t group, const ResultsStage& s, hsize_t ranks);
+
+// "    throughput ...\n" lines for one stage; "" when the stage has none.
+std::string describe_stage_throughput(hid_t group);
 
 }  // namespace zm
