@@ -8,8 +8,11 @@
 #include "commands.hpp"
 #include "core/deck.hpp"
 #include "core/error.hpp"
+#include "core/stage_spec.hpp"
+#include "model/layout.hpp"
 #include "plan/machine.hpp"
 #include "plan/planner.hpp"
+#include "zero/schedule.hpp"
 
 namespace zm::cli {
 
@@ -356,6 +359,25 @@ std::vector<PlanPoint> plan_points(const Deck& deck, const std::vector<int64_t>&
 
 }  // namespace
 
+// --schedule: the collectives of one step for a block (unit 1; unit 0 in a model of one unit) at
+// each point, as the engine posts them (zero/schedule.hpp); the stage 0 buckets cover every unit.
+void print_schedules(const Deck& deck, const std::vector<PlanPoint>& points) {
+  fmt::print(
+      "\nStep schedule per rank (ARCHITECTURE.md, \"The step's schedule\"): role, strategy, "
+      "group, collective, elements x bytes on ranks, posts per step, where posted and "
+      "waited\n");
+  for (const PlanPoint& point : points) {
+    const ParamLayout layout(deck.model, point.mesh.tp());
+    const Partition partition(layout, point.mesh.group_ranks(), point.mesh.sub_shards());
+    const int unit = std::min(1, partition.num_units() - 1);
+    const StepSchedule schedule =
+        build_step_schedule(stage_spec(point.stage), partition, deck, point.mesh);
+    fmt::print("  {} ranks, stage {}, unit {} ({}):\n", point.ranks, point.stage, unit,
+               layout.unit(unit).name);
+    for (const std::string& line : describe_schedule(schedule, unit)) fmt::print("    {}\n", line);
+  }
+}
+
 int plan(const PlanOptions& options) {
   Deck deck = load_deck(options.deck, options.overrides, BuildChecks::Skip);
   const std::vector<int> stages = parse_stages(options.stage);
@@ -391,6 +413,7 @@ int plan(const PlanOptions& options) {
   print_table(points, have_machine ? &machine : nullptr);
   print_cross_node(points);
   if (have_machine) print_machine_note(deck, precision, machine);
+  if (options.schedule) print_schedules(deck, points);
   return 0;
 }
 

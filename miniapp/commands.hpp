@@ -31,6 +31,7 @@ struct PlanOptions {
   std::string precision;         // fp32 | mixed; empty = from the deck
   std::string format = "table";  // table | csv
   bool largest = false;          // the largest model that fits, per ranks x stage x option
+  bool schedule = false;         // also each point's step schedule (table format)
 };
 int plan(const PlanOptions& options);
 // `plan --largest` (cmd_plan_largest.cpp), for the deck as plan() resolved it (its precision).

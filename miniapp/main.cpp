@@ -36,6 +36,10 @@ CLI::App* add_plan(CLI::App& app, zm::cli::PlanOptions& options) {
       "Instead: the deepest model of the deck's width that fits a device, with its "
       "parameters and step time, for each rank count x tp x stage x sharding {all, node, "
       "hpZ node (stage 3)} x model.recompute {none, blocks} (needs --machine)");
+  plan->add_flag("--schedule", options.schedule,
+                 "Also print each point's step schedule for one block: the collectives the run "
+                 "posts, with their strategy, group, counts and where they are posted and waited "
+                 "(table format)");
   return plan;
 }
 

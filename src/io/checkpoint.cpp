@@ -73,7 +73,7 @@ using DeviceSpan = Kokkos::View<float*, MemSpace, Kokkos::MemoryTraits<Kokkos::U
 // rank's unit therefore maps to a sequence of runs in the dataset; the writer and the reader
 // select them as one HDF5 hyperslab union.
 
-// Whether the tensors every tp rank holds whole (TpSplit::Replicated) are included: a reader
+// Whether the tensors every tp rank holds whole (replicated_over_tp) are included: a reader
 // takes them on every tp rank, a writer only on tp rank 0 (so that each element is written once).
 enum class Replicated { Include, Skip };
 
@@ -89,7 +89,7 @@ std::vector<TpRun> unit_runs(const Partition& partition, int tp_rank, int u, int
   if (begin >= end) return runs;
   for (const TensorSegment& seg : partition.segments(u, begin, end)) {
     const TensorInfo& t = layout.tensors()[static_cast<size_t>(seg.tensor)];
-    if (t.split == TpSplit::Replicated && replicated == Replicated::Skip) continue;
+    if (replicated_over_tp(t) && replicated == Replicated::Skip) continue;
     for (const TpRun& run :
          tp_runs(t, layout.tp(), tp_rank, seg.tensor_offset, seg.tensor_offset + seg.length)) {
       const TpRun in_unit{run.local + t.offset, run.global + t.global_offset, run.length};
@@ -211,7 +211,7 @@ void write_unit_state(hid_t file, hid_t xfer, ZeroEngine& engine, int s, int u,
   if (!over_replicas && replica != 0) end = begin;
   const std::vector<TpRun> runs =
       unit_runs(partition, engine.tp_rank(), u, begin, end,
-                engine.tp_rank() == 0 ? Replicated::Include : Replicated::Skip);
+                counts_tp_replicas(engine.tp_rank()) ? Replicated::Include : Replicated::Skip);
   const hsize_t count = static_cast<hsize_t>(std::max<int64_t>(end - begin, 0));
   h5::Handle space(H5Screate_simple(1, &size, nullptr));
   h5::Handle dcpl(H5Pcreate(H5P_DATASET_CREATE));

@@ -316,6 +316,13 @@ void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
   units.grads_ready(embed_unit);
 }
 
+template <typename Real>
+void GPT<Real>::tp_sum(Real* data, int64_t count, int unit) {
+  if (tp_.comm == nullptr) return;
+  tp_.comm->all_reduce_sum(data, static_cast<size_t>(count), dtype_of<Real>(),
+                           {unit, CommPurpose::TensorParallel});
+}
+
 template class GPT<float>;
 #if ZEROMINI_HAVE_BF16
 template class GPT<bf16>;

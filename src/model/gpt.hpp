@@ -166,11 +166,14 @@ class GPT {
                           const std::string& name);
   friend std::vector<BufferSpec> gpt_buffers(const ModelConfig&, int64_t, int64_t, int, int);
 
-  // Tensor parallelism (gpt_tensor_parallel.cpp); each is the plain computation at tp = 1.
-  // The sum over the tp group, in place (Megatron's g in forward, f in backward).
+  // Tensor parallelism; each is the plain computation at tp = 1. The sum over the tp group, in
+  // place (Megatron's g in forward, f in backward).
   void tp_sum(Real* data, int64_t count, int unit);
   // A row-parallel layer's bias: added by tp rank 0 only, so that the sum adds it once.
-  const Real* row_parallel_bias(const Real* bias) const { return tp_.rank == 0 ? bias : nullptr; }
+  const Real* row_parallel_bias(const Real* bias) const {
+    return counts_tp_replicas(tp_.rank) ? bias : nullptr;
+  }
+  // The embedding and the LM head (gpt_embedding_head.cpp), vocabulary-parallel over tp.
   // encoded_ = wte[tokens] + wpe, from this rank's vocabulary slice.
   void embed(const Real* embeddings, const Batch& batch, int unit);
   // logits_ from lnf_ and the (tied) wte slice, then probabilities; returns the sum of the losses.

@@ -1,6 +1,7 @@
 // The model's activations and workspace, declared once: the tables below name each buffer, its
 // category, element type, element count and the member it is allocated into. gpt_buffers
 // prices them for the planner and GPT's constructor allocates them, walking the same rows.
+// Beside them, the collectives the model itself posts along tp (gpt_tensor_parallel_traffic).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -191,5 +192,26 @@ template const std::vector<GPT<bf16>::LayerBuffer>& GPT<bf16>::layer_buffers();
 template const std::vector<GPT<bf16>::ModelBuffer>& GPT<bf16>::model_buffers();
 template std::string GPT<bf16>::block_buffer_name(const ModelBuffer&, int64_t, const LayerBuffer&);
 #endif
+
+std::vector<ModelCollective> gpt_tensor_parallel_traffic(const ModelConfig& c, int64_t B, int64_t T,
+                                                         int element_bytes, int tp) {
+  if (tp == 1) return {};
+  const int64_t N = B * T, activations = N * c.dim;
+  // Per block: forward after attention's and the MLP's row-parallel projections, backward
+  // before the LayerNorms that feed the column-parallel QKV and fc; a recomputed forward sums
+  // again.
+  const int64_t per_block = c.recomputes_blocks() ? 6 : 4;
+  std::vector<ModelCollective> list;
+  list.push_back({CommOp::AllReduce, activations, element_bytes});  // the embedding
+  for (int64_t i = 0; i < per_block * c.layers; ++i)
+    list.push_back({CommOp::AllReduce, activations, element_bytes});
+  // The cross-entropy's per-row statistics (fp32), once per chunk of the LM head (the last
+  // chunk may be short), and the LM head's input gradient.
+  const int64_t chunk = c.classifier_rows(N);
+  for (int64_t first = 0; first < N; first += chunk)
+    list.push_back({CommOp::AllGather, kernels::kSliceStats * std::min(chunk, N - first) * tp, 4});
+  list.push_back({CommOp::AllReduce, activations, element_bytes});
+  return list;
+}
 
 }  // namespace zm

@@ -46,6 +46,18 @@ struct TensorInfo {
   InitKind init = InitKind::Zeros;
 };
 
+// Whether every rank of a tp group holds tensor t alike (whole): what is derived from it once per
+// group (its share of the gradient norm, its copy in a checkpoint) is counted by the rank that
+// counts_tp_replicas. The one answer for the norm, the loss, checkpoints and the planner.
+inline bool replicated_over_tp(const TensorInfo& t) {
+  return t.split == TpSplit::Replicated;
+}
+// Whether the rank at `tp_rank` of its tp group counts what the group's ranks hold alike (the
+// tensors replicated_over_tp, the loss, a row-parallel layer's bias): its first rank.
+inline bool counts_tp_replicas(int tp_rank) {
+  return tp_rank == 0;
+}
+
 struct UnitInfo {
   std::string name;    // "embeddings", "block.0", ..., "final_norm"
   int64_t offset = 0;  // logical offset in the flat buffer

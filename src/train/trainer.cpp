@@ -195,7 +195,7 @@ void TrainerT<Real>::reduce_step_stats(double loss_sum, double micro_batches, St
   const double sumsq = engine_->grad_sumsq_owned();
   auto stats_host = Kokkos::create_mirror_view(stats_.view());
   // Every rank of a tensor-parallel group has the same loss: its first rank counts it.
-  stats_host(0) = engine_->tp_rank() == 0 ? static_cast<float>(loss_sum) : 0.0f;
+  stats_host(0) = counts_tp_replicas(engine_->tp_rank()) ? static_cast<float>(loss_sum) : 0.0f;
   stats_host(1) = static_cast<float>(sumsq);
   Kokkos::deep_copy(stats_.view(), stats_host);
   comm_->all_reduce_sum(stats_.data(), kStepStatsCount, DType::F32, {-1, CommPurpose::Stats});

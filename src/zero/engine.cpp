@@ -242,11 +242,11 @@ double ZeroEngineT<Real>::grad_sumsq_owned() const {
 template <typename Real>
 double ZeroEngineT<Real>::sumsq_of_slices(int u, int64_t begin, int64_t end) const {
   const ParamLayout& layout = partition_->layout();
-  const bool first_tp_rank = tp_rank() == 0;
+  const bool counts_replicas = counts_tp_replicas(tp_rank());
   double total = 0.0;
   for (const TensorSegment& seg : partition_->segments(u, begin, end)) {
     const TensorInfo& t = layout.tensors()[static_cast<size_t>(seg.tensor)];
-    if (t.split == TpSplit::Replicated && !first_tp_rank) continue;
+    if (replicated_over_tp(t) && !counts_replicas) continue;
     total += with_reduced_grads(u, seg.unit_offset, [&](const auto* grads) {
       return kernels::sum_of_squares(team_shape_, grads, seg.length);
     });

@@ -1,6 +1,8 @@
-// Megatron tensor parallelism in the model: the sums over the tp group, the vocabulary-parallel
-// embedding and LM head, and the traffic they declare. At tp = 1 each piece is the plain
-// computation it replaces, with no collective.
+// The model's two ends at the vocabulary: the token embedding (wte[tokens] + wpe) and the LM head
+// with its cross-entropy, which share the tied wte. Under tensor parallelism both are
+// vocabulary-parallel (Megatron): each tp rank holds a slice of wte's rows, embeds the tokens of
+// its slice and computes its slice's logits, and the cross-entropy's per-row statistics are
+// gathered over the tp group. At tp = 1 each piece is the plain computation, with no collective.
 #include <algorithm>
 
 #include "comm/phase.hpp"
@@ -12,34 +14,6 @@
 #include "model/gpt.hpp"
 
 namespace zm {
-
-std::vector<ModelCollective> gpt_tensor_parallel_traffic(const ModelConfig& c, int64_t B, int64_t T,
-                                                         int element_bytes, int tp) {
-  if (tp == 1) return {};
-  const int64_t N = B * T, activations = N * c.dim;
-  // Per block: forward after attention's and the MLP's row-parallel projections, backward
-  // before the LayerNorms that feed the column-parallel QKV and fc; a recomputed forward sums
-  // again.
-  const int64_t per_block = c.recomputes_blocks() ? 6 : 4;
-  std::vector<ModelCollective> list;
-  list.push_back({CommOp::AllReduce, activations, element_bytes});  // the embedding
-  for (int64_t i = 0; i < per_block * c.layers; ++i)
-    list.push_back({CommOp::AllReduce, activations, element_bytes});
-  // The cross-entropy's per-row statistics (fp32), once per chunk of the LM head (the last
-  // chunk may be short), and the LM head's input gradient.
-  const int64_t chunk = c.classifier_rows(N);
-  for (int64_t first = 0; first < N; first += chunk)
-    list.push_back({CommOp::AllGather, kernels::kSliceStats * std::min(chunk, N - first) * tp, 4});
-  list.push_back({CommOp::AllReduce, activations, element_bytes});
-  return list;
-}
-
-template <typename Real>
-void GPT<Real>::tp_sum(Real* data, int64_t count, int unit) {
-  if (tp_.comm == nullptr) return;
-  tp_.comm->all_reduce_sum(data, static_cast<size_t>(count), dtype_of<Real>(),
-                           {unit, CommPurpose::TensorParallel});
-}
 
 template <typename Real>
 void GPT<Real>::select_slice_groups() {
@@ -70,7 +44,7 @@ void GPT<Real>::embed(const Real* embeddings, const Batch& batch, int unit) {
   // Each rank embeds the tokens of its slice (zeros elsewhere), rank 0 adds the positions.
   kernels::encoder_forward_vocab_slice(team_shape_, encoded_.data(), batch.inputs, wte,
                                        tp_.rank * layout_->vocab_rows(), layout_->vocab_rows(),
-                                       tp_.rank == 0 ? wpe : nullptr, B_, T_, C);
+                                       counts_tp_replicas(tp_.rank) ? wpe : nullptr, B_, T_, C);
   tp_sum(encoded_.data(), B_ * T_ * C, unit);
 }
 
@@ -159,7 +133,6 @@ void GPT<Real>::head_backward(Real* dembed, const Batch& batch, int unit) {
 }
 
 #define ZM_INSTANTIATE(R)                                                          \
-  template void GPT<R>::tp_sum(R*, int64_t, int);                                  \
   template void GPT<R>::select_slice_groups();                                     \
   template void GPT<R>::embed(const R*, const Batch&, int);                        \
   template double GPT<R>::head_forward(const Batch&, int, R*);                     \
