@@ -85,13 +85,23 @@ class ShardedGradients final : public GradientPathT<Real> {
   void finish(ZeroEngineT<Real>& engine) override;
 
  private:
+  // How each micro-step's reduced sum joins the unit's shard, chosen once from the precision
+  // policy and train.grad_accum.
+  enum class ShardSum {
+    InPlace,    // one micro-step: reduced straight into the shard
+    Add,        // later micro-steps reduce beside the shard and add into it
+    SumInFp32,  // mixed precision: every micro-step's sum adds to the fp32 sum (grad_sum), the
+                // last writes it, rounded once, into the shard (what the replicas reduce and the
+                // optimizer reads)
+    Widened,    // the fp32 reduction: the bucket widened to fp32, reduced into the fp32 sum, later
+                // micro-steps beside it and added; nothing is rounded back (AdamW reads the sum)
+  };
   struct InFlight {
     CommRequest request;
     int unit = -1;
     int bucket = -1;
-    Real* accumulate_from = nullptr;   // temp to add into the shard after completion, if any
-    float* accumulate_wide = nullptr;  // the same under the fp32 reduction
-    bool last_micro = false;           // the shard is then complete in the group
+    void* beside = nullptr;   // where a later micro-step's sum was received, beside the shard
+    bool last_micro = false;  // the shard is then complete in the group
   };
   // Unit u's scheduled reduction from `bucket` into `recv`.
   CommRequest reduce(int unit, void* bucket, void* recv, ZeroEngineT<Real>& engine) {
@@ -109,11 +119,10 @@ class ShardedGradients final : public GradientPathT<Real> {
   std::vector<TrackedBuffer<Real>> recv_;        // per bucket, for grad_accum > 1
   std::vector<TrackedBuffer<float>> wide_;       // fp32 reduction: the buckets' fp32 copies
   std::vector<TrackedBuffer<float>> recv_wide_;  // fp32 reduction: recv_ in fp32
-  bool wide_reduce_ = false;
+  ShardSum shard_sum_ = ShardSum::InPlace;
   std::map<int, int> bucket_of_unit_;
   int next_block_bucket_ = 0;
   std::vector<InFlight> in_flight_;
-  bool accumulate_ = false;
   std::unique_ptr<QuantizedGradients> qgz_;  // under qgZ
 };
 
@@ -121,13 +130,19 @@ template <typename Real>
 ShardedGradients<Real>::ShardedGradients(const Partition& partition, const Deck& deck,
                                          MeshComms& comms, MemoryLedger* ledger) {
   PlannedAllocator alloc(sharded_gradient_buffers(partition, deck, comms.mesh()), ledger);
-  accumulate_ = deck.train.grad_accum > 1;
-  wide_reduce_ = deck.train.policy().widens_reduce();
+  const bool accumulates = deck.train.grad_accum > 1;
+  if (deck.train.policy().widens_reduce())
+    shard_sum_ = ShardSum::Widened;
+  else if (sums_gradients_in_fp32(deck))
+    shard_sum_ = ShardSum::SumInFp32;
+  else if (accumulates)
+    shard_sum_ = ShardSum::Add;
   buckets_ = gradient_bucket_set(partition, deck).take<Real>(alloc);
-  if (wide_reduce_) wide_ = gradient_wide_bucket_set(partition, deck).take<float>(alloc);
-  if (accumulate_ && wide_reduce_)
+  if (shard_sum_ == ShardSum::Widened)
+    wide_ = gradient_wide_bucket_set(partition, deck).take<float>(alloc);
+  if (accumulates && shard_sum_ == ShardSum::Widened)
     recv_wide_ = gradient_receive_set(partition, deck).take<float>(alloc);
-  else if (accumulate_)
+  else if (accumulates)
     recv_ = gradient_receive_set(partition, deck).take<Real>(alloc);
   if (deck.zero.quantizes_grads())
     qgz_ = std::make_unique<QuantizedGradients>(partition, deck, alloc, comms.world().rank());
@@ -138,23 +153,27 @@ template <typename Real>
 void ShardedGradients<Real>::complete(InFlight& op, ZeroEngineT<Real>& engine) {
   op.request.wait();
   const UnitPartition& p = engine.partition().unit(op.unit);
-  Real* shard = engine.grad_at(op.unit, engine.comm().rank() * p.shard);
-  if (wide_reduce_) {
-    // The fp32 reduction: later micro-steps add their fp32 sum into the fp32 shard; nothing is
-    // rounded back (AdamW reads the fp32 sums).
-    if (op.accumulate_wide)
-      kernels::add_into(engine.team_shape(),
-                        engine.grad_sum_at(op.unit, engine.comm().rank() * p.shard),
-                        op.accumulate_wide, p.shard);
-  } else if (engine.sums_micro_steps()) {
-    // Mixed precision: each micro-step's reduced bf16 shard adds to the fp32 sum; the last writes
-    // the sum, rounded once, into the shard (what the replicas reduce and the optimizer reads).
-    const Real* received = op.accumulate_from ? op.accumulate_from : shard;
-    kernels::accumulate_gradient(
-        engine.team_shape(), engine.grad_sum_at(op.unit, engine.comm().rank() * p.shard), received,
-        op.last_micro ? shard : nullptr, p.shard, op.accumulate_from == nullptr);
-  } else if (op.accumulate_from) {
-    kernels::add_into(engine.team_shape(), shard, op.accumulate_from, p.shard);
+  const int64_t first = engine.comm().rank() * p.shard;
+  Real* shard = engine.grad_at(op.unit, first);
+  switch (shard_sum_) {
+    case ShardSum::InPlace:
+      break;
+    case ShardSum::Add:
+      if (op.beside)
+        kernels::add_into(engine.team_shape(), shard, static_cast<Real*>(op.beside), p.shard);
+      break;
+    case ShardSum::SumInFp32: {
+      const Real* received = op.beside ? static_cast<const Real*>(op.beside) : shard;
+      kernels::accumulate_gradient(engine.team_shape(), engine.grad_sum_at(op.unit, first),
+                                   received, op.last_micro ? shard : nullptr, p.shard,
+                                   op.beside == nullptr);
+      break;
+    }
+    case ShardSum::Widened:
+      if (op.beside)
+        kernels::add_into(engine.team_shape(), engine.grad_sum_at(op.unit, first),
+                          static_cast<float*>(op.beside), p.shard);
+      break;
   }
   op.bucket = -1;
   if (op.last_micro) engine.post_replica_reduction(op.unit, qgz_.get());
@@ -193,14 +212,14 @@ void ShardedGradients<Real>::unit_ready(int unit, MicroStep step, ZeroEngineT<Re
   op.unit = unit;
   op.bucket = bucket;
   op.last_micro = step.last;
-  if (wide_reduce_) {
+  if (shard_sum_ == ShardSum::Widened) {
     op.request = post_wide(op, engine.comm().rank() * p.shard, step.first, engine);
   } else {
     Real* recv = engine.grad_at(unit, engine.comm().rank() * p.shard);
-    if (accumulate_ && !step.first) {
+    if (!recv_.empty() && !step.first) {
       // Later micro-steps add to what the shard already holds.
       recv = recv_[static_cast<size_t>(bucket)].data();
-      op.accumulate_from = recv;
+      op.beside = recv;
     }
     op.request = reduce(unit, buckets_[static_cast<size_t>(bucket)].data(), recv, engine);
   }
@@ -220,9 +239,9 @@ CommRequest ShardedGradients<Real>::post_wide(InFlight& op, int64_t shard, bool 
   if constexpr (!std::is_same_v<Real, float>)
     kernels::convert<Real, float>(engine.team_shape(), wide, buckets_[bucket].data(), p.padded);
   float* recv = engine.grad_sum_at(op.unit, shard);
-  if (accumulate_ && !first_micro_step) {
+  if (!recv_wide_.empty() && !first_micro_step) {
     recv = recv_wide_[bucket].data();
-    op.accumulate_wide = recv;
+    op.beside = recv;
   }
   return reduce(op.unit, wide, recv, engine);
 }
