@@ -6,6 +6,7 @@
 
 #include "comm/exposure.hpp"
 #include "core/error.hpp"
+#include "core/validate.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/matmul.hpp"
 #include "zero/run_declarations.hpp"
@@ -59,6 +60,14 @@ CommStats stats_between(const CommStats& before, const CommStats& after) {
   return out;
 }
 
+// The run's mesh at `stage`, once the deck is validated for it (core/validate.hpp): a trainer
+// made directly (tests, benchmarks) refuses what `zeromini run` refuses. Collective.
+ZeroMesh validated_mesh(const Deck& deck, int stage, Communicator& comm) {
+  const int ranks_per_node = run_ranks_per_node(deck, comm);
+  validate(deck, {stage, comm.size(), ranks_per_node});
+  return zero_mesh(deck, stage, comm.size(), ranks_per_node);
+}
+
 }  // namespace
 
 std::unique_ptr<Trainer> make_trainer(const Deck& deck, int stage, Communicator& comm,
@@ -80,7 +89,7 @@ TrainerT<Real>::TrainerT(const Deck& deck, int stage, Communicator& comm, const 
       context_(context),
       comm_(&comm),
       layout_(deck.model, static_cast<int>(deck.parallel.tp)),
-      comms_(std::make_unique<MeshComms>(comm, run_zero_mesh(deck, stage, comm),
+      comms_(std::make_unique<MeshComms>(comm, validated_mesh(deck, stage, comm),
                                          deck.zero.quantizes_grads())),
       partition_(layout_, comms_->mesh().group_ranks(), comms_->mesh().sub_shards()),
       engine_(make_engine<Real>(stage, partition_, *comms_, deck_, gpt_schedule(layout_),
