@@ -156,6 +156,12 @@ def list_line(test, paths, unmapped, base_env, source, ignored):
         print(f"make_test_list: {test['name']}: ignoring properties the kit runner does not "
               f"handle: {', '.join(sorted(extra))}", file=sys.stderr)
     ignored.update(set(props) & SERIAL_ONLY)
+    # One test per line, fields split at tabs: a field holding either would be read as others.
+    broken = [f for f in FIELDS if "\n" in row[f] or "\t" in row[f]]
+    if broken:
+        sys.exit(f"make_test_list: {test['name']}: its {', '.join(broken)} holds a newline or a "
+                 "tab, which tests.list (a line per test, tab-separated) cannot carry; write the "
+                 "test without one (e.g. one regular expression per line of output)")
     # "-" for an empty field: a shell's read joins consecutive tabs.
     return "\t".join(row[f] or "-" for f in FIELDS)
 
