@@ -168,8 +168,7 @@ ZeroEngineT<Real>::ZeroEngineT(const StageSpec& spec, const Partition& partition
       reduces_in_fp32_(deck.train.policy().widens_reduce()),
       team_shape_(team_shape) {
   allocate_model_state();
-  const ScheduledCollective* update = schedule_.find(0, ScheduleRole::UpdateGather);
-  if (update && update->strategy == Strategy::Int8AllGather)
+  if (schedule_.uses(ScheduleRole::UpdateGather, Strategy::Int8AllGather))
     replica_gather_ = std::make_unique<QuantizedReplicaGather<Real>>(partition, deck, *replicas_,
                                                                      team_shape, ledger);
 }

@@ -32,9 +32,8 @@ std::vector<BufferSpec> ZeroEngine::declared_buffers(int stage, const Partition&
   const StageSpec& spec = stage_spec(stage);
   std::vector<BufferSpec> buffers =
       model_state_buffers(partition, deck, mesh.placements(spec), mesh);
-  const ScheduledCollective* update =
-      build_step_schedule(spec, partition, deck, mesh).find(0, ScheduleRole::UpdateGather);
-  if (update && update->strategy == Strategy::Int8AllGather)
+  if (build_step_schedule(spec, partition, deck, mesh)
+          .uses(ScheduleRole::UpdateGather, Strategy::Int8AllGather))
     for (const BufferSpec& buffer : replica_gather_buffers(partition, deck))
       buffers.push_back(buffer);
   for (const PathDeclaration& path : {declare_gradient_path(spec, partition, deck, mesh),

@@ -255,9 +255,9 @@ const ScheduledCollective& StepSchedule::of(int unit, ScheduleRole role) const {
   return *found;
 }
 
-bool StepSchedule::has(ScheduleRole role) const {
+bool StepSchedule::uses(ScheduleRole role, Strategy strategy) const {
   for (const ScheduledCollective& c : collectives_)
-    if (c.role == role) return true;
+    if (c.role == role && c.strategy == strategy) return true;
   return false;
 }
 

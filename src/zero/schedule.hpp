@@ -117,8 +117,9 @@ class StepSchedule {
   const ScheduledCollective* find(int unit, ScheduleRole role) const;
   // The same, asserting it exists (the path posting it relies on it).
   const ScheduledCollective& of(int unit, ScheduleRole role) const;
-  // Whether the step has any collective of `role`.
-  bool has(ScheduleRole role) const;
+  // Whether the step's collectives of `role` use `strategy` (e.g. hpZ's int8 replica gather,
+  // whose buffers the engine then allocates).
+  bool uses(ScheduleRole role, Strategy strategy) const;
   // The collectives one step posts, each hop and post once, for the planner.
   PlannedCollectives planned() const;
 
