@@ -72,10 +72,13 @@ struct CategoryColumn {
   const char* heading;
   int width;
 };
-constexpr CategoryColumn kCategoryColumns[] = {
-    {"params_bytes", "params", 10},       {"grads_bytes", "grads", 10},
-    {"optimizer_bytes", "optimizer", 10}, {"activations_bytes", "activation", 10},
-    {"comm_buffers_bytes", "commbuf", 9}, {"workspace_bytes", "workspace", 9}};
+constexpr CategoryColumn kCategoryColumns[] = {{"params_bytes", "params", 10},
+                                               {"grads_bytes", "grads", 10},
+                                               {"optimizer_bytes", "optimizer", 10},
+                                               {"activations_bytes", "activation", 10},
+                                               {"comm_buffers_bytes", "commbuf", 9},
+                                               {"workspace_bytes", "workspace", 9},
+                                               {"host_bytes", "host", 10}};
 static_assert(std::size(kCategoryColumns) == kMemCategories, "a column per memory category");
 
 // f(c) for every memory category in order, and after the optimizer's, model_states() (-1).

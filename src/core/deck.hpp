@@ -97,6 +97,11 @@ struct ZeroConfig {
   std::string grad_rounding = "nearest";  // qgZ codes: "nearest" | "stochastic" (train.seed)
   bool quantizes_grads() const { return quantize_grads != "none"; }
   int grad_quantize_bits() const { return quantize_grads == "int4" ? 4 : 8; }
+  // ZeRO-Offload (stages 1-3): the fp32 master weights, Adam m and v and the AdamW update on the
+  // host; and (stage 3, with it) the rank's parameter shard, staged to the device per gather.
+  // Which stages apply them: core/offload.hpp.
+  std::string offload_optimizer = "none";  // "none" | "host"
+  std::string offload_params = "none";     // "none" | "host"
 };
 
 // Model parallelism beside ZeRO's data parallelism.

@@ -20,6 +20,8 @@ const char* mem_category_name(MemCategory category) {
       return "comm_buffers";
     case MemCategory::Workspace:
       return "workspace";
+    case MemCategory::Host:
+      return "host";
     case MemCategory::Count:
       break;
   }
@@ -30,6 +32,7 @@ void MemoryLedger::add(MemCategory category, size_t bytes) {
   const int c = static_cast<int>(category);
   figures_.current[c] += bytes;
   figures_.peak[c] = std::max(figures_.peak[c], figures_.current[c]);
+  if (!on_device(category)) return;
   current_total_ += bytes;
   figures_.peak_total = std::max(figures_.peak_total, current_total_);
 }
@@ -39,7 +42,7 @@ void MemoryLedger::remove(MemCategory category, size_t bytes) {
   ZM_ASSERT(figures_.current[c] >= bytes, "releasing {} bytes of {} but only {} are held", bytes,
             mem_category_name(category), figures_.current[c]);
   figures_.current[c] -= bytes;
-  current_total_ -= bytes;
+  if (on_device(category)) current_total_ -= bytes;
 }
 
 void MemoryLedger::reset_peaks() {

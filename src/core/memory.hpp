@@ -3,8 +3,10 @@
 // planner's prediction, which computes the same sizes with the same code.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,15 +22,22 @@ enum class MemCategory : int {
   Activations,
   CommBuffers,
   Workspace,
+  // Host memory (ZeRO-Offload's optimizer state, parameter shard and staging; pinned in CUDA
+  // builds): not device memory, so not in the device totals (peak_total, MemoryPlan::total()).
+  Host,
   Count
 };
 constexpr int kMemCategories = static_cast<int>(MemCategory::Count);
 const char* mem_category_name(MemCategory category);  // "parameters", "gradients", ...
+// Whether a category is device memory (every one but Host).
+constexpr bool on_device(MemCategory category) {
+  return category != MemCategory::Host;
+}
 
 struct MemoryFigures {
   std::array<size_t, kMemCategories> current{};
   std::array<size_t, kMemCategories> peak{};
-  size_t peak_total = 0;  // peak of the sum, not the sum of the peaks
+  size_t peak_total = 0;  // peak of the device categories' sum, not the sum of their peaks
 };
 
 // One buffer a component allocates: name, category, element count and element size (4: float or
@@ -60,7 +69,18 @@ class MemoryLedger {
   size_t current_total_ = 0;
 };
 
-// A 1-D device View whose bytes are recorded in a ledger (if it has one) while it is alive.
+// Host memory for the Host category: pinned (page-locked) in CUDA builds, so that copies to and
+// from the device run at the link's rate and asynchronously, and device kernels may still reach
+// it; plain host memory elsewhere.
+#if defined(KOKKOS_ENABLE_CUDA)
+using HostStagingSpace = Kokkos::CudaHostPinnedSpace;
+#else
+using HostStagingSpace = Kokkos::HostSpace;
+#endif
+
+// A 1-D View whose bytes are recorded in a ledger (if it has one) while it is alive: in device
+// memory, or for the Host category in HostStagingSpace (typed as a device View over that memory,
+// which the device reaches through unified addressing, so that code taking either is the same).
 // Move-only.
 template <typename T>
 class TrackedBuffer {
@@ -69,7 +89,15 @@ class TrackedBuffer {
 
   TrackedBuffer() = default;
   TrackedBuffer(const std::string& label, MemCategory category, size_t count, MemoryLedger* ledger)
-      : view_(label, count), category_(category), bytes_(count * sizeof(T)), ledger_(ledger) {
+      : category_(category), bytes_(count * sizeof(T)), ledger_(ledger) {
+    if (on_device(category)) {
+      view_ = view_type(label, count);
+    } else {
+      // Zeroed, as a View's allocation is.
+      host_ = Kokkos::kokkos_malloc<HostStagingSpace>(label, std::max<size_t>(bytes_, 1));
+      std::memset(host_, 0, bytes_);
+      view_ = view_type(static_cast<T*>(host_), count);
+    }
     if (ledger_) ledger_->add(category_, bytes_);
   }
   TrackedBuffer(const TrackedBuffer&) = delete;
@@ -79,6 +107,8 @@ class TrackedBuffer {
     if (this != &other) {
       release();
       view_ = std::move(other.view_);
+      host_ = other.host_;
+      other.host_ = nullptr;
       category_ = other.category_;
       bytes_ = other.bytes_;
       ledger_ = other.ledger_;
@@ -93,6 +123,8 @@ class TrackedBuffer {
     if (bytes_ > 0 && ledger_) ledger_->remove(category_, bytes_);
     bytes_ = 0;
     view_ = view_type();
+    if (host_) Kokkos::kokkos_free<HostStagingSpace>(host_);
+    host_ = nullptr;
   }
 
   T* data() const { return view_.data(); }
@@ -103,6 +135,7 @@ class TrackedBuffer {
 
  private:
   view_type view_;
+  void* host_ = nullptr;  // the Host category's allocation, which view_ does not own
   MemCategory category_ = MemCategory::Workspace;
   size_t bytes_ = 0;
   MemoryLedger* ledger_ = nullptr;

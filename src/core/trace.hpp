@@ -19,7 +19,8 @@
 
 namespace zm {
 
-enum class TraceKind : int32_t { Step = 0, Compute, Wait, Io, Collective };
+// Transfer: a host-device copy (ZeRO-Offload), on its own track.
+enum class TraceKind : int32_t { Step = 0, Compute, Wait, Io, Collective, Transfer };
 
 // One event, plain data so that ranks can send them as bytes.
 struct TraceEvent {

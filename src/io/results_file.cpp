@@ -204,6 +204,7 @@ void ResultsWriter::begin_stage(int stage, int64_t first_step, const std::string
   stage_comm_inter_ = CommStats{};
   stage_comm_tp_ = CommStats{};
   stage_comm_cross_ = CommStats{};
+  stage_transfers_ = TransferStats{};
   if (rank_ != 0) return;
   auto earlier = std::find_if(stages_.begin(), stages_.end(),
                               [&](const ResultsStage& s) { return s.stage == stage; });
@@ -249,13 +250,25 @@ void ResultsWriter::record_step(const StepRecord& record) {
     stage_comm_tp_.ops[op].seconds += record.comm_tensor_parallel.ops[op].seconds;
     stage_comm_cross_.ops[op].bytes += record.comm_cross_node.ops[op].bytes;
   }
+  for (size_t d = 0; d < stage_transfers_.directions.size(); ++d) {
+    stage_transfers_.directions[d].calls += record.transfers.directions[d].calls;
+    stage_transfers_.directions[d].bytes += record.transfers.directions[d].bytes;
+    stage_transfers_.directions[d].seconds += record.transfers.directions[d].seconds;
+  }
   if (rank_ != 0) return;
   stages_.back().append_row(record.step + 1, record.loss, record.grad_norm, record.lr, all, ranks_);
 }
 
 void ResultsWriter::end_stage(const StageResult& result) {
-  constexpr int kFigures = 10 * kCommOps;
+  constexpr int kCommFigures = 10 * kCommOps;
+  constexpr int kFigures = kCommFigures + 3 * kTransferDirections;
   double mine[kFigures];
+  for (int d = 0; d < kTransferDirections; ++d) {
+    const TransferOpStats& t = stage_transfers_.directions[static_cast<size_t>(d)];
+    mine[kCommFigures + d] = static_cast<double>(t.calls);
+    mine[kCommFigures + kTransferDirections + d] = t.bytes;
+    mine[kCommFigures + 2 * kTransferDirections + d] = t.seconds;
+  }
   for (int op = 0; op < kCommOps; ++op) {
     mine[op] = static_cast<double>(stage_comm_.ops[op].calls);
     mine[kCommOps + op] = stage_comm_.ops[op].bytes;
@@ -278,7 +291,8 @@ void ResultsWriter::end_stage(const StageResult& result) {
   for (std::vector<double>* figures :
        {&s.comm_calls, &s.comm_bytes, &s.comm_seconds, &s.comm_bytes_inter_group,
         &s.comm_bytes_tensor_parallel, &s.comm_seconds_tensor_parallel, &s.comm_bus_bytes_per_step,
-        &s.comm_in_flight_seconds, &s.comm_busbw, &s.comm_bytes_cross_node})
+        &s.comm_in_flight_seconds, &s.comm_busbw, &s.comm_bytes_cross_node, &s.transfer_calls,
+        &s.transfer_bytes, &s.transfer_seconds})
     figures->clear();
   s.shard_size = result.shard_size;
   s.tp = result.tp;
@@ -295,6 +309,11 @@ void ResultsWriter::end_stage(const StageResult& result) {
       s.comm_in_flight_seconds.push_back(v[7 * kCommOps + op]);
       s.comm_busbw.push_back(v[8 * kCommOps + op]);
       s.comm_bytes_cross_node.push_back(v[9 * kCommOps + op]);
+    }
+    for (int d = 0; d < kTransferDirections; ++d) {
+      s.transfer_calls.push_back(v[kCommFigures + d]);
+      s.transfer_bytes.push_back(v[kCommFigures + kTransferDirections + d]);
+      s.transfer_seconds.push_back(v[kCommFigures + 2 * kTransferDirections + d]);
     }
     const MemoryFigures& f = result.memory_by_rank[static_cast<size_t>(r)];
     for (int c = 0; c < kMemCategories; ++c) {
@@ -391,6 +410,16 @@ void ResultsWriter::write_stage_figures(hid_t group, const ResultsStage& s) cons
                     {ranks, kCommOps});
   with_units("comm_seconds_tensor_parallel", "seconds waiting along tp (part of comm_seconds)",
              ops);
+  const std::vector<std::string> directions = {
+      transfer_direction_name(TransferDirection::ToHost),
+      transfer_direction_name(TransferDirection::ToDevice)};
+  const hsize_t kDirections = kTransferDirections;
+  h5::write_dataset(group, "transfer_calls", s.transfer_calls, {ranks, kDirections});
+  with_units("transfer_calls", "copies", directions);
+  h5::write_dataset(group, "transfer_bytes", s.transfer_bytes, {ranks, kDirections});
+  with_units("transfer_bytes", "bytes copied between host and device memory", directions);
+  h5::write_dataset(group, "transfer_seconds", s.transfer_seconds, {ranks, kDirections});
+  with_units("transfer_seconds", "seconds issuing and waiting for the copies", directions);
   h5::write_dataset(group, "comm_bytes_cross_node", s.comm_bytes_cross_node, {ranks, kCommOps});
   with_units("comm_bytes_cross_node",
              "bytes sent per rank out of its node (node-aware convention, comm/cross_node.hpp; "

@@ -8,7 +8,8 @@
 //                step_times                              (rows, ranks, 7) seconds: forward,
 //                                                        backward, comm_wait, optimizer, total,
 //                                                        comm_exposed, comm_in_flight
-//                memory_allocated, memory_peak           (ranks, 6) bytes, by category
+//                memory_allocated, memory_peak           (ranks, 7) bytes, by category (the
+//                                                        device's, then host)
 //                comm_calls, comm_bytes, comm_seconds    (ranks, 5) by collective kind
 //                comm_bytes_inter_group                  (ranks, 5) the part of comm_bytes that
 //                                                        crossed shard groups (hybrid sharding)
@@ -16,6 +17,8 @@
 //                comm_seconds_tensor_parallel            comm_seconds along tp (parallel.tp)
 //                comm_bytes_cross_node                   (ranks, 5) bytes that left the rank's
 //                                                        node (comm/cross_node.hpp)
+//                transfer_calls, transfer_bytes,         (ranks, 2) host-device copies (ZeRO-
+//                transfer_seconds                        Offload): device_to_host, host_to_device
 //                segment_first_step, attribute segments  one entry per run that wrote rows
 //                attributes: stage, steps_completed, tokens_per_second_per_rank,
 //                overlap_efficiency, shard_size (ranks per shard group), ...
@@ -61,8 +64,10 @@ struct ResultsStage {
   std::vector<double> comm_bytes_tensor_parallel;            // ranks x ops
   std::vector<double> comm_seconds_tensor_parallel;          // ranks x ops
   std::vector<double> comm_bytes_cross_node;                 // ranks x ops
-  int64_t shard_size = 0;                                    // ranks per shard group
-  int64_t tp = 1;                                            // ranks per tensor-parallel group
+  // ranks x directions: the stage's host-device copies (ZeRO-Offload)
+  std::vector<double> transfer_calls, transfer_bytes, transfer_seconds;
+  int64_t shard_size = 0;  // ranks per shard group
+  int64_t tp = 1;          // ranks per tensor-parallel group
   double tokens_per_second_per_rank = 0;
   double overlap_efficiency = 0;
   Throughput throughput;  // rank 0's (train/throughput.hpp)
@@ -123,10 +128,11 @@ class ResultsWriter {
   std::string start_time_;
   std::vector<std::string> hostnames_;
   std::vector<ResultsStage> stages_;
-  CommStats stage_comm_;        // this rank's collectives in the current stage
-  CommStats stage_comm_inter_;  // the part of them across shard groups
-  CommStats stage_comm_tp_;     // the part of them along tp
-  CommStats stage_comm_cross_;  // their bytes that left the node
+  CommStats stage_comm_;           // this rank's collectives in the current stage
+  CommStats stage_comm_inter_;     // the part of them across shard groups
+  CommStats stage_comm_tp_;        // the part of them along tp
+  CommStats stage_comm_cross_;     // their bytes that left the node
+  TransferStats stage_transfers_;  // the stage's host-device copies
   double figure_of_merit_ = -1;
   RunManifest manifest_;
   bool have_manifest_ = false;

@@ -10,6 +10,7 @@
 
 #include "comm/communicator.hpp"
 #include "comm/exposure.hpp"
+#include "core/host_transfer.hpp"
 #include "core/memory.hpp"
 #include "io/manifest.hpp"
 
@@ -36,6 +37,7 @@ struct StepRecord {
   CommStats comm_cross_node;       // bytes of `comm` that left this rank's node (any level)
   CommExposure exposure;           // this step's exposed and in-flight communication on this rank
   std::array<double, kCommOps> comm_in_flight_by_op{};  // seconds, comm/exposure.hpp
+  TransferStats transfers;  // this step's host-device copies on this rank (ZeRO-Offload)
 };
 
 // The peak a run's MFU is measured against: from the machine file (zeromini run --machine) or
@@ -78,6 +80,7 @@ struct StageResult {
   CommStats comm_inter_group_per_step;      // the part of it across shard groups
   CommStats comm_tensor_parallel_per_step;  // the part of it along tp
   CommStats comm_cross_node_per_step;       // its bytes that left the node
+  TransferStats transfers_per_step;         // host-device copies, mean per step on this rank
   int shard_size = 1;                       // ranks per shard group (= ranks / tp with one group)
   int tp = 1;                               // ranks per tensor-parallel group (parallel.tp)
   // Rank 0 only: every rank's exposed and in-flight communication per step ([rank][step]), their

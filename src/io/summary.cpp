@@ -58,6 +58,7 @@ std::string memory_json(const StageResult& s) {
   }
   size_t worst_total = 0;
   for (const MemoryFigures& f : s.memory_by_rank) worst_total = std::max(worst_total, f.peak_total);
+  // "total": of the device categories (host memory is not device memory).
   return out + fmt::format(", \"total\": {}}},\n", worst_total);
 }
 
@@ -67,6 +68,18 @@ std::string traffic_json(const char* key, const CommStats& per_step) {
   for (int op = 0; op < kCommOps; ++op)
     out += fmt::format("{}\"{}\": {}", op ? ", " : "", comm_op_name(static_cast<CommOp>(op)),
                        json_number(per_step.ops[static_cast<size_t>(op)].bytes));
+  return out + "},\n";
+}
+
+// ZeRO-Offload's host-device copies per rank per step, by direction: calls, bytes, seconds.
+std::string transfers_json(const TransferStats& per_step) {
+  std::string out = "      \"host_transfers_per_rank_per_step\": {";
+  for (int d = 0; d < kTransferDirections; ++d) {
+    const TransferOpStats& t = per_step.directions[static_cast<size_t>(d)];
+    out += fmt::format("{}\"{}\": {{\"calls\": {}, \"bytes\": {}, \"seconds\": {}}}", d ? ", " : "",
+                       transfer_direction_name(static_cast<TransferDirection>(d)), t.calls,
+                       json_number(t.bytes), json_number(t.seconds));
+  }
   return out + "},\n";
 }
 
@@ -135,6 +148,7 @@ std::string stage_json(const StageResult& s) {
   out += traffic_json("bytes_per_rank_per_step_tensor_parallel", s.comm_tensor_parallel_per_step);
   // What left the rank's node (comm/cross_node.hpp), over every level.
   out += traffic_json("bytes_per_rank_per_step_cross_node", s.comm_cross_node_per_step);
+  out += transfers_json(s.transfers_per_step);
   out += throughput_json(s.throughput);
   return out + exposure_json(s);
 }

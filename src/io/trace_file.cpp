@@ -29,6 +29,8 @@ const char* kind_category(TraceKind kind) {
       return "io";
     case TraceKind::Collective:
       return "collective";
+    case TraceKind::Transfer:
+      return "transfer";
   }
   return "other";
 }
@@ -53,7 +55,9 @@ std::string metadata(int ranks) {
         "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{0},\"tid\":0,\"args\":{{\"name\":"
         "\"compute\"}}}},\n"
         "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{0},\"tid\":1,"
-        "\"args\":{{\"name\":\"communication\"}}}}",
+        "\"args\":{{\"name\":\"communication\"}}}},\n"
+        "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{0},\"tid\":2,"
+        "\"args\":{{\"name\":\"host transfers\"}}}}",
         r);
     out += r + 1 < ranks ? ",\n" : "";
   }
@@ -173,10 +177,12 @@ std::string TraceWriter::json_of(const TraceEvent& e) const {
     if (!unit.empty()) args += fmt::format(",\"unit_name\":{}", quoted(unit));
   }
   if (kind == TraceKind::Compute && e.micro >= 0) args += fmt::format(",\"micro\":{}", e.micro);
+  if (kind == TraceKind::Transfer && e.unit >= 0) args += fmt::format(",\"unit\":{}", e.unit);
+  // Host-device copies on their own track (tid 2), the rest on the compute track.
   return fmt::format(
-      ",\n{{\"ph\":\"X\",\"cat\":\"{}\",\"name\":{},\"pid\":{},\"tid\":0,\"ts\":{:.3f},"
+      ",\n{{\"ph\":\"X\",\"cat\":\"{}\",\"name\":{},\"pid\":{},\"tid\":{},\"ts\":{:.3f},"
       "\"dur\":{:.3f},\"args\":{{{}}}}}",
-      kind_category(kind), name, e.rank, ts, dur, args);
+      kind_category(kind), name, e.rank, kind == TraceKind::Transfer ? 2 : 0, ts, dur, args);
 }
 
 void TraceWriter::finish() {

@@ -39,7 +39,45 @@ KOKKOS_INLINE_FUNCTION float adamw_element(float grad, float& master, float& m, 
   return p;
 }
 
+// body(i) for i in [0, n) on the host's threads: a chunk of kElementChunk elements per iteration,
+// statically scheduled, each chunk a plain loop the compiler vectorises.
+template <typename F>
+void for_each_on_host(const char* name, int64_t n, const F& body) {
+  if (n <= 0) return;
+  using Policy = Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace,
+                                     Kokkos::Schedule<Kokkos::Static>, Kokkos::IndexType<int64_t>>;
+  const int64_t chunks = (n + kElementChunk - 1) / kElementChunk;
+  Kokkos::parallel_for(name, Policy(0, chunks), [=](int64_t chunk) {
+    const int64_t begin = chunk * kElementChunk;
+    const int64_t end = begin + kElementChunk < n ? begin + kElementChunk : n;
+    for (int64_t i = begin; i < end; ++i) body(i);
+  });
+  Kokkos::DefaultHostExecutionSpace().fence();
+}
+
 }  // namespace
+
+void host_adamw_update(float* params, const float* grads, float* m, float* v, int64_t n,
+                       const AdamWParams& hp) {
+  const AdamWConstants k = constants(hp);
+  for_each_on_host("zeromini::host_adamw_update", n,
+                   [=](int64_t i) { adamw_element(grads[i], params[i], m[i], v[i], k); });
+}
+
+#if ZEROMINI_HAVE_BF16
+template <typename Grad>
+void host_adamw_update_mixed(float* master, const Grad* grads, float* m, float* v, bf16* params,
+                             int64_t n, const AdamWParams& hp) {
+  const AdamWConstants k = constants(hp);
+  for_each_on_host("zeromini::host_adamw_update_mixed", n, [=](int64_t i) {
+    params[i] = bf16(adamw_element(float(grads[i]), master[i], m[i], v[i], k));
+  });
+}
+template void host_adamw_update_mixed<bf16>(float*, const bf16*, float*, float*, bf16*, int64_t,
+                                            const AdamWParams&);
+template void host_adamw_update_mixed<float>(float*, const float*, float*, float*, bf16*, int64_t,
+                                             const AdamWParams&);
+#endif
 
 void adamw_update(TeamShape shape, float* params, const float* grads, float* m, float* v, int64_t n,
                   const AdamWParams& hp) {

@@ -36,4 +36,16 @@ void adamw_update_mixed(TeamShape shape, float* master, const Grad* grads, float
                         bf16* params, int64_t n, const AdamWParams& hp);
 #endif
 
+// ZeRO-Offload: the same updates on the host execution space (Kokkos::DefaultHostExecutionSpace:
+// its threads over chunks of elements, each chunk one plain loop that the compiler vectorises),
+// over state in host memory. The arithmetic and its order are those of adamw_update: the same
+// element function, so the results are the device's bit for bit.
+void host_adamw_update(float* params, const float* grads, float* m, float* v, int64_t n,
+                       const AdamWParams& hp);
+#if ZEROMINI_HAVE_BF16
+template <typename Grad>
+void host_adamw_update_mixed(float* master, const Grad* grads, float* m, float* v, bf16* params,
+                             int64_t n, const AdamWParams& hp);
+#endif
+
 }  // namespace zm::kernels

@@ -32,8 +32,13 @@ double MemoryPlan::model_states() const {
 
 double MemoryPlan::total() const {
   double sum = 0;
-  for (double b : bytes) sum += b;
+  for (int c = 0; c < kMemCategories; ++c)
+    if (on_device(static_cast<MemCategory>(c))) sum += bytes[static_cast<size_t>(c)];
   return sum;
+}
+
+double MemoryPlan::host() const {
+  return bytes[static_cast<size_t>(MemCategory::Host)];
 }
 
 double PlanPoint::bytes_at_level(CommLevel level) const {

@@ -34,7 +34,8 @@ const char* memory_model_name(Precision precision);  // "fp32" | "mixed"
 struct MemoryPlan {
   std::array<double, kMemCategories> bytes{};  // per rank, by category
   double model_states() const;                 // parameters + gradients + optimizer
-  double total() const;
+  double total() const;                        // device memory: every category but Host
+  double host() const;                         // host memory (ZeRO-Offload)
 };
 
 struct PlanPoint {

@@ -102,6 +102,21 @@ void print_all_to_all_traffic(const std::vector<StageResult>& results) {
              s.stage, exchanged.bytes / kMiB, exchanged.calls);
   }
 }
+
+// ZeRO-Offload: the copies between host and device, which are no collective.
+void print_host_transfers(const std::vector<StageResult>& results) {
+  for (const StageResult& s : results) {
+    const TransferStats& t = s.transfers_per_step;
+    if (t.total().calls == 0) continue;
+    const TransferOpStats &to_host = t[TransferDirection::ToHost],
+                          &to_device = t[TransferDirection::ToDevice];
+    log_root(
+        "  stage {}: offload: {:.3f} MiB device->host ({:.2f} ms), {:.3f} MiB host->device "
+        "({:.2f} ms) per rank per step\n",
+        s.stage, to_host.bytes / kMiB, to_host.seconds * 1e3, to_device.bytes / kMiB,
+        to_device.seconds * 1e3);
+  }
+}
 }  // namespace
 
 void print_summary(const Deck& deck, const std::vector<StageResult>& results) {
@@ -112,19 +127,19 @@ void print_summary(const Deck& deck, const std::vector<StageResult>& results) {
       "times are means over the timed steps, memory is the largest over ranks\n",
       ranks, thousands(static_cast<double>(results.front().param_count)),
       thousands(static_cast<double>(results.front().tokens_per_rank_per_step)));
-  // Memory columns in the MemCategory enum's order, then the peak of the total.
-  constexpr const char* kMemoryHeadings[] = {"params", "grads",   "optim",
-                                             "activ",  "commbuf", "work"};
-  static_assert(std::size(kMemoryHeadings) == kMemCategories, "a heading per memory category");
+  // Memory columns in the MemCategory enum's order: the device's, the peak of their total, then
+  // host memory (ZeRO-Offload's), which is not in that total.
+  constexpr const char* kMemoryHeadings[] = {"params",  "grads", "optim", "activ",
+                                             "commbuf", "work",  "peak",  "host"};
+  static_assert(std::size(kMemoryHeadings) == kMemCategories + 1, "a heading per memory category");
   constexpr CommOp kReportedOps[] = {CommOp::AllReduce, CommOp::ReduceScatter, CommOp::AllGather};
   std::string heading =
       fmt::format("{:>5} {:>12} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>6} |", "stage", "tok/s/rank",
                   "step ms", "fwd", "bwd", "comm", "exposed", "opt", "ovlp%");
   for (const char* name : kMemoryHeadings) heading += fmt::format(" {:>9}", name);
-  heading +=
-      fmt::format(" {:>9} | {:>10} {:>10} {:>10}", "peak", "allreduce", "reducescat", "allgather");
+  heading += fmt::format(" | {:>10} {:>10} {:>10}", "allreduce", "reducescat", "allgather");
   log_root("{}\n", heading);
-  log_root("{:>5} {:>12} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>6} | {:>69} | {:>32}\n", "", "", "",
+  log_root("{:>5} {:>12} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>6} | {:>79} | {:>32}\n", "", "", "",
            "", "", "", "", "", "", "MiB per rank (peak)", "MiB moved per rank per step");
   for (const StageResult& s : results) {
     const MemoryFigures worst = largest_over_ranks(s.memory_by_rank);
@@ -135,8 +150,10 @@ void print_summary(const Deck& deck, const std::vector<StageResult>& results) {
                     s.mean_times.forward * 1e3, s.mean_times.backward * 1e3,
                     s.mean_times.comm_wait * 1e3, s.mean_exposure.exposed * 1e3,
                     s.mean_times.optimizer * 1e3, percent_or_dash(s.overlap_efficiency));
-    for (size_t peak : worst.peak) line += fmt::format(" {:>9.2f}", mib(peak));
-    line += fmt::format(" {:>9.2f} |", mib(worst.peak_total));
+    for (int c = 0; c < kMemCategories; ++c)
+      if (on_device(MemCategory(c))) line += fmt::format(" {:>9.2f}", mib(worst.peak[c]));
+    line += fmt::format(" {:>9.2f}", mib(worst.peak_total));
+    line += fmt::format(" {:>9.2f} |", mib(worst.peak[static_cast<size_t>(MemCategory::Host)]));
     for (CommOp op : kReportedOps)
       line += fmt::format(" {:>10.3f}", s.comm_per_step[op].bytes / kMiB);
     log_root("{}\n", line);
@@ -145,6 +162,7 @@ void print_summary(const Deck& deck, const std::vector<StageResult>& results) {
   print_cross_node_traffic(results);
   print_tensor_parallel_traffic(results);
   print_all_to_all_traffic(results);
+  print_host_transfers(results);
   log_root(
       "\nThroughput (model FLOPs = 6N + 12 L T C per token; busbw: nccl-tests convention, "
       "rank 0):\n");

@@ -98,6 +98,7 @@ TrainerT<Real>::TrainerT(const Deck& deck, int stage, Communicator& comm, const 
              deck.train.policy().gemm_math, team_shape, tensor_parallel_group()),
       data_(make_data_source(deck)) {
   comms_->set_timeout(deck.comm.timeout_s);
+  engine_->transfers().trace_to(context.tracer);
   PlannedAllocator alloc({step_stats_buffer()}, context.ledger);
   stats_ = alloc.take<float>("step_stats");
   alloc.finish();
@@ -137,7 +138,8 @@ StepRecord TrainerT<Real>::step(int64_t step) {
   const Fault fault = injected_fault(comm_->rank(), step);
   if (fault == Fault::Kill || fault == Fault::Stall || fault == Fault::Error) enact_fault(fault);
   const StepCounters before{comms_->stats(), comms_->stats(CommLevel::InterGroup),
-                            comms_->stats(CommLevel::TensorParallel), comms_->cross_node_stats()};
+                            comms_->stats(CommLevel::TensorParallel), comms_->cross_node_stats(),
+                            engine_->transfers().stats()};
   comms_->begin_step_records();  // fences
   {
     Phase whole(context_, step_phase(step, record));
@@ -221,6 +223,7 @@ void TrainerT<Real>::count_communication(const StepCounters& before, StepRecord&
   record.comm_tensor_parallel =
       stats_between(before.tensor_parallel, comms_->stats(CommLevel::TensorParallel));
   record.comm_cross_node = stats_between(before.cross_node, comms_->cross_node_stats());
+  record.transfers = transfers_between(before.transfers, engine_->transfers().stats());
   record.times.comm_wait = record.comm.total().seconds;
   const std::vector<CollectiveTimes> collectives = comms_->end_step_records();
   record.exposure = exposure_of(collectives);

@@ -47,6 +47,7 @@ ZeroEngine::ZeroEngine(const StageSpec& spec, const Partition& partition, MeshCo
       replica_(replicas_ ? replicas_->rank() : 0),
       world_rank_(comms.world().rank()),
       schedule_(build_step_schedule(spec, partition, deck, comms.mesh())),
+      transfers_(std::make_unique<HostTransfers>()),
       params_storage_(comms.mesh().placements(spec).params),
       grads_storage_(comms.mesh().placements(spec).grads),
       optim_storage_(comms.mesh().placements(spec).optim),
@@ -139,24 +140,41 @@ void adamw_segment(kernels::TeamShape shape, float* master, const Grad* grads, f
 }  // namespace
 
 std::vector<BufferSpec> model_state_buffers(const Partition& partition, const Deck& deck,
-                                            const ModelPlacements& placements,
-                                            const ZeroMesh& mesh) {
+                                            const ModelPlacements& placements, const ZeroMesh& mesh,
+                                            const Offload& offload) {
   const PrecisionPolicy policy = deck.train.policy();
   const int real_bytes = element_bytes(policy.compute);
   auto elements = [&](const Placement& placement) {
     return partition.piece_total(pieces(mesh.mesh, placement));
   };
+  const MemCategory params_in = offload.params ? MemCategory::Host : MemCategory::Parameters;
+  const MemCategory optimizer_in = offload.optimizer ? MemCategory::Host : MemCategory::Optimizer;
   std::vector<BufferSpec> specs = {
-      {"params", MemCategory::Parameters, elements(placements.params), real_bytes},
+      {"params", params_in, elements(placements.params), real_bytes},
       {"grads", MemCategory::Gradients, elements(placements.grads), real_bytes}};
   // Mixed precision with gradient accumulation or an fp32 reduction: the gradients summed in fp32
   // beside the bf16 gradients, in their storage (ZeroEngineT::grad_sum_at).
   if (sums_gradients_in_fp32(deck))
     specs.push_back({"grad_sum", MemCategory::Gradients, elements(placements.grads)});
-  if (policy.mixed())
-    specs.push_back({"master", MemCategory::Optimizer, elements(placements.optim)});
-  specs.push_back({"adam_m", MemCategory::Optimizer, elements(placements.optim)});
-  specs.push_back({"adam_v", MemCategory::Optimizer, elements(placements.optim)});
+  // An fp32 master apart from the parameters: under bf16, and on the host under offload while
+  // the fp32 parameters stay on the device.
+  if (policy.mixed() || (offload.optimizer && !offload.params))
+    specs.push_back({"master", optimizer_in, elements(placements.optim)});
+  specs.push_back({"adam_m", optimizer_in, elements(placements.optim)});
+  specs.push_back({"adam_v", optimizer_in, elements(placements.optim)});
+  if (offload.optimizer) {
+    // Bounded staging, reused unit by unit: two pieces of reduced gradients (one arriving while
+    // the other is updated) and, under bf16 with the parameters on the device, one piece of
+    // updated bf16 parameters on their way back.
+    const int optim_pieces = pieces(mesh.mesh, placements.optim);
+    int64_t largest_piece = 0;
+    for (int u = 0; u < partition.num_units(); ++u)
+      largest_piece = std::max(largest_piece, partition.unit(u).padded / optim_pieces);
+    specs.push_back(
+        {"grad_stage", MemCategory::Host, 2 * largest_piece, reduce_element_bytes(deck)});
+    if (policy.mixed() && !offload.params)
+      specs.push_back({"param_stage", MemCategory::Host, largest_piece, real_bytes});
+  }
   return specs;
 }
 
@@ -176,23 +194,33 @@ ZeroEngineT<Real>::ZeroEngineT(const StageSpec& spec, const Partition& partition
 template <typename Real>
 void ZeroEngineT<Real>::allocate_model_state() {
   const ModelPlacements placements{params_storage_, grads_storage_, optim_storage_};
-  PlannedAllocator alloc(model_state_buffers(*partition_, *deck_, placements, comms_->mesh()),
-                         ledger_);
+  PlannedAllocator alloc(
+      model_state_buffers(*partition_, *deck_, placements, comms_->mesh(), offload()), ledger_);
   params_ = alloc.take<Real>("params");
   grads_ = alloc.take<Real>("grads");
   if (sums_gradients_in_fp32(*deck_)) grad_sum_ = alloc.take<float>("grad_sum");
-  if (kMixed) master_ = alloc.take<float>("master");
+  if (alloc.has("master")) master_ = alloc.take<float>("master");
   adam_m_ = alloc.take<float>("adam_m");
   adam_v_ = alloc.take<float>("adam_v");
+  if (alloc.has("grad_stage")) {
+    if (reduces_in_fp32_)
+      grad_stage_wide_ = alloc.take<float>("grad_stage");
+    else
+      grad_stage_ = alloc.take<Real>("grad_stage");
+  }
+  if (alloc.has("param_stage")) param_stage_ = alloc.take<Real>("param_stage");
   alloc.finish();
 }
 
 template <typename Real>
 float* ZeroEngineT<Real>::master_at(int u, int64_t e) const {
-  if constexpr (kMixed)
-    return base_of(master_.data(), optim_piece_, u, e);
-  else
+  if (has_master()) return base_of(master_.data(), optim_piece_, u, e);
+  if constexpr (kMixed) {
+    ZM_ASSERT(false, "a bf16 engine without its fp32 master");
+    return nullptr;
+  } else {
     return param_at(u, e);
+  }
 }
 
 template <typename Real>
@@ -265,6 +293,7 @@ void ZeroEngineT<Real>::poison_gradient() {
 
 template <typename Real>
 void ZeroEngineT<Real>::optimizer_step(const OptimizerSettings& s) {
+  if (offload().optimizer) return offloaded_optimizer_step(s);
   const ParamLayout& layout = partition_->layout();
   for (int u = 0; u < partition_->num_units(); ++u) {
     const auto [begin, end] = held_range(optim_storage_, u);
@@ -286,16 +315,108 @@ void ZeroEngineT<Real>::optimizer_step(const OptimizerSettings& s) {
 
 template <typename Real>
 void ZeroEngineT<Real>::masters_written() {
-  if constexpr (kMixed) {
-    for (int u = 0; u < partition_->num_units(); ++u) {
-      const auto [begin, end] = held_range(optim_storage_, u);
-      if (end > begin)
-        kernels::convert<float, Real>(team_shape_, param_at(u, begin), master_at(u, begin),
-                                      end - begin);
-      if (gathers_updates()) post_parameter_gather(u);
-    }
-    wait_parameter_gathers();
+  if (!has_master()) return;  // the parameters are their own master
+  for (int u = 0; u < partition_->num_units(); ++u) {
+    const auto [begin, end] = held_range(optim_storage_, u);
+    if (end > begin)
+      kernels::convert<float, Real>(team_shape_, param_at(u, begin), master_at(u, begin),
+                                    end - begin);
+    if (gathers_updates()) post_parameter_gather(u);
   }
+  wait_parameter_gathers();
+}
+
+// ---- ZeRO-Offload's optimizer step ----
+
+template <typename Real>
+int64_t ZeroEngineT<Real>::optimizer_piece_count(int u) const {
+  return partition_->unit(u).padded / optim_piece_.count;
+}
+
+template <typename Real>
+int64_t ZeroEngineT<Real>::optimizer_piece_begin(int u) const {
+  return optim_piece_.index * optimizer_piece_count(u);
+}
+
+template <typename Real>
+int64_t ZeroEngineT<Real>::grad_slot_offset(int u) const {
+  // Two slots of the largest piece each: unit u's, and the next unit's arriving meanwhile.
+  const size_t slots = reduces_in_fp32_ ? grad_stage_wide_.size() : grad_stage_.size();
+  return (u % 2) * static_cast<int64_t>(slots / 2);
+}
+
+template <typename Real>
+void ZeroEngineT<Real>::offloaded_optimizer_step(const OptimizerSettings& s) {
+  const int units = partition_->num_units();
+  gradients_to_host(0);
+  for (int u = 0; u < units; ++u) {
+    transfers_->wait();                           // unit u's gradients are on the host
+    if (u + 1 < units) gradients_to_host(u + 1);  // in flight while the host updates unit u
+    update_on_host(u, s);
+    update_to_device(u);
+    transfers_->wait();  // the update is on the device before any gather reads it
+    after_unit_update(u);
+    poll();
+  }
+  after_optimizer();
+}
+
+template <typename Real>
+void ZeroEngineT<Real>::gradients_to_host(int u) {
+  const ScheduledTransfer& t = schedule_.transfer_of(u, TransferRole::GradientsToHost);
+  const int64_t count = optimizer_piece_count(u);
+  ZM_ASSERT(
+      t.elements == count && static_cast<size_t>(t.element_bytes) == dtype_size(reduce_dtype()),
+      "unit {}: the schedule moves {} x {}B of gradients, the engine {} x {}B", u, t.elements,
+      t.element_bytes, count, dtype_size(reduce_dtype()));
+  const void* grads = reduced_grad_at(u, optimizer_piece_begin(u));
+  void* slot = reduces_in_fp32_ ? static_cast<void*>(grad_stage_wide_.data() + grad_slot_offset(u))
+                                : static_cast<void*>(grad_stage_.data() + grad_slot_offset(u));
+  transfers_->copy(t.direction, slot, grads, static_cast<size_t>(t.bytes()), u);
+}
+
+template <typename Real>
+void ZeroEngineT<Real>::update_on_host(int u, const OptimizerSettings& s) {
+  const ParamLayout& layout = partition_->layout();
+  const int64_t piece_begin = optimizer_piece_begin(u);
+  const auto [begin, end] = held_range(optim_storage_, u);
+  for (const TensorSegment& seg : partition_->segments(u, begin, end)) {
+    const bool decay = layout.tensors()[static_cast<size_t>(seg.tensor)].decay;
+    const kernels::AdamWParams hp{
+        s.lr, s.beta1, s.beta2, s.eps, decay ? s.weight_decay : 0.0f, s.grad_scale, s.step};
+    const int64_t e = seg.unit_offset, in_piece = e - piece_begin + grad_slot_offset(u);
+    float* master = master_at(u, e);
+#if ZEROMINI_HAVE_BF16
+    if constexpr (kMixed) {
+      // The bf16 values: into the host shard itself, or staged for the copy back.
+      Real* params = offload().params ? param_at(u, e) : param_stage_.data() + (e - piece_begin);
+      if (reduces_in_fp32_)
+        kernels::host_adamw_update_mixed(master, grad_stage_wide_.data() + in_piece,
+                                         adam_m_at(u, e), adam_v_at(u, e), params, seg.length, hp);
+      else
+        kernels::host_adamw_update_mixed(master, grad_stage_.data() + in_piece, adam_m_at(u, e),
+                                         adam_v_at(u, e), params, seg.length, hp);
+    } else
+#endif
+    {
+      kernels::host_adamw_update(master, grad_stage_.data() + in_piece, adam_m_at(u, e),
+                                 adam_v_at(u, e), seg.length, hp);
+    }
+  }
+}
+
+template <typename Real>
+void ZeroEngineT<Real>::update_to_device(int u) {
+  if (offload().params) return;  // AdamW wrote the host shard itself
+  const ScheduledTransfer& t = schedule_.transfer_of(u, TransferRole::UpdateToDevice);
+  ZM_ASSERT(t.elements == optimizer_piece_count(u) && t.element_bytes == sizeof(Real),
+            "unit {}: the schedule returns {} x {}B of parameters, the engine {} x {}B", u,
+            t.elements, t.element_bytes, optimizer_piece_count(u), sizeof(Real));
+  const int64_t piece_begin = optimizer_piece_begin(u);
+  const void* updated = kMixed ? static_cast<const void*>(param_stage_.data())
+                               : static_cast<const void*>(master_at(u, piece_begin));
+  transfers_->copy(t.direction, param_at(u, piece_begin), updated, static_cast<size_t>(t.bytes()),
+                   u);
 }
 
 template <typename Real>

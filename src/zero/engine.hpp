@@ -38,7 +38,9 @@
 #include "comm/mesh_comms.hpp"
 #include "core/deck.hpp"
 #include "core/device_mesh.hpp"
+#include "core/host_transfer.hpp"
 #include "core/memory.hpp"
+#include "core/offload.hpp"
 #include "kernels/adamw.hpp"
 #include "kernels/team_shape.hpp"
 #include "model/unit_access.hpp"
@@ -82,11 +84,18 @@ class ZeroEngine {
   // `mesh`: the run's mesh (partition is over the ranks of its `shard` dimension).
   static PlannedCollectives declared_traffic(int stage, const Partition& partition,
                                              const Deck& deck, const ZeroMesh& mesh);
+  // The host-device copies of one step under ZeRO-Offload, for the planner: the schedule's.
+  static PlannedTransfers declared_transfers(int stage, const Partition& partition,
+                                             const Deck& deck, const ZeroMesh& mesh);
 
   virtual ~ZeroEngine();
   int stage() const { return stage_; }
   // The collectives of one step, which the engine's paths post (zero/schedule_execution.hpp).
   const StepSchedule& schedule() const { return schedule_; }
+  // Which model state lives on the host (ZeRO-Offload, core/offload.hpp), and the copies between
+  // host and device that the step's schedule makes (counted per direction).
+  const Offload& offload() const { return schedule_.offload(); }
+  HostTransfers& transfers() const { return *transfers_; }
   const Deck& deck() const { return *deck_; }
   const Partition& partition() const { return *partition_; }
   // The shard group's communicator: the engine's ranks, rank() its shard of every unit.
@@ -174,6 +183,7 @@ class ZeroEngine {
   int replica_ = 0;  // this rank's group: its sub-shard under hpZ
   int world_rank_;   // this rank in the mesh
   StepSchedule schedule_;
+  std::unique_ptr<HostTransfers> transfers_;
   Placement params_storage_, grads_storage_, optim_storage_;
   Piece params_piece_, grads_piece_, optim_piece_;  // this rank's, under those placements
   Placement owned_grads_;  // where the summed gradients this rank owns lie: the finer of shard
@@ -186,9 +196,11 @@ class ZeroEngine {
 // The parameters, gradients, master copy (mixed precision only), Adam m and v in a stage's
 // placements. Element sizes come from the deck (compute_element_bytes), not from a compute
 // type, so that any build can price any precision; allocation checks that the two agree.
+// Under ZeRO-Offload (`offload`, core/offload.hpp) the master, m and v are Host buffers (with
+// bounded staging for the copies), and with the parameters offloaded so is the parameter shard.
 std::vector<BufferSpec> model_state_buffers(const Partition& partition, const Deck& deck,
-                                            const ModelPlacements& placements,
-                                            const ZeroMesh& mesh);
+                                            const ModelPlacements& placements, const ZeroMesh& mesh,
+                                            const Offload& offload = {});
 
 // The engine for compute type Real: the parameter and gradient buffers, and the UnitAccess the
 // model runs on, whose parameter and gradient hooks ComposedEngine forwards to its paths.
@@ -197,8 +209,11 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
  public:
   static constexpr bool kMixed = !std::is_same_v<Real, float>;
 
+  // A master apart from the parameters: under bf16, and under ZeRO-Offload's fp32 where the
+  // parameters stay on the device (with them on the host, they are their own master again).
+  bool has_master() const { return master_.size() > 0; }
   const Placement& master_storage() const override {
-    return kMixed ? optim_storage_ : params_storage_;
+    return has_master() ? optim_storage_ : params_storage_;
   }
   void init_parameters(uint64_t seed) override;
   void begin_micro_step(int64_t micro, int64_t micro_steps) override;
@@ -280,6 +295,21 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
  private:
   // Allocates model_state_buffers (the paths allocate their own buffers after).
   void allocate_model_state();
+  // ZeRO-Offload's optimizer step: unit by unit, the reduced gradients of the optimizer piece to
+  // the host (one unit ahead, so that the copy overlaps the host's update of the unit before),
+  // AdamW on the host, the updated parameters back (unless they live on the host), then the
+  // unit's update gather as without offload.
+  void offloaded_optimizer_step(const OptimizerSettings& settings);
+  // The first logical element of unit u's optimizer piece on this rank, and its (padded) count.
+  int64_t optimizer_piece_begin(int u) const;
+  int64_t optimizer_piece_count(int u) const;
+  void gradients_to_host(int u);  // into grad_stage_ slot u % 2
+  int64_t grad_slot_offset(int u) const;
+  void update_on_host(int u, const OptimizerSettings& settings);
+  void update_to_device(int u);
+  TrackedBuffer<float> grad_stage_wide_;  // offload with the fp32 reduction: two pieces
+  TrackedBuffer<Real> grad_stage_;        // offload: two pieces of the reduced gradients
+  TrackedBuffer<Real> param_stage_;       // offload under bf16: the updated piece's bf16 values
   // Initialises the held range of every unit of a buffer of T with the given placement.
   template <typename T>
   void init_held(T* buffer, const Placement& placement, uint64_t seed) const;

@@ -64,7 +64,7 @@ void ZeroEngineT<Real>::init_parameters(uint64_t seed) {
   // The compute parameters and the master copy are drawn from the same fp32 values, so the bf16
   // parameters are the rounding of their master.
   init_held(params_.data(), params_storage_, seed);
-  if constexpr (kMixed) init_held(master_.data(), optim_storage_, seed);
+  if (has_master()) init_held(master_.data(), optim_storage_, seed);
 }
 
 template void ZeroEngineT<float>::init_parameters(uint64_t);

@@ -34,4 +34,10 @@ std::vector<PlannedCollective> run_traffic(const Deck& deck, int stage, const Pa
   return collectives;
 }
 
+PlannedTransfers run_transfers(const Deck& deck, int stage, const ZeroMesh& mesh) {
+  const ParamLayout layout(deck.model, mesh.tp());
+  const Partition partition(layout, mesh.group_ranks(), mesh.sub_shards());
+  return ZeroEngine::declared_transfers(stage, partition, deck, mesh);
+}
+
 }  // namespace zm

@@ -224,10 +224,38 @@ class ScheduleBuilder {
 
 }  // namespace
 
+namespace {
+
+// ZeRO-Offload's copies: each unit's reduced gradients of the optimizer piece to the host and the
+// updated piece back, or (parameters on the host) the shard to the device before each gather.
+void add_transfers(const Partition& partition, const Deck& deck, const ZeroMesh& mesh,
+                   const StageSpec& spec, const Offload& offload,
+                   const std::vector<ScheduledCollective>& collectives,
+                   std::vector<ScheduledTransfer>& out) {
+  if (!offload.optimizer) return;
+  const int optim_pieces = pieces(mesh.mesh, mesh.placements(spec).optim);
+  for (int u = 0; u < partition.num_units(); ++u) {
+    const int64_t piece = partition.unit(u).padded / optim_pieces;
+    out.push_back({TransferRole::GradientsToHost, TransferDirection::ToHost, u, piece,
+                   reduce_element_bytes(deck), 1});
+    if (!offload.params)
+      out.push_back({TransferRole::UpdateToDevice, TransferDirection::ToDevice, u, piece,
+                     compute_element_bytes(deck), 1});
+  }
+  if (!offload.params) return;
+  for (const ScheduledCollective& c : collectives)
+    if (c.role == ScheduleRole::UnitGather)
+      out.push_back({TransferRole::ShardToDevice, TransferDirection::ToDevice, c.unit,
+                     partition.unit(c.unit).shard, param_element_bytes(deck), c.per_step});
+}
+
+}  // namespace
+
 StepSchedule build_step_schedule(const StageSpec& spec, const Partition& partition,
                                  const Deck& deck, const ZeroMesh& mesh) {
   const ScheduleBuilder build(spec, partition, deck, mesh);
   StepSchedule schedule;
+  schedule.offload_ = offload_of(deck, spec);
   auto& out = schedule.collectives_;
   if (spec.gradients == GradientPath::AllReduce) {
     build.buckets(out);
@@ -239,7 +267,37 @@ StepSchedule build_step_schedule(const StageSpec& spec, const Partition& partiti
       build.unit_gather(u, out);
     }
   }
+  add_transfers(partition, deck, mesh, spec, schedule.offload_, out, schedule.transfers_);
   return schedule;
+}
+
+const ScheduledTransfer& StepSchedule::transfer_of(int unit, TransferRole role) const {
+  for (const ScheduledTransfer& t : transfers_)
+    if (t.role == role && t.unit == unit) return t;
+  ZM_ASSERT(false, "unit {} has no {} in the step's schedule", unit, transfer_role_name(role));
+  return transfers_.front();
+}
+
+PlannedTransfers StepSchedule::planned_transfers() const {
+  PlannedTransfers out;
+  for (const ScheduledTransfer& t : transfers_) {
+    const auto d = static_cast<size_t>(t.direction);
+    out.bytes[d] += t.bytes() * static_cast<double>(t.per_step);
+    out.calls[d] += t.per_step;
+  }
+  return out;
+}
+
+const char* transfer_role_name(TransferRole role) {
+  switch (role) {
+    case TransferRole::GradientsToHost:
+      return "gradients_to_host";
+    case TransferRole::UpdateToDevice:
+      return "update_to_device";
+    case TransferRole::ShardToDevice:
+      return "shard_to_device";
+  }
+  return "?";
 }
 
 const ScheduledCollective* StepSchedule::find(int unit, ScheduleRole role) const {
@@ -372,6 +430,12 @@ std::vector<std::string> describe_schedule(const StepSchedule& schedule, int uni
           c.last_unit != c.unit ? fmt::format("{}-{}", c.unit, c.last_unit)
                                 : std::to_string(c.unit)));
   }
+  for (const ScheduledTransfer& t : schedule.transfers())
+    if (t.unit == unit)
+      lines.push_back(fmt::format("{:<17} {:<28} {:<18} {:<14} {:>12} x {}B{:>16}x{} per step",
+                                  "host_transfer", transfer_role_name(t.role), "this rank",
+                                  transfer_direction_name(t.direction), t.elements, t.element_bytes,
+                                  "", t.per_step));
   return lines;
 }
 

@@ -28,6 +28,8 @@
 #include "comm/communicator.hpp"
 #include "comm/mesh_comms.hpp"
 #include "core/deck.hpp"
+#include "core/host_transfer.hpp"
+#include "core/offload.hpp"
 #include "core/stage_spec.hpp"
 #include "core/zero_mesh.hpp"
 #include "zero/partition.hpp"
@@ -109,8 +111,39 @@ struct ScheduledCollective {
   bool blocking() const { return waited == StepPoint::Posted; }
 };
 
+// One host-device copy of the step under ZeRO-Offload (core/offload.hpp): every rank moves the
+// same count (a padded piece), so that one entry describes it on every rank.
+enum class TransferRole {
+  GradientsToHost,  // the unit's reduced gradients of this rank's optimizer piece, before AdamW
+  UpdateToDevice,   // the piece's updated parameters after the host's AdamW (in the compute type)
+  ShardToDevice,    // stage 3 with offload_params: the parameter shard before each gather
+};
+struct ScheduledTransfer {
+  TransferRole role;
+  TransferDirection direction;
+  int unit;
+  int64_t elements;
+  int element_bytes;
+  int64_t per_step;  // copies in one optimizer step
+  double bytes() const { return static_cast<double>(elements) * element_bytes; }
+};
+// A step's host-device copies per rank, by direction, for the planner.
+struct PlannedTransfers {
+  std::array<double, kTransferDirections> bytes{};
+  std::array<int64_t, kTransferDirections> calls{};
+  double total_bytes() const { return bytes[0] + bytes[1]; }
+};
+
 class StepSchedule {
  public:
+  // Where this step keeps model state on the host (none without offload).
+  const Offload& offload() const { return offload_; }
+  // Every host-device copy, in the order a step makes them unit by unit.
+  const std::vector<ScheduledTransfer>& transfers() const { return transfers_; }
+  // Unit u's copy of `role`, asserting it exists.
+  const ScheduledTransfer& transfer_of(int unit, TransferRole role) const;
+  // The copies one step makes, for the planner.
+  PlannedTransfers planned_transfers() const;
   // Every collective, in the order a step posts them unit by unit (Buckets first).
   const std::vector<ScheduledCollective>& collectives() const { return collectives_; }
   // Unit u's collective of `role`; nullptr where the step has none.
@@ -127,6 +160,8 @@ class StepSchedule {
   friend StepSchedule build_step_schedule(const StageSpec&, const Partition&, const Deck&,
                                           const ZeroMesh&);
   std::vector<ScheduledCollective> collectives_;
+  std::vector<ScheduledTransfer> transfers_;
+  Offload offload_;
 };
 
 // The schedule of `spec` over `partition` (over the ranks of the mesh's shard dimension) on
@@ -142,8 +177,9 @@ const char* schedule_role_name(ScheduleRole role);
 const char* strategy_name(Strategy strategy);
 const char* mesh_group_name(MeshGroup group);
 const char* step_point_name(StepPoint point);
+const char* transfer_role_name(TransferRole role);
 // One line per collective of unit `unit` (and the step's buckets): role, strategy, group, op,
-// count, type, posts per step, where posted and waited.
+// count, type, posts per step, where posted and waited; then one per host-device copy.
 std::vector<std::string> describe_schedule(const StepSchedule& schedule, int unit);
 
 }  // namespace zm

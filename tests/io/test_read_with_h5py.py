@@ -58,9 +58,14 @@ def main(zeromini, mpiexec, deck, work):
         assert np.all(np.array(times)[:, :, 5] <= np.array(times)[:, :, 6] * (1 + 1e-9))
         assert 0 <= float(stage.attrs["overlap_efficiency"]) <= 1
         assert stage["loss"].shape == (4,)
-        assert stage["memory_peak"].shape == (2, 6)
+        assert stage["memory_peak"].shape == (2, 7)
         columns = [c.decode() if isinstance(c, bytes) else c for c in stage["memory_peak"].attrs["columns"]]
-        assert columns[0] == "parameters", columns
+        assert columns[0] == "parameters" and columns[-1] == "host", columns
+        # No offload: no host memory and no host-device copies, in their own datasets.
+        assert np.all(np.array(stage["memory_peak"])[:, -1] == 0)
+        for name in ("transfer_calls", "transfer_bytes", "transfer_seconds"):
+            assert stage[name].shape == (2, 2), (name, stage[name].shape)
+        assert np.all(np.array(stage["transfer_bytes"]) == 0)
         # One column per collective kind, named; all_to_all (qgZ) came last so that the older
         # kinds kept their columns.
         kinds = ["all_reduce", "reduce_scatter", "all_gather", "broadcast", "barrier", "all_to_all"]

@@ -9,6 +9,9 @@
 // fills in the others', and acquire() dequantizes all of them into the slot in the compute type
 // (zero/int8_gather.hpp). Every rank then computes with the same dequantized values, its own
 // shard's included; the shard itself (and the fp32 master) is never touched.
+//
+// With zero.offload_params = "host" the shard lives in host memory: each gather first stages it to
+// its own place in the slot (the schedule's ShardToDevice copy) and gathers in place from there.
 #include <algorithm>
 
 #include "core/error.hpp"
@@ -139,7 +142,19 @@ template <typename Real>
 CommRequest GatheredParameters<Real>::post_gather(Slot& slot, int unit,
                                                   ZeroEngineT<Real>& engine) const {
   const ScheduledCollective& gather = engine.schedule().of(unit, ScheduleRole::UnitGather);
-  Real* shard = engine.param_at(unit, engine.comm().rank() * engine.partition().unit(unit).shard);
+  const int64_t shard_elements = engine.partition().unit(unit).shard;
+  Real* shard = engine.param_at(unit, engine.comm().rank() * shard_elements);
+  if (engine.offload().params) {
+    // The shard lives on the host: staged into its own place in the slot, and gathered in place.
+    const ScheduledTransfer& t = engine.schedule().transfer_of(unit, TransferRole::ShardToDevice);
+    ZM_ASSERT(t.elements == shard_elements && t.element_bytes == sizeof(Real),
+              "unit {}: the schedule stages {} x {}B, the shard is {} x {}B", unit, t.elements,
+              t.element_bytes, shard_elements, sizeof(Real));
+    Real* staged = slot.buffer.data() + engine.comm().rank() * shard_elements;
+    engine.transfers().copy(t.direction, staged, shard, static_cast<size_t>(t.bytes()), unit);
+    engine.transfers().wait();
+    shard = staged;
+  }
   return post_scheduled(gather, engine, {shard, slot.buffer.data(), nullptr, slot.packed.data()});
 }
 

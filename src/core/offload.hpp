@@ -1,0 +1,34 @@
+// ZeRO-Offload as the run applies it: which model state a stage keeps in host memory under the
+// deck's zero.offload_optimizer and zero.offload_params. The one place that maps the keys and
+// the stage onto "on the host"; the engine, its schedule and the planner ask it.
+//
+//   offload_optimizer = "host"  stages 1-3  fp32 master, Adam m and v of the rank's optimizer
+//                                           shard on the host; AdamW runs there on the reduced
+//                                           gradients brought from the device
+//   offload_params = "host"     stage 3     the rank's parameter shard on the host too (AdamW
+//                                           writes it there); each gather stages it to the device
+//
+// A run refuses the keys where they do not apply (core/validate.cpp); the planner prices them
+// only at the stages where they do, as it does qwZ and qgZ.
+#pragma once
+
+#include "core/deck.hpp"
+#include "core/stage_spec.hpp"
+
+namespace zm {
+
+struct Offload {
+  bool optimizer = false;  // master, m, v and the update on the host
+  bool params = false;     // the parameter shard on the host (implies optimizer)
+  bool any() const { return optimizer; }
+};
+
+inline Offload offload_of(const Deck& deck, const StageSpec& spec) {
+  Offload offload;
+  offload.optimizer = deck.zero.offload_optimizer == "host" && spec.shards_states();
+  offload.params = offload.optimizer && deck.zero.offload_params == "host" &&
+                   spec.gathers_parameters() && deck.zero.secondary_shard_size == 0;
+  return offload;
+}
+
+}  // namespace zm
