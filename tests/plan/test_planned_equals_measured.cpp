@@ -17,6 +17,7 @@
 #include "core/memory.hpp"
 #include "plan/planner.hpp"
 #include "train/throughput.hpp"
+#include "zero/run_declarations.hpp"
 
 namespace {
 
@@ -98,6 +99,16 @@ void check_planned_equals_measured(const zm::Deck& deck, int stage, zm::Communic
       EXPECT_NEAR(measured_inter, inter[op], 1e-12 * (1 + inter[op]));
       EXPECT_NEAR(measured_tp, along_tp[op], 1e-12 * (1 + along_tp[op]));
     }
+  // ZeRO-Offload's host-device copies, by direction: bytes and copies (none without offload).
+  const zm::PlannedTransfers planned_transfers = zm::run_transfers(deck, stage, mesh);
+  for (const auto& record : records)
+    for (int d = 0; d < zm::kTransferDirections; ++d) {
+      const auto direction = static_cast<zm::TransferDirection>(d);
+      SCOPED_TRACE(zm::transfer_direction_name(direction));
+      EXPECT_EQ(record.transfers[direction].bytes, planned_transfers.bytes[d]);
+      EXPECT_EQ(static_cast<int64_t>(record.transfers[direction].calls),
+                planned_transfers.calls[d]);
+    }
   check_throughput_counts(deck, zm::plan_point(deck, stage, comm.size(), nullptr), trainer, records,
                           comm.size());
 }
@@ -134,6 +145,43 @@ TEST_P(PlannedEqualsMeasured, MemoryAndTraffic) {
           check_planned_equals_measured(zm::testing::test_deck(stage, 3, grad_accum, overrides),
                                         stage, *comm);
         }
+}
+
+// ZeRO-Offload: the optimizer state (and at stage 3 the parameter shard) in host memory, its
+// staging and the host-device copies, in each precision, with gradient accumulation, within
+// shard groups of 2 and under hpZ (optimizer only) where the ranks allow.
+TEST_P(PlannedEqualsMeasured, MemoryTrafficAndTransfersWithOffload) {
+  const int stage = GetParam();
+  if (stage == 0) GTEST_SKIP() << "stage 0 replicates the optimizer state: no offload";
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
+  const int N = comm->size();
+  std::vector<std::vector<std::string>> precisions = {{"train.precision=fp32"}};
+  if (ZEROMINI_HAVE_BF16) precisions.push_back({"train.precision=bf16"});
+  if (ZEROMINI_HAVE_BF16)
+    precisions.push_back({"train.precision=bf16", "train.reduce_precision=fp32"});
+  std::vector<std::vector<std::string>> offloads = {{"zero.offload_optimizer=host"}};
+  if (stage == 3) offloads.push_back({"zero.offload_optimizer=host", "zero.offload_params=host"});
+  if (N >= 4 && N % 2 == 0) {
+    offloads.push_back({"zero.offload_optimizer=host", "zero.shard_size=2"});
+    if (stage == 3)
+      offloads.push_back({"zero.offload_optimizer=host", "zero.secondary_shard_size=2"});
+  }
+  for (const auto& offload : offloads)
+    for (const auto& precision : precisions)
+      for (const int64_t grad_accum : {1, 2}) {
+        SCOPED_TRACE(fmt::format("stage {}, {} ranks, {}, grad_accum {}, {}", stage, N,
+                                 fmt::join(offload, " "), grad_accum, fmt::join(precision, " ")));
+        std::vector<std::string> overrides = {"train.steps=2"};
+        overrides.insert(overrides.end(), precision.begin(), precision.end());
+        overrides.insert(overrides.end(), offload.begin(), offload.end());
+        const zm::Deck deck = zm::testing::test_deck(stage, 3, grad_accum, overrides);
+        const zm::ZeroMesh mesh = zm::plan_zero_mesh(deck, stage, N, nullptr);
+        // Offload moves state to the host: host memory and copies both ways, planned and run.
+        EXPECT_GT(zm::plan_memory(deck, stage, mesh).host(), 0.0);
+        EXPECT_GT(zm::run_transfers(deck, stage, mesh).bytes[0], 0.0);
+        EXPECT_GT(zm::run_transfers(deck, stage, mesh).bytes[1], 0.0);
+        check_planned_equals_measured(deck, stage, *comm);
+      }
 }
 
 // Tensor parallelism: every tp that divides the ranks, in each precision, with gradient
