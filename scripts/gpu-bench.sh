@@ -3,7 +3,9 @@
 # PyTorch in the same invocation. PyTorch runs first (eager fp32, TF32 and bf16, each with SDPA
 # attention, and torch.compile bf16: scripts/torch_gpu_sdpa.py around the shared reference), so
 # a call cut short keeps the baseline; then zeromini at stages 0 and 3 in fp32, tf32 and bf16, a
-# bf16 run with the reference (GEMM) attention beside the fused one, and a traced bf16 stage 3 run.
+# bf16 run with the reference (GEMM) attention beside the fused one, a bf16 stage 3 run with
+# ZeRO-Offload (optimizer state, AdamW and the parameter shard on the host: its step time beside
+# bf16 stage 3's, and the host-device copies it made), and a traced bf16 stage 3 run.
 # Both programs: GPU_BENCH_STEPS (default 10) timed steps after warm-up (zeromini
 # GPU_BENCH_WARMUP, default 3; PyTorch 5), the median step (the upper middle of an even count, as
 # the reference takes it). The table is rewritten after every run.
@@ -51,6 +53,9 @@ write_table() {
       "fp32 $(ratio "${zm_tokens[fp32-3]:-}" "${zm_tokens[fp32-0]:-}")," \
       "tf32 $(ratio "${zm_tokens[tf32-3]:-}" "${zm_tokens[tf32-0]:-}")," \
       "bf16 $(ratio "${zm_tokens[bf16-3]:-}" "${zm_tokens[bf16-0]:-}")"
+    echo "ZeRO-Offload, bf16 stage 3 with zero.offload_optimizer and zero.offload_params = \"host\"" \
+      "over bf16 stage 3 (tokens/s ratio): $(ratio "${zm_tokens[bf16offload-3]:-}" "${zm_tokens[bf16-3]:-}");" \
+      "copies per step: ${offload_copies:-n/a}"
   } >"$keep/table.md"
 }
 
@@ -96,6 +101,11 @@ for precision in bf16 tf32 fp32; do
   done
 done
 zm_bench bf16ref-0 --set train.precision=bf16 --set zero.stage=0 --set model.attention=reference
+# ZeRO-Offload: the closing table's line of host-device copies per step goes into the table.
+zm_bench bf16offload-3 --set train.precision=bf16 --set zero.stage=3 \
+  --set zero.offload_optimizer=host --set zero.offload_params=host
+offload_copies=$(grep -m1 -o 'offload: .* per rank per step' "$keep/zeromini-bf16offload-3.log" 2>/dev/null)
+write_table
 
 # The timeline of a few bf16 stage 3 steps, apart from the timed runs.
 "$zeromini" run "$root/inputs/gpt2-124m.toml" --set train.precision=bf16 --set zero.stage=3 \

@@ -42,7 +42,7 @@ source "$KIT/scripts/kit-run-tests.sh"
 source "$KIT/scripts/kit-steps.sh"
 
 # Seconds a step may take at most (the time left may give it less). On an H100: env and the
-# launch probes ~20 s, nccl ~30, bf16 ~40, perf 200-250 (PyTorch's four modes with
+# launch probes ~20 s, nccl ~30, bf16 ~40, perf 220-270 (PyTorch's four modes with
 # torch.compile, then the zeromini runs), memcheck of one step ~60.
 declare -A step_cap=([env]=60 [nccl]=90 [bf16]=120 [perf]=300 [unit]=300 [mpi]=300
   [sanitize]=150 [racecheck]=300)
