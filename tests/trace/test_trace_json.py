@@ -24,11 +24,13 @@ TRACE_STEPS = [2, 4]  # output.trace_steps = "2,4" of 4 steps
 STEPS = 4
 
 
-def run(zeromini, mpiexec, deck, out):
+def run(zeromini, mpiexec, deck, out, settings=('zero.stage="all"',)):
     command = [mpiexec, "-n", "2", zeromini, "run", deck, "--out", out,
-               "--set", 'zero.stage="all"', "--set", f"train.steps={STEPS}",
+               "--set", f"train.steps={STEPS}",
                "--set", "train.grad_accum=2", "--set", "output.trace=true",
                "--set", 'output.trace_steps="2,4"']
+    for setting in settings:
+        command += ["--set", setting]
     result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if result.returncode != 0:
         print(result.stdout)
@@ -81,6 +83,37 @@ def check_collectives(events, where):
             for i, p in posts.items()]
 
 
+def check_transfers(zeromini, mpiexec, deck, work):
+    """ZeRO-Offload at stage 3: each traced step has one event per host-device copy the summary
+    counts, on the transfer track (tid 2), named by direction."""
+    out = os.path.join(work, "offload")
+    run(zeromini, mpiexec, deck, out, ("zero.stage=3", 'zero.offload_optimizer="host"',
+                                       'zero.offload_params="host"'))
+    with open(os.path.join(out, "trace.json"), encoding="utf-8") as f:
+        trace = json.load(f)
+    with open(os.path.join(out, "summary.json"), encoding="utf-8") as f:
+        summary = json.load(f)
+    names = {e["args"]["name"] for e in trace["traceEvents"]
+             if e["ph"] == "M" and e.get("tid") == 2}
+    if names != {"host transfers"}:
+        raise SystemExit(f"FAIL: the transfer track is named {names}")
+    copies = summary["stages"][0]["host_transfers_per_rank_per_step"]
+    expected = {"d2h": copies["device_to_host"]["calls"], "h2d": copies["host_to_device"]["calls"]}
+    if min(expected.values()) == 0:
+        raise SystemExit(f"FAIL: offload made no copies in one direction: {copies}")
+    for rank in range(2):
+        for step in TRACE_STEPS:
+            found = collections.Counter(
+                e["name"].split()[0] for e in trace["traceEvents"]
+                if e["ph"] == "X" and e["cat"] == "transfer" and e["pid"] == rank
+                and e["args"]["step"] == step and e["tid"] == 2)
+            if dict(found) != expected:
+                raise SystemExit(f"FAIL: rank {rank} step {step}: transfer events {dict(found)}, "
+                                 f"the summary counts {expected}")
+    print(f"trace.json (offload): {sum(expected.values())} copies per traced step on the transfer "
+          "track, as summary.json counts them")
+
+
 def main():
     zeromini, mpiexec, deck, work = sys.argv[1:5]
     shutil.rmtree(work, ignore_errors=True)
@@ -121,6 +154,7 @@ def main():
         raise SystemExit(f"FAIL: checked {checked} (stage, step, rank) groups")
     print(f"trace.json: {len(events)} events, {checked} traced (stage, step, rank) groups agree "
           "with summary.json")
+    check_transfers(zeromini, mpiexec, deck, work)
 
 
 if __name__ == "__main__":
