@@ -286,6 +286,12 @@ def measured_columns(stage, point):
     traffic = stage.get("bytes_per_rank_per_step", {}) or {}
     for key, value in traffic.items():
         columns[f"comm_{key}_bytes"] = _number(value)
+    # ZeRO-Offload's host-device copies (runs before it have none).
+    transfers = stage.get("host_transfers_per_rank_per_step", {}) or {}
+    for direction, figures in transfers.items():
+        figures = figures or {}
+        columns[f"transfer_{direction}_bytes"] = _number(figures.get("bytes"))
+        columns[f"transfer_{direction}_s"] = _number(figures.get("seconds"))
     columns.update(hybrid_columns(stage, point))
     columns.update(throughput_columns(stage))
     return columns
