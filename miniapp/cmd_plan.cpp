@@ -104,13 +104,31 @@ bool any_all_to_all(const std::vector<PlanPoint>& points) {
   });
 }
 
+// Whether the deck asks for ZeRO-Offload (whatever stages it applies at).
+bool deck_offloads(const Deck& deck) {
+  return deck.zero.offload_optimizer != "none" || deck.zero.offload_params != "none";
+}
+
+bool any_offload(const std::vector<PlanPoint>& points) {
+  return std::any_of(points.begin(), points.end(), [](const PlanPoint& p) { return p.offloads; });
+}
+
+// The fits column: "no" where device memory does not fit, "host" where it does but the node's
+// host memory does not.
+const char* fits_text(const PlanPoint& p) {
+  return p.fits ? "yes" : p.device_fits ? "host" : "no";
+}
+
 // With tensor parallelism anywhere, the CSV ends with tp and tensor_parallel_bytes; with qgZ's
 // all-to-alls anywhere, then with all_to_all_bytes; when the deck sets ZeRO++ quantization or
-// error feedback, then with those settings (scripts/plot_zeropp.py matches runs by them).
+// error feedback, then with those settings (scripts/plot_zeropp.py matches runs by them); after
+// cross_node_bytes, when the deck sets ZeRO-Offload, its settings, the host bytes per node, the
+// copies per direction and (with a machine) their seconds, the host update's and the step's share.
 void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoint>& points,
                bool have_machine) {
   const bool tp_columns = any_tensor_parallel(points);
   const bool exchanged = any_all_to_all(points);
+  const bool offload_columns = deck_offloads(deck);
   const ZeroConfig& zero = deck.zero;
   const std::string zeropp =
       zero.quantizes_weights() || zero.quantizes_grads() || zero.error_feedback
@@ -128,11 +146,15 @@ void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoin
   fmt::print(
       "{},compute_s,comm_s,step_overlapped_s,step_serial_s,fits,largest_layers,"
       "largest_params,shard_size,recompute,intra_group_bytes,inter_group_bytes{}{}{}{},"
-      "cross_node_bytes\n",
+      "cross_node_bytes{}\n",
       header, tp_columns ? ",tp,tensor_parallel_bytes" : "",
       have_machine ? ",model_flops_per_step,tflops_per_device,mfu_overlapped,mfu_serial" : "",
       exchanged ? ",all_to_all_bytes" : "",
-      zeropp.empty() ? "" : ",quantize_weights,quantize_grads,error_feedback");
+      zeropp.empty() ? "" : ",quantize_weights,quantize_grads,error_feedback",
+      offload_columns ? ",offload_optimizer,offload_params,offloads,host_bytes_per_node,"
+                        "device_to_host_bytes,host_to_device_bytes,device_to_host_copies,"
+                        "host_to_device_copies,transfer_s,host_update_s,offload_s"
+                      : "");
   for (const PlanPoint& p : points) {
     std::string row = fmt::format("{},{},{},{},{},{}", deck.path, memory_model_name(precision),
                                   p.stage, p.ranks, p.params, p.padded_params);
@@ -155,13 +177,26 @@ void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoin
     const std::string all_to_all =
         exchanged ? fmt::format(",{:.0f}", p.bytes_per_step[static_cast<int>(CommOp::AllToAll)])
                   : "";
-    fmt::print("{},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{:.0f},{:.0f}{}{}{}{},{}\n", row,
+    // Offload's columns: the copies whatever the machine, their seconds with one.
+    std::string offload;
+    if (offload_columns) {
+      const OffloadCost& o = p.offload;
+      offload = fmt::format(",{},{},{},{:.0f},{:.0f},{:.0f},{},{}", zero.offload_optimizer,
+                            zero.offload_params, p.offloads ? "yes" : "no", p.host_bytes_per_node,
+                            o.transfers.bytes[0], o.transfers.bytes[1], o.transfers.calls[0],
+                            o.transfers.calls[1]);
+      offload += have_machine ? fmt::format(",{:.6g},{:.6g},{:.6g}", o.transfer_seconds,
+                                            o.host_update_seconds, o.step_seconds())
+                              : ",,,";
+    }
+    fmt::print("{},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{:.0f},{:.0f}{}{}{}{},{}{}\n", row,
                p.compute_seconds, p.comm_seconds, p.step_seconds_overlapped, p.step_seconds_serial,
-               have_machine ? (p.fits ? "yes" : "no") : "", p.largest_layers, p.largest_params,
+               have_machine ? fits_text(p) : "", p.largest_layers, p.largest_params,
                p.mesh.group_ranks(), deck.model.recompute, p.bytes_at_level(CommLevel::IntraGroup),
                p.bytes_at_level(CommLevel::InterGroup), tp, predicted, all_to_all, zeropp,
                std::isfinite(p.cross_node_bytes()) ? fmt::format("{:.0f}", p.cross_node_bytes())
-                                                   : std::string());
+                                                   : std::string(),
+               offload);
   }
 }
 
@@ -200,6 +235,16 @@ void print_heading(const Deck& deck, Precision precision, const PlanPoint& first
         "alltoall: the all-to-alls' bytes){}\n",
         deck.zero.quantize_grads, deck.zero.quantize_grads, deck.zero.quantize_block,
         deck.zero.error_feedback ? "; error feedback keeps a residual per padded parameter" : "");
+  if (deck_offloads(deck))
+    fmt::print(
+        "  ZeRO-Offload: zero.offload_optimizer = \"{}\", zero.offload_params = \"{}\": at "
+        "stages 1-3 the fp32 master, Adam m and v and AdamW on the host{} (memory column host: "
+        "per rank; host/node: x the ranks on a node); d2h / h2d: GB copied per step per rank "
+        "each way; stage 0 offloads nothing\n",
+        deck.zero.offload_optimizer, deck.zero.offload_params,
+        deck.zero.offload_params != "none"
+            ? ", and at stage 3 the parameter shard too, staged to the device before each gather"
+            : "");
   if (deck.zero.quantizes_weights())
     fmt::print(
         "  qwZ: zero.quantize_weights = \"{}\": at stage 3 the parameter all-gathers move int8 "
@@ -255,6 +300,7 @@ void print_table(const std::vector<PlanPoint>& points, const Machine* machine) {
   const bool quantized = std::any_of(points.begin(), points.end(),
                                      [](const PlanPoint& p) { return p.quantize_seconds > 0; });
   const bool exchanged = any_all_to_all(points);  // qgZ: a column of its own, last
+  const bool offloaded = any_offload(points);     // ZeRO-Offload: its columns after it
   if (hybrid) fmt::print(" | {:>9} {:>10} {:>10}", "groups", "intra-grp", "inter-grp");
   if (tensor_parallel) fmt::print(" | {:>9} {:>10}", "tp x dp", "tensor-par");
   if (machine)
@@ -262,6 +308,8 @@ void print_table(const std::vector<PlanPoint>& points, const Machine* machine) {
                "step s ser", "largest fits", "TFLOP/s", "MFU%ovl", "MFU%ser");
   if (machine && quantized) fmt::print(" | {:>10}", "quant s");
   if (exchanged) fmt::print(" | {:>10}", "alltoall");
+  if (offloaded) fmt::print(" | {:>10} {:>9} {:>9}", "host/node", "d2h", "h2d");
+  if (offloaded && machine) fmt::print(" {:>9} {:>9} {:>9}", "copy s", "hostopt s", "offload s");
   fmt::print("\n");
   for (const PlanPoint& p : points) {
     fmt::print("{}",
@@ -278,8 +326,8 @@ void print_table(const std::vector<PlanPoint>& points, const Machine* machine) {
       fmt::print(" | {:>9} {:>10}", fmt::format("{}x{}", p.mesh.tp(), p.mesh.data_parallel()),
                  gb(p.bytes_at_level(CommLevel::TensorParallel)));
     if (machine)
-      fmt::print(" | {:>4} {:>10.4g} {:>10.4g} {:>14}", p.fits ? "yes" : "no",
-                 p.step_seconds_overlapped, p.step_seconds_serial,
+      fmt::print(" | {:>4} {:>10.4g} {:>10.4g} {:>14}", fits_text(p), p.step_seconds_overlapped,
+                 p.step_seconds_serial,
                  p.largest_layers > 0
                      ? fmt::format("L={} {:.3g}B", p.largest_layers, p.largest_params / 1e9)
                      : std::string("none"));
@@ -289,6 +337,12 @@ void print_table(const std::vector<PlanPoint>& points, const Machine* machine) {
     if (machine && quantized) fmt::print(" | {:>10.4g}", p.quantize_seconds);
     if (exchanged)
       fmt::print(" | {:>10}", gb(p.bytes_per_step[static_cast<int>(CommOp::AllToAll)]));
+    if (offloaded)
+      fmt::print(" | {:>10} {:>9} {:>9}", gb(p.host_bytes_per_node),
+                 gb(p.offload.transfers.bytes[0]), gb(p.offload.transfers.bytes[1]));
+    if (offloaded && machine)
+      fmt::print(" {:>9.4g} {:>9.4g} {:>9.4g}", p.offload.transfer_seconds,
+                 p.offload.host_update_seconds, p.offload.step_seconds());
     fmt::print("\n");
   }
 }
@@ -307,6 +361,27 @@ void print_cross_node(const std::vector<PlanPoint>& points) {
                std::isnan(bytes) ? std::string("n/a (a communicator spread unevenly over nodes)")
                                  : fmt::format("{} ({:.0f} bytes)", gb(bytes), bytes));
   }
+}
+
+// With offload somewhere: how its seconds are priced, from the machine's [host] figures.
+void print_offload_note(const std::vector<PlanPoint>& points, const Machine& machine) {
+  if (!any_offload(points) || !machine.host) return;
+  const HostSide& host = *machine.host;
+  fmt::print(
+      "Offload ({} host side): {:.1f} GiB host memory per node, {} at {:.4g} GB/s per device each "
+      "way{}, host AdamW {:.4g} G parameters/s per device with all {} devices of a node updating "
+      "(the node's rate is shared by the ranks on it). copy s: every copy of the step at that "
+      "rate; hostopt s: the rank's optimizer elements at its share of the host rate; offload s: "
+      "what offload adds to the step after backward, overlapping no compute: the first unit's "
+      "gradients to the host, then per unit the longer of its host AdamW and the next unit's "
+      "copy, plus the update's copy back (waited), and with zero.offload_params each gather's "
+      "shard staged to the device first (waited). Included in both step times. fits: 'no' where "
+      "device memory does not fit, 'host' where the node's host memory does not "
+      "(plan/offload_cost.hpp).\n",
+      machine.name, host.memory_per_node_bytes / (1024.0 * 1024 * 1024), host.link,
+      host.link_bandwidth / 1e9,
+      host.link_latency > 0 ? fmt::format(", {:.3g} us per copy", host.link_latency * 1e6) : "",
+      host.adamw_params_per_second / 1e9, machine.devices_per_node);
 }
 
 void print_machine_note(const Deck& deck, Precision precision, const Machine& machine) {
@@ -400,8 +475,9 @@ int plan(const PlanOptions& options) {
     return plan_largest(
         deck, machine,
         options.ranks.empty() ? largest_default_ranks() : parse_counts("--ranks", options.ranks),
-        tps, stages, options.format);
+        tps, stages, options.format, options.offload);
   }
+  if (options.offload) fail("--offload: only with --largest (else set zero.offload_optimizer)");
   std::vector<std::string> skipped;
   const std::vector<PlanPoint> points =
       plan_points(deck, parse_counts("--ranks", options.ranks.empty() ? "1" : options.ranks), tps,
@@ -416,6 +492,7 @@ int plan(const PlanOptions& options) {
   print_table(points, have_machine ? &machine : nullptr);
   print_cross_node(points);
   if (have_machine) print_machine_note(deck, precision, machine);
+  if (have_machine) print_offload_note(points, machine);
   if (options.schedule) print_schedules(deck, points);
   return 0;
 }

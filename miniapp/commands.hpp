@@ -32,12 +32,13 @@ struct PlanOptions {
   std::string format = "table";  // table | csv
   bool largest = false;          // the largest model that fits, per ranks x stage x option
   bool schedule = false;         // also each point's step schedule (table format)
+  bool offload = false;          // with largest: an offload axis {none, optimizer, + params}
 };
 int plan(const PlanOptions& options);
 // `plan --largest` (cmd_plan_largest.cpp), for the deck as plan() resolved it (its precision).
 int plan_largest(const Deck& deck, const Machine& machine, const std::vector<int64_t>& devices,
                  const std::vector<int64_t>& tps, const std::vector<int>& stages,
-                 const std::string& format);
+                 const std::string& format, bool offload_axis);
 
 int inspect(int& argc, char**& argv, const std::string& file);
 int export_checkpoint(int& argc, char**& argv, const std::string& checkpoint,

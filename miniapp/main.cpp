@@ -36,6 +36,11 @@ CLI::App* add_plan(CLI::App& app, zm::cli::PlanOptions& options) {
       "Instead: the deepest model of the deck's width that fits a device, with its "
       "parameters and step time, for each rank count x tp x stage x sharding {all, node, "
       "hpZ node (stage 3)} x model.recompute {none, blocks} (needs --machine)");
+  plan->add_flag("--offload", options.offload,
+                 "With --largest: add an offload axis {none, optimizer (zero.offload_optimizer = "
+                 "host, stages 1-3), optimizer + params (zero.offload_params = host too, stage "
+                 "3)}, with each cell's device memory, host memory per node and step time (the "
+                 "machine file needs [host]); without it the deck's offload settings apply");
   plan->add_flag("--schedule", options.schedule,
                  "Also print each point's step schedule for one block: the collectives the run "
                  "posts, with their strategy, group, counts and where they are posted and waited "

@@ -1,16 +1,35 @@
 #include "plan/largest.hpp"
 
+#include <iterator>
+
 #include "core/error.hpp"
 #include "core/stage_spec.hpp"
 #include "model/layout.hpp"
+#include "plan/offload_cost.hpp"
 
 namespace zm {
+
+std::vector<LargestOption> largest_options(bool offload_axis) {
+  std::vector<LargestOption> options(std::begin(kLargestOptions), std::end(kLargestOptions));
+  if (!offload_axis) return options;
+  std::vector<LargestOption> crossed;
+  for (LargestOffload offload : kOffloadAxis)
+    for (LargestOption option : options) {
+      option.offload = offload;
+      crossed.push_back(option);
+    }
+  return crossed;
+}
 
 Deck with_option(const Deck& deck, const LargestOption& option) {
   Deck d = deck;
   d.zero.shard_size = option.sharding == LargestSharding::Node ? kShardSizeNode : 0;
   d.zero.secondary_shard_size = option.sharding == LargestSharding::Hpz ? kShardSizeNode : 0;
   d.model.recompute = option.recompute ? "blocks" : "none";
+  if (option.offload != LargestOffload::AsDeck) {
+    d.zero.offload_optimizer = option.offload == LargestOffload::None ? "none" : "host";
+    d.zero.offload_params = option.offload == LargestOffload::OptimizerAndParams ? "host" : "none";
+  }
   return d;
 }
 
@@ -23,7 +42,13 @@ LargestModel largest_model(const Deck& deck, const Machine& machine, int64_t dev
   cell.tp = deck.parallel.tp;
   cell.stage = stage;
   cell.option = option;
-  if (option.sharding == LargestSharding::Hpz && !stage_spec(stage).gathers_parameters()) {
+  const StageSpec& spec = stage_spec(stage);
+  const bool offload_applies =
+      option.offload == LargestOffload::Optimizer ? spec.shards_states()
+      : option.offload == LargestOffload::OptimizerAndParams
+          ? spec.gathers_parameters() && option.sharding != LargestSharding::Hpz
+          : true;
+  if ((option.sharding == LargestSharding::Hpz && !spec.gathers_parameters()) || !offload_applies) {
     cell.applies = false;
     return cell;
   }
@@ -42,7 +67,8 @@ LargestModel largest_model(const Deck& deck, const Machine& machine, int64_t dev
     cell.possible = false;
     return cell;
   }
-  cell.layers = largest_fitting_layers(d, stage, cell.mesh, machine.device_memory_bytes);
+  require_host_side(d, stage, machine);  // offload needs the machine's host side priced
+  cell.layers = largest_fitting_layers(d, stage, cell.mesh, memory_limits(machine, cell.mesh));
   if (cell.layers > 0) {
     d.model.layers = cell.layers;
     cell.point = plan_point(d, stage, devices, &machine);
@@ -55,14 +81,15 @@ LargestModel largest_model(const Deck& deck, const Machine& machine, int64_t dev
 std::vector<LargestModel> plan_largest_models(const Deck& deck, const Machine& machine,
                                               const std::vector<int64_t>& devices,
                                               const std::vector<int64_t>& tps,
-                                              const std::vector<int>& stages) {
+                                              const std::vector<int>& stages, bool offload_axis) {
   std::vector<Deck> decks;
   for (int64_t tp : tps) decks.push_back(with_tensor_parallel(deck, tp));
+  const std::vector<LargestOption> options = largest_options(offload_axis);
   std::vector<LargestModel> cells;
   for (int64_t n : devices)
     for (const Deck& d : decks)
       for (int stage : stages)
-        for (const LargestOption& option : kLargestOptions)
+        for (const LargestOption& option : options)
           cells.push_back(largest_model(d, machine, n, stage, option));
   return cells;
 }

@@ -1,6 +1,7 @@
 // `zeromini plan --largest`: the largest model of a deck's width that fits one device, for each
 // device count x tensor-parallel degree x stage x sharding {all, node, hpZ node} x
-// model.recompute {none, blocks}.
+// model.recompute {none, blocks}, and optionally x ZeRO-Offload {none, optimizer,
+// optimizer + parameters}.
 //
 // "Largest" is the deepest: the deck's width, heads, vocabulary, sequence length, batch and
 // precision are kept, and the layer count grows until the per-device memory of the same buffer
@@ -24,21 +25,35 @@ namespace zm {
 // "node", stage 3 only: parameters within a node, the optimizer state over every device).
 enum class LargestSharding { All, Node, Hpz };
 
-// One of the six options of a cell: a sharding, and recomputation or not.
+// Where a cell keeps the optimizer state (core/offload.hpp): as the deck says, or the offload
+// axis's none, optimizer (zero.offload_optimizer = "host", stages 1-3) and optimizer + parameters
+// (zero.offload_params = "host" too, stage 3 without hpZ).
+enum class LargestOffload { AsDeck, None, Optimizer, OptimizerAndParams };
+// The offload axis, in order.
+constexpr LargestOffload kOffloadAxis[] = {LargestOffload::None, LargestOffload::Optimizer,
+                                           LargestOffload::OptimizerAndParams};
+
+// One option of a cell: a sharding, recomputation or not, and an offload setting.
 struct LargestOption {
   LargestSharding sharding = LargestSharding::All;
   bool recompute = false;  // model.recompute = "blocks" (else "none")
+  LargestOffload offload = LargestOffload::AsDeck;
 };
 constexpr LargestOption kLargestOptions[] = {
     {LargestSharding::All, false}, {LargestSharding::All, true},  {LargestSharding::Node, false},
     {LargestSharding::Node, true}, {LargestSharding::Hpz, false}, {LargestSharding::Hpz, true}};
+
+// The options of a cell: kLargestOptions at the deck's offload settings, or with the offload axis
+// each of them at every offload setting (offload outermost).
+std::vector<LargestOption> largest_options(bool offload_axis);
 
 struct LargestModel {
   int64_t devices = 1;
   int64_t tp = 1;  // parallel.tp
   int stage = 0;
   LargestOption option;
-  // False for hpZ below stage 3, which has no such option; nothing below is meaningful then.
+  // False for hpZ below stage 3, offload of the optimizer at stage 0 and of the parameters below
+  // stage 3 or with hpZ, which have no such option; nothing below is meaningful then.
   bool applies = true;
   // False when the shard groups cannot tile the devices (a node's ranks do not divide them) or
   // tp does not divide the devices; nothing below is meaningful then.
@@ -48,16 +63,18 @@ struct LargestModel {
   PlanPoint point;     // the plan at that depth (parameters, memory, traffic, time); layers > 0
 };
 
-// The deck with an option applied: its zero.shard_size, zero.secondary_shard_size and
-// model.recompute.
+// The deck with an option applied: its zero.shard_size, zero.secondary_shard_size,
+// model.recompute and (unless AsDeck) zero.offload_optimizer and zero.offload_params.
 Deck with_option(const Deck& deck, const LargestOption& option);
 
-// Every devices x tp x stage x option, in that order (options as in kLargestOptions); every tp
-// must divide the heads, the MLP width and the padded vocabulary (else fails).
+// Every devices x tp x stage x option, in that order (options as largest_options(offload_axis)
+// lists them); every tp must divide the heads, the MLP width and the padded vocabulary (else
+// fails). A cell that offloads needs the machine's [host] (else fails, naming the file).
 std::vector<LargestModel> plan_largest_models(const Deck& deck, const Machine& machine,
                                               const std::vector<int64_t>& devices,
                                               const std::vector<int64_t>& tps,
-                                              const std::vector<int>& stages);
+                                              const std::vector<int>& stages,
+                                              bool offload_axis = false);
 // The same at the deck's parallel.tp.
 std::vector<LargestModel> plan_largest_models(const Deck& deck, const Machine& machine,
                                               const std::vector<int64_t>& devices,

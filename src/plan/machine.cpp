@@ -26,9 +26,26 @@ namespace {
 using MachineSchema = std::map<std::string, std::map<std::string, bool>>;
 
 // Keys a file may leave out: a peak not published (or not measured) stays absent, and MFU is then
-// reported as not available rather than against a guess.
+// reported as not available rather than against a guess; a link latency not given is not charged.
 bool optional_key(const std::string& full) {
-  return full == "machine.description" || full.rfind("compute.peak_tflops_", 0) == 0;
+  return full == "machine.description" || full.rfind("compute.peak_tflops_", 0) == 0 ||
+         full == "host.link_latency_us";
+}
+
+// A section a file may leave out: without [host] the planner prices no offload on the machine.
+bool optional_section(const std::string& section) {
+  return section == "host";
+}
+
+// What a [host] key holds, for the message that says it is missing.
+const char* host_key_meaning(const std::string& key) {
+  if (key == "memory_per_node_gib") return "the host memory of one node in GiB";
+  if (key == "link") return "the name of the host-device link, e.g. \"PCIe Gen5 x16\"";
+  if (key == "link_bandwidth_gbs")
+    return "the host-device link's bandwidth per device and direction in GB/s";
+  if (key == "adamw_gparams_per_s")
+    return "the host's AdamW rate for one device's rank in 1e9 parameters/s";
+  return "a value";
 }
 
 const MachineSchema& machine_schema() {
@@ -48,7 +65,13 @@ const MachineSchema& machine_schema() {
                                         {{"intra_node_bandwidth_gbs", true},
                                          {"intra_node_latency_us", true},
                                          {"inter_node_bandwidth_gbs", true},
-                                         {"inter_node_latency_us", true}}}};
+                                         {"inter_node_latency_us", true}}},
+                                       {"host",
+                                        {{"memory_per_node_gib", true},
+                                         {"link", false},
+                                         {"link_bandwidth_gbs", true},
+                                         {"link_latency_us", true},
+                                         {"adamw_gparams_per_s", true}}}};
   return schema;
 }
 
@@ -67,6 +90,7 @@ toml::table parse_machine_file(const std::string& path) {
 struct MachineValues {
   std::map<std::string, double> numbers;
   std::map<std::string, std::string> strings;
+  std::map<std::string, toml::source_region> sections;  // where each section the file has begins
 };
 
 MachineValues read_values(const toml::table& root, const std::string& path) {
@@ -75,8 +99,11 @@ MachineValues read_values(const toml::table& root, const std::string& path) {
     const std::string section(section_key.str());
     auto known = machine_schema().find(section);
     if (known == machine_schema().end() || !section_node.is_table())
-      fail("{}: unknown section [{}]; expected [machine], [compute] and [network]",
-           where(path, section_key.source()), section);
+      fail(
+          "{}: unknown section [{}]; expected [machine], [compute], [network] and (optional) "
+          "[host]",
+          where(path, section_key.source()), section);
+    values.sections[section] = section_key.source();
     for (auto&& [key, node] : *section_node.as_table()) {
       const std::string name(key.str());
       auto spec = known->second.find(name);
@@ -102,14 +129,22 @@ MachineValues read_values(const toml::table& root, const std::string& path) {
 
 Machine load_machine(const std::string& path) {
   MachineValues v = read_values(parse_machine_file(path), path);
-  for (const auto& [section, keys] : machine_schema())
+  for (const auto& [section, keys] : machine_schema()) {
+    const auto present = v.sections.find(section);
+    if (optional_section(section) && present == v.sections.end()) continue;
     for (const auto& [key, is_number] : keys) {
       const std::string full = section + "." + key;
       if (optional_key(full)) continue;
-      if (is_number ? !v.numbers.count(full) : !v.strings.count(full))
-        fail("{}: missing key '{}' (see inputs/machines/ for the format)", path, full);
+      if (is_number ? v.numbers.count(full) : v.strings.count(full)) continue;
+      // A key an optional table needs is named at the table, with what it holds.
+      if (optional_section(section))
+        fail("{}: [{}] lacks key '{}' (expected {}; see inputs/machines/dgx-h100.toml)",
+             where(path, present->second), section, full, host_key_meaning(key));
+      fail("{}: missing key '{}' (see inputs/machines/ for the format)", path, full);
     }
+  }
   Machine m;
+  m.path = path;
   m.name = v.strings["machine.name"];
   m.description = v.strings["machine.description"];
   m.devices_per_node = static_cast<int64_t>(v.numbers["machine.devices_per_node"]);
@@ -129,6 +164,16 @@ Machine load_machine(const std::string& path) {
   m.peak_flops_tf32 = peak("peak_tflops_tf32");
   m.peak_flops_mixed = peak("peak_tflops_mixed");
   if (m.devices_per_node < 1) fail("{}: machine.devices_per_node must be >= 1", path);
+  if (v.sections.count("host")) {
+    HostSide host;
+    host.memory_per_node_bytes = v.numbers["host.memory_per_node_gib"] * 1024.0 * 1024.0 * 1024.0;
+    host.link = v.strings["host.link"];
+    host.link_bandwidth = v.numbers["host.link_bandwidth_gbs"] * 1e9;
+    const auto latency = v.numbers.find("host.link_latency_us");
+    host.link_latency = latency == v.numbers.end() ? 0.0 : latency->second * 1e-6;
+    host.adamw_params_per_second = v.numbers["host.adamw_gparams_per_s"] * 1e9;
+    m.host = host;
+  }
   return m;
 }
 

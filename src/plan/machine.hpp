@@ -1,17 +1,32 @@
 // A machine description for the planner (inputs/machines/*.toml): memory per device, sustained
-// compute rate, the alpha-beta parameters of the network inside and between nodes, and the
-// device's published dense peak per precision (optional: MFU's denominator, for plan and run).
+// compute rate, the alpha-beta parameters of the network inside and between nodes, the device's
+// published dense peak per precision (optional: MFU's denominator, for plan and run), and the host
+// side ZeRO-Offload uses (optional [host]: host memory, the host-device link, the host's AdamW).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "core/precision.hpp"
 
 namespace zm {
 
+// What ZeRO-Offload (core/offload.hpp) runs on besides the device: the node's host memory, the
+// link a device copies to and from it over, and how fast the host updates the offloaded state.
+struct HostSide {
+  double memory_per_node_bytes = 0;  // host DRAM of one node
+  std::string link;                  // the link's name ("PCIe Gen5 x16", "NVLink-C2C", ...)
+  double link_bandwidth = 0;         // bytes/s per device, one direction
+  double link_latency = 0;           // seconds per copy (0 where the file gives none)
+  // Parameters per second the host's AdamW updates for one device's rank while every device of
+  // the node has a rank updating at once (the node's rate / devices per node).
+  double adamw_params_per_second = 0;
+};
+
 struct Machine {
   std::string name;
+  std::string path;  // the file it was read from; empty for a machine made in code
   std::string description;
   int64_t devices_per_node = 1;
   double device_memory_bytes = 0;   // per device (= per rank)
@@ -26,10 +41,14 @@ struct Machine {
   double peak_flops_fp32 = 0;
   double peak_flops_tf32 = 0;
   double peak_flops_mixed = 0;  // the 16-bit tensor-core peak (train.precision = "bf16")
+  // [host]: absent where the file has none; the planner then refuses to price offload.
+  std::optional<HostSide> host;
 
   // The peak for a run in `precision` (0: none given), and its key in the file.
   double peak_flops(Precision precision) const;
   static const char* peak_key(Precision precision);
+  // The file it came from, else its name: what a message about it names.
+  std::string source() const { return path.empty() ? name : path; }
 };
 
 // Reads and validates a machine file; errors name the file, line, key and what was expected.

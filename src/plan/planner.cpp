@@ -5,6 +5,8 @@
 
 #include "comm/cross_node.hpp"
 #include "core/error.hpp"
+#include "core/offload.hpp"
+#include "core/stage_spec.hpp"
 #include "core/validate.hpp"
 #include "model/layout.hpp"
 #include "zero/engine.hpp"
@@ -173,19 +175,45 @@ std::array<double, kCommOps> plan_cross_node_traffic(const Deck& deck, int stage
   return bytes;
 }
 
-// Per-rank memory is affine in the layer count (every block adds the same buffers), so two
-// evaluations give the line and a few more confirm the answer.
+MemoryLimits memory_limits(const Machine& machine, const ZeroMesh& mesh) {
+  MemoryLimits limits;
+  limits.device_bytes = machine.device_memory_bytes;
+  if (machine.host) limits.host_bytes_per_node = machine.host->memory_per_node_bytes;
+  limits.ranks_per_node = ranks_on_a_node(mesh);
+  return limits;
+}
+
 int64_t largest_fitting_layers(const Deck& deck, int stage, const ZeroMesh& mesh, double bytes) {
-  auto memory_at = [&](int64_t layers) {
-    return plan_memory(with_layers(deck, layers), stage, mesh).total();
+  return largest_fitting_layers(deck, stage, mesh, MemoryLimits{bytes, HUGE_VAL, 1});
+}
+
+// Per-rank memory, device and host, is affine in the layer count (every block adds the same
+// buffers), so two evaluations give each line and a few more confirm the answer.
+int64_t largest_fitting_layers(const Deck& deck, int stage, const ZeroMesh& mesh,
+                               const MemoryLimits& limits) {
+  const double node = static_cast<double>(limits.ranks_per_node);
+  auto fits = [&](const MemoryPlan& m) {
+    return m.total() <= limits.device_bytes && m.host() * node <= limits.host_bytes_per_node;
   };
-  const double m1 = memory_at(1), m2 = memory_at(2);
-  const double per_layer = m2 - m1, base = m1 - per_layer;
+  auto memory_at = [&](int64_t layers) {
+    return plan_memory(with_layers(deck, layers), stage, mesh);
+  };
+  const MemoryPlan m1 = memory_at(1), m2 = memory_at(2);
+  // The deepest that fits under one line: base + layers x per_layer <= limit.
+  auto deepest = [](double one, double two, double limit) {
+    const double per_layer = two - one, base = one - per_layer;
+    return per_layer > 0 ? std::floor((limit - base) / per_layer) : HUGE_VAL;
+  };
   int64_t layers = 0;
-  if (m1 <= bytes) layers = static_cast<int64_t>(std::floor((bytes - base) / per_layer));
+  if (fits(m1)) {
+    const double estimate =
+        std::min(deepest(m1.total(), m2.total(), limits.device_bytes),
+                 deepest(m1.host() * node, m2.host() * node, limits.host_bytes_per_node));
+    layers = static_cast<int64_t>(std::min(estimate, 1e6));
+  }
   if (layers > 0 && layers <= 100000) {
-    while (layers > 0 && memory_at(layers) > bytes) --layers;
-    while (memory_at(layers + 1) <= bytes) ++layers;
+    while (layers > 0 && !fits(memory_at(layers))) --layers;
+    while (fits(memory_at(layers + 1))) ++layers;
   }
   return layers;
 }
@@ -253,6 +281,11 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
   p.params = layout.real_param_count();
   p.padded_params = partition.padded_total();
   p.memory = plan_memory(deck, stage, mesh);
+  p.offloads = offload_of(deck, stage_spec(stage)).any();
+  p.host_bytes_per_node = p.memory.host() * static_cast<double>(ranks_on_a_node(mesh));
+  // The copies are the schedule's whatever the machine; their time needs its [host] side.
+  if (p.offloads) p.offload.transfers = run_transfers(deck, stage, mesh);
+  if (machine) require_host_side(deck, stage, *machine);
   p.bytes_per_level = plan_traffic(deck, stage, mesh);
   p.cross_node_bytes_per_step = plan_cross_node_traffic(deck, stage, mesh);
   for (const auto& level : p.bytes_per_level)
@@ -281,11 +314,16 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
       p.quantize_seconds += static_cast<double>(c.pass_bytes) / machine->memory_bandwidth;
   }
   const double device_seconds = p.compute_seconds + p.quantize_seconds;
-  p.step_seconds_serial = device_seconds + p.comm_seconds;
-  p.step_seconds_overlapped = std::max(device_seconds, p.comm_seconds);
+  // Offload's copies and host update happen after backward, with no compute beside them.
+  if (p.offloads) p.offload = price_offload(deck, stage, mesh, *machine);
+  p.step_seconds_serial = device_seconds + p.comm_seconds + p.offload.step_seconds();
+  p.step_seconds_overlapped = std::max(device_seconds, p.comm_seconds) + p.offload.step_seconds();
 
-  p.fits = p.memory.total() <= machine->device_memory_bytes;
-  const int64_t layers = largest_fitting_layers(deck, stage, mesh, machine->device_memory_bytes);
+  const MemoryLimits limits = memory_limits(*machine, mesh);
+  p.device_fits = p.memory.total() <= limits.device_bytes;
+  p.host_fits = p.host_bytes_per_node <= limits.host_bytes_per_node;
+  p.fits = p.device_fits && p.host_fits;
+  const int64_t layers = largest_fitting_layers(deck, stage, mesh, limits);
   p.largest_layers = layers;
   if (layers > 0) {
     const ModelConfig& m = deck.model;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -19,6 +20,7 @@
 #include "core/zero_mesh.hpp"
 #include "model/flops.hpp"
 #include "plan/machine.hpp"
+#include "plan/offload_cost.hpp"
 
 namespace zm {
 
@@ -60,7 +62,14 @@ struct PlanPoint {
   double compute_seconds = 0;
   double quantize_seconds = 0;  // passes around compressed collectives (memory-bound)
   double comm_seconds = 0;
-  // Compute and the quantization passes (device work) overlapped with communication, or not.
+  // ZeRO-Offload where it applies at this stage (core/offload.hpp): the host-device copies by
+  // direction, their seconds, the host's AdamW and what they add to the step
+  // (plan/offload_cost.hpp; priced only with a machine, transfers and host bytes always).
+  bool offloads = false;
+  double host_bytes_per_node = 0;  // memory.host() x the ranks on a node
+  OffloadCost offload;
+  // Compute and the quantization passes (device work) overlapped with communication, or not;
+  // the offloaded optimizer (offload.step_seconds()) is added to both: it overlaps no compute.
   double step_seconds_overlapped = 0;
   double step_seconds_serial = 0;
   // Model FLOP/s per device at the overlapped step time, and MFU at the overlapped and the
@@ -68,6 +77,10 @@ struct PlanPoint {
   double predicted_flops_per_second() const;
   double predicted_mfu_overlapped() const;
   double predicted_mfu_serial() const;
+  // Device memory per rank within the device's, and host memory per node within the machine's
+  // [host] memory (true without [host] where nothing is offloaded); fits = both.
+  bool device_fits = true;
+  bool host_fits = true;
   bool fits = true;
   int64_t largest_layers = 0;  // deepest model of the same width that fits (0: none)
   int64_t largest_params = 0;
@@ -98,5 +111,18 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
 // recomputation) whose per-rank memory at `stage` on `mesh` is at most `bytes`: memory at the
 // answer fits and one more block does not. 0 when not even one block fits.
 int64_t largest_fitting_layers(const Deck& deck, int stage, const ZeroMesh& mesh, double bytes);
+
+// What a model must fit in: device memory per rank, and host memory per node shared by the ranks
+// on a node (the offloaded state; no limit where the machine gives none).
+struct MemoryLimits {
+  double device_bytes = 0;
+  double host_bytes_per_node = HUGE_VAL;
+  int64_t ranks_per_node = 1;
+};
+// The machine's limits for a run on `mesh`.
+MemoryLimits memory_limits(const Machine& machine, const ZeroMesh& mesh);
+// The same, with both limits: device memory per rank and host memory per node fit.
+int64_t largest_fitting_layers(const Deck& deck, int stage, const ZeroMesh& mesh,
+                               const MemoryLimits& limits);
 
 }  // namespace zm
