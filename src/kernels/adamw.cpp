@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "kernels/host_loop.hpp"
 #include "kernels/team.hpp"
 
 namespace zm::kernels {
@@ -39,21 +40,6 @@ KOKKOS_INLINE_FUNCTION float adamw_element(float grad, float& master, float& m, 
   return p;
 }
 
-// body(i) for i in [0, n) on the host's threads: a chunk of kElementChunk elements per iteration,
-// statically scheduled, each chunk a plain loop the compiler vectorises.
-template <typename F>
-void for_each_on_host(const char* name, int64_t n, const F& body) {
-  if (n <= 0) return;
-  using Policy = Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace,
-                                     Kokkos::Schedule<Kokkos::Static>, Kokkos::IndexType<int64_t>>;
-  const int64_t chunks = (n + kElementChunk - 1) / kElementChunk;
-  Kokkos::parallel_for(name, Policy(0, chunks), [=](int64_t chunk) {
-    const int64_t begin = chunk * kElementChunk;
-    const int64_t end = begin + kElementChunk < n ? begin + kElementChunk : n;
-    for (int64_t i = begin; i < end; ++i) body(i);
-  });
-  Kokkos::DefaultHostExecutionSpace().fence();
-}
 
 }  // namespace
 

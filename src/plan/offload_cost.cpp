@@ -59,9 +59,13 @@ OffloadCost price_offload(const Deck& deck, int stage, const ZeroMesh& mesh,
     const auto u = static_cast<size_t>(t.unit);
     switch (t.role) {
       case TransferRole::GradientsToHost:
-        to_host[u] = copy_seconds(t);
-        update[u] = static_cast<double>(t.elements) / cost.host_rate;  // the rank's piece
+        // The rank's piece (with the gradient shard on the host, piece = shard: one group).
+        update[u] = static_cast<double>(t.elements) / cost.host_rate;
         cost.host_elements += t.elements;
+        if (t.at == StepPoint::GroupReduced)  // streamed in backward, each copy waited
+          cost.streaming_seconds += copy_seconds(t) * static_cast<double>(t.per_step);
+        else
+          to_host[u] = copy_seconds(t);
         break;
       case TransferRole::UpdateToDevice:
         back[u] = copy_seconds(t);

@@ -14,7 +14,11 @@
 // D2H(first unit) + max(AdamW, D2H of the rest) + H2D, and equal to it where one side dominates in
 // every unit. With zero.offload_params AdamW writes the host shard itself (no H2D), and every
 // per-unit gather first stages the shard host -> device, waited before the gather: staging =
-// the sum of those copies, serial too.
+// the sum of those copies, serial too. Where the gradient shard itself lives on the host (stages
+// 2-3 with one shard group), each micro-step's reduced shard is copied to the host as backward
+// completes the unit, the copy waited (after the compute queued before it): streaming = the sum of
+// those copies, serial with backward; the optimizer step then fetches nothing (its D2H terms are
+// zero) and only updates and copies back.
 //
 // AdamW(u) = the unit's optimizer elements held by the rank / the host's rate for the rank. The
 // machine file gives the rate per device with every device of the node updating; the node's rate
@@ -39,7 +43,8 @@ struct OffloadCost {
   double host_update_seconds = 0;  // host_elements / host_rate
   double optimizer_seconds = 0;    // the offloaded optimizer step (model above)
   double staging_seconds = 0;      // offload_params: the shard staged before each gather
-  double step_seconds() const { return optimizer_seconds + staging_seconds; }
+  double streaming_seconds = 0;    // gradient shard on the host: its copies in backward
+  double step_seconds() const { return optimizer_seconds + staging_seconds + streaming_seconds; }
 };
 
 // The ranks that share a node at this mesh (its ranks_per_node, at most the world).

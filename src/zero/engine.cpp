@@ -148,14 +148,15 @@ std::vector<BufferSpec> model_state_buffers(const Partition& partition, const De
     return partition.piece_total(pieces(mesh.mesh, placement));
   };
   const MemCategory params_in = offload.params ? MemCategory::Host : MemCategory::Parameters;
+  const MemCategory grads_in = offload.gradients ? MemCategory::Host : MemCategory::Gradients;
   const MemCategory optimizer_in = offload.optimizer ? MemCategory::Host : MemCategory::Optimizer;
   std::vector<BufferSpec> specs = {
       {"params", params_in, elements(placements.params), real_bytes},
-      {"grads", MemCategory::Gradients, elements(placements.grads), real_bytes}};
+      {"grads", grads_in, elements(placements.grads), real_bytes}};
   // Mixed precision with gradient accumulation or an fp32 reduction: the gradients summed in fp32
   // beside the bf16 gradients, in their storage (ZeroEngineT::grad_sum_at).
   if (sums_gradients_in_fp32(deck))
-    specs.push_back({"grad_sum", MemCategory::Gradients, elements(placements.grads)});
+    specs.push_back({"grad_sum", grads_in, elements(placements.grads)});
   // An fp32 master apart from the parameters: under bf16, and on the host under offload while
   // the fp32 parameters stay on the device.
   if (policy.mixed() || (offload.optimizer && !offload.params))
@@ -170,8 +171,9 @@ std::vector<BufferSpec> model_state_buffers(const Partition& partition, const De
     int64_t largest_piece = 0;
     for (int u = 0; u < partition.num_units(); ++u)
       largest_piece = std::max(largest_piece, partition.unit(u).padded / optim_pieces);
-    specs.push_back(
-        {"grad_stage", MemCategory::Host, 2 * largest_piece, reduce_element_bytes(deck)});
+    if (!offload.gradients)  // else the gradient shard itself is on the host
+      specs.push_back(
+          {"grad_stage", MemCategory::Host, 2 * largest_piece, reduce_element_bytes(deck)});
     if (policy.mixed() && !offload.params)
       specs.push_back({"param_stage", MemCategory::Host, largest_piece, real_bytes});
   }
@@ -348,10 +350,12 @@ int64_t ZeroEngineT<Real>::grad_slot_offset(int u) const {
 template <typename Real>
 void ZeroEngineT<Real>::offloaded_optimizer_step(const OptimizerSettings& s) {
   const int units = partition_->num_units();
-  gradients_to_host(0);
+  // With the gradient shard on the host, backward brought the gradients there already.
+  const bool fetches = !offload().gradients;
+  if (fetches) gradients_to_host(0);
   for (int u = 0; u < units; ++u) {
-    transfers_->wait();                           // unit u's gradients are on the host
-    if (u + 1 < units) gradients_to_host(u + 1);  // in flight while the host updates unit u
+    transfers_->wait();  // unit u's gradients are on the host
+    if (fetches && u + 1 < units) gradients_to_host(u + 1);  // in flight during u's update
     update_on_host(u, s);
     update_to_device(u);
     transfers_->wait();  // the update is on the device before any gather reads it
@@ -386,21 +390,26 @@ void ZeroEngineT<Real>::update_on_host(int u, const OptimizerSettings& s) {
         s.lr, s.beta1, s.beta2, s.eps, decay ? s.weight_decay : 0.0f, s.grad_scale, s.step};
     const int64_t e = seg.unit_offset, in_piece = e - piece_begin + grad_slot_offset(u);
     float* master = master_at(u, e);
+    // The reduced gradients: the host shard itself where backward streamed it there, else the
+    // piece staged for the step.
+    const bool on_host = offload().gradients;
 #if ZEROMINI_HAVE_BF16
     if constexpr (kMixed) {
       // The bf16 values: into the host shard itself, or staged for the copy back.
       Real* params = offload().params ? param_at(u, e) : param_stage_.data() + (e - piece_begin);
       if (reduces_in_fp32_)
-        kernels::host_adamw_update_mixed(master, grad_stage_wide_.data() + in_piece,
-                                         adam_m_at(u, e), adam_v_at(u, e), params, seg.length, hp);
+        kernels::host_adamw_update_mixed(
+            master, on_host ? grad_sum_at(u, e) : grad_stage_wide_.data() + in_piece,
+            adam_m_at(u, e), adam_v_at(u, e), params, seg.length, hp);
       else
-        kernels::host_adamw_update_mixed(master, grad_stage_.data() + in_piece, adam_m_at(u, e),
-                                         adam_v_at(u, e), params, seg.length, hp);
+        kernels::host_adamw_update_mixed(
+            master, on_host ? grad_at(u, e) : grad_stage_.data() + in_piece, adam_m_at(u, e),
+            adam_v_at(u, e), params, seg.length, hp);
     } else
 #endif
     {
-      kernels::host_adamw_update(master, grad_stage_.data() + in_piece, adam_m_at(u, e),
-                                 adam_v_at(u, e), seg.length, hp);
+      kernels::host_adamw_update(master, on_host ? grad_at(u, e) : grad_stage_.data() + in_piece,
+                                 adam_m_at(u, e), adam_v_at(u, e), seg.length, hp);
     }
   }
 }

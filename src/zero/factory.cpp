@@ -31,7 +31,7 @@ std::vector<BufferSpec> ZeroEngine::declared_buffers(int stage, const Partition&
                                                      const Deck& deck, const ZeroMesh& mesh) {
   const StageSpec& spec = stage_spec(stage);
   std::vector<BufferSpec> buffers =
-      model_state_buffers(partition, deck, mesh.placements(spec), mesh, offload_of(deck, spec));
+      model_state_buffers(partition, deck, mesh.placements(spec), mesh, offload_of(deck, spec, mesh));
   if (build_step_schedule(spec, partition, deck, mesh)
           .uses(ScheduleRole::UpdateGather, Strategy::Int8AllGather))
     for (const BufferSpec& buffer : replica_gather_buffers(partition, deck))

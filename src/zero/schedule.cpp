@@ -226,8 +226,10 @@ class ScheduleBuilder {
 
 namespace {
 
-// ZeRO-Offload's copies: each unit's reduced gradients of the optimizer piece to the host and the
-// updated piece back, or (parameters on the host) the shard to the device before each gather.
+// ZeRO-Offload's copies: each unit's reduced gradients of the optimizer piece to the host (after
+// backward; or, with the gradient shard on the host, the shard as backward completes it, every
+// micro-step) and the updated piece back, or (parameters on the host) the shard to the device
+// before each gather.
 void add_transfers(const Partition& partition, const Deck& deck, const ZeroMesh& mesh,
                    const StageSpec& spec, const Offload& offload,
                    const std::vector<ScheduledCollective>& collectives,
@@ -236,17 +238,23 @@ void add_transfers(const Partition& partition, const Deck& deck, const ZeroMesh&
   const int optim_pieces = pieces(mesh.mesh, mesh.placements(spec).optim);
   for (int u = 0; u < partition.num_units(); ++u) {
     const int64_t piece = partition.unit(u).padded / optim_pieces;
-    out.push_back({TransferRole::GradientsToHost, TransferDirection::ToHost, u, piece,
-                   reduce_element_bytes(deck), 1});
+    if (offload.gradients)
+      out.push_back({TransferRole::GradientsToHost, TransferDirection::ToHost, u,
+                     partition.unit(u).shard, reduce_element_bytes(deck), deck.train.grad_accum,
+                     StepPoint::GroupReduced});
+    else
+      out.push_back({TransferRole::GradientsToHost, TransferDirection::ToHost, u, piece,
+                     reduce_element_bytes(deck), 1, StepPoint::UnitUpdated});
     if (!offload.params)
       out.push_back({TransferRole::UpdateToDevice, TransferDirection::ToDevice, u, piece,
-                     compute_element_bytes(deck), 1});
+                     compute_element_bytes(deck), 1, StepPoint::UnitUpdated});
   }
   if (!offload.params) return;
   for (const ScheduledCollective& c : collectives)
     if (c.role == ScheduleRole::UnitGather)
       out.push_back({TransferRole::ShardToDevice, TransferDirection::ToDevice, c.unit,
-                     partition.unit(c.unit).shard, param_element_bytes(deck), c.per_step});
+                     partition.unit(c.unit).shard, param_element_bytes(deck), c.per_step,
+                     StepPoint::Prefetch});
 }
 
 }  // namespace
@@ -255,7 +263,7 @@ StepSchedule build_step_schedule(const StageSpec& spec, const Partition& partiti
                                  const Deck& deck, const ZeroMesh& mesh) {
   const ScheduleBuilder build(spec, partition, deck, mesh);
   StepSchedule schedule;
-  schedule.offload_ = offload_of(deck, spec);
+  schedule.offload_ = offload_of(deck, spec, mesh);
   auto& out = schedule.collectives_;
   if (spec.gradients == GradientPath::AllReduce) {
     build.buckets(out);

@@ -114,7 +114,8 @@ struct ScheduledCollective {
 // One host-device copy of the step under ZeRO-Offload (core/offload.hpp): every rank moves the
 // same count (a padded piece), so that one entry describes it on every rank.
 enum class TransferRole {
-  GradientsToHost,  // the unit's reduced gradients of this rank's optimizer piece, before AdamW
+  GradientsToHost,  // the unit's reduced gradients of this rank's optimizer piece, before AdamW;
+                    // with the gradient shard on the host, the shard every micro-step
   UpdateToDevice,   // the piece's updated parameters after the host's AdamW (in the compute type)
   ShardToDevice,    // stage 3 with offload_params: the parameter shard before each gather
 };
@@ -125,6 +126,9 @@ struct ScheduledTransfer {
   int64_t elements;
   int element_bytes;
   int64_t per_step;  // copies in one optimizer step
+  // When: GroupReduced (in backward, once the unit's reduction is complete), UnitUpdated (in the
+  // optimizer step, around the unit's host update) or Prefetch (before each gather of the unit).
+  StepPoint at;
   double bytes() const { return static_cast<double>(elements) * element_bytes; }
 };
 // A step's host-device copies per rank, by direction, for the planner.

@@ -12,12 +12,17 @@
 // bucket, then under hybrid sharding its ReplicaReduction; under qgZ (zero.quantize_grads) their
 // strategies are the quantized exchanges of zero/quantized_gradients.hpp (blocking, into the same
 // receive buffers), whose state the path keeps.
+// Under ZeRO-Offload with one shard group (core/offload.hpp: streams_gradients) the shard (and the
+// fp32 sum) live in host memory: every micro-step receives beside it on the device, and once the
+// reduction is complete the received shard is copied to the host (the schedule's GradientsToHost)
+// and joins the shard there with the device's element arithmetic (kernels/host_sums.hpp).
 #include <algorithm>
 #include <map>
 #include <type_traits>
 
 #include "core/error.hpp"
 #include "kernels/elementwise.hpp"
+#include "kernels/host_sums.hpp"
 #include "zero/paths/gradient_path.hpp"
 #include "zero/quantized_gradients.hpp"
 #include "zero/schedule_execution.hpp"
@@ -66,8 +71,14 @@ std::vector<BufferSpec> sharded_gradient_buffers(const Partition& partition, con
   gradient_bucket_set(partition, deck).add_to(buffers);
   if (deck.train.policy().widens_reduce())
     gradient_wide_bucket_set(partition, deck).add_to(buffers);
-  // Under gradient accumulation, later micro-steps receive beside the shard and add into it.
-  if (deck.train.grad_accum > 1) gradient_receive_set(partition, deck).add_to(buffers);
+  // Under gradient accumulation, later micro-steps receive beside the shard and add into it; with
+  // the shard on the host every micro-step receives there, and what is added arrives in host
+  // staging first.
+  const bool streams = streams_gradients(deck, mesh);
+  if (deck.train.grad_accum > 1 || streams) gradient_receive_set(partition, deck).add_to(buffers);
+  if (streams && deck.train.grad_accum > 1)
+    buffers.push_back({"grad_recv_host", MemCategory::Host, partition.max_shard(),
+                       reduce_element_bytes(deck)});
   for (const BufferSpec& spec : quantized_gradient_buffers(partition, deck, mesh))
     buffers.push_back(spec);
   return buffers;
@@ -100,8 +111,9 @@ class ShardedGradients final : public GradientPathT<Real> {
     CommRequest request;
     int unit = -1;
     int bucket = -1;
-    void* beside = nullptr;   // where a later micro-step's sum was received, beside the shard
-    bool last_micro = false;  // the shard is then complete in the group
+    void* beside = nullptr;    // where a later micro-step's sum was received, beside the shard
+    bool first_micro = false;  // the first micro-step's sum starts the shard's
+    bool last_micro = false;   // the shard is then complete in the group
   };
   // Unit u's scheduled reduction from `bucket` into `recv`.
   CommRequest reduce(int unit, void* bucket, void* recv, ZeroEngineT<Real>& engine) {
@@ -113,12 +125,17 @@ class ShardedGradients final : public GradientPathT<Real> {
   CommRequest post_wide(InFlight& op, int64_t shard, bool first_micro_step,
                         ZeroEngineT<Real>& engine);
   void complete(InFlight& op, ZeroEngineT<Real>& engine);
+  // The shard on the host: the received sum copied there and joined to the shard.
+  void stream_to_host(const InFlight& op, ZeroEngineT<Real>& engine);
   void wait_bucket(int bucket, ZeroEngineT<Real>& engine);
 
   std::vector<TrackedBuffer<Real>> buckets_;     // [0] embedding unit, [1..] the rest
   std::vector<TrackedBuffer<Real>> recv_;        // per bucket, for grad_accum > 1
   std::vector<TrackedBuffer<float>> wide_;       // fp32 reduction: the buckets' fp32 copies
   std::vector<TrackedBuffer<float>> recv_wide_;  // fp32 reduction: recv_ in fp32
+  bool streams_ = false;                         // the shard lives on the host
+  TrackedBuffer<Real> recv_host_;                // streams_ with accumulation: what is added
+  TrackedBuffer<float> recv_host_wide_;          // the same under the fp32 reduction
   ShardSum shard_sum_ = ShardSum::InPlace;
   std::map<int, int> bucket_of_unit_;
   int next_block_bucket_ = 0;
@@ -131,6 +148,7 @@ ShardedGradients<Real>::ShardedGradients(const Partition& partition, const Deck&
                                          MeshComms& comms, MemoryLedger* ledger) {
   PlannedAllocator alloc(sharded_gradient_buffers(partition, deck, comms.mesh()), ledger);
   const bool accumulates = deck.train.grad_accum > 1;
+  streams_ = streams_gradients(deck, comms.mesh());
   if (deck.train.policy().widens_reduce())
     shard_sum_ = ShardSum::Widened;
   else if (sums_gradients_in_fp32(deck))
@@ -140,10 +158,16 @@ ShardedGradients<Real>::ShardedGradients(const Partition& partition, const Deck&
   buckets_ = gradient_bucket_set(partition, deck).take<Real>(alloc);
   if (shard_sum_ == ShardSum::Widened)
     wide_ = gradient_wide_bucket_set(partition, deck).take<float>(alloc);
-  if (accumulates && shard_sum_ == ShardSum::Widened)
+  if ((accumulates || streams_) && shard_sum_ == ShardSum::Widened)
     recv_wide_ = gradient_receive_set(partition, deck).take<float>(alloc);
-  else if (accumulates)
+  else if (accumulates || streams_)
     recv_ = gradient_receive_set(partition, deck).take<Real>(alloc);
+  if (alloc.has("grad_recv_host")) {
+    if (shard_sum_ == ShardSum::Widened)
+      recv_host_wide_ = alloc.take<float>("grad_recv_host");
+    else
+      recv_host_ = alloc.take<Real>("grad_recv_host");
+  }
   if (deck.zero.quantizes_grads())
     qgz_ = std::make_unique<QuantizedGradients>(partition, deck, alloc, comms.world().rank());
   alloc.finish();
@@ -152,6 +176,11 @@ ShardedGradients<Real>::ShardedGradients(const Partition& partition, const Deck&
 template <typename Real>
 void ShardedGradients<Real>::complete(InFlight& op, ZeroEngineT<Real>& engine) {
   op.request.wait();
+  if (streams_) {
+    stream_to_host(op, engine);
+    op.bucket = -1;
+    return;  // one shard group: no reduction across groups follows
+  }
   const UnitPartition& p = engine.partition().unit(op.unit);
   const int64_t first = engine.comm().rank() * p.shard;
   Real* shard = engine.grad_at(op.unit, first);
@@ -177,6 +206,50 @@ void ShardedGradients<Real>::complete(InFlight& op, ZeroEngineT<Real>& engine) {
   }
   op.bucket = -1;
   if (op.last_micro) engine.post_replica_reduction(op.unit, qgz_.get());
+}
+
+template <typename Real>
+void ShardedGradients<Real>::stream_to_host(const InFlight& op, ZeroEngineT<Real>& engine) {
+  const ScheduledTransfer& t =
+      engine.schedule().transfer_of(op.unit, TransferRole::GradientsToHost);
+  const UnitPartition& p = engine.partition().unit(op.unit);
+  ZM_ASSERT(t.elements == p.shard, "unit {}: the schedule copies {} gradients, the shard is {}",
+            op.unit, t.elements, p.shard);
+  const int64_t first = engine.comm().rank() * p.shard;
+  const auto bytes = static_cast<size_t>(t.bytes());
+  HostTransfers& copies = engine.transfers();
+  auto copy_to = [&](void* host) {
+    copies.copy(t.direction, host, op.beside, bytes, op.unit);
+    copies.wait();
+  };
+  Real* shard = engine.grad_at(op.unit, first);
+  switch (shard_sum_) {
+    case ShardSum::InPlace:
+      copy_to(shard);
+      break;
+    case ShardSum::Add:
+      if (op.first_micro) {
+        copy_to(shard);
+      } else {
+        copy_to(recv_host_.data());
+        kernels::host_add_into(shard, recv_host_.data(), p.shard);
+      }
+      break;
+    case ShardSum::SumInFp32:
+      copy_to(recv_host_.data());
+      kernels::host_accumulate_gradient(engine.grad_sum_at(op.unit, first), recv_host_.data(),
+                                        op.last_micro ? shard : nullptr, p.shard, op.first_micro);
+      break;
+    case ShardSum::Widened:
+      if (op.first_micro) {
+        copy_to(engine.grad_sum_at(op.unit, first));
+      } else {
+        copy_to(recv_host_wide_.data());
+        kernels::host_add_into(engine.grad_sum_at(op.unit, first), recv_host_wide_.data(),
+                               p.shard);
+      }
+      break;
+  }
 }
 
 template <typename Real>
@@ -211,13 +284,15 @@ void ShardedGradients<Real>::unit_ready(int unit, MicroStep step, ZeroEngineT<Re
   InFlight op;
   op.unit = unit;
   op.bucket = bucket;
+  op.first_micro = step.first;
   op.last_micro = step.last;
   if (shard_sum_ == ShardSum::Widened) {
     op.request = post_wide(op, engine.comm().rank() * p.shard, step.first, engine);
   } else {
     Real* recv = engine.grad_at(unit, engine.comm().rank() * p.shard);
-    if (!recv_.empty() && !step.first) {
-      // Later micro-steps add to what the shard already holds.
+    if (!recv_.empty() && (!step.first || streams_)) {
+      // Later micro-steps add to what the shard already holds (with the shard on the host, every
+      // micro-step receives here and goes to the host when complete).
       recv = recv_[static_cast<size_t>(bucket)].data();
       op.beside = recv;
     }
@@ -239,7 +314,7 @@ CommRequest ShardedGradients<Real>::post_wide(InFlight& op, int64_t shard, bool 
   if constexpr (!std::is_same_v<Real, float>)
     kernels::convert<Real, float>(engine.team_shape(), wide, buckets_[bucket].data(), p.padded);
   float* recv = engine.grad_sum_at(op.unit, shard);
-  if (!recv_wide_.empty() && !first_micro_step) {
+  if (!recv_wide_.empty() && (!first_micro_step || streams_)) {
     recv = recv_wide_[bucket].data();
     op.beside = recv;
   }
