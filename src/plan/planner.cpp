@@ -314,7 +314,8 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
       p.quantize_seconds += static_cast<double>(c.pass_bytes) / machine->memory_bandwidth;
   }
   const double device_seconds = p.compute_seconds + p.quantize_seconds;
-  // Offload's copies and host update happen after backward, with no compute beside them.
+  // Offload's copies (in backward where the gradient shard streams to the host, else after it)
+  // and host update are waited, with no compute beside them (plan/offload_cost.hpp).
   if (p.offloads) p.offload = price_offload(deck, stage, mesh, *machine);
   p.step_seconds_serial = device_seconds + p.comm_seconds + p.offload.step_seconds();
   p.step_seconds_overlapped = std::max(device_seconds, p.comm_seconds) + p.offload.step_seconds();
