@@ -65,10 +65,13 @@ TransferStats transfers_between(const TransferStats& before, const TransferStats
 struct HostTransfers::Stream {
 #if defined(KOKKOS_ENABLE_CUDA)
   cudaStream_t stream = nullptr;
+  cudaEvent_t compute_done = nullptr;  // where the compute stream stood when a copy was queued
   Stream() {
     check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "transfer stream");
+    check_cuda(cudaEventCreateWithFlags(&compute_done, cudaEventDisableTiming), "transfer event");
   }
   ~Stream() {
+    if (compute_done) cudaEventDestroy(compute_done);
     if (stream) cudaStreamDestroy(stream);
   }
 #endif
@@ -87,8 +90,13 @@ void HostTransfers::copy(TransferDirection direction, void* dst, const void* src
   queued_[static_cast<size_t>(queued_count_++)] = {direction, static_cast<double>(bytes), unit,
                                                    host_stamp()};
 #if defined(KOKKOS_ENABLE_CUDA)
-  // After what the compute stream has queued (the gradients' last writes, the gathers' reads).
-  ExecSpace().fence();
+  // After what the compute stream has queued (the gradients' last writes, which wait for the
+  // collectives that made them; the last reads of a slot): the copy stream waits for it on the
+  // device, so the host goes on queueing work and the copy overlaps it.
+  check_cuda(cudaEventRecord(stream_->compute_done, ExecSpace().cuda_stream()),
+             "recording the compute stream for a copy");
+  check_cuda(cudaStreamWaitEvent(stream_->stream, stream_->compute_done, 0),
+             "ordering a copy after the compute stream");
   check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_->stream),
              "host-device copy");
 #else

@@ -2,9 +2,11 @@
 // host, the updated parameters and the staged parameter shard back), counted per direction as
 // the collectives are per kind, and shown on the trace's transfer track.
 //
-// In CUDA builds the copies run on a stream of their own, after the work queued on the compute
-// stream (which a copy first waits for), so that a copy in flight does not hold up kernels queued
-// after it; wait() blocks until every queued copy is done. Host builds copy at once. The bytes of
+// In CUDA builds the copies run on a stream of their own, ordered after the work queued on the
+// compute stream (by an event the copy stream waits for on the device), so that a copy in flight
+// holds up neither the kernels queued after it nor the host; wait() blocks until every queued
+// copy is done, and whatever reads or reuses a copy's memory waits first. Host builds copy at
+// once. The bytes of
 // every copy come from the step's schedule (zero/schedule.hpp), whose planned transfers the
 // planner prices: planned == measured for these bytes too.
 #pragma once

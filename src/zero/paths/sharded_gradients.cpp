@@ -220,12 +220,14 @@ void ShardedGradients<Real>::stream_to_host(const InFlight& op, ZeroEngineT<Real
   HostTransfers& copies = engine.transfers();
   auto copy_to = [&](void* host) {
     copies.copy(t.direction, host, op.beside, bytes, op.unit);
-    copies.wait();
+    copies.wait();  // the host adds what arrived
   };
   Real* shard = engine.grad_at(op.unit, first);
   switch (shard_sum_) {
     case ShardSum::InPlace:
-      copy_to(shard);
+      // Straight into the shard, and not waited: the copy goes on during backward, until the
+      // receive buffers are taken again (unit_ready) or backward ends (finish).
+      copies.copy(t.direction, shard, op.beside, bytes, op.unit);
       break;
     case ShardSum::Add:
       if (op.first_micro) {
@@ -285,6 +287,8 @@ void ShardedGradients<Real>::unit_ready(int unit, MicroStep step, ZeroEngineT<Re
   op.unit = unit;
   op.bucket = bucket;
   op.first_micro = step.first;
+  // A receive buffer's previous sum may still be on its way to the host.
+  if (streams_) engine.transfers().wait();
   op.last_micro = step.last;
   if (shard_sum_ == ShardSum::Widened) {
     op.request = post_wide(op, engine.comm().rank() * p.shard, step.first, engine);
@@ -327,6 +331,7 @@ void ShardedGradients<Real>::finish(ZeroEngineT<Real>& engine) {
     if (op.bucket >= 0) complete(op, engine);
   in_flight_.clear();
   engine.finish_replica_reductions();
+  if (streams_) engine.transfers().wait();  // the gradient shard is whole on the host
   bucket_of_unit_.clear();
   next_block_bucket_ = 0;
 }
