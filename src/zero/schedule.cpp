@@ -440,10 +440,10 @@ std::vector<std::string> describe_schedule(const StepSchedule& schedule, int uni
   }
   for (const ScheduledTransfer& t : schedule.transfers())
     if (t.unit == unit)
-      lines.push_back(fmt::format("{:<17} {:<28} {:<18} {:<14} {:>12} x {}B{:>16}x{} per step",
-                                  "host_transfer", transfer_role_name(t.role), "this rank",
-                                  transfer_direction_name(t.direction), t.elements, t.element_bytes,
-                                  "", t.per_step));
+      lines.push_back(fmt::format(
+          "{:<17} {:<28} {:<18} {:<14} {:>12} x {}B{:>16}x{} per step  at {}", "host_transfer",
+          transfer_role_name(t.role), "this rank", transfer_direction_name(t.direction),
+          t.elements, t.element_bytes, "", t.per_step, step_point_name(t.at)));
   return lines;
 }
 
