@@ -289,11 +289,12 @@ void print_table(const Deck& deck, const Machine& machine, const std::vector<Lar
     fmt::print(
         "Offload: host memory per node = the offloaded state of a rank (master, m, v, staging;\n"
         "with parameters offloaded the shard too) x the ranks on a node, which must fit the\n"
-        "machine's [host] memory. Its time, overlapping no compute: at stages 2-3 with one\n"
-        "shard group the gradient shard copied to the host as backward completes each unit\n"
-        "(waited); else, after backward, the gradients copied unit by unit while the host runs\n"
-        "AdamW on the previous unit; the update copied back (waited), and with parameters\n"
-        "offloaded the shard staged to the device before each gather (plan/offload_cost.hpp).\n"
+        "machine's [host] memory. Its time: at stages 2-3 with one shard group the gradient\n"
+        "shard copied to the host as backward completes each unit (beside backward with one\n"
+        "micro-step and no fp32 sum, else waited); else, after backward, the gradients copied\n"
+        "unit by unit while the host runs AdamW on the previous unit; the update copied back\n"
+        "(waited), and with parameters offloaded the shard staged to the device before each\n"
+        "gather; the step time adds what backward does not hide (plan/offload_cost.hpp).\n"
         "-: offload of the optimizer is a stage 1-3 option, of the parameters a stage 3 option\n"
         "without hpZ.\n");
 }

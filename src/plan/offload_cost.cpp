@@ -7,6 +7,7 @@
 #include "core/offload.hpp"
 #include "core/stage_spec.hpp"
 #include "model/layout.hpp"
+#include "zero/engine.hpp"
 #include "zero/partition.hpp"
 #include "zero/run_declarations.hpp"
 
@@ -75,6 +76,9 @@ OffloadCost price_offload(const Deck& deck, int stage, const ZeroMesh& mesh,
         break;
     }
   }
+  // The run's ShardSum::InPlace (zero/paths/sharded_gradients.cpp): the copies go unwaited.
+  cost.streaming_overlaps = cost.streaming_seconds > 0 && deck.train.grad_accum == 1 &&
+                            !sums_gradients_in_fp32(deck) && !deck.train.policy().widens_reduce();
   cost.host_update_seconds = static_cast<double>(cost.host_elements) / cost.host_rate;
   cost.optimizer_seconds = to_host[0];
   for (size_t u = 0; u < static_cast<size_t>(units); ++u)

@@ -16,9 +16,11 @@
 // per-unit gather first stages the shard host -> device, waited before the gather: staging =
 // the sum of those copies, serial too. Where the gradient shard itself lives on the host (stages
 // 2-3 with one shard group), each micro-step's reduced shard is copied to the host as backward
-// completes the unit, the copy waited (after the compute queued before it): streaming = the sum of
-// those copies, serial with backward; the optimizer step then fetches nothing (its D2H terms are
-// zero) and only updates and copies back.
+// completes the unit: streaming = the sum of those copies. With one micro-step and nothing to add
+// on the host (no fp32 sum) each copy goes straight into the shard on the copy stream, unwaited
+// until its receive buffer is taken again, so the overlapped step hides it behind backward
+// (exposed_seconds); otherwise each is waited and the host adds it, serial with backward. The
+// optimizer step then fetches nothing (its D2H terms are zero) and only updates and copies back.
 //
 // AdamW(u) = the unit's optimizer elements held by the rank / the host's rate for the rank. The
 // machine file gives the rate per device with every device of the node updating; the node's rate
@@ -44,7 +46,20 @@ struct OffloadCost {
   double optimizer_seconds = 0;    // the offloaded optimizer step (model above)
   double staging_seconds = 0;      // offload_params: the shard staged before each gather
   double streaming_seconds = 0;    // gradient shard on the host: its copies in backward
+  // Whether those copies run beside backward unwaited (one micro-step with nothing to add on the
+  // host: each goes straight into the shard); else each is waited, and the host adds.
+  bool streaming_overlaps = false;
+  // Everything one after another (the serial step's part).
   double step_seconds() const { return optimizer_seconds + staging_seconds + streaming_seconds; }
+  // What the overlapped step adds, with backward taking `backward_seconds` on the device: the
+  // streamed copies hidden behind backward where they overlap it.
+  double exposed_seconds(double backward_seconds) const {
+    const double streamed =
+        streaming_overlaps
+            ? (streaming_seconds > backward_seconds ? streaming_seconds - backward_seconds : 0.0)
+            : streaming_seconds;
+    return optimizer_seconds + staging_seconds + streamed;
+  }
 };
 
 // The ranks that share a node at this mesh (its ranks_per_node, at most the world).

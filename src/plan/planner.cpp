@@ -314,11 +314,16 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
       p.quantize_seconds += static_cast<double>(c.pass_bytes) / machine->memory_bandwidth;
   }
   const double device_seconds = p.compute_seconds + p.quantize_seconds;
-  // Offload's copies (in backward where the gradient shard streams to the host, else after it)
-  // and host update are waited, with no compute beside them (plan/offload_cost.hpp).
+  // Offload's copies and host update (plan/offload_cost.hpp): after backward, overlapping no
+  // compute, but for the gradient shard's unwaited copies in backward, which the overlapped step
+  // hides behind backward.
   if (p.offloads) p.offload = price_offload(deck, stage, mesh, *machine);
   p.step_seconds_serial = device_seconds + p.comm_seconds + p.offload.step_seconds();
-  p.step_seconds_overlapped = std::max(device_seconds, p.comm_seconds) + p.offload.step_seconds();
+  // Backward's share of the compute: 4 of the 6 FLOPs per weight and token, the recomputed
+  // forward's 2 more where blocks are recomputed (model/flops.hpp).
+  const double backward_share = deck.model.recompute == "blocks" ? 6.0 / 8.0 : 4.0 / 6.0;
+  p.step_seconds_overlapped = std::max(device_seconds, p.comm_seconds) +
+                              p.offload.exposed_seconds(backward_share * p.compute_seconds);
 
   const MemoryLimits limits = memory_limits(*machine, mesh);
   p.device_fits = p.memory.total() <= limits.device_bytes;

@@ -69,7 +69,8 @@ struct PlanPoint {
   double host_bytes_per_node = 0;  // memory.host() x the ranks on a node
   OffloadCost offload;
   // Compute and the quantization passes (device work) overlapped with communication, or not;
-  // the offloaded optimizer (offload.step_seconds()) is added to both: it overlaps no compute.
+  // offload's time is added to both: all of it (offload.step_seconds()) to the serial step, to the
+  // overlapped one what backward does not hide (offload.exposed_seconds).
   double step_seconds_overlapped = 0;
   double step_seconds_serial = 0;
   // Model FLOP/s per device at the overlapped step time, and MFU at the overlapped and the
