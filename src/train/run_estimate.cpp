@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <mpi.h>
 
+#include <unistd.h>
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -17,8 +18,11 @@
 #include "comm/communicator.hpp"
 #include "core/compat.hpp"
 #include "core/error.hpp"
+#include "core/host_transfer.hpp"
 #include "core/log.hpp"
+#include "core/memory.hpp"
 #include "core/timer.hpp"
+#include "kernels/adamw.hpp"
 #include "kernels/common.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/gemm.hpp"
@@ -65,6 +69,33 @@ double stream_seconds(int64_t n) {
       3, [&] { kernels::add_into(kernels::kDefaultTeamShape, y.data(), x.data(), n); });
 }
 
+// ZeRO-Offload's host side: seconds of one copy of n floats from device to host memory (pinned in
+// CUDA builds; a memcpy on a host build), and of the host's AdamW over n parameters.
+double to_host_seconds(int64_t n) {
+  const auto count = static_cast<size_t>(n);
+  TrackedBuffer<float> device("estimate copy source", MemCategory::Workspace, count, nullptr);
+  TrackedBuffer<float> host("estimate copy target", MemCategory::Host, count, nullptr);
+  HostTransfers copies;
+  return best_seconds(3, [&] {
+    copies.copy(TransferDirection::ToHost, host.data(), device.data(), count * sizeof(float));
+    copies.wait();
+  });
+}
+
+double host_adamw_seconds(int64_t n) {
+  const auto count = static_cast<size_t>(n);
+  std::array<TrackedBuffer<float>, 4> state = {
+      TrackedBuffer<float>("estimate adamw p", MemCategory::Host, count, nullptr),
+      TrackedBuffer<float>("estimate adamw g", MemCategory::Host, count, nullptr),
+      TrackedBuffer<float>("estimate adamw m", MemCategory::Host, count, nullptr),
+      TrackedBuffer<float>("estimate adamw v", MemCategory::Host, count, nullptr)};
+  const kernels::AdamWParams hp{1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, 1.0f, 1};
+  return best_seconds(3, [&] {
+    kernels::host_adamw_update(state[0].data(), state[1].data(), state[2].data(), state[3].data(),
+                               n, hp);
+  });
+}
+
 // Seconds of one all-reduce of n floats on `comm`.
 double all_reduce_seconds(Communicator& comm, int64_t n) {
   Kokkos::View<float*> data("estimate all-reduce", n);
@@ -81,7 +112,7 @@ Machine measure_machine(Communicator& comm, int64_t nodes) {
   constexpr int64_t kStreamFloats = int64_t(1) << 22;     // 16 MiB per array
   constexpr int64_t kAllReduceFloats = int64_t(1) << 20;  // 4 MiB
   // Seconds measured here, the slowest rank's: every rank prices the same machine.
-  std::array<double, 5> seconds{};
+  std::array<double, 7> seconds{};
   seconds[0] = gemm_seconds<float>(kGemmSize);
 #if ZEROMINI_HAVE_BF16
   seconds[1] = gemm_seconds<bf16>(kGemmSize);
@@ -89,6 +120,9 @@ Machine measure_machine(Communicator& comm, int64_t nodes) {
   seconds[1] = seconds[0];
 #endif
   seconds[2] = stream_seconds(kStreamFloats);
+  // Every rank at once, as the node's ranks share its host memory when they offload.
+  seconds[5] = to_host_seconds(kStreamFloats);
+  seconds[6] = host_adamw_seconds(kStreamFloats);
   const int ranks = comm.size();
   if (ranks > 1) {
     seconds[3] = all_reduce_seconds(comm, kAllReduceFloats);
@@ -104,6 +138,13 @@ Machine measure_machine(Communicator& comm, int64_t nodes) {
   m.sustained_flops_fp32 = gemm_flops / seconds[0];
   m.sustained_flops_mixed = gemm_flops / seconds[1];
   m.memory_bandwidth = 12.0 * static_cast<double>(kStreamFloats) / seconds[2];
+  HostSide host;
+  host.link = kernels::kHostExecution ? "memcpy (host build)" : "device to pinned host copy";
+  host.link_bandwidth = 4.0 * static_cast<double>(kStreamFloats) / seconds[5];
+  host.adamw_params_per_second = static_cast<double>(kStreamFloats) / seconds[6];
+  host.memory_per_node_bytes =
+      static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+  m.host = host;
   if (ranks > 1) {
     // A ring all-reduce moves 2 (N - 1) / N of the buffer per rank, in 2 (N - 1) hops.
     const double hops = 2.0 * (ranks - 1);
@@ -115,11 +156,13 @@ Machine measure_machine(Communicator& comm, int64_t nodes) {
     m.intra_node_bandwidth = m.inter_node_bandwidth = 1e12;  // no link: nothing to price
   }
   m.description = fmt::format(
-      "GEMM {:.1f} GFLOP/s fp32, {:.1f} bf16; memory {:.1f} GB/s; link {}",
+      "GEMM {:.1f} GFLOP/s fp32, {:.1f} bf16; memory {:.1f} GB/s; link {}; host copies {:.1f} "
+      "GB/s, host AdamW {:.2f} G parameters/s per rank",
       m.sustained_flops_fp32 / 1e9, m.sustained_flops_mixed / 1e9, m.memory_bandwidth / 1e9,
       ranks > 1 ? fmt::format("{:.2f} GB/s, {:.1f} us per hop", m.intra_node_bandwidth / 1e9,
                               m.intra_node_latency * 1e6)
-                : std::string("none (one rank)"));
+                : std::string("none (one rank)"),
+      host.link_bandwidth / 1e9, host.adamw_params_per_second / 1e9);
   return m;
 }
 
