@@ -17,8 +17,8 @@
 #include "core/memory.hpp"
 #include "core/trace.hpp"
 #include "io/summary.hpp"
-#include "io/token_shard.hpp"
 #include "plan/machine.hpp"
+#include "train/data.hpp"
 #include "train/run.hpp"
 #include "train/run_estimate.hpp"
 
@@ -109,8 +109,9 @@ int run(int& argc, char**& argv, const RunOptions& options) {
     // Every rank reads the deck; they fail identically, so only rank 0 reports.
     deck = load_deck(options.deck, overrides);
     // A token shard that is not one (a FIFO, which would block its open; a file of another
-    // kind; too short for a sequence) is bad input too.
-    if (deck.data.source != "synthetic") check_token_shard(deck.data.source, deck.model.seq_len);
+    // kind; too short for a sequence), or a held-out split too small for one evaluation, is bad
+    // input too.
+    check_data(deck, runtime.size() / std::max<int64_t>(1, deck.parallel.tp));
     peak = resolve_peak(options, deck);
   } catch (const Error& error) {
     if (runtime.rank() == 0) log_error("zeromini: error: {}\n", error.what());

@@ -74,6 +74,21 @@ void check_offload_params(const Deck& deck) {
         deck.where("zero.secondary_shard_size"));
 }
 
+// A target is reached at an evaluation: without evaluations it could never be.
+void check_evaluation(const Deck& deck) {
+  if (deck.train.target_loss > 0 && !deck.train.evaluates())
+    fail(
+        "{}: train.target_loss = {} needs evaluations to reach it: train.eval_every = 0. "
+        "Expected train.eval_every > 0 (steps between evaluations on the held-out split)",
+        deck.where("train.target_loss"), deck.train.target_loss);
+  if (!deck.data.val_source.empty() && deck.data.val_source == deck.data.source)
+    fail(
+        "{}: data.val_source = \"{}\" is data.source itself: evaluation would read tokens that "
+        "training reads. Expected another token shard, or \"\" to hold out the tail of "
+        "data.source (data.val_fraction)",
+        deck.where("data.val_source"), deck.data.val_source);
+}
+
 }  // namespace
 
 void validate(const Deck& deck, const RunShape& shape, Validation purpose) {
@@ -88,6 +103,7 @@ void validate(const Deck& deck, const RunShape& shape, Validation purpose) {
   }
   check_offload_params(deck);
   check_int4_block(deck);
+  check_evaluation(deck);
 }
 
 }  // namespace zm

@@ -118,6 +118,13 @@ ResultsStage read_stage(hid_t file, int stage) {
     s.segment_first_step = {s.step.front()};
     s.segments = {"an earlier run (its file did not record segments)"};
   }
+  if (h5::exists(group, "eval_step")) {
+    s.eval_step = as_int64(h5::read_doubles(group, "eval_step", dims));
+    s.eval_loss = h5::read_doubles(group, "eval_loss", dims);
+    s.eval_seconds = h5::read_doubles(group, "eval_seconds", dims);
+    if (s.eval_loss.size() != s.eval_step.size() || s.eval_seconds.size() != s.eval_step.size())
+      fail("stage_{}: its evaluation datasets disagree on the number of evaluations", stage);
+  }
   if (s.step.size() != s.loss.size() ||
       s.step_times.size() != s.step.size() * static_cast<size_t>(s.time_ranks) * kStepPhases)
     fail("stage_{}: its datasets disagree on the number of rows", stage);
@@ -148,6 +155,11 @@ size_t ResultsStage::drop_rows_after(int64_t last_step) {
   grad_norm.resize(keep);
   lr.resize(keep);
   step_times.resize(keep * static_cast<size_t>(time_ranks) * kStepPhases);
+  size_t evaluations = 0;
+  while (evaluations < eval_step.size() && eval_step[evaluations] <= last_step) ++evaluations;
+  eval_step.resize(evaluations);
+  eval_loss.resize(evaluations);
+  eval_seconds.resize(evaluations);
   while (!segment_first_step.empty() && segment_first_step.back() > last_step) {
     segment_first_step.pop_back();
     segments.pop_back();
@@ -259,6 +271,18 @@ void ResultsWriter::record_step(const StepRecord& record) {
   stages_.back().append_row(record.step + 1, record.loss, record.grad_norm, record.lr, all, ranks_);
 }
 
+void ResultsWriter::record_evaluation(const EvalRecord& evaluation) {
+  double slowest = 0;
+  watched_reduce(
+      watchdog_, &evaluation.seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, comm_,
+      fmt::format("the results gather of the evaluation after step {}", evaluation.step));
+  if (rank_ != 0) return;
+  ResultsStage& s = stages_.back();
+  s.eval_step.push_back(evaluation.step);
+  s.eval_loss.push_back(evaluation.loss);
+  s.eval_seconds.push_back(slowest);
+}
+
 void ResultsWriter::end_stage(const StageResult& result) {
   constexpr int kCommFigures = 10 * kCommOps;
   constexpr int kFigures = kCommFigures + 3 * kTransferDirections;
@@ -296,6 +320,8 @@ void ResultsWriter::end_stage(const StageResult& result) {
     figures->clear();
   s.shard_size = result.shard_size;
   s.tp = result.tp;
+  s.loss_floor = result.loss_floor;
+  s.target = result.target;
   for (int r = 0; r < ranks_; ++r) {
     const double* v = all.data() + static_cast<size_t>(r * kFigures);
     for (int op = 0; op < kCommOps; ++op) {
@@ -367,7 +393,27 @@ void ResultsWriter::write_stage(hid_t file, const ResultsStage& s) const {
     h5::write_attr(set, "columns", kPhaseNames);
     h5::write_attr(set, "dimensions", std::vector<std::string>{"step", "rank", "phase"});
   }
+  write_stage_evaluations(group, s);
   if (s.complete) write_stage_figures(group, s);
+}
+
+// Evaluations so far, and the time to target once the stage is complete.
+void ResultsWriter::write_stage_evaluations(hid_t group, const ResultsStage& s) const {
+  const hsize_t evaluations = s.eval_step.size();
+  h5::write_attr(group, "loss_floor", s.loss_floor);
+  if (evaluations > 0) {
+    h5::write_dataset(group, "eval_step", s.eval_step, {evaluations});
+    h5::write_dataset(group, "eval_loss", s.eval_loss, {evaluations});
+    h5::write_dataset(group, "eval_seconds", s.eval_seconds, {evaluations});
+    h5::Handle set(H5Dopen2(group, "eval_seconds", H5P_DEFAULT));
+    h5::write_attr(set, "units", std::string("seconds (the slowest rank)"));
+  }
+  if (!s.complete || s.target.target_loss <= 0) return;
+  h5::write_attr(group, "target_loss", s.target.target_loss);
+  h5::write_attr(group, "target_reached", static_cast<int64_t>(s.target.reached));
+  h5::write_attr(group, "steps_to_target", s.target.reached ? s.target.step : int64_t(-1));
+  h5::write_attr(group, "tokens_to_target", s.target.reached ? s.target.tokens : kNoFigure);
+  h5::write_attr(group, "seconds_to_target", s.target.reached ? s.target.seconds : kNoFigure);
 }
 
 // A completed stage's figures: its means, memory, traffic and throughput per rank.

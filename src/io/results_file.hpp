@@ -19,6 +19,11 @@
 //                                                        node (comm/cross_node.hpp)
 //                transfer_calls, transfer_bytes,         (ranks, 2) host-device copies (ZeRO-
 //                transfer_seconds                        Offload): device_to_host, host_to_device
+//                eval_step, eval_loss, eval_seconds      (evaluations) the held-out loss after
+//                                                        step eval_step (train.eval_every) and
+//                                                        the slowest rank's seconds
+//                attributes loss_floor (the data's, NaN where unknown), target_loss,
+//                target_reached, steps_to_target, tokens_to_target, seconds_to_target
 //                segment_first_step, attribute segments  one entry per run that wrote rows
 //                attributes: stage, steps_completed, tokens_per_second_per_rank,
 //                overlap_efficiency, shard_size (ranks per shard group), ...
@@ -34,6 +39,7 @@
 #include <hdf5.h>
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -52,12 +58,21 @@ constexpr int kStepPhases = 7;
 // Files written before exposure was measured have the first five only.
 constexpr int kStepPhasesBeforeExposure = 5;
 
+// A figure a stage does not have (HDF5 attributes hold it as NaN).
+inline constexpr double kNoFigure = std::numeric_limits<double>::quiet_NaN();
+
 struct ResultsStage {
   int stage = 0;
   std::vector<int64_t> step;  // 1-based optimizer step of each row
   std::vector<double> loss, grad_norm, lr;
   std::vector<double> step_times;  // rows x time_ranks x kStepPhases; NaN where a rank did not run
   int time_ranks = 0;
+  // Evaluations (train.eval_every): after step eval_step, the loss and the slowest rank's
+  // seconds.
+  std::vector<int64_t> eval_step;
+  std::vector<double> eval_loss, eval_seconds;
+  double loss_floor = kNoFigure;
+  TargetReached target;
   std::vector<int64_t> memory_allocated, memory_peak;        // ranks x categories
   std::vector<double> comm_calls, comm_bytes, comm_seconds;  // ranks x ops
   std::vector<double> comm_bytes_inter_group;                // ranks x ops
@@ -102,6 +117,8 @@ class ResultsWriter {
   // this run's first (0, or the resumed checkpoint's), `resumed_from` that checkpoint or "".
   void begin_stage(int stage, int64_t first_step, const std::string& resumed_from);
   void record_step(const StepRecord& record);
+  // After an evaluation, with its seconds on this rank.
+  void record_evaluation(const EvalRecord& evaluation);
   void end_stage(const StageResult& result);
   // Collective: rank 0 writes the file now; every rank learns the outcome. Throws IoError on
   // every rank when the write failed (the previous results.h5 is then untouched).
@@ -118,6 +135,7 @@ class ResultsWriter {
   void write_run_attributes(hid_t file, const std::string& status) const;
   void write_stage(hid_t file, const ResultsStage& s) const;
   void write_stage_figures(hid_t group, const ResultsStage& s) const;
+  void write_stage_evaluations(hid_t group, const ResultsStage& s) const;
   std::string write_file(const std::string& status) const;  // rank 0; "" or what failed
 
   const Deck* deck_;

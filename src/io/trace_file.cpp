@@ -31,6 +31,8 @@ const char* kind_category(TraceKind kind) {
       return "collective";
     case TraceKind::Transfer:
       return "transfer";
+    case TraceKind::Evaluation:
+      return "evaluation";
   }
   return "other";
 }

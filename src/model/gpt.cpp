@@ -133,7 +133,7 @@ void GPT<Real>::block_forward(LayerActs& a, const Real* p, const Real* residual,
 }
 
 template <typename Real>
-double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch) {
+double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch, ForwardPass pass) {
   namespace k = kernels;
   const ModelConfig& c = layout_->config();
   const int64_t C = c.dim, N = B_ * T_;
@@ -182,9 +182,16 @@ double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch) {
   // gradient path hands out from the micro-step's start (backward's embedding adds the rest).
   const int embed_unit = layout_->embedding_unit();
   Phase scope(context_, PhaseSpec("forward head").traced(TraceKind::Compute, embed_unit));
-  head_params_ = units.acquire({embed_unit, UnitUse::Head});
-  Real* dembed = c.chunked_classifier() ? units.grads(embed_unit) : nullptr;
-  return head_forward(batch, embed_unit, dembed) / static_cast<double>(N);
+  const UnitEvent head{embed_unit, UnitUse::Head};
+  head_params_ = units.acquire(head);
+  const bool training = pass == ForwardPass::Training;
+  Real* dembed = training && c.chunked_classifier() ? units.grads(embed_unit) : nullptr;
+  const double loss = head_forward(batch, embed_unit, dembed) / static_cast<double>(N);
+  if (!training) {  // no backward follows to release the head
+    units.release(head);
+    head_params_ = nullptr;
+  }
+  return loss;
 }
 
 // One transformer block's backward, with dresidual_ holding the gradient of its output on entry

@@ -72,6 +72,10 @@ struct TensorParallelGroup {
 // The order in which forward() and backward() acquire units (stage 3 prefetches along it).
 std::vector<UnitEvent> gpt_schedule(const ParamLayout& layout);
 
+// What a forward pass is for: training, which backward follows, or evaluation, which only
+// measures the loss (it touches no gradient and releases every unit it acquires).
+enum class ForwardPass { Training, Evaluation };
+
 // Real: the type of parameters, activations and gradients (float, or bf16 under mixed
 // precision; bf16 kernels compute in float and round what they store).
 template <typename Real>
@@ -94,10 +98,13 @@ class GPT {
   // Copies a micro-batch (host arrays of B*T tokens) to the device buffers the model owns.
   Batch upload(const int* inputs, const int* targets);
 
-  // Runs the forward pass and returns the micro-batch's mean loss. Keeps what backward needs.
-  // Under model.classifier_chunk it also adds the LM head's part of the wte gradient into
-  // units.grads(embedding unit): every forward must be followed by its backward.
-  double forward(UnitAccess<Real>& units, const Batch& batch);
+  // Runs the forward pass and returns the micro-batch's mean loss. Training keeps what backward
+  // needs; under model.classifier_chunk it also adds the LM head's part of the wte gradient into
+  // units.grads(embedding unit): every training forward must be followed by its backward. An
+  // evaluation forward makes no gradient and ends with every unit released (the units acquired
+  // are the schedule's events up to the head's, in order).
+  double forward(UnitAccess<Real>& units, const Batch& batch,
+                 ForwardPass pass = ForwardPass::Training);
   // Accumulates d(mean loss)/d(params) into units.grads(u), calling grads_ready(u) per unit.
   void backward(UnitAccess<Real>& units, const Batch& batch);
 
@@ -178,14 +185,15 @@ class GPT {
   void embed(const Real* embeddings, const Batch& batch, int unit);
   // logits_ from lnf_ and the (tied) wte slice, then probabilities; returns the sum of the losses.
   // Under model.classifier_chunk, chunk by chunk, the head's backward too (head_chunk), into
-  // `dembed` (the embedding unit's gradients; unused otherwise): forward is always followed by
-  // backward, and the logits exist only one chunk at a time.
+  // `dembed` (the embedding unit's gradients; unused otherwise): a training forward is always
+  // followed by backward, and the logits exist only one chunk at a time. With `dembed` null
+  // (evaluation) the chunks make their losses only.
   double head_forward(const Batch& batch, int unit, Real* dembed);
   // The cross-entropy of rows [first, first + rows) from their logits in logits_ (this rank's
   // slice), which become their gradient; the losses into losses_. dloss: d(mean)/d(loss_i).
   void head_crossentropy(const Batch& batch, int64_t first, int64_t rows, Real dloss, int unit);
   // One chunk of the chunked head: its logits, loss and gradient, its rows of dbtc_ (this slice's
-  // part) and its sum into the wte slice's gradient `dwte`.
+  // part) and its sum into the wte slice's gradient `dwte` (with `dwte` null: the loss only).
   void head_chunk(const Batch& batch, int64_t first, int64_t rows, Real* dwte, int unit);
   // dbtc_ = d(loss)/d(lnf) summed over the group; the wte slice's gradient from the head (under
   // model.classifier_chunk both were made in the forward: only the sum remains).

@@ -251,9 +251,9 @@ StageResult run_stage(const RunSetup& run, int stage, RunEnd& end) {
           thousands(static_cast<double>(trainer.layout().total())));
     const int64_t first_step = start_or_resume(trainer, run, stage);
     if (run.results) run.results->begin_stage(stage, first_step, run.resume);
-    StepHooks hooks =
-        stage_hooks({run.deck, run.context, stage, first_step, result.tokens_per_rank_per_step,
-                     run.results, run.trace, run.checkpoints ? &trainer.engine() : nullptr});
+    StepHooks hooks = stage_hooks({run.deck, run.context, stage, first_step,
+                                   result.tokens_per_rank_per_step, run.results, run.trace,
+                                   run.checkpoints ? &trainer.engine() : nullptr, trainer, result});
     end = run_steps(trainer, run, hooks, result, first_step);
     hooks.at_end();
     result.memory = run.context.ledger->figures();

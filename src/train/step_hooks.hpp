@@ -1,7 +1,7 @@
 // What happens around a step without being part of it: the trace's windows, progress lines,
 // results and checkpoints. The run loop (train/run.cpp) calls every hook at the same points of
 // every step, in the order they were added; the step itself (Trainer::step) knows none of them.
-// Evaluation, when it comes, is one more hook.
+// Evaluation is one more hook (train.eval_every).
 #pragma once
 
 #include <cstdint>
@@ -14,6 +14,7 @@
 #include "io/results_file.hpp"
 #include "io/run_records.hpp"
 #include "io/trace_file.hpp"
+#include "train/trainer.hpp"
 #include "zero/engine.hpp"
 
 namespace zm {
@@ -60,9 +61,12 @@ struct StageOutputs {
   ResultsWriter* results;    // results.h5, or nullptr
   TraceWriter* trace;        // output.trace, or nullptr
   ZeroEngine* checkpointed;  // the engine whose state checkpoints hold, or nullptr (none written)
+  Trainer& trainer;          // evaluates the held-out split (train.eval_every)
+  StageResult& result;       // receives the evaluations and the time to target
 };
 
-// The hooks of a stage, in their order: trace windows, progress lines, checkpoints, results.
+// The hooks of a stage, in their order: trace windows, progress lines, evaluation, checkpoints,
+// results.
 StepHooks stage_hooks(const StageOutputs& outputs);
 
 // The trace's window (the traced step and what followed it) to trace.json, if one is open.

@@ -96,7 +96,8 @@ TrainerT<Real>::TrainerT(const Deck& deck, int stage, Communicator& comm, const 
                                 team_shape, context.ledger)),
       model_(layout_, deck.train.micro_batch, deck.model.seq_len, context,
              deck.train.policy().gemm_math, team_shape, tensor_parallel_group()),
-      data_(make_data_source(deck)) {
+      data_(make_data_source(deck)),
+      validation_(make_validation_source(deck)) {
   comms_->set_timeout(deck.comm.timeout_s);
   engine_->transfers().trace_to(context.tracer);
   PlannedAllocator alloc({step_stats_buffer()}, context.ledger);
@@ -193,10 +194,37 @@ Batch TrainerT<Real>::load_micro_batch(int64_t step, int64_t micro) {
   const int64_t B = deck_.train.micro_batch, accum = deck_.train.grad_accum;
   // The ranks of a tensor-parallel group read the same sequences.
   const int ranks = data_parallel_ranks(), rank = comm_->rank() / comms_->mesh().tp();
-  data_->sequences(first_sequence(step, micro, accum, ranks, rank, B), B, host_inputs_.data(),
-                   host_targets_.data());
   if (context_.tracer) context_.tracer->set_micro(micro);
+  return load_sequences(*data_, first_sequence(step, micro, accum, ranks, rank, B));
+}
+
+template <typename Real>
+Batch TrainerT<Real>::load_sequences(const DataSource& source, int64_t first) {
+  source.sequences(first, deck_.train.micro_batch, host_inputs_.data(), host_targets_.data());
   return model_.upload(host_inputs_.data(), host_targets_.data());
+}
+
+// Each held-out micro-batch runs the forward as training does (stage 3 gathers each unit up to
+// the head's), and the losses are summed over the ranks as a step's are.
+template <typename Real>
+double TrainerT<Real>::evaluate() {
+  ZM_ASSERT(validation_ != nullptr, "evaluate() without a held-out split (train.eval_every = 0)");
+  const int64_t B = deck_.train.micro_batch, batches = deck_.train.eval_batches;
+  const int ranks = data_parallel_ranks(), rank = comm_->rank() / comms_->mesh().tp();
+  double loss_sum = 0.0;
+  for (int64_t e = 0; e < batches; ++e) {
+    const Batch batch = load_sequences(*validation_, validation_sequence(e, ranks, rank, B));
+    engine_->begin_evaluation();
+    loss_sum += model_.forward(*engine_, batch, ForwardPass::Evaluation);
+    engine_->end_evaluation();
+  }
+  auto stats_host = Kokkos::create_mirror_view(stats_.view());
+  stats_host(0) = counts_tp_replicas(engine_->tp_rank()) ? static_cast<float>(loss_sum) : 0.0f;
+  stats_host(1) = 0.0f;
+  Kokkos::deep_copy(stats_.view(), stats_host);
+  comm_->all_reduce_sum(stats_.data(), kStepStatsCount, DType::F32, {-1, CommPurpose::Stats});
+  Kokkos::deep_copy(stats_host, stats_.view());
+  return static_cast<double>(stats_host(0)) / static_cast<double>(ranks * batches);
 }
 
 template <typename Real>

@@ -13,6 +13,7 @@
 #include "io/run_records.hpp"
 #include "kernels/team_shape.hpp"
 #include "model/layout.hpp"
+#include "train/data.hpp"
 #include "zero/engine.hpp"
 #include "zero/partition.hpp"
 
@@ -29,6 +30,12 @@ class Trainer {
   // Only the step: what happens around it (progress lines, results, checkpoints, the trace's
   // windows) hangs on the run's step hooks (train/step_hooks.hpp).
   virtual StepRecord step(int64_t step) = 0;
+  // One evaluation (train.eval_every > 0): train.eval_batches micro-batches of the held-out split
+  // per data-parallel rank, forward only, between steps; returns their mean loss over every rank
+  // (collective). The model is unchanged, and so is the next step.
+  virtual double evaluate() = 0;
+  // The held-out split evaluate() reads (nullptr without evaluation).
+  virtual const DataSource* validation_data() const = 0;
 
   virtual const Deck& deck() const = 0;
   virtual const ParamLayout& layout() const = 0;

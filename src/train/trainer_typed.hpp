@@ -29,6 +29,8 @@ class TrainerT final : public Trainer {
 
   void init_parameters() override;
   StepRecord step(int64_t step) override;
+  double evaluate() override;
+  const DataSource* validation_data() const override { return validation_.get(); }
 
   const Deck& deck() const override { return deck_; }
   const ParamLayout& layout() const override { return layout_; }
@@ -45,6 +47,8 @@ class TrainerT final : public Trainer {
   int data_parallel_ranks() const;
   // Micro-batch `micro` of step `step`, this rank's sequences, on the device.
   Batch load_micro_batch(int64_t step, int64_t micro);
+  // This rank's sequences starting at `first` of `source`, on the device.
+  Batch load_sequences(const DataSource& source, int64_t first);
   // Loss and gradient norm over all ranks and micro-batches, into the record.
   void reduce_step_stats(double loss_sum, double micro_batches, StepRecord& record);
   // The step's phase for the watchdog: its name, and under NCCL a deadline on the whole step.
@@ -61,6 +65,7 @@ class TrainerT final : public Trainer {
   std::unique_ptr<ZeroEngineT<Real>> engine_;
   GPT<Real> model_;
   std::unique_ptr<DataSource> data_;
+  std::unique_ptr<DataSource> validation_;  // the held-out split, with evaluation
   TrackedBuffer<float> stats_;  // {loss sum, gradient sum of squares}, all-reduced every step
   std::vector<int> host_inputs_, host_targets_;
 };

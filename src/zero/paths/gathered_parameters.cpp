@@ -10,6 +10,9 @@
 // (zero/int8_gather.hpp). Every rank then computes with the same dequantized values, its own
 // shard's included; the shard itself (and the fp32 master) is never touched.
 //
+// An evaluation (a forward only, between steps) walks the schedule's events up to the head's,
+// which come first in it, and gathers nothing beyond them.
+//
 // With zero.offload_params = "host" the shard lives in host memory: each gather first stages it to
 // its own place in the slot (the schedule's ShardToDevice copy) and gathers in place from there.
 #include <algorithm>
@@ -76,6 +79,8 @@ class GatheredParameters final : public ParameterPathT<Real> {
   const Real* acquire(UnitEvent event, ZeroEngineT<Real>& engine) override;
   void release(UnitEvent event, ZeroEngineT<Real>& engine) override;
   void begin_micro_step(ZeroEngineT<Real>& engine) override;
+  void begin_evaluation(ZeroEngineT<Real>& engine) override;
+  void end_evaluation(ZeroEngineT<Real>& engine) override;
 
  private:
   struct Slot {
@@ -98,6 +103,8 @@ class GatheredParameters final : public ParameterPathT<Real> {
   std::vector<Slot> slots_;  // [0] embedding, [1..] others
   int next_event_ = 0;       // next schedule_ entry acquire() expects
   int next_gather_ = 0;      // next schedule_ entry without a posted gather
+  int end_event_ = 0;        // the events of this pass: [0, end_event_) of schedule_
+  int forward_events_ = 0;   // the events of a forward: up to the first backward's
   int prefetch_ = 0;
 };
 
@@ -108,6 +115,11 @@ GatheredParameters<Real>::GatheredParameters(const Partition& partition, const D
     : schedule_(schedule),
       embedding_unit_(partition.layout().embedding_unit()),
       prefetch_(static_cast<int>(prefetch_of(deck))) {
+  end_event_ = static_cast<int>(schedule_.size());
+  forward_events_ =
+      static_cast<int>(std::find_if(schedule_.begin(), schedule_.end(),
+                                    [](const UnitEvent& e) { return e.use == UnitUse::Backward; }) -
+                       schedule_.begin());
   PlannedAllocator alloc(gather_buffers(partition, deck), ledger);
   for (TrackedBuffer<Real>& buffer : gather_slot_set(partition, deck).take<Real>(alloc)) {
     slots_.emplace_back();
@@ -170,8 +182,7 @@ void GatheredParameters<Real>::unpack(Slot& slot, ZeroEngineT<Real>& engine) con
 template <typename Real>
 void GatheredParameters<Real>::post_gathers(ZeroEngineT<Real>& engine) {
   // In schedule order only, so that every rank posts the same collectives in the same order.
-  while (next_gather_ < static_cast<int>(schedule_.size()) &&
-         next_gather_ <= next_event_ + prefetch_) {
+  while (next_gather_ < end_event_ && next_gather_ <= next_event_ + prefetch_) {
     int free_slot = -1;
     if (slot_kind(next_gather_) == 0) {
       if (slots_[0].event < 0) free_slot = 0;
@@ -191,13 +202,30 @@ template <typename Real>
 void GatheredParameters<Real>::begin_micro_step(ZeroEngineT<Real>& engine) {
   next_event_ = 0;
   next_gather_ = 0;
+  end_event_ = static_cast<int>(schedule_.size());
   post_gathers(engine);
 }
 
 template <typename Real>
+void GatheredParameters<Real>::begin_evaluation(ZeroEngineT<Real>& engine) {
+  next_event_ = 0;
+  next_gather_ = 0;
+  end_event_ = forward_events_;
+  post_gathers(engine);
+}
+
+template <typename Real>
+void GatheredParameters<Real>::end_evaluation(ZeroEngineT<Real>&) {
+  ZM_ASSERT(next_event_ == end_event_, "the evaluation acquired {} of its {} events", next_event_,
+            end_event_);
+  for (const Slot& slot : slots_)
+    ZM_ASSERT(slot.event < 0, "the evaluation left event {} gathered", slot.event);
+  end_event_ = static_cast<int>(schedule_.size());
+}
+
+template <typename Real>
 const Real* GatheredParameters<Real>::acquire(UnitEvent event, ZeroEngineT<Real>& engine) {
-  ZM_ASSERT(next_event_ < static_cast<int>(schedule_.size()) &&
-                schedule_[static_cast<size_t>(next_event_)] == event,
+  ZM_ASSERT(next_event_ < end_event_ && schedule_[static_cast<size_t>(next_event_)] == event,
             "unit {} acquired out of the schedule (expected event {})", event.unit, next_event_);
   post_gathers(engine);
   const int slot = find_slot(next_event_);
