@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Tests of scripts/collect.py (rows and columns from summary.json, point.json and job.env; the
-command line) and scripts/plot.py (the figures of a sweep against the planner's prediction), on
-runs of fake_zeromini.py, a stand-in that writes a summary.json in zeromini's format.
+command line) and scripts/plot.py (the figures of a sweep against the planner's prediction; the
+median and min-max spread it draws), on runs of fake_zeromini.py, a stand-in that writes a
+summary.json in zeromini's format.
 
     python3 tests/workflow/test_collect_plot.py [-v]
 
@@ -97,6 +98,38 @@ class CollectTest(WorkDir):
         res = run([os.path.join(SCRIPTS, "collect.py"), os.path.join(self.tmp, "nothing")],
                   check=False)
         self.assertEqual(res.returncode, 2)
+
+
+class SpreadTest(unittest.TestCase):
+    """What the plots draw of a point's repeats: the median, error bars from min to max."""
+
+    def test_stats_and_error_bars(self):
+        from zeromini_tools.plotting import error_bars
+        from zeromini_tools.results import stats
+        # A slow repeat (90 ms) moves the mean to 50 ms; the median stays at the others'.
+        self.assertEqual(stats([0.030, None, 0.090, 0.031]), (0.031, 0.030, 0.090, 3))
+        self.assertEqual(stats([2.0, 1.0]), (1.5, 1.0, 2.0, 2))
+        self.assertIsNone(stats([None]))
+        medians, err = error_bars([(31, 30, 90, 3), (50, 40, 55, 2)])
+        self.assertEqual((medians, err), ([31, 50], [[1, 10], [59, 5]]))
+        self.assertEqual(error_bars([(31, 31, 31, 1)]), ([31], None))
+
+    def test_throughput_lines_are_medians_with_the_spread(self):
+        import plot
+        from zeromini_tools.results import stats
+
+        class Axes:
+            def __init__(self):
+                self.calls = []
+
+            def errorbar(self, x, y, **kw):
+                self.calls.append((x, y, kw.get("yerr")))
+
+        ax = Axes()
+        drawn = plot.stage_lines(ax, {1: {2: stats([900.0, 1000.0, 990.0]),
+                                          1: stats([500.0])}}, scale=10)
+        self.assertEqual(sorted(drawn), [1, 2])
+        self.assertEqual(ax.calls, [([1, 2], [50.0, 99.0], [[0.0, 9.0], [0.0, 1.0]])])
 
 
 @unittest.skipUnless(HAVE_MATPLOTLIB, "no matplotlib in this Python (use /usr/bin/python3)")
