@@ -55,8 +55,10 @@ are finished (their summary.json is complete) and those still in Slurm's queue; 
 After the runs, sweep.py writes the planner's prediction for each model (and each combination of
 the deck axes' values that runs) beside them: planned-<model><the axes' name parts>.csv, from
 `zeromini plan DECK --ranks ... --stage all --format csv` with the same overrides (--no-plan:
-none). Then: scripts/collect.py DIR -o results.csv; /usr/bin/python3 scripts/plot.py results.csv;
-for the deck axes: scripts/plot.py hybrid|zeropp results.csv --planned DIR/planned-*
+none). Then: scripts/collect.py DIR -o results.csv (one row per run; beside it
+results-summary.csv, one row per point: the median, min, max and N of every timing over the
+repeats); /usr/bin/python3 scripts/plot.py results.csv (medians, min-max error bars); for the
+deck axes: scripts/plot.py hybrid|zeropp results.csv --planned DIR/planned-*
 
 The sweep file is read, checked and expanded into its points by zeromini itself (`zeromini sweep
 expand SWEEP.toml` prints them as JSON; relative paths are looked up in the current directory,
