@@ -81,7 +81,7 @@ std::string sweep_json(const Sweep& sweep) {
                  {"stages", list(stages)},
                  {"nodes", json_list(sweep.nodes)},
                  {"ranks_per_node", json_list(sweep.ranks_per_node)},
-                 {"repeats", json(sweep.repeats)},
+                 {"repeat", json(sweep.repeats)},
                  {"steps", json(sweep.steps)},
                  {"scaling", json(sweep.scaling)},
                  {"micro_batch", json(sweep.micro_batch)},

@@ -19,14 +19,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int64_t kMaxCount = 2147483647;  // nodes, ranks per node, repeats, steps, batches
+constexpr int64_t kMaxCount = 2147483647;  // nodes, ranks per node, repeat, steps, batches
 
 // The keys of a sweep file's top level: the settings and tables, then the deck axes.
 std::vector<std::string> top_keys() {
-  std::vector<std::string> keys = {"name",  "description",    "deck",         "stages",
-                                   "nodes", "ranks_per_node", "models",       "repeats",
-                                   "steps", "micro_batch",    "global_batch", "scaling",
-                                   "set",   "slurm",          "local"};
+  std::vector<std::string> keys = {"name",           "description",  "deck",    "stages",  "nodes",
+                                   "ranks_per_node", "models",       "repeat",  "repeats", "steps",
+                                   "micro_batch",    "global_batch", "scaling", "set",     "slurm",
+                                   "local"};
   for (const SweepAxis* axis : {&kShardAxis, &kRecomputeAxis, &kTpAxis, &kQuantizeWeightsAxis,
                                 &kQuantizeGradsAxis, &kErrorFeedbackAxis})
     keys.push_back(axis->key);
@@ -92,6 +92,7 @@ class SweepReader {
   std::vector<std::string> axis(const toml::table& top, const SweepAxis& spec) const;
   std::string resolve(const toml::node& node, const std::string& key) const;
   void read_top(const toml::table& top);
+  void read_repeat(const toml::table& top);
   void read_scaling(const toml::table& top);
   void read_models(const toml::node* node);
   SweepModel read_model(const toml::node& node, size_t index) const;
@@ -273,9 +274,24 @@ void SweepReader::read_top(const toml::table& top) {
   if (const toml::node* node = top.get("nodes")) sweep_.nodes = counts(*node, "nodes");
   if (const toml::node* node = top.get("ranks_per_node"))
     sweep_.ranks_per_node = counts(*node, "ranks_per_node");
-  if (const toml::node* node = top.get("repeats")) sweep_.repeats = count(*node, "repeats", false);
+  read_repeat(top);
   if (const toml::node* node = top.get("steps")) sweep_.steps = count(*node, "steps", false);
   sweep_.set = overrides(top.get("set"), "set");
+}
+
+// repeat = N, or its older spelling repeats = N; not both.
+void SweepReader::read_repeat(const toml::table& top) {
+  const toml::node* repeat = top.get("repeat");
+  const toml::node* repeats = top.get("repeats");
+  if (repeat && repeats) {
+    const toml::source_position at = repeat->source().begin;
+    error(*repeats,
+          "repeats = {}: repeat = {} is given too (line {}); repeats is the older spelling of "
+          "repeat, so give one of them",
+          shown(*repeats), shown(*repeat), at.line);
+  }
+  if (repeat) sweep_.repeats = count(*repeat, "repeat", false);
+  if (repeats) sweep_.repeats = count(*repeats, "repeats", false);
 }
 
 void SweepReader::read_scaling(const toml::table& top) {

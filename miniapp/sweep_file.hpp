@@ -45,7 +45,7 @@ struct Sweep {
   std::string name, deck, description;
   std::vector<int> stages = {0, 1, 2, 3};  // 0..3 or kAllStages
   std::vector<int64_t> nodes = {1}, ranks_per_node = {1};
-  int64_t repeats = 1;
+  int64_t repeats = 1;  // the file's repeat = N (or its older spelling, repeats = N)
   std::optional<int64_t> steps, micro_batch, global_batch;
   std::string scaling = "weak";  // or "strong"
   std::vector<std::string> set;  // overrides for every point
@@ -85,8 +85,10 @@ struct SweepPoint {
 // Slurm template defaults to <root>/scripts/slurm/zeromini.sbatch.
 Sweep read_sweep(const std::string& path, const std::string& root);
 
-// The points, in scripts/sweep.py's order: model, nodes, ranks per node, stage, shard size,
-// recompute, tp, quantize_weights, quantize_grads, error_feedback, repeat.
+// The points, in scripts/sweep.py's order: in alternating rounds, repeat 0 of every point, then
+// repeat 1 of every point, and so on (so that a slow spell of the machine does not fall on the
+// repeats of one point alone); within a round by model, nodes, ranks per node, stage, shard size,
+// recompute, tp, quantize_weights, quantize_grads, error_feedback.
 std::vector<SweepPoint> expand_sweep(const Sweep& sweep);
 
 std::string stage_name(int stage);  // "0".."3" or "all"

@@ -78,7 +78,7 @@ std::string repeat_problem(const Sweep& sweep, const SweepPoint& point) {
 }
 
 // The point at these coordinates (model, stage, nodes, ranks per node, deck axes and repeat set).
-// `first` (a point's first repeat, whose problems every repeat shares): whether to ask the run's
+// `first` (the point's repeat 0, whose problems every repeat shares): whether to ask the run's
 // checks, which load the deck.
 SweepPoint make_point(const Sweep& sweep, SweepPoint point, const SweepPoint* first) {
   const SweepModel& model = *point.model;
@@ -160,21 +160,29 @@ const SweepAxis kErrorFeedbackAxis{
     "error_feedback", "zero.error_feedback", "true or false", -1, {}, 0, true};
 
 std::vector<SweepPoint> expand_sweep(const Sweep& sweep) {
+  // The first round (repeat 0): every point once, its problems checked.
   std::vector<SweepPoint> points;
   const std::vector<SweepPoint> settings = deck_axis_settings(sweep);
   for (const SweepModel& model : sweep.models)
     for (int64_t nodes : sweep.nodes)
       for (int64_t ranks_per_node : sweep.ranks_per_node)
         for (int stage : sweep.stages)
-          for (SweepPoint at : settings)
-            for (int64_t repeat = 0; repeat < sweep.repeats; ++repeat) {
-              at.model = &model;
-              at.stage = stage;
-              at.nodes = nodes;
-              at.ranks_per_node = ranks_per_node;
-              at.repeat = repeat;
-              points.push_back(make_point(sweep, at, repeat > 0 ? &points.back() : nullptr));
-            }
+          for (SweepPoint at : settings) {
+            at.model = &model;
+            at.stage = stage;
+            at.nodes = nodes;
+            at.ranks_per_node = ranks_per_node;
+            points.push_back(make_point(sweep, at, nullptr));
+          }
+  // The other rounds: the same points in the same order, each with its repeat 0's problems.
+  const size_t per_round = points.size();
+  points.reserve(per_round * static_cast<size_t>(sweep.repeats));
+  for (int64_t repeat = 1; repeat < sweep.repeats; ++repeat)
+    for (size_t i = 0; i < per_round; ++i) {
+      SweepPoint at = points[i];
+      at.repeat = repeat;
+      points.push_back(make_point(sweep, at, &points[i]));
+    }
   return points;
 }
 
@@ -216,7 +224,7 @@ void check_sweep_size(const Sweep& sweep, const std::string& path) {
   if (points > kMaxPoints)
     fail(
         "{}: {:.0f} points (models x nodes x ranks_per_node x stages x shard_sizes x recompute "
-        "x tp x quantize_weights x quantize_grads x error_feedback x repeats): at most {:.0f}",
+        "x tp x quantize_weights x quantize_grads x error_feedback x repeat): at most {:.0f}",
         path, points, kMaxPoints);
 }
 

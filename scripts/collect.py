@@ -1,7 +1,13 @@
 #!/usr/bin/env python3
-"""Gather the results of zeromini runs into one CSV: one row per run and ZeRO stage.
+"""Gather the results of zeromini runs into one CSV: one row per run and ZeRO stage; and a
+summary over the repeats of each point: the median, minimum, maximum and N of every timing.
 
-    scripts/collect.py DIR [DIR...] [-o results.csv]
+    scripts/collect.py DIR [DIR...] [-o results.csv] [--summary FILE] [--markdown FILE]
+
+-o results.csv: the rows of the runs; the summary goes beside it, to results-summary.csv
+(--summary FILE: elsewhere; without -o the rows go to standard output and the summary only where
+--summary says). --markdown FILE: the step time and throughput per point (median, min-max and the
+spread (max - min) / median of the step time) as a markdown table.
 
 Every summary.json under the directories counts as a run (a sweep directory from sweep.py, a
 runs/ directory of single jobs, or one run's output directory). What the summary does not say
@@ -45,8 +51,31 @@ overrides (point.json) set them (a sweep with the ZeRO++ axes), its ZeRO++ setti
                       zero.quantize_grads ("none", "int8", "int4"), zero.error_feedback ("true",
                       "false"); empty for a run whose overrides do not set them (the deck's)
 Last, where some run sent bytes out of its node: cross_node_bytes, per rank per step (summary's
-"bytes_per_rank_per_step_cross_node", src/comm/cross_node.hpp).
-Existing columns keep their names and order; new ones are appended. Standard library only.
+"bytes_per_rank_per_step_cross_node", src/comm/cross_node.hpp). Last, where some run evaluated
+(a stage's "evaluation" and "time_to_target" in summary.json), empty where a run did not:
+  val_loss            the last evaluation's loss (evaluation.last_loss)
+  eval_seconds        the time spent evaluating (evaluation.seconds)
+  target_loss         the loss the run was to reach (time_to_target.target_loss)
+  steps_to_target, tokens_to_target, seconds_to_target  the step, tokens and seconds at which it
+                      reached it (time_to_target.step, .tokens, .seconds; empty if not reached)
+Existing columns keep their names and order; new ones are appended.
+
+The summary (results-summary.csv) has one row per point and stage: the runs of one point differ
+only in their repeat (point.json's "repeat", the -r<repeat> of the name; a run outside a sweep is
+its own point). Its columns are those of the rows, but:
+  point               the point's name without -r<repeat>
+  runs, completed     in place of repeat: the repeats found, and those whose status is completed
+  <timing>_median, <timing>_min, <timing>_max, <timing>_n  in place of each timing column: over
+                      the completed repeats that have a value. Timings are the columns of times
+                      and rates the run measured: every column ending in _s (time_step_s and its
+                      phases, exposed_comm_s, comm_in_flight_s, transfer_*_s) or _gbs
+                      (busbw_*_gbs), tokens_per_second_per_rank, tokens_per_second,
+                      overlap_efficiency, tflops_per_device, tflops_total, mfu, hfu,
+                      eval_seconds, seconds_to_target
+  differing           last: the other columns whose values differ between the completed repeats
+job_id, status and run_dir are left out. Every other column (memory, bytes, losses, the deck) is
+one value, the first completed repeat's: repeats of a point compute the same, so where they
+disagree collect.py warns, naming the point, the column and the values. Standard library only.
 """
 
 import argparse
@@ -54,6 +83,7 @@ import csv
 import json
 import math
 import os
+import statistics
 import sys
 
 SUMMARY = "summary.json"
@@ -75,6 +105,24 @@ EXPOSURE = [("exposed_comm_s", "exposed_seconds"), ("comm_in_flight_s", "in_flig
 
 THROUGHPUT = ["model_flops_per_step", "tflops_per_device", "tflops_total",
               "peak_tflops_per_device", "mfu", "hfu"]
+
+# A stage's evaluation figures, the last columns where some run has them: column <- (object of the
+# stage in summary.json, key). The *_to_target columns are empty unless the target was reached.
+EVALUATION = [("val_loss", "evaluation", "last_loss"), ("eval_seconds", "evaluation", "seconds"),
+              ("target_loss", "time_to_target", "target_loss"),
+              ("steps_to_target", "time_to_target", "step"),
+              ("tokens_to_target", "time_to_target", "tokens"),
+              ("seconds_to_target", "time_to_target", "seconds")]
+REACHED_ONLY = {"steps_to_target", "tokens_to_target", "seconds_to_target"}
+
+# The summary over repeats (summarize()): the columns measured as times or rates, which vary
+# from repeat to repeat, get their median, min, max and n; besides these, every column whose name
+# ends in _s (seconds) or _gbs (GB/s) is one. The other columns are one value per point.
+RATES = {"tokens_per_second_per_rank", "tokens_per_second", "overlap_efficiency",
+         "tflops_per_device", "tflops_total", "mfu", "hfu", "eval_seconds", "seconds_to_target"}
+STATISTICS = ["median", "min", "max", "n"]
+# Columns of one run that the summary leaves out (point is kept without its -r<repeat>).
+PER_RUN = {"repeat", "job_id", "status", "run_dir"}
 
 # ZeRO++ settings, the last columns: column <- the deck key of the overrides in point.json.
 ZEROPP = [("quantize_weights", "zero.quantize_weights"), ("quantize_grads", "zero.quantize_grads"),
@@ -158,6 +206,20 @@ def throughput_columns(stage):
         value = _number(busbw.get(op)) if isinstance(busbw, dict) else None
         if op in COLLECTIVES or value is not None:
             row[f"busbw_{op}_gbs"] = value / 1e9 if value is not None else None
+    return row
+
+
+def evaluation_columns(stage):
+    """EVALUATION of a summary's stage entry (None where absent, and the *_to_target figures
+    where the target was not reached); {} when the stage has neither object."""
+    if not any(isinstance(stage.get(key), dict) for key in ("evaluation", "time_to_target")):
+        return {}
+    row = {}
+    for column, key, field in EVALUATION:
+        figures = stage.get(key)
+        figures = figures if isinstance(figures, dict) else {}
+        reached = column not in REACHED_ONLY or figures.get("reached") is True
+        row[column] = _number(figures.get(field)) if reached else None
     return row
 
 
@@ -315,6 +377,7 @@ def rows_for_run(run_dir, warn):
         row.update({column: override_value(point, key) for column, key in ZEROPP})
         cross = stage.get("bytes_per_rank_per_step_cross_node")
         row["cross_node_bytes"] = sum(_number(v) or 0 for v in cross.values()) if cross else None
+        row.update(evaluation_columns(stage))
         rows.append(row)
     return rows
 
@@ -343,9 +406,11 @@ def columns_for(rows):
              if any(f"busbw_{op}_gbs" in row for row in rows)]
     zeropp = [column for column, _ in ZEROPP]
     zeropp = zeropp if any(row.get(c) is not None for row in rows for c in zeropp) else []
+    evaluation = [column for column, _, _ in EVALUATION]
     return (cols + mem + extra_mem + comm + extra_comm + ["run_dir"] + hybrid + ["tp"] +
             THROUGHPUT + [f"busbw_{op}_gbs" for op in COLLECTIVES] + newer + zeropp +
-            ["cross_node_bytes"] * any(row.get("cross_node_bytes") for row in rows))
+            ["cross_node_bytes"] * any(row.get("cross_node_bytes") for row in rows) +
+            evaluation * any("val_loss" in row for row in rows))
 
 
 def sort_key(row):
@@ -364,8 +429,122 @@ def collect(directories, warn=None):
     return rows
 
 
-def write_csv(rows, stream):
-    cols = columns_for(rows)
+def is_timing(column):
+    """Whether a column is a time or a rate that the run measured (statistics over repeats)."""
+    return column in RATES or column.endswith("_s") or column.endswith("_gbs")
+
+
+def point_stem(row):
+    """The row's point without its repeat: the name less its -r<repeat>."""
+    name, suffix = str(row["point"]), f"-r{row.get('repeat')}"
+    return name[:-len(suffix)] if name.endswith(suffix) else name
+
+
+def _same(a, b):
+    if isinstance(a, float) or isinstance(b, float):
+        return (isinstance(a, (int, float)) and isinstance(b, (int, float))
+                and math.isclose(a, b, rel_tol=1e-9, abs_tol=0.0))
+    return a == b
+
+
+def summarize(rows, warn=None):
+    """One row per point and stage over its repeats (rows of collect()): the point (its name
+    without -r<repeat>), runs (the repeats found) and completed (those whose status is
+    completed); for every timing column (is_timing) its median, min, max and n over the completed
+    repeats that have it (<column>_median, ...); every other column once, from the first completed
+    repeat, with a warning when the completed repeats disagree (they are deterministic: memory,
+    bytes, losses) and the column's name in `differing`. Returns (summary rows, columns)."""
+    warn = warn or (lambda message: print(f"collect: {message}", file=sys.stderr))
+    groups = {}
+    for row in rows:
+        key = (row.get("sweep"), point_stem(row), row.get("stage"),
+               row["run_dir"] if not row.get("sweep") else None)
+        groups.setdefault(key, []).append(row)
+    columns = []
+    for column in columns_for(rows):
+        if column == "repeat":
+            columns += ["runs", "completed"]
+        elif is_timing(column):
+            columns += [f"{column}_{s}" for s in STATISTICS]
+        elif column not in PER_RUN:
+            columns.append(column)
+    columns.append("differing")
+    kept = [c for c in columns_for(rows) if c not in PER_RUN and c != "point"]
+    out = []
+    for runs in groups.values():
+        done = [r for r in runs if r.get("status") == "completed"]
+        first = done[0] if done else runs[0]
+        summary = {"point": point_stem(first), "runs": len(runs), "completed": len(done)}
+        differing = []
+        for column in kept:
+            if is_timing(column):
+                values = [r.get(column) for r in done if r.get(column) is not None]
+                figures = (statistics.median(values), min(values), max(values)) if values \
+                    else (None, None, None)
+                summary.update(zip((f"{column}_{s}" for s in STATISTICS),
+                                   figures + (len(values),)))
+                continue
+            summary[column] = first.get(column)
+            if any(not _same(r.get(column), first.get(column)) for r in done):
+                differing.append(column)
+                values = ", ".join(f"repeat {r.get('repeat')}: {r.get(column)}" for r in done)
+                warn(f"{summary['point']} stage {first.get('stage')}: {column} differs between "
+                     f"repeats ({values}); the summary has repeat {first.get('repeat')}'s")
+        summary["differing"] = " ".join(differing)
+        out.append(summary)
+    return out, columns
+
+
+def spread(summary_row, column="time_step_s"):
+    """(max - min) / median of a timing column in a summary row; None without two values."""
+    median, low, high = (summary_row.get(f"{column}_{s}") for s in ("median", "min", "max"))
+    if summary_row.get(f"{column}_n", 0) < 2 or not median:
+        return None
+    return (high - low) / median
+
+
+def markdown_table(summary_rows):
+    """The step time and the throughput per rank of every point over its completed repeats, as a
+    markdown table: median, min-max, and the spread (max - min) / median of the step time. Points
+    are named without their sweep's name."""
+    lines = ["| point | stage | n | step ms median | step ms min-max | spread | "
+             "tokens/s per rank median | tokens/s per rank min-max |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+
+    def cell(row, column, scale, digits):
+        values = [row.get(f"{column}_{s}") for s in ("median", "min", "max")]
+        if values[0] is None:
+            return "", ""
+        text = [f"{v * scale:.{digits}f}" for v in values]
+        return text[0], f"{text[1]}-{text[2]}"
+
+    for row in summary_rows:
+        step, step_range = cell(row, "time_step_s", 1e3, 1)
+        tokens, tokens_range = cell(row, "tokens_per_second_per_rank", 1, 0)
+        s = spread(row)
+        point, sweep = row["point"], row.get("sweep")
+        point = point[len(sweep) + 1:] if sweep and point.startswith(sweep + "-") else point
+        lines.append(f"| {point} | {row['stage']} | {row['time_step_s_n']} | {step} | "
+                     f"{step_range} | "
+                     f"{'' if s is None else f'{100 * s:.1f} %'} | {tokens} | {tokens_range} |")
+    return "\n".join(lines) + "\n"
+
+
+def spread_note(summary_rows):
+    """A line on the step time's spread over repeats: its median and largest over the points."""
+    spreads = [(s, row) for row in summary_rows if (s := spread(row)) is not None]
+    if not spreads:
+        return None
+    largest, row = max(spreads, key=lambda item: item[0])
+    repeats = sorted({r["time_step_s_n"] for _, r in spreads})
+    return (f"step time over {'/'.join(map(str, repeats))} completed repeats per point: spread "
+            f"(max - min) / median {100 * statistics.median(s for s, _ in spreads):.1f} % "
+            f"(median over {len(spreads)} points), largest {100 * largest:.1f} % "
+            f"({row['point']}, stage {row['stage']})")
+
+
+def write_csv(rows, stream, cols=None):
+    cols = cols or columns_for(rows)
     writer = csv.DictWriter(stream, fieldnames=cols, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for row in rows:
@@ -376,7 +555,13 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dirs", nargs="+", help="directories to search for summary.json")
-    ap.add_argument("-o", "--output", help="CSV file to write (default: standard output)")
+    ap.add_argument("-o", "--output", help="CSV file to write, one row per run and stage "
+                    "(default: standard output)")
+    ap.add_argument("--summary", metavar="FILE", help="CSV file of the summary over repeats, one "
+                    "row per point and stage (default: <output>-summary.csv beside -o's file; "
+                    "none without -o)")
+    ap.add_argument("--markdown", metavar="FILE", help="also write the step time and throughput "
+                    "per point (median, min-max, spread) as a markdown table")
     args = ap.parse_args(argv)
     missing = [d for d in args.dirs if not os.path.exists(d)]
     if missing:
@@ -386,16 +571,42 @@ def main(argv=None):
     if not rows:
         print(f"collect: error: no summary.json under {', '.join(args.dirs)}", file=sys.stderr)
         return 1
+    summary_path = args.summary or (summary_path_for(args.output) if args.output else None)
+    summary = None
+    if summary_path or args.markdown:
+        summary, columns = summarize(rows)
     if args.output:
-        tmp = args.output + ".tmp"
-        with open(tmp, "w", encoding="utf-8", newline="") as f:
-            write_csv(rows, f)
-        os.replace(tmp, args.output)
+        write_file(args.output, lambda f: write_csv(rows, f))
         runs = len({r["run_dir"] for r in rows})
         print(f"collect: {len(rows)} rows from {runs} runs -> {args.output}", file=sys.stderr)
     else:
         write_csv(rows, sys.stdout)
+    if summary_path:
+        write_file(summary_path, lambda f: write_csv(summary, f, columns))
+        print(f"collect: {len(summary)} points (median, min, max and n of each timing over the "
+              f"completed repeats) -> {summary_path}", file=sys.stderr)
+    if args.markdown:
+        write_file(args.markdown, lambda f: f.write(markdown_table(summary)))
+        print(f"collect: the step time per point as a markdown table -> {args.markdown}",
+              file=sys.stderr)
+    note = spread_note(summary) if summary else None
+    if note:
+        print(f"collect: {note}", file=sys.stderr)
     return 0
+
+
+def summary_path_for(output):
+    """Where the summary goes by default: results.csv -> results-summary.csv, beside it."""
+    stem = output[:-4] if output.endswith(".csv") else output
+    return stem + "-summary.csv"
+
+
+def write_file(path, write):
+    """Writes a file through write(stream), replacing it only once it is complete."""
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8", newline="") as f:
+        write(f)
+    os.replace(tmp, path)
 
 
 if __name__ == "__main__":

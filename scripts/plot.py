@@ -11,11 +11,14 @@ Writes, one panel per model:
                       (fixed batch per rank) solid, strong scaling (fixed global batch) dashed
   memory.png          model-state memory per rank (peak, largest over ranks) against ranks, per
                       stage; with --planned, the planner's prediction as dashed lines
-  time_breakdown.png  mean step time split into forward, backward and optimizer (stacked, one
+  time_breakdown.png  step time split into forward, backward and optimizer (stacked, one
                       bar per stage, grouped by rank count), with the time blocked on
-                      collectives inside those phases drawn hatched over them
+                      collectives inside those phases drawn hatched over them, and the measured
+                      step as a black line with its min-max spread over repeats
   traffic.png         bytes each rank moves per step, per collective and stage
-Points are means over repeats (error bars: smallest and largest) of the completed runs.
+Every figure is the median over a point's completed repeats (sweep files' repeat = N), and the
+error bars span their minimum to maximum, the spread: a difference between two points smaller
+than their spread is not resolved by that many repeats. The captions say so.
 
 --planned: the CSV of `zeromini plan DECK --ranks 1,2,4 --stage all --format csv` (sweep.py writes
 planned-<model>.csv); prefix it with MODEL= when the data has more than one model.
@@ -37,6 +40,7 @@ from zeromini_tools.results import grouped, models_of, number, read_rows, stats
 PHASES = [("forward", "forward"), ("backward", "backward (and last gradient collectives)"),
           ("optimizer", "optimizer (and parameter gathers)")]
 COMM_WAIT = ("comm_wait", "of which blocked on collectives")
+SPREAD_CAPTION = "median over repeats; error bars: min to max"
 COLLECTIVES = [("all_reduce", "all-reduce"), ("reduce_scatter", "reduce-scatter"),
                ("all_gather", "all-gather"), ("broadcast", "broadcast"),
                ("all_to_all", "all-to-all")]
@@ -54,13 +58,14 @@ def setup_ranks_axis(ax, ranks):
 
 
 def stage_lines(ax, by_stage, fmt="o-", label="stage {}", scale=1.0):
-    """A line per stage of {stage: {ranks: stats()}}, means / scale; returns the ranks drawn."""
+    """A line per stage of {stage: {ranks: stats()}}: medians / scale, with error bars from min to
+    max where there are repeats; returns the ranks drawn."""
     drawn = []
     for stage in sorted(s for s in by_stage if by_stage[s]):
         ranks = sorted(by_stage[stage])
         drawn += ranks
-        means, err = error_bars([by_stage[stage][r] for r in ranks])
-        ax.errorbar(ranks, [m / scale for m in means], fmt=fmt, capsize=3,
+        medians, err = error_bars([by_stage[stage][r] for r in ranks])
+        ax.errorbar(ranks, [m / scale for m in medians], fmt=fmt, capsize=3,
                     yerr=None if err is None else [[e / scale for e in side] for side in err],
                     color=STAGE_COLORS.get(stage), label=label.format(stage))
     return drawn
@@ -74,6 +79,7 @@ def plot_throughput(plt, rows, out_dir):
     title = "Throughput per rank: weak scaling (fixed batch per rank, solid)"
     title += (", strong scaling (fixed global batch, dashed)" if have_strong
               else "; no strong-scaling series in this data")
+    title += f"\n{SPREAD_CAPTION}"
     fig, axes = panels(plt, len(models), title)
     for ax, model in zip(axes, models):
         all_ranks = []
@@ -147,7 +153,8 @@ def _stacked_bars(plt, rows, out_dir, parts, colors, value_of, ylabel, title, fi
     models = models_of(rows)
     scaling = "weak" if any(r["scaling"] == "weak" for r in rows) else "strong"
     rows = [r for r in rows if r["scaling"] == scaling]
-    fig, axes = panels(plt, len(models), title + f" ({scaling} scaling; means over repeats)",
+    fig, axes = panels(plt, len(models), title + f" ({scaling} scaling; medians over repeats"
+                       + ("; the step's error bar: min to max)" if total_of else ")"),
                        height=4.6)
     for ax, model in zip(axes, models):
         mine = [r for r in rows if r["model"] == model]
@@ -179,6 +186,10 @@ def _stacked_bars(plt, rows, out_dir, parts, colors, value_of, ylabel, title, fi
                     if s:
                         ax.plot([x - width * 0.46, x + width * 0.46], [s[0], s[0]], "k-", lw=1.5,
                                 label="step (measured)" if (g == 0 and j == 0) else None)
+                        _, err = error_bars([s])
+                        if err is not None:
+                            ax.errorbar([x], [s[0]], yerr=err, fmt="none", ecolor="k",
+                                        capsize=3, lw=1)
                 ticks.append(x)
                 labels.append(f"s{stage}")
         ax.set_xticks(ticks)
@@ -228,7 +239,8 @@ def plot_overlap(plt, rows, out):
     scaling = "weak" if any(r["scaling"] == "weak" for r in rows) else "strong"
     models = models_of(rows)
     fig, axes = plt.subplots(len(models), 2, figsize=(11, 4.2 * len(models)), squeeze=False)
-    fig.suptitle(f"Communication hidden behind compute ({scaling} scaling)", fontsize=11)
+    fig.suptitle(f"Communication hidden behind compute ({scaling} scaling; {SPREAD_CAPTION})",
+                 fontsize=11)
     for row_axes, model in zip(axes, models):
         for ax, key, scale, ylabel in (
                 (row_axes[0], "overlap_efficiency", 0.01, "overlap efficiency (%): 100 = hidden"),

@@ -23,7 +23,8 @@ Writes, beside the CSV or in --out-dir:
                          categories, their total, intra-group and inter-group bytes
 and prints how many figures agree to the byte, |measured - planned| < 0.5, and each one that does
 not. (summary.json gives traffic per rank per step as a mean in floating point, 1734156.0000000002
-for 1734156 bytes; memory is whole bytes.) Means over repeats; completed runs only.
+for 1734156 bytes; memory is whole bytes.) Medians over repeats (memory and bytes repeat
+exactly); completed runs only.
 """
 
 import argparse
@@ -80,7 +81,8 @@ def setting_label(row):
 
 
 def measured_points(rows):
-    """{(model, stage, ranks, setting): {"shard_size": group, "recompute": mode, figure: mean}}."""
+    """{(model, stage, ranks, setting): {"shard_size": group, "recompute": mode, figure: median
+    over repeats}}."""
     acc = defaultdict(list)
     for row in rows:
         acc[(row["model"], row["stage"], row["ranks"], setting_label(row))].append(row)

@@ -7,7 +7,8 @@ rank count, tp = 1, 2, 4, every stage); its `tp` column says each run's parallel
 one, the deck's, are left out). Writes tp.png, one row of panels per model (and rank count, when
 the data has several): tokens/s per rank, peak model-state memory per rank (parameters +
 gradients + optimizer, largest over ranks) and peak total memory per rank, each against tp, one
-line per ZeRO stage. Means over repeats (error bars: smallest and largest); completed runs only.
+line per ZeRO stage. Medians over the completed repeats, with error bars from min to max (the
+spread; the caption says so); completed runs only.
 """
 
 import argparse
@@ -36,7 +37,8 @@ def draw(plt, groups, out):
     keys = sorted(groups)
     fig, axes = plt.subplots(len(keys), len(PANELS), squeeze=False,
                              figsize=(5.2 * len(PANELS), 4.2 * len(keys)))
-    fig.suptitle("Against parallel.tp, per ZeRO stage", fontsize=11)
+    fig.suptitle("Against parallel.tp, per ZeRO stage (median over repeats; error bars: min to "
+                 "max)", fontsize=11)
     for i, key in enumerate(keys):
         model, ranks = key
         all_tp = sorted({t for by_tp in groups[key].values() for t in by_tp})
@@ -49,9 +51,9 @@ def draw(plt, groups, out):
                 tps = sorted(by_tp)
                 s = [stats([number(r.get(column)) for r in by_tp[t]]) for t in tps]
                 xs = [t for t, v in zip(tps, s) if v]
-                mean = [v[0] / div for v in s if v]
+                median = [v[0] / div for v in s if v]
                 err = [[(v[0] - v[1]) / div for v in s if v], [(v[2] - v[0]) / div for v in s if v]]
-                ax.errorbar(xs, mean, yerr=err, fmt="o-", capsize=3, label=f"stage {stage}",
+                ax.errorbar(xs, median, yerr=err, fmt="o-", capsize=3, label=f"stage {stage}",
                             color=STAGE_COLORS.get(stage))
             ax.set_xscale("log", base=2)
             ax.set_xticks(all_tp)

@@ -12,11 +12,12 @@ quantizes; a CSV without them planned none, none, false), its recompute and tp m
 run names them. Prefix a CSV with MODEL= when the data has several models.
 
 Writes, beside the CSV or in --out-dir:
-  zeropp.png          one row of panels per model, stage and rank count: the mean step time (ms;
-                      error bars: smallest and largest over repeats), then the all-gather,
+  zeropp.png          one row of panels per model, stage and rank count: the median step time
+                      over repeats (ms; error bars: min to max), then the all-gather,
                       reduce-scatter and all-to-all bytes per rank per step, one bar pair per
                       combination: measured (solid) beside planned (hatched)
-  zeropp_vs_plan.csv  per combination and collective: measured, planned, measured - planned
+  zeropp_vs_plan.csv  per combination and collective: the median step time (step_ms), measured,
+                      planned, measured - planned
 and prints the same as a table, with how many byte figures agree to the byte
 (|measured - planned| < 0.5). The planner's step time needs a machine file (zeromini plan
 --machine), which sweep.py does not pass, so the step time is measured only. Completed runs.
@@ -125,9 +126,9 @@ def print_table(rows):
 def draw_row(axes, combos, keys):
     """The step-time panel and one panel per collective for the combinations `keys`."""
     xs = range(len(keys))
-    means, err = error_bars([combos[k]["step_ms"] for k in keys])
-    axes[0].bar(xs, means, 0.6, yerr=err, capsize=3, color="#4c72b0")
-    axes[0].set_ylabel("ms per step (measured)")
+    medians, err = error_bars([combos[k]["step_ms"] for k in keys])
+    axes[0].bar(xs, medians, 0.6, yerr=err, capsize=3, color="#4c72b0")
+    axes[0].set_ylabel("ms per step (measured; median, min-max)")
     top = max(max(v or 0 for v in combos[k][kind]) for k in keys for kind, _ in KINDS)
     unit, scale = byte_unit(top or 1)
     for ax, (kind, name) in zip(axes[1:], KINDS):

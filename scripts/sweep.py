@@ -9,7 +9,8 @@ The sweep file (TOML; examples in inputs/sweeps/):
     stages = [0, 1, 2, 3]       ZeRO stages (or "all": the four in one run)
     nodes = [1, 2]              node counts
     ranks_per_node = [4]        ranks per node (one per GPU)
-    repeats = 3                 runs of each point
+    repeat = 3                  runs of each point, in alternating rounds (below); default 1.
+                                The older spelling repeats = 3 is read alike (not both)
     steps = 30                  train.steps
     micro_batch = 8             train.micro_batch (weak scaling; default: the deck's)
     scaling = "weak"            or "strong": global_batch = N sequences split among the ranks
@@ -41,6 +42,12 @@ skipped, with the reason: a tp not dividing the ranks, a shard size not dividing
 ranks (ranks / tp; stages 1-3), quantize_weights at stages 0-2, quantize_grads at stage 0 (or
 "all" for either); so is error_feedback = true with quantize_grads = "none" (as false: the same).
 
+Repeats run in alternating rounds: round 1 runs every point once (repeat 0, the -r0 points),
+round 2 every point again (-r1), and so on; a point's repeats never run back to back, so a slow
+spell of the machine falls on a round, not on one point's repeats. That is the order `zeromini
+sweep expand` lists the points in, and sweep.py runs (--local), submits (sbatch; Slurm may still
+start queued jobs in another order), lists (--list) and prints (--dry-run) them in it.
+
 By default the jobs are submitted with sbatch. --local runs them one after another on this
 machine with mpiexec -n <ranks> instead (the same job scripts, launcher switched); --dry-run
 writes nothing and prints the job scripts and the commands. Re-running skips the points that
@@ -48,8 +55,10 @@ are finished (their summary.json is complete) and those still in Slurm's queue; 
 After the runs, sweep.py writes the planner's prediction for each model (and each combination of
 the deck axes' values that runs) beside them: planned-<model><the axes' name parts>.csv, from
 `zeromini plan DECK --ranks ... --stage all --format csv` with the same overrides (--no-plan:
-none). Then: scripts/collect.py DIR -o results.csv; /usr/bin/python3 scripts/plot.py results.csv;
-for the deck axes: scripts/plot.py hybrid|zeropp results.csv --planned DIR/planned-*
+none). Then: scripts/collect.py DIR -o results.csv (one row per run; beside it
+results-summary.csv, one row per point: the median, min, max and N of every timing over the
+repeats); /usr/bin/python3 scripts/plot.py results.csv (medians, min-max error bars); for the
+deck axes: scripts/plot.py hybrid|zeropp results.csv --planned DIR/planned-*
 
 The sweep file is read, checked and expanded into its points by zeromini itself (`zeromini sweep
 expand SWEEP.toml` prints them as JSON; relative paths are looked up in the current directory,
@@ -299,7 +308,9 @@ def _main(argv):
             print(f"sweep: --only {args.only}: no point matches", file=sys.stderr)
             return 2
 
-    print(f"sweep {cfg['name']}: {len(points)} points in {sweep_dir}")
+    rounds = len({p["repeat"] for p in points})
+    print(f"sweep {cfg['name']}: {len(points)} points in {sweep_dir}" +
+          (f", in {rounds} rounds (every point once per round)" if rounds > 1 else ""))
     counts = {"finished": 0, "queued": 0, "submitted": 0, "ran": 0, "failed": 0, "skipped": 0}
     for n, point in enumerate(points, 1):
         tag = f"[{n}/{len(points)}] {point['name']}"

@@ -1,6 +1,7 @@
 """What the scripts in scripts/ share, one concept per module.
 
-results      the rows of collect.py's CSV (completed runs), and means over repeats
+results      the rows of collect.py's CSV (completed runs), and medians over repeats with the
+             min-max spread
 planned      the planner's CSVs (zeromini plan --format csv) and their join with measurements
 plotting     matplotlib set up for files, the figure and axis styles of the plot*.py modes
 alternation  configurations measured in alternating rounds: runs the rounds (bench-*.sh,

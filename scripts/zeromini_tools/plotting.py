@@ -1,5 +1,6 @@
 """matplotlib set up for writing files, and what the figures of the plot*.py modes share: panels,
-colours, byte units, error bars and how a figure is saved."""
+colours, byte units, error bars (the min-max spread of repeats around their median) and how a
+figure is saved."""
 
 import sys
 
@@ -43,8 +44,9 @@ def byte_unit(max_bytes):
 
 
 def error_bars(points):
-    """Means and the distances to min and max, for errorbar(); None when every n is 1."""
-    means = [p[0] for p in points]
+    """The medians of stats() points (median, min, max, n) and, for errorbar(), the distances
+    from each median down to the min and up to the max; None for those when every n is 1."""
+    medians = [p[0] for p in points]
     if all(p[3] <= 1 for p in points):
-        return means, None
-    return means, [[p[0] - p[1] for p in points], [p[2] - p[0] for p in points]]
+        return medians, None
+    return medians, [[p[0] - p[1] for p in points], [p[2] - p[0] for p in points]]

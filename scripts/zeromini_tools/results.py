@@ -1,8 +1,10 @@
-"""The rows of the CSV that scripts/collect.py writes, and statistics over repeated runs."""
+"""The rows of the CSV that scripts/collect.py writes, and statistics over repeated runs: the
+median, with the minimum and maximum as the spread."""
 
 import csv
 import math
 import os
+import statistics
 from collections import defaultdict
 
 
@@ -46,15 +48,17 @@ def read_rows(path):
 
 
 def stats(values):
-    """(mean, min, max, n) of the values that are not None; None when there are none."""
+    """(median, min, max, n) of the values that are not None; None when there are none. The
+    median, as collect.py's summary gives it: a slow spell of the machine during one repeat moves
+    the mean, not the median (of three or more)."""
     values = [v for v in values if v is not None]
     if not values:
         return None
-    return sum(values) / len(values), min(values), max(values), len(values)
+    return statistics.median(values), min(values), max(values), len(values)
 
 
 def grouped(rows, value, scaling=None):
-    """{model: {stage: {ranks: (mean, min, max, n)}}} of value(row) over repeats."""
+    """{model: {stage: {ranks: (median, min, max, n)}}} of value(row) over repeats."""
     acc = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     for row in rows:
         if scaling is not None and row["scaling"] != scaling:

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Tests of the sweep files and the job scripts made from them: `zeromini sweep expand` (JSON for
 good files, file:line and key for bad ones), scripts/sweep.py's reading of them (points, names,
-overrides, strong scaling) and the Slurm job scripts it renders (the generic and site templates).
+overrides, repeats in alternating rounds, strong scaling) and the Slurm job scripts it renders
+(the generic and site templates).
 
     python3 tests/workflow/test_sweep_files.py [-v]
 
@@ -16,7 +17,7 @@ import shutil
 import subprocess
 import unittest
 
-from workflow_common import ROOT, SCRIPTS, SWEEP_BIN, TINY, SweepDir, sweep
+from workflow_common import ROOT, SCRIPTS, SWEEP, SWEEP_BIN, TINY, SweepDir, sweep
 
 
 class SweepExpandTest(SweepDir):
@@ -26,7 +27,7 @@ class SweepExpandTest(SweepDir):
         directory = os.path.join(ROOT, "inputs", "sweeps")
         counts = {"hybrid-local.toml": 4 * 2 * 2, "perlmutter-example.toml": 4 * 4 * 2 * 3,
                   "tp-local.toml": 4 * 3, "zeropp-local.toml": 2 * 3 * 2,
-                  "quickstart-local.toml": 4 * 2 * 2 * 2}  # the last: checked below
+                  "quickstart-local.toml": 4 * 2 * 2 * 3}  # the last: checked below
         # The points an example skips: error feedback without quantized gradients.
         skipped = {"zeropp-local.toml": [f"zeropp-local-s3-n1x4-quickstart-qw{w}-qgnone-eftrue-r0"
                                          for w in ("none", "int8")]}
@@ -59,8 +60,12 @@ class SweepExpandTest(SweepDir):
             else:   # sweeps without the deck axes: names and overrides as before them
                 self.assertEqual({(p["shard_size"], p["recompute"]) for p in points},
                                  {(None, None)})
+        self.assertEqual(data["sweep"]["repeat"], 3)
         self.assertEqual(points[0]["name"], "quickstart-local-s0-n1x1-quickstart-r0")
-        self.assertEqual(points[-1]["name"], "quickstart-local-s3-n1x2-l8d256-r1")
+        # Three rounds of 16: the last point of round 1 is followed by the first of round 2.
+        self.assertEqual(points[15]["name"], "quickstart-local-s3-n1x2-l8d256-r0")
+        self.assertEqual(points[16]["name"], "quickstart-local-s0-n1x1-quickstart-r1")
+        self.assertEqual(points[-1]["name"], "quickstart-local-s3-n1x2-l8d256-r2")
         self.assertEqual(points[-1]["overrides"],
                          ["model.layers=8", "model.dim=256", "model.heads=8", "model.seq_len=128",
                           "output.log_every=5", "zero.stage=3", "train.steps=20"])
@@ -115,8 +120,16 @@ class SweepFileTest(SweepDir):
         self.check('deck = "{deck}"\nset = ["layers=3"]\n', r":2:8: set: \"layers=3\" is not an "
                    r"override \(section\.key=value\)")
         self.check('deck = "no/such.toml"\n', r':1:8: deck = "no/such\.toml": no such file')
+        self.check('deck = "{deck}"\nrepeat = 0\n',
+                   r":2:10: repeat = 0: expected an integer >= 1")
         self.check('deck = "{deck}"\nrepeats = 0\n',
                    r":2:11: repeats = 0: expected an integer >= 1")
+        self.check('deck = "{deck}"\nrepeat = "3"\n',
+                   r':2:10: repeat = "3": expected an integer >= 1')
+        # repeats, the older spelling, and repeat: one or the other, the error names both.
+        self.check('deck = "{deck}"\nrepeats = 2\nrepeat = 3\n',
+                   r":2:11: repeats = 2: repeat = 3 is given too \(line 3\); repeats is the "
+                   r"older spelling of repeat, so give one of them$")
         self.check('deck = "{deck}"\nnodes = [1, 1.5]\n', r":2:13: nodes: 1\.5: expected integers")
         self.check('deck = "{deck}"\n[slurm]\nlauncher = "aprun"\n',
                    r':3:12: slurm\.launcher = "aprun": expected "srun" or "mpiexec"')
@@ -137,6 +150,32 @@ class SweepFileTest(SweepDir):
         self.assertEqual(p["overrides"], ["model.dim=64", "model.heads=8", "output.log_every=1",
                                           "zero.stage=3", "train.steps=4"])
 
+    def test_repeats_run_in_alternating_rounds(self):
+        cfg, points = self.load()
+        self.assertEqual(cfg["repeat"], 2)
+        # Round 1 (repeat 0) lists every point before round 2 (repeat 1) lists any ...
+        self.assertEqual([p["repeat"] for p in points], [0] * 8 + [1] * 8)
+        # ... in the same order, ...
+        self.assertEqual([p["name"][:-len("-r1")] for p in points[8:]],
+                         [p["name"][:-len("-r0")] for p in points[:8]])
+        for first, again in zip(points[:8], points[8:]):
+            self.assertEqual({k: v for k, v in first.items() if k not in ("name", "repeat")},
+                             {k: v for k, v in again.items() if k not in ("name", "repeat")})
+        # ... so no point's repeats are back to back.
+        stems = [p["name"].rsplit("-r", 1)[0] for p in points]
+        self.assertTrue(all(a != b for a, b in zip(stems, stems[1:])), stems)
+
+    def test_repeats_is_the_older_spelling_of_repeat(self):
+        old = SWEEP.replace("repeat = 2", "repeats = 2")
+        self.assertNotEqual(old, SWEEP)
+        cfg, points = self.load(old)
+        self.assertEqual(cfg["repeat"], 2)
+        self.assertEqual(points, self.load()[1])
+        # One point with repeat = 3: three, one a round.
+        _, points = self.load('deck = "{deck}"\nstages = [1]\nrepeat = 3\n')
+        self.assertEqual([p["name"] for p in points], [f"t-s1-n1x1-base-r{r}" for r in range(3)])
+        self.assertEqual(len({p["problem"] for p in points}), 1)
+
     def test_strong_scaling_divides_the_global_batch(self):
         text = 'deck = "{deck}"\nstages = [1]\nranks_per_node = [1, 2, 3]\n' \
                'scaling = "strong"\nglobal_batch = 8\n'
@@ -147,6 +186,11 @@ class SweepFileTest(SweepDir):
         self.assertIn("train.micro_batch=4", by_ranks[2]["overrides"])
         self.assertIsNone(by_ranks[2]["problem"])
         self.assertRegex(by_ranks[3]["problem"], "not divisible by 3")
+        # Every round skips what the first does.
+        _, points = self.load(text + "repeat = 2\n")
+        self.assertEqual([(p["ranks"], p["repeat"], p["problem"] is None) for p in points],
+                         [(1, 0, True), (2, 0, True), (3, 0, False),
+                          (1, 1, True), (2, 1, True), (3, 1, False)])
 
 
 class JobScriptTest(SweepDir):

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Tests of scripts/sweep.py running a sweep: when a point counts as finished, --dry-run, --list
 and --only, submission with sbatch and the queue (fake sbatch and squeue commands that log their
-arguments), and local runs with mpiexec, all with fake_zeromini.py as zeromini.
+arguments), and local runs with mpiexec, all with fake_zeromini.py as zeromini; repeats in
+alternating rounds (every point once per round) in all of them.
 
     python3 tests/workflow/test_sweep_runs.py [-v] [RealZerominiTest]
 
@@ -14,6 +15,7 @@ and plot.py's results.
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import unittest
@@ -64,6 +66,18 @@ class DryRunTest(SweepDir):
         self.assertEqual(res.stdout.count("#!/bin/bash"), 16)
         self.assertEqual(res.stdout.count("# ---- command: sbatch --parsable "), 16)
         self.assertIn("#SBATCH --job-name=t-s3-n1x2-wide-r1\n", res.stdout)
+
+    def test_list_and_dry_run_go_round_by_round(self):
+        out_dir = os.path.join(self.tmp, "sweep")
+        for mode in ("--list", "--dry-run"):
+            res = run([os.path.join(SCRIPTS, "sweep.py"), self.sweep_file(), "--dir", out_dir,
+                       mode, "--bin", fake_binary(self.tmp)])
+            self.assertIn("16 points", res.stdout)
+            self.assertIn("in 2 rounds (every point once per round)", res.stdout)
+            names = re.findall(r"^\[\d+/16\] (\S+): ", res.stdout, re.M)
+            self.assertEqual(len(names), 16, res.stdout)
+            self.assertEqual(names[:8], [n.replace("-r1", "-r0") for n in names[8:]])
+            self.assertTrue(all(n.endswith("-r0") for n in names[:8]), names)
 
     def test_only_and_list(self):
         res = run([os.path.join(SCRIPTS, "sweep.py"), self.sweep_file(), "--dir",
@@ -146,6 +160,14 @@ class SubmitTest(SweepDir):
         res = self.sweep("--only", "s1-", "--force")
         self.assertIn("t-s1-n1x2-base-r0: submitted job", res.stdout)
 
+    def test_repeats_are_submitted_round_by_round(self):
+        text = 'deck = "{deck}"\nstages = [1, 2]\nrepeat = 3\n'
+        run([os.path.join(SCRIPTS, "sweep.py"), self.sweep_file(text), "--dir",
+             os.path.join(self.tmp, "s"), "--bin", self.zeromini], env=self.env)
+        with open(self.log) as f:
+            submitted = re.findall(r"^sbatch --parsable .*/(t-\S+)/job\.sbatch", f.read(), re.M)
+        self.assertEqual(submitted, [f"t-s{s}-n1x1-base-r{r}" for r in range(3) for s in (1, 2)])
+
     def test_sbatch_failure_is_reported(self):
         write(os.path.join(self.bin_dir, "sbatch"), "#!/bin/sh\necho 'sbatch: error: "
               "Invalid account' >&2\nexit 1\n")
@@ -186,6 +208,20 @@ class LocalRunTest(SweepDir):
         row = next(r for r in rows if r["point"] == "t-s3-n1x2-m-r0")
         self.assertEqual((row["stage"], row["ranks"], row["nodes"], row["ranks_per_node"],
                           row["model"], row["status"]), (3, 2, 1, 2, "m", "completed"))
+
+    def test_local_runs_go_round_by_round(self):
+        zeromini = fake_binary(self.tmp)
+        log = os.path.join(self.tmp, "zeromini.log")
+        text = 'deck = "{deck}"\nstages = [0, 3]\nrepeat = 2\nsteps = 4\n' \
+               'models = [{{name = "a"}}, {{name = "b"}}]\n'
+        run([os.path.join(SCRIPTS, "sweep.py"), self.sweep_file(text), "--dir",
+             os.path.join(self.tmp, "s"), "--bin", zeromini, "--local", "--no-plan"],
+            env=dict(os.environ, FAKE_ZEROMINI_LOG=log))
+        with open(log) as f:
+            ran = re.findall(r"^run .* --out \S+/(t-\S+) ", f.read(), re.M)
+        # Round 1 runs every point once before round 2 runs any again.
+        self.assertEqual(ran, [f"t-s{s}-n1x1-{m}-r{r}" for r in range(2) for m in "ab"
+                               for s in (0, 3)])
 
     def test_a_failing_run_is_reported(self):
         zeromini = fake_binary(self.tmp)

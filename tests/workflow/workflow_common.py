@@ -70,7 +70,7 @@ SWEEP = """\
     stages = [0, 3]
     nodes = [1, 2]
     ranks_per_node = [2]
-    repeats = 2
+    repeat = 2
     steps = 4
     set = ["output.log_every=1"]
     models = [
