@@ -5,9 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "common/test_paths.hpp"
 #include "core/deck.hpp"
 #include "core/error.hpp"
 #include "io/reference_file.hpp"
@@ -276,4 +279,38 @@ TEST(ReferenceLosses, PassesWithinTheToleranceAndNamesEveryMiss) {
   EXPECT_FALSE(stopped.passed());
   EXPECT_EQ(stopped.misses, 0);
   EXPECT_EQ(stopped.unreached, (std::vector<std::string>{"stage 0 step 3", "stage 0 step 5"}));
+}
+
+// Every committed reference reads, and its own command (the deck, the rank count and the --set
+// overrides it names) is a run it accepts: a deck changed without its reference made again fails
+// here, naming the setting.
+TEST(ReferenceFile, EveryCommittedReferenceMatchesItsDeck) {
+  namespace fs = std::filesystem;
+  const fs::path inputs = zm_test::inputs_dir();
+  int count = 0;
+  for (const auto& entry : fs::directory_iterator(inputs / "references")) {
+    if (entry.path().extension() != ".toml") continue;
+    SCOPED_TRACE(entry.path().string());
+    const zm::Reference reference = zm::read_reference(entry.path().string());
+    // "mpiexec -n RANKS zeromini run DECK [--set KEY=VALUE]... --write-reference FILE"
+    std::istringstream words(reference.command);
+    std::string mpiexec, n, zeromini, run, deck_path, word;
+    int ranks = 0;
+    words >> mpiexec >> n >> ranks >> zeromini >> run >> deck_path;
+    ASSERT_EQ(mpiexec + n + zeromini + run, "mpiexec-nzerominirun");
+    EXPECT_EQ(deck_path, reference.deck);
+    std::vector<std::string> overrides;
+    while (words >> word)
+      if (word == "--set" && words >> word) overrides.push_back(word);
+    const zm::Deck deck = zm::load_deck((inputs.parent_path() / deck_path).string(), overrides);
+    EXPECT_EQ(error_of([&] {
+                zm::check_reference_applies(reference, entry.path().string(), deck, ranks);
+              }),
+              "");
+    EXPECT_EQ(reference.tolerance, zm::reference_tolerance(deck));
+    EXPECT_EQ(reference.steps, zm::reference_steps(deck.train.steps));
+    EXPECT_EQ(reference.stages.size(), 4u) << "made with zero.stage = \"all\"";
+    ++count;
+  }
+  EXPECT_GE(count, 2);  // tiny-test and quickstart, the decks the tests run
 }
