@@ -55,11 +55,10 @@ bool reduce_precision_matters(Precision precision) {
 // How the run's global batch is made, and what would make the reference's.
 std::string global_batch_advice(const Deck& deck, int ranks, const std::string& wanted) {
   const int64_t dp = ranks / deck.parallel.tp;
-  std::string text = fmt::format(
+  return fmt::format(
       " (train.micro_batch {} x {} data-parallel rank{} x train.grad_accum {}): set "
       "train.micro_batch or train.grad_accum, or the rank count, so that the product is {}",
       deck.train.micro_batch, dp, dp == 1 ? "" : "s", deck.train.grad_accum, wanted);
-  return text;
 }
 
 std::string run_origin(const Deck& deck, const std::string& key) {
