@@ -18,6 +18,7 @@
 #include "core/trace.hpp"
 #include "io/summary.hpp"
 #include "plan/machine.hpp"
+#include "run_reference.hpp"
 #include "train/data.hpp"
 #include "train/run.hpp"
 #include "train/run_estimate.hpp"
@@ -103,6 +104,7 @@ int run(int& argc, char**& argv, const RunOptions& options) {
   Runtime runtime(argc, argv);
   Deck deck;
   PeakRate peak;
+  ReferenceRun reference;
   std::vector<std::string> overrides = options.overrides;
   if (!options.out_dir.empty()) overrides.push_back("output.dir=" + options.out_dir);
   try {
@@ -113,6 +115,7 @@ int run(int& argc, char**& argv, const RunOptions& options) {
     // input too.
     check_data(deck, runtime.size() / std::max<int64_t>(1, deck.parallel.tp));
     peak = resolve_peak(options, deck);
+    reference = prepare_reference(options, deck, runtime.size());
   } catch (const Error& error) {
     if (runtime.rank() == 0) log_error("zeromini: error: {}\n", error.what());
     return kExitBadInput;
@@ -140,8 +143,14 @@ int run(int& argc, char**& argv, const RunOptions& options) {
                          {placement.node.nodes, placement.rank.kokkos_threads});
       log_root("Results: {0}/results.h5, {0}/summary.json\n", deck.output.dir);
     }
+    const int status = finish_reference(
+        reference, options, deck, outcome,
+        fmt::format("zeromini {} | Kokkos {} ({}) | {} rank{} x {} thread{}", git_revision(),
+                    build_features().kokkos_version, kokkos_backends(), runtime.size(),
+                    runtime.size() == 1 ? "" : "s", placement.rank.kokkos_threads,
+                    placement.rank.kokkos_threads == 1 ? "" : "s"),
+        exit_code(outcome.end), runtime.watchdog(), MPI_COMM_WORLD);
     // Everything is written and closed: a finalize that hangs ends the rank with this status.
-    const int status = exit_code(outcome.end);
     runtime.watchdog().set_finalize_status(status);
     return status;
   } catch (const IoError& error) {

@@ -83,6 +83,17 @@ CLI::App* add_run(CLI::App& app, zm::cli::RunOptions& options) {
                   "Machine file (inputs/machines/*.toml): MFU against its "
                   "compute.peak_tflops_<precision> (not with --peak-tflops)")
       ->type_name("FILE");
+  run->add_option("--check-reference", options.check_reference,
+                  "Reference file (inputs/references/*.toml): refuse the run before training if "
+                  "a setting that decides the losses differs from the reference's; after "
+                  "training compare the loss at each referenced step of each stage, and exit 7 "
+                  "on a miss, naming the stage, the step and the relative difference")
+      ->type_name("FILE");
+  run->add_option("--write-reference", options.write_reference,
+                  "Write the run's losses at its first, middle and last step (every stage it "
+                  "trains), the settings that decide them and the tolerance as a reference file "
+                  "for --check-reference (fp32 runs without quantization, from the first step)")
+      ->type_name("FILE");
   return run;
 }
 

@@ -22,12 +22,14 @@ std::string error_of(const std::string& text, const std::vector<std::string>& ov
 }
 
 // Decks in inputs/ are TOML decks except the machine descriptions (inputs/machines/), sweep
-// files, the fuzzing corpus and the paper's published figures, which have their own readers.
+// files, references (inputs/references/), the fuzzing corpus and the paper's published figures,
+// which have their own readers.
 bool is_deck(const std::filesystem::path& path) {
   if (path.extension() != ".toml") return false;
   if (path.filename() == "published.toml") return false;  // the paper's figures, not a deck
   for (const auto& part : path)
-    if (part == "machines" || part == "corpus" || part == "sweeps") return false;
+    if (part == "machines" || part == "corpus" || part == "sweeps" || part == "references")
+      return false;
   return true;
 }
 

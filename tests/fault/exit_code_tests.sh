@@ -123,6 +123,13 @@ case $case_name in
         || fail "inspect does not report a run that died as not closed cleanly"
     fi
     ;;
+  reference_miss)  # 7: the committed reference with stage 0's first loss changed far beyond it
+    reference=$(dirname "$deck")/references/$(basename "$deck")
+    sed -E 's/^stage0 = \[[^,]*/stage0 = [9.0/' "$reference" >"$work/wrong.toml"
+    cmp -s "$reference" "$work/wrong.toml" && fail "no stage0 losses changed in $reference"
+    expect 7 "MISS at stage 0, step 1: expected loss 9, got " miss 2 --set zero.stage=0 \
+      --check-reference "$work/wrong.toml" --out "$work/run"
+    ;;
   plan)  # the planner: a deck (file, syntax, keys), a machine file, options
     make_wrong_inputs
     expect_cli 0 "zeromini plan: .*tiny-test.toml" good plan "$deck"
