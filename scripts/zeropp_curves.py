@@ -6,7 +6,8 @@
 
 WORK holds one output directory per combination and round, NAME-ROUND/ (results.h5 and
 summary.json); the first --combo is the baseline ("none"). Writes OUT/table.md, OUT/loss.png,
-OUT/losses.csv and OUT/runs/NAME.json. Needs h5py and matplotlib (run with /usr/bin/python3).
+OUT/losses.csv and OUT/runs/NAME.json. Where the deck evaluates (train.eval_every) with a
+train.target_loss, table.md also has the time to that validation loss of each combination. Needs h5py and matplotlib (run with /usr/bin/python3).
 """
 
 import argparse
@@ -48,14 +49,62 @@ def gather(work, combos, rounds):
         if summary.get("end") != "completed":
             raise SystemExit(f"zeropp_curves: {name}: run did not complete")
         step_s = [summary["stages"][0]["time_seconds"]["step"]]
+        target_s = [target_seconds(summary)]
         for r in range(2, rounds + 1):
             again, other = read_run(os.path.join(work, f"{name}-{r}"))
             # The runs are deterministic: a repeat that differs is a bug, not noise.
             if not np.array_equal(loss, again):
                 raise SystemExit(f"zeropp_curves: {name}: round {r}'s losses differ from round 1's")
+            if evaluations(other) != evaluations(summary):
+                raise SystemExit(f"zeropp_curves: {name}: round {r}'s validation losses differ "
+                                 "from round 1's")
             step_s.append(other["stages"][0]["time_seconds"]["step"])
-        runs[name] = {"loss": loss, "summary": summary, "step_s": step_s}
+            target_s.append(target_seconds(other))
+        runs[name] = {"loss": loss, "summary": summary, "step_s": step_s, "target_s": target_s}
     return runs
+
+
+def evaluations(summary):
+    """(step, validation loss) of every evaluation of the run's stage."""
+    stage = summary["stages"][0]
+    return [(e["step"], e["loss"]) for e in stage.get("evaluation", {}).get("evaluations", [])]
+
+
+def target_seconds(summary):
+    """The training seconds to train.target_loss, or None where it was not reached."""
+    target = summary["stages"][0].get("time_to_target", {})
+    return target["seconds"] if target.get("reached") else None
+
+
+def target_table(runs, combos):
+    """Time to the deck's target validation loss: steps, tokens and training seconds, and the
+    ratio of seconds to none's (within each round, median over rounds)."""
+    base = runs[combos[0][0]]
+    target = base["summary"]["stages"][0]["time_to_target"]["target_loss"]
+    lines = table_head([("combination", "l"), ("final val loss", "r"), ("gap to none", "r"),
+                        ("steps to target", "r"), ("tokens to target", "r"),
+                        ("seconds to target (median)", "r"), ("seconds / none", "r"),
+                        ("per round", "l")])
+    base_val = evaluations(base["summary"])[-1][1]
+    for name, _ in combos:
+        run = runs[name]
+        t = run["summary"]["stages"][0]["time_to_target"]
+        val = evaluations(run["summary"])[-1][1]
+        reached = all(s is not None for s in run["target_s"])
+        base_reached = all(s is not None for s in base["target_s"])
+        cells = [name, f"{val:.4f}", f"{(val - base_val) / base_val * 100:+.2f}%"]
+        if reached:
+            cells += [f"{t['step']}", fmt_bytes(t["tokens"]),
+                      f"{statistics.median(run['target_s']):.2f}"]
+            if base_reached:
+                cells += [f"**{median_of_ratios(run['target_s'], base['target_s']):.2f}**",
+                          joined(per_round(run["target_s"], base["target_s"]), "{:.2f}")]
+            else:
+                cells += ["(none did not reach it)", ""]
+        else:
+            cells += ["not reached", "", "", "", ""]
+        lines.append(table_row(cells))
+    return target, lines
 
 
 def fmt_bytes(value):
@@ -134,6 +183,17 @@ def write_table(path, runs, combos, args):
         "",
     ]
     lines += convergence_table(runs, combos)
+    if evaluations(summary) and stage.get("time_to_target", {}).get("target_loss") is not None:
+        target, rows = target_table(runs, combos)
+        every = stage["evaluation"]["every"]
+        floor = stage["evaluation"]["loss_floor"]
+        lines += ["", f"Time to the target validation loss {target} (`train.target_loss`): the "
+                  f"held-out loss is evaluated every {every} steps on "
+                  f"{stage['evaluation']['batches']} held-out micro-batches per rank (the data's "
+                  f"loss floor: {floor:.4f}); steps and tokens to the first evaluation at or below "
+                  "the target; seconds: training time to it (evaluations excluded), the ratio "
+                  "to none's taken within a round, median over the rounds:", ""]
+        lines += rows
     lines += ["", "Bytes sent per rank and step by each collective kind (the run's counters, "
               "summary.json `bytes_per_rank_per_step`), in parentheses those across the hpZ "
               "groups (`..._inter_group`):", ""]
@@ -163,7 +223,15 @@ def plot(path, runs, combos):
         (line,) = ax_loss.plot(steps, loss, style, lw=width, label=name)
         gap = np.convolve((loss - base) / base * 100, window, mode="valid")
         ax_gap.plot(steps[LAST - 1:], gap, style, lw=width, color=line.get_color(), label=name)
-    ax_loss.set(xlabel="step", ylabel="loss", title="training loss")
+    ax_loss.set(xlabel="step", ylabel="loss", title="training loss (points: validation loss)")
+    for name, _ in combos:  # the held-out evaluations, in the colour of their curve
+        points = evaluations(runs[name]["summary"])
+        if points:
+            color = next(l.get_color() for l in ax_loss.get_lines() if l.get_label() == name)
+            ax_loss.plot([p[0] for p in points], [p[1] for p in points], "o", ms=3, color=color)
+    target = runs[combos[0][0]]["summary"]["stages"][0].get("time_to_target", {})
+    if target.get("target_loss") is not None:
+        ax_loss.axhline(target["target_loss"], color="black", lw=0.6, ls=":")
     ax_loss.set_yscale("log")
     ax_gap.axhline(0, color="black", lw=0.6)
     for level in (1, 3):
