@@ -218,13 +218,21 @@ double TrainerT<Real>::evaluate() {
     loss_sum += model_.forward(*engine_, batch, ForwardPass::Evaluation);
     engine_->end_evaluation();
   }
+  const std::pair<double, double> sums = sum_over_ranks(loss_sum, 0.0);
+  return sums.first / static_cast<double>(ranks * batches);
+}
+
+// The loss (counted once per tensor-parallel group) and the squared gradient norm summed over
+// every rank, in one small all-reduce.
+template <typename Real>
+std::pair<double, double> TrainerT<Real>::sum_over_ranks(double loss_sum, double sumsq) {
   auto stats_host = Kokkos::create_mirror_view(stats_.view());
   stats_host(0) = counts_tp_replicas(engine_->tp_rank()) ? static_cast<float>(loss_sum) : 0.0f;
-  stats_host(1) = 0.0f;
+  stats_host(1) = static_cast<float>(sumsq);
   Kokkos::deep_copy(stats_.view(), stats_host);
   comm_->all_reduce_sum(stats_.data(), kStepStatsCount, DType::F32, {-1, CommPurpose::Stats});
   Kokkos::deep_copy(stats_host, stats_.view());
-  return static_cast<double>(stats_host(0)) / static_cast<double>(ranks * batches);
+  return {static_cast<double>(stats_host(0)), static_cast<double>(stats_host(1))};
 }
 
 template <typename Real>
@@ -232,15 +240,10 @@ void TrainerT<Real>::reduce_step_stats(double loss_sum, double micro_batches, St
   // Global loss and gradient norm in one small all-reduce: every stage sums the squares of the
   // gradients each rank owns, so that the norm is computed the same way whatever the stage.
   const double sumsq = engine_->grad_sumsq_owned();
-  auto stats_host = Kokkos::create_mirror_view(stats_.view());
   // Every rank of a tensor-parallel group has the same loss: its first rank counts it.
-  stats_host(0) = counts_tp_replicas(engine_->tp_rank()) ? static_cast<float>(loss_sum) : 0.0f;
-  stats_host(1) = static_cast<float>(sumsq);
-  Kokkos::deep_copy(stats_.view(), stats_host);
-  comm_->all_reduce_sum(stats_.data(), kStepStatsCount, DType::F32, {-1, CommPurpose::Stats});
-  Kokkos::deep_copy(stats_host, stats_.view());
-  record.loss = static_cast<double>(stats_host(0)) / micro_batches;
-  record.grad_norm = std::sqrt(static_cast<double>(stats_host(1))) / micro_batches;
+  const std::pair<double, double> sums = sum_over_ranks(loss_sum, sumsq);
+  record.loss = sums.first / micro_batches;
+  record.grad_norm = std::sqrt(sums.second) / micro_batches;
   record.finite = std::isfinite(record.loss) && std::isfinite(record.grad_norm);
 }
 

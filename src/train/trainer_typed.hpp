@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "comm/phase.hpp"
@@ -51,6 +52,8 @@ class TrainerT final : public Trainer {
   Batch load_sequences(const DataSource& source, int64_t first);
   // Loss and gradient norm over all ranks and micro-batches, into the record.
   void reduce_step_stats(double loss_sum, double micro_batches, StepRecord& record);
+  // {loss, squared gradient norm} summed over every rank (the loss once per tp group).
+  std::pair<double, double> sum_over_ranks(double loss_sum, double sumsq);
   // The step's phase for the watchdog: its name, and under NCCL a deadline on the whole step.
   PhaseSpec step_phase(int64_t step, StepRecord& record) const;
   // The record's communication figures: statistics since `before`, exposure, trace events.
