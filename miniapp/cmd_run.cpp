@@ -18,7 +18,7 @@
 #include "core/trace.hpp"
 #include "io/summary.hpp"
 #include "plan/machine.hpp"
-#include "run_reference.hpp"
+#include "train/command_extensions.hpp"
 #include "train/data.hpp"
 #include "train/run.hpp"
 #include "train/run_estimate.hpp"
@@ -98,13 +98,21 @@ double announce_estimate(const Deck& deck, const RunOptions& options, Communicat
   }
 }
 
+// How the run was asked for, for the modules' steps around it.
+RunInvocation invocation(const RunOptions& options, int ranks) {
+  RunInvocation run;
+  run.deck_path = options.deck;
+  run.overrides = options.overrides;
+  run.ranks = ranks;
+  return run;
+}
+
 }  // namespace
 
 int run(int& argc, char**& argv, const RunOptions& options) {
   Runtime runtime(argc, argv);
   Deck deck;
   PeakRate peak;
-  ReferenceRun reference;
   std::vector<std::string> overrides = options.overrides;
   if (!options.out_dir.empty()) overrides.push_back("output.dir=" + options.out_dir);
   try {
@@ -115,7 +123,8 @@ int run(int& argc, char**& argv, const RunOptions& options) {
     // input too.
     check_data(deck, runtime.size() / std::max<int64_t>(1, deck.parallel.tp));
     peak = resolve_peak(options, deck);
-    reference = prepare_reference(options, deck, runtime.size());
+    for (const auto& extension : run_command_extensions())
+      extension->before_training(deck, invocation(options, runtime.size()));
   } catch (const Error& error) {
     if (runtime.rank() == 0) log_error("zeromini: error: {}\n", error.what());
     return kExitBadInput;
@@ -143,13 +152,16 @@ int run(int& argc, char**& argv, const RunOptions& options) {
                          {placement.node.nodes, placement.rank.kokkos_threads});
       log_root("Results: {0}/results.h5, {0}/summary.json\n", deck.output.dir);
     }
-    const int status = finish_reference(
-        reference, options, deck, outcome,
-        fmt::format("zeromini {} | Kokkos {} ({}) | {} rank{} x {} thread{}", git_revision(),
-                    build_features().kokkos_version, kokkos_backends(), runtime.size(),
-                    runtime.size() == 1 ? "" : "s", placement.rank.kokkos_threads,
-                    placement.rank.kokkos_threads == 1 ? "" : "s"),
-        exit_code(outcome.end), runtime.watchdog(), MPI_COMM_WORLD);
+    RunInvocation run = invocation(options, runtime.size());
+    run.build = fmt::format("zeromini {} | Kokkos {} ({}) | {} rank{} x {} thread{}",
+                            git_revision(), build_features().kokkos_version, kokkos_backends(),
+                            runtime.size(), runtime.size() == 1 ? "" : "s",
+                            placement.rank.kokkos_threads,
+                            placement.rank.kokkos_threads == 1 ? "" : "s");
+    int status = exit_code(outcome.end);
+    for (const auto& extension : run_command_extensions())
+      status = extension->after_training(deck, run, outcome, status, runtime.watchdog(),
+                                         MPI_COMM_WORLD);
     // Everything is written and closed: a finalize that hangs ends the rank with this status.
     runtime.watchdog().set_finalize_status(status);
     return status;

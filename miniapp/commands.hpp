@@ -18,8 +18,6 @@ struct RunOptions {
   std::string out_dir;                 // --out, overrides output.dir when non-empty
   std::string machine;                 // --machine: its peak for the deck's precision is MFU's
   std::string peak_tflops;             // --peak-tflops: the peak per device, TFLOP/s
-  std::string check_reference;         // --check-reference: compare the losses with this file
-  std::string write_reference;         // --write-reference: write the run's losses as one
 };
 int run(int& argc, char**& argv, const RunOptions& options);
 

@@ -5,6 +5,8 @@
 #include <exception>
 
 #include "commands.hpp"
+#include "core/modules.hpp"
+#include "train/command_extensions.hpp"
 #include "core/build_info.hpp"
 #include "core/error.hpp"
 #include "core/exit_codes.hpp"
@@ -83,17 +85,10 @@ CLI::App* add_run(CLI::App& app, zm::cli::RunOptions& options) {
                   "Machine file (inputs/machines/*.toml): MFU against its "
                   "compute.peak_tflops_<precision> (not with --peak-tflops)")
       ->type_name("FILE");
-  run->add_option("--check-reference", options.check_reference,
-                  "Reference file (inputs/references/*.toml): refuse the run before training if "
-                  "a setting that decides the losses differs from the reference's; after "
-                  "training compare the loss at each referenced step of each stage, and exit 7 "
-                  "on a miss, naming the stage, the step and the relative difference")
-      ->type_name("FILE");
-  run->add_option("--write-reference", options.write_reference,
-                  "Write the run's losses at its first, middle and last step (every stage it "
-                  "trains), the settings that decide them and the tolerance as a reference file "
-                  "for --check-reference (fp32 runs without quantization, from the first step)")
-      ->type_name("FILE");
+  // What the modules add to the command (train/command_extensions.hpp).
+  for (const auto& extension : zm::run_command_extensions())
+    for (const zm::CommandOption& option : extension->options())
+      run->add_option(option.flag, *option.value, option.help)->type_name("FILE");
   return run;
 }
 
@@ -102,6 +97,8 @@ CLI::App* add_run(CLI::App& app, zm::cli::RunOptions& options) {
 int main(int argc, char** argv) {
   // First of all: a signal from here on is recorded (run) or ends the process (the others).
   zm::install_stop_signals();
+  // Then the modules of this build (core/modules.hpp): their deck keys, checks and run options.
+  zm::register_modules();
   CLI::App app{
       "zeromini: a mini-app that trains a GPT-2-style transformer under ZeRO stages 0-3 "
       "(Rajbhandari et al., SC'20) with Kokkos, MPI/NCCL and HDF5, and reports time, memory "

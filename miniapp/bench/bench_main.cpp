@@ -4,6 +4,7 @@
 #include <benchmark/benchmark.h>
 #include <mpi.h>
 
+#include "core/modules.hpp"
 #include "comm/device_select.hpp"
 #include "comm/mpi_defaults.hpp"
 #include "comm/watchdog.hpp"
@@ -14,6 +15,7 @@
 #include "bench_util.hpp"
 #include "core/compat.hpp"
 #include "core/error.hpp"
+#include "core/modules.hpp"
 
 namespace zm::bench {
 namespace {
@@ -45,6 +47,7 @@ class NullReporter : public benchmark::BenchmarkReporter {
 }  // namespace
 
 int main(int argc, char** argv) {
+  zm::register_modules();
   zm::Watchdog watchdog;  // destroyed after MPI_Finalize, which may release it
   zm::bench::g_watchdog = &watchdog;
   zm::apply_mpi_library_defaults();

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include "core/compat.hpp"
+#include "core/modules.hpp"
 #include "git_revision.hpp"  // generated at build time: ZEROMINI_GIT_REVISION, ZEROMINI_VERSION
 
 namespace zm {
@@ -83,11 +84,12 @@ std::string version_report() {
       "  MPI         {}\n"
       "  HDF5        {}\n"
       "  NCCL        {}\n"
-      "  bf16        {}\n",
+      "  bf16        {}\n"
+      "  modules     {}\n",
       ZEROMINI_VERSION, git_revision(), f.kokkos_version, kokkos_backends(), ExecSpace::name(),
       mpi_library_version(), hdf5_version(),
       f.nccl ? "built in" : "not built (needs a CUDA-enabled Kokkos)",
-      f.bf16 ? "available" : "not available (Kokkos < 4)");
+      f.bf16 ? "available" : "not available (Kokkos < 4)", built_modules());
 }
 
 }  // namespace zm

@@ -8,8 +8,10 @@
 #include <iterator>
 
 #include "core/deck_input_text.hpp"
+#include "core/deck_keys.hpp"
 #include "core/deck_schema.hpp"
 #include "core/error.hpp"
+#include "core/modules.hpp"
 #include "core/regular_file.hpp"
 
 namespace zm {
@@ -74,6 +76,24 @@ std::string key_elsewhere(const std::string& key) {
   return suggestion(key, all_full_names());
 }
 
+// A key of a module this build lacks: refused, naming the CMake option that builds the module.
+void refuse_absent_module_key(const std::string& where, const std::string& full_name) {
+  const ModuleInfo* module = module_of_key(full_name);
+  if (module == nullptr || module->built) return;
+  fail(
+      "{}: {} belongs to the module {} ({}), which this build lacks: configure with -D{}=ON and "
+      "build again, or remove the key",
+      where, full_name, module->name, module->description, module->option);
+}
+
+// A section only a module this build lacks uses.
+bool absent_module_section(const std::string& section) {
+  for (const ModuleInfo& module : modules())
+    for (const std::string& key : module.keys)
+      if (!module.built && key.rfind(section + ".", 0) == 0) return true;
+  return false;
+}
+
 std::string location(const std::string& file, const toml::source_region& where) {
   if (where.begin.line == 0) return file;
   return fmt::format("{}:{}:{}", file, where.begin.line, where.begin.column);
@@ -120,7 +140,8 @@ void apply_table(Deck& deck, const toml::table& root, const std::string& file) {
   for (auto&& [name, node] : root) {
     const std::string section(name.str());
     const std::string where = location(file, name.source());
-    if (std::find(known_sections.begin(), known_sections.end(), section) == known_sections.end()) {
+    if (std::find(known_sections.begin(), known_sections.end(), section) == known_sections.end() &&
+        !absent_module_section(section)) {
       if (!node.is_table()) {
         // A key outside any section: maybe the user forgot the [section] header.
         fail(
@@ -137,6 +158,7 @@ void apply_table(Deck& deck, const toml::table& root, const std::string& file) {
       const std::string key_where = location(file, key_name.source());
       const KeySpec* spec = find_key(section, key);
       if (!spec) {
+        refuse_absent_module_key(key_where, section + "." + key);
         std::string hint = suggestion(key, keys_of(section));
         if (hint.empty()) hint = key_elsewhere(key);
         fail("{}: unknown key '{}.{}'{}", key_where, section, key, hint);
@@ -177,6 +199,7 @@ void apply_override(Deck& deck, const std::string& assignment) {
     fail("{}: '{}' is not of the form section.key{}", where, name,
          suggestion(name, all_full_names()));
   const KeySpec* spec = find_key(name.substr(0, dot), name.substr(dot + 1));
+  if (!spec) refuse_absent_module_key(where, name);
   if (!spec) fail("{}: unknown key '{}'{}", where, name, suggestion(name, all_full_names()));
   apply(deck, *spec, override_value(where, name, text), where);
 }
@@ -205,6 +228,7 @@ void cross_check(const Deck& deck, BuildChecks build_checks) {
     fail("{}: model.heads = {} must divide model.dim = {} (set at {})", deck.where("model.heads"),
          m.heads, m.dim, deck.where("model.dim"));
   check_tensor_parallel(deck);
+  run_deck_checks(deck, build_checks);
   if (deck.train.warmup > deck.train.steps && deck.train.steps > 0 &&
       deck.origin.count("train.warmup"))
     fail("{}: train.warmup = {} exceeds train.steps = {}; expected 0..{}",
@@ -313,8 +337,9 @@ std::string describe_schema() {
       out += fmt::format("{}[{}]\n", current.empty() ? "" : "\n", spec.section);
       current = spec.section;
     }
-    out += fmt::format("  {:<18} default {:<14} {}\n  {:<18} expected {}\n", spec.key,
-                       spec.get(defaults), spec.doc, "", spec.expected());
+    const std::string module = spec.module.empty() ? "" : " (module " + spec.module + ")";
+    out += fmt::format("  {:<18} default {:<14} {}{}\n  {:<18} expected {}\n", spec.key,
+                       spec.get(defaults), spec.doc, module, "", spec.expected());
   }
   return out;
 }

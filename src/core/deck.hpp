@@ -10,8 +10,9 @@
 #include <cstdint>
 #include <map>
 #include <string>
-
+#include <variant>
 #include <vector>
+
 #include "core/precision.hpp"
 
 namespace zm {
@@ -151,6 +152,10 @@ struct StepRange {
 // Parses a step list ("2", "2-3,10"); returns "" and fills `out`, or what is wrong with it.
 std::string parse_step_ranges(const std::string& text, std::vector<StepRange>* out);
 
+// The value of a key a module owns (core/deck_keys.hpp): the core's structs do not know those
+// keys, so the deck keeps their values by full name.
+using ModuleValue = std::variant<int64_t, double, bool, std::string>;
+
 struct Deck {
   ModelConfig model;
   TrainConfig train;
@@ -163,6 +168,16 @@ struct Deck {
   std::string path;  // where it was read from ("<string>" for decks built in memory)
   // For every key that was set explicitly: "file:line" or "--set"; keys absent here are defaults.
   std::map<std::string, std::string> origin;
+  // The keys of the modules (core/modules.hpp) that were set, by full name ("section.key").
+  std::map<std::string, ModuleValue> module_values;
+
+  // The value of module key `full_name` ("zero.offload_optimizer"), its default when unset. T is
+  // the key's type: int64_t, double, bool or std::string (a key not registered, or another type,
+  // is a programming error).
+  template <typename T>
+  T value(const std::string& full_name) const;
+  // Sets module key `full_name` as a program would (a planner's variation of a deck): no origin.
+  void set_value(const std::string& full_name, ModuleValue value);
 
   // Where `key` was set ("file:line", "--set section.key=value"), or the deck's path and
   // "(default)": the start of every message about that key.

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -319,7 +320,7 @@ void add_data_and_output_keys(std::vector<KeySpec>& s) {
   s.push_back(steps);
 }
 
-// Every deck key, in the order `zeromini schema` lists them.
+// Every core key, in the order `zeromini schema` lists them.
 std::vector<KeySpec> build_schema() {
   std::vector<KeySpec> s;
   add_model_keys(s);
@@ -331,17 +332,38 @@ std::vector<KeySpec> build_schema() {
   return s;
 }
 
+std::vector<KeySpec>& table() {
+  static std::vector<KeySpec> keys = build_schema();
+  return keys;
+}
+
+std::vector<std::string>& section_names() {
+  static std::vector<std::string> names = {"model", "train", "zero",  "parallel",
+                                           "comm",  "data",  "output"};
+  return names;
+}
+
 }  // namespace
 
 const std::vector<KeySpec>& schema() {
-  static const std::vector<KeySpec> table = build_schema();
-  return table;
+  return table();
 }
 
 const std::vector<std::string>& sections() {
-  static const std::vector<std::string> names = {"model", "train", "zero",  "parallel",
-                                                 "comm",  "data",  "output"};
-  return names;
+  return section_names();
+}
+
+void add_keys(const std::vector<KeySpec>& keys) {
+  std::vector<KeySpec>& all = table();
+  for (const KeySpec& key : keys) {
+    auto last_of_section = all.end();
+    for (auto it = all.begin(); it != all.end(); ++it)
+      if (it->section == key.section) last_of_section = it + 1;
+    all.insert(last_of_section, key);
+    std::vector<std::string>& names = section_names();
+    if (std::find(names.begin(), names.end(), key.section) == names.end())
+      names.push_back(key.section);
+  }
 }
 
 }  // namespace zm::deck_detail

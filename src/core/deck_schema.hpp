@@ -1,4 +1,5 @@
-// The deck schema: one KeySpec per key. Internal to src/core (deck.cpp and deck_schema.cpp).
+// The deck schema: one KeySpec per key. The core's keys are in deck_schema.cpp; a module adds its
+// own through core/deck_keys.hpp.
 #pragma once
 
 #include "core/deck.hpp"
@@ -41,13 +42,20 @@ struct KeySpec {
   size_t max_string_bytes = kMaxStringBytes;        // any string given to this key
   std::function<void(Deck&, const RawValue&)> set;  // called after the value was validated
   std::function<std::string(const Deck&)> get;      // TOML text of the current value
+  std::string module;                               // the module owning it; "" for the core's
+  ModuleValue module_default;                       // a module key's default (Deck::value)
 
   std::string full_name() const { return section + "." + key; }
   std::string expected() const;  // "an integer in 1..1024", "one of "mpi", "nccl", "auto""
 };
 
+// Every key: the core's, each followed by the modules' keys of its section, then the modules'
+// own sections.
 const std::vector<KeySpec>& schema();
+// The sections, in that order: the core's, then those only modules use.
 const std::vector<std::string>& sections();
+// Adds a module's keys (core/deck_keys.hpp), each after the last key of its section.
+void add_keys(const std::vector<KeySpec>& keys);
 
 // Checks a value against its spec; on success returns "" and on failure the reason, phrased to
 // follow "<key> = <value>: ".

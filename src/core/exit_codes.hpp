@@ -15,8 +15,7 @@ enum ExitCode : int {
   kExitWatchdog = 5,       // a rank did not arrive within comm.timeout_s
   kExitTerminated = 6,     // stopped on a signal without a checkpoint (none configured, or before
                            // training started); results were flushed
-  kExitReferenceMiss = 7,  // the run completed, but a loss missed the reference given with
-                           // --check-reference (outside its tolerance)
+  // 7..127: a module's own statuses (its README says which it gives and why)
   kExitSignalBase = 128  // + signal number: aborted by a second signal, or one during blocking I/O
 };
 

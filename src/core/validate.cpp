@@ -1,5 +1,7 @@
 #include "core/validate.hpp"
 
+#include <vector>
+
 #include "core/error.hpp"
 #include "core/stage_spec.hpp"
 #include "core/zero_mesh.hpp"
@@ -89,7 +91,16 @@ void check_evaluation(const Deck& deck) {
         deck.where("data.val_source"), deck.data.val_source);
 }
 
+std::vector<RunCheck>& run_checks() {
+  static std::vector<RunCheck> checks;
+  return checks;
+}
+
 }  // namespace
+
+void add_validation(RunCheck check) {
+  run_checks().push_back(std::move(check));
+}
 
 void validate(const Deck& deck, const RunShape& shape, Validation purpose) {
   // The mesh's own checks: tp divides the ranks, the shard sizes divide the data-parallel ranks,
@@ -104,6 +115,7 @@ void validate(const Deck& deck, const RunShape& shape, Validation purpose) {
   check_offload_params(deck);
   check_int4_block(deck);
   check_evaluation(deck);
+  for (const RunCheck& check : run_checks()) check(deck, shape, purpose);
 }
 
 }  // namespace zm

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "core/deck.hpp"
 
@@ -26,5 +27,10 @@ enum class Validation {
 };
 
 void validate(const Deck& deck, const RunShape& shape, Validation purpose = Validation::Run);
+
+// A module's checks of the deck against the run's shape (core/modules.hpp), made by validate()
+// after the core's.
+using RunCheck = std::function<void(const Deck&, const RunShape&, Validation)>;
+void add_validation(RunCheck check);
 
 }  // namespace zm

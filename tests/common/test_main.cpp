@@ -15,6 +15,7 @@
 #include "common/test_watchdog.hpp"
 
 #include "core/compat.hpp"
+#include "core/modules.hpp"
 #include "core/log.hpp"
 #include "kernels/team.hpp"
 
@@ -76,6 +77,7 @@ int main(int argc, char** argv) {
   g_watchdog = &watchdog;
   zm::apply_mpi_library_defaults();
   int provided = 0;
+  zm::register_modules();
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -13,9 +13,9 @@
 #include "common/test_paths.hpp"
 #include "core/deck.hpp"
 #include "core/error.hpp"
-#include "io/reference_file.hpp"
-#include "io/reference_losses.hpp"
-#include "io/reference_settings.hpp"
+#include "modules/reference_check/reference_file.hpp"
+#include "modules/reference_check/reference_losses.hpp"
+#include "modules/reference_check/reference_settings.hpp"
 
 namespace {
 

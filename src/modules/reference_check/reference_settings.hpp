@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/deck.hpp"
-#include "io/reference_file.hpp"
+#include "modules/reference_check/reference_file.hpp"
 
 namespace zm {
 

@@ -1,4 +1,4 @@
-#include "io/reference_settings.hpp"
+#include "modules/reference_check/reference_settings.hpp"
 
 #include <fmt/format.h>
 

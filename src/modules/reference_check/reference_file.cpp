@@ -1,4 +1,4 @@
-#include "io/reference_file.hpp"
+#include "modules/reference_check/reference_file.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "io/reference_losses.hpp"
+#include "modules/reference_check/reference_losses.hpp"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
-#include "io/reference_settings.hpp"
+#include "modules/reference_check/reference_settings.hpp"
 
 namespace zm {
 

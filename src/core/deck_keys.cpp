@@ -1,0 +1,153 @@
+#include "core/deck_keys.hpp"
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace zm {
+
+using deck_detail::Kind;
+using deck_detail::RawValue;
+
+namespace deck_keys {
+
+namespace {
+
+KeySpec module_key(const std::string& module, std::string section, std::string key, Kind kind,
+                   ModuleValue default_value, std::string doc) {
+  KeySpec s;
+  s.section = std::move(section);
+  s.key = std::move(key);
+  s.kind = kind;
+  s.doc = std::move(doc);
+  s.module = module;
+  s.module_default = std::move(default_value);
+  const std::string full = s.full_name();
+  s.set = [full, kind](Deck& d, const RawValue& v) {
+    switch (kind) {
+      case Kind::Integer:
+        d.module_values[full] = v.integer;
+        return;
+      case Kind::Float:
+        d.module_values[full] =
+            v.type == RawValue::Type::Integer ? static_cast<double>(v.integer) : v.number;
+        return;
+      case Kind::Boolean:
+        d.module_values[full] = v.boolean;
+        return;
+      default:
+        d.module_values[full] = v.text;
+        return;
+    }
+  };
+  s.get = [full, kind](const Deck& d) -> std::string {
+    switch (kind) {
+      case Kind::Integer:
+        return fmt::format("{}", d.value<int64_t>(full));
+      case Kind::Float:
+        return deck_detail::format_number(d.value<double>(full));
+      case Kind::Boolean:
+        return d.value<bool>(full) ? "true" : "false";
+      default:
+        return deck_detail::toml_quote(d.value<std::string>(full));
+    }
+  };
+  return s;
+}
+
+}  // namespace
+
+KeySpec choice(const std::string& module, std::string section, std::string key,
+               std::string default_value, std::vector<std::string> choices, std::string doc) {
+  KeySpec s = module_key(module, std::move(section), std::move(key), Kind::Choice,
+                         std::move(default_value), std::move(doc));
+  s.choices = std::move(choices);
+  return s;
+}
+
+KeySpec string(const std::string& module, std::string section, std::string key,
+               std::string default_value, bool allow_empty, std::string doc) {
+  KeySpec s = module_key(module, std::move(section), std::move(key), Kind::String,
+                         std::move(default_value), std::move(doc));
+  s.allow_empty = allow_empty;
+  return s;
+}
+
+KeySpec integer(const std::string& module, std::string section, std::string key,
+                int64_t default_value, int64_t min, int64_t max, std::string doc) {
+  KeySpec s = module_key(module, std::move(section), std::move(key), Kind::Integer, default_value,
+                         std::move(doc));
+  s.min = static_cast<double>(min);
+  s.max = static_cast<double>(max);
+  return s;
+}
+
+KeySpec number(const std::string& module, std::string section, std::string key,
+               double default_value, double min, bool min_exclusive, double max,
+               bool max_exclusive, std::string doc) {
+  KeySpec s = module_key(module, std::move(section), std::move(key), Kind::Float, default_value,
+                         std::move(doc));
+  s.min = min;
+  s.min_exclusive = min_exclusive;
+  s.max = max;
+  s.max_exclusive = max_exclusive;
+  return s;
+}
+
+KeySpec boolean(const std::string& module, std::string section, std::string key,
+                bool default_value, std::string doc) {
+  return module_key(module, std::move(section), std::move(key), Kind::Boolean, default_value,
+                    std::move(doc));
+}
+
+}  // namespace deck_keys
+
+void add_deck_keys(const std::vector<KeySpec>& keys) {
+  deck_detail::add_keys(keys);
+}
+
+namespace {
+std::vector<DeckCheck>& deck_checks() {
+  static std::vector<DeckCheck> checks;
+  return checks;
+}
+}  // namespace
+
+void add_deck_check(DeckCheck check) {
+  deck_checks().push_back(std::move(check));
+}
+
+void run_deck_checks(const Deck& deck, BuildChecks build_checks) {
+  for (const DeckCheck& check : deck_checks()) check(deck, build_checks);
+}
+
+template <typename T>
+T Deck::value(const std::string& full_name) const {
+  auto found = module_values.find(full_name);
+  if (found != module_values.end()) {
+    const T* typed = std::get_if<T>(&found->second);
+    ZM_ASSERT(typed != nullptr, "module key {} read as another type than it holds", full_name);
+    return *typed;
+  }
+  for (const KeySpec& spec : deck_detail::schema()) {
+    if (spec.full_name() != full_name) continue;
+    const T* typed = std::get_if<T>(&spec.module_default);
+    ZM_ASSERT(!spec.module.empty() && typed != nullptr,
+              "{} is not a module key of that type", full_name);
+    return *typed;
+  }
+  ZM_ASSERT(false, "module key {} is not registered (is its module built and registered?)",
+            full_name);
+  return T{};
+}
+
+template int64_t Deck::value<int64_t>(const std::string&) const;
+template double Deck::value<double>(const std::string&) const;
+template bool Deck::value<bool>(const std::string&) const;
+template std::string Deck::value<std::string>(const std::string&) const;
+
+void Deck::set_value(const std::string& full_name, ModuleValue value) {
+  module_values[full_name] = std::move(value);
+}
+
+}  // namespace zm

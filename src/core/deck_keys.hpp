@@ -1,0 +1,46 @@
+// What a module adds to the deck (core/modules.hpp): its keys, each with a type, a default, its
+// bounds or choices and its help, in the schema beside the core's, so that parsing, `--set`, the
+// resolved deck, `zeromini schema` and the error messages treat them exactly as the core's own;
+// and the checks the module makes of a whole deck. Their values live in Deck::module_values and are
+// read with Deck::value<T>("section.key"), once, where the module maps them onto its options.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/deck.hpp"
+#include "core/deck_schema.hpp"
+
+namespace zm {
+
+using deck_detail::KeySpec;
+
+namespace deck_keys {
+// One key of `module`. Bounds are inclusive unless said otherwise.
+KeySpec choice(const std::string& module, std::string section, std::string key,
+               std::string default_value, std::vector<std::string> choices, std::string doc);
+KeySpec string(const std::string& module, std::string section, std::string key,
+               std::string default_value, bool allow_empty, std::string doc);
+KeySpec integer(const std::string& module, std::string section, std::string key,
+                int64_t default_value, int64_t min, int64_t max, std::string doc);
+KeySpec number(const std::string& module, std::string section, std::string key,
+               double default_value, double min, bool min_exclusive, double max,
+               bool max_exclusive, std::string doc);
+KeySpec boolean(const std::string& module, std::string section, std::string key,
+                bool default_value, std::string doc);
+}  // namespace deck_keys
+
+// Registers a module's keys (at start-up, from its registration function).
+void add_deck_keys(const std::vector<KeySpec>& keys);
+
+// A check of a whole deck as it is loaded (after every key and --set was applied), e.g. a key
+// against the model's shape; it fails (zm::Error) naming where the keys were set. `build_checks`:
+// whether the checks that depend on this build apply (BuildChecks).
+using DeckCheck = std::function<void(const Deck&, BuildChecks)>;
+void add_deck_check(DeckCheck check);
+// Runs every registered check (core/deck.cpp, after its own).
+void run_deck_checks(const Deck& deck, BuildChecks build_checks);
+
+}  // namespace zm

@@ -1,0 +1,24 @@
+#include "plan/run_extensions.hpp"
+
+#include <vector>
+
+namespace zm {
+
+namespace {
+std::vector<RunConfigurer>& configurers() {
+  static std::vector<RunConfigurer> registered;
+  return registered;
+}
+}  // namespace
+
+void add_run_configurer(RunConfigurer configurer) {
+  configurers().push_back(std::move(configurer));
+}
+
+RunExtensions run_extensions(const Deck& deck, int stage) {
+  RunExtensions extensions;
+  for (const RunConfigurer& configure : configurers()) configure(deck, stage, extensions);
+  return extensions;
+}
+
+}  // namespace zm

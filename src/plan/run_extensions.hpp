@@ -1,0 +1,27 @@
+// What the modules of this program (core/modules.hpp) add to a run of a deck, in the terms of
+// the layers below: each module registers a configurer, which reads its own deck keys once and
+// fills its part of RunExtensions (the kernels the model runs, the strategies of the step's
+// collectives, where the optimizer state lives, ...). The run (src/train) and the planner build
+// from the same result, so that what is planned is what runs. The core's own keys are mapped
+// beside it (plan/run_options.hpp); below src/plan no layer sees the deck.
+#pragma once
+
+#include <functional>
+
+#include "core/deck.hpp"
+
+namespace zm {
+
+struct RunExtensions {
+  // Each module's part is added here as the module is built (one field, or a few, per kind of
+  // extension point the core defines).
+};
+
+// Fills a module's part of `extensions` for a run of `deck` at `stage`.
+using RunConfigurer = std::function<void(const Deck& deck, int stage, RunExtensions& extensions)>;
+void add_run_configurer(RunConfigurer configurer);
+
+// Every registered configurer applied, in registration order.
+RunExtensions run_extensions(const Deck& deck, int stage);
+
+}  // namespace zm
