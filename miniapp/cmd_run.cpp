@@ -153,15 +153,15 @@ int run(int& argc, char**& argv, const RunOptions& options) {
       log_root("Results: {0}/results.h5, {0}/summary.json\n", deck.output.dir);
     }
     RunInvocation run = invocation(options, runtime.size());
-    run.build = fmt::format("zeromini {} | Kokkos {} ({}) | {} rank{} x {} thread{}",
-                            git_revision(), build_features().kokkos_version, kokkos_backends(),
-                            runtime.size(), runtime.size() == 1 ? "" : "s",
-                            placement.rank.kokkos_threads,
-                            placement.rank.kokkos_threads == 1 ? "" : "s");
+    run.build =
+        fmt::format("zeromini {} | Kokkos {} ({}) | {} rank{} x {} thread{}", git_revision(),
+                    build_features().kokkos_version, kokkos_backends(), runtime.size(),
+                    runtime.size() == 1 ? "" : "s", placement.rank.kokkos_threads,
+                    placement.rank.kokkos_threads == 1 ? "" : "s");
     int status = exit_code(outcome.end);
     for (const auto& extension : run_command_extensions())
-      status = extension->after_training(deck, run, outcome, status, runtime.watchdog(),
-                                         MPI_COMM_WORLD);
+      status =
+          extension->after_training(deck, run, outcome, status, runtime.watchdog(), MPI_COMM_WORLD);
     // Everything is written and closed: a finalize that hangs ends the rank with this status.
     runtime.watchdog().set_finalize_status(status);
     return status;

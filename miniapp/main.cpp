@@ -5,12 +5,12 @@
 #include <exception>
 
 #include "commands.hpp"
-#include "core/modules.hpp"
-#include "train/command_extensions.hpp"
 #include "core/build_info.hpp"
 #include "core/error.hpp"
 #include "core/exit_codes.hpp"
+#include "core/modules.hpp"
 #include "core/stop_signal.hpp"
+#include "train/command_extensions.hpp"
 
 namespace {
 

@@ -4,10 +4,10 @@
 #include <benchmark/benchmark.h>
 #include <mpi.h>
 
-#include "core/modules.hpp"
 #include "comm/device_select.hpp"
 #include "comm/mpi_defaults.hpp"
 #include "comm/watchdog.hpp"
+#include "core/modules.hpp"
 
 #include <cstdio>
 #include <vector>

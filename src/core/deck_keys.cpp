@@ -83,8 +83,8 @@ KeySpec integer(const std::string& module, std::string section, std::string key,
 }
 
 KeySpec number(const std::string& module, std::string section, std::string key,
-               double default_value, double min, bool min_exclusive, double max,
-               bool max_exclusive, std::string doc) {
+               double default_value, double min, bool min_exclusive, double max, bool max_exclusive,
+               std::string doc) {
   KeySpec s = module_key(module, std::move(section), std::move(key), Kind::Float, default_value,
                          std::move(doc));
   s.min = min;
@@ -94,8 +94,8 @@ KeySpec number(const std::string& module, std::string section, std::string key,
   return s;
 }
 
-KeySpec boolean(const std::string& module, std::string section, std::string key,
-                bool default_value, std::string doc) {
+KeySpec boolean(const std::string& module, std::string section, std::string key, bool default_value,
+                std::string doc) {
   return module_key(module, std::move(section), std::move(key), Kind::Boolean, default_value,
                     std::move(doc));
 }
@@ -132,8 +132,8 @@ T Deck::value(const std::string& full_name) const {
   for (const KeySpec& spec : deck_detail::schema()) {
     if (spec.full_name() != full_name) continue;
     const T* typed = std::get_if<T>(&spec.module_default);
-    ZM_ASSERT(!spec.module.empty() && typed != nullptr,
-              "{} is not a module key of that type", full_name);
+    ZM_ASSERT(!spec.module.empty() && typed != nullptr, "{} is not a module key of that type",
+              full_name);
     return *typed;
   }
   ZM_ASSERT(false, "module key {} is not registered (is its module built and registered?)",

@@ -26,10 +26,10 @@ KeySpec string(const std::string& module, std::string section, std::string key,
 KeySpec integer(const std::string& module, std::string section, std::string key,
                 int64_t default_value, int64_t min, int64_t max, std::string doc);
 KeySpec number(const std::string& module, std::string section, std::string key,
-               double default_value, double min, bool min_exclusive, double max,
-               bool max_exclusive, std::string doc);
-KeySpec boolean(const std::string& module, std::string section, std::string key,
-                bool default_value, std::string doc);
+               double default_value, double min, bool min_exclusive, double max, bool max_exclusive,
+               std::string doc);
+KeySpec boolean(const std::string& module, std::string section, std::string key, bool default_value,
+                std::string doc);
 }  // namespace deck_keys
 
 // Registers a module's keys (at start-up, from its registration function).

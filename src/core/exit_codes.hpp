@@ -6,15 +6,15 @@
 namespace zm {
 
 enum ExitCode : int {
-  kExitCompleted = 0,      // finished, or stopped on SIGTERM/SIGINT after writing a checkpoint
-  kExitRankFailed = 1,     // a rank failed (internal or MPI error); the job was aborted
-  kExitBadInput = 2,       // deck, command line, refused checkpoint, run that cannot fit, output
-                           // directory in use or holding another run
-  kExitNonFinite = 3,      // the loss or gradient norm was not finite
-  kExitIoError = 4,        // a checkpoint or results write failed (disk full, quota, permissions)
-  kExitWatchdog = 5,       // a rank did not arrive within comm.timeout_s
-  kExitTerminated = 6,     // stopped on a signal without a checkpoint (none configured, or before
-                           // training started); results were flushed
+  kExitCompleted = 0,   // finished, or stopped on SIGTERM/SIGINT after writing a checkpoint
+  kExitRankFailed = 1,  // a rank failed (internal or MPI error); the job was aborted
+  kExitBadInput = 2,    // deck, command line, refused checkpoint, run that cannot fit, output
+                        // directory in use or holding another run
+  kExitNonFinite = 3,   // the loss or gradient norm was not finite
+  kExitIoError = 4,     // a checkpoint or results write failed (disk full, quota, permissions)
+  kExitWatchdog = 5,    // a rank did not arrive within comm.timeout_s
+  kExitTerminated = 6,  // stopped on a signal without a checkpoint (none configured, or before
+                        // training started); results were flushed
   // 7..127: a module's own statuses (its README says which it gives and why)
   kExitSignalBase = 128  // + signal number: aborted by a second signal, or one during blocking I/O
 };

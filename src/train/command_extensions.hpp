@@ -43,9 +43,8 @@ class RunCommandExtension {
   }
   // On every rank, after training, collectively: the exit status, `status` (the run's) unless
   // the extension has its own to give.
-  virtual int after_training(const Deck& deck, const RunInvocation& run,
-                             const RunOutcome& outcome, int status, Watchdog& watchdog,
-                             MPI_Comm comm) {
+  virtual int after_training(const Deck& deck, const RunInvocation& run, const RunOutcome& outcome,
+                             int status, Watchdog& watchdog, MPI_Comm comm) {
     (void)deck, (void)run, (void)outcome, (void)watchdog, (void)comm;
     return status;
   }

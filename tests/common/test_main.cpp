@@ -15,8 +15,8 @@
 #include "common/test_watchdog.hpp"
 
 #include "core/compat.hpp"
-#include "core/modules.hpp"
 #include "core/log.hpp"
+#include "core/modules.hpp"
 #include "kernels/team.hpp"
 
 namespace {

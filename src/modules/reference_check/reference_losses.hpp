@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "core/deck.hpp"
-#include "modules/reference_check/reference_file.hpp"
 #include "io/run_records.hpp"
+#include "modules/reference_check/reference_file.hpp"
 
 namespace zm {
 

@@ -113,9 +113,9 @@ int ReferenceRun::after_training(const Deck& deck, const RunInvocation& run,
       if (outcome.end != RunEnd::Completed) {
         log_root("Reference: {} not written: the run did not complete\n", write_file_);
       } else {
-        const Reference made = make_reference(deck, run.ranks, outcome.stages,
-                                              {run.deck_path, write_command(run, write_file_),
-                                               run.build});
+        const Reference made =
+            make_reference(deck, run.ranks, outcome.stages,
+                           {run.deck_path, write_command(run, write_file_), run.build});
         const std::string error = write_file_durably(write_file_, format_reference(made));
         if (error.empty()) {
           log_root("Reference: wrote {}\n", write_file_);
