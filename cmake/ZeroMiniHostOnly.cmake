@@ -21,7 +21,7 @@
 
 # Directories that quoted includes are resolved against, after the including file's own.
 set(ZEROMINI_INCLUDE_ROOTS ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests
-    ${PROJECT_SOURCE_DIR}/miniapp)
+    ${PROJECT_SOURCE_DIR}/miniapp ${PROJECT_SOURCE_DIR}/miniapp/bench)
 
 # zm_needs_device_compiler(OUT FILE): OUT is ON when FILE includes, directly or through project
 # headers, Kokkos, Kokkos Kernels or a CUDA, cuBLAS or NCCL header.

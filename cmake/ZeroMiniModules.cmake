@@ -1,7 +1,8 @@
 # Modules: the optional features, each in one folder beside the core (src/modules/<name>/).
 #
 # A module's folder holds its sources (every .cpp and .hpp in it, headers included as
-# "modules/<name>/file.hpp"), a README.md and a module.cmake that declares it:
+# "modules/<name>/file.hpp"), its micro-benchmarks (bench/*.cpp, compiled into zeromini-bench), a
+# README.md and a module.cmake that declares it:
 #
 #   zm_module(offload
 #     DESCRIPTION "ZeRO-Offload: optimizer state (and stage 3's parameters) in host memory"
@@ -121,6 +122,13 @@ function(zm_add_modules modules_dir)
   endforeach()
   zm_compile_host_only_where_possible(${generated})
   set(ZEROMINI_ENABLED_MODULES ${enabled} PARENT_SCOPE)
+  set(bench_sources "")
+  foreach(name IN LISTS enabled)
+    get_property(dir GLOBAL PROPERTY ZM_MODULE_DIR_${name})
+    file(GLOB module_bench CONFIGURE_DEPENDS ${dir}/bench/*.cpp)
+    list(APPEND bench_sources ${module_bench})
+  endforeach()
+  set_property(GLOBAL PROPERTY ZEROMINI_MODULE_BENCH_SOURCES ${bench_sources})
   string(REPLACE ";" ", " enabled_text "${enabled}")
   message(STATUS "zeromini: modules: ${enabled_text}")
 endfunction()
