@@ -11,20 +11,29 @@
 #                                                       # never uses either
 #     REQUIRES "")                                      # modules it builds on
 #
-# Each module gets an option ZEROMINI_WITH_<NAME> (default ON) and, when on, a static library
+# Each module gets an option ZEROMINI_WITH_<NAME> and, when on, a static library
 # zeromini_module_<name> over the whole core (zeromini_train), and its tests in
 # tests/modules/<name>/. It defines `void zm::register_module_<name>()`, which registers what it
 # adds with the interfaces the core defines. CMake writes modules_generated.cpp: register_modules()
 # calls every enabled module's function and records the disabled ones with their keys and
 # option, so that a deck asking for one is refused naming the option (core/modules.hpp). The core
 # itself names no module.
+#
+# Which modules a new build directory has by default: ZEROMINI_MODULES, "all" (the default),
+# "none" (the core alone: the configuration CI runs `ctest -L core` in) or a list of names; a
+# ZEROMINI_WITH_<NAME> given on the command line wins.
+set(ZEROMINI_MODULES "all" CACHE STRING "Modules built by default: all, none, or a list of names")
 
 # zm_module(NAME DESCRIPTION text KEYS key... NAMES name... REQUIRES module...)
 # (NAMES is read by tests/tools/check_core_names.py, which fails where a core file names a module.)
 macro(zm_module name)
   cmake_parse_arguments(ZM_MODULE "" "DESCRIPTION" "KEYS;NAMES;REQUIRES" ${ARGN})
   string(TOUPPER ${name} _zm_upper)
-  option(ZEROMINI_WITH_${_zm_upper} "${ZM_MODULE_DESCRIPTION}" ON)
+  set(_zm_default OFF)
+  if(ZEROMINI_MODULES STREQUAL "all" OR "${name}" IN_LIST ZEROMINI_MODULES)
+    set(_zm_default ON)
+  endif()
+  option(ZEROMINI_WITH_${_zm_upper} "${ZM_MODULE_DESCRIPTION}" ${_zm_default})
   set_property(GLOBAL APPEND PROPERTY ZM_MODULES ${name})
   set_property(GLOBAL PROPERTY ZM_MODULE_DESCRIPTION_${name} "${ZM_MODULE_DESCRIPTION}")
   set_property(GLOBAL PROPERTY ZM_MODULE_KEYS_${name} "${ZM_MODULE_KEYS}")

@@ -3,6 +3,8 @@
 # whole suite with ctest (unit tests, MPI tests at 1-4 ranks, the PyTorch reference, the fault,
 # workflow and Slurm tests) in each supported host configuration:
 #
+#   core     the core alone: Debian's Kokkos 3.4, every module off               -> build-core/
+#            (ZEROMINI_MODULES=none); runs the core's tests (ctest -L core)
 #   debian   Debian's Kokkos 3.4 (Serial) and Kokkos Kernels on OpenBLAS          -> build/
 #   openmp   Kokkos >= 4 with OpenMP + Serial and Kokkos Kernels with the BLAS     -> build-openmp/
 #            TPL, built by scripts/build-kokkos.sh from the release tarballs in a
@@ -18,8 +20,10 @@
 #            host-made files), under CUDA's stub driver where the machine has no
 #            GPU. Skipped, with a message, where there is no nvcc or no sources.
 #
-#   scripts/test.sh [--config debian|openmp|cuda|all] [ctest arguments, e.g. -L mpi or -R deck]
-#   (ctest arguments apply to the debian and openmp configurations; cuda runs -L no_gpu)
+#   scripts/test.sh [--config core|debian|openmp|cuda|all] [ctest arguments, e.g. -L mpi or -R deck]
+#   (ctest arguments apply to the core, debian and openmp configurations; cuda runs -L no_gpu).
+#   When every configuration runs, the debian one runs the modules' tests only (ctest -LE core):
+#   the core's run in the core configuration (modules off) and in openmp (modules on).
 #   scripts/test.sh --quick   the debian configuration's unit tests and its 1- and 2-rank
 #                             GoogleTest runs (label quick): a few minutes on a warm machine
 #
@@ -46,7 +50,7 @@ elif [[ ${1:-} == --quick ]]; then
   shift
   set -- -L quick "$@"
 fi
-case $configs in debian | openmp | cuda | all) ;; *) echo "test.sh: unknown configuration $configs" >&2; exit 2 ;; esac
+case $configs in core | debian | openmp | cuda | all) ;; *) echo "test.sh: unknown configuration $configs" >&2; exit 2 ;; esac
 
 # The Kokkos >= 4 release tarballs: ZEROMINI_KOKKOS_VENDOR, else shared/vendor beside the clone
 # or beside one of its parent directories.
@@ -107,11 +111,28 @@ run_ctest() {  # run_ctest BUILD_DIR [ctest arguments]
   (cd "$dir" && OPENBLAS_NUM_THREADS=1 ctest --output-on-failure --timeout 900 -j "$(nproc)" "$@")
 }
 
+run_core() {
+  echo "=== test.sh: configuration core (Debian's Kokkos 3.4, Serial, every module off) ==="
+  # set -e does not act inside a function called as an if condition: every step says || return.
+  # In unity batches: the debian configuration compiles the same sources file by file.
+  BUILD_DIR=$root/build-core build core -DZEROMINI_MODULES=none -DZEROMINI_UNITY_BUILD=ON ||
+    return
+  timed core tests run_ctest build-core -L core "$@" || return
+  scripts/list-skipped-tests.py build-core core
+}
+
 run_debian() {
   echo "=== test.sh: configuration debian (Debian's Kokkos 3.4, Serial) ==="
-  # set -e does not act inside a function called as an if condition: every step says || return.
-  build debian || return
-  timed debian tests run_ctest build "$@" || return
+  local only_modules=()
+  if [[ $configs == all ]]; then
+    # The core's tests run in the core configuration; the fuzzer, which reads inputs only the
+    # core parses, is built there.
+    only_modules=(-LE core)
+    build debian -DZEROMINI_BUILD_FUZZ=OFF || return
+  else
+    build debian || return
+  fi
+  timed debian tests run_ctest build "${only_modules[@]}" "$@" || return
   scripts/list-skipped-tests.py build debian
 }
 
@@ -226,7 +247,7 @@ if [[ $configs != debian && $(id -u) -eq 0 ]] && command -v debootstrap >/dev/nu
   nice -n 19 scripts/kit-bare-check.sh --make-root >"$bare_root_log" 2>&1 &
 fi
 [[ $configs != all ]] || start_cuda_build_in_background
-for config in debian openmp cuda; do
+for config in core debian openmp cuda; do
   [[ $configs == all || $configs == "$config" ]] || continue
   start=$SECONDS
   if "run_$config" "$@"; then
@@ -238,8 +259,8 @@ for config in debian openmp cuda; do
 done
 echo "all elapsed $SECONDS" >>"$phase_log"
 echo "=== test.sh: where the time went ==="
-/usr/bin/env python3 scripts/ci_times.py "$phase_log" debian=build openmp=build-openmp \
-  cuda=build-cuda || true
+/usr/bin/env python3 scripts/ci_times.py "$phase_log" core=build-core debian=build \
+  openmp=build-openmp cuda=build-cuda || true
 rm -f "$phase_log"
 if ((${#failed[@]})); then
   echo "test.sh: failed configurations: ${failed[*]}" >&2
