@@ -1,5 +1,6 @@
 #include "plan/run_options.hpp"
 
+#include "comm/node_split.hpp"
 #include "core/offload.hpp"
 #include "core/stage_spec.hpp"
 
@@ -21,6 +22,17 @@ ZeroOptions zero_options(const Deck& deck, int stage, const ZeroMesh& mesh) {
   options.seed = deck.train.seed;
   options.offload = offload_of(deck, stage_spec(stage), mesh);
   return options;
+}
+
+int run_ranks_per_node(const Deck& deck, Communicator& world) {
+  if (deck.zero.ranks_per_node != 0) return world.size();  // zero_mesh takes the deck's
+  return NodeComm(world.mpi_comm()).size();
+}
+
+ZeroMesh run_zero_mesh(const Deck& deck, int stage, Communicator& world) {
+  // Always asked (not only for "node"): the mesh also says where the nodes are, for the bytes
+  // that leave them.
+  return zero_mesh(deck, stage, world.size(), run_ranks_per_node(deck, world));
 }
 
 }  // namespace zm
