@@ -12,6 +12,7 @@
 #include "model/layout.hpp"
 #include "plan/machine.hpp"
 #include "plan/planner.hpp"
+#include "plan/run_options.hpp"
 #include "zero/schedule.hpp"
 
 namespace zm::cli {
@@ -453,7 +454,8 @@ void print_schedules(const Deck& deck, const std::vector<PlanPoint>& points) {
     const Partition partition(layout, point.mesh.group_ranks(), point.mesh.sub_shards());
     const int unit = std::min(1, partition.num_units() - 1);
     const StepSchedule schedule =
-        build_step_schedule(stage_spec(point.stage), partition, deck, point.mesh);
+        build_step_schedule(stage_spec(point.stage), partition,
+                            zero_options(deck, point.stage, point.mesh), point.mesh);
     fmt::print("  {} ranks, stage {}, unit {} ({}):\n", point.ranks, point.stage, unit,
                layout.unit(unit).name);
     for (const std::string& line : describe_schedule(schedule, unit)) fmt::print("    {}\n", line);

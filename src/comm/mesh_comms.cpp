@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "comm/cross_node.hpp"
-#include "comm/node_split.hpp"
 #include "core/error.hpp"
 
 namespace zm {
@@ -26,17 +25,6 @@ CommLevel level_along(const ZeroMesh& mesh, const std::string& dim) {
 
 CommLevel world_level(const ZeroMesh& mesh) {
   return mesh.hybrid() ? CommLevel::InterGroup : CommLevel::IntraGroup;
-}
-
-int run_ranks_per_node(const Deck& deck, Communicator& world) {
-  if (deck.zero.ranks_per_node != 0) return world.size();  // zero_mesh takes the deck's
-  return NodeComm(world.mpi_comm()).size();
-}
-
-ZeroMesh run_zero_mesh(const Deck& deck, int stage, Communicator& world) {
-  // Always asked (not only for "node"): the mesh also says where the nodes are, for the bytes
-  // that leave them.
-  return zero_mesh(deck, stage, world.size(), run_ranks_per_node(deck, world));
 }
 
 MeshComms::MeshComms(Communicator& world, const ZeroMesh& mesh, bool split_group_by_node)

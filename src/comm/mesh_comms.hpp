@@ -37,12 +37,6 @@ const char* comm_level_name(CommLevel level);  // "intra_group" | "inter_group" 
 CommLevel level_along(const ZeroMesh& mesh, const std::string& dim);
 CommLevel world_level(const ZeroMesh& mesh);
 
-// The ranks of `world` that share a node (collective: MPI's shared-memory split, unless
-// zero.ranks_per_node says; "node" shard sizes and the cross-node counts use it).
-int run_ranks_per_node(const Deck& deck, Communicator& world);
-// The mesh of a run on `world` under the deck (collective, as run_ranks_per_node).
-ZeroMesh run_zero_mesh(const Deck& deck, int stage, Communicator& world);
-
 class MeshComms {
  public:
   // Collective over `world` (it splits it along each dimension of a hybrid mesh, and the shard

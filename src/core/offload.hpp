@@ -1,6 +1,7 @@
 // ZeRO-Offload as the run applies it: which model state a stage keeps in host memory under the
 // deck's zero.offload_optimizer and zero.offload_params. The one place that maps the keys and
-// the stage onto "on the host"; the engine, its schedule and the planner ask it.
+// the stage onto "on the host"; the planner asks it, and zero_options (plan/run_options.hpp) asks
+// it once per stage for the ZeRO layer's engine and schedule (ZeroOptions::offload).
 //
 //   offload_optimizer = "host"  stages 1-3  fp32 master, Adam m and v of the rank's optimizer
 //                                           shard on the host; AdamW runs there on the reduced

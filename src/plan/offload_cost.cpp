@@ -7,9 +7,10 @@
 #include "core/offload.hpp"
 #include "core/stage_spec.hpp"
 #include "model/layout.hpp"
+#include "plan/run_declarations.hpp"
+#include "plan/run_options.hpp"
 #include "zero/engine.hpp"
 #include "zero/partition.hpp"
-#include "zero/run_declarations.hpp"
 
 namespace zm {
 
@@ -50,7 +51,8 @@ OffloadCost price_offload(const Deck& deck, int stage, const ZeroMesh& mesh,
   // Each unit's copies as the run makes them (its schedule), in unit order.
   const ParamLayout layout(deck.model, mesh.tp());
   const Partition partition(layout, mesh.group_ranks(), mesh.sub_shards());
-  const StepSchedule schedule = build_step_schedule(spec, partition, deck, mesh);
+  const ZeroOptions options = zero_options(deck, stage, mesh);
+  const StepSchedule schedule = build_step_schedule(spec, partition, options, mesh);
   const int units = partition.num_units();
   auto copy_seconds = [&](const ScheduledTransfer& t) {
     return t.bytes() / host.link_bandwidth + host.link_latency;
@@ -77,8 +79,8 @@ OffloadCost price_offload(const Deck& deck, int stage, const ZeroMesh& mesh,
     }
   }
   // The run's ShardSum::InPlace (zero/paths/sharded_gradients.cpp): the copies go unwaited.
-  cost.streaming_overlaps = cost.streaming_seconds > 0 && deck.train.grad_accum == 1 &&
-                            !sums_gradients_in_fp32(deck) && !deck.train.policy().widens_reduce();
+  cost.streaming_overlaps = cost.streaming_seconds > 0 && options.grad_accum == 1 &&
+                            !sums_gradients_in_fp32(options) && !options.policy.widens_reduce();
   cost.host_update_seconds = static_cast<double>(cost.host_elements) / cost.host_rate;
   cost.optimizer_seconds = to_host[0];
   for (size_t u = 0; u < static_cast<size_t>(units); ++u)

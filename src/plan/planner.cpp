@@ -9,9 +9,9 @@
 #include "core/stage_spec.hpp"
 #include "core/validate.hpp"
 #include "model/layout.hpp"
+#include "plan/run_declarations.hpp"
 #include "zero/engine.hpp"
 #include "zero/partition.hpp"
-#include "zero/run_declarations.hpp"
 
 namespace zm {
 

@@ -9,6 +9,7 @@
 #include "comm/node_split.hpp"
 #include "core/error.hpp"
 #include "plan/planner.hpp"
+#include "plan/run_options.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cuda_runtime.h>

@@ -18,6 +18,7 @@
 #include "io/output_dir.hpp"
 #include "io/results_file.hpp"
 #include "io/trace_file.hpp"
+#include "plan/run_options.hpp"
 #include "train/exposure_figures.hpp"
 #include "train/memory_check.hpp"
 #include "train/run_estimate.hpp"

@@ -9,7 +9,8 @@
 #include "core/validate.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/matmul.hpp"
-#include "zero/run_declarations.hpp"
+#include "plan/run_declarations.hpp"
+#include "plan/run_options.hpp"
 
 namespace zm {
 
@@ -92,7 +93,8 @@ TrainerT<Real>::TrainerT(const Deck& deck, int stage, Communicator& comm, const 
       comms_(std::make_unique<MeshComms>(comm, validated_mesh(deck, stage, comm),
                                          deck.zero.quantizes_grads())),
       partition_(layout_, comms_->mesh().group_ranks(), comms_->mesh().sub_shards()),
-      engine_(make_engine<Real>(stage, partition_, *comms_, deck_, gpt_schedule(layout_),
+      engine_(make_engine<Real>(stage, partition_, *comms_,
+                                zero_options(deck, stage, comms_->mesh()), gpt_schedule(layout_),
                                 team_shape, context.ledger)),
       model_(layout_, deck.train.micro_batch, deck.model.seq_len, context,
              deck.train.policy().gemm_math, team_shape, tensor_parallel_group()),

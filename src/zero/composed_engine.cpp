@@ -4,12 +4,12 @@ namespace zm {
 
 template <typename Real>
 ComposedEngine<Real>::ComposedEngine(const StageSpec& spec, const Partition& partition,
-                                     MeshComms& comms, const Deck& deck,
+                                     MeshComms& comms, const ZeroOptions& options,
                                      const std::vector<UnitEvent>& schedule,
                                      kernels::TeamShape team_shape, MemoryLedger* ledger)
-    : ZeroEngineT<Real>(spec, partition, comms, deck, team_shape, ledger),
-      gradients_(make_gradient_path<Real>(spec, partition, deck, comms, ledger)),
-      parameters_(make_parameter_path<Real>(spec, partition, deck, schedule, ledger)) {}
+    : ZeroEngineT<Real>(spec, partition, comms, options, team_shape, ledger),
+      gradients_(make_gradient_path<Real>(spec, partition, options, comms, ledger)),
+      parameters_(make_parameter_path<Real>(spec, partition, options, schedule, ledger)) {}
 
 template <typename Real>
 void ComposedEngine<Real>::begin_micro_step(int64_t micro, int64_t micro_steps) {

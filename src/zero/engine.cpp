@@ -12,19 +12,19 @@
 
 namespace zm {
 
-int compute_element_bytes(const Deck& deck) {
-  return element_bytes(deck.train.policy().compute);
+int compute_element_bytes(const PrecisionPolicy& policy) {
+  return element_bytes(policy.compute);
 }
-int param_element_bytes(const Deck& deck) {
-  return element_bytes(deck.train.policy().param);
+int param_element_bytes(const PrecisionPolicy& policy) {
+  return element_bytes(policy.param);
 }
-int reduce_element_bytes(const Deck& deck) {
-  return element_bytes(deck.train.policy().reduce);
+int reduce_element_bytes(const PrecisionPolicy& policy) {
+  return element_bytes(policy.reduce);
 }
 
-bool sums_gradients_in_fp32(const Deck& deck) {
-  const PrecisionPolicy policy = deck.train.policy();
-  return policy.compute != Element::FP32 && (deck.train.grad_accum > 1 || policy.widens_reduce());
+bool sums_gradients_in_fp32(const ZeroOptions& options) {
+  const PrecisionPolicy& policy = options.policy;
+  return policy.compute != Element::FP32 && (options.grad_accum > 1 || policy.widens_reduce());
 }
 
 bool ZeroEngine::cuts_finer(const Placement& finer, const Placement& coarser) {
@@ -34,19 +34,19 @@ bool ZeroEngine::cuts_finer(const Placement& finer, const Placement& coarser) {
 }
 
 ZeroEngine::ZeroEngine(const StageSpec& spec, const Partition& partition, MeshComms& comms,
-                       const Deck& deck, MemoryLedger* ledger)
+                       const ZeroOptions& options, MemoryLedger* ledger)
     : stage_(spec.stage),
       partition_(&partition),
       comms_(&comms),
       comm_(&comms.group()),
       replicas_(comms.replicas()),
-      deck_(&deck),
+      options_(options),
       ledger_(ledger),
       rank_(comm_->rank()),
       ranks_(comm_->size()),
       replica_(replicas_ ? replicas_->rank() : 0),
       world_rank_(comms.world().rank()),
-      schedule_(build_step_schedule(spec, partition, deck, comms.mesh())),
+      schedule_(build_step_schedule(spec, partition, options, comms.mesh())),
       transfers_(std::make_unique<HostTransfers>()),
       params_storage_(comms.mesh().placements(spec).params),
       grads_storage_(comms.mesh().placements(spec).grads),
@@ -139,10 +139,11 @@ void adamw_segment(kernels::TeamShape shape, float* master, const Grad* grads, f
 
 }  // namespace
 
-std::vector<BufferSpec> model_state_buffers(const Partition& partition, const Deck& deck,
-                                            const ModelPlacements& placements, const ZeroMesh& mesh,
-                                            const Offload& offload) {
-  const PrecisionPolicy policy = deck.train.policy();
+std::vector<BufferSpec> model_state_buffers(const Partition& partition, const ZeroOptions& options,
+                                            const ModelPlacements& placements,
+                                            const ZeroMesh& mesh) {
+  const PrecisionPolicy& policy = options.policy;
+  const Offload& offload = options.offload;
   const int real_bytes = element_bytes(policy.compute);
   auto elements = [&](const Placement& placement) {
     return partition.piece_total(pieces(mesh.mesh, placement));
@@ -155,7 +156,7 @@ std::vector<BufferSpec> model_state_buffers(const Partition& partition, const De
       {"grads", grads_in, elements(placements.grads), real_bytes}};
   // Mixed precision with gradient accumulation or an fp32 reduction: the gradients summed in fp32
   // beside the bf16 gradients, in their storage (ZeroEngineT::grad_sum_at).
-  if (sums_gradients_in_fp32(deck))
+  if (sums_gradients_in_fp32(options))
     specs.push_back({"grad_sum", grads_in, elements(placements.grads)});
   // An fp32 master apart from the parameters: under bf16, and on the host under offload while
   // the fp32 parameters stay on the device.
@@ -173,7 +174,7 @@ std::vector<BufferSpec> model_state_buffers(const Partition& partition, const De
       largest_piece = std::max(largest_piece, partition.unit(u).padded / optim_pieces);
     if (!offload.gradients)  // else the gradient shard itself is on the host
       specs.push_back(
-          {"grad_stage", MemCategory::Host, 2 * largest_piece, reduce_element_bytes(deck)});
+          {"grad_stage", MemCategory::Host, 2 * largest_piece, reduce_element_bytes(policy)});
     if (policy.mixed() && !offload.params)
       specs.push_back({"param_stage", MemCategory::Host, largest_piece, real_bytes});
   }
@@ -182,25 +183,25 @@ std::vector<BufferSpec> model_state_buffers(const Partition& partition, const De
 
 template <typename Real>
 ZeroEngineT<Real>::ZeroEngineT(const StageSpec& spec, const Partition& partition, MeshComms& comms,
-                               const Deck& deck, kernels::TeamShape team_shape,
+                               const ZeroOptions& options, kernels::TeamShape team_shape,
                                MemoryLedger* ledger)
-    : ZeroEngine(spec, partition, comms, deck, ledger),
-      reduces_in_fp32_(deck.train.policy().widens_reduce()),
+    : ZeroEngine(spec, partition, comms, options, ledger),
+      reduces_in_fp32_(options.policy.widens_reduce()),
       team_shape_(team_shape) {
   allocate_model_state();
   if (schedule_.uses(ScheduleRole::UpdateGather, Strategy::Int8AllGather))
-    replica_gather_ = std::make_unique<QuantizedReplicaGather<Real>>(partition, deck, *replicas_,
+    replica_gather_ = std::make_unique<QuantizedReplicaGather<Real>>(partition, options, *replicas_,
                                                                      team_shape, ledger);
 }
 
 template <typename Real>
 void ZeroEngineT<Real>::allocate_model_state() {
   const ModelPlacements placements{params_storage_, grads_storage_, optim_storage_};
-  PlannedAllocator alloc(
-      model_state_buffers(*partition_, *deck_, placements, comms_->mesh(), offload()), ledger_);
+  PlannedAllocator alloc(model_state_buffers(*partition_, options_, placements, comms_->mesh()),
+                         ledger_);
   params_ = alloc.take<Real>("params");
   grads_ = alloc.take<Real>("grads");
-  if (sums_gradients_in_fp32(*deck_)) grad_sum_ = alloc.take<float>("grad_sum");
+  if (sums_gradients_in_fp32(options_)) grad_sum_ = alloc.take<float>("grad_sum");
   if (alloc.has("master")) master_ = alloc.take<float>("master");
   adam_m_ = alloc.take<float>("adam_m");
   adam_v_ = alloc.take<float>("adam_v");

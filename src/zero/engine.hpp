@@ -36,7 +36,6 @@
 
 #include "comm/communicator.hpp"
 #include "comm/mesh_comms.hpp"
-#include "core/deck.hpp"
 #include "core/device_mesh.hpp"
 #include "core/host_transfer.hpp"
 #include "core/memory.hpp"
@@ -47,6 +46,7 @@
 #include "zero/partition.hpp"
 #include "zero/replica_gather.hpp"
 #include "zero/schedule.hpp"
+#include "zero/zero_options.hpp"
 
 namespace zm {
 
@@ -60,33 +60,33 @@ struct OptimizerSettings {
   int64_t step = 1;      // 1-based
 };
 
-// Bytes of one element under the deck's precision policy: of activations and gradients as
-// backward writes them (compute), of parameters and their gathers (param), and of the gradient
-// collectives (reduce).
-int compute_element_bytes(const Deck& deck);
-int param_element_bytes(const Deck& deck);
-int reduce_element_bytes(const Deck& deck);
+// Bytes of one element under a precision policy: of activations and gradients as backward writes
+// them (compute), of parameters and their gathers (param), and of the gradient collectives
+// (reduce).
+int compute_element_bytes(const PrecisionPolicy& policy);
+int param_element_bytes(const PrecisionPolicy& policy);
+int reduce_element_bytes(const PrecisionPolicy& policy);
 // Whether the engine keeps the gradients' fp32 sum (grad_sum) beside the bf16 gradients: under
 // bf16 with gradient accumulation, or with an fp32 reduction.
-bool sums_gradients_in_fp32(const Deck& deck);
+bool sums_gradients_in_fp32(const ZeroOptions& options);
 
 // What every stage does whatever the compute type; the trainer, checkpoints and the planner see
 // an engine through this class.
 class ZeroEngine {
  public:
   // Every buffer the stage's engine allocates (make_engine), for the planner: element sizes come
-  // from the deck's precision, so any build prices any precision without a typed engine.
+  // from the options' precision policy, so any build prices any precision without a typed engine.
   static std::vector<BufferSpec> declared_buffers(int stage, const Partition& partition,
-                                                  const Deck& deck, const ZeroMesh& mesh);
+                                                  const ZeroOptions& options, const ZeroMesh& mesh);
   // The collectives one optimizer step posts on each rank (gradient and parameter traffic; the
   // trainer adds its 2-float statistics all-reduce), for the planner: the stage's step schedule
   // (zero/schedule.hpp), which the engine executes.
   // `mesh`: the run's mesh (partition is over the ranks of its `shard` dimension).
   static PlannedCollectives declared_traffic(int stage, const Partition& partition,
-                                             const Deck& deck, const ZeroMesh& mesh);
+                                             const ZeroOptions& options, const ZeroMesh& mesh);
   // The host-device copies of one step under ZeRO-Offload, for the planner: the schedule's.
   static PlannedTransfers declared_transfers(int stage, const Partition& partition,
-                                             const Deck& deck, const ZeroMesh& mesh);
+                                             const ZeroOptions& options, const ZeroMesh& mesh);
 
   virtual ~ZeroEngine();
   int stage() const { return stage_; }
@@ -94,9 +94,10 @@ class ZeroEngine {
   const StepSchedule& schedule() const { return schedule_; }
   // Which model state lives on the host (ZeRO-Offload, core/offload.hpp), and the copies between
   // host and device that the step's schedule makes (counted per direction).
-  const Offload& offload() const { return schedule_.offload(); }
+  const Offload& offload() const { return options_.offload; }
   HostTransfers& transfers() const { return *transfers_; }
-  const Deck& deck() const { return *deck_; }
+  // What the run told the ZeRO layer (zero_options.hpp), for this stage and mesh.
+  const ZeroOptions& options() const { return options_; }
   const Partition& partition() const { return *partition_; }
   // The shard group's communicator: the engine's ranks, rank() its shard of every unit.
   Communicator& comm() const { return *comm_; }
@@ -159,8 +160,8 @@ class ZeroEngine {
 
  protected:
   // The model state of `spec` in its placements on the mesh (ZeroMesh::placements).
-  ZeroEngine(const StageSpec& spec, const Partition& partition, MeshComms& comms, const Deck& deck,
-             MemoryLedger* ledger);
+  ZeroEngine(const StageSpec& spec, const Partition& partition, MeshComms& comms,
+             const ZeroOptions& options, MemoryLedger* ledger);
   // This rank's piece of a buffer under a placement.
   Piece piece(const Placement& placement) const {
     return piece_of(comms_->mesh().mesh, placement, world_rank_);
@@ -182,7 +183,7 @@ class ZeroEngine {
   MeshComms* comms_;
   Communicator* comm_;      // the shard group's (the world's with one group)
   Communicator* replicas_;  // one rank per group holding the same shard; nullptr with one group
-  const Deck* deck_;
+  ZeroOptions options_;
   MemoryLedger* ledger_;  // where the engine's buffers are recorded (the run's)
   int rank_, ranks_;
   int replica_ = 0;  // this rank's group: its sub-shard under hpZ
@@ -199,13 +200,14 @@ class ZeroEngine {
 };
 
 // The parameters, gradients, master copy (mixed precision only), Adam m and v in a stage's
-// placements. Element sizes come from the deck (compute_element_bytes), not from a compute
-// type, so that any build can price any precision; allocation checks that the two agree.
-// Under ZeRO-Offload (`offload`, core/offload.hpp) the master, m and v are Host buffers (with
-// bounded staging for the copies), and with the parameters offloaded so is the parameter shard.
-std::vector<BufferSpec> model_state_buffers(const Partition& partition, const Deck& deck,
-                                            const ModelPlacements& placements, const ZeroMesh& mesh,
-                                            const Offload& offload = {});
+// placements. Element sizes come from the options' policy (compute_element_bytes), not from a
+// compute type, so that any build can price any precision; allocation checks that the two agree.
+// Under ZeRO-Offload (the options' `offload`, core/offload.hpp) the master, m and v are Host
+// buffers (with bounded staging for the copies), and with the parameters offloaded so is the
+// parameter shard.
+std::vector<BufferSpec> model_state_buffers(const Partition& partition, const ZeroOptions& options,
+                                            const ModelPlacements& placements,
+                                            const ZeroMesh& mesh);
 
 // The engine for compute type Real: the parameter and gradient buffers, and the UnitAccess the
 // model runs on, whose parameter and gradient hooks ComposedEngine forwards to its paths.
@@ -272,8 +274,8 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
   void finish_replica_reductions() { wait_all(replica_reductions_); }
 
  protected:
-  ZeroEngineT(const StageSpec& spec, const Partition& partition, MeshComms& comms, const Deck& deck,
-              kernels::TeamShape team_shape, MemoryLedger* ledger);
+  ZeroEngineT(const StageSpec& spec, const Partition& partition, MeshComms& comms,
+              const ZeroOptions& options, kernels::TeamShape team_shape, MemoryLedger* ledger);
   // Called after the optimizer updated unit u's held range. Where parameters are held more
   // widely than they are updated (stages 1 and 2: full, updated by shard; hpZ: group shard,
   // updated by sub-shard), each rank all-gathers its updated part in place, overlapping the next
@@ -327,7 +329,7 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
 // untracked).
 template <typename Real>
 std::unique_ptr<ZeroEngineT<Real>> make_engine(int stage, const Partition& partition,
-                                               MeshComms& comms, const Deck& deck,
+                                               MeshComms& comms, const ZeroOptions& options,
                                                const std::vector<UnitEvent>& schedule,
                                                kernels::TeamShape team_shape,
                                                MemoryLedger* ledger = nullptr);

@@ -1,5 +1,5 @@
 // A stage number onto its record (core/stage_spec.hpp), and the record onto the typed engine for
-// the trainer and the buffer and traffic lists (untyped, priced by the deck's precision) for the
+// the trainer and the buffer and traffic lists (untyped, priced by the options' precision) for the
 // planner: the model state in the record's placements, then what its paths declare, and the
 // step's schedule (zero/schedule.hpp).
 #include "core/error.hpp"
@@ -10,46 +10,49 @@ namespace zm {
 
 template <typename Real>
 std::unique_ptr<ZeroEngineT<Real>> make_engine(int stage, const Partition& partition,
-                                               MeshComms& comms, const Deck& deck,
+                                               MeshComms& comms, const ZeroOptions& options,
                                                const std::vector<UnitEvent>& schedule,
                                                kernels::TeamShape team_shape,
                                                MemoryLedger* ledger) {
-  return std::make_unique<ComposedEngine<Real>>(stage_spec(stage), partition, comms, deck, schedule,
-                                                team_shape, ledger);
+  return std::make_unique<ComposedEngine<Real>>(stage_spec(stage), partition, comms, options,
+                                                schedule, team_shape, ledger);
 }
 
 template std::unique_ptr<ZeroEngineT<float>> make_engine(int, const Partition&, MeshComms&,
-                                                         const Deck&, const std::vector<UnitEvent>&,
+                                                         const ZeroOptions&,
+                                                         const std::vector<UnitEvent>&,
                                                          kernels::TeamShape, MemoryLedger*);
 #if ZEROMINI_HAVE_BF16
 template std::unique_ptr<ZeroEngineT<bf16>> make_engine(int, const Partition&, MeshComms&,
-                                                        const Deck&, const std::vector<UnitEvent>&,
+                                                        const ZeroOptions&,
+                                                        const std::vector<UnitEvent>&,
                                                         kernels::TeamShape, MemoryLedger*);
 #endif
 
 std::vector<BufferSpec> ZeroEngine::declared_buffers(int stage, const Partition& partition,
-                                                     const Deck& deck, const ZeroMesh& mesh) {
+                                                     const ZeroOptions& options,
+                                                     const ZeroMesh& mesh) {
   const StageSpec& spec = stage_spec(stage);
   std::vector<BufferSpec> buffers =
-      model_state_buffers(partition, deck, mesh.placements(spec), mesh, offload_of(deck, spec, mesh));
-  if (build_step_schedule(spec, partition, deck, mesh)
+      model_state_buffers(partition, options, mesh.placements(spec), mesh);
+  if (build_step_schedule(spec, partition, options, mesh)
           .uses(ScheduleRole::UpdateGather, Strategy::Int8AllGather))
-    for (const BufferSpec& buffer : replica_gather_buffers(partition, deck))
+    for (const BufferSpec& buffer : replica_gather_buffers(partition, options))
       buffers.push_back(buffer);
-  for (const PathDeclaration& path : {declare_gradient_path(spec, partition, deck, mesh),
-                                      declare_parameter_path(spec, partition, deck)})
+  for (const PathDeclaration& path : {declare_gradient_path(spec, partition, options, mesh),
+                                      declare_parameter_path(spec, partition, options)})
     buffers.insert(buffers.end(), path.buffers.begin(), path.buffers.end());
   return buffers;
 }
 
 PlannedCollectives ZeroEngine::declared_traffic(int stage, const Partition& partition,
-                                                const Deck& deck, const ZeroMesh& mesh) {
-  return build_step_schedule(stage_spec(stage), partition, deck, mesh).planned();
+                                                const ZeroOptions& options, const ZeroMesh& mesh) {
+  return build_step_schedule(stage_spec(stage), partition, options, mesh).planned();
 }
 
 PlannedTransfers ZeroEngine::declared_transfers(int stage, const Partition& partition,
-                                                const Deck& deck, const ZeroMesh& mesh) {
-  return build_step_schedule(stage_spec(stage), partition, deck, mesh).planned_transfers();
+                                                const ZeroOptions& options, const ZeroMesh& mesh) {
+  return build_step_schedule(stage_spec(stage), partition, options, mesh).planned_transfers();
 }
 
 }  // namespace zm

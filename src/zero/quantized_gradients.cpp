@@ -32,32 +32,33 @@ int64_t largest_shard(const Partition& partition, bool sub) {
 
 }  // namespace
 
-kernels::QuantizedSegment grad_segment(const Deck& deck, int64_t values) {
-  return {values, deck.zero.quantize_block, deck.zero.grad_quantize_bits()};
+kernels::QuantizedSegment grad_segment(const ZeroOptions& options, int64_t values) {
+  return {values, options.quantize_block, options.grad_bits};
 }
 
-std::vector<BufferSpec> quantized_gradient_buffers(const Partition& partition, const Deck& deck,
+std::vector<BufferSpec> quantized_gradient_buffers(const Partition& partition,
+                                                   const ZeroOptions& options,
                                                    const ZeroMesh& mesh) {
-  if (!deck.zero.quantizes_grads()) return {};
+  if (!options.quantize_grads) return {};
   // Within the group: one segment per rank of the largest shard, sent and received (in two hops
   // by node as well: G segments within the node, then N <= G across).
   const int64_t in_group =
-      partition.ranks() * grad_segment(deck, largest_shard(partition, false)).bytes();
+      partition.ranks() * grad_segment(options, largest_shard(partition, false)).bytes();
   int64_t send = in_group, recv = in_group;
   if (mesh.hpz()) {  // across: one segment per replica of the largest sub-shard
     const int64_t across =
-        mesh.groups() * grad_segment(deck, largest_shard(partition, true)).bytes();
+        mesh.groups() * grad_segment(options, largest_shard(partition, true)).bytes();
     send = std::max(send, across);
     recv = std::max(recv, across);
   } else if (mesh.hybrid()) {  // across: the shard's one segment, and every replica's
-    const int64_t segment = grad_segment(deck, largest_shard(partition, false)).bytes();
+    const int64_t segment = grad_segment(options, largest_shard(partition, false)).bytes();
     recv = std::max(recv, mesh.groups() * segment);
   }
   std::vector<BufferSpec> out = {{kSend, MemCategory::CommBuffers, send, 1},
                                  {kRecv, MemCategory::CommBuffers, recv, 1}};
-  if (deck.zero.error_feedback)  // every unit's padded contribution, in the reduce type
-    out.push_back(
-        {kResidual, MemCategory::Gradients, partition.padded_total(), reduce_element_bytes(deck)});
+  if (options.error_feedback)  // every unit's padded contribution, in the reduce type
+    out.push_back({kResidual, MemCategory::Gradients, partition.padded_total(),
+                   reduce_element_bytes(options.policy)});
   return out;
 }
 
@@ -65,13 +66,13 @@ std::vector<BufferSpec> quantized_gradient_buffers(const Partition& partition, c
 // the shard written (under error feedback also the residual read, written and read again). In two
 // hops, the hop within the node also writes the N sums of its segments, and the hop across reads
 // them, writes and reads their N segments and writes the shard.
-PlannedCollectives grad_exchange_in_group(const Deck& deck, const UnitPartition& unit, int group,
-                                          NodeSpan span, CommLevel level) {
-  const int64_t element = reduce_element_bytes(deck);
-  const int64_t segment = grad_segment(deck, unit.shard).bytes();
+PlannedCollectives grad_exchange_in_group(const ZeroOptions& options, const UnitPartition& unit,
+                                          int group, NodeSpan span, CommLevel level) {
+  const int64_t element = reduce_element_bytes(options.policy);
+  const int64_t segment = grad_segment(options, unit.shard).bytes();
   const int64_t segments = group * segment;
   int64_t passes = unit.padded * element + 2 * segments;
-  if (deck.zero.error_feedback) passes += 3 * unit.padded * element;
+  if (options.error_feedback) passes += 3 * unit.padded * element;
   if (!hops_by_node(span))
     return {{CommOp::AllToAll, segments, 1, group, level, passes + unit.shard * element}};
   const int nodes = span.nodes, k = span.per_node;
@@ -81,32 +82,32 @@ PlannedCollectives grad_exchange_in_group(const Deck& deck, const UnitPartition&
           {CommOp::AllToAll, nodes * segment, 1, nodes, level, across, NodeSpan{nodes, 1}}};
 }
 
-PlannedCollective grad_exchange_across(const Deck& deck, const UnitPartition& unit, int replicas,
-                                       bool hpz, CommLevel level) {
-  const int64_t element = reduce_element_bytes(deck);
+PlannedCollective grad_exchange_across(const ZeroOptions& options, const UnitPartition& unit,
+                                       int replicas, bool hpz, CommLevel level) {
+  const int64_t element = reduce_element_bytes(options.policy);
   if (hpz) {
-    const int64_t segments = replicas * grad_segment(deck, unit.sub_shard).bytes();
+    const int64_t segments = replicas * grad_segment(options, unit.sub_shard).bytes();
     const int64_t passes = unit.shard * element + 2 * segments + unit.sub_shard * element;
     return {CommOp::AllToAll, segments, 1, replicas, level, passes};
   }
-  const int64_t segment = grad_segment(deck, unit.shard).bytes();
+  const int64_t segment = grad_segment(options, unit.shard).bytes();
   const int64_t passes = 2 * unit.shard * element + (1 + replicas) * segment;
   return {CommOp::AllGather, replicas * segment, 1, replicas, level, passes};
 }
 
-QuantizedGradients::QuantizedGradients(const Partition& partition, const Deck& deck,
+QuantizedGradients::QuantizedGradients(const Partition& partition, const ZeroOptions& options,
                                        PlannedAllocator& alloc, int world_rank)
     : partition_(&partition),
-      layout_(grad_segment(deck, 0)),
-      stochastic_(deck.zero.grad_rounding == "stochastic"),
-      feedback_(deck.zero.error_feedback),
-      seed_(kernels::splitmix64(static_cast<uint64_t>(deck.train.seed) ^ 0x7167'5a2b'6772'6164ull) ^
+      layout_(grad_segment(options, 0)),
+      stochastic_(options.stochastic_rounding),
+      feedback_(options.error_feedback),
+      seed_(kernels::splitmix64(static_cast<uint64_t>(options.seed) ^ 0x7167'5a2b'6772'6164ull) ^
             kernels::splitmix64(static_cast<uint64_t>(world_rank) + 1)) {
   send_ = alloc.take<uint8_t>(kSend);
   recv_ = alloc.take<uint8_t>(kRecv);
   if (!feedback_) return;
   // Zero-initialised (Kokkos' default): the first contribution has nothing to make up for.
-  if (reduce_element_bytes(deck) == 4) residual_f32_ = alloc.take<float>(kResidual);
+  if (reduce_element_bytes(options.policy) == 4) residual_f32_ = alloc.take<float>(kResidual);
 #if ZEROMINI_HAVE_BF16
   else
     residual_bf16_ = alloc.take<bf16>(kResidual);

@@ -47,37 +47,38 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
-#include "core/deck.hpp"
 #include "core/memory.hpp"
 #include "core/zero_mesh.hpp"
 #include "kernels/quantize.hpp"
 #include "zero/partition.hpp"
 #include "zero/schedule.hpp"
+#include "zero/zero_options.hpp"
 
 namespace zm {
 
-// The packed segment of `values` gradient elements under the deck's qgZ settings.
-kernels::QuantizedSegment grad_segment(const Deck& deck, int64_t values);
+// The packed segment of `values` gradient elements under the options' qgZ settings.
+kernels::QuantizedSegment grad_segment(const ZeroOptions& options, int64_t values);
 
 // The buffers qgZ allocates beside a gradient path (none under "none"): the send and receive
 // scratch of the largest unit at either level, and the residuals under error feedback.
-std::vector<BufferSpec> quantized_gradient_buffers(const Partition& partition, const Deck& deck,
+std::vector<BufferSpec> quantized_gradient_buffers(const Partition& partition,
+                                                   const ZeroOptions& options,
                                                    const ZeroMesh& mesh);
 
 // For the planner: unit u's exchange within its shard group (`group` ranks spanning `span`: one
 // all-to-all, or where hops_by_node the one within the node and the one across the nodes) and
 // across the groups (`replicas` ranks; under hpZ an all-to-all, else an all-gather), as bytes,
 // with their passes.
-PlannedCollectives grad_exchange_in_group(const Deck& deck, const UnitPartition& unit, int group,
-                                          NodeSpan span, CommLevel level);
-PlannedCollective grad_exchange_across(const Deck& deck, const UnitPartition& unit, int replicas,
-                                       bool hpz, CommLevel level);
+PlannedCollectives grad_exchange_in_group(const ZeroOptions& options, const UnitPartition& unit,
+                                          int group, NodeSpan span, CommLevel level);
+PlannedCollective grad_exchange_across(const ZeroOptions& options, const UnitPartition& unit,
+                                       int replicas, bool hpz, CommLevel level);
 
 class QuantizedGradients {
  public:
   // Takes quantized_gradient_buffers from `alloc`. `world_rank` keys the stochastic draws.
-  QuantizedGradients(const Partition& partition, const Deck& deck, PlannedAllocator& alloc,
-                     int world_rank);
+  QuantizedGradients(const Partition& partition, const ZeroOptions& options,
+                     PlannedAllocator& alloc, int world_rank);
 
   // Steps 1-3 for unit `unit` of the group `group`: x (the padded unit, T the reduce type) holds
   // this rank's contribution, group.size() shards in rank order; out (one shard, possibly inside

@@ -12,34 +12,36 @@ namespace zm {
 
 namespace {
 
-int packed_buffers(const Deck& deck) {
-  return deck.zero.overlap ? 2 : 1;
+int packed_buffers(const ZeroOptions& options) {
+  return options.overlap ? 2 : 1;
 }
 
 }  // namespace
 
-bool quantizes_replica_gather(const Deck& deck, const ZeroMesh& mesh) {
-  return mesh.hpz() && deck.zero.quantizes_weights() && deck.train.policy().mixed();
+bool quantizes_replica_gather(const ZeroOptions& options, const ZeroMesh& mesh) {
+  return mesh.hpz() && options.quantize_weights && options.policy.mixed();
 }
 
-std::vector<BufferSpec> replica_gather_buffers(const Partition& partition, const Deck& deck) {
+std::vector<BufferSpec> replica_gather_buffers(const Partition& partition,
+                                               const ZeroOptions& options) {
   int64_t largest = 0;
   for (int u = 0; u < partition.num_units(); ++u)
     largest = std::max(largest,
-                       int8_segment(partition.unit(u).sub_shard, deck.zero.quantize_block).bytes());
+                       int8_segment(partition.unit(u).sub_shard, options.quantize_block).bytes());
   std::vector<BufferSpec> buffers;
-  for (int i = 0; i < packed_buffers(deck); ++i)
+  for (int i = 0; i < packed_buffers(options); ++i)
     buffers.push_back({fmt::format("replica_gather_int8.{}", i), MemCategory::CommBuffers,
                        partition.sub_shards() * largest, 1});
   return buffers;
 }
 
 template <typename Real>
-QuantizedReplicaGather<Real>::QuantizedReplicaGather(const Partition& partition, const Deck& deck,
+QuantizedReplicaGather<Real>::QuantizedReplicaGather(const Partition& partition,
+                                                     const ZeroOptions& options,
                                                      Communicator& replicas,
                                                      kernels::TeamShape shape, MemoryLedger* ledger)
-    : partition_(partition), block_(deck.zero.quantize_block), replicas_(replicas), shape_(shape) {
-  const std::vector<BufferSpec> specs = replica_gather_buffers(partition, deck);
+    : partition_(partition), block_(options.quantize_block), replicas_(replicas), shape_(shape) {
+  const std::vector<BufferSpec> specs = replica_gather_buffers(partition, options);
   PlannedAllocator alloc(specs, ledger);
   for (const BufferSpec& spec : specs) packed_.push_back(alloc.take<uint8_t>(spec.name));
   alloc.finish();

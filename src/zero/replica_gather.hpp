@@ -16,12 +16,12 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
-#include "core/deck.hpp"
 #include "core/memory.hpp"
 #include "core/zero_mesh.hpp"
 #include "kernels/team_shape.hpp"
 #include "zero/partition.hpp"
 #include "zero/schedule.hpp"
+#include "zero/zero_options.hpp"
 
 namespace zm {
 
@@ -31,16 +31,17 @@ class ZeroEngineT;
 // Whether a run quantizes hpZ's cross-group gather: int8 weights, mixed precision, and the
 // optimizer state in sub-shards (hpZ). The step schedule asks (build_step_schedule), and says so
 // with an Int8AllGather as the UpdateGather's strategy.
-bool quantizes_replica_gather(const Deck& deck, const ZeroMesh& mesh);
+bool quantizes_replica_gather(const ZeroOptions& options, const ZeroMesh& mesh);
 
 // Its packed buffers (comm_buffers), each the largest unit's segments of all replicas.
-std::vector<BufferSpec> replica_gather_buffers(const Partition& partition, const Deck& deck);
+std::vector<BufferSpec> replica_gather_buffers(const Partition& partition,
+                                               const ZeroOptions& options);
 
 template <typename Real>
 class QuantizedReplicaGather {
  public:
-  QuantizedReplicaGather(const Partition& partition, const Deck& deck, Communicator& replicas,
-                         kernels::TeamShape shape, MemoryLedger* ledger);
+  QuantizedReplicaGather(const Partition& partition, const ZeroOptions& options,
+                         Communicator& replicas, kernels::TeamShape shape, MemoryLedger* ledger);
   ~QuantizedReplicaGather();
 
   // Quantizes sub-shard `replicas.rank()` of unit c.unit's group shard `shard` (the compute copy,

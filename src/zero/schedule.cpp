@@ -18,9 +18,10 @@ namespace {
 // them: units complete from the last (final norm) down to 0 (embeddings, whose wte gradient also
 // collects the LM head's). A bucket is a run of consecutive units, closed when it reaches
 // zero.bucket_mb; it is all-reduced when its lowest unit is ready.
-std::vector<std::pair<int, int>> gradient_buckets(const Partition& partition, const Deck& deck) {
-  const auto bucket_elements =
-      static_cast<int64_t>(deck.zero.bucket_mb * 1024.0 * 1024.0 / reduce_element_bytes(deck));
+std::vector<std::pair<int, int>> gradient_buckets(const Partition& partition,
+                                                  const ZeroOptions& options) {
+  const auto bucket_elements = static_cast<int64_t>(options.bucket_mb * 1024.0 * 1024.0 /
+                                                    reduce_element_bytes(options.policy));
   std::vector<std::pair<int, int>> buckets;
   int hi = partition.num_units() - 1;
   int64_t filled = 0;
@@ -38,14 +39,14 @@ std::vector<std::pair<int, int>> gradient_buckets(const Partition& partition, co
 // Builds one stage's schedule unit by unit; each method adds one role's collective of a unit.
 class ScheduleBuilder {
  public:
-  ScheduleBuilder(const StageSpec& spec, const Partition& partition, const Deck& deck,
+  ScheduleBuilder(const StageSpec& spec, const Partition& partition, const ZeroOptions& options,
                   const ZeroMesh& mesh)
       : spec_(spec),
         partition_(partition),
-        deck_(deck),
+        options_(options),
         mesh_(mesh),
-        reduced_(reduce_element_bytes(deck)),
-        gathered_(param_element_bytes(deck)),
+        reduced_(reduce_element_bytes(options.policy)),
+        gathered_(param_element_bytes(options.policy)),
         group_(mesh.group_ranks()),
         replicas_(mesh.groups()),
         in_group_(level_along(mesh, kShardDim)),
@@ -54,13 +55,13 @@ class ScheduleBuilder {
         // they are uneven or one.
         group_span_(node_span(group_, stride_along(mesh.mesh, mesh.mesh.index_of(kShardDim)),
                               mesh.ranks_per_node)),
-        overlapped_(deck.zero.overlap) {
+        overlapped_(options.overlap) {
     ZM_ASSERT(partition.ranks() == group_, "partition over {} ranks, shard dimension of {}",
               partition.ranks(), group_);
   }
 
   void buckets(std::vector<ScheduledCollective>& out) const {
-    for (const auto& [lo, hi] : gradient_buckets(partition_, deck_)) {
+    for (const auto& [lo, hi] : gradient_buckets(partition_, options_)) {
       const UnitPartition& first = partition_.unit(lo);
       const UnitPartition& last = partition_.unit(hi);
       const int64_t count = last.padded_offset + last.padded - first.padded_offset;
@@ -91,14 +92,14 @@ class ScheduleBuilder {
         per_micro_step ? "grad_bucket" : reduced_name(),
         p.shard,
         {},
-        per_micro_step ? deck_.train.grad_accum : 1,
+        per_micro_step ? options_.grad_accum : 1,
         per_micro_step ? StepPoint::Backward : StepPoint::LastBackward,
         wait_or(per_micro_step ? StepPoint::BucketReuse : StepPoint::FinishBackward)};
-    if (deck_.zero.quantizes_grads()) {
+    if (options_.quantize_grads) {
       // The exchange itself blocks (the sum needs the segments); stage 1 goes on across the
       // groups at once, stages 2-3 when the bucket is taken again, as unquantized.
       const PlannedCollectives hops =
-          grad_exchange_in_group(deck_, p, group_, group_span_, in_group_);
+          grad_exchange_in_group(options_, p, group_, group_span_, in_group_);
       if (!per_micro_step) c.waited = StepPoint::Posted;
       if (hops.size() == 1) {
         c.strategy = Strategy::QuantizedAllToAll;
@@ -127,12 +128,12 @@ class ScheduleBuilder {
                           1,
                           StepPoint::GroupReduced,
                           wait_or(StepPoint::FinishBackward)};
-    if (deck_.zero.quantizes_grads()) {
+    if (options_.quantize_grads) {
       c.strategy = Strategy::QuantizedExchange;
       c.elements = mesh_.hpz() ? p.sub_shard : p.shard;
       c.waited = StepPoint::Posted;
-      c.hops = {
-          {grad_exchange_across(deck_, p, replicas_, mesh_.hpz(), across_), MeshGroup::Replicate}};
+      c.hops = {{grad_exchange_across(options_, p, replicas_, mesh_.hpz(), across_),
+                 MeshGroup::Replicate}};
     } else if (mesh_.hpz()) {  // into this rank's sub-shard, in place
       c.strategy = Strategy::ReduceScatter;
       c.elements = p.sub_shard;
@@ -162,12 +163,12 @@ class ScheduleBuilder {
                           wait_or(StepPoint::OptimizerEnd)};
     if (!mesh_.hpz()) {
       c.hops = {{{CommOp::AllGather, p.padded, gathered_, group_, in_group_}, MeshGroup::Shard}};
-    } else if (quantizes_replica_gather(deck_, mesh_)) {
+    } else if (quantizes_replica_gather(options_, mesh_)) {
       c.strategy = Strategy::Int8AllGather;
       c.elements = p.sub_shard;
-      c.hops = {{planned_int8_gather(p.sub_shard, deck_.zero.quantize_block, replicas_, gathered_,
-                                     across_),
-                 MeshGroup::Replicate}};
+      c.hops = {
+          {planned_int8_gather(p.sub_shard, options_.quantize_block, replicas_, gathered_, across_),
+           MeshGroup::Replicate}};
     } else {
       c.elements = p.sub_shard;
       c.hops = {
@@ -188,13 +189,13 @@ class ScheduleBuilder {
                           "gathered",
                           p.shard,
                           {},
-                          2 * deck_.train.grad_accum,
+                          2 * options_.grad_accum,
                           StepPoint::Prefetch,
                           StepPoint::Acquire};
-    if (deck_.zero.quantizes_weights()) {
+    if (options_.quantize_weights) {
       c.strategy = Strategy::Int8AllGather;
       c.hops = {
-          {planned_int8_gather(p.shard, deck_.zero.quantize_block, group_, gathered_, in_group_),
+          {planned_int8_gather(p.shard, options_.quantize_block, group_, gathered_, in_group_),
            MeshGroup::Shard}};
     } else {
       c.hops = {{{CommOp::AllGather, p.padded, gathered_, group_, in_group_}, MeshGroup::Shard}};
@@ -208,12 +209,12 @@ class ScheduleBuilder {
   }
   // The gradients the collectives reduce: the fp32 sum under the fp32 reduction.
   const char* reduced_name() const {
-    return deck_.train.policy().widens_reduce() ? "grad_sum" : "grads";
+    return options_.policy.widens_reduce() ? "grad_sum" : "grads";
   }
 
   const StageSpec& spec_;
   const Partition& partition_;
-  const Deck& deck_;
+  const ZeroOptions& options_;
   const ZeroMesh& mesh_;
   int reduced_, gathered_;  // element bytes of the reductions and the parameter gathers
   int group_, replicas_;
@@ -230,40 +231,39 @@ namespace {
 // backward; or, with the gradient shard on the host, the shard as backward completes it, every
 // micro-step) and the updated piece back, or (parameters on the host) the shard to the device
 // before each gather.
-void add_transfers(const Partition& partition, const Deck& deck, const ZeroMesh& mesh,
-                   const StageSpec& spec, const Offload& offload,
-                   const std::vector<ScheduledCollective>& collectives,
+void add_transfers(const Partition& partition, const ZeroOptions& options, const ZeroMesh& mesh,
+                   const StageSpec& spec, const std::vector<ScheduledCollective>& collectives,
                    std::vector<ScheduledTransfer>& out) {
+  const Offload& offload = options.offload;
   if (!offload.optimizer) return;
   const int optim_pieces = pieces(mesh.mesh, mesh.placements(spec).optim);
   for (int u = 0; u < partition.num_units(); ++u) {
     const int64_t piece = partition.unit(u).padded / optim_pieces;
     if (offload.gradients)
       out.push_back({TransferRole::GradientsToHost, TransferDirection::ToHost, u,
-                     partition.unit(u).shard, reduce_element_bytes(deck), deck.train.grad_accum,
-                     StepPoint::GroupReduced});
+                     partition.unit(u).shard, reduce_element_bytes(options.policy),
+                     options.grad_accum, StepPoint::GroupReduced});
     else
       out.push_back({TransferRole::GradientsToHost, TransferDirection::ToHost, u, piece,
-                     reduce_element_bytes(deck), 1, StepPoint::UnitUpdated});
+                     reduce_element_bytes(options.policy), 1, StepPoint::UnitUpdated});
     if (!offload.params)
       out.push_back({TransferRole::UpdateToDevice, TransferDirection::ToDevice, u, piece,
-                     compute_element_bytes(deck), 1, StepPoint::UnitUpdated});
+                     compute_element_bytes(options.policy), 1, StepPoint::UnitUpdated});
   }
   if (!offload.params) return;
   for (const ScheduledCollective& c : collectives)
     if (c.role == ScheduleRole::UnitGather)
       out.push_back({TransferRole::ShardToDevice, TransferDirection::ToDevice, c.unit,
-                     partition.unit(c.unit).shard, param_element_bytes(deck), c.per_step,
+                     partition.unit(c.unit).shard, param_element_bytes(options.policy), c.per_step,
                      StepPoint::Prefetch});
 }
 
 }  // namespace
 
 StepSchedule build_step_schedule(const StageSpec& spec, const Partition& partition,
-                                 const Deck& deck, const ZeroMesh& mesh) {
-  const ScheduleBuilder build(spec, partition, deck, mesh);
+                                 const ZeroOptions& options, const ZeroMesh& mesh) {
+  const ScheduleBuilder build(spec, partition, options, mesh);
   StepSchedule schedule;
-  schedule.offload_ = offload_of(deck, spec, mesh);
   auto& out = schedule.collectives_;
   if (spec.gradients == GradientPath::AllReduce) {
     build.buckets(out);
@@ -275,7 +275,7 @@ StepSchedule build_step_schedule(const StageSpec& spec, const Partition& partiti
       build.unit_gather(u, out);
     }
   }
-  add_transfers(partition, deck, mesh, spec, schedule.offload_, out, schedule.transfers_);
+  add_transfers(partition, options, mesh, spec, out, schedule.transfers_);
   return schedule;
 }
 

@@ -27,12 +27,12 @@
 
 #include "comm/communicator.hpp"
 #include "comm/mesh_comms.hpp"
-#include "core/deck.hpp"
 #include "core/host_transfer.hpp"
 #include "core/offload.hpp"
 #include "core/stage_spec.hpp"
 #include "core/zero_mesh.hpp"
 #include "zero/partition.hpp"
+#include "zero/zero_options.hpp"
 
 namespace zm {
 
@@ -140,8 +140,6 @@ struct PlannedTransfers {
 
 class StepSchedule {
  public:
-  // Where this step keeps model state on the host (none without offload).
-  const Offload& offload() const { return offload_; }
   // Every host-device copy, in the order a step makes them unit by unit.
   const std::vector<ScheduledTransfer>& transfers() const { return transfers_; }
   // Unit u's copy of `role`, asserting it exists.
@@ -161,17 +159,16 @@ class StepSchedule {
   PlannedCollectives planned() const;
 
  private:
-  friend StepSchedule build_step_schedule(const StageSpec&, const Partition&, const Deck&,
+  friend StepSchedule build_step_schedule(const StageSpec&, const Partition&, const ZeroOptions&,
                                           const ZeroMesh&);
   std::vector<ScheduledCollective> collectives_;
   std::vector<ScheduledTransfer> transfers_;
-  Offload offload_;
 };
 
 // The schedule of `spec` over `partition` (over the ranks of the mesh's shard dimension) on
-// `mesh`, under the deck's precision and compression.
+// `mesh`, under the options' precision, compression and offload.
 StepSchedule build_step_schedule(const StageSpec& spec, const Partition& partition,
-                                 const Deck& deck, const ZeroMesh& mesh);
+                                 const ZeroOptions& options, const ZeroMesh& mesh);
 
 // The type a collective's elements move in: bytes, bf16 or fp32 by their size.
 DType wire_dtype(const PlannedCollective& c);

@@ -86,10 +86,10 @@ CommRequest post_scheduled(const ScheduledCollective& c, ZeroEngineT<Real>& engi
       ZM_ASSERT(
           b.packed != nullptr &&
               wire.count ==
-                  wire.ranks * int8_segment(c.elements, engine.deck().zero.quantize_block).bytes(),
+                  wire.ranks * int8_segment(c.elements, engine.options().quantize_block).bytes(),
           "int8 gather of unit {}", c.unit);
       return post_int8_gather(comm, engine.team_shape(), static_cast<const Real*>(b.in), c.elements,
-                              engine.deck().zero.quantize_block, b.packed, tag);
+                              engine.options().quantize_block, b.packed, tag);
     case Strategy::QuantizedAllToAll:
     case Strategy::QuantizedAllToAllByNode:
     case Strategy::QuantizedExchange:

@@ -16,8 +16,8 @@
 #include "common/zero_test_util.hpp"
 #include "core/memory.hpp"
 #include "plan/planner.hpp"
+#include "plan/run_declarations.hpp"
 #include "train/throughput.hpp"
-#include "zero/run_declarations.hpp"
 
 namespace {
 

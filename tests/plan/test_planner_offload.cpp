@@ -15,8 +15,8 @@
 #include "plan/machine.hpp"
 #include "plan/offload_cost.hpp"
 #include "plan/planner.hpp"
+#include "plan/run_declarations.hpp"
 #include "planner_test_util.hpp"
-#include "zero/run_declarations.hpp"
 
 namespace {
 

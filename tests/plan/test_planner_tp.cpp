@@ -14,8 +14,8 @@
 #include "plan/largest.hpp"
 #include "plan/machine.hpp"
 #include "plan/planner.hpp"
+#include "plan/run_declarations.hpp"
 #include "planner_test_util.hpp"
-#include "zero/run_declarations.hpp"
 
 namespace {
 

@@ -9,6 +9,7 @@
 #include "core/stage_spec.hpp"
 #include "core/zero_mesh.hpp"
 #include "model/layout.hpp"
+#include "plan/run_options.hpp"
 #include "planner_test_util.hpp"
 #include "zero/engine.hpp"
 #include "zero/schedule.hpp"
@@ -30,7 +31,8 @@ struct Model {
         layout(deck.model, mesh.tp()),
         partition(layout, mesh.group_ranks(), mesh.sub_shards()) {}
   zm::StepSchedule schedule(int stage) const {
-    return zm::build_step_schedule(zm::stage_spec(stage), partition, deck, mesh);
+    return zm::build_step_schedule(zm::stage_spec(stage), partition,
+                                   zm::zero_options(deck, stage, mesh), mesh);
   }
   // A copy: the schedule it comes from is a temporary.
   zm::ScheduledCollective of(int stage, int unit, ScheduleRole role) const {
@@ -150,8 +152,8 @@ TEST(StepSchedule, PlannedTrafficIsTheSchedule) {
   const Model s(deck, zm::hybrid_mesh(4, 2, true));
   for (int stage = 0; stage < 4; ++stage) {
     const zm::StepSchedule schedule = s.schedule(stage);
-    const zm::PlannedCollectives traffic =
-        zm::ZeroEngine::declared_traffic(stage, s.partition, deck, s.mesh);
+    const zm::PlannedCollectives traffic = zm::ZeroEngine::declared_traffic(
+        stage, s.partition, zm::zero_options(deck, stage, s.mesh), s.mesh);
     int64_t posts = 0;
     for (const zm::ScheduledCollective& c : schedule.collectives())
       posts += c.per_step * static_cast<int64_t>(c.hops.size());

@@ -19,6 +19,7 @@
 #include "kernels/elementwise.hpp"
 #include "kernels/encoder.hpp"
 #include "model/gpt.hpp"
+#include "plan/run_options.hpp"
 #include "zero/engine.hpp"
 
 namespace {
@@ -74,7 +75,8 @@ TEST_P(Bf16MicroSteps, AccumulateInFp32) {
   const zm::Partition partition(layout, comms.mesh().group_ranks(), comms.mesh().sub_shards());
   const auto schedule = zm::gpt_schedule(layout);
   const k::TeamShape shape = zm::testing::test_team_shape();
-  auto engine = zm::make_engine<bf16>(stage, partition, comms, deck, schedule, shape);
+  auto engine = zm::make_engine<bf16>(stage, partition, comms,
+                                      zm::zero_options(deck, stage, comms.mesh()), schedule, shape);
   for (int micro = 0; micro < kMicroSteps; ++micro) {
     engine->begin_micro_step(micro, kMicroSteps);
     const float value = world->rank() != 0 ? 0.0f : micro == 0 ? 1.0f : 1.0f / 256;

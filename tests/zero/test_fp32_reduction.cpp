@@ -18,6 +18,7 @@
 #include "comm/mesh_comms.hpp"
 #include "kernels/elementwise.hpp"
 #include "model/gpt.hpp"
+#include "plan/run_options.hpp"
 #include "zero/engine.hpp"
 
 namespace {
@@ -52,7 +53,8 @@ Reduced reduce_once(int stage, const std::string& reduce, zm::Communicator& worl
   const zm::Partition partition(layout, comms.mesh().group_ranks(), comms.mesh().sub_shards());
   const auto schedule = zm::gpt_schedule(layout);
   const k::TeamShape shape = zm::testing::test_team_shape();
-  auto engine = zm::make_engine<bf16>(stage, partition, comms, deck, schedule, shape);
+  auto engine = zm::make_engine<bf16>(stage, partition, comms,
+                                      zm::zero_options(deck, stage, comms.mesh()), schedule, shape);
   Reduced out;
   if (reduce == "fp32" && !engine->sums_micro_steps()) {
     ADD_FAILURE() << "the fp32 reduction has no fp32 sum buffer";

@@ -23,6 +23,7 @@
 #include "common/zero_test_util.hpp"
 #include "kernels/counter_rng.hpp"
 #include "model/layout.hpp"
+#include "plan/run_options.hpp"
 #include "zero/quantized_gradients.hpp"
 
 namespace {
@@ -60,10 +61,11 @@ std::unique_ptr<Setup> setup(zm::Communicator& world, int group, bool hpz, const
   s->comms = std::make_unique<zm::MeshComms>(world, s->mesh, ranks_per_node > 0);
   s->layout = std::make_unique<zm::ParamLayout>(s->deck.model);
   s->partition = std::make_unique<zm::Partition>(*s->layout, group, s->mesh.sub_shards());
+  const zm::ZeroOptions options = zm::zero_options(s->deck, 2, s->mesh);
   s->alloc = std::make_unique<zm::PlannedAllocator>(
-      zm::quantized_gradient_buffers(*s->partition, s->deck, s->mesh), nullptr);
+      zm::quantized_gradient_buffers(*s->partition, options, s->mesh), nullptr);
   s->qgz =
-      std::make_unique<zm::QuantizedGradients>(*s->partition, s->deck, *s->alloc, world.rank());
+      std::make_unique<zm::QuantizedGradients>(*s->partition, options, *s->alloc, world.rank());
   s->alloc->finish();
   return s;
 }

@@ -17,6 +17,7 @@
 #include "common/equivalence.hpp"
 #include "common/test_watchdog.hpp"
 #include "model/layout.hpp"
+#include "plan/run_options.hpp"
 #include "zero/quantized_gradients.hpp"
 
 namespace {
@@ -29,14 +30,17 @@ using zm::testing::kInt8LossTolerance;
 
 const std::vector<std::string> kInt8 = {"zero.quantize_grads=int8", "zero.quantize_block=64"};
 
-// S per unit: a rank's quantized contribution, one segment of its shard per rank of the group.
-std::vector<double> contribution_bytes(const zm::Deck& deck, int group) {
+// S per unit: a rank's quantized contribution, one segment of its shard per rank of the group
+// (one shard group of `group` ranks at `stage`).
+std::vector<double> contribution_bytes(const zm::Deck& deck, int stage, int group) {
   const zm::ParamLayout layout(deck.model);
   const zm::Partition partition(layout, group, 1);
+  const zm::ZeroOptions options =
+      zm::zero_options(deck, stage, zm::hybrid_mesh(group, group, false));
   std::vector<double> out;
   for (int u = 0; u < partition.num_units(); ++u)
     out.push_back(static_cast<double>(group) *
-                  static_cast<double>(zm::grad_segment(deck, partition.unit(u).shard).bytes()));
+                  static_cast<double>(zm::grad_segment(options, partition.unit(u).shard).bytes()));
   return out;
 }
 
@@ -91,7 +95,7 @@ void QgzNodeHops::check_two_hops(int stage, const std::string& precision) {
   EXPECT_EQ(largest_difference_from_rank0(run.params), 0.0f) << "the ranks' models differ";
 
   double two_hops = 0, flat = 0, within = 0;
-  for (const double S : contribution_bytes(deck, G)) {
+  for (const double S : contribution_bytes(deck, stage, G)) {
     two_hops += (nodes - 1.0) / nodes * S / k;
     flat += (G - k) / static_cast<double>(G) * S;
     // Every byte sent: the hop within the node moves S among k ranks, the hop across N of the
@@ -123,7 +127,7 @@ TEST_P(QgzNodeHops, OneNodeKeepsTheFlatExchange) {
   const auto run = zm::testing::train(deck, *comm);
   EXPECT_LE(largest_loss_gap(run, plain), kInt8LossTolerance);
   double flat = 0;  // one all-to-all per unit and micro-step (stages 2 and 3 reduce each)
-  for (const double S : contribution_bytes(deck, G)) flat += 2 * (G - 1.0) / G * S;
+  for (const double S : contribution_bytes(deck, stage, G)) flat += 2 * (G - 1.0) / G * S;
   for (const auto& record : run.records) {
     EXPECT_DOUBLE_EQ(all_to_all(record.comm), flat);
     EXPECT_EQ(all_to_all(record.comm_cross_node), 0.0);

@@ -5,7 +5,7 @@
 #include "common/test_watchdog.hpp"
 #include "common/zero_test_util.hpp"
 #include "core/memory.hpp"
-#include "zero/run_declarations.hpp"
+#include "plan/run_declarations.hpp"
 
 namespace {
 

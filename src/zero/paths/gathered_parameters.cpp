@@ -27,52 +27,53 @@ namespace zm {
 
 namespace {
 
-int64_t prefetch_of(const Deck& deck) {
-  return deck.zero.overlap ? deck.zero.prefetch : 0;
+int64_t prefetch_of(const ZeroOptions& options) {
+  return options.overlap ? options.prefetch : 0;
 }
 
 // The gathered units: the embedding unit has its own slot; the others share 1 + prefetch.
-UnitBufferSet gather_slot_set(const Partition& partition, const Deck& deck) {
+UnitBufferSet gather_slot_set(const Partition& partition, const ZeroOptions& options) {
   UnitBufferSet slots;
   slots.prefix = "gathered";
   slots.embed_elements = partition.unit(0).padded;
   slots.shared_elements = partition.max_padded_unit(1, partition.num_units() - 1);
-  slots.shared = static_cast<int>(1 + prefetch_of(deck));
-  slots.element_bytes = param_element_bytes(deck);
+  slots.shared = static_cast<int>(1 + prefetch_of(options));
+  slots.element_bytes = param_element_bytes(options.policy);
   return slots;
 }
 
 // The packed segment of one rank's shard of unit u (quantized gathers).
-kernels::QuantizedSegment shard_segment(const Partition& partition, const Deck& deck, int u) {
-  return int8_segment(partition.unit(u).shard, deck.zero.quantize_block);
+kernels::QuantizedSegment shard_segment(const Partition& partition, const ZeroOptions& options,
+                                        int u) {
+  return int8_segment(partition.unit(u).shard, options.quantize_block);
 }
 
 // Under qwZ, the slots' packed buffers (bytes): every rank's segment of the unit, end to end.
-UnitBufferSet packed_slot_set(const Partition& partition, const Deck& deck) {
+UnitBufferSet packed_slot_set(const Partition& partition, const ZeroOptions& options) {
   UnitBufferSet packed;
   packed.prefix = "gathered_int8";
   const int64_t ranks = partition.ranks();
-  packed.embed_elements = ranks * shard_segment(partition, deck, 0).bytes();
+  packed.embed_elements = ranks * shard_segment(partition, options, 0).bytes();
   for (int u = 1; u < partition.num_units(); ++u)
     packed.shared_elements =
-        std::max(packed.shared_elements, ranks * shard_segment(partition, deck, u).bytes());
-  packed.shared = static_cast<int>(1 + prefetch_of(deck));
+        std::max(packed.shared_elements, ranks * shard_segment(partition, options, u).bytes());
+  packed.shared = static_cast<int>(1 + prefetch_of(options));
   packed.element_bytes = 1;
   return packed;
 }
 
 // The slots, and under qwZ their packed buffers, as the path allocates them.
-std::vector<BufferSpec> gather_buffers(const Partition& partition, const Deck& deck) {
+std::vector<BufferSpec> gather_buffers(const Partition& partition, const ZeroOptions& options) {
   std::vector<BufferSpec> buffers;
-  gather_slot_set(partition, deck).add_to(buffers);
-  if (deck.zero.quantizes_weights()) packed_slot_set(partition, deck).add_to(buffers);
+  gather_slot_set(partition, options).add_to(buffers);
+  if (options.quantize_weights) packed_slot_set(partition, options).add_to(buffers);
   return buffers;
 }
 
 template <typename Real>
 class GatheredParameters final : public ParameterPathT<Real> {
  public:
-  GatheredParameters(const Partition& partition, const Deck& deck,
+  GatheredParameters(const Partition& partition, const ZeroOptions& options,
                      const std::vector<UnitEvent>& schedule, MemoryLedger* ledger);
   ~GatheredParameters() override;
 
@@ -109,25 +110,25 @@ class GatheredParameters final : public ParameterPathT<Real> {
 };
 
 template <typename Real>
-GatheredParameters<Real>::GatheredParameters(const Partition& partition, const Deck& deck,
+GatheredParameters<Real>::GatheredParameters(const Partition& partition, const ZeroOptions& options,
                                              const std::vector<UnitEvent>& schedule,
                                              MemoryLedger* ledger)
     : schedule_(schedule),
       embedding_unit_(partition.layout().embedding_unit()),
-      prefetch_(static_cast<int>(prefetch_of(deck))) {
+      prefetch_(static_cast<int>(prefetch_of(options))) {
   end_event_ = static_cast<int>(schedule_.size());
   forward_events_ =
       static_cast<int>(std::find_if(schedule_.begin(), schedule_.end(),
                                     [](const UnitEvent& e) { return e.use == UnitUse::Backward; }) -
                        schedule_.begin());
-  PlannedAllocator alloc(gather_buffers(partition, deck), ledger);
-  for (TrackedBuffer<Real>& buffer : gather_slot_set(partition, deck).take<Real>(alloc)) {
+  PlannedAllocator alloc(gather_buffers(partition, options), ledger);
+  for (TrackedBuffer<Real>& buffer : gather_slot_set(partition, options).take<Real>(alloc)) {
     slots_.emplace_back();
     slots_.back().buffer = std::move(buffer);
   }
-  if (deck.zero.quantizes_weights()) {
+  if (options.quantize_weights) {
     std::vector<TrackedBuffer<uint8_t>> packed =
-        packed_slot_set(partition, deck).take<uint8_t>(alloc);
+        packed_slot_set(partition, options).take<uint8_t>(alloc);
     for (size_t i = 0; i < slots_.size(); ++i) slots_[i].packed = std::move(packed[i]);
   }
   alloc.finish();
@@ -176,7 +177,7 @@ void GatheredParameters<Real>::unpack(Slot& slot, ZeroEngineT<Real>& engine) con
   const ScheduledCollective& gather = engine.schedule().of(unit, ScheduleRole::UnitGather);
   if (gather.strategy != Strategy::Int8AllGather) return;
   unpack_int8_gather(engine.team_shape(), slot.packed.data(), engine.comm().size(), gather.elements,
-                     engine.deck().zero.quantize_block, slot.buffer.data());
+                     engine.options().quantize_block, slot.buffer.data());
 }
 
 template <typename Real>
@@ -253,22 +254,23 @@ void GatheredParameters<Real>::release(UnitEvent event, ZeroEngineT<Real>& engin
 }  // namespace
 
 // The gather slots, and under qwZ their packed buffers.
-PathDeclaration gathered_parameters_declaration(const Partition& partition, const Deck& deck) {
-  return {gather_buffers(partition, deck)};
+PathDeclaration gathered_parameters_declaration(const Partition& partition,
+                                                const ZeroOptions& options) {
+  return {gather_buffers(partition, options)};
 }
 
 template <typename Real>
 std::unique_ptr<ParameterPathT<Real>> make_gathered_parameters(
-    const Partition& partition, const Deck& deck, const std::vector<UnitEvent>& schedule,
+    const Partition& partition, const ZeroOptions& options, const std::vector<UnitEvent>& schedule,
     MemoryLedger* ledger) {
-  return std::make_unique<GatheredParameters<Real>>(partition, deck, schedule, ledger);
+  return std::make_unique<GatheredParameters<Real>>(partition, options, schedule, ledger);
 }
 
 template std::unique_ptr<ParameterPathT<float>> make_gathered_parameters(
-    const Partition&, const Deck&, const std::vector<UnitEvent>&, MemoryLedger*);
+    const Partition&, const ZeroOptions&, const std::vector<UnitEvent>&, MemoryLedger*);
 #if ZEROMINI_HAVE_BF16
 template std::unique_ptr<ParameterPathT<bf16>> make_gathered_parameters(
-    const Partition&, const Deck&, const std::vector<UnitEvent>&, MemoryLedger*);
+    const Partition&, const ZeroOptions&, const std::vector<UnitEvent>&, MemoryLedger*);
 #endif
 
 }  // namespace zm

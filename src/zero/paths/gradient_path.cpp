@@ -5,14 +5,14 @@
 namespace zm {
 
 PathDeclaration declare_gradient_path(const StageSpec& spec, const Partition& partition,
-                                      const Deck& deck, const ZeroMesh& mesh) {
+                                      const ZeroOptions& options, const ZeroMesh& mesh) {
   switch (spec.gradients) {
     case GradientPath::AllReduce:
       return all_reduce_gradients_declaration();
     case GradientPath::ReduceScatterPerUnit:
-      return reduce_scatter_gradients_declaration(partition, deck, mesh);
+      return reduce_scatter_gradients_declaration(partition, options, mesh);
     case GradientPath::ReduceScatterAsComplete:
-      return sharded_gradients_declaration(partition, deck, mesh);
+      return sharded_gradients_declaration(partition, options, mesh);
   }
   return {};
 }
@@ -20,25 +20,26 @@ PathDeclaration declare_gradient_path(const StageSpec& spec, const Partition& pa
 template <typename Real>
 std::unique_ptr<GradientPathT<Real>> make_gradient_path(const StageSpec& spec,
                                                         const Partition& partition,
-                                                        const Deck& deck, MeshComms& comms,
-                                                        MemoryLedger* ledger) {
+                                                        const ZeroOptions& options,
+                                                        MeshComms& comms, MemoryLedger* ledger) {
   switch (spec.gradients) {
     case GradientPath::AllReduce:
       return make_all_reduce_gradients<Real>();
     case GradientPath::ReduceScatterPerUnit:
-      return make_reduce_scatter_gradients<Real>(partition, deck, comms, ledger);
+      return make_reduce_scatter_gradients<Real>(partition, options, comms, ledger);
     case GradientPath::ReduceScatterAsComplete:
-      return make_sharded_gradients<Real>(partition, deck, comms, ledger);
+      return make_sharded_gradients<Real>(partition, options, comms, ledger);
   }
   return nullptr;
 }
 
 template std::unique_ptr<GradientPathT<float>> make_gradient_path(const StageSpec&,
-                                                                  const Partition&, const Deck&,
-                                                                  MeshComms&, MemoryLedger*);
+                                                                  const Partition&,
+                                                                  const ZeroOptions&, MeshComms&,
+                                                                  MemoryLedger*);
 #if ZEROMINI_HAVE_BF16
 template std::unique_ptr<GradientPathT<bf16>> make_gradient_path(const StageSpec&, const Partition&,
-                                                                 const Deck&, MeshComms&,
+                                                                 const ZeroOptions&, MeshComms&,
                                                                  MemoryLedger*);
 #endif
 

@@ -39,29 +39,30 @@ class GradientPathT {
 // its buffers allocated (after the engine's model state) and recorded in `ledger`.
 // `mesh` / `comms`: the run's (qgZ sizes its exchanges across the groups by them).
 PathDeclaration declare_gradient_path(const StageSpec& spec, const Partition& partition,
-                                      const Deck& deck, const ZeroMesh& mesh);
+                                      const ZeroOptions& options, const ZeroMesh& mesh);
 template <typename Real>
 std::unique_ptr<GradientPathT<Real>> make_gradient_path(const StageSpec& spec,
                                                         const Partition& partition,
-                                                        const Deck& deck, MeshComms& comms,
-                                                        MemoryLedger* ledger);
+                                                        const ZeroOptions& options,
+                                                        MeshComms& comms, MemoryLedger* ledger);
 
 // The components (one file each), as declare_gradient_path and make_gradient_path reach them.
 PathDeclaration all_reduce_gradients_declaration();
 template <typename Real>
 std::unique_ptr<GradientPathT<Real>> make_all_reduce_gradients();
-PathDeclaration reduce_scatter_gradients_declaration(const Partition& partition, const Deck& deck,
+PathDeclaration reduce_scatter_gradients_declaration(const Partition& partition,
+                                                     const ZeroOptions& options,
                                                      const ZeroMesh& mesh);
 template <typename Real>
 std::unique_ptr<GradientPathT<Real>> make_reduce_scatter_gradients(const Partition& partition,
-                                                                   const Deck& deck,
+                                                                   const ZeroOptions& options,
                                                                    MeshComms& comms,
                                                                    MemoryLedger* ledger);
-PathDeclaration sharded_gradients_declaration(const Partition& partition, const Deck& deck,
-                                              const ZeroMesh& mesh);
+PathDeclaration sharded_gradients_declaration(const Partition& partition,
+                                              const ZeroOptions& options, const ZeroMesh& mesh);
 template <typename Real>
 std::unique_ptr<GradientPathT<Real>> make_sharded_gradients(const Partition& partition,
-                                                            const Deck& deck, MeshComms& comms,
-                                                            MemoryLedger* ledger);
+                                                            const ZeroOptions& options,
+                                                            MeshComms& comms, MemoryLedger* ledger);
 
 }  // namespace zm

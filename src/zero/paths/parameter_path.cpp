@@ -5,12 +5,12 @@
 namespace zm {
 
 PathDeclaration declare_parameter_path(const StageSpec& spec, const Partition& partition,
-                                       const Deck& deck) {
+                                       const ZeroOptions& options) {
   switch (spec.parameters) {
     case ParameterPath::Replicated:
       return replicated_parameters_declaration();
     case ParameterPath::GatheredPerUnit:
-      return gathered_parameters_declaration(partition, deck);
+      return gathered_parameters_declaration(partition, options);
   }
   return {};
 }
@@ -18,25 +18,27 @@ PathDeclaration declare_parameter_path(const StageSpec& spec, const Partition& p
 template <typename Real>
 std::unique_ptr<ParameterPathT<Real>> make_parameter_path(const StageSpec& spec,
                                                           const Partition& partition,
-                                                          const Deck& deck,
+                                                          const ZeroOptions& options,
                                                           const std::vector<UnitEvent>& schedule,
                                                           MemoryLedger* ledger) {
   switch (spec.parameters) {
     case ParameterPath::Replicated:
       return make_replicated_parameters<Real>();
     case ParameterPath::GatheredPerUnit:
-      return make_gathered_parameters<Real>(partition, deck, schedule, ledger);
+      return make_gathered_parameters<Real>(partition, options, schedule, ledger);
   }
   return nullptr;
 }
 
 template std::unique_ptr<ParameterPathT<float>> make_parameter_path(const StageSpec&,
-                                                                    const Partition&, const Deck&,
+                                                                    const Partition&,
+                                                                    const ZeroOptions&,
                                                                     const std::vector<UnitEvent>&,
                                                                     MemoryLedger*);
 #if ZEROMINI_HAVE_BF16
 template std::unique_ptr<ParameterPathT<bf16>> make_parameter_path(const StageSpec&,
-                                                                   const Partition&, const Deck&,
+                                                                   const Partition&,
+                                                                   const ZeroOptions&,
                                                                    const std::vector<UnitEvent>&,
                                                                    MemoryLedger*);
 #endif

@@ -37,11 +37,11 @@ class ParameterPathT {
 // its buffers allocated (after the gradient path's) and recorded in `ledger`. `schedule`: the
 // order in which the model uses the units in a step (a gathering path prefetches along it).
 PathDeclaration declare_parameter_path(const StageSpec& spec, const Partition& partition,
-                                       const Deck& deck);
+                                       const ZeroOptions& options);
 template <typename Real>
 std::unique_ptr<ParameterPathT<Real>> make_parameter_path(const StageSpec& spec,
                                                           const Partition& partition,
-                                                          const Deck& deck,
+                                                          const ZeroOptions& options,
                                                           const std::vector<UnitEvent>& schedule,
                                                           MemoryLedger* ledger);
 
@@ -49,10 +49,11 @@ std::unique_ptr<ParameterPathT<Real>> make_parameter_path(const StageSpec& spec,
 PathDeclaration replicated_parameters_declaration();
 template <typename Real>
 std::unique_ptr<ParameterPathT<Real>> make_replicated_parameters();
-PathDeclaration gathered_parameters_declaration(const Partition& partition, const Deck& deck);
+PathDeclaration gathered_parameters_declaration(const Partition& partition,
+                                                const ZeroOptions& options);
 template <typename Real>
 std::unique_ptr<ParameterPathT<Real>> make_gathered_parameters(
-    const Partition& partition, const Deck& deck, const std::vector<UnitEvent>& schedule,
+    const Partition& partition, const ZeroOptions& options, const std::vector<UnitEvent>& schedule,
     MemoryLedger* ledger);
 
 }  // namespace zm

@@ -15,11 +15,11 @@ namespace {
 template <typename Real>
 class ReduceScatterGradients final : public GradientPathT<Real> {
  public:
-  ReduceScatterGradients(const Partition& partition, const Deck& deck, MeshComms& comms,
+  ReduceScatterGradients(const Partition& partition, const ZeroOptions& options, MeshComms& comms,
                          MemoryLedger* ledger) {
-    PlannedAllocator alloc(quantized_gradient_buffers(partition, deck, comms.mesh()), ledger);
-    if (deck.zero.quantizes_grads())
-      qgz_ = std::make_unique<QuantizedGradients>(partition, deck, alloc, comms.world().rank());
+    PlannedAllocator alloc(quantized_gradient_buffers(partition, options, comms.mesh()), ledger);
+    if (options.quantize_grads)
+      qgz_ = std::make_unique<QuantizedGradients>(partition, options, alloc, comms.world().rank());
     alloc.finish();
   }
 
@@ -69,26 +69,28 @@ void ReduceScatterGradients<Real>::finish_reductions(ZeroEngineT<Real>& engine) 
 }  // namespace
 
 // No buffers beyond the full gradients of the model state, but qgZ's.
-PathDeclaration reduce_scatter_gradients_declaration(const Partition& partition, const Deck& deck,
+PathDeclaration reduce_scatter_gradients_declaration(const Partition& partition,
+                                                     const ZeroOptions& options,
                                                      const ZeroMesh& mesh) {
-  return {quantized_gradient_buffers(partition, deck, mesh)};
+  return {quantized_gradient_buffers(partition, options, mesh)};
 }
 
 template <typename Real>
 std::unique_ptr<GradientPathT<Real>> make_reduce_scatter_gradients(const Partition& partition,
-                                                                   const Deck& deck,
+                                                                   const ZeroOptions& options,
                                                                    MeshComms& comms,
                                                                    MemoryLedger* ledger) {
-  return std::make_unique<ReduceScatterGradients<Real>>(partition, deck, comms, ledger);
+  return std::make_unique<ReduceScatterGradients<Real>>(partition, options, comms, ledger);
 }
 
 template std::unique_ptr<GradientPathT<float>> make_reduce_scatter_gradients(const Partition&,
-                                                                             const Deck&,
+                                                                             const ZeroOptions&,
                                                                              MeshComms&,
                                                                              MemoryLedger*);
 #if ZEROMINI_HAVE_BF16
 template std::unique_ptr<GradientPathT<bf16>> make_reduce_scatter_gradients(const Partition&,
-                                                                            const Deck&, MeshComms&,
+                                                                            const ZeroOptions&,
+                                                                            MeshComms&,
                                                                             MemoryLedger*);
 #endif
 

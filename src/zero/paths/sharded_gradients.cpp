@@ -12,10 +12,11 @@
 // bucket, then under hybrid sharding its ReplicaReduction; under qgZ (zero.quantize_grads) their
 // strategies are the quantized exchanges of zero/quantized_gradients.hpp (blocking, into the same
 // receive buffers), whose state the path keeps.
-// Under ZeRO-Offload with one shard group (core/offload.hpp: streams_gradients) the shard (and the
-// fp32 sum) live in host memory: every micro-step receives beside it on the device, and once the
-// reduction is complete the received shard is copied to the host (the schedule's GradientsToHost)
-// and joins the shard there with the device's element arithmetic (kernels/host_sums.hpp).
+// Under ZeRO-Offload with one shard group (ZeroOptions::offload's `gradients`, core/offload.hpp)
+// the shard (and the fp32 sum) live in host memory: every micro-step receives beside it on the
+// device, and once the reduction is complete the received shard is copied to the host (the
+// schedule's GradientsToHost) and joins the shard there with the device's element arithmetic
+// (kernels/host_sums.hpp).
 #include <algorithm>
 #include <map>
 #include <type_traits>
@@ -32,31 +33,31 @@ namespace zm {
 
 namespace {
 
-int block_buckets(const Deck& deck) {
-  return deck.zero.overlap ? 2 : 1;
+int block_buckets(const ZeroOptions& options) {
+  return options.overlap ? 2 : 1;
 }
 
-UnitBufferSet gradient_bucket_set(const Partition& partition, const Deck& deck) {
+UnitBufferSet gradient_bucket_set(const Partition& partition, const ZeroOptions& options) {
   UnitBufferSet buckets;
   buckets.prefix = "grad_bucket";
   buckets.embed_elements = partition.unit(0).padded;
   buckets.shared_elements = partition.max_padded_unit(1, partition.num_units() - 1);
-  buckets.shared = block_buckets(deck);
-  buckets.element_bytes = compute_element_bytes(deck);
+  buckets.shared = block_buckets(options);
+  buckets.element_bytes = compute_element_bytes(options.policy);
   return buckets;
 }
 
-UnitBufferSet gradient_wide_bucket_set(const Partition& partition, const Deck& deck) {
-  UnitBufferSet wide = gradient_bucket_set(partition, deck);
+UnitBufferSet gradient_wide_bucket_set(const Partition& partition, const ZeroOptions& options) {
+  UnitBufferSet wide = gradient_bucket_set(partition, options);
   wide.prefix = "grad_bucket_fp32";
-  wide.element_bytes = reduce_element_bytes(deck);
+  wide.element_bytes = reduce_element_bytes(options.policy);
   return wide;
 }
 
-UnitBufferSet gradient_receive_set(const Partition& partition, const Deck& deck) {
-  UnitBufferSet receive = gradient_bucket_set(partition, deck);
+UnitBufferSet gradient_receive_set(const Partition& partition, const ZeroOptions& options) {
+  UnitBufferSet receive = gradient_bucket_set(partition, options);
   receive.prefix = "grad_recv";
-  receive.element_bytes = reduce_element_bytes(deck);
+  receive.element_bytes = reduce_element_bytes(options.policy);
   receive.embed_elements = partition.unit(0).shard;
   receive.shared_elements = 0;
   for (int u = 1; u < partition.num_units(); ++u)
@@ -65,21 +66,20 @@ UnitBufferSet gradient_receive_set(const Partition& partition, const Deck& deck)
 }
 
 // The buffers the path allocates beside the gradient shard, in allocation order.
-std::vector<BufferSpec> sharded_gradient_buffers(const Partition& partition, const Deck& deck,
-                                                 const ZeroMesh& mesh) {
+std::vector<BufferSpec> sharded_gradient_buffers(const Partition& partition,
+                                                 const ZeroOptions& options, const ZeroMesh& mesh) {
   std::vector<BufferSpec> buffers;
-  gradient_bucket_set(partition, deck).add_to(buffers);
-  if (deck.train.policy().widens_reduce())
-    gradient_wide_bucket_set(partition, deck).add_to(buffers);
+  gradient_bucket_set(partition, options).add_to(buffers);
+  if (options.policy.widens_reduce()) gradient_wide_bucket_set(partition, options).add_to(buffers);
   // Under gradient accumulation, later micro-steps receive beside the shard and add into it; with
   // the shard on the host every micro-step receives there, and what is added arrives in host
   // staging first.
-  const bool streams = streams_gradients(deck, mesh);
-  if (deck.train.grad_accum > 1 || streams) gradient_receive_set(partition, deck).add_to(buffers);
-  if (streams && deck.train.grad_accum > 1)
+  const bool streams = options.offload.gradients;
+  if (options.grad_accum > 1 || streams) gradient_receive_set(partition, options).add_to(buffers);
+  if (streams && options.grad_accum > 1)
     buffers.push_back({"grad_recv_host", MemCategory::Host, partition.max_shard(),
-                       reduce_element_bytes(deck)});
-  for (const BufferSpec& spec : quantized_gradient_buffers(partition, deck, mesh))
+                       reduce_element_bytes(options.policy)});
+  for (const BufferSpec& spec : quantized_gradient_buffers(partition, options, mesh))
     buffers.push_back(spec);
   return buffers;
 }
@@ -88,7 +88,7 @@ template <typename Real>
 class ShardedGradients final : public GradientPathT<Real> {
  public:
   // Allocates the buffers of sharded_gradient_buffers.
-  ShardedGradients(const Partition& partition, const Deck& deck, MeshComms& comms,
+  ShardedGradients(const Partition& partition, const ZeroOptions& options, MeshComms& comms,
                    MemoryLedger* ledger);
 
   Real* grads(int unit, ZeroEngineT<Real>& engine) override { return bucket_for(unit, engine); }
@@ -144,32 +144,32 @@ class ShardedGradients final : public GradientPathT<Real> {
 };
 
 template <typename Real>
-ShardedGradients<Real>::ShardedGradients(const Partition& partition, const Deck& deck,
+ShardedGradients<Real>::ShardedGradients(const Partition& partition, const ZeroOptions& options,
                                          MeshComms& comms, MemoryLedger* ledger) {
-  PlannedAllocator alloc(sharded_gradient_buffers(partition, deck, comms.mesh()), ledger);
-  const bool accumulates = deck.train.grad_accum > 1;
-  streams_ = streams_gradients(deck, comms.mesh());
-  if (deck.train.policy().widens_reduce())
+  PlannedAllocator alloc(sharded_gradient_buffers(partition, options, comms.mesh()), ledger);
+  const bool accumulates = options.grad_accum > 1;
+  streams_ = options.offload.gradients;
+  if (options.policy.widens_reduce())
     shard_sum_ = ShardSum::Widened;
-  else if (sums_gradients_in_fp32(deck))
+  else if (sums_gradients_in_fp32(options))
     shard_sum_ = ShardSum::SumInFp32;
   else if (accumulates)
     shard_sum_ = ShardSum::Add;
-  buckets_ = gradient_bucket_set(partition, deck).take<Real>(alloc);
+  buckets_ = gradient_bucket_set(partition, options).take<Real>(alloc);
   if (shard_sum_ == ShardSum::Widened)
-    wide_ = gradient_wide_bucket_set(partition, deck).take<float>(alloc);
+    wide_ = gradient_wide_bucket_set(partition, options).take<float>(alloc);
   if ((accumulates || streams_) && shard_sum_ == ShardSum::Widened)
-    recv_wide_ = gradient_receive_set(partition, deck).take<float>(alloc);
+    recv_wide_ = gradient_receive_set(partition, options).take<float>(alloc);
   else if (accumulates || streams_)
-    recv_ = gradient_receive_set(partition, deck).take<Real>(alloc);
+    recv_ = gradient_receive_set(partition, options).take<Real>(alloc);
   if (alloc.has("grad_recv_host")) {
     if (shard_sum_ == ShardSum::Widened)
       recv_host_wide_ = alloc.take<float>("grad_recv_host");
     else
       recv_host_ = alloc.take<Real>("grad_recv_host");
   }
-  if (deck.zero.quantizes_grads())
-    qgz_ = std::make_unique<QuantizedGradients>(partition, deck, alloc, comms.world().rank());
+  if (options.quantize_grads)
+    qgz_ = std::make_unique<QuantizedGradients>(partition, options, alloc, comms.world().rank());
   alloc.finish();
 }
 
@@ -339,23 +339,26 @@ void ShardedGradients<Real>::finish(ZeroEngineT<Real>& engine) {
 }  // namespace
 
 // The buckets and the receive buffers.
-PathDeclaration sharded_gradients_declaration(const Partition& partition, const Deck& deck,
-                                              const ZeroMesh& mesh) {
-  return {sharded_gradient_buffers(partition, deck, mesh)};
+PathDeclaration sharded_gradients_declaration(const Partition& partition,
+                                              const ZeroOptions& options, const ZeroMesh& mesh) {
+  return {sharded_gradient_buffers(partition, options, mesh)};
 }
 
 template <typename Real>
 std::unique_ptr<GradientPathT<Real>> make_sharded_gradients(const Partition& partition,
-                                                            const Deck& deck, MeshComms& comms,
+                                                            const ZeroOptions& options,
+                                                            MeshComms& comms,
                                                             MemoryLedger* ledger) {
-  return std::make_unique<ShardedGradients<Real>>(partition, deck, comms, ledger);
+  return std::make_unique<ShardedGradients<Real>>(partition, options, comms, ledger);
 }
 
-template std::unique_ptr<GradientPathT<float>> make_sharded_gradients(const Partition&, const Deck&,
+template std::unique_ptr<GradientPathT<float>> make_sharded_gradients(const Partition&,
+                                                                      const ZeroOptions&,
                                                                       MeshComms&, MemoryLedger*);
 #if ZEROMINI_HAVE_BF16
-template std::unique_ptr<GradientPathT<bf16>> make_sharded_gradients(const Partition&, const Deck&,
-                                                                     MeshComms&, MemoryLedger*);
+template std::unique_ptr<GradientPathT<bf16>> make_sharded_gradients(const Partition&,
+                                                                     const ZeroOptions&, MeshComms&,
+                                                                     MemoryLedger*);
 #endif
 
 }  // namespace zm

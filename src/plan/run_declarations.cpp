@@ -1,7 +1,8 @@
-#include "zero/run_declarations.hpp"
+#include "plan/run_declarations.hpp"
 
 #include "model/gpt.hpp"
 #include "model/layout.hpp"
+#include "plan/run_options.hpp"
 
 namespace zm {
 
@@ -12,9 +13,10 @@ BufferSpec step_stats_buffer() {
 std::vector<BufferSpec> run_buffers(const Deck& deck, int stage, const ZeroMesh& mesh) {
   const ParamLayout layout(deck.model, mesh.tp());
   const Partition partition(layout, mesh.group_ranks(), mesh.sub_shards());
-  std::vector<BufferSpec> buffers = ZeroEngine::declared_buffers(stage, partition, deck, mesh);
+  const ZeroOptions options = zero_options(deck, stage, mesh);
+  std::vector<BufferSpec> buffers = ZeroEngine::declared_buffers(stage, partition, options, mesh);
   for (auto& spec : gpt_buffers(deck.model, deck.train.micro_batch, deck.model.seq_len,
-                                compute_element_bytes(deck), mesh.tp()))
+                                compute_element_bytes(options.policy), mesh.tp()))
     buffers.push_back(spec);
   buffers.push_back(step_stats_buffer());
   return buffers;
@@ -22,12 +24,13 @@ std::vector<BufferSpec> run_buffers(const Deck& deck, int stage, const ZeroMesh&
 
 std::vector<PlannedCollective> run_traffic(const Deck& deck, int stage, const Partition& partition,
                                            const ZeroMesh& mesh) {
-  auto collectives = ZeroEngine::declared_traffic(stage, partition, deck, mesh);
+  const ZeroOptions options = zero_options(deck, stage, mesh);
+  auto collectives = ZeroEngine::declared_traffic(stage, partition, options, mesh);
   // The model's own along tp, every micro-batch.
   const auto model =
       gpt_tensor_parallel_traffic(deck.model, deck.train.micro_batch, deck.model.seq_len,
-                                  compute_element_bytes(deck), mesh.tp());
-  for (int64_t micro = 0; micro < deck.train.grad_accum; ++micro)
+                                  compute_element_bytes(options.policy), mesh.tp());
+  for (int64_t micro = 0; micro < options.grad_accum; ++micro)
     for (const ModelCollective& c : model)
       collectives.push_back({c.op, c.count, c.element_bytes, mesh.tp(), CommLevel::TensorParallel});
   collectives.push_back({CommOp::AllReduce, kStepStatsCount, 4, mesh.world(), world_level(mesh)});
@@ -37,7 +40,7 @@ std::vector<PlannedCollective> run_traffic(const Deck& deck, int stage, const Pa
 PlannedTransfers run_transfers(const Deck& deck, int stage, const ZeroMesh& mesh) {
   const ParamLayout layout(deck.model, mesh.tp());
   const Partition partition(layout, mesh.group_ranks(), mesh.sub_shards());
-  return ZeroEngine::declared_transfers(stage, partition, deck, mesh);
+  return ZeroEngine::declared_transfers(stage, partition, zero_options(deck, stage, mesh), mesh);
 }
 
 }  // namespace zm

@@ -1,5 +1,6 @@
 // What one rank of a training run allocates and moves, declared once: the trainer allocates and
-// posts exactly this, and the planner sums the same lists at any scale.
+// posts exactly this, and the planner sums the same lists at any scale. The deck gives the ZeRO
+// layer's options (plan/run_options.hpp) and the model's sizes.
 #pragma once
 
 #include <vector>
