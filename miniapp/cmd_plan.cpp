@@ -11,6 +11,7 @@
 #include "core/stage_spec.hpp"
 #include "model/layout.hpp"
 #include "plan/machine.hpp"
+#include "plan/plan_extensions.hpp"
 #include "plan/planner.hpp"
 #include "plan/run_options.hpp"
 #include "zero/schedule.hpp"
@@ -120,22 +121,34 @@ const char* fits_text(const PlanPoint& p) {
   return p.fits ? "yes" : p.device_fits ? "host" : "no";
 }
 
-// With tensor parallelism anywhere, the CSV ends with tp and tensor_parallel_bytes; with qgZ's
-// all-to-alls anywhere, then with all_to_all_bytes; when the deck sets ZeRO++ quantization or
-// error feedback, then with those settings (scripts/plot_zeropp.py matches runs by them); after
-// cross_node_bytes, when the deck sets ZeRO-Offload, its settings, the host bytes per node, the
-// copies per direction and (with a machine) their seconds, the host update's and the step's share.
+// With tensor parallelism anywhere, the CSV ends with tp and tensor_parallel_bytes; with
+// all-to-alls anywhere, then with all_to_all_bytes, and the modules' columns that follow them
+// (plan/plan_extensions.hpp); after cross_node_bytes, when the deck sets ZeRO-Offload, its
+// settings, the host bytes per node, the copies per direction and (with a machine) their
+// seconds, the host update's and the step's share; then the modules' columns at the end.
 void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoint>& points,
                bool have_machine) {
   const bool tp_columns = any_tensor_parallel(points);
   const bool exchanged = any_all_to_all(points);
   const bool offload_columns = deck_offloads(deck);
   const ZeroConfig& zero = deck.zero;
-  const std::string zeropp =
-      zero.quantizes_weights() || zero.quantizes_grads() || zero.error_feedback
-          ? fmt::format(",{},{},{}", zero.quantize_weights, zero.quantize_grads,
-                        zero.error_feedback)
-          : "";
+  // The modules' columns shown for this deck, by where they go.
+  auto module_columns = [&](PlanColumnsAt at) {
+    std::vector<const PlanColumns*> out;
+    for (const PlanColumns& c : plan_columns())
+      if (c.at == at && c.shown(deck, points)) out.push_back(&c);
+    return out;
+  };
+  auto module_header = [&](PlanColumnsAt at) {
+    std::string text;
+    for (const PlanColumns* c : module_columns(at)) text += c->header;
+    return text;
+  };
+  auto module_row = [&](PlanColumnsAt at, const PlanPoint& p) {
+    std::string text;
+    for (const PlanColumns* c : module_columns(at)) text += c->row(deck, p, have_machine);
+    return text;
+  };
   std::string header = "deck,precision,stage,ranks,params,padded_params";
   for_each_memory_column([&](int c) {
     header += ',';
@@ -146,16 +159,17 @@ void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoin
   // Columns are only ever appended: scripts read them by name and by position.
   fmt::print(
       "{},compute_s,comm_s,step_overlapped_s,step_serial_s,fits,largest_layers,"
-      "largest_params,shard_size,recompute,intra_group_bytes,inter_group_bytes{}{}{}{},"
-      "cross_node_bytes{}\n",
+      "largest_params,shard_size,recompute,intra_group_bytes,inter_group_bytes{}{}{}{}{},"
+      "cross_node_bytes{}{}\n",
       header, tp_columns ? ",tp,tensor_parallel_bytes" : "",
+      module_header(PlanColumnsAt::AfterLevels),
       have_machine ? ",model_flops_per_step,tflops_per_device,mfu_overlapped,mfu_serial" : "",
-      exchanged ? ",all_to_all_bytes" : "",
-      zeropp.empty() ? "" : ",quantize_weights,quantize_grads,error_feedback",
+      exchanged ? ",all_to_all_bytes" : "", module_header(PlanColumnsAt::AfterAllToAll),
       offload_columns ? ",offload_optimizer,offload_params,offloads,host_bytes_per_node,"
                         "device_to_host_bytes,host_to_device_bytes,device_to_host_copies,"
                         "host_to_device_copies,transfer_s,host_update_s,offload_s"
-                      : "");
+                      : "",
+      module_header(PlanColumnsAt::AtEnd));
   for (const PlanPoint& p : points) {
     std::string row = fmt::format("{},{},{},{},{},{}", deck.path, memory_model_name(precision),
                                   p.stage, p.ranks, p.params, p.padded_params);
@@ -190,14 +204,16 @@ void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoin
                                             o.host_update_seconds, o.step_seconds())
                               : ",,,";
     }
-    fmt::print("{},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{:.0f},{:.0f}{}{}{}{},{}{}\n", row,
-               p.compute_seconds, p.comm_seconds, p.step_seconds_overlapped, p.step_seconds_serial,
-               have_machine ? fits_text(p) : "", p.largest_layers, p.largest_params,
-               p.mesh.group_ranks(), deck.model.recompute, p.bytes_at_level(CommLevel::IntraGroup),
-               p.bytes_at_level(CommLevel::InterGroup), tp, predicted, all_to_all, zeropp,
+    fmt::print("{},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{:.0f},{:.0f}{}{}{}{}{},{}{}{}\n",
+               row, p.compute_seconds, p.comm_seconds, p.step_seconds_overlapped,
+               p.step_seconds_serial, have_machine ? fits_text(p) : "", p.largest_layers,
+               p.largest_params, p.mesh.group_ranks(), deck.model.recompute,
+               p.bytes_at_level(CommLevel::IntraGroup), p.bytes_at_level(CommLevel::InterGroup), tp,
+               module_row(PlanColumnsAt::AfterLevels, p), predicted, all_to_all,
+               module_row(PlanColumnsAt::AfterAllToAll, p),
                std::isfinite(p.cross_node_bytes()) ? fmt::format("{:.0f}", p.cross_node_bytes())
                                                    : std::string(),
-               offload);
+               offload, module_row(PlanColumnsAt::AtEnd, p));
   }
 }
 
@@ -228,14 +244,6 @@ void print_heading(const Deck& deck, Precision precision, const PlanPoint& first
     fmt::print(
         "  hpZ: zero.secondary_shard_size set: at stage 3 the parameters are sharded within "
         "groups (groups x ranks per group), the optimizer state over all ranks\n");
-  if (deck.zero.quantizes_grads())
-    fmt::print(
-        "  qgZ: zero.quantize_grads = \"{}\": at stages 1-3 the gradient reduce-scatters are "
-        "all-to-alls of {} codes and one fp32 scale per {} elements within the group, and under "
-        "hybrid sharding exchanges of the requantized group sums across the groups (column "
-        "alltoall: the all-to-alls' bytes){}\n",
-        deck.zero.quantize_grads, deck.zero.quantize_grads, deck.zero.quantize_block,
-        deck.zero.error_feedback ? "; error feedback keeps a residual per padded parameter" : "");
   if (deck_offloads(deck))
     fmt::print(
         "  ZeRO-Offload: zero.offload_optimizer = \"{}\", zero.offload_params = \"{}\": at "
@@ -246,13 +254,7 @@ void print_heading(const Deck& deck, Precision precision, const PlanPoint& first
         deck.zero.offload_params != "none"
             ? ", and at stage 3 the parameter shard too, staged to the device before each gather"
             : "");
-  if (deck.zero.quantizes_weights())
-    fmt::print(
-        "  qwZ: zero.quantize_weights = \"{}\": at stage 3 the parameter all-gathers move int8 "
-        "codes and one fp32 scale per {} elements (~{:.3f} bytes per parameter); with a machine, "
-        "quant s: their quantize and dequantize passes at its memory bandwidth\n",
-        deck.zero.quantize_weights, deck.zero.quantize_block,
-        1.0 + 4.0 / static_cast<double>(deck.zero.quantize_block));
+  for (const PlanNote& note : plan_notes()) fmt::print("{}", note(deck));
   fmt::print(
       "\nPer rank, GB (1e9 bytes). Model states = parameters + gradients + optimizer; "
       "traffic = bytes each rank sends per step (ring convention){}.\n",
@@ -297,10 +299,10 @@ void print_table(const std::vector<PlanPoint>& points, const Machine* machine) {
                        [](int c) { return c < 0 ? "model-states" : kCategoryColumns[c].heading; },
                        "total", [&](CommOp op) { return traffic_headings[static_cast<int>(op)]; }));
   const bool tensor_parallel = any_tensor_parallel(points);
-  // The quantization passes' share of the step where a point has compressed collectives.
+  // The passes' share of the step where a point has compressed collectives.
   const bool quantized = std::any_of(points.begin(), points.end(),
-                                     [](const PlanPoint& p) { return p.quantize_seconds > 0; });
-  const bool exchanged = any_all_to_all(points);  // qgZ: a column of its own, last
+                                     [](const PlanPoint& p) { return p.pass_seconds > 0; });
+  const bool exchanged = any_all_to_all(points);  // all-to-alls: a column of their own, last
   const bool offloaded = any_offload(points);     // ZeRO-Offload: its columns after it
   if (hybrid) fmt::print(" | {:>9} {:>10} {:>10}", "groups", "intra-grp", "inter-grp");
   if (tensor_parallel) fmt::print(" | {:>9} {:>10}", "tp x dp", "tensor-par");
@@ -335,7 +337,7 @@ void print_table(const std::vector<PlanPoint>& points, const Machine* machine) {
     if (machine)
       fmt::print(" | {:>8.4g} {:>7} {:>7}", p.predicted_flops_per_second() / 1e12,
                  percent(p.predicted_mfu_overlapped()), percent(p.predicted_mfu_serial()));
-    if (machine && quantized) fmt::print(" | {:>10.4g}", p.quantize_seconds);
+    if (machine && quantized) fmt::print(" | {:>10.4g}", p.pass_seconds);
     if (exchanged)
       fmt::print(" | {:>10}", gb(p.bytes_per_step[static_cast<int>(CommOp::AllToAll)]));
     if (offloaded)

@@ -35,9 +35,8 @@ NodeSpan node_span(int count, int stride, int ranks_per_node);
 // The stride between the ranks of a group along dimension d of `mesh`.
 int stride_along(const DeviceMesh& mesh, int d);
 
-// Whether qgZ's exchange within a shard group of this span takes two hops by node
-// (zero/quantized_gradients.hpp): the group spans 2+ nodes with the same k >= 2 of its ranks on
-// each. On one node nothing crosses; with k = 1 the hop within the node moves nothing and the
+// Whether an exchange within a shard group of this span takes two hops by node (a hierarchical
+// all-to-all): the group spans 2+ nodes with the same k >= 2 of its ranks on each. On one node nothing crosses; with k = 1 the hop within the node moves nothing and the
 // hop across is the flat exchange; spread unevenly, the ranks of equal local index on each node
 // are not one per node, so the hop across them would not reach every destination.
 bool hops_by_node(NodeSpan group_span);

@@ -95,16 +95,6 @@ struct ZeroConfig {
   int64_t ranks_per_node = 0;  // what "node" means; 0 = the MPI shared-memory split
   // hpZ (stage 3): parameters sharded within groups of this size, the rest over all ranks.
   int64_t secondary_shard_size = 0;  // 0 = off; kShardSizeNode = the ranks of a node
-  // qwZ (stage 3): the per-unit parameter gathers move int8 blocks with one fp32 scale each.
-  std::string quantize_weights = "none";  // "none" | "int8"
-  int64_t quantize_block = 2048;          // elements per block (one scale each)
-  bool quantizes_weights() const { return quantize_weights != "none"; }
-  // qgZ (stages 1-3): the gradient reduce-scatter as ZeRO++'s hierarchical quantized all-to-all.
-  std::string quantize_grads = "none";    // "none" | "int8" | "int4"
-  bool error_feedback = false;            // keep each rank's quantization residual for next time
-  std::string grad_rounding = "nearest";  // qgZ codes: "nearest" | "stochastic" (train.seed)
-  bool quantizes_grads() const { return quantize_grads != "none"; }
-  int grad_quantize_bits() const { return quantize_grads == "int4" ? 4 : 8; }
   // ZeRO-Offload (stages 1-3): the fp32 master weights, Adam m and v and the AdamW update on the
   // host; and (stage 3, with it) the rank's parameter shard, staged to the device per gather.
   // Which stages apply them: core/offload.hpp.

@@ -102,6 +102,17 @@ KeySpec boolean(const std::string& module, std::string section, std::string key,
 
 }  // namespace deck_keys
 
+std::string module_setting(const Deck& deck, const std::string& full_name,
+                           const std::string& absent) {
+  for (const KeySpec& spec : deck_detail::schema()) {
+    if (spec.full_name() != full_name || spec.module.empty()) continue;
+    if (std::holds_alternative<std::string>(spec.module_default))
+      return deck.value<std::string>(full_name);
+    return spec.get(deck);
+  }
+  return absent;
+}
+
 void add_deck_keys(const std::vector<KeySpec>& keys) {
   deck_detail::add_keys(keys);
 }

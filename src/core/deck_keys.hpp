@@ -32,6 +32,12 @@ KeySpec boolean(const std::string& module, std::string section, std::string key,
                 std::string doc);
 }  // namespace deck_keys
 
+// The value of a module key as a string (its TOML text without quotes for strings), or
+// `absent` where no module of this build registered the key: for a module that reads another's
+// settings where that other may not be built (a build without it runs as with its default).
+std::string module_setting(const Deck& deck, const std::string& full_name,
+                           const std::string& absent);
+
 // Registers a module's keys (at start-up, from its registration function).
 void add_deck_keys(const std::vector<KeySpec>& keys);
 

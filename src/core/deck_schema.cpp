@@ -231,28 +231,6 @@ void add_zero_keys(std::vector<KeySpec>& s) {
       "ranks (\"node\": a node), so that gathers stay in the group; optimizer state and "
       "gradients stay sharded over all ranks; 0 = off"));
   s.push_back(make_string(
-      "zero", "quantize_weights", &Deck::zero, &ZeroConfig::quantize_weights, {"none", "int8"},
-      "stage 3 (ZeRO++ qwZ): the parameter all-gathers move \"int8\" codes with one fp32 scale "
-      "per zero.quantize_block elements, dequantized into the compute precision on arrival (the "
-      "master weights are never quantized); \"none\" gathers the compute type"));
-  s.push_back(make_int("zero", "quantize_block", &Deck::zero, &ZeroConfig::quantize_block, 1,
-                       16777216,
-                       "elements per quantization block (one fp32 scale each) of "
-                       "zero.quantize_weights and zero.quantize_grads (even for \"int4\")"));
-  s.push_back(make_string(
-      "zero", "quantize_grads", &Deck::zero, &ZeroConfig::quantize_grads, {"none", "int8", "int4"},
-      "stages 1-3 (ZeRO++ qgZ): the gradient reduce-scatter becomes a quantized all-to-all within "
-      "the shard group, then (hybrid sharding) across the groups, with one fp32 scale per "
-      "zero.quantize_block elements, summed in fp32; \"none\" reduces the compute type"));
-  s.push_back(make_bool("zero", "error_feedback", &Deck::zero, &ZeroConfig::error_feedback,
-                        "zero.quantize_grads: each rank keeps the quantization error of its own "
-                        "gradients and adds it to the next ones it quantizes"));
-  s.push_back(make_string("zero", "grad_rounding", &Deck::zero, &ZeroConfig::grad_rounding,
-                          {"nearest", "stochastic"},
-                          "zero.quantize_grads: how gradient codes round: to \"nearest\", or "
-                          "\"stochastic\" (unbiased; the draws are keyed by train.seed, so runs "
-                          "repeat bit for bit)"));
-  s.push_back(make_string(
       "zero", "offload_optimizer", &Deck::zero, &ZeroConfig::offload_optimizer, {"none", "host"},
       "stages 1-3 (ZeRO-Offload): \"host\" keeps the fp32 master weights and Adam m and v of the "
       "rank's shard in host memory (pinned in CUDA builds) and runs AdamW there: the reduced "

@@ -30,7 +30,7 @@ void add_module(ModuleInfo module);
 const std::vector<ModuleInfo>& modules();
 // The module owning deck key `full_name`, or nullptr (a core key, or no such key).
 const ModuleInfo* module_of_key(const std::string& full_name);
-// "offload, zeropp" (or "none"): the modules this build has, for --version and the manifest.
+// "a, b" (or "none"): the modules this build has, for --version and the manifest.
 std::string built_modules();
 
 }  // namespace zm

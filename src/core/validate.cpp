@@ -10,36 +10,6 @@ namespace zm {
 
 namespace {
 
-// qwZ quantizes the per-unit parameter gathers: only a stage that gathers parameters has them.
-void check_quantized_weights(const Deck& deck, int stage) {
-  if (!deck.zero.quantizes_weights() || stage_spec(stage).gathers_parameters()) return;
-  fail(
-      "{}: zero.quantize_weights = \"{}\" needs zero.stage = 3, the stage that gathers parameters "
-      "per unit; this run is stage {}{}. Expected \"none\" at stages 0-2",
-      deck.where("zero.quantize_weights"), deck.zero.quantize_weights, stage,
-      deck.zero.all_stages ? " (zero.stage = \"all\" runs stages 0-3)" : "");
-}
-
-// qgZ replaces the reduce-scatter of gradients: a stage that all-reduces them in buckets has
-// none.
-void check_quantized_grads(const Deck& deck, int stage) {
-  if (deck.zero.quantizes_grads() && stage_spec(stage).gradients == GradientPath::AllReduce)
-    fail(
-        "{}: zero.quantize_grads = \"{}\" needs zero.stage 1-3, whose gradients are "
-        "reduce-scattered; stage {} all-reduces them in buckets{}. Expected \"none\" at stage {}",
-        deck.where("zero.quantize_grads"), deck.zero.quantize_grads, stage,
-        deck.zero.all_stages ? " (zero.stage = \"all\" runs stages 0-3)" : "", stage);
-}
-
-// Two int4 codes share a byte, and no byte may span two blocks.
-void check_int4_block(const Deck& deck) {
-  if (deck.zero.grad_quantize_bits() == 4 && deck.zero.quantize_block % 2 != 0)
-    fail(
-        "{}: zero.quantize_block = {} with zero.quantize_grads = \"int4\": expected an even "
-        "block (two int4 codes share a byte, and no byte may span two blocks)",
-        deck.where("zero.quantize_block"), deck.zero.quantize_block);
-}
-
 // ZeRO-Offload moves the state a sharded optimizer holds: stage 0 replicates it, and the
 // parameter shard exists only where parameters are gathered per unit.
 void check_offload(const Deck& deck, int stage) {
@@ -108,12 +78,9 @@ void validate(const Deck& deck, const RunShape& shape, Validation purpose) {
   zero_mesh(deck, shape.stage, static_cast<int>(shape.ranks),
             static_cast<int>(shape.ranks_per_node));
   if (purpose == Validation::Run) {
-    check_quantized_weights(deck, shape.stage);
-    check_quantized_grads(deck, shape.stage);
     check_offload(deck, shape.stage);
   }
   check_offload_params(deck);
-  check_int4_block(deck);
   check_evaluation(deck);
   for (const RunCheck& check : run_checks()) check(deck, shape, purpose);
 }

@@ -22,8 +22,8 @@ struct RunShape {
 
 enum class Validation {
   Run,   // everything a run refuses
-  Plan,  // the planner prices qwZ and qgZ only at the stages that use them, so it does not
-         // refuse them at the others (`zeromini plan` says so in its header)
+  Plan,  // the planner prices a setting only at the stages it applies to, so it does not refuse
+         // one set for another stage (`zeromini plan` says so in its header)
 };
 
 void validate(const Deck& deck, const RunShape& shape, Validation purpose = Validation::Run);

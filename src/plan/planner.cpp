@@ -161,7 +161,7 @@ std::array<double, kCommOps> plan_cross_node_traffic(const Deck& deck, int stage
   const MeshSpans spans = mesh_spans(mesh);
   for (const auto& c : run_traffic(deck, stage, partition, mesh)) {
     // A collective of every rank runs on the world's (the step statistics), or on a dimension
-    // that spans it: the same ranks either way. One that declares its span (qgZ's hops by node)
+    // that spans it: the same ranks either way. One that declares its span (an exchange in hops by node)
     // runs on a split of its level's group.
     const bool world = c.ranks == mesh.world();
     ZM_ASSERT(c.span || world || c.ranks == mesh.mesh.size(dim_of(c.level)),
@@ -311,9 +311,9 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
   for (const auto& c : run_traffic(deck, stage, partition, mesh)) {
     p.comm_seconds += collective_seconds(c, mesh, *machine);
     if (c.pass_bytes > 0)
-      p.quantize_seconds += static_cast<double>(c.pass_bytes) / machine->memory_bandwidth;
+      p.pass_seconds += static_cast<double>(c.pass_bytes) / machine->memory_bandwidth;
   }
-  const double device_seconds = p.compute_seconds + p.quantize_seconds;
+  const double device_seconds = p.compute_seconds + p.pass_seconds;
   // Offload's copies and host update (plan/offload_cost.hpp): after backward, overlapping no
   // compute, but for the gradient shard's unwaited copies in backward, which the overlapped step
   // hides behind backward.

@@ -60,7 +60,7 @@ struct PlanPoint {
   // Step-time estimate (only with a machine).
   double peak_flops = 0;  // the machine's peak per device in this precision; 0: none
   double compute_seconds = 0;
-  double quantize_seconds = 0;  // passes around compressed collectives (memory-bound)
+  double pass_seconds = 0;  // passes around compressed collectives (memory-bound)
   double comm_seconds = 0;
   // ZeRO-Offload where it applies at this stage (core/offload.hpp): the host-device copies by
   // direction, their seconds, the host's AdamW and what they add to the step
@@ -68,7 +68,8 @@ struct PlanPoint {
   bool offloads = false;
   double host_bytes_per_node = 0;  // memory.host() x the ranks on a node
   OffloadCost offload;
-  // Compute and the quantization passes (device work) overlapped with communication, or not;
+  // Compute and the passes around compressed collectives (device work) overlapped with
+  // communication, or not;
   // offload's time is added to both: all of it (offload.step_seconds()) to the serial step, to the
   // overlapped one what backward does not hide (offload.exposed_seconds).
   double step_seconds_overlapped = 0;

@@ -7,14 +7,18 @@
 #pragma once
 
 #include <functional>
+#include <memory>
+#include <vector>
 
 #include "core/deck.hpp"
+#include "zero/collective_strategy.hpp"
 
 namespace zm {
 
 struct RunExtensions {
-  // Each module's part is added here as the module is built (one field, or a few, per kind of
-  // extension point the core defines).
+  // Strategies for the step's collectives (zero/collective_strategy.hpp), offered each entry in
+  // this order.
+  std::vector<std::shared_ptr<const StrategyProvider>> strategies;
 };
 
 // Fills a module's part of `extensions` for a run of `deck` at `stage`.

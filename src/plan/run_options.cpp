@@ -3,6 +3,7 @@
 #include "comm/node_split.hpp"
 #include "core/offload.hpp"
 #include "core/stage_spec.hpp"
+#include "plan/run_extensions.hpp"
 
 namespace zm {
 
@@ -13,15 +14,15 @@ ZeroOptions zero_options(const Deck& deck, int stage, const ZeroMesh& mesh) {
   options.bucket_mb = deck.zero.bucket_mb;
   options.overlap = deck.zero.overlap;
   options.prefetch = deck.zero.prefetch;
-  options.quantize_weights = deck.zero.quantizes_weights();
-  options.quantize_block = deck.zero.quantize_block;
-  options.quantize_grads = deck.zero.quantizes_grads();
-  options.grad_bits = deck.zero.grad_quantize_bits();
-  options.error_feedback = deck.zero.error_feedback;
-  options.stochastic_rounding = deck.zero.grad_rounding == "stochastic";
-  options.seed = deck.train.seed;
+  options.strategies = run_extensions(deck, stage).strategies;
   options.offload = offload_of(deck, stage_spec(stage), mesh);
   return options;
+}
+
+bool splits_group_by_node(const Deck& deck, int stage) {
+  for (const auto& provider : run_extensions(deck, stage).strategies)
+    if (provider->splits_group_by_node()) return true;
+  return false;
 }
 
 int run_ranks_per_node(const Deck& deck, Communicator& world) {

@@ -15,6 +15,10 @@ namespace zm {
 // shard streams to the host: core/offload.hpp).
 ZeroOptions zero_options(const Deck& deck, int stage, const ZeroMesh& mesh);
 
+// Whether the run's collectives need the shard group split by node (MeshComms), for exchanges
+// in hops by node.
+bool splits_group_by_node(const Deck& deck, int stage);
+
 // The ranks of `world` that share a node (collective: MPI's shared-memory split, unless
 // zero.ranks_per_node says; "node" shard sizes and the cross-node counts use it).
 int run_ranks_per_node(const Deck& deck, Communicator& world);

@@ -91,7 +91,7 @@ TrainerT<Real>::TrainerT(const Deck& deck, int stage, Communicator& comm, const 
       comm_(&comm),
       layout_(deck.model, static_cast<int>(deck.parallel.tp)),
       comms_(std::make_unique<MeshComms>(comm, validated_mesh(deck, stage, comm),
-                                         deck.zero.quantizes_grads())),
+                                         splits_group_by_node(deck, stage))),
       partition_(layout_, comms_->mesh().group_ranks(), comms_->mesh().sub_shards()),
       engine_(make_engine<Real>(stage, partition_, *comms_,
                                 zero_options(deck, stage, comms_->mesh()), gpt_schedule(layout_),

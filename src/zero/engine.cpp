@@ -189,9 +189,16 @@ ZeroEngineT<Real>::ZeroEngineT(const StageSpec& spec, const Partition& partition
       reduces_in_fp32_(options.policy.widens_reduce()),
       team_shape_(team_shape) {
   allocate_model_state();
-  if (schedule_.uses(ScheduleRole::UpdateGather, Strategy::Int8AllGather))
-    replica_gather_ = std::make_unique<QuantizedReplicaGather<Real>>(partition, options, *replicas_,
-                                                                     team_shape, ledger);
+  prepare_strategies(spec);
+}
+
+template <typename Real>
+void ZeroEngineT<Real>::prepare_strategies(const StageSpec& spec) {
+  PlannedAllocator alloc(schedule_.strategy_buffers(), ledger_);
+  const ScheduleContext context = schedule_context(spec, *partition_, options_, comms_->mesh());
+  for (CollectiveStrategy* strategy : schedule_.strategies())
+    strategy->prepare(alloc, context, world_rank_);
+  alloc.finish();
 }
 
 template <typename Real>
@@ -444,30 +451,29 @@ template <typename Real>
 void ZeroEngineT<Real>::post_parameter_gather(int u) {
   const ScheduledCollective& gather = schedule_.of(u, ScheduleRole::UpdateGather);
   // The updated piece (the optimizer's) into the whole the parameters' placement holds: the
-  // full unit (stages 1-2), or under hpZ this rank's group shard.
+  // full unit (stages 1-2), or with secondary shards this rank's group shard.
   Real* whole = param_at(u, held_range(params_storage_, u).first);
-  if (replica_gather_) return replica_gather_->post(gather, *this, whole);  // int8 segments
   Real* updated = param_at(u, held_range(optim_storage_, u).first);
   parameter_gathers_.push_back(post_scheduled(gather, *this, {updated, whole}));
   if (gather.blocking()) parameter_gathers_.back().wait(true);
 }
 
 template <typename Real>
-void ZeroEngineT<Real>::post_replica_reduction(int u, QuantizedGradients* qgz) {
+void ZeroEngineT<Real>::post_replica_reduction(int u) {
   const ScheduledCollective* reduction = schedule_.find(u, ScheduleRole::ReplicaReduction);
   if (!reduction) return;
-  // The group's sum of this rank's shard, summed over the replicas in place; under hpZ only the
-  // sub-shard this rank owns receives the sum.
+  // The group's sum of this rank's shard, summed over the replicas in place; with secondary shards
+  // only the sub-shard this rank owns receives the sum.
   void* shard = reduced_grad_at(u, rank_ * partition_->unit(u).shard);
   void* owned = reduced_grad_at(u, owned_gradients(u).first);
-  replica_reductions_.push_back(post_scheduled(*reduction, *this, {shard, owned, qgz}));
+  replica_reductions_.push_back(post_scheduled(*reduction, *this, {shard, owned}));
   if (reduction->blocking()) replica_reductions_.back().wait(true);
 }
 
 template <typename Real>
 void ZeroEngineT<Real>::wait_parameter_gathers() {
   wait_all(parameter_gathers_);
-  if (replica_gather_) replica_gather_->finish();
+  finish_scheduled(ScheduleRole::UpdateGather, *this);
 }
 
 template class ZeroEngineT<float>;

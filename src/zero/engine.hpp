@@ -44,13 +44,10 @@
 #include "kernels/team_shape.hpp"
 #include "model/unit_access.hpp"
 #include "zero/partition.hpp"
-#include "zero/replica_gather.hpp"
 #include "zero/schedule.hpp"
 #include "zero/zero_options.hpp"
 
 namespace zm {
-
-class QuantizedGradients;
 
 struct OptimizerSettings {
   float lr = 0;
@@ -266,11 +263,10 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
   void poll() override { comms_->progress(); }
 
   // Hybrid sharding: once unit u's gradient shard holds its group's sum (after the last
-  // micro-step), its scheduled ReplicaReduction (an all-reduce across the groups; under hpZ a
-  // reduce-scatter into the sub-shards; under qgZ the quantized exchange through `qgz`), in the
-  // same order on every rank; finish_replica_reductions waits for them all. Nothing with one
-  // group.
-  void post_replica_reduction(int u, QuantizedGradients* qgz = nullptr);
+  // micro-step), its scheduled ReplicaReduction (an all-reduce across the groups; with secondary
+  // shards a reduce-scatter into the sub-shards; or another strategy's exchange), in the same
+  // order on every rank; finish_replica_reductions waits for them all. Nothing with one group.
+  void post_replica_reduction(int u);
   void finish_replica_reductions() { wait_all(replica_reductions_); }
 
  protected:
@@ -294,14 +290,13 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
   bool reduces_in_fp32_;           // PrecisionPolicy::widens_reduce()
   kernels::TeamShape team_shape_;  // of every kernel the engine launches
   std::vector<CommRequest> parameter_gathers_;
-  // hpZ under qwZ and mixed precision: the cross-group gather of the updated sub-shards as int8
-  // (post_parameter_gather); nullptr otherwise.
-  std::unique_ptr<QuantizedReplicaGather<Real>> replica_gather_;
   std::vector<CommRequest> replica_reductions_;
 
  private:
-  // Allocates model_state_buffers (the paths allocate their own buffers after).
+  // Allocates model_state_buffers, then the buffers the schedule's strategies keep (the paths
+  // allocate their own after).
   void allocate_model_state();
+  void prepare_strategies(const StageSpec& spec);
   // ZeRO-Offload's optimizer step: unit by unit, the reduced gradients of the optimizer piece to
   // the host (one unit ahead, so that the copy overlaps the host's update of the unit before),
   // AdamW on the host, the updated parameters back (unless they live on the host), then the

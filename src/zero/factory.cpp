@@ -4,7 +4,6 @@
 // step's schedule (zero/schedule.hpp).
 #include "core/error.hpp"
 #include "zero/composed_engine.hpp"
-#include "zero/quantized_gradients.hpp"
 
 namespace zm {
 
@@ -35,10 +34,8 @@ std::vector<BufferSpec> ZeroEngine::declared_buffers(int stage, const Partition&
   const StageSpec& spec = stage_spec(stage);
   std::vector<BufferSpec> buffers =
       model_state_buffers(partition, options, mesh.placements(spec), mesh);
-  if (build_step_schedule(spec, partition, options, mesh)
-          .uses(ScheduleRole::UpdateGather, Strategy::Int8AllGather))
-    for (const BufferSpec& buffer : replica_gather_buffers(partition, options))
-      buffers.push_back(buffer);
+  const StepSchedule schedule = build_step_schedule(spec, partition, options, mesh);
+  for (const BufferSpec& buffer : schedule.strategy_buffers()) buffers.push_back(buffer);
   for (const PathDeclaration& path : {declare_gradient_path(spec, partition, options, mesh),
                                       declare_parameter_path(spec, partition, options)})
     buffers.insert(buffers.end(), path.buffers.begin(), path.buffers.end());

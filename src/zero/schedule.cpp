@@ -2,13 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "comm/cross_node.hpp"
 #include "comm/mesh_comms.hpp"
 #include "core/error.hpp"
 #include "zero/engine.hpp"
-#include "zero/int8_gather.hpp"
-#include "zero/quantized_gradients.hpp"
-#include "zero/replica_gather.hpp"
 
 namespace zm {
 
@@ -39,25 +38,23 @@ std::vector<std::pair<int, int>> gradient_buckets(const Partition& partition,
 // Builds one stage's schedule unit by unit; each method adds one role's collective of a unit.
 class ScheduleBuilder {
  public:
-  ScheduleBuilder(const StageSpec& spec, const Partition& partition, const ZeroOptions& options,
-                  const ZeroMesh& mesh)
+  ScheduleBuilder(const StageSpec& spec, const ScheduleContext& context)
       : spec_(spec),
-        partition_(partition),
-        options_(options),
-        mesh_(mesh),
-        reduced_(reduce_element_bytes(options.policy)),
-        gathered_(param_element_bytes(options.policy)),
-        group_(mesh.group_ranks()),
-        replicas_(mesh.groups()),
-        in_group_(level_along(mesh, kShardDim)),
-        across_(level_along(mesh, kReplicateDim)),
-        // The nodes rank 0's shard group spans (comm/cross_node.hpp): qgZ's hops by node where
-        // they are uneven or one.
-        group_span_(node_span(group_, stride_along(mesh.mesh, mesh.mesh.index_of(kShardDim)),
-                              mesh.ranks_per_node)),
-        overlapped_(options.overlap) {
-    ZM_ASSERT(partition.ranks() == group_, "partition over {} ranks, shard dimension of {}",
-              partition.ranks(), group_);
+        context_(context),
+        partition_(context.partition),
+        options_(context.options),
+        mesh_(context.mesh),
+        reduced_(context.reduce_bytes),
+        gathered_(context.param_bytes),
+        group_(context.group_ranks),
+        replicas_(context.replicas),
+        in_group_(context.in_group),
+        across_(context.across),
+        overlapped_(context.options.overlap) {
+    for (const auto& provider : options_.strategies)
+      for (auto& strategy : provider->strategies(context)) offered_.push_back(std::move(strategy));
+    ZM_ASSERT(partition_.ranks() == group_, "partition over {} ranks, shard dimension of {}",
+              partition_.ranks(), group_);
   }
 
   void buckets(std::vector<ScheduledCollective>& out) const {
@@ -66,8 +63,8 @@ class ScheduleBuilder {
       const UnitPartition& last = partition_.unit(hi);
       const int64_t count = last.padded_offset + last.padded - first.padded_offset;
       // In the shard group, which at stage 0 is every rank holding the same slices.
-      out.push_back({ScheduleRole::Buckets,
-                     Strategy::AllReduce,
+      add(out, {ScheduleRole::Buckets,
+                     plain_collective(CommOp::AllReduce),
                      lo,
                      hi,
                      reduced_name(),
@@ -84,34 +81,16 @@ class ScheduleBuilder {
     // Stage 1 reduces the full gradients once, on the last micro-step; stages 2-3 every bucket as
     // backward completes it, every micro-step.
     const bool per_micro_step = spec_.shards_gradients();
-    ScheduledCollective c{
-        ScheduleRole::GroupReduction,
-        Strategy::ReduceScatter,
-        u,
-        u,
-        per_micro_step ? "grad_bucket" : reduced_name(),
-        p.shard,
-        {},
-        per_micro_step ? options_.grad_accum : 1,
-        per_micro_step ? StepPoint::Backward : StepPoint::LastBackward,
-        wait_or(per_micro_step ? StepPoint::BucketReuse : StepPoint::FinishBackward)};
-    if (options_.quantize_grads) {
-      // The exchange itself blocks (the sum needs the segments); stage 1 goes on across the
-      // groups at once, stages 2-3 when the bucket is taken again, as unquantized.
-      const PlannedCollectives hops =
-          grad_exchange_in_group(options_, p, group_, group_span_, in_group_);
-      if (!per_micro_step) c.waited = StepPoint::Posted;
-      if (hops.size() == 1) {
-        c.strategy = Strategy::QuantizedAllToAll;
-        c.hops = {{hops[0], MeshGroup::Shard}};
-      } else {
-        c.strategy = Strategy::QuantizedAllToAllByNode;
-        c.hops = {{hops[0], MeshGroup::ShardWithinNode}, {hops[1], MeshGroup::ShardAcrossNodes}};
-      }
-    } else {
-      c.hops = {{{CommOp::ReduceScatter, p.padded, reduced_, group_, in_group_}, MeshGroup::Shard}};
-    }
-    out.push_back(c);
+    add(out, {ScheduleRole::GroupReduction,
+              plain_collective(CommOp::ReduceScatter),
+              u,
+              u,
+              per_micro_step ? "grad_bucket" : reduced_name(),
+              p.shard,
+              {{{CommOp::ReduceScatter, p.padded, reduced_, group_, in_group_}, MeshGroup::Shard}},
+              per_micro_step ? options_.grad_accum : 1,
+              per_micro_step ? StepPoint::Backward : StepPoint::LastBackward,
+              wait_or(per_micro_step ? StepPoint::BucketReuse : StepPoint::FinishBackward)});
   }
 
   // Hybrid sharding: the shard's group sum over the replicas, once it is complete.
@@ -119,62 +98,48 @@ class ScheduleBuilder {
     if (replicas_ == 1) return;
     const UnitPartition& p = partition_.unit(u);
     ScheduledCollective c{ScheduleRole::ReplicaReduction,
-                          Strategy::AllReduce,
+                          plain_collective(CommOp::AllReduce),
                           u,
                           u,
                           reduced_name(),
                           p.shard,
-                          {},
+                          {{{CommOp::AllReduce, p.shard, reduced_, replicas_, across_},
+                            MeshGroup::Replicate}},
                           1,
                           StepPoint::GroupReduced,
                           wait_or(StepPoint::FinishBackward)};
-    if (options_.quantize_grads) {
-      c.strategy = Strategy::QuantizedExchange;
-      c.elements = mesh_.hpz() ? p.sub_shard : p.shard;
-      c.waited = StepPoint::Posted;
-      c.hops = {{grad_exchange_across(options_, p, replicas_, mesh_.hpz(), across_),
-                 MeshGroup::Replicate}};
-    } else if (mesh_.hpz()) {  // into this rank's sub-shard, in place
-      c.strategy = Strategy::ReduceScatter;
+    if (mesh_.hpz()) {  // into this rank's sub-shard, in place
+      c.strategy = plain_collective(CommOp::ReduceScatter);
       c.elements = p.sub_shard;
       c.hops = {
           {{CommOp::ReduceScatter, p.shard, reduced_, replicas_, across_}, MeshGroup::Replicate}};
-    } else {
-      c.hops = {{{CommOp::AllReduce, p.shard, reduced_, replicas_, across_}, MeshGroup::Replicate}};
     }
-    out.push_back(c);
+    add(out, std::move(c));
   }
 
   // Where parameters are held more widely than the optimizer updates them: stages 1-2 (full,
-  // updated by shard) gather the updated shards in the group, hpZ (group shard, updated by
-  // sub-shard) the updated sub-shards across the replicas.
+  // updated by shard) gather the updated shards in the group; with secondary shards (group shard,
+  // updated by sub-shard) the updated sub-shards across the replicas.
   void update_gather(int u, std::vector<ScheduledCollective>& out) const {
     if (!spec_.shards_states() || (spec_.gathers_parameters() && !mesh_.hpz())) return;
     const UnitPartition& p = partition_.unit(u);
     ScheduledCollective c{ScheduleRole::UpdateGather,
-                          Strategy::AllGather,
+                          plain_collective(CommOp::AllGather),
                           u,
                           u,
                           "params",
                           p.shard,
-                          {},
+                          {{{CommOp::AllGather, p.padded, gathered_, group_, in_group_},
+                            MeshGroup::Shard}},
                           1,
                           StepPoint::UnitUpdated,
                           wait_or(StepPoint::OptimizerEnd)};
-    if (!mesh_.hpz()) {
-      c.hops = {{{CommOp::AllGather, p.padded, gathered_, group_, in_group_}, MeshGroup::Shard}};
-    } else if (quantizes_replica_gather(options_, mesh_)) {
-      c.strategy = Strategy::Int8AllGather;
-      c.elements = p.sub_shard;
-      c.hops = {
-          {planned_int8_gather(p.sub_shard, options_.quantize_block, replicas_, gathered_, across_),
-           MeshGroup::Replicate}};
-    } else {
+    if (mesh_.hpz()) {
       c.elements = p.sub_shard;
       c.hops = {
           {{CommOp::AllGather, p.shard, gathered_, replicas_, across_}, MeshGroup::Replicate}};
     }
-    out.push_back(c);
+    add(out, std::move(c));
   }
 
   // Stage 3: before the unit's forward and again before its backward, every micro-step (the
@@ -182,28 +147,30 @@ class ScheduleBuilder {
   void unit_gather(int u, std::vector<ScheduledCollective>& out) const {
     if (!spec_.gathers_parameters()) return;
     const UnitPartition& p = partition_.unit(u);
-    ScheduledCollective c{ScheduleRole::UnitGather,
-                          Strategy::AllGather,
-                          u,
-                          u,
-                          "gathered",
-                          p.shard,
-                          {},
-                          2 * options_.grad_accum,
-                          StepPoint::Prefetch,
-                          StepPoint::Acquire};
-    if (options_.quantize_weights) {
-      c.strategy = Strategy::Int8AllGather;
-      c.hops = {
-          {planned_int8_gather(p.shard, options_.quantize_block, group_, gathered_, in_group_),
-           MeshGroup::Shard}};
-    } else {
-      c.hops = {{{CommOp::AllGather, p.padded, gathered_, group_, in_group_}, MeshGroup::Shard}};
-    }
-    out.push_back(c);
+    add(out, {ScheduleRole::UnitGather,
+              plain_collective(CommOp::AllGather),
+              u,
+              u,
+              "gathered",
+              p.shard,
+              {{{CommOp::AllGather, p.padded, gathered_, group_, in_group_}, MeshGroup::Shard}},
+              2 * options_.grad_accum,
+              StepPoint::Prefetch,
+              StepPoint::Acquire});
   }
 
  private:
+  // Adds the core's entry, or what the first of the run's other strategies that takes it makes
+  // of it.
+  void add(std::vector<ScheduledCollective>& out, ScheduledCollective entry) const {
+    for (const std::shared_ptr<CollectiveStrategy>& strategy : offered_) {
+      if (!strategy->takes(entry, context_)) continue;
+      entry.strategy = strategy;
+      strategy->describe(entry, context_);
+      break;
+    }
+    out.push_back(std::move(entry));
+  }
   StepPoint wait_or(StepPoint overlapped) const {
     return overlapped_ ? overlapped : StepPoint::Posted;
   }
@@ -213,14 +180,15 @@ class ScheduleBuilder {
   }
 
   const StageSpec& spec_;
+  const ScheduleContext& context_;
   const Partition& partition_;
   const ZeroOptions& options_;
   const ZeroMesh& mesh_;
   int reduced_, gathered_;  // element bytes of the reductions and the parameter gathers
   int group_, replicas_;
   CommLevel in_group_, across_;
-  NodeSpan group_span_;
   bool overlapped_;
+  std::vector<std::shared_ptr<CollectiveStrategy>> offered_;  // this schedule's, from the options
 };
 
 }  // namespace
@@ -260,9 +228,33 @@ void add_transfers(const Partition& partition, const ZeroOptions& options, const
 
 }  // namespace
 
+int unit_gather_slots(const ZeroOptions& options) {
+  return 2 + static_cast<int>(options.overlap ? options.prefetch : 0);
+}
+
+ScheduleContext schedule_context(const StageSpec& spec, const Partition& partition,
+                                 const ZeroOptions& options, const ZeroMesh& mesh) {
+  const int group = mesh.group_ranks();
+  return {partition,
+          mesh,
+          options,
+          group,
+          mesh.groups(),
+          level_along(mesh, kShardDim),
+          level_along(mesh, kReplicateDim),
+          // The nodes rank 0's shard group spans (comm/cross_node.hpp), for exchanges in hops
+          // by node.
+          node_span(group, stride_along(mesh.mesh, mesh.mesh.index_of(kShardDim)),
+                    mesh.ranks_per_node),
+          reduce_element_bytes(options.policy),
+          param_element_bytes(options.policy),
+          spec.gathers_parameters() ? unit_gather_slots(options) : 0};
+}
+
 StepSchedule build_step_schedule(const StageSpec& spec, const Partition& partition,
                                  const ZeroOptions& options, const ZeroMesh& mesh) {
-  const ScheduleBuilder build(spec, partition, options, mesh);
+  const ScheduleContext context = schedule_context(spec, partition, options, mesh);
+  const ScheduleBuilder build(spec, context);
   StepSchedule schedule;
   auto& out = schedule.collectives_;
   if (spec.gradients == GradientPath::AllReduce) {
@@ -276,7 +268,18 @@ StepSchedule build_step_schedule(const StageSpec& spec, const Partition& partiti
     }
   }
   add_transfers(partition, options, mesh, spec, out, schedule.transfers_);
+  for (CollectiveStrategy* strategy : schedule.strategies())
+    for (const BufferSpec& buffer : strategy->buffers(context))
+      schedule.strategy_buffers_.push_back(buffer);
   return schedule;
+}
+
+std::vector<CollectiveStrategy*> StepSchedule::strategies() const {
+  std::vector<CollectiveStrategy*> out;
+  for (const ScheduledCollective& c : collectives_)
+    if (std::find(out.begin(), out.end(), c.strategy.get()) == out.end())
+      out.push_back(c.strategy.get());
+  return out;
 }
 
 const ScheduledTransfer& StepSchedule::transfer_of(int unit, TransferRole role) const {
@@ -321,12 +324,6 @@ const ScheduledCollective& StepSchedule::of(int unit, ScheduleRole role) const {
   return *found;
 }
 
-bool StepSchedule::uses(ScheduleRole role, Strategy strategy) const {
-  for (const ScheduledCollective& c : collectives_)
-    if (c.role == role && c.strategy == strategy) return true;
-  return false;
-}
-
 PlannedCollectives StepSchedule::planned() const {
   PlannedCollectives out;
   for (const ScheduledCollective& c : collectives_)
@@ -359,26 +356,6 @@ const char* schedule_role_name(ScheduleRole role) {
       return "update_gather";
     case ScheduleRole::UnitGather:
       return "unit_gather";
-  }
-  return "?";
-}
-
-const char* strategy_name(Strategy strategy) {
-  switch (strategy) {
-    case Strategy::AllReduce:
-      return "all_reduce";
-    case Strategy::ReduceScatter:
-      return "reduce_scatter";
-    case Strategy::QuantizedAllToAll:
-      return "quantized_all_to_all";
-    case Strategy::QuantizedAllToAllByNode:
-      return "quantized_all_to_all_by_node";
-    case Strategy::QuantizedExchange:
-      return "quantized_exchange";
-    case Strategy::AllGather:
-      return "all_gather";
-    case Strategy::Int8AllGather:
-      return "int8_all_gather";
   }
   return "?";
 }
@@ -431,7 +408,7 @@ std::vector<std::string> describe_schedule(const StepSchedule& schedule, int uni
       lines.push_back(fmt::format(
           "{:<17} {:<28} {:<18} {:<14} {:>12} x {}B on {:>5} ranks  x{} per step  posted {}, "
           "waited {}  ({} of unit{} {})",
-          schedule_role_name(c.role), strategy_name(c.strategy), mesh_group_name(hop.group),
+          schedule_role_name(c.role), c.strategy->name(c), mesh_group_name(hop.group),
           comm_op_name(hop.wire.op), hop.wire.count, hop.wire.element_bytes, hop.wire.ranks,
           c.per_step, step_point_name(c.posted), step_point_name(c.waited), c.buffer,
           c.last_unit != c.unit ? "s" : "",

@@ -6,21 +6,22 @@
 // (StepSchedule::planned), so that planned == measured holds by construction.
 //
 // It is built once from what decides the traffic: the stage's record (core/stage_spec.hpp), the
-// mesh with its placements (core/zero_mesh.hpp: hybrid sharding, hpZ), the precision policy
-// (the reduce and parameter types) and the compression settings (qgZ, qwZ). Each collective's
-// strategy is chosen there, once; the paths do not branch on the settings again.
+// mesh with its placements (core/zero_mesh.hpp: hybrid sharding, the secondary shards), the
+// precision policy (the reduce and parameter types) and the strategies the run's options offer
+// (zero/collective_strategy.hpp). Each collective's strategy is chosen there, once; the paths do
+// not branch on the settings again. The core's entries:
 //
-//   role               strategy (chosen from)                         group      posted
-//   Buckets            AllReduce                                      shard      last backward
-//   GroupReduction     ReduceScatter | QuantizedAllToAll(ByNode)     shard      (last) backward
-//   ReplicaReduction   AllReduce | ReduceScatter (hpZ) |              replicate  group sum done
-//                      QuantizedExchange (qgZ)
-//   UpdateGather       AllGather | Int8AllGather (hpZ, qwZ, bf16)     shard or   unit updated
-//                                                                     replicate
-//   UnitGather         AllGather | Int8AllGather (qwZ)                shard      prefetch
+//   role               strategy                                     group      posted
+//   Buckets            all-reduce                                   shard      last backward
+//   GroupReduction     reduce-scatter                               shard      (last) backward
+//   ReplicaReduction   all-reduce | reduce-scatter (secondary)     replicate  group sum done
+//   UpdateGather       all-gather                                   shard or   unit updated
+//                                                                   replicate
+//   UnitGather         all-gather                                   shard      prefetch
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +32,7 @@
 #include "core/offload.hpp"
 #include "core/stage_spec.hpp"
 #include "core/zero_mesh.hpp"
+#include "zero/collective_strategy.hpp"
 #include "zero/partition.hpp"
 #include "zero/zero_options.hpp"
 
@@ -46,8 +48,8 @@ struct PlannedCollective {
   // Device memory read and written by the passes around it on this rank: a compressed
   // collective's quantization before and dequantization after (0: none).
   int64_t pass_bytes = 0;
-  // The nodes its communicator spans where it is not a mesh dimension's or the world's (qgZ's
-  // hops by node, zero/quantized_gradients.hpp); else the planner takes the dimension's.
+  // The nodes its communicator spans where it is not a mesh dimension's or the world's (an
+  // exchange in hops by node); else the planner takes the dimension's.
   std::optional<NodeSpan> span = std::nullopt;
 };
 using PlannedCollectives = std::vector<PlannedCollective>;
@@ -60,22 +62,12 @@ enum class ScheduleRole {
   UpdateGather,      // the updated pieces of a unit brought to every rank holding it more widely
   UnitGather,        // a unit's shards gathered for its forward or backward (stage 3)
 };
-// How it does it.
-enum class Strategy {
-  AllReduce,                // sum in place
-  ReduceScatter,            // sum into this rank's piece
-  QuantizedAllToAll,        // qgZ within the group: one all-to-all of int8/int4 segments
-  QuantizedAllToAllByNode,  // the same in two hops, within the node and then across
-  QuantizedExchange,        // qgZ across the groups: all-to-all (hpZ) or all-gather of segments
-  AllGather,                // pieces into the whole, in place
-  Int8AllGather,            // qwZ: int8 segments with fp32 scales, dequantized on arrival
-};
 // The communicator it runs on (comm/mesh_comms.hpp).
 enum class MeshGroup {
   Shard,             // the shard group (the `shard` dimension)
   Replicate,         // one rank per group holding the same shard
-  ShardWithinNode,   // the shard group's ranks on this node (qgZ's first hop)
-  ShardAcrossNodes,  // the shard group's ranks of this local index (qgZ's second hop)
+  ShardWithinNode,   // the shard group's ranks on this node (a first hop by node)
+  ShardAcrossNodes,  // the shard group's ranks of this local index (a second hop by node)
 };
 // Points of the step.
 enum class StepPoint {
@@ -98,17 +90,21 @@ struct ScheduleHop {
 
 struct ScheduledCollective {
   ScheduleRole role;
-  Strategy strategy;
+  std::shared_ptr<CollectiveStrategy> strategy;  // how it moves the data (posts it)
   int unit;            // the unit it moves (Buckets: the lowest)
   int last_unit;       // Buckets: the highest unit, else unit
   const char* buffer;  // what it moves, as the engine names the buffer
-  // Elements of the piece each rank contributes (all-gathers), keeps (reduce-scatters, a
-  // quantized exchange's sum) or sums in place (all-reduces).
+  // Elements of the piece each rank contributes (all-gathers), keeps (reduce-scatters, an
+  // exchange's sum) or sums in place (all-reduces).
   int64_t elements;
-  std::vector<ScheduleHop> hops;  // in order: one, or two for qgZ's hops by node
+  std::vector<ScheduleHop> hops;  // in order: one, or several for an exchange in hops
   int64_t per_step;               // posts in one optimizer step
   StepPoint posted, waited;
   bool blocking() const { return waited == StepPoint::Posted; }
+  // Whether it brings parameters (in their type) rather than summing gradients (the reduce type).
+  bool gathers() const {
+    return role == ScheduleRole::UpdateGather || role == ScheduleRole::UnitGather;
+  }
 };
 
 // One host-device copy of the step under ZeRO-Offload (core/offload.hpp): every rank moves the
@@ -152,9 +148,11 @@ class StepSchedule {
   const ScheduledCollective* find(int unit, ScheduleRole role) const;
   // The same, asserting it exists (the path posting it relies on it).
   const ScheduledCollective& of(int unit, ScheduleRole role) const;
-  // Whether the step's collectives of `role` use `strategy` (e.g. hpZ's int8 replica gather,
-  // whose buffers the engine then allocates).
-  bool uses(ScheduleRole role, Strategy strategy) const;
+  // The strategies its entries use, each once, in the order of their first entry.
+  std::vector<CollectiveStrategy*> strategies() const;
+  // The buffers those strategies keep (CollectiveStrategy::buffers), for the planner and the
+  // engine, which allocates them.
+  const std::vector<BufferSpec>& strategy_buffers() const { return strategy_buffers_; }
   // The collectives one step posts, each hop and post once, for the planner.
   PlannedCollectives planned() const;
 
@@ -163,10 +161,18 @@ class StepSchedule {
                                           const ZeroMesh&);
   std::vector<ScheduledCollective> collectives_;
   std::vector<ScheduledTransfer> transfers_;
+  std::vector<BufferSpec> strategy_buffers_;
 };
 
+// What the schedule's builder and its strategies know of a run (collective_strategy.hpp).
+ScheduleContext schedule_context(const StageSpec& spec, const Partition& partition,
+                                 const ZeroOptions& options, const ZeroMesh& mesh);
+// The parameter slots of stage 3's gathering path: the embedding unit's, and 1 + the prefetch
+// for the others (each holds a unit between its gather and its release).
+int unit_gather_slots(const ZeroOptions& options);
+
 // The schedule of `spec` over `partition` (over the ranks of the mesh's shard dimension) on
-// `mesh`, under the options' precision, compression and offload.
+// `mesh`, under the options' precision, strategies and offload.
 StepSchedule build_step_schedule(const StageSpec& spec, const Partition& partition,
                                  const ZeroOptions& options, const ZeroMesh& mesh);
 
@@ -175,7 +181,6 @@ DType wire_dtype(const PlannedCollective& c);
 
 // Names, for the schedule's listing (`zeromini plan --schedule`).
 const char* schedule_role_name(ScheduleRole role);
-const char* strategy_name(Strategy strategy);
 const char* mesh_group_name(MeshGroup group);
 const char* step_point_name(StepPoint point);
 const char* transfer_role_name(TransferRole role);

@@ -1,17 +1,21 @@
 // What the ZeRO layer is told about a run, as plain values: the precision policy, the micro-steps
-// of a step, the bucket, overlap and prefetch settings, the compression of qwZ and qgZ, and where
-// ZeRO-Offload keeps the model state. The plan layer fills one per stage from the run's settings,
+// of a step, the bucket, overlap and prefetch settings, the strategies modules offer for its
+// collectives, and where ZeRO-Offload keeps the model state. The plan layer fills one per stage from the run's settings,
 // in one function (plan/run_options.hpp: zero_options), so that the engine, its paths, the step's
 // schedule and the planner's declarations read the same values and no file below the plan and io
 // layers parses a setting. Each field names the key it comes from.
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "core/offload.hpp"
 #include "core/precision.hpp"
 
 namespace zm {
+
+class StrategyProvider;
 
 struct ZeroOptions {
   // train.precision with train.reduce_precision: the types parameters, gradients and their
@@ -24,18 +28,10 @@ struct ZeroOptions {
   bool overlap = true;
   int64_t prefetch = 1;  // zero.prefetch: stage 3's units gathered ahead of use (with overlap)
 
-  // qwZ, zero.quantize_weights != "none": stage 3's unit gathers (and hpZ's replica gather under
-  // mixed precision) move int8 blocks.
-  bool quantize_weights = false;
-  // zero.quantize_block: elements per block with one fp32 scale (qwZ's and qgZ's).
-  int64_t quantize_block = 2048;
-  // qgZ, zero.quantize_grads != "none": the gradient reductions as quantized all-to-alls, of
-  // codes of grad_bits (zero.quantize_grads: 8 for "int8", 4 for "int4").
-  bool quantize_grads = false;
-  int grad_bits = 8;
-  bool error_feedback = false;       // zero.error_feedback: qgZ keeps each rank's residual
-  bool stochastic_rounding = false;  // zero.grad_rounding = "stochastic": qgZ's codes drawn
-  int64_t seed = 1337;               // train.seed: keys qgZ's stochastic rounding
+  // The strategies a module offers for the step's collectives (zero/collective_strategy.hpp):
+  // each entry of the schedule is offered to them in turn, and the first that takes it replaces
+  // the core's plain collective.
+  std::vector<std::shared_ptr<const StrategyProvider>> strategies;
 
   // zero.offload_optimizer and zero.offload_params as they apply at this stage on this mesh
   // (core/offload.hpp: offload_of, asked once when the options are made).

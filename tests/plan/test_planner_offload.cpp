@@ -176,7 +176,7 @@ TEST(PlannerOffload, PricesTheRunsTransfers) {
       EXPECT_EQ(p.offload.staging_seconds > 0, std::string(params) == "host");
       // All of it added to the serial step; to the overlapped one what backward does not hide:
       // the gradient shard's copies at stages 2-3 (one micro-step, no fp32 sum) run beside it.
-      EXPECT_DOUBLE_EQ(p.step_seconds_serial, p.compute_seconds + p.quantize_seconds +
+      EXPECT_DOUBLE_EQ(p.step_seconds_serial, p.compute_seconds + p.pass_seconds +
                                                   p.comm_seconds + p.offload.step_seconds());
       const double backward = 4.0 / 6.0 * p.compute_seconds;
       EXPECT_EQ(p.offload.streaming_overlaps, stage >= 2 && p.offload.streaming_seconds > 0);
@@ -184,7 +184,7 @@ TEST(PlannerOffload, PricesTheRunsTransfers) {
       const double hidden =
           p.offload.streaming_overlaps ? std::min(p.offload.streaming_seconds, backward) : 0.0;
       EXPECT_DOUBLE_EQ(p.step_seconds_overlapped,
-                       std::max(p.compute_seconds + p.quantize_seconds, p.comm_seconds) +
+                       std::max(p.compute_seconds + p.pass_seconds, p.comm_seconds) +
                            p.offload.step_seconds() - hidden);
     }
   // Stage 0 offloads nothing.

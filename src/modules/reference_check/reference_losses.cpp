@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/deck_keys.hpp"
 #include "core/error.hpp"
 #include "modules/reference_check/reference_settings.hpp"
 
@@ -80,13 +81,13 @@ void check_reference_can_be_written(const Deck& deck) {
         "only; no tolerance has been measured for {} (inputs/references/README.md)",
         deck.where("train.precision"), precision_name(deck.train.precision),
         precision_name(deck.train.precision));
-  if (deck.zero.quantizes_weights() || deck.zero.quantizes_grads())
+  const bool weights = module_setting(deck, "zero.quantize_weights", "none") != "none";
+  if (weights || module_setting(deck, "zero.quantize_grads", "none") != "none")
     fail(
         "--write-reference: {}: references are made for runs without ZeRO++ quantization: "
         "its blocks follow the shards, so the losses depend on the rank count and sharding, and "
         "no tolerance has been measured for them",
-        deck.zero.quantizes_weights() ? deck.where("zero.quantize_weights")
-                                      : deck.where("zero.quantize_grads"));
+        weights ? deck.where("zero.quantize_weights") : deck.where("zero.quantize_grads"));
   if (deck.train.steps < 1)
     fail("--write-reference: {}: train.steps = 0: a reference needs at least one step",
          deck.where("train.steps"));

@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "core/deck_keys.hpp"
 #include "core/error.hpp"
 #include "core/precision.hpp"
 
@@ -100,8 +101,9 @@ std::vector<ReferenceSetting> loss_settings(const Deck& deck, int ranks) {
   if (reduce_precision_matters(t.precision))
     s.push_back({"train.reduce_precision",
                  string_setting_text(reduce_precision_name(t.reduce_precision)), ""});
-  s.push_back({"zero.quantize_weights", string_setting_text(deck.zero.quantize_weights), ""});
-  s.push_back({"zero.quantize_grads", string_setting_text(deck.zero.quantize_grads), ""});
+  // A build without the compression's module runs uncompressed, as "none".
+  for (const char* key : {"zero.quantize_weights", "zero.quantize_grads"})
+    s.push_back({key, string_setting_text(module_setting(deck, key, "none")), ""});
   s.push_back({"data.source", string_setting_text(deck.data.source),
                "a token shard is taken to be the same file"});
   if (deck.data.source != "synthetic") {

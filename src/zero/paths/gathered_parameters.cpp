@@ -3,12 +3,9 @@
 // slot, used and released; gathers run `zero.prefetch` units ahead along the model's schedule so
 // that they overlap compute.
 //
-// Each gather is the unit's UnitGather of the step's schedule (zero/schedule.hpp). Under
-// zero.quantize_weights = "int8" (ZeRO++ qwZ) its strategy is the int8 gather: each rank quantizes
-// its shard into a packed segment at its place in the slot's packed buffer, one all-gather of bytes
-// fills in the others', and acquire() dequantizes all of them into the slot in the compute type
-// (zero/int8_gather.hpp). Every rank then computes with the same dequantized values, its own
-// shard's included; the shard itself (and the fp32 master) is never touched.
+// Each gather is the unit's UnitGather of the step's schedule (zero/schedule.hpp), posted through
+// its strategy into the slot; acquire() waits for it and lets the strategy finish its work on the
+// slot (a compressed gather unpacks into it: zero/collective_strategy.hpp, `arrived`).
 //
 // An evaluation (a forward only, between steps) walks the schedule's events up to the head's,
 // which come first in it, and gathers nothing beyond them.
@@ -18,7 +15,6 @@
 #include <algorithm>
 
 #include "core/error.hpp"
-#include "zero/int8_gather.hpp"
 #include "zero/paths/parameter_path.hpp"
 #include "zero/schedule_execution.hpp"
 #include "zero/unit_buffer_set.hpp"
@@ -37,36 +33,15 @@ UnitBufferSet gather_slot_set(const Partition& partition, const ZeroOptions& opt
   slots.prefix = "gathered";
   slots.embed_elements = partition.unit(0).padded;
   slots.shared_elements = partition.max_padded_unit(1, partition.num_units() - 1);
-  slots.shared = static_cast<int>(1 + prefetch_of(options));
+  slots.shared = unit_gather_slots(options) - 1;
   slots.element_bytes = param_element_bytes(options.policy);
   return slots;
 }
 
-// The packed segment of one rank's shard of unit u (quantized gathers).
-kernels::QuantizedSegment shard_segment(const Partition& partition, const ZeroOptions& options,
-                                        int u) {
-  return int8_segment(partition.unit(u).shard, options.quantize_block);
-}
-
-// Under qwZ, the slots' packed buffers (bytes): every rank's segment of the unit, end to end.
-UnitBufferSet packed_slot_set(const Partition& partition, const ZeroOptions& options) {
-  UnitBufferSet packed;
-  packed.prefix = "gathered_int8";
-  const int64_t ranks = partition.ranks();
-  packed.embed_elements = ranks * shard_segment(partition, options, 0).bytes();
-  for (int u = 1; u < partition.num_units(); ++u)
-    packed.shared_elements =
-        std::max(packed.shared_elements, ranks * shard_segment(partition, options, u).bytes());
-  packed.shared = static_cast<int>(1 + prefetch_of(options));
-  packed.element_bytes = 1;
-  return packed;
-}
-
-// The slots, and under qwZ their packed buffers, as the path allocates them.
+// The slots, as the path allocates them.
 std::vector<BufferSpec> gather_buffers(const Partition& partition, const ZeroOptions& options) {
   std::vector<BufferSpec> buffers;
   gather_slot_set(partition, options).add_to(buffers);
-  if (options.quantize_weights) packed_slot_set(partition, options).add_to(buffers);
   return buffers;
 }
 
@@ -86,18 +61,15 @@ class GatheredParameters final : public ParameterPathT<Real> {
  private:
   struct Slot {
     TrackedBuffer<Real> buffer;
-    TrackedBuffer<uint8_t> packed;  // qwZ: the ranks' segments as gathered
-    int event = -1;                 // index into schedule_ of the event using it, -1 when free
+    int event = -1;  // index into schedule_ of the event using it, -1 when free
     CommRequest gather;
   };
   int slot_kind(int event) const;  // 0 embedding slot, 1 other slots
   // Posts gathers for the next events while slots are free.
   void post_gathers(ZeroEngineT<Real>& engine);
   int find_slot(int event) const;
-  // Posts the all-gather of unit's shards into slot: the compute type, or qwZ's packed segments.
-  CommRequest post_gather(Slot& slot, int unit, ZeroEngineT<Real>& engine) const;
-  // The slot's unit in the compute type once its gather is complete (qwZ: dequantized).
-  void unpack(Slot& slot, ZeroEngineT<Real>& engine) const;
+  // Posts the gather of unit's shards into slot `index`.
+  CommRequest post_gather(int index, int unit, ZeroEngineT<Real>& engine) const;
 
   std::vector<UnitEvent> schedule_;
   int embedding_unit_;
@@ -126,11 +98,6 @@ GatheredParameters<Real>::GatheredParameters(const Partition& partition, const Z
     slots_.emplace_back();
     slots_.back().buffer = std::move(buffer);
   }
-  if (options.quantize_weights) {
-    std::vector<TrackedBuffer<uint8_t>> packed =
-        packed_slot_set(partition, options).take<uint8_t>(alloc);
-    for (size_t i = 0; i < slots_.size(); ++i) slots_[i].packed = std::move(packed[i]);
-  }
   alloc.finish();
 }
 
@@ -152,8 +119,9 @@ int GatheredParameters<Real>::find_slot(int event) const {
 }
 
 template <typename Real>
-CommRequest GatheredParameters<Real>::post_gather(Slot& slot, int unit,
+CommRequest GatheredParameters<Real>::post_gather(int index, int unit,
                                                   ZeroEngineT<Real>& engine) const {
+  const Slot& slot = slots_[static_cast<size_t>(index)];
   const ScheduledCollective& gather = engine.schedule().of(unit, ScheduleRole::UnitGather);
   const int64_t shard_elements = engine.partition().unit(unit).shard;
   Real* shard = engine.param_at(unit, engine.comm().rank() * shard_elements);
@@ -168,16 +136,7 @@ CommRequest GatheredParameters<Real>::post_gather(Slot& slot, int unit,
     engine.transfers().wait();
     shard = staged;
   }
-  return post_scheduled(gather, engine, {shard, slot.buffer.data(), nullptr, slot.packed.data()});
-}
-
-template <typename Real>
-void GatheredParameters<Real>::unpack(Slot& slot, ZeroEngineT<Real>& engine) const {
-  const int unit = schedule_[static_cast<size_t>(slot.event)].unit;
-  const ScheduledCollective& gather = engine.schedule().of(unit, ScheduleRole::UnitGather);
-  if (gather.strategy != Strategy::Int8AllGather) return;
-  unpack_int8_gather(engine.team_shape(), slot.packed.data(), engine.comm().size(), gather.elements,
-                     engine.options().quantize_block, slot.buffer.data());
+  return post_scheduled(gather, engine, {shard, slot.buffer.data(), index});
 }
 
 template <typename Real>
@@ -194,7 +153,7 @@ void GatheredParameters<Real>::post_gathers(ZeroEngineT<Real>& engine) {
     if (free_slot < 0) return;
     Slot& slot = slots_[static_cast<size_t>(free_slot)];
     slot.event = next_gather_;
-    slot.gather = post_gather(slot, schedule_[static_cast<size_t>(next_gather_)].unit, engine);
+    slot.gather = post_gather(free_slot, schedule_[static_cast<size_t>(next_gather_)].unit, engine);
     ++next_gather_;
   }
 }
@@ -232,7 +191,9 @@ const Real* GatheredParameters<Real>::acquire(UnitEvent event, ZeroEngineT<Real>
   const int slot = find_slot(next_event_);
   ZM_ASSERT(slot >= 0, "no slot holds event {}", next_event_);
   slots_[static_cast<size_t>(slot)].gather.wait();
-  unpack(slots_[static_cast<size_t>(slot)], engine);
+  Slot& held = slots_[static_cast<size_t>(slot)];
+  scheduled_arrived(engine.schedule().of(event.unit, ScheduleRole::UnitGather), engine,
+                    {nullptr, held.buffer.data(), slot});
   ++next_event_;
   post_gathers(engine);  // prefetch what follows
   return slots_[static_cast<size_t>(slot)].buffer.data();

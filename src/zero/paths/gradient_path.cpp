@@ -10,7 +10,7 @@ PathDeclaration declare_gradient_path(const StageSpec& spec, const Partition& pa
     case GradientPath::AllReduce:
       return all_reduce_gradients_declaration();
     case GradientPath::ReduceScatterPerUnit:
-      return reduce_scatter_gradients_declaration(partition, options, mesh);
+      return reduce_scatter_gradients_declaration();
     case GradientPath::ReduceScatterAsComplete:
       return sharded_gradients_declaration(partition, options, mesh);
   }
@@ -26,7 +26,7 @@ std::unique_ptr<GradientPathT<Real>> make_gradient_path(const StageSpec& spec,
     case GradientPath::AllReduce:
       return make_all_reduce_gradients<Real>();
     case GradientPath::ReduceScatterPerUnit:
-      return make_reduce_scatter_gradients<Real>(partition, options, comms, ledger);
+      return make_reduce_scatter_gradients<Real>();
     case GradientPath::ReduceScatterAsComplete:
       return make_sharded_gradients<Real>(partition, options, comms, ledger);
   }

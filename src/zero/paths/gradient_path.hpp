@@ -50,14 +50,9 @@ std::unique_ptr<GradientPathT<Real>> make_gradient_path(const StageSpec& spec,
 PathDeclaration all_reduce_gradients_declaration();
 template <typename Real>
 std::unique_ptr<GradientPathT<Real>> make_all_reduce_gradients();
-PathDeclaration reduce_scatter_gradients_declaration(const Partition& partition,
-                                                     const ZeroOptions& options,
-                                                     const ZeroMesh& mesh);
+PathDeclaration reduce_scatter_gradients_declaration();
 template <typename Real>
-std::unique_ptr<GradientPathT<Real>> make_reduce_scatter_gradients(const Partition& partition,
-                                                                   const ZeroOptions& options,
-                                                                   MeshComms& comms,
-                                                                   MemoryLedger* ledger);
+std::unique_ptr<GradientPathT<Real>> make_reduce_scatter_gradients();
 PathDeclaration sharded_gradients_declaration(const Partition& partition,
                                               const ZeroOptions& options, const ZeroMesh& mesh);
 template <typename Real>

@@ -9,9 +9,8 @@
 // (PrecisionPolicy::widens_reduce) each bucket is converted into an fp32 bucket beside it, which is
 // reduce-scattered into the fp32 sum's shard, and the receive buffers are fp32.
 // The reductions are the schedule's (zero/schedule.hpp): each unit's GroupReduction from its
-// bucket, then under hybrid sharding its ReplicaReduction; under qgZ (zero.quantize_grads) their
-// strategies are the quantized exchanges of zero/quantized_gradients.hpp (blocking, into the same
-// receive buffers), whose state the path keeps.
+// bucket, then under hybrid sharding its ReplicaReduction, each posted through its strategy (a
+// plain reduce-scatter, or a module's exchange into the same receive buffers).
 // Under ZeRO-Offload with one shard group (ZeroOptions::offload's `gradients`, core/offload.hpp)
 // the shard (and the fp32 sum) live in host memory: every micro-step receives beside it on the
 // device, and once the reduction is complete the received shard is copied to the host (the
@@ -25,7 +24,6 @@
 #include "kernels/elementwise.hpp"
 #include "kernels/host_sums.hpp"
 #include "zero/paths/gradient_path.hpp"
-#include "zero/quantized_gradients.hpp"
 #include "zero/schedule_execution.hpp"
 #include "zero/unit_buffer_set.hpp"
 
@@ -79,8 +77,6 @@ std::vector<BufferSpec> sharded_gradient_buffers(const Partition& partition,
   if (streams && options.grad_accum > 1)
     buffers.push_back({"grad_recv_host", MemCategory::Host, partition.max_shard(),
                        reduce_element_bytes(options.policy)});
-  for (const BufferSpec& spec : quantized_gradient_buffers(partition, options, mesh))
-    buffers.push_back(spec);
   return buffers;
 }
 
@@ -118,7 +114,7 @@ class ShardedGradients final : public GradientPathT<Real> {
   // Unit u's scheduled reduction from `bucket` into `recv`.
   CommRequest reduce(int unit, void* bucket, void* recv, ZeroEngineT<Real>& engine) {
     const ScheduledCollective& c = engine.schedule().of(unit, ScheduleRole::GroupReduction);
-    return post_scheduled(c, engine, {bucket, recv, qgz_.get()});
+    return post_scheduled(c, engine, {bucket, recv});
   }
   Real* bucket_for(int unit, ZeroEngineT<Real>& engine);
   // Posts unit u's reduce-scatter in fp32 from its bucket's fp32 copy into the fp32 sum.
@@ -140,7 +136,6 @@ class ShardedGradients final : public GradientPathT<Real> {
   std::map<int, int> bucket_of_unit_;
   int next_block_bucket_ = 0;
   std::vector<InFlight> in_flight_;
-  std::unique_ptr<QuantizedGradients> qgz_;  // under qgZ
 };
 
 template <typename Real>
@@ -168,8 +163,6 @@ ShardedGradients<Real>::ShardedGradients(const Partition& partition, const ZeroO
     else
       recv_host_ = alloc.take<Real>("grad_recv_host");
   }
-  if (options.quantize_grads)
-    qgz_ = std::make_unique<QuantizedGradients>(partition, options, alloc, comms.world().rank());
   alloc.finish();
 }
 
@@ -205,7 +198,7 @@ void ShardedGradients<Real>::complete(InFlight& op, ZeroEngineT<Real>& engine) {
       break;
   }
   op.bucket = -1;
-  if (op.last_micro) engine.post_replica_reduction(op.unit, qgz_.get());
+  if (op.last_micro) engine.post_replica_reduction(op.unit);
 }
 
 template <typename Real>

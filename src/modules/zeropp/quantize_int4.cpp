@@ -1,8 +1,8 @@
 // int4 codes of kernels/quantize.hpp: two per byte, one team per block, each thread writing whole
 // bytes (an element pair), so that no two threads share a byte.
 #include "core/error.hpp"
-#include "kernels/quantize.hpp"
-#include "kernels/quantize_detail.hpp"
+#include "modules/zeropp/quantize.hpp"
+#include "modules/zeropp/quantize_detail.hpp"
 
 namespace zm::kernels {
 

@@ -9,7 +9,7 @@
 
 #include "common/kernel_test_util.hpp"
 #include "common/test_team_shape.hpp"
-#include "kernels/quantize.hpp"
+#include "modules/zeropp/quantize.hpp"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // The sum of quantized segments (kernels/quantize.hpp): a team per block, each element's terms
 // added in segment order.
 #include "core/error.hpp"
-#include "kernels/quantize.hpp"
+#include "modules/zeropp/quantize.hpp"
 #include "kernels/team.hpp"
 
 namespace zm::kernels {

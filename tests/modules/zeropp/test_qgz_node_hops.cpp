@@ -18,7 +18,8 @@
 #include "common/test_watchdog.hpp"
 #include "model/layout.hpp"
 #include "plan/run_options.hpp"
-#include "zero/quantized_gradients.hpp"
+#include "modules/zeropp/options.hpp"
+#include "modules/zeropp/quantized_gradients.hpp"
 
 namespace {
 
@@ -35,8 +36,8 @@ const std::vector<std::string> kInt8 = {"zero.quantize_grads=int8", "zero.quanti
 std::vector<double> contribution_bytes(const zm::Deck& deck, int stage, int group) {
   const zm::ParamLayout layout(deck.model);
   const zm::Partition partition(layout, group, 1);
-  const zm::ZeroOptions options =
-      zm::zero_options(deck, stage, zm::hybrid_mesh(group, group, false));
+  (void)stage;
+  const zm::ZeroppOptions options = zm::zeropp_options(deck);
   std::vector<double> out;
   for (int u = 0; u < partition.num_units(); ++u)
     out.push_back(static_cast<double>(group) *

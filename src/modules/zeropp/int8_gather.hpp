@@ -11,8 +11,9 @@
 #include <cstdint>
 
 #include "comm/communicator.hpp"
-#include "kernels/quantize.hpp"
+#include "modules/zeropp/quantize.hpp"
 #include "kernels/team_shape.hpp"
+#include "zero/collective_strategy.hpp"
 #include "zero/schedule.hpp"
 
 namespace zm {
@@ -22,11 +23,13 @@ inline kernels::QuantizedSegment int8_segment(int64_t n, int64_t block) {
   return {n, block};
 }
 
-// Quantizes piece[0, n) into this rank's segment of `packed` (comm.size() segments end to end) and
-// posts the all-gather of the segments in place.
+// Quantizes piece[0, n) into this rank's segment of `packed` (one segment per rank of the hop's
+// communicator, end to end) and posts the all-gather of the segments in place: the one hop of
+// schedule entry `c` (post_hop checks it against its wire record).
 template <typename Real>
-CommRequest post_int8_gather(Communicator& comm, kernels::TeamShape shape, const Real* piece,
-                             int64_t n, int64_t block, uint8_t* packed, CommTag tag);
+CommRequest post_int8_gather(const ScheduledCollective& c, const MeshComms& comms,
+                             kernels::TeamShape shape, const Real* piece, int64_t n,
+                             int64_t block, uint8_t* packed);
 
 // Once that gather is complete: every one of the `segments` segments dequantized into
 // out[0, segments * n).

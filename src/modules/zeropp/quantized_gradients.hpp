@@ -49,52 +49,58 @@
 #include "comm/communicator.hpp"
 #include "core/memory.hpp"
 #include "core/zero_mesh.hpp"
-#include "kernels/quantize.hpp"
+#include "modules/zeropp/quantize.hpp"
 #include "zero/partition.hpp"
+#include "zero/collective_strategy.hpp"
 #include "zero/schedule.hpp"
-#include "zero/zero_options.hpp"
+#include "modules/zeropp/options.hpp"
 
 namespace zm {
 
 // The packed segment of `values` gradient elements under the options' qgZ settings.
-kernels::QuantizedSegment grad_segment(const ZeroOptions& options, int64_t values);
+kernels::QuantizedSegment grad_segment(const ZeroppOptions& options, int64_t values);
 
 // The buffers qgZ allocates beside a gradient path (none under "none"): the send and receive
 // scratch of the largest unit at either level, and the residuals under error feedback.
 std::vector<BufferSpec> quantized_gradient_buffers(const Partition& partition,
-                                                   const ZeroOptions& options,
+                                                   const ZeroppOptions& options,
                                                    const ZeroMesh& mesh);
 
 // For the planner: unit u's exchange within its shard group (`group` ranks spanning `span`: one
 // all-to-all, or where hops_by_node the one within the node and the one across the nodes) and
 // across the groups (`replicas` ranks; under hpZ an all-to-all, else an all-gather), as bytes,
 // with their passes.
-PlannedCollectives grad_exchange_in_group(const ZeroOptions& options, const UnitPartition& unit,
+PlannedCollectives grad_exchange_in_group(const ZeroppOptions& options, const UnitPartition& unit,
                                           int group, NodeSpan span, CommLevel level);
-PlannedCollective grad_exchange_across(const ZeroOptions& options, const UnitPartition& unit,
+PlannedCollective grad_exchange_across(const ZeroppOptions& options, const UnitPartition& unit,
                                        int replicas, bool hpz, CommLevel level);
 
 class QuantizedGradients {
  public:
   // Takes quantized_gradient_buffers from `alloc`. `world_rank` keys the stochastic draws.
-  QuantizedGradients(const Partition& partition, const ZeroOptions& options,
+  QuantizedGradients(const Partition& partition, const ZeroppOptions& options,
                      PlannedAllocator& alloc, int world_rank);
 
-  // Steps 1-3 for unit `unit` of the group `group`: x (the padded unit, T the reduce type) holds
-  // this rank's contribution, group.size() shards in rank order; out (one shard, possibly inside
-  // x) receives the group's sum of shard group.rank(). x is scratch afterwards.
+  // Each exchange posts the hops of its schedule entry `c` (a GroupReduction or
+  // ReplicaReduction of c.unit) through post_hop, which checks them against their wire records.
+  //
+  // Steps 1-3 in the shard group (c's one hop): x (the padded unit, T the reduce type) holds this
+  // rank's contribution, one shard per group rank in rank order; out (one shard, possibly inside
+  // x) receives the group's sum of this rank's shard. x is scratch afterwards.
   template <typename T>
-  void reduce_in_group(Communicator& group, int unit, T* x, T* out, kernels::TeamShape shape);
-  // The same in two hops by node, over the group's ranks on this node (`within_node`, ranked by
-  // local index) and its ranks of this rank's local index (`across_nodes`, ranked by node).
+  void reduce_in_group(const ScheduledCollective& c, const MeshComms& comms, T* x, T* out,
+                       kernels::TeamShape shape);
+  // The same in two hops by node (c's two hops): over the group's ranks on this node (ranked by
+  // local index), then its ranks of this rank's local index (ranked by node).
   template <typename T>
-  void reduce_in_group_by_node(Communicator& within_node, Communicator& across_nodes, int unit,
-                               T* x, T* out, kernels::TeamShape shape);
+  void reduce_in_group_by_node(const ScheduledCollective& c, const MeshComms& comms, T* x, T* out,
+                               kernels::TeamShape shape);
 
-  // Steps 4-5 for unit `unit`: shard (the group's sum of this rank's shard) becomes the sum over
-  // `replicas`, in place: under hpZ only its sub-shard replicas.rank() is written.
+  // Steps 4-5 (c's one hop, across the replicas): shard (the group's sum of this rank's shard)
+  // becomes the sum over the replicas, in place; with secondary shards (an all-to-all of
+  // sub-shard segments) only this replica's sub-shard is written.
   template <typename T>
-  void reduce_across(Communicator& replicas, int unit, T* shard, bool hpz,
+  void reduce_across(const ScheduledCollective& c, const MeshComms& comms, T* shard,
                      kernels::TeamShape shape);
 
  private:

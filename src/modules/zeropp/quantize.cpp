@@ -1,6 +1,6 @@
-#include "kernels/quantize.hpp"
+#include "modules/zeropp/quantize.hpp"
 
-#include "kernels/quantize_detail.hpp"
+#include "modules/zeropp/quantize_detail.hpp"
 
 namespace zm::kernels {
 

@@ -1,4 +1,4 @@
-#include "zero/quantized_gradients.hpp"
+#include "modules/zeropp/quantized_gradients.hpp"
 
 #include <algorithm>
 
@@ -32,12 +32,12 @@ int64_t largest_shard(const Partition& partition, bool sub) {
 
 }  // namespace
 
-kernels::QuantizedSegment grad_segment(const ZeroOptions& options, int64_t values) {
+kernels::QuantizedSegment grad_segment(const ZeroppOptions& options, int64_t values) {
   return {values, options.quantize_block, options.grad_bits};
 }
 
 std::vector<BufferSpec> quantized_gradient_buffers(const Partition& partition,
-                                                   const ZeroOptions& options,
+                                                   const ZeroppOptions& options,
                                                    const ZeroMesh& mesh) {
   if (!options.quantize_grads) return {};
   // Within the group: one segment per rank of the largest shard, sent and received (in two hops
@@ -66,7 +66,7 @@ std::vector<BufferSpec> quantized_gradient_buffers(const Partition& partition,
 // the shard written (under error feedback also the residual read, written and read again). In two
 // hops, the hop within the node also writes the N sums of its segments, and the hop across reads
 // them, writes and reads their N segments and writes the shard.
-PlannedCollectives grad_exchange_in_group(const ZeroOptions& options, const UnitPartition& unit,
+PlannedCollectives grad_exchange_in_group(const ZeroppOptions& options, const UnitPartition& unit,
                                           int group, NodeSpan span, CommLevel level) {
   const int64_t element = reduce_element_bytes(options.policy);
   const int64_t segment = grad_segment(options, unit.shard).bytes();
@@ -82,7 +82,7 @@ PlannedCollectives grad_exchange_in_group(const ZeroOptions& options, const Unit
           {CommOp::AllToAll, nodes * segment, 1, nodes, level, across, NodeSpan{nodes, 1}}};
 }
 
-PlannedCollective grad_exchange_across(const ZeroOptions& options, const UnitPartition& unit,
+PlannedCollective grad_exchange_across(const ZeroppOptions& options, const UnitPartition& unit,
                                        int replicas, bool hpz, CommLevel level) {
   const int64_t element = reduce_element_bytes(options.policy);
   if (hpz) {
@@ -95,7 +95,7 @@ PlannedCollective grad_exchange_across(const ZeroOptions& options, const UnitPar
   return {CommOp::AllGather, replicas * segment, 1, replicas, level, passes};
 }
 
-QuantizedGradients::QuantizedGradients(const Partition& partition, const ZeroOptions& options,
+QuantizedGradients::QuantizedGradients(const Partition& partition, const ZeroppOptions& options,
                                        PlannedAllocator& alloc, int world_rank)
     : partition_(&partition),
       layout_(grad_segment(options, 0)),
@@ -166,31 +166,35 @@ void QuantizedGradients::quantize_contribution(kernels::TeamShape shape, int uni
 }
 
 template <typename T>
-void QuantizedGradients::reduce_in_group(Communicator& group, int unit, T* x, T* out,
-                                         kernels::TeamShape shape) {
-  const UnitPartition& p = partition_->unit(unit);
-  const int ranks = group.size();
+void QuantizedGradients::reduce_in_group(const ScheduledCollective& c, const MeshComms& comms, T* x,
+                                         T* out, kernels::TeamShape shape) {
+  const UnitPartition& p = partition_->unit(c.unit);
+  const ScheduleHop& hop = c.hops.front();
+  const int ranks = hop.wire.ranks;
   kernels::QuantizedSegment segment = layout_;
   segment.values = p.shard;
-  quantize_contribution(shape, unit, x, ranks, 1);
-  group.all_to_all(send_.data(), recv_.data(), static_cast<size_t>(segment.bytes()), DType::U8,
-                   {unit, CommPurpose::GradReduce});
+  quantize_contribution(shape, c.unit, x, ranks, 1);
+  post_hop(c, hop, CommOp::AllToAll, send_.data(), recv_.data(),
+           static_cast<size_t>(segment.bytes()), DType::U8, comms)
+      .wait(true);
   kernels::dequantize_sum(shape, recv_.data(), ranks, p.shard, segment.block, segment.bits, out);
 }
 
 template <typename T>
-void QuantizedGradients::reduce_in_group_by_node(Communicator& within_node,
-                                                 Communicator& across_nodes, int unit, T* x, T* out,
+void QuantizedGradients::reduce_in_group_by_node(const ScheduledCollective& c,
+                                                 const MeshComms& comms, T* x, T* out,
                                                  kernels::TeamShape shape) {
-  const UnitPartition& p = partition_->unit(unit);
-  const int k = within_node.size(), nodes = across_nodes.size();
-  const CommTag tag{unit, CommPurpose::GradReduce};
+  const UnitPartition& p = partition_->unit(c.unit);
+  const ScheduleHop &within = c.hops[0], &across = c.hops[1];
+  const int k = within.wire.ranks, nodes = across.wire.ranks;
   kernels::QuantizedSegment segment = layout_;
   segment.values = p.shard;
   const auto bytes = static_cast<size_t>(segment.bytes());
   // 2a: to local peer j the segments of the destinations of local index j, node by node.
-  quantize_contribution(shape, unit, x, int64_t(k) * nodes, k);
-  within_node.all_to_all(send_.data(), recv_.data(), nodes * bytes, DType::U8, tag);
+  quantize_contribution(shape, c.unit, x, int64_t(k) * nodes, k);
+  post_hop(c, within, CommOp::AllToAll, send_.data(), recv_.data(), nodes * bytes, DType::U8,
+           comms)
+      .wait(true);
   // 2b: from each local peer, in local order, N segments: node n's sum takes every N-th segment
   // from the n-th. The sums go into x (scratch now, and N shards long at least).
   for (int n = 0; n < nodes; ++n)
@@ -198,41 +202,47 @@ void QuantizedGradients::reduce_in_group_by_node(Communicator& within_node,
                             segment.bits, x + int64_t(n) * p.shard, false, nodes);
   quantize(shape, x, nodes, p.shard);
   // 2c and 3: segment n to node n's rank of this local index; their sum, in node order.
-  across_nodes.all_to_all(send_.data(), recv_.data(), bytes, DType::U8, tag);
+  post_hop(c, across, CommOp::AllToAll, send_.data(), recv_.data(), bytes, DType::U8, comms)
+      .wait(true);
   kernels::dequantize_sum(shape, recv_.data(), nodes, p.shard, segment.block, segment.bits, out);
 }
 
 template <typename T>
-void QuantizedGradients::reduce_across(Communicator& replicas, int unit, T* shard, bool hpz,
-                                       kernels::TeamShape shape) {
-  const UnitPartition& p = partition_->unit(unit);
-  const int groups = replicas.size();
-  const CommTag tag{unit, CommPurpose::GradReduce};
+void QuantizedGradients::reduce_across(const ScheduledCollective& c, const MeshComms& comms,
+                                       T* shard, kernels::TeamShape shape) {
+  const UnitPartition& p = partition_->unit(c.unit);
+  const ScheduleHop& hop = c.hops.front();
+  const int groups = hop.wire.ranks;
   kernels::QuantizedSegment segment = layout_;
-  if (hpz) {  // one segment per sub-shard; this replica sums its own
+  if (hop.wire.op == CommOp::AllToAll) {  // one segment per sub-shard; this replica sums its own
     segment.values = p.sub_shard;
     quantize(shape, shard, groups, p.sub_shard);
-    replicas.all_to_all(send_.data(), recv_.data(), static_cast<size_t>(segment.bytes()), DType::U8,
-                        tag);
+    post_hop(c, hop, CommOp::AllToAll, send_.data(), recv_.data(),
+             static_cast<size_t>(segment.bytes()), DType::U8, comms)
+        .wait(true);
+    const int replica = communicator_of(comms, hop).rank();
     kernels::dequantize_sum(shape, recv_.data(), groups, p.sub_shard, segment.block, segment.bits,
-                            shard + replicas.rank() * p.sub_shard);
+                            shard + replica * p.sub_shard);
     return;
   }
   // Every replica needs the whole shard: each sends the same one segment to all.
   segment.values = p.shard;
   quantize(shape, shard, 1, p.shard);
-  replicas.all_gather(send_.data(), recv_.data(), static_cast<size_t>(segment.bytes()), DType::U8,
-                      tag);
+  post_hop(c, hop, CommOp::AllGather, send_.data(), recv_.data(),
+           static_cast<size_t>(segment.bytes()), DType::U8, comms)
+      .wait(true);
   kernels::dequantize_sum(shape, recv_.data(), groups, p.shard, segment.block, segment.bits, shard);
 }
 
-#define ZM_INSTANTIATE_QGZ(T)                                                                     \
-  template void QuantizedGradients::reduce_in_group<T>(Communicator&, int, T*, T*,                \
-                                                       kernels::TeamShape);                       \
-  template void QuantizedGradients::reduce_in_group_by_node<T>(Communicator&, Communicator&, int, \
-                                                               T*, T*, kernels::TeamShape);       \
-  template void QuantizedGradients::reduce_across<T>(Communicator&, int, T*, bool,                \
-                                                     kernels::TeamShape);
+#define ZM_INSTANTIATE_QGZ(T)                                                                   \
+  template void QuantizedGradients::reduce_in_group<T>(const ScheduledCollective&,              \
+                                                       const MeshComms&, T*, T*,                \
+                                                       kernels::TeamShape);                     \
+  template void QuantizedGradients::reduce_in_group_by_node<T>(const ScheduledCollective&,      \
+                                                               const MeshComms&, T*, T*,        \
+                                                               kernels::TeamShape);             \
+  template void QuantizedGradients::reduce_across<T>(const ScheduledCollective&,                \
+                                                     const MeshComms&, T*, kernels::TeamShape);
 ZM_INSTANTIATE_QGZ(float)
 #if ZEROMINI_HAVE_BF16
 ZM_INSTANTIATE_QGZ(bf16)

@@ -1,4 +1,4 @@
-// qgZ's exchange (zero/quantized_gradients.hpp) on known data, against the plain reduce-scatter
+// qgZ's exchange (src/modules/zeropp/quantized_gradients.hpp) on known data, against the plain reduce-scatter
 // and all-reduce computed exactly on the host:
 //   - within the group, every element of the rank's shard is the group's sum within the int8
 //     (int4) bound: the sum over the group's ranks of scale / 2 of the block holding it in that
@@ -23,8 +23,10 @@
 #include "common/zero_test_util.hpp"
 #include "kernels/counter_rng.hpp"
 #include "model/layout.hpp"
+#include "core/stage_spec.hpp"
+#include "modules/zeropp/quantized_gradients.hpp"
 #include "plan/run_options.hpp"
-#include "zero/quantized_gradients.hpp"
+#include "zero/schedule.hpp"
 
 namespace {
 
@@ -45,6 +47,13 @@ struct Setup {
   std::unique_ptr<zm::Partition> partition;
   std::unique_ptr<zm::PlannedAllocator> alloc;
   std::unique_ptr<zm::QuantizedGradients> qgz;
+  zm::StepSchedule schedule;  // whose entries the exchanges post
+  const zm::ScheduledCollective& in_group(int unit) const {
+    return schedule.of(unit, zm::ScheduleRole::GroupReduction);
+  }
+  const zm::ScheduledCollective& across(int unit) const {
+    return schedule.of(unit, zm::ScheduleRole::ReplicaReduction);
+  }
 };
 
 // `group` ranks per shard group (the world when it is every rank), hpZ or not; with
@@ -62,10 +71,13 @@ std::unique_ptr<Setup> setup(zm::Communicator& world, int group, bool hpz, const
   s->layout = std::make_unique<zm::ParamLayout>(s->deck.model);
   s->partition = std::make_unique<zm::Partition>(*s->layout, group, s->mesh.sub_shards());
   const zm::ZeroOptions options = zm::zero_options(s->deck, 2, s->mesh);
+  s->schedule = zm::build_step_schedule(zm::stage_spec(2), *s->partition, options, s->mesh);
+  zm::ZeroppOptions qgz = zm::zeropp_options(s->deck);
+  qgz.policy = options.policy;
   s->alloc = std::make_unique<zm::PlannedAllocator>(
-      zm::quantized_gradient_buffers(*s->partition, options, s->mesh), nullptr);
+      zm::quantized_gradient_buffers(*s->partition, qgz, s->mesh), nullptr);
   s->qgz =
-      std::make_unique<zm::QuantizedGradients>(*s->partition, options, *s->alloc, world.rank());
+      std::make_unique<zm::QuantizedGradients>(*s->partition, qgz, *s->alloc, world.rank());
   s->alloc->finish();
   return s;
 }
@@ -110,7 +122,8 @@ TEST_P(QgzExchange, WithinTheGroupMatchesThePlainReduceScatterWithinTheBound) {
   std::vector<float> mine(static_cast<size_t>(p.padded));
   for (int64_t i = 0; i < p.padded; ++i) mine[i] = contribution(world->rank(), i);
   DeviceVec<float> x(mine), out(static_cast<size_t>(p.shard));
-  s->qgz->reduce_in_group(*world, unit, x.data(), out.data(), zm::testing::test_team_shape());
+  s->qgz->reduce_in_group(s->in_group(unit), *s->comms, x.data(), out.data(),
+                          zm::testing::test_team_shape());
   const auto got = out.get();
   double worst_error = 0;
   for (int64_t i = 0; i < p.shard; ++i) {
@@ -135,10 +148,9 @@ TEST_P(QgzExchange, AcrossTheGroupsMatchesThePlainReductionWithinTheBound) {
     std::vector<float> mine(static_cast<size_t>(p.padded));
     for (int64_t i = 0; i < p.padded; ++i) mine[i] = contribution(world->rank(), i);
     DeviceVec<float> x(mine), out(static_cast<size_t>(p.shard));
-    s->qgz->reduce_in_group(s->comms->group(), unit, x.data(), out.data(),
+    s->qgz->reduce_in_group(s->in_group(unit), *s->comms, x.data(), out.data(),
                             zm::testing::test_team_shape());
-    s->qgz->reduce_across(*s->comms->replicas(), unit, out.data(), hpz,
-                          zm::testing::test_team_shape());
+    s->qgz->reduce_across(s->across(unit), *s->comms, out.data(), zm::testing::test_team_shape());
     const auto got = out.get();
     const int64_t begin = hpz ? replica * p.sub_shard : 0;
     const int64_t end = hpz ? begin + p.sub_shard : p.shard;
@@ -183,8 +195,8 @@ TEST_P(QgzExchange, InTwoHopsByNodeMatchesThePlainReduceScatterWithinTheBound) {
   std::vector<float> mine(static_cast<size_t>(p.padded));
   for (int64_t i = 0; i < p.padded; ++i) mine[i] = contribution(world->rank(), i);
   DeviceVec<float> x(mine), out(static_cast<size_t>(p.shard));
-  s->qgz->reduce_in_group_by_node(*s->comms->group_within_node(), *s->comms->group_across_nodes(),
-                                  unit, x.data(), out.data(), zm::testing::test_team_shape());
+  s->qgz->reduce_in_group_by_node(s->in_group(unit), *s->comms, x.data(), out.data(),
+                                  zm::testing::test_team_shape());
   const auto got = out.get();
   const int64_t block = 32;
   double worst_error = 0;
@@ -223,7 +235,8 @@ TEST_P(QgzExchange, ErrorFeedbackMakesUpTheLastError) {
     std::vector<double> total(static_cast<size_t>(p.shard), 0.0);
     for (int time = 0; time < 2; ++time) {
       DeviceVec<float> x(mine), out(static_cast<size_t>(p.shard));
-      s->qgz->reduce_in_group(*world, unit, x.data(), out.data(), zm::testing::test_team_shape());
+      s->qgz->reduce_in_group(s->in_group(unit), *s->comms, x.data(), out.data(),
+                          zm::testing::test_team_shape());
       const auto got = out.get();
       for (int64_t i = 0; i < p.shard; ++i) total[i] += got[i];
     }
