@@ -9,12 +9,17 @@
 #include <functional>
 
 #include "core/deck.hpp"
+#include "model/attention_kernels.hpp"
 
 namespace zm {
 
 struct RunExtensions {
   // Each module's part is added here as the module is built (one field, or a few, per kind of
   // extension point the core defines).
+
+  // The attention kernels the model runs (model/attention_kernels.hpp), an object that lives as
+  // long as the program; nullptr: the core's plain ones.
+  const AttentionKernels* attention = nullptr;
 };
 
 // Fills a module's part of `extensions` for a run of `deck` at `stage`.
@@ -23,5 +28,8 @@ void add_run_configurer(RunConfigurer configurer);
 
 // Every registered configurer applied, in registration order.
 RunExtensions run_extensions(const Deck& deck, int stage);
+
+// The attention kernels of a run: the extensions', or the core's plain ones.
+const AttentionKernels& attention_kernels(const RunExtensions& extensions);
 
 }  // namespace zm
