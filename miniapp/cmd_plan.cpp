@@ -13,6 +13,7 @@
 #include "plan/machine.hpp"
 #include "plan/plan_extensions.hpp"
 #include "plan/planner.hpp"
+#include "plan/run_extensions.hpp"
 #include "plan/run_options.hpp"
 #include "zero/schedule.hpp"
 
@@ -391,8 +392,9 @@ void print_offload_note(const std::vector<PlanPoint>& points, const Machine& mac
       host.adamw_params_per_second / 1e9, machine.devices_per_node);
 }
 
-void print_machine_note(const Deck& deck, Precision precision, const Machine& machine) {
-  const FlopsPerToken f = flops_per_token(deck.model);
+void print_machine_note(const Deck& deck, int stage, Precision precision, const Machine& machine) {
+  const FlopsPerToken f =
+      flops_per_token(deck.model, attention_kernels(run_extensions(deck, stage)));
   fmt::print(
       "\nStep time: compute = {:.4g} hardware FLOP/token ({:.4g} model FLOP/token: 6N + 12 L T C; "
       "the rest is recomputation and vocabulary padding, model/flops.hpp) for the whole model "
@@ -499,7 +501,7 @@ int plan(const PlanOptions& options) {
   print_tp_note(points, skipped);
   print_table(points, have_machine ? &machine : nullptr);
   print_cross_node(points);
-  if (have_machine) print_machine_note(deck, precision, machine);
+  if (have_machine) print_machine_note(deck, stages.front(), precision, machine);
   if (have_machine) print_offload_note(points, machine);
   if (options.schedule) print_schedules(deck, points);
   return 0;

@@ -6,6 +6,7 @@
 
 #include "core/timer.hpp"
 #include "model/gpt.hpp"
+#include "plan/run_extensions.hpp"
 
 namespace zm::bench {
 
@@ -30,10 +31,11 @@ Deck quickstart_model_deck(int64_t seq_len, int64_t micro_batch, int64_t vocab,
       "bench", overrides);
 }
 
-double activation_mib(const Deck& deck) {
+double activation_mib(const Deck& deck, int stage) {
   double bytes = 0;
+  const AttentionKernels& attention = attention_kernels(run_extensions(deck, stage));
   for (const BufferSpec& spec :
-       gpt_buffers(deck.model, deck.train.micro_batch, deck.model.seq_len, 4))
+       gpt_buffers(deck.model, attention, deck.train.micro_batch, deck.model.seq_len, 4))
     if (spec.category == MemCategory::Activations) bytes += static_cast<double>(spec.bytes());
   return bytes / (1024.0 * 1024.0);
 }
@@ -69,9 +71,10 @@ void compare_in_alternation(benchmark::State& state, int stage, const Deck& base
   state.counters[fmt::format("step_ms_{}", names.candidate)] = 1e3 * t.candidate / t.steps;
   state.counters[fmt::format("{}_over_{}", names.candidate, names.baseline)] =
       t.candidate / t.baseline;
-  state.counters[fmt::format("activations_MiB_{}", names.baseline)] = activation_mib(baseline_deck);
+  state.counters[fmt::format("activations_MiB_{}", names.baseline)] =
+      activation_mib(baseline_deck, stage);
   state.counters[fmt::format("activations_MiB_{}", names.candidate)] =
-      activation_mib(candidate_deck);
+      activation_mib(candidate_deck, stage);
 }
 
 }  // namespace zm::bench

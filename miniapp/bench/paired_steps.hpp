@@ -1,5 +1,5 @@
 // Two trainers of the same model that differ in one setting, stepped in alternation so that both
-// see the same machine state (AttentionPaths, ClassifierPaths, RecomputeCost).
+// see the same machine state (ClassifierPaths, RecomputeCost, and modules' benchmarks).
 #pragma once
 
 #include <benchmark/benchmark.h>
@@ -18,8 +18,9 @@ namespace zm::bench {
 Deck quickstart_model_deck(int64_t seq_len, int64_t micro_batch, int64_t vocab,
                            std::vector<std::string> overrides = {});
 
-// Activation bytes per rank of a deck's model in fp32, from the model's buffer table, in MiB.
-double activation_mib(const Deck& deck);
+// Activation bytes per rank of a deck's model in fp32 at `stage`, from the model's buffer table
+// (with the attention kernels the run's options give), in MiB.
+double activation_mib(const Deck& deck, int stage);
 
 struct PairedSeconds {
   double baseline = 0, candidate = 0;  // summed step times

@@ -27,10 +27,6 @@ struct ModelConfig {
   // each block's input and backward recomputes the block's forward just before its backward.
   // How the model is run, not what it is: checkpoints do not depend on it (not in ==).
   std::string recompute = "none";
-  // "fused": attention in tiles with an online softmax (kernels/flash_attention.hpp), keeping
-  // each row's log-sum-exp; "reference": the GEMM kernels (kernels/attention.hpp), which store the
-  // B x heads x T x T probabilities. The same function; how it is run, not in == either.
-  std::string attention = "fused";
   // Tokens per chunk of the LM head: the logits are made, turned into their gradient and consumed
   // one chunk of tokens at a time, so that only chunk x Vp of them exist
   // (kernels/crossentropy.hpp). 0: the whole micro-batch's logits at once (the reference). Not in
@@ -41,7 +37,6 @@ struct ModelConfig {
   int64_t padded_vocab() const { return (vocab + 127) / 128 * 128; }
   int64_t head_dim() const { return dim / heads; }
   bool recomputes_blocks() const { return recompute == "blocks"; }
-  bool fused_attention() const { return attention == "fused"; }
   bool chunked_classifier() const { return classifier_chunk > 0; }
   // The rows of logits that exist at once for micro-batches of `tokens` tokens.
   int64_t classifier_rows(int64_t tokens) const {

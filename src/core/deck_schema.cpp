@@ -115,10 +115,6 @@ void add_model_keys(std::vector<KeySpec>& s) {
                           {"none", "blocks"},
                           "activation recomputation: \"blocks\" keeps only each block's input "
                           "and recomputes its forward in backward (same gradients, less memory)"));
-  s.push_back(make_string("model", "attention", &Deck::model, &ModelConfig::attention,
-                          {"fused", "reference"},
-                          "attention kernels: \"fused\" runs tiles with an online softmax and "
-                          "stores no T x T matrix; \"reference\" stores the probabilities"));
   s.push_back(make_int("model", "classifier_chunk", &Deck::model, &ModelConfig::classifier_chunk, 0,
                        kNoMax,
                        "tokens per chunk of the LM head (logits, loss and their gradient made "

@@ -10,17 +10,19 @@
 //   attention  12 L T C     the two attention matmuls, Q K^T and P V (2 T C each forward, twice
 //                           that backward), over the full T x T square: causal masking is NOT
 //                           halved, as in PaLM (Appendix B) and nanoGPT/llm.c, so the figures
-//                           compare with theirs. (The fused kernel skips the tiles above the
-//                           diagonal: it does about half of this work.)
+//                           compare with theirs. (Kernels that skip the tiles above the
+//                           diagonal do about half of this work.)
 //   model      dense + attention: what MFU counts (PaLM's "model FLOPs").
 //   recompute  work the hardware does again: model.recompute = "blocks" runs each block's
-//              forward twice (L (2 (12 C^2 + 13 C) + 4 T C)); the fused attention's backward
-//              recomputes Q K^T (2 L T C).
+//              forward twice (L (2 (12 C^2 + 13 C) + 4 T C)); attention kernels whose backward
+//              recomputes what their forward did not keep add it (e.g. Q K^T: 2 L T C;
+//              AttentionKernels::recomputed_flops_per_token).
 //   padding    the LM head's matmul over the padded vocabulary rows: 6 C (Vp - V).
 //   hardware   model + recompute + padding: what HFU counts and the planner prices.
 #pragma once
 
 #include "core/deck.hpp"
+#include "model/attention_kernels.hpp"
 
 namespace zm {
 
@@ -33,8 +35,8 @@ struct FlopsPerToken {
   double hardware() const { return model() + recompute + padding; }
 };
 
-// The whole model's FLOPs per token of one forward + backward.
-FlopsPerToken flops_per_token(const ModelConfig& model);
+// The whole model's FLOPs per token of one forward + backward, running `attention`.
+FlopsPerToken flops_per_token(const ModelConfig& model, const AttentionKernels& attention);
 
 // One optimizer step over `global_tokens` tokens (every rank's together), and one rank's share
 // of it: the work divides evenly over data-parallel replicas and over tensor-parallel slices.
@@ -45,6 +47,7 @@ struct StepFlops {
   double model_per_rank() const { return model / static_cast<double>(ranks); }
   double hardware_per_rank() const { return hardware / static_cast<double>(ranks); }
 };
-StepFlops step_flops(const ModelConfig& model, double global_tokens, int64_t ranks);
+StepFlops step_flops(const ModelConfig& model, const AttentionKernels& attention,
+                     double global_tokens, int64_t ranks);
 
 }  // namespace zm

@@ -2,11 +2,9 @@
 
 #include "comm/phase.hpp"
 #include "core/error.hpp"
-#include "kernels/attention.hpp"
 #include "kernels/crossentropy.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/encoder.hpp"
-#include "kernels/flash_attention.hpp"
 #include "kernels/layernorm.hpp"
 #include "kernels/matmul.hpp"
 
@@ -24,43 +22,57 @@ std::vector<UnitEvent> gpt_schedule(const ParamLayout& layout) {
   return events;
 }
 
-// Allocates the buffer of row `e` into its member of `owner`, with the element type it names.
+// Allocates the buffer of row `e` into its member of `owner`, with the element type it names;
+// an attention row, the kernels' buffers of its category in the order they declare them.
 template <typename Real>
 template <typename Owner>
 void GPT<Real>::take_buffer(PlannedAllocator& alloc, Owner& owner, const Entry<Owner>& e,
-                            const std::string& name) {
+                            const std::string& prefix) {
+  const std::string name = prefix + e.name;
   if (e.real_member != nullptr)
     owner.*e.real_member = alloc.take<Real>(name);
   else if (e.stat_member != nullptr)
     owner.*e.stat_member = alloc.take<Stat>(name);
-  else
+  else if (e.token_member != nullptr)
     owner.*e.token_member = alloc.take<int>(name);
+  else
+    for (const AttentionBuffer& b : attention_->buffers()) {
+      if (b.category != e.category) continue;
+      AttentionBuffers<Real>& buffers = owner.*e.attention_member;
+      if (b.arithmetic)
+        buffers.arithmetic.push_back(alloc.take<Stat>(prefix + b.name));
+      else
+        buffers.real.push_back(alloc.take<Real>(prefix + b.name));
+    }
 }
 
 template <typename Real>
 GPT<Real>::GPT(const ParamLayout& layout, int64_t B, int64_t T, const RunContext& context,
-               GemmMath gemm_math, kernels::TeamShape team_shape, TensorParallelGroup tp)
+               GemmMath gemm_math, kernels::TeamShape team_shape, TensorParallelGroup tp,
+               const AttentionKernels& attention)
     : layout_(&layout),
       B_(B),
       T_(T),
       tp_(tp),
       context_(context),
       gemm_math_(gemm_math),
-      team_shape_(team_shape) {
+      team_shape_(team_shape),
+      attention_(&attention) {
   ZM_ASSERT(T <= layout.config().seq_len, "T {} > seq_len {}", T, layout.config().seq_len);
   ZM_ASSERT(tp.size == layout.tp() && (tp.size == 1 || tp.comm != nullptr),
             "a layout of {} slices in a tensor-parallel group of {}", layout.tp(), tp.size);
   // Each buffer of the tables, taken from the plan they also give the planner.
-  PlannedAllocator alloc(declared_buffers(layout.config(), B, T, tp.size), context.ledger);
+  PlannedAllocator alloc(declared_buffers(layout.config(), B, T, tp.size, attention),
+                         context.ledger);
   for (const ModelBuffer& m : model_buffers()) {
     if (m.blocks_member == nullptr) {
-      take_buffer(alloc, *this, m, m.name);
+      take_buffer(alloc, *this, m, "");
       continue;
     }
     std::vector<LayerActs>& blocks = this->*m.blocks_member;
     for_each_block_buffer(m, layout.config(), [&](int64_t set, const LayerBuffer& b) {
       if (blocks.size() <= static_cast<size_t>(set)) blocks.resize(static_cast<size_t>(set) + 1);
-      take_buffer(alloc, blocks[static_cast<size_t>(set)], b, block_buffer_name(m, set, b));
+      take_buffer(alloc, blocks[static_cast<size_t>(set)], b, block_prefix(m, set));
     });
   }
   alloc.finish();
@@ -106,14 +118,8 @@ void GPT<Real>::block_forward(LayerActs& a, const Real* p, const Real* residual,
   k::matmul_forward(team_shape_, qkv_.data(), a.ln1.data(), p + o.qkv_w, p + o.qkv_b, N, C, 3 * Cl,
                     gemm_math_);
   units.poll();
-  if (c.fused_attention())
-    k::flash_attention_forward(team_shape_, a.atty.data(),
-                               {a.q.data(), a.k.data(), a.v.data(), a.att_lse.data()}, qkv_.data(),
-                               B, T, Cl, NH);
-  else
-    k::attention_forward(
-        team_shape_, a.atty.data(), {a.q.data(), a.k.data(), a.v.data(), a.att.data()},
-        {att_y_.data(), nullptr, nullptr, nullptr, nullptr}, qkv_.data(), B, T, Cl, NH, gemm_math_);
+  attention_->forward({team_shape_, gemm_math_, B, T, Cl, NH, a.attention, attention_workspace_},
+                      a.atty.data(), qkv_.data());
   units.poll();
   k::matmul_forward(team_shape_, scratch_btc_.data(), a.atty.data(), p + o.attproj_w,
                     row_parallel_bias(p + o.attproj_b), N, Cl, C, gemm_math_);
@@ -231,16 +237,8 @@ void GPT<Real>::block_backward(LayerActs& a, const Real* p, Real* g, const Real*
                      dresidual_.data(), a.atty.data(), p + o.attproj_w, N, Cl, C, partials,
                      overwrite, gemm_math_);
   units.poll();
-  if (c.fused_attention())
-    k::flash_attention_backward(
-        team_shape_, dqkv_.data(), att_delta_.data(), datty_.data(), a.atty.data(),
-        {a.q.data(), a.k.data(), a.v.data(), a.att_lse.data()}, B, T, Cl, NH, overwrite);
-  else
-    k::attention_backward(
-        team_shape_, dqkv_.data(),
-        {att_y_.data(), att_datt_.data(), att_dq_.data(), att_dk_.data(), att_dv_.data()},
-        datty_.data(), {a.q.data(), a.k.data(), a.v.data(), a.att.data()}, B, T, Cl, NH, overwrite,
-        gemm_math_);
+  attention_->backward({team_shape_, gemm_math_, B, T, Cl, NH, a.attention, attention_workspace_},
+                       dqkv_.data(), datty_.data(), a.atty.data(), overwrite);
   units.poll();
   k::matmul_backward(team_shape_, dbtc_.data(), g + o.qkv_w, g + o.qkv_b, dqkv_.data(),
                      a.ln1.data(), p + o.qkv_w, N, C, 3 * Cl, partials, overwrite, gemm_math_);

@@ -15,6 +15,8 @@
 #include "kernels/accumulate.hpp"
 #include "kernels/team_shape.hpp"
 #include "kernels/token_groups.hpp"
+#include "model/attention_kernels.hpp"
+#include "model/buffer_shape.hpp"
 #include "model/layout.hpp"
 #include "model/unit_access.hpp"
 
@@ -28,11 +30,11 @@ struct Batch {
 };
 
 // What GPT<Real> allocates for micro-batches of B x T with activations of `element_bytes`
-// (token buffers are int32 whatever the precision) on one of `tp` tensor-parallel ranks; the
-// planner sums the same list. Both walk the model's buffer tables (GPT::model_buffers and
-// GPT::layer_buffers, in gpt_buffers.cpp).
-std::vector<BufferSpec> gpt_buffers(const ModelConfig& config, int64_t B, int64_t T,
-                                    int element_bytes, int tp = 1);
+// (token buffers are int32 whatever the precision) on one of `tp` tensor-parallel ranks, running
+// `attention`; the planner sums the same list. Both walk the model's buffer tables
+// (GPT::model_buffers and GPT::layer_buffers, in gpt_buffers.cpp).
+std::vector<BufferSpec> gpt_buffers(const ModelConfig& config, const AttentionKernels& attention,
+                                    int64_t B, int64_t T, int element_bytes, int tp = 1);
 
 // The collectives the model posts along tp in one micro-batch's forward and backward (none at
 // tp = 1): Megatron's all-reduces of B x T x C activations (two per block forward, two per block
@@ -46,20 +48,6 @@ struct ModelCollective {
 };
 std::vector<ModelCollective> gpt_tensor_parallel_traffic(const ModelConfig& config, int64_t B,
                                                          int64_t T, int element_bytes, int tp);
-
-// What the element counts of the model's buffers are functions of: micro-batches of B x T
-// (N = B * T tokens), width C, NH heads and the padded vocabulary Vp; under tensor parallelism
-// each rank's share of the heads (NHl), of the attention width (Cl = C / tp), of the MLP width
-// (Fl = 4C / tp) and of the vocabulary (Vl = Vp / tp); and which attention kernels run
-// (model.attention: "fused" keeps no T x T matrix); and the rows of logits that exist at once
-// (Nc: one chunk of model.classifier_chunk tokens, or all N).
-struct BufferShape {
-  int64_t B, T, N, C, NH, Vp;
-  int64_t tp, NHl, Cl, Fl, Vl;
-  bool fused_attention;
-  int64_t Nc;
-};
-BufferShape buffer_shape(const ModelConfig& config, int64_t B, int64_t T, int tp);
 
 // This rank's tensor-parallel group: the communicator along tp (nullptr at tp = 1), its size and
 // this rank's place in it.
@@ -86,13 +74,16 @@ class GPT {
   // arithmetic for every GEMM the model runs (PrecisionPolicy::gemm_math). `team_shape`: the
   // teams of every other kernel it launches.
   // `tp`: the tensor-parallel group whose slices `layout` describes (layout.tp() ranks).
+  // `attention`: the kernels every block's attention runs (model/attention_kernels.hpp).
   GPT(const ParamLayout& layout, int64_t B, int64_t T, const RunContext& context = {},
       GemmMath gemm_math = GemmMath::FP32,
-      kernels::TeamShape team_shape = kernels::kDefaultTeamShape, TensorParallelGroup tp = {});
+      kernels::TeamShape team_shape = kernels::kDefaultTeamShape, TensorParallelGroup tp = {},
+      const AttentionKernels& attention = plain_attention());
 
-  static std::vector<BufferSpec> declared_buffers(const ModelConfig& config, int64_t B, int64_t T,
-                                                  int tp = 1) {
-    return gpt_buffers(config, B, T, static_cast<int>(sizeof(Real)), tp);
+  static std::vector<BufferSpec> declared_buffers(
+      const ModelConfig& config, int64_t B, int64_t T, int tp = 1,
+      const AttentionKernels& attention = plain_attention()) {
+    return gpt_buffers(config, attention, B, T, static_cast<int>(sizeof(Real)), tp);
   }
 
   // Copies a micro-batch (host arrays of B*T tokens) to the device buffers the model owns.
@@ -111,13 +102,15 @@ class GPT {
  private:
   using Stat = kernels::Acc<Real>;  // LayerNorm's saved mean and rstd
   struct LayerActs {
-    TrackedBuffer<Real> ln1, q, k, v, att, atty, ln2, fch, fch_gelu, residual2, residual3;
-    TrackedBuffer<Stat> ln1_mean, ln1_rstd, ln2_mean, ln2_rstd, att_lse;
+    TrackedBuffer<Real> ln1, atty, ln2, fch, fch_gelu, residual2, residual3;
+    TrackedBuffer<Stat> ln1_mean, ln1_rstd, ln2_mean, ln2_rstd;
+    AttentionBuffers<Real> attention;  // what the attention kernels save
   };
 
   // One row of a buffer table: a buffer and the member of Owner it is allocated into. Exactly
   // one member pointer is set, and it gives the element type: Real, Stat or int32 tokens; or
-  // the blocks, which stand for the table of LayerActs once per layer, "{name}{l}.{buffer}".
+  // the blocks, which stand for the table of LayerActs once per layer, "{name}{l}.{buffer}"; or
+  // the attention kernels' buffers of the row's category, by the names the kernels give them.
   template <typename Owner>
   struct Entry {
     using Count = int64_t (*)(const BufferShape&);
@@ -132,18 +125,22 @@ class GPT {
     MemberOf<TrackedBuffer<Stat>> stat_member;
     MemberOf<TrackedBuffer<int>> token_member;
     MemberOf<std::vector<LayerActs>> blocks_member;
+    MemberOf<AttentionBuffers<Real>> attention_member;
 
     static Entry real(const char* n, MemCategory c, Count k, MemberOf<TrackedBuffer<Real>> m) {
-      return {n, c, k, m, nullptr, nullptr, nullptr};
+      return {n, c, k, m, nullptr, nullptr, nullptr, nullptr};
     }
     static Entry stat(const char* n, MemCategory c, Count k, MemberOf<TrackedBuffer<Stat>> m) {
-      return {n, c, k, nullptr, m, nullptr, nullptr};
+      return {n, c, k, nullptr, m, nullptr, nullptr, nullptr};
     }
     static Entry token(const char* n, MemCategory c, Count k, MemberOf<TrackedBuffer<int>> m) {
-      return {n, c, k, nullptr, nullptr, m, nullptr};
+      return {n, c, k, nullptr, nullptr, m, nullptr, nullptr};
     }
     static Entry blocks(const char* n, MemberOf<std::vector<LayerActs>> m) {
-      return {n, MemCategory::Activations, nullptr, nullptr, nullptr, nullptr, m};
+      return {n, MemCategory::Activations, nullptr, nullptr, nullptr, nullptr, m, nullptr};
+    }
+    static Entry attention(MemCategory c, MemberOf<AttentionBuffers<Real>> m) {
+      return {"attention", c, nullptr, nullptr, nullptr, nullptr, nullptr, m};
     }
     // Bytes per element, given those of Real: Stat is fp32 and tokens int32 whatever Real is.
     int element_bytes(int real_bytes) const { return real_member != nullptr ? real_bytes : 4; }
@@ -154,8 +151,8 @@ class GPT {
   // The tables, in plan order: what the planner prices and the constructor allocates.
   static const std::vector<LayerBuffer>& layer_buffers();
   static const std::vector<ModelBuffer>& model_buffers();
-  static std::string block_buffer_name(const ModelBuffer& blocks, int64_t layer,
-                                       const LayerBuffer& buffer);
+  // "{name}{set}.": what the names of a set of block buffers start with.
+  static std::string block_prefix(const ModelBuffer& blocks, int64_t set);
   // Calls f(set, buffer) for each block buffer a "blocks" row stands for under config c: every
   // buffer of every layer, or under model.recompute = "blocks" only each layer's output
   // (residual3, the next block's input) and one full set for the block being recomputed.
@@ -168,10 +165,12 @@ class GPT {
       for (const LayerBuffer& b : layer_buffers())
         if (!per_layer || !recompute || b.real_member == &LayerActs::residual3) f(set, b);
   }
+  // Allocates the buffers of row `e` (one, or the attention kernels'), named `prefix` + name.
   template <typename Owner>
-  static void take_buffer(PlannedAllocator& alloc, Owner& owner, const Entry<Owner>& e,
-                          const std::string& name);
-  friend std::vector<BufferSpec> gpt_buffers(const ModelConfig&, int64_t, int64_t, int, int);
+  void take_buffer(PlannedAllocator& alloc, Owner& owner, const Entry<Owner>& e,
+                   const std::string& prefix);
+  friend std::vector<BufferSpec> gpt_buffers(const ModelConfig&, const AttentionKernels&, int64_t,
+                                             int64_t, int, int);
 
   // Tensor parallelism; each is the plain computation at tp = 1. The sum over the tp group, in
   // place (Megatron's g in forward, f in backward).
@@ -215,6 +214,7 @@ class GPT {
   RunContext context_;
   GemmMath gemm_math_;
   kernels::TeamShape team_shape_;
+  const AttentionKernels* attention_;
   const Real* head_params_ = nullptr;  // the embedding unit, held from the LM head's forward
   // Saved activations (each buffer is allocated through the tables above).
   TrackedBuffer<Real> encoded_;
@@ -225,10 +225,9 @@ class GPT {
   TrackedBuffer<int> inputs_, targets_, token_ids_, token_starts_, token_rows_;
   kernels::HostTokenGroups host_groups_;
   // Workspace (reused by every layer).
-  TrackedBuffer<Real> qkv_, scratch_btc_, dresidual_, dbtc_, datty_, dqkv_, dfch_, dfch_gelu_,
-      att_y_, att_datt_, att_dq_, att_dk_, att_dv_;
-  TrackedBuffer<Stat> column_partials_;  // the bias and LayerNorm gradients' two-level sums
-  TrackedBuffer<Stat> att_delta_;        // fused attention's dout . out per row
+  TrackedBuffer<Real> qkv_, scratch_btc_, dresidual_, dbtc_, datty_, dqkv_, dfch_, dfch_gelu_;
+  TrackedBuffer<Stat> column_partials_;         // the bias and LayerNorm gradients' two-level sums
+  AttentionBuffers<Real> attention_workspace_;  // the attention kernels'
   // Vocabulary-parallel cross-entropy (empty at tp = 1): this slice's per-row statistics, every
   // slice's gathered, and the whole rows' {max, sum}.
   TrackedBuffer<Stat> ce_stats_, ce_gathered_, ce_rows_;

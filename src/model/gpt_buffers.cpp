@@ -1,6 +1,7 @@
 // The model's activations and workspace, declared once: the tables below name each buffer, its
-// category, element type, element count and the member it is allocated into. gpt_buffers
-// prices them for the planner and GPT's constructor allocates them, walking the same rows.
+// category, element type, element count and the member it is allocated into (the attention
+// kernels' buffers: those the kernels declare). gpt_buffers prices them for the planner and GPT's
+// constructor allocates them, walking the same rows.
 // Beside them, the collectives the model itself posts along tp (gpt_tensor_parallel_traffic).
 #include <fmt/format.h>
 
@@ -39,17 +40,6 @@ int64_t size_NFl(const BufferShape& s) {  // this rank's share of the MLP's 4C
 int64_t size_NcVl(const BufferShape& s) {
   return s.Nc * s.Vl;
 }
-// The reference attention's maps of this rank's heads, and its scratch in head layout; the fused
-// kernels keep neither, only a statistic per row.
-int64_t size_BNHTT(const BufferShape& s) {
-  return s.fused_attention ? 0 : s.B * s.NHl * s.T * s.T;
-}
-int64_t size_NCl_reference(const BufferShape& s) {
-  return s.fused_attention ? 0 : s.N * s.Cl;
-}
-int64_t size_BNHT_fused(const BufferShape& s) {
-  return s.fused_attention ? s.B * s.NHl * s.T : 0;
-}
 // Per-block partial sums of the bias (up to 4C / tp wide) and LayerNorm (2 x C) gradients.
 int64_t size_partials(const BufferShape& s) {
   return kernels::column_partials_size(s.N, std::max(s.Fl, 2 * s.C));
@@ -77,10 +67,7 @@ auto GPT<Real>::layer_buffers() -> const std::vector<LayerBuffer>& {
   using E = LayerBuffer;
   static const std::vector<E> table = {
       E::real("ln1", kAct, size_NC, &LayerActs::ln1),
-      E::real("q", kAct, size_NCl, &LayerActs::q),
-      E::real("k", kAct, size_NCl, &LayerActs::k),
-      E::real("v", kAct, size_NCl, &LayerActs::v),
-      E::real("att", kAct, size_BNHTT, &LayerActs::att),
+      E::attention(kAct, &LayerActs::attention),  // what the kernels save, e.g. q, k, v
       E::real("atty", kAct, size_NCl, &LayerActs::atty),
       E::real("ln2", kAct, size_NC, &LayerActs::ln2),
       E::real("fch", kAct, size_NFl, &LayerActs::fch),
@@ -91,8 +78,6 @@ auto GPT<Real>::layer_buffers() -> const std::vector<LayerBuffer>& {
       E::stat("ln1_rstd", kAct, size_N, &LayerActs::ln1_rstd),
       E::stat("ln2_mean", kAct, size_N, &LayerActs::ln2_mean),
       E::stat("ln2_rstd", kAct, size_N, &LayerActs::ln2_rstd),
-      // Fused attention's log-sum-exp per row, in the arithmetic type (none for the reference).
-      E::stat("att_lse", kAct, size_BNHT_fused, &LayerActs::att_lse),
   };
   return table;
 }
@@ -127,12 +112,7 @@ auto GPT<Real>::model_buffers() -> const std::vector<ModelBuffer>& {
       E::real("dqkv", kWork, size_N3Cl, &GPT::dqkv_),
       E::real("dfch", kWork, size_NFl, &GPT::dfch_),
       E::real("dfch_gelu", kWork, size_NFl, &GPT::dfch_gelu_),
-      E::real("att_y", kWork, size_NCl_reference, &GPT::att_y_),
-      E::real("att_datt", kWork, size_BNHTT, &GPT::att_datt_),
-      E::real("att_dq", kWork, size_NCl_reference, &GPT::att_dq_),
-      E::real("att_dk", kWork, size_NCl_reference, &GPT::att_dk_),
-      E::real("att_dv", kWork, size_NCl_reference, &GPT::att_dv_),
-      E::stat("att_delta", kWork, size_BNHT_fused, &GPT::att_delta_),
+      E::attention(kWork, &GPT::attention_workspace_),  // the attention kernels' scratch
       // The bias and LayerNorm gradients' partial sums, in the arithmetic type.
       E::stat("column_partials", kWork, size_partials, &GPT::column_partials_),
       // Tensor parallelism's cross-entropy statistics (fp32; empty at tp = 1).
@@ -144,9 +124,8 @@ auto GPT<Real>::model_buffers() -> const std::vector<ModelBuffer>& {
 }
 
 template <typename Real>
-std::string GPT<Real>::block_buffer_name(const ModelBuffer& blocks, int64_t layer,
-                                         const LayerBuffer& buffer) {
-  return fmt::format("{}{}.{}", blocks.name, layer, buffer.name);
+std::string GPT<Real>::block_prefix(const ModelBuffer& blocks, int64_t set) {
+  return fmt::format("{}{}.", blocks.name, set);
 }
 
 // The rows of GPT<float>'s tables, priced by element type: the tables are the same for every Real.
@@ -162,23 +141,33 @@ BufferShape buffer_shape(const ModelConfig& c, int64_t B, int64_t T, int tp) {
           c.dim / tp,
           4 * c.dim / tp,
           c.padded_vocab() / tp,
-          c.fused_attention(),
           c.classifier_rows(B * T)};
 }
 
-std::vector<BufferSpec> gpt_buffers(const ModelConfig& c, int64_t B, int64_t T, int element_bytes,
-                                    int tp) {
+std::vector<BufferSpec> gpt_buffers(const ModelConfig& c, const AttentionKernels& attention,
+                                    int64_t B, int64_t T, int element_bytes, int tp) {
   using Model = GPT<float>;
   const BufferShape shape = buffer_shape(c, B, T, tp);
   std::vector<BufferSpec> plan;
+  // A row of either table; an attention row stands for the kernels' buffers of its category.
+  const auto add = [&](const auto& row, const std::string& prefix) {
+    if (row.attention_member == nullptr) {
+      plan.push_back(
+          {prefix + row.name, row.category, row.count(shape), row.element_bytes(element_bytes)});
+      return;
+    }
+    for (const AttentionBuffer& b : attention.buffers())
+      if (b.category == row.category)
+        plan.push_back({prefix + b.name, b.category, b.count(shape),
+                        b.arithmetic ? 4 : element_bytes});  // Stat: fp32 whatever Real is
+  };
   for (const Model::ModelBuffer& m : Model::model_buffers()) {
     if (m.blocks_member == nullptr) {
-      plan.push_back({m.name, m.category, m.count(shape), m.element_bytes(element_bytes)});
+      add(m, "");
       continue;
     }
     Model::for_each_block_buffer(m, c, [&](int64_t set, const Model::LayerBuffer& b) {
-      plan.push_back({Model::block_buffer_name(m, set, b), b.category, b.count(shape),
-                      b.element_bytes(element_bytes)});
+      add(b, Model::block_prefix(m, set));
     });
   }
   return plan;
@@ -186,11 +175,11 @@ std::vector<BufferSpec> gpt_buffers(const ModelConfig& c, int64_t B, int64_t T, 
 
 template const std::vector<GPT<float>::LayerBuffer>& GPT<float>::layer_buffers();
 template const std::vector<GPT<float>::ModelBuffer>& GPT<float>::model_buffers();
-template std::string GPT<float>::block_buffer_name(const ModelBuffer&, int64_t, const LayerBuffer&);
+template std::string GPT<float>::block_prefix(const ModelBuffer&, int64_t);
 #if ZEROMINI_HAVE_BF16
 template const std::vector<GPT<bf16>::LayerBuffer>& GPT<bf16>::layer_buffers();
 template const std::vector<GPT<bf16>::ModelBuffer>& GPT<bf16>::model_buffers();
-template std::string GPT<bf16>::block_buffer_name(const ModelBuffer&, int64_t, const LayerBuffer&);
+template std::string GPT<bf16>::block_prefix(const ModelBuffer&, int64_t);
 #endif
 
 std::vector<ModelCollective> gpt_tensor_parallel_traffic(const ModelConfig& c, int64_t B, int64_t T,

@@ -10,6 +10,7 @@
 #include "core/validate.hpp"
 #include "model/layout.hpp"
 #include "plan/run_declarations.hpp"
+#include "plan/run_extensions.hpp"
 #include "zero/engine.hpp"
 #include "zero/partition.hpp"
 
@@ -107,7 +108,8 @@ ZeroMesh plan_zero_mesh(const Deck& deck, int stage, int64_t ranks, const Machin
 
 MemoryPlan plan_memory(const Deck& deck, int stage, const ZeroMesh& mesh) {
   MemoryPlan plan;
-  for (const BufferSpec& spec : run_buffers(deck, stage, mesh))
+  const RunExtensions extensions = run_extensions(deck, stage);
+  for (const BufferSpec& spec : run_buffers(deck, stage, mesh, attention_kernels(extensions)))
     plan.bytes[static_cast<int>(spec.category)] += spec.bytes();
   return plan;
 }
@@ -296,7 +298,8 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
   // the ranks (over tp as every matmul is split by heads, widths or vocabulary rows).
   const double global_tokens = static_cast<double>(deck.train.micro_batch * deck.model.seq_len *
                                                    deck.train.grad_accum * mesh.data_parallel());
-  const StepFlops flops = step_flops(deck.model, global_tokens, ranks);
+  const StepFlops flops =
+      step_flops(deck.model, attention_kernels(run_extensions(deck, stage)), global_tokens, ranks);
   p.flops_per_step = flops.hardware_per_rank();
   p.model_flops_per_step = flops.model_per_rank();
   if (!machine) return p;

@@ -10,12 +10,13 @@ BufferSpec step_stats_buffer() {
   return {"step_stats", MemCategory::CommBuffers, kStepStatsCount, 4};
 }
 
-std::vector<BufferSpec> run_buffers(const Deck& deck, int stage, const ZeroMesh& mesh) {
+std::vector<BufferSpec> run_buffers(const Deck& deck, int stage, const ZeroMesh& mesh,
+                                    const AttentionKernels& attention) {
   const ParamLayout layout(deck.model, mesh.tp());
   const Partition partition(layout, mesh.group_ranks(), mesh.sub_shards());
   const ZeroOptions options = zero_options(deck, stage, mesh);
   std::vector<BufferSpec> buffers = ZeroEngine::declared_buffers(stage, partition, options, mesh);
-  for (auto& spec : gpt_buffers(deck.model, deck.train.micro_batch, deck.model.seq_len,
+  for (auto& spec : gpt_buffers(deck.model, attention, deck.train.micro_batch, deck.model.seq_len,
                                 compute_element_bytes(options.policy), mesh.tp()))
     buffers.push_back(spec);
   buffers.push_back(step_stats_buffer());

@@ -7,6 +7,7 @@
 
 #include "core/deck.hpp"
 #include "core/memory.hpp"
+#include "model/attention_kernels.hpp"
 #include "zero/engine.hpp"
 #include "zero/partition.hpp"
 
@@ -17,8 +18,10 @@ namespace zm {
 constexpr int64_t kStepStatsCount = 2;
 BufferSpec step_stats_buffer();
 
-// Every buffer a rank allocates on the mesh: the stage's, the model's and the step's own.
-std::vector<BufferSpec> run_buffers(const Deck& deck, int stage, const ZeroMesh& mesh);
+// Every buffer a rank allocates on the mesh: the stage's, the model's (running `attention`) and
+// the step's own.
+std::vector<BufferSpec> run_buffers(const Deck& deck, int stage, const ZeroMesh& mesh,
+                                    const AttentionKernels& attention);
 
 // Every collective a rank posts in one step: the stage's and the step statistics' all-reduce
 // (over all ranks). `partition` is over the ranks of the mesh's shard dimension.

@@ -21,4 +21,8 @@ RunExtensions run_extensions(const Deck& deck, int stage) {
   return extensions;
 }
 
+const AttentionKernels& attention_kernels(const RunExtensions& extensions) {
+  return extensions.attention != nullptr ? *extensions.attention : plain_attention();
+}
+
 }  // namespace zm

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/deck.hpp"
+#include "model/attention_kernels.hpp"
 #include "zero/collective_strategy.hpp"
 
 namespace zm {
@@ -19,6 +20,9 @@ struct RunExtensions {
   // Strategies for the step's collectives (zero/collective_strategy.hpp), offered each entry in
   // this order.
   std::vector<std::shared_ptr<const StrategyProvider>> strategies;
+  // The attention kernels the model runs (model/attention_kernels.hpp), an object that lives as
+  // long as the program; nullptr: the core's plain ones.
+  const AttentionKernels* attention = nullptr;
 };
 
 // Fills a module's part of `extensions` for a run of `deck` at `stage`.
@@ -27,5 +31,8 @@ void add_run_configurer(RunConfigurer configurer);
 
 // Every registered configurer applied, in registration order.
 RunExtensions run_extensions(const Deck& deck, int stage);
+
+// The attention kernels of a run: the extensions', or the core's plain ones.
+const AttentionKernels& attention_kernels(const RunExtensions& extensions);
 
 }  // namespace zm

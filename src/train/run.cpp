@@ -18,6 +18,7 @@
 #include "io/output_dir.hpp"
 #include "io/results_file.hpp"
 #include "io/trace_file.hpp"
+#include "plan/run_extensions.hpp"
 #include "plan/run_options.hpp"
 #include "train/exposure_figures.hpp"
 #include "train/memory_check.hpp"
@@ -262,7 +263,8 @@ StageResult run_stage(const RunSetup& run, int stage, RunEnd& end) {
     gather_exposure(result, run.comm);
   }
   summarise(result);
-  result.throughput = measure_throughput(result, run.deck.model, run.peak);
+  result.throughput = measure_throughput(
+      result, run.deck.model, attention_kernels(run_extensions(run.deck, stage)), run.peak);
   if (run.results) run.results->end_stage(result);
   return result;
 }

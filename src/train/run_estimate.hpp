@@ -1,7 +1,7 @@
 // Before the first step: the planner's estimate of one step and of the whole run, on this
 // machine. A deck that will compute for hours (model.seq_len = 1048576 on the tiny deck passes
-// the memory check, attention being O(T) in memory) says so before it starts, and names the key
-// that made it long.
+// the memory check where the attention kernels are O(T) in memory) says so before it starts, and
+// names the key that made it long.
 #pragma once
 
 #include <cstdint>

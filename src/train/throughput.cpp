@@ -9,14 +9,14 @@
 namespace zm {
 
 Throughput measure_throughput(const StageResult& s, const ModelConfig& model,
-                              const PeakRate& peak) {
+                              const AttentionKernels& attention, const PeakRate& peak) {
   Throughput t;
   const size_t first = s.steps.size() >= 2 ? 1 : 0;
   const double timed = static_cast<double>(s.steps.size() - first);
   t.step_seconds = s.mean_times.total;
   const double global_tokens = s.tokens_per_rank_per_step * s.ranks;
-  const FlopsPerToken per_token = flops_per_token(model);
-  const StepFlops flops = step_flops(model, global_tokens, s.ranks);
+  const FlopsPerToken per_token = flops_per_token(model, attention);
+  const StepFlops flops = step_flops(model, attention, global_tokens, s.ranks);
   t.model_flops_per_token = per_token.model();
   t.hardware_flops_per_token = per_token.hardware();
   t.model_flops_per_step = flops.model;

@@ -7,13 +7,15 @@
 
 #include "core/deck.hpp"
 #include "io/run_records.hpp"
+#include "model/attention_kernels.hpp"
 
 namespace zm {
 
 // Over the stage's timed steps (all but the first when there are two or more), from this rank's
 // records: its mean step time and its collectives. `s.tokens_per_rank_per_step`, `s.ranks` and
-// the mean step time must be set.
-Throughput measure_throughput(const StageResult& s, const ModelConfig& model, const PeakRate& peak);
+// the mean step time must be set. `attention`: the kernels the model ran.
+Throughput measure_throughput(const StageResult& s, const ModelConfig& model,
+                              const AttentionKernels& attention, const PeakRate& peak);
 
 // The one line a run closes with, e.g. "stage 3: 12,345 tokens/s, 0.61 TFLOP/s per device (1.22
 // total), MFU 4.1% of 15 TFLOP/s (--peak-tflops); busbw GB/s: all_reduce 1.2, ...".

@@ -10,6 +10,7 @@
 #include "kernels/elementwise.hpp"
 #include "kernels/matmul.hpp"
 #include "plan/run_declarations.hpp"
+#include "plan/run_extensions.hpp"
 #include "plan/run_options.hpp"
 
 namespace zm {
@@ -97,7 +98,8 @@ TrainerT<Real>::TrainerT(const Deck& deck, int stage, Communicator& comm, const 
                                 zero_options(deck, stage, comms_->mesh()), gpt_schedule(layout_),
                                 team_shape, context.ledger)),
       model_(layout_, deck.train.micro_batch, deck.model.seq_len, context,
-             deck.train.policy().gemm_math, team_shape, tensor_parallel_group()),
+             deck.train.policy().gemm_math, team_shape, tensor_parallel_group(),
+             attention_kernels(run_extensions(deck, stage))),
       data_(make_data_source(deck)),
       validation_(make_validation_source(deck)) {
   comms_->set_timeout(deck.comm.timeout_s);

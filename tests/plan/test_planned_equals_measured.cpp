@@ -17,6 +17,7 @@
 #include "core/memory.hpp"
 #include "plan/planner.hpp"
 #include "plan/run_declarations.hpp"
+#include "plan/run_extensions.hpp"
 #include "train/throughput.hpp"
 
 namespace {
@@ -30,7 +31,8 @@ void check_throughput_counts(const zm::Deck& deck, const zm::PlanPoint& plan, zm
   s.tokens_per_rank_per_step = trainer.tokens_per_rank_per_step();
   s.steps = records;
   s.mean_times.total = 1.0;  // any positive time: the counts do not depend on it
-  const zm::Throughput t = zm::measure_throughput(s, deck.model, {});
+  const zm::Throughput t = zm::measure_throughput(
+      s, deck.model, zm::attention_kernels(zm::run_extensions(deck, plan.stage)), {});
   EXPECT_DOUBLE_EQ(t.model_flops_per_step / ranks, plan.model_flops_per_step);
   EXPECT_DOUBLE_EQ(t.hardware_flops_per_step / ranks, plan.flops_per_step);
   EXPECT_DOUBLE_EQ(t.tflops_per_device * 1e12, plan.model_flops_per_step);  // over 1 s

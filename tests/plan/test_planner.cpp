@@ -13,6 +13,7 @@
 #include "plan/machine.hpp"
 #include "plan/planner.hpp"
 #include "plan/run_declarations.hpp"
+#include "plan/run_extensions.hpp"
 #include "planner_test_util.hpp"
 
 namespace {
@@ -250,7 +251,8 @@ TEST(Planner, PredictsMfuAgainstTheMachinePeak) {
   deck.model.recompute = "blocks";
   const zm::PlanPoint p = zm::plan_point(deck, 3, 8, &m);
   // 8 data-parallel ranks x 1 sequence of 1024 tokens, an eighth of it per rank.
-  const zm::StepFlops flops = zm::step_flops(deck.model, 8.0 * 1024, 8);
+  const zm::StepFlops flops =
+      zm::step_flops(deck.model, zm::attention_kernels(zm::run_extensions(deck, 3)), 8.0 * 1024, 8);
   EXPECT_DOUBLE_EQ(p.model_flops_per_step, flops.model_per_rank());
   EXPECT_DOUBLE_EQ(p.flops_per_step, flops.hardware_per_rank());
   EXPECT_GT(p.flops_per_step, p.model_flops_per_step);

@@ -16,6 +16,7 @@
 #include "plan/offload_cost.hpp"
 #include "plan/planner.hpp"
 #include "plan/run_declarations.hpp"
+#include "plan/run_extensions.hpp"
 #include "planner_test_util.hpp"
 
 namespace {
@@ -161,7 +162,9 @@ TEST(PlannerOffload, PricesTheRunsTransfers) {
       // The host update: the rank's optimizer elements (adam_m) at the host's rate, the node's
       // devices all updating (8 ranks, 4 per node: the per-device rate).
       int64_t adam_m = 0;
-      for (const zm::BufferSpec& b : zm::run_buffers(deck, stage, p.mesh))
+      const zm::RunExtensions extensions = zm::run_extensions(deck, stage);
+      for (const zm::BufferSpec& b :
+           zm::run_buffers(deck, stage, p.mesh, zm::attention_kernels(extensions)))
         if (b.name == std::string("adam_m")) {
           EXPECT_EQ(b.category, zm::MemCategory::Host);
           adam_m = b.count;

@@ -1,11 +1,12 @@
-// Memory and traffic of every stage, measured on a real run, against (1) the buffer declarations the
-// planner sums and (2) the closed forms of the ZeRO paper.
+// Memory and traffic of every stage, measured on a real run, against (1) the buffer declarations
+// the planner sums and (2) the closed forms of the ZeRO paper.
 #include <gtest/gtest.h>
 
 #include "common/test_watchdog.hpp"
 #include "common/zero_test_util.hpp"
 #include "core/memory.hpp"
 #include "plan/run_declarations.hpp"
+#include "plan/run_extensions.hpp"
 
 namespace {
 
@@ -32,7 +33,8 @@ TEST_P(Accounting, AllocatedBytesEqualThePlanAndTheClosedForms) {
   const auto trainer_owned =
       zm::make_trainer(deck, stage, *comm, zm::RunContext{nullptr, nullptr, &ledger});
   zm::Trainer& trainer = *trainer_owned;
-  const auto plan = zm::run_buffers(deck, stage, trainer.comms().mesh());
+  const auto plan = zm::run_buffers(deck, stage, trainer.comms().mesh(),
+                                    zm::attention_kernels(zm::run_extensions(deck, stage)));
   for (int c = 0; c < zm::kMemCategories; ++c) {
     SCOPED_TRACE(zm::mem_category_name(MemCategory(c)));
     EXPECT_EQ(ledger.current(MemCategory(c)) - before[c], planned_bytes(plan, MemCategory(c)));

@@ -1,9 +1,9 @@
 // Fused attention forward: a team per (batch, head, query tile), an online softmax over the key
 // tiles up to the diagonal (flash_attention.hpp).
 #include "kernels/fast_math.hpp"
-#include "kernels/flash_attention.hpp"
-#include "kernels/flash_plan.hpp"
-#include "kernels/flash_tiles.hpp"
+#include "modules/fused_attention/flash_attention.hpp"
+#include "modules/fused_attention/flash_plan.hpp"
+#include "modules/fused_attention/flash_tiles.hpp"
 
 namespace zm::kernels {
 

@@ -1,4 +1,4 @@
-#include "kernels/flash_plan.hpp"
+#include "modules/fused_attention/flash_plan.hpp"
 
 #include <algorithm>
 

@@ -10,8 +10,8 @@
 
 #include <cstdint>
 
-#include "kernels/flash_host_products.hpp"
 #include "kernels/team.hpp"
+#include "modules/fused_attention/flash_host_products.hpp"
 
 namespace zm::kernels::flash {
 

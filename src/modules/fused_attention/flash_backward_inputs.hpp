@@ -4,9 +4,9 @@
 #pragma once
 
 #include "kernels/fast_math.hpp"
-#include "kernels/flash_attention.hpp"
-#include "kernels/flash_plan.hpp"
-#include "kernels/flash_tiles.hpp"
+#include "modules/fused_attention/flash_attention.hpp"
+#include "modules/fused_attention/flash_plan.hpp"
+#include "modules/fused_attention/flash_tiles.hpp"
 
 namespace zm::kernels::flash {
 

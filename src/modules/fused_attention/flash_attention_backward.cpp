@@ -3,7 +3,7 @@
 // per key tile; teams of one host thread: flash_attention_backward_host.cpp.
 #include <algorithm>
 
-#include "kernels/flash_backward_inputs.hpp"
+#include "modules/fused_attention/flash_backward_inputs.hpp"
 
 namespace zm::kernels {
 

@@ -1,7 +1,7 @@
-// model.attention: the fused kernels (kernels/flash_attention.hpp) train as the reference ones at
-// every stage, on sequences of two tiles, the second ragged; and they keep no T x T buffer: the
-// activations they allocate are the planner's, smaller than the reference's by the maps less the
-// per-row log-sum-exp.
+// model.attention: the fused kernels (flash_attention.hpp) train as the reference ones (the core's
+// plain kernels) at every stage, on sequences of two tiles, the second ragged; and they keep no
+// T x T buffer: the activations they allocate are the planner's, smaller than the reference's by
+// the maps less the per-row log-sum-exp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include "common/test_watchdog.hpp"
 #include "common/zero_test_util.hpp"
 #include "model/gpt.hpp"
+#include "plan/run_extensions.hpp"
 
 namespace {
 
@@ -50,17 +51,20 @@ TEST(AttentionMemory, FusedKeepsNoScoreMatrix) {
   const zm::Deck fused = deck_with(0, 1, "fused"), reference = deck_with(0, 1, "reference");
   const int64_t B = fused.train.micro_batch, T = kSeqLen, L = fused.model.layers;
   const int64_t heads = fused.model.heads, C = fused.model.dim;
+  const zm::AttentionKernels& fused_kernels = zm::attention_kernels(zm::run_extensions(fused, 0));
   zm::MemoryLedger ledger;
   const zm::ParamLayout layout(fused.model);
-  const auto planned = zm::GPT<float>::declared_buffers(fused.model, B, T);
+  const auto planned = zm::GPT<float>::declared_buffers(fused.model, B, T, 1, fused_kernels);
   {
-    zm::GPT<float> model(layout, B, T, zm::RunContext{nullptr, nullptr, &ledger});
+    zm::GPT<float> model(layout, B, T, zm::RunContext{nullptr, nullptr, &ledger},
+                         zm::GemmMath::FP32, zm::kernels::kDefaultTeamShape, {}, fused_kernels);
     const auto during = ledger.figures();
     for (zm::MemCategory c : {zm::MemCategory::Activations, zm::MemCategory::Workspace})
       EXPECT_EQ(static_cast<double>(during.current[static_cast<int>(c)]),
                 category_bytes(planned, c));
   }
-  const auto kept = zm::GPT<float>::declared_buffers(reference.model, B, T);
+  const auto kept = zm::GPT<float>::declared_buffers(
+      reference.model, B, T, 1, zm::attention_kernels(zm::run_extensions(reference, 0)));
   // Per layer: the B x heads x T x T probabilities out, B x heads x T log-sum-exps in (fp32).
   EXPECT_EQ(category_bytes(kept, zm::MemCategory::Activations) -
                 category_bytes(planned, zm::MemCategory::Activations),

@@ -1,9 +1,9 @@
-// Fused attention (flash_attention.hpp) against the reference kernels (attention.hpp): the output
-// and the q, k and v gradients in fp32 to 1e-5 relative, on sequences of one tile, of many and
-// of a ragged last tile, at several head sizes; bitwise the same run after run; Overwrite equal
-// to accumulating into zeros; with a bfloat16 type, bf16 near fp32; the tiles chosen from the
-// scratch a device gives, and two tile sizes forced on one device: forward within a bound argued
-// below, backward bitwise.
+// Fused attention (flash_attention.hpp) against the reference kernels (kernels/attention.hpp):
+// the output and the q, k and v gradients in fp32 to 1e-5 relative, on sequences of one tile, of
+// many and of a ragged last tile, at several head sizes; bitwise the same run after run;
+// Overwrite equal to accumulating into zeros; with a bfloat16 type, bf16 near fp32; the tiles
+// chosen from the scratch a device gives, and two tile sizes forced on one device: forward within
+// a bound argued below, backward bitwise.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,8 +13,8 @@
 #include "common/kernel_test_util.hpp"
 #include "common/test_team_shape.hpp"
 #include "kernels/attention.hpp"
-#include "kernels/flash_attention.hpp"
-#include "kernels/flash_plan.hpp"
+#include "modules/fused_attention/flash_attention.hpp"
+#include "modules/fused_attention/flash_plan.hpp"
 
 namespace {
 

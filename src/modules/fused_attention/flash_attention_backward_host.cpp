@@ -4,7 +4,7 @@
 // team's scratch, and so does dQ of the whole head: one thread adds each row's contributions in
 // key-tile order. The scores and their gradients are then made once per tile pair, not once in
 // each of the GPU-style passes: five tile products per pair instead of seven.
-#include "kernels/flash_backward_inputs.hpp"
+#include "modules/fused_attention/flash_backward_inputs.hpp"
 
 namespace zm::kernels::flash {
 

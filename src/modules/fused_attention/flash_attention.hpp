@@ -1,5 +1,5 @@
 // Fused causal multi-head self-attention (the FlashAttention algorithm): the same function as
-// attention.hpp without the (B, NH, T, T) score and probability matrices.
+// kernels/attention.hpp without the (B, NH, T, T) score and probability matrices.
 //
 // A team per (batch, head, tile of queries) runs over the tiles of keys and values up to the
 // diagonal (the tiles above it are skipped), each copied into the team's scratch, with an online
