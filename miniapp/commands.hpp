@@ -8,6 +8,7 @@
 namespace zm {
 struct Deck;
 struct Machine;
+struct LargestAxis;
 }  // namespace zm
 
 namespace zm::cli {
@@ -32,13 +33,14 @@ struct PlanOptions {
   std::string format = "table";  // table | csv
   bool largest = false;          // the largest model that fits, per ranks x stage x option
   bool schedule = false;         // also each point's step schedule (table format)
-  bool offload = false;          // with largest: an offload axis {none, optimizer, + params}
+  // With largest: which modules' axes were asked for (plan/largest.hpp: largest_axes(), by index).
+  std::vector<int> axes;
 };
 int plan(const PlanOptions& options);
 // `plan --largest` (cmd_plan_largest.cpp), for the deck as plan() resolved it (its precision).
 int plan_largest(const Deck& deck, const Machine& machine, const std::vector<int64_t>& devices,
                  const std::vector<int64_t>& tps, const std::vector<int>& stages,
-                 const std::string& format, bool offload_axis);
+                 const std::string& format, const LargestAxis* axis);
 
 int inspect(int& argc, char**& argv, const std::string& file);
 int export_checkpoint(int& argc, char**& argv, const std::string& checkpoint,

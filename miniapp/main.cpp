@@ -10,6 +10,7 @@
 #include "core/exit_codes.hpp"
 #include "core/modules.hpp"
 #include "core/stop_signal.hpp"
+#include "plan/largest.hpp"
 #include "train/command_extensions.hpp"
 
 namespace {
@@ -38,11 +39,10 @@ CLI::App* add_plan(CLI::App& app, zm::cli::PlanOptions& options) {
       "Instead: the deepest model of the deck's width that fits a device, with its "
       "parameters and step time, for each rank count x tp x stage x sharding {all, node, "
       "hpZ node (stage 3)} x model.recompute {none, blocks} (needs --machine)");
-  plan->add_flag("--offload", options.offload,
-                 "With --largest: add an offload axis {none, optimizer (zero.offload_optimizer = "
-                 "host, stages 1-3), optimizer + params (zero.offload_params = host too, stage "
-                 "3)}, with each cell's device memory, host memory per node and step time (the "
-                 "machine file needs [host]); without it the deck's offload settings apply");
+  // The modules' axes of --largest (plan/largest.hpp).
+  options.axes.assign(zm::largest_axes().size(), 0);
+  for (size_t a = 0; a < zm::largest_axes().size(); ++a)
+    plan->add_flag(zm::largest_axes()[a].flag, options.axes[a], zm::largest_axes()[a].help);
   plan->add_flag("--schedule", options.schedule,
                  "Also print each point's step schedule for one block: the collectives the run "
                  "posts, with their strategy, group, counts and where they are posted and waited "

@@ -90,11 +90,6 @@ struct ZeroConfig {
   int64_t ranks_per_node = 0;  // what "node" means; 0 = the MPI shared-memory split
   // hpZ (stage 3): parameters sharded within groups of this size, the rest over all ranks.
   int64_t secondary_shard_size = 0;  // 0 = off; kShardSizeNode = the ranks of a node
-  // ZeRO-Offload (stages 1-3): the fp32 master weights, Adam m and v and the AdamW update on the
-  // host; and (stage 3, with it) the rank's parameter shard, staged to the device per gather.
-  // Which stages apply them: core/offload.hpp.
-  std::string offload_optimizer = "none";  // "none" | "host"
-  std::string offload_params = "none";     // "none" | "host"
 };
 
 // Model parallelism beside ZeRO's data parallelism.
@@ -156,7 +151,7 @@ struct Deck {
   // The keys of the modules (core/modules.hpp) that were set, by full name ("section.key").
   std::map<std::string, ModuleValue> module_values;
 
-  // The value of module key `full_name` ("zero.offload_optimizer"), its default when unset. T is
+  // The value of module key `full_name` ("section.key"), its default when unset. T is
   // the key's type: int64_t, double, bool or std::string (a key not registered, or another type,
   // is a programming error).
   template <typename T>

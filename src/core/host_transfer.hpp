@@ -1,6 +1,6 @@
-// Copies between device memory and host memory (ZeRO-Offload: the reduced gradient shard to the
-// host, the updated parameters and the staged parameter shard back), counted per direction as
-// the collectives are per kind, and shown on the trace's transfer track.
+// Copies between device memory and host memory (model state kept in host memory: the reduced
+// gradient shard to the host, the updated parameters and the staged parameter shard back),
+// counted per direction as the collectives are per kind, and shown on the trace's transfer track.
 //
 // In CUDA builds the copies run on a stream of their own, ordered after the work queued on the
 // compute stream (by an event the copy stream waits for on the device), so that a copy in flight

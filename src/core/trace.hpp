@@ -19,7 +19,7 @@
 
 namespace zm {
 
-// Transfer: a host-device copy (ZeRO-Offload), on its own track.
+// Transfer: a host-device copy, on its own track.
 enum class TraceKind : int32_t { Step = 0, Compute, Wait, Io, Collective, Transfer, Evaluation };
 
 // One event, plain data so that ranks can send them as bytes.

@@ -18,7 +18,7 @@
 //                comm_bytes_cross_node                   (ranks, 5) bytes that left the rank's
 //                                                        node (comm/cross_node.hpp)
 //                transfer_calls, transfer_bytes,         (ranks, 2) host-device copies (ZeRO-
-//                transfer_seconds                        Offload): device_to_host, host_to_device
+//                transfer_seconds                        memory): device_to_host, host_to_device
 //                eval_step, eval_loss, eval_seconds      (evaluations) the held-out loss after
 //                                                        step eval_step (train.eval_every) and
 //                                                        the slowest rank's seconds
@@ -79,7 +79,7 @@ struct ResultsStage {
   std::vector<double> comm_bytes_tensor_parallel;            // ranks x ops
   std::vector<double> comm_seconds_tensor_parallel;          // ranks x ops
   std::vector<double> comm_bytes_cross_node;                 // ranks x ops
-  // ranks x directions: the stage's host-device copies (ZeRO-Offload)
+  // ranks x directions: the stage's host-device copies
   std::vector<double> transfer_calls, transfer_bytes, transfer_seconds;
   int64_t shard_size = 0;  // ranks per shard group
   int64_t tp = 1;          // ranks per tensor-parallel group

@@ -37,7 +37,7 @@ struct StepRecord {
   CommStats comm_cross_node;       // bytes of `comm` that left this rank's node (any level)
   CommExposure exposure;           // this step's exposed and in-flight communication on this rank
   std::array<double, kCommOps> comm_in_flight_by_op{};  // seconds, comm/exposure.hpp
-  TransferStats transfers;  // this step's host-device copies on this rank (ZeRO-Offload)
+  TransferStats transfers;  // this step's host-device copies on this rank
 };
 
 // One evaluation on the held-out split (train.eval_every), after step `step`.

@@ -71,7 +71,7 @@ std::string traffic_json(const char* key, const CommStats& per_step) {
   return out + "},\n";
 }
 
-// ZeRO-Offload's host-device copies per rank per step, by direction: calls, bytes, seconds.
+// The host-device copies per rank per step, by direction: calls, bytes, seconds.
 std::string transfers_json(const TransferStats& per_step) {
   std::string out = "      \"host_transfers_per_rank_per_step\": {";
   for (int d = 0; d < kTransferDirections; ++d) {

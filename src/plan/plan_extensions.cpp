@@ -11,7 +11,31 @@ std::vector<PlanColumns>& columns() {
   static std::vector<PlanColumns> registered;
   return registered;
 }
+template <typename T>
+std::vector<T>& plan_registry() {
+  static std::vector<T> registered;
+  return registered;
+}
 }  // namespace
+
+void add_plan_pricing(PlanPricing pricing) {
+  plan_registry<PlanPricing>().push_back(std::move(pricing));
+}
+const std::vector<PlanPricing>& plan_pricings() {
+  return plan_registry<PlanPricing>();
+}
+void add_plan_table_columns(PlanTableColumns columns) {
+  plan_registry<PlanTableColumns>().push_back(std::move(columns));
+}
+const std::vector<PlanTableColumns>& plan_table_columns() {
+  return plan_registry<PlanTableColumns>();
+}
+void add_plan_footnote(PlanFootnote footnote) {
+  plan_registry<PlanFootnote>().push_back(std::move(footnote));
+}
+const std::vector<PlanFootnote>& plan_footnotes() {
+  return plan_registry<PlanFootnote>();
+}
 
 void add_plan_note(PlanNote note) {
   notes().push_back(std::move(note));

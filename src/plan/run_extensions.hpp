@@ -13,6 +13,7 @@
 #include "core/deck.hpp"
 #include "model/attention_kernels.hpp"
 #include "zero/collective_strategy.hpp"
+#include "zero/state_tier.hpp"
 
 namespace zm {
 
@@ -23,6 +24,9 @@ struct RunExtensions {
   // The attention kernels the model runs (model/attention_kernels.hpp), an object that lives as
   // long as the program; nullptr: the core's plain ones.
   const AttentionKernels* attention = nullptr;
+  // A memory tier that keeps some model state off the device (zero/state_tier.hpp); nullptr:
+  // everything on the device.
+  std::shared_ptr<const StateTier> tier;
 };
 
 // Fills a module's part of `extensions` for a run of `deck` at `stage`.

@@ -103,7 +103,7 @@ void print_all_to_all_traffic(const std::vector<StageResult>& results) {
   }
 }
 
-// ZeRO-Offload: the copies between host and device, which are no collective.
+// Copies between host and device (model state in host memory), which are no collective.
 void print_host_transfers(const std::vector<StageResult>& results) {
   for (const StageResult& s : results) {
     const TransferStats& t = s.transfers_per_step;
@@ -111,7 +111,7 @@ void print_host_transfers(const std::vector<StageResult>& results) {
     const TransferOpStats &to_host = t[TransferDirection::ToHost],
                           &to_device = t[TransferDirection::ToDevice];
     log_root(
-        "  stage {}: offload: {:.3f} MiB device->host ({:.2f} ms), {:.3f} MiB host->device "
+        "  stage {}: host copies: {:.3f} MiB device->host ({:.2f} ms), {:.3f} MiB host->device "
         "({:.2f} ms) per rank per step\n",
         s.stage, to_host.bytes / kMiB, to_host.seconds * 1e3, to_device.bytes / kMiB,
         to_device.seconds * 1e3);
@@ -167,7 +167,7 @@ void print_summary(const Deck& deck, const std::vector<StageResult>& results) {
       ranks, thousands(static_cast<double>(results.front().param_count)),
       thousands(static_cast<double>(results.front().tokens_per_rank_per_step)));
   // Memory columns in the MemCategory enum's order: the device's, the peak of their total, then
-  // host memory (ZeRO-Offload's), which is not in that total.
+  // host memory (model state kept there), which is not in that total.
   constexpr const char* kMemoryHeadings[] = {"params",  "grads", "optim", "activ",
                                              "commbuf", "work",  "peak",  "host"};
   static_assert(std::size(kMemoryHeadings) == kMemCategories + 1, "a heading per memory category");

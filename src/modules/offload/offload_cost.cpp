@@ -1,11 +1,12 @@
-#include "plan/offload_cost.hpp"
+#include "modules/offload/offload_cost.hpp"
 
 #include <algorithm>
 #include <vector>
 
 #include "core/error.hpp"
-#include "core/offload.hpp"
+#include "modules/offload/offload.hpp"
 #include "core/stage_spec.hpp"
+#include "plan/planner.hpp"
 #include "model/layout.hpp"
 #include "plan/run_declarations.hpp"
 #include "plan/run_options.hpp"
@@ -14,12 +15,9 @@
 
 namespace zm {
 
-int64_t ranks_on_a_node(const ZeroMesh& mesh) {
-  return std::max<int64_t>(1, std::min<int64_t>(mesh.ranks_per_node, mesh.world()));
-}
-
 void require_host_side(const Deck& deck, int stage, const Machine& machine) {
-  if (machine.host || !offload_of(deck, stage_spec(stage)).any()) return;
+  const OffloadSettings settings = offload_settings(deck);
+  if (machine.host || !offload_of(settings, stage_spec(stage)).any()) return;
   fail(
       "{}: no [host] table, so offload cannot be priced on this machine: stage {} keeps the "
       "optimizer state on the host (zero.offload_optimizer = \"{}\", zero.offload_params = "
@@ -27,14 +25,15 @@ void require_host_side(const Deck& deck, int stage, const Machine& machine) {
       "host-device link and host AdamW rate. Expected a [host] table with memory_per_node_gib, "
       "link, link_bandwidth_gbs and adamw_gparams_per_s (as in inputs/machines/dgx-h100.toml), or "
       "a plan without offload",
-      machine.source(), stage, deck.zero.offload_optimizer, deck.zero.offload_params);
+      machine.source(), stage, deck.value<std::string>("zero.offload_optimizer"),
+      deck.value<std::string>("zero.offload_params"));
 }
 
 OffloadCost price_offload(const Deck& deck, int stage, const ZeroMesh& mesh,
                           const Machine& machine) {
   OffloadCost cost;
   const StageSpec& spec = stage_spec(stage);
-  if (!offload_of(deck, spec).any()) return cost;
+  if (!offload_of(offload_settings(deck), spec).any()) return cost;
   require_host_side(deck, stage, machine);
   const HostSide& host = *machine.host;
 
@@ -65,10 +64,12 @@ OffloadCost price_offload(const Deck& deck, int stage, const ZeroMesh& mesh,
         // The rank's piece (with the gradient shard on the host, piece = shard: one group).
         update[u] = static_cast<double>(t.elements) / cost.host_rate;
         cost.host_elements += t.elements;
-        if (t.at == StepPoint::GroupReduced)  // streamed in backward, each copy waited
+        if (t.at == StepPoint::GroupReduced) {  // streamed in backward
           cost.streaming_seconds += copy_seconds(t) * static_cast<double>(t.per_step);
-        else
+          cost.streaming_overlaps = t.waited != StepPoint::Posted;
+        } else {
           to_host[u] = copy_seconds(t);
+        }
         break;
       case TransferRole::UpdateToDevice:
         back[u] = copy_seconds(t);
@@ -78,9 +79,6 @@ OffloadCost price_offload(const Deck& deck, int stage, const ZeroMesh& mesh,
         break;
     }
   }
-  // The run's ShardSum::InPlace (zero/paths/sharded_gradients.cpp): the copies go unwaited.
-  cost.streaming_overlaps = cost.streaming_seconds > 0 && options.grad_accum == 1 &&
-                            !sums_gradients_in_fp32(options) && !options.policy.widens_reduce();
   cost.host_update_seconds = static_cast<double>(cost.host_elements) / cost.host_rate;
   cost.optimizer_seconds = to_host[0];
   for (size_t u = 0; u < static_cast<size_t>(units); ++u)

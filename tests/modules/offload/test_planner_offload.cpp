@@ -11,13 +11,13 @@
 #include "common/test_paths.hpp"
 #include "core/error.hpp"
 #include "core/stage_spec.hpp"
+#include "modules/offload/offload_cost.hpp"
 #include "plan/largest.hpp"
 #include "plan/machine.hpp"
-#include "plan/offload_cost.hpp"
 #include "plan/planner.hpp"
 #include "plan/run_declarations.hpp"
 #include "plan/run_extensions.hpp"
-#include "planner_test_util.hpp"
+#include "plan/planner_test_util.hpp"
 
 namespace {
 
@@ -135,10 +135,20 @@ zm::Machine offload_machine() {
 
 zm::Deck offload_deck(const char* params = "none") {
   zm::Deck deck = deck_with(4, 256, 4, "bf16");
-  deck.zero.offload_optimizer = "host";
-  deck.zero.offload_params = params;
+  deck.set_value("zero.offload_optimizer", std::string("host"));
+  deck.set_value("zero.offload_params", std::string(params));
   return deck;
 }
+
+// --largest's offload axis, as the module registered it; its variants none, optimizer and
+// optimizer + params are 0, 1 and 2.
+const zm::LargestAxis* offload_axis() {
+  for (const zm::LargestAxis& axis : zm::largest_axes())
+    if (axis.flag == "--offload") return &axis;
+  ADD_FAILURE() << "no --offload axis";
+  return nullptr;
+}
+constexpr int kNoOffload = 0, kOptimizer = 1, kOptimizerAndParams = 2;
 
 // transfer_seconds is the run's own copies (run_transfers) at the link: bytes / bandwidth plus
 // the latency per copy; the host update is the rank's adam_m elements at its share of the host
@@ -151,13 +161,15 @@ TEST(PlannerOffload, PricesTheRunsTransfers) {
       SCOPED_TRACE(fmt::format("stage {} offload_params {}", stage, params));
       const zm::Deck deck = offload_deck(params);
       const zm::PlanPoint p = zm::plan_point(deck, stage, 8, &m);
-      ASSERT_TRUE(p.offloads);
+      ASSERT_EQ(p.figures.at("offloads"), 1.0);
+      const zm::OffloadCost o = zm::price_offload(deck, stage, p.mesh, m);
+      EXPECT_EQ(p.figures.at("offload_s"), o.step_seconds());
       const zm::PlannedTransfers t = zm::run_transfers(deck, stage, p.mesh);
       ASSERT_GT(t.bytes[0], 0.0);
       ASSERT_GT(t.bytes[1], 0.0);
-      EXPECT_EQ(p.offload.transfers.bytes, t.bytes);
-      EXPECT_EQ(p.offload.transfers.calls, t.calls);
-      EXPECT_DOUBLE_EQ(p.offload.transfer_seconds,
+      EXPECT_EQ(o.transfers.bytes, t.bytes);
+      EXPECT_EQ(o.transfers.calls, t.calls);
+      EXPECT_DOUBLE_EQ(o.transfer_seconds,
                        (t.bytes[0] + t.bytes[1]) / 20e9 + 5e-6 * double(t.calls[0] + t.calls[1]));
       // The host update: the rank's optimizer elements (adam_m) at the host's rate, the node's
       // devices all updating (8 ranks, 4 per node: the per-device rate).
@@ -169,41 +181,44 @@ TEST(PlannerOffload, PricesTheRunsTransfers) {
           EXPECT_EQ(b.category, zm::MemCategory::Host);
           adam_m = b.count;
         }
-      EXPECT_EQ(p.offload.host_elements, adam_m);
-      EXPECT_DOUBLE_EQ(p.offload.host_update_seconds, double(adam_m) / 1e9);
+      EXPECT_EQ(o.host_elements, adam_m);
+      EXPECT_DOUBLE_EQ(o.host_update_seconds, double(adam_m) / 1e9);
       // The offloaded optimizer at least the host update or the copies to the host, at most
       // everything one after another; with the parameters offloaded, the staging on top.
-      EXPECT_GE(p.offload.optimizer_seconds, p.offload.host_update_seconds);
-      EXPECT_LE(p.offload.step_seconds(),
-                p.offload.transfer_seconds + p.offload.host_update_seconds + 1e-12);
-      EXPECT_EQ(p.offload.staging_seconds > 0, std::string(params) == "host");
+      EXPECT_GE(o.optimizer_seconds, o.host_update_seconds);
+      EXPECT_LE(o.step_seconds(),
+                o.transfer_seconds + o.host_update_seconds + 1e-12);
+      EXPECT_EQ(o.staging_seconds > 0, std::string(params) == "host");
       // All of it added to the serial step; to the overlapped one what backward does not hide:
       // the gradient shard's copies at stages 2-3 (one micro-step, no fp32 sum) run beside it.
       EXPECT_DOUBLE_EQ(p.step_seconds_serial, p.compute_seconds + p.pass_seconds +
-                                                  p.comm_seconds + p.offload.step_seconds());
+                                                  p.comm_seconds + o.step_seconds());
       const double backward = 4.0 / 6.0 * p.compute_seconds;
-      EXPECT_EQ(p.offload.streaming_overlaps, stage >= 2 && p.offload.streaming_seconds > 0);
-      EXPECT_EQ(p.offload.streaming_seconds > 0, stage >= 2);
+      EXPECT_EQ(o.streaming_overlaps, stage >= 2 && o.streaming_seconds > 0);
+      EXPECT_EQ(o.streaming_seconds > 0, stage >= 2);
       const double hidden =
-          p.offload.streaming_overlaps ? std::min(p.offload.streaming_seconds, backward) : 0.0;
+          o.streaming_overlaps ? std::min(o.streaming_seconds, backward) : 0.0;
       EXPECT_DOUBLE_EQ(p.step_seconds_overlapped,
                        std::max(p.compute_seconds + p.pass_seconds, p.comm_seconds) +
-                           p.offload.step_seconds() - hidden);
+                           o.step_seconds() - hidden);
     }
   // Stage 0 offloads nothing.
   const zm::PlanPoint s0 = zm::plan_point(offload_deck(), 0, 8, &m);
-  EXPECT_FALSE(s0.offloads);
-  EXPECT_EQ(s0.offload.step_seconds(), 0.0);
+  EXPECT_EQ(s0.figures.at("offloads"), 0.0);
+  EXPECT_EQ(s0.added_serial_seconds, 0.0);
   EXPECT_EQ(s0.memory.host(), 0.0);
 }
 
 // Fewer ranks on a node than devices share the node's host rate among themselves.
 TEST(PlannerOffload, FewerRanksShareTheNodesHostRate) {
   const zm::Machine m = offload_machine();
-  const zm::PlanPoint one = zm::plan_point(offload_deck(), 2, 1, &m);
-  EXPECT_DOUBLE_EQ(one.offload.host_rate, 4e9);  // 4 devices per node, 1 rank
-  EXPECT_DOUBLE_EQ(zm::plan_point(offload_deck(), 2, 2, &m).offload.host_rate, 2e9);
-  EXPECT_DOUBLE_EQ(zm::plan_point(offload_deck(), 2, 8, &m).offload.host_rate, 1e9);
+  auto host_rate = [&](int64_t ranks) {
+    const zm::PlanPoint p = zm::plan_point(offload_deck(), 2, ranks, &m);
+    return zm::price_offload(offload_deck(), 2, p.mesh, m).host_rate;
+  };
+  EXPECT_DOUBLE_EQ(host_rate(1), 4e9);  // 4 devices per node, 1 rank
+  EXPECT_DOUBLE_EQ(host_rate(2), 2e9);
+  EXPECT_DOUBLE_EQ(host_rate(8), 1e9);
 }
 
 // fits = device memory per rank fits and host memory per node (x the ranks on a node) fits.
@@ -244,7 +259,7 @@ TEST(PlannerOffload, MachineWithoutHostIsRefused) {
   // Where offload does not apply (stage 0), or without a machine, the plan goes on.
   EXPECT_NO_THROW(zm::plan_point(offload_deck(), 0, 8, &m));
   EXPECT_NO_THROW(zm::plan_point(offload_deck(), 2, 8, nullptr));
-  EXPECT_THROW(zm::plan_largest_models(deck_with(4, 256, 4, "bf16"), m, {8}, {1}, {2}, true),
+  EXPECT_THROW(zm::plan_largest_models(deck_with(4, 256, 4, "bf16"), m, {8}, {1}, {2}, offload_axis()),
                zm::Error);
 }
 
@@ -255,10 +270,10 @@ TEST(PlannerOffload, LargestFitsMoreWithOffloadOnDgx2) {
   if (!fs::exists(path)) GTEST_SKIP() << "no machine file";
   const zm::Machine m = zm::load_machine(path);
   zm::Deck deck = deck_with(50, 4096, 32, "bf16");
-  const auto cells = zm::plan_largest_models(deck, m, {1, 16}, {1}, {2, 3}, true);
-  auto layers = [&](int64_t devices, int stage, zm::LargestOffload offload) {
+  const auto cells = zm::plan_largest_models(deck, m, {1, 16}, {1}, {2, 3}, offload_axis());
+  auto layers = [&](int64_t devices, int stage, int offload) {
     for (const zm::LargestModel& c : cells)
-      if (c.devices == devices && c.stage == stage && c.option.offload == offload &&
+      if (c.devices == devices && c.stage == stage && c.option.variant == offload &&
           c.option.sharding == zm::LargestSharding::All && !c.option.recompute)
         return c.layers;
     ADD_FAILURE() << "no cell";
@@ -266,19 +281,19 @@ TEST(PlannerOffload, LargestFitsMoreWithOffloadOnDgx2) {
   };
   for (int64_t devices : {1, 16}) {
     SCOPED_TRACE(fmt::format("{} devices", devices));
-    EXPECT_GT(layers(devices, 2, zm::LargestOffload::Optimizer),
-              layers(devices, 2, zm::LargestOffload::None));
-    EXPECT_GT(layers(devices, 3, zm::LargestOffload::OptimizerAndParams),
-              layers(devices, 3, zm::LargestOffload::Optimizer));
+    EXPECT_GT(layers(devices, 2, kOptimizer),
+              layers(devices, 2, kNoOffload));
+    EXPECT_GT(layers(devices, 3, kOptimizerAndParams),
+              layers(devices, 3, kOptimizer));
   }
   for (const zm::LargestModel& c : cells) {
     // hpZ and the offload of the parameters are stage 3 options, and exclude each other; the
     // cells that offload keep host bytes.
-    const bool params = c.option.offload == zm::LargestOffload::OptimizerAndParams;
+    const bool params = c.option.variant == kOptimizerAndParams;
     const bool hpz = c.option.sharding == zm::LargestSharding::Hpz;
     EXPECT_EQ(c.applies, c.stage == 3 ? !(params && hpz) : !(params || hpz));
     if (!c.applies || c.layers == 0) continue;
-    EXPECT_EQ(c.point.host_bytes_per_node > 0, c.option.offload != zm::LargestOffload::None);
+    EXPECT_EQ(c.point.host_bytes_per_node > 0, c.option.variant != kNoOffload);
     EXPECT_LE(c.point.memory.total(), m.device_memory_bytes);
     EXPECT_LE(c.point.host_bytes_per_node, m.host->memory_per_node_bytes);
   }

@@ -1,4 +1,4 @@
-#include "kernels/host_sums.hpp"
+#include "modules/offload/host_sums.hpp"
 
 #include "kernels/host_loop.hpp"
 

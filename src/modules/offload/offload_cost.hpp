@@ -1,7 +1,7 @@
-// What ZeRO-Offload (core/offload.hpp) adds to a step, priced from the same host-device copies the
+// What ZeRO-Offload (offload.hpp) adds to a step, priced from the same host-device copies the
 // run makes (the step schedule's transfers, run_transfers) on a machine's [host] side.
 //
-// The model follows the run (zero/engine.cpp, offloaded_optimizer_step) copy for copy. One copy
+// The model follows the run (host_tier.cpp: HostAdamW) copy for copy. One copy
 // of b bytes takes b / link bandwidth + link latency; the copies run one after another on one
 // stream, both directions included. After backward, unit by unit:
 //
@@ -46,8 +46,9 @@ struct OffloadCost {
   double optimizer_seconds = 0;    // the offloaded optimizer step (model above)
   double staging_seconds = 0;      // offload_params: the shard staged before each gather
   double streaming_seconds = 0;    // gradient shard on the host: its copies in backward
-  // Whether those copies run beside backward unwaited (one micro-step with nothing to add on the
-  // host: each goes straight into the shard); else each is waited, and the host adds.
+  // Whether those copies run beside backward unwaited (their schedule entries say where they are
+  // waited: one micro-step with nothing to add on the host, each straight into the shard); else
+  // each is waited, and the host adds.
   bool streaming_overlaps = false;
   // Everything one after another (the serial step's part).
   double step_seconds() const { return optimizer_seconds + staging_seconds + streaming_seconds; }
@@ -61,9 +62,6 @@ struct OffloadCost {
     return optimizer_seconds + staging_seconds + streamed;
   }
 };
-
-// The ranks that share a node at this mesh (its ranks_per_node, at most the world).
-int64_t ranks_on_a_node(const ZeroMesh& mesh);
 
 // Fails, naming the machine file, where offload applies at `stage` and the machine has no
 // [host]: the copies and the host's update cannot be priced there, and are not free.
