@@ -271,16 +271,6 @@ void add_data_and_output_keys(std::vector<KeySpec>& s) {
   s.push_back(make_bool("output", "overwrite", &Deck::output, &OutputConfig::overwrite,
                         "a fresh run (no train.resume) may replace the checkpoints of another run "
                         "in output.dir; otherwise it is refused"));
-  s.push_back(make_bool("output", "trace", &Deck::output, &OutputConfig::trace,
-                        "write trace.json (Chrome trace-event format: Perfetto, chrome://tracing), "
-                        "the timeline of output.trace_steps on every rank"));
-  KeySpec steps = spec("output", "trace_steps", Kind::Steps,
-                       "the steps output.trace records (1-based), e.g. 3 or \"2-3,10\"");
-  steps.set = [](Deck& d, const RawValue& v) {
-    d.output.trace_steps = v.type == RawValue::Type::Integer ? std::to_string(v.integer) : v.text;
-  };
-  steps.get = [](const Deck& d) { return toml_quote(d.output.trace_steps); };
-  s.push_back(steps);
 }
 
 // Every core key, in the order `zeromini schema` lists them.

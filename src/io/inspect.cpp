@@ -17,6 +17,7 @@
 #include "io/manifest.hpp"
 #include "io/results_file.hpp"
 #include "io/run_status.hpp"
+#include "io/stage_figures.hpp"
 #include "model/layout.hpp"
 
 namespace zm {
@@ -217,6 +218,7 @@ std::string describe_stage(hid_t group, int stage) {
                        h5::read_attr_double(group, "tokens_per_second_per_rank"));
   out += "\n";
   out += describe_stage_throughput(group);
+  for (const StageDescription& describe : stage_descriptions()) out += describe(group);
   out += describe_evaluations(group);
   if (h5::has_attr(group, "segments"))
     for (const std::string& segment : h5::read_attr_strings(group, "segments"))

@@ -56,7 +56,7 @@ class TrainerT final : public Trainer {
   std::pair<double, double> sum_over_ranks(double loss_sum, double sumsq);
   // The step's phase for the watchdog: its name, and under NCCL a deadline on the whole step.
   PhaseSpec step_phase(int64_t step, StepRecord& record) const;
-  // The record's communication figures: statistics since `before`, exposure, trace events.
+  // The record's communication figures: statistics since `before`.
   void count_communication(const StepCounters& before, StepRecord& record);
 
   Deck deck_;

@@ -1,4 +1,4 @@
-#include "core/trace_clock.hpp"
+#include "modules/timeline/stamp_clock.hpp"
 
 #include <vector>
 

@@ -1,13 +1,12 @@
-// The timeline of selected steps (output.trace) and the Kokkos Tools regions of every step.
+// The timeline of selected steps (output.trace): the run's spans (core/spans.hpp) and its
+// collectives, recorded in the traced steps.
 //
-// A Phase (comm/phase.hpp) that is traced adds its span here while the tracer is active; trace
-// events are recorded only in traced steps. The run owns one Tracer and reaches it through its
-// RunContext.
-//
-// The tracer holds the events of one window: from the start of a traced step to the start of
-// the next step (so a checkpoint written after the step belongs to it). The run loop takes them
-// (io/trace_file) and starts the next window. Its spans are stamped on its own clock, whose epoch
-// begins with each traced window: no communicator's step records reset it.
+// The Tracer is the run's span observer (RunContext::spans) while trace.json is written
+// (trace_file.hpp); it observes only in traced steps. It holds the events of one window: from the
+// start of a traced step to the start of the next step (so a checkpoint written after the step
+// belongs to it). The trace windows' step hook (timeline_run.cpp) takes them and starts the next
+// window. Its spans are stamped on its own clock, whose epoch begins with each traced window: no
+// communicator's step records reset it.
 #pragma once
 
 #include <cstdint>
@@ -15,12 +14,15 @@
 #include <vector>
 
 #include "core/deck.hpp"
-#include "core/trace_clock.hpp"
+#include "core/spans.hpp"
+#include "modules/timeline/stamp_clock.hpp"
 
 namespace zm {
 
-// Transfer: a host-device copy, on its own track.
+// The kinds of the timeline's events: the spans' (SpanKind), the collectives and the waits on
+// them. Transfer: a host-device copy, on its own track.
 enum class TraceKind : int32_t { Step = 0, Compute, Wait, Io, Collective, Transfer, Evaluation };
+TraceKind trace_kind(SpanKind kind);
 
 // One event, plain data so that ranks can send them as bytes.
 struct TraceEvent {
@@ -35,7 +37,7 @@ struct TraceEvent {
   char name[48] = {};
 };
 
-class Tracer {
+class Tracer final : public SpanObserver {
  public:
   // Which steps (1-based) are traced; none when disabled.
   void configure(bool enabled, std::vector<StepRange> steps, int rank);
@@ -43,16 +45,22 @@ class Tracer {
   // A new window at step `step` (1-based) of `stage`: active when the step is traced. The
   // previous window's stamps are resolved first.
   void begin_step(int stage, int64_t step);
-  void set_micro(int64_t micro) { micro_ = static_cast<int32_t>(micro); }
   bool active() const { return active_; }
   int32_t stage() const { return stage_; }
   int32_t step() const { return step_; }
 
-  // When the work queued so far is done, on the tracer's clock: the stamps add() takes.
-  Stamp stamp() { return clock_.compute_stamp(); }
-  // Records an event of the current window (nothing when inactive). Device stamps stay
-  // unresolved until resolve_stamps().
-  void add(TraceKind kind, const std::string& name, Stamp begin, Stamp end, int32_t unit = -1);
+  // SpanObserver: observing while active; marks are stamps on the tracer's clock, a span is an
+  // event of the current window (its device stamps unresolved until resolve_stamps()).
+  bool observing() const override { return active_; }
+  SpanMark mark() override;
+  void span(SpanKind kind, const std::string& name, int32_t unit, SpanMark begin,
+            SpanMark end) override;
+  void host_span(SpanKind kind, const std::string& name, int32_t unit, double begin,
+                 double end) override;
+  void micro_step(int64_t micro) override { micro_ = static_cast<int32_t>(micro); }
+
+  // Records an event of the current window, its times already in seconds (nothing when
+  // inactive).
   void add_resolved(TraceEvent event);
   // Turns the window's device stamps into seconds (after the step's work is done).
   void resolve_stamps();
@@ -64,12 +72,16 @@ class Tracer {
     TraceEvent event;
     Stamp begin, end;
   };
+  void add(TraceKind kind, const std::string& name, Stamp begin, Stamp end, int32_t unit);
   bool enabled_ = false, active_ = false;
   std::vector<StepRange> steps_;
   int32_t rank_ = 0, stage_ = 0, step_ = 0, micro_ = -1;
   std::vector<Pending> pending_;
   std::vector<TraceEvent> events_;
   StampClock clock_;
+  // The current window's marks: mark id first_mark_ + i is marks_[i]; earlier ids are stale.
+  std::vector<Stamp> marks_;
+  int64_t first_mark_ = 0;
 };
 
 // Copies `text` into a fixed-size event name, truncating.

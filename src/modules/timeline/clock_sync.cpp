@@ -1,4 +1,4 @@
-#include "comm/clock_sync.hpp"
+#include "modules/timeline/clock_sync.hpp"
 
 #include <limits>
 

@@ -1,11 +1,9 @@
-#include "comm/exposure.hpp"
+#include "modules/timeline/exposure.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
-
-#include "core/trace.hpp"
 
 namespace zm {
 

@@ -1,4 +1,4 @@
-// Time stamps for timelines and for exposed-communication accounting.
+// Time stamps for the timeline and for the exposed-communication figures.
 //
 // On a host, work is synchronous and a stamp is the steady clock's time. On a GPU, kernels and
 // NCCL collectives run later than the host launches them, so a stamp of device work is a CUDA
@@ -6,13 +6,14 @@
 // stamps are resolved into seconds on the host clock once the step's work is done, against an
 // anchor event recorded (and waited for) at the start of the step together with the host time.
 //
-// Device stamps come from a StampClock, and each owner of such stamps has its own: a
-// Communicator for its collectives and the waits on them, the Tracer for its spans. A clock's
-// new epoch invalidates its own stamps only. One pool shared by every communicator was reset by
-// each one's begin_step_records, while NCCL stamps every collective: a stamp taken before another
-// communicator's reset and resolved after it tripped the check below, or silently read the event
-// of a later stamp that had reused its slot. Each clock takes its own anchors, so the timelines of
-// two clocks agree to within the time an anchor's host reading lags its event (microseconds).
+// Device stamps come from a StampClock, and each owner of such stamps has its own: the recorder
+// of a communicator's collectives (collective_records.hpp) for them and the waits on them, the
+// Tracer for its spans. A clock's new epoch invalidates its own stamps only. One pool shared by
+// every communicator was reset by each one's step, while NCCL stamps every collective: a stamp
+// taken before another communicator's reset and resolved after it tripped the check below, or
+// silently read the event of a later stamp that had reused its slot. Each clock takes its own
+// anchors, so the timelines of two clocks agree to within the time an anchor's host reading lags
+// its event (microseconds).
 #pragma once
 
 #include <cstdint>

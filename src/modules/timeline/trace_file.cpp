@@ -1,4 +1,4 @@
-#include "io/trace_file.hpp"
+#include "modules/timeline/trace_file.hpp"
 
 #include <fmt/format.h>
 
@@ -88,8 +88,9 @@ TraceWriter::TraceWriter(const Deck& deck, Communicator& comm, Tracer& tracer)
   std::vector<double> offsets(static_cast<size_t>(2 * ranks_));
   watched_gather(watchdog_, mine, 2, MPI_DOUBLE, offsets.data(), 0, comm_,
                  "the gather of clock offsets");
+  const std::string trace_steps = deck.value<std::string>("output.trace_steps");
   std::vector<StepRange> steps;
-  parse_step_ranges(deck.output.trace_steps, &steps);  // checked with the deck
+  parse_step_ranges(trace_steps, &steps);  // checked with the deck
   tracer_.configure(true, steps, rank_);
   if (rank_ == 0) {
     file_ = std::fopen(partial_.c_str(), "w");
@@ -98,7 +99,7 @@ TraceWriter::TraceWriter(const Deck& deck, Communicator& comm, Tracer& tracer)
         "{{\"displayTimeUnit\": \"ms\",\n\"otherData\": {{\"zeromini_revision\": {}, \"deck\": {}, "
         "\"ranks\": {}, \"trace_steps\": {}, \"clock_offset_seconds\": {}, "
         "\"clock_uncertainty_seconds\": {}}},\n\"traceEvents\": [\n{}",
-        quoted(git_revision()), quoted(deck.path), ranks_, quoted(deck.output.trace_steps),
+        quoted(git_revision()), quoted(deck.path), ranks_, quoted(trace_steps),
         number_list(offsets, 2, 0), number_list(offsets, 2, 1), metadata(ranks_)));
   }
   agree_on_write("the start of the trace file");

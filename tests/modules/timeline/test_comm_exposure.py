@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Tests of the communication-exposure scripts: scripts/plot_timeline.py (`plot.py timeline`),
-`plot.py overlap` and collect.py's exposed_comm_s, comm_in_flight_s and overlap_efficiency.
+"""Tests of the communication-exposure scripts: src/modules/timeline/plot_timeline.py
+(`plot.py timeline`), `plot.py overlap` and collect.py's exposed_comm_s, comm_in_flight_s and
+overlap_efficiency.
 
-    /usr/bin/python3 tests/workflow/test_comm_exposure.py [-v]
+    /usr/bin/python3 tests/modules/timeline/test_comm_exposure.py [-v]
 
 The traces are synthetic, in the format of zeromini's trace.json (output.trace = true): a small
 simulation of each ZeRO stage's step on every rank, collectives queued on one communication
@@ -22,8 +23,11 @@ import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPTS = os.path.join(os.path.dirname(os.path.dirname(HERE)), "scripts")
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+SCRIPTS = os.path.join(REPO, "scripts")
+MODULE = os.path.join(REPO, "src", "modules", "timeline")
 sys.path.insert(0, SCRIPTS)
+sys.path.insert(0, MODULE)
 
 import collect  # noqa: E402
 import plot_timeline  # noqa: E402

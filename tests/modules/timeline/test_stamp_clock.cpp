@@ -1,12 +1,12 @@
-// Device time stamps (core/trace_clock.hpp) belong to the clock that took them, and a clock's new
-// epoch cuts its own stamps only: a communicator's step records and the tracer's windows each
-// stamp on a clock of their own. When every communicator shared one pool, each one's
-// begin_step_records reset it under stamps the others had taken (NCCL stamps every collective)
-// and still had to resolve.
+// Device time stamps (stamp_clock.hpp) belong to the clock that took them, and a clock's new
+// epoch cuts its own stamps only: the records of each communicator's steps
+// (collective_records.hpp) and the tracer's windows each stamp on a clock of their own. When
+// every communicator shared one pool, each one's step reset it under stamps the others had taken
+// (NCCL stamps every collective) and still had to resolve.
 //
-// The collectives here are a stream-ordered backend's made for the test, stamped as NCCL's are
-// (on the communicator's clock when posted and at completion, the waits on the compute stream),
-// so that host builds take the path of GPU builds: their stamps are host times kept in the same
+// The collectives here are a stream-ordered backend's made for the test, marked as NCCL's are
+// (on the recorder's clock when posted and at completion, the waits on the compute stream), so
+// that host builds take the path of GPU builds: their stamps are host times kept in the same
 // kind of pool.
 #include <gtest/gtest.h>
 
@@ -18,7 +18,8 @@
 #include "comm/phase.hpp"
 #include "common/test_watchdog.hpp"
 #include "core/timer.hpp"
-#include "core/trace.hpp"
+#include "modules/timeline/collective_records.hpp"
+#include "modules/timeline/trace.hpp"
 
 namespace zm {
 namespace {
@@ -40,8 +41,8 @@ class StreamPendingOp : public detail::PendingOp {
   bool done_ = false;
 };
 
-// One rank whose collectives are stamped as the NCCL backend stamps them: on this communicator's
-// clock, the post and the completion (which on the host is the post).
+// One rank whose collectives are marked as the NCCL backend marks them: on its stream, the post and
+// the completion (which on the host is the post).
 class StreamOrderedCommunicator : public Communicator {
  public:
   StreamOrderedCommunicator() : Communicator(testing::watchdog()) {}
@@ -72,10 +73,8 @@ class StreamOrderedCommunicator : public Communicator {
  private:
   std::unique_ptr<detail::PendingOp> post() {
     auto pending = std::make_unique<StreamPendingOp>();
-    if (recording()) {
-      pending->device_posted = stamp_clock().stream_stamp(nullptr);
-      pending->device_completed = stamp_clock().stream_stamp(nullptr);
-    }
+    pending->device_posted = mark_stream(nullptr);
+    pending->device_completed = mark_stream(nullptr);
     return pending;
   }
 };
@@ -103,18 +102,19 @@ TEST(StampClock, AStampIsResolvedByItsClockInItsEpochOnly) {
 // own.
 TEST(StampClock, OneCommunicatorsStepLeavesAnothersStampsAlone) {
   StreamOrderedCommunicator a, b;
+  CollectiveRecorder a_records, b_records;
   float x = 1.0f;
-  a.begin_step_records();
+  a_records.begin(a);
   const double before = wall_seconds();
   CommRequest request = a.iall_reduce_sum(&x, 1, DType::F32);
   const double posted = wall_seconds();
   pause();
-  b.begin_step_records();
+  b_records.begin(b);
   b.all_reduce_sum(&x, 1, DType::F32);
   const double waited = wall_seconds();
   request.wait();
   std::vector<CollectiveTimes> times;
-  ASSERT_NO_THROW(times = a.end_step_records());
+  ASSERT_NO_THROW(times = a_records.end());
   ASSERT_EQ(times.size(), 1u);
   EXPECT_GE(times[0].posted, before);
   EXPECT_LE(times[0].posted, posted);
@@ -122,7 +122,7 @@ TEST(StampClock, OneCommunicatorsStepLeavesAnothersStampsAlone) {
   ASSERT_TRUE(times[0].waited);
   EXPECT_GE(times[0].wait_begin, waited);
   EXPECT_GE(times[0].wait_end, times[0].wait_begin);
-  const std::vector<CollectiveTimes> others = b.end_step_records();
+  const std::vector<CollectiveTimes> others = b_records.end();
   ASSERT_EQ(others.size(), 1u);
   EXPECT_GE(others[0].posted, posted + kPause);
 }
@@ -135,14 +135,15 @@ TEST(StampClock, ATracedSpanOutlivesACommunicatorsStep) {
   tracer.begin_step(0, 1);
   const RunContext context{&tracer, nullptr, nullptr};
   StreamOrderedCommunicator comm;
+  CollectiveRecorder records;
   float x = 1.0f;
   const double before = wall_seconds();
   {
-    Phase span(context, PhaseSpec("span").traced(TraceKind::Compute));
+    Phase span(context, PhaseSpec("span").span(SpanKind::Compute));
     pause();
-    comm.begin_step_records();
+    records.begin(comm);
     comm.all_reduce_sum(&x, 1, DType::F32);
-    EXPECT_EQ(comm.end_step_records().size(), 1u);
+    EXPECT_EQ(records.end().size(), 1u);
   }
   const double after = wall_seconds();
   std::vector<TraceEvent> events;

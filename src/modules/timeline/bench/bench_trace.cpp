@@ -15,17 +15,27 @@
 #include "comm/phase.hpp"
 #include "core/deck.hpp"
 #include "core/timer.hpp"
-#include "core/trace.hpp"
+#include "modules/timeline/collective_records.hpp"
+#include "modules/timeline/exposure.hpp"
+#include "modules/timeline/trace.hpp"
 #include "train/trainer.hpp"
 
 namespace {
 
-// One step's seconds, traced or not; a traced step's events are taken (resolved) and counted.
+// One step's seconds, traced or not, its collectives recorded as a run records them (and put
+// on the trace when traced); a traced step's events are taken (resolved) and counted.
 double timed_step(zm::Trainer& trainer, zm::Tracer& tracer, int64_t step, bool traced,
                   size_t* scopes) {
   tracer.configure(traced, {{1, 1LL << 40}}, 0);
+  tracer.begin_step(0, step + 1);
+  zm::MeshRecorder recorder(trainer.comms());
   const double start = zm::wall_seconds();
+  recorder.begin();
   trainer.step(step);
+  const std::vector<zm::CollectiveTimes> collectives = recorder.end();
+  (void)zm::exposure_of(collectives);
+  zm::add_to_trace(tracer, collectives);
+  tracer.resolve_stamps();
   const double seconds = zm::wall_seconds() - start;
   if (traced) {
     size_t count = 0;
@@ -47,7 +57,7 @@ double untraced_scope_seconds(zm::Tracer& tracer) {
   for (int i = 0; i < kScopes; ++i)
     zm::Phase scope(
         context,
-        zm::PhaseSpec("forward block " + std::to_string(i % 12)).traced(zm::TraceKind::Compute, i));
+        zm::PhaseSpec("forward block " + std::to_string(i % 12)).span(zm::SpanKind::Compute, i));
   return (zm::wall_seconds() - start) / kScopes;
 }
 

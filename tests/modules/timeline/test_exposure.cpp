@@ -1,13 +1,13 @@
-// Exposed communication and overlap efficiency from a step's collectives (comm/exposure.hpp),
+// Exposed communication and overlap efficiency from a step's collectives (exposure.hpp),
 // and the same figures measured on real collectives (a blocking one and one hidden behind work).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <thread>
 
-#include "comm/exposure.hpp"
 #include "common/test_watchdog.hpp"
 #include "core/timer.hpp"
+#include "modules/timeline/exposure.hpp"
 
 namespace zm {
 namespace {
@@ -88,13 +88,14 @@ TEST(Exposure, NothingInFlightHasNoEfficiency) {
 TEST(Exposure, MeasuredOnRealCollectives) {
   auto comm = make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   Kokkos::View<float*, MemSpace> data("data", 1024);
-  comm->begin_step_records();
+  CollectiveRecorder recorder;
+  recorder.begin(*comm);
   comm->all_reduce_sum(data.data(), data.extent(0), DType::F32);
-  const CommExposure blocking = exposure_of(comm->end_step_records());
+  const CommExposure blocking = exposure_of(recorder.end());
   EXPECT_GT(blocking.in_flight, 0.0);
   EXPECT_NEAR(blocking.exposed, blocking.in_flight, 1e-9);
 
-  comm->begin_step_records();
+  recorder.begin(*comm);
   CommRequest request = comm->iall_reduce_sum(data);
   const double until = wall_seconds() + 0.02;
   while (wall_seconds() < until) {
@@ -102,7 +103,7 @@ TEST(Exposure, MeasuredOnRealCollectives) {
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   request.wait();
-  const std::vector<CollectiveTimes> records = comm->end_step_records();
+  const std::vector<CollectiveTimes> records = recorder.end();
   ASSERT_EQ(records.size(), 1u);
   const CommExposure hidden = exposure_of(records);
   EXPECT_GT(hidden.in_flight, 0.0);

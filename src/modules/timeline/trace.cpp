@@ -1,4 +1,4 @@
-#include "core/trace.hpp"
+#include "modules/timeline/trace.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -7,6 +7,22 @@
 #include "core/compat.hpp"
 
 namespace zm {
+
+TraceKind trace_kind(SpanKind kind) {
+  switch (kind) {
+    case SpanKind::Step:
+      return TraceKind::Step;
+    case SpanKind::Compute:
+      return TraceKind::Compute;
+    case SpanKind::Io:
+      return TraceKind::Io;
+    case SpanKind::Transfer:
+      return TraceKind::Transfer;
+    case SpanKind::Evaluation:
+      break;
+  }
+  return TraceKind::Evaluation;
+}
 
 void set_event_name(TraceEvent& event, const std::string& text) {
   const size_t n = std::min(text.size(), sizeof(event.name) - 1);
@@ -23,6 +39,8 @@ void Tracer::configure(bool enabled, std::vector<StepRange> steps, int rank) {
 
 void Tracer::begin_step(int stage, int64_t step) {
   resolve_stamps();  // before the new epoch reuses their events
+  first_mark_ += static_cast<int64_t>(marks_.size());
+  marks_.clear();
   stage_ = stage;
   step_ = static_cast<int32_t>(step);
   micro_ = -1;
@@ -30,6 +48,24 @@ void Tracer::begin_step(int stage, int64_t step) {
               return r.first <= step && step <= r.last;
             });
   if (active_) clock_.begin_epoch();
+}
+
+SpanMark Tracer::mark() {
+  marks_.push_back(clock_.compute_stamp());
+  return SpanMark{first_mark_ + static_cast<int64_t>(marks_.size()) - 1};
+}
+
+void Tracer::span(SpanKind kind, const std::string& name, int32_t unit, SpanMark begin,
+                  SpanMark end) {
+  // A span begun in an earlier window has no stamp left to resolve.
+  if (!active_ || begin.id < first_mark_ || end.id < first_mark_) return;
+  add(trace_kind(kind), name, marks_[static_cast<size_t>(begin.id - first_mark_)],
+      marks_[static_cast<size_t>(end.id - first_mark_)], unit);
+}
+
+void Tracer::host_span(SpanKind kind, const std::string& name, int32_t unit, double begin,
+                       double end) {
+  add(trace_kind(kind), name, Stamp{begin, -1, 0, nullptr}, Stamp{end, -1, 0, nullptr}, unit);
 }
 
 void Tracer::add(TraceKind kind, const std::string& name, Stamp begin, Stamp end, int32_t unit) {

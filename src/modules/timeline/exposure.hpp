@@ -12,7 +12,8 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
-#include "core/trace.hpp"
+#include "modules/timeline/collective_records.hpp"
+#include "modules/timeline/trace.hpp"
 
 namespace zm {
 

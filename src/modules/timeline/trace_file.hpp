@@ -6,7 +6,7 @@
 //   results I/O) and tid 1 "communication" (each collective from post to completion, an async
 //   "b"/"e" pair with its op, bytes, unit and purpose).
 //   ts and dur in microseconds on rank 0's clock, from the start of the run; every rank's events
-//   are moved onto it by the offset measured at start-up (comm/clock_sync).
+//   are moved onto it by the offset measured at start-up (clock_sync.hpp).
 //
 // Memory stays bounded by one step: after each traced step rank 0 gathers every rank's events
 // and appends them to trace.json.partial, which becomes trace.json when the run ends (a run that
@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "comm/clock_sync.hpp"
 #include "comm/communicator.hpp"
 #include "core/deck.hpp"
-#include "core/trace.hpp"
+#include "modules/timeline/clock_sync.hpp"
+#include "modules/timeline/trace.hpp"
 
 namespace zm {
 
