@@ -167,8 +167,8 @@ std::array<double, kCommOps> plan_cross_node_traffic(const Deck& deck, int stage
   const MeshSpans spans = mesh_spans(mesh);
   for (const auto& c : run_traffic(deck, stage, partition, mesh)) {
     // A collective of every rank runs on the world's (the step statistics), or on a dimension
-    // that spans it: the same ranks either way. One that declares its span (an exchange in hops by node)
-    // runs on a split of its level's group.
+    // that spans it: the same ranks either way. One that declares its span (an exchange in hops by
+    // node) runs on a split of its level's group.
     const bool world = c.ranks == mesh.world();
     ZM_ASSERT(c.span || world || c.ranks == mesh.mesh.size(dim_of(c.level)),
               "a collective of {} ranks at level {}", c.ranks, comm_level_name(c.level));
@@ -275,6 +275,17 @@ double collective_seconds(const PlannedCollective& c, const ZeroMesh& mesh,
 
 }  // namespace
 
+CollectiveSeconds collectives_seconds(const PlannedCollectives& collectives, const ZeroMesh& mesh,
+                                      const Machine& machine) {
+  CollectiveSeconds out;
+  for (const PlannedCollective& c : collectives) {
+    out.comm += collective_seconds(c, mesh, machine);
+    if (c.pass_bytes > 0)
+      out.passes += static_cast<double>(c.pass_bytes) / machine.memory_bandwidth;
+  }
+  return out;
+}
+
 PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* machine) {
   PlanPoint p;
   p.stage = stage;
@@ -314,11 +325,10 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
 
   // Communication: each collective priced on the link its ring crosses; the passes around
   // compressed ones at the device's memory bandwidth.
-  for (const auto& c : run_traffic(deck, stage, partition, mesh)) {
-    p.comm_seconds += collective_seconds(c, mesh, *machine);
-    if (c.pass_bytes > 0)
-      p.pass_seconds += static_cast<double>(c.pass_bytes) / machine->memory_bandwidth;
-  }
+  const CollectiveSeconds seconds =
+      collectives_seconds(run_traffic(deck, stage, partition, mesh), mesh, *machine);
+  p.comm_seconds = seconds.comm;
+  p.pass_seconds = seconds.passes;
   const double device_seconds = p.compute_seconds + p.pass_seconds;
   // Backward's share of the compute: 4 of the 6 FLOPs per weight and token, the recomputed
   // forward's 2 more where blocks are recomputed (model/flops.hpp).
@@ -328,8 +338,7 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
   for (const PlanPricing& price : plan_pricings())
     price(deck, stage, mesh, machine, backward_share * p.compute_seconds, p);
   p.step_seconds_serial = device_seconds + p.comm_seconds + p.added_serial_seconds;
-  p.step_seconds_overlapped =
-      std::max(device_seconds, p.comm_seconds) + p.added_exposed_seconds;
+  p.step_seconds_overlapped = std::max(device_seconds, p.comm_seconds) + p.added_exposed_seconds;
 
   const MemoryLimits limits = memory_limits(*machine, mesh);
   p.device_fits = p.memory.total() <= limits.device_bytes;

@@ -1,8 +1,10 @@
 #include "plan/run_declarations.hpp"
 
+#include "core/stage_spec.hpp"
 #include "model/gpt.hpp"
 #include "model/layout.hpp"
 #include "plan/run_options.hpp"
+#include "zero/schedule.hpp"
 
 namespace zm {
 
@@ -36,6 +38,27 @@ std::vector<PlannedCollective> run_traffic(const Deck& deck, int stage, const Pa
       collectives.push_back({c.op, c.count, c.element_bytes, mesh.tp(), CommLevel::TensorParallel});
   collectives.push_back({CommOp::AllReduce, kStepStatsCount, 4, mesh.world(), world_level(mesh)});
   return collectives;
+}
+
+ForwardOnlyDeclaration run_forward_only(const Deck& deck, int stage, const ZeroMesh& mesh,
+                                        int64_t micro_batches) {
+  const ParamLayout layout(deck.model, mesh.tp());
+  const Partition partition(layout, mesh.group_ranks(), mesh.sub_shards());
+  const StepSchedule schedule =
+      build_step_schedule(stage_spec(stage), partition, zero_options(deck, stage, mesh), mesh);
+  ForwardOnlyDeclaration out;
+  const PlannedCollectives one = schedule.planned_forward_only();
+  const PlannedTransfers copies = schedule.planned_forward_only_transfers();
+  for (int64_t micro = 0; micro < micro_batches; ++micro) {
+    out.collectives.insert(out.collectives.end(), one.begin(), one.end());
+    for (size_t d = 0; d < copies.bytes.size(); ++d) {
+      out.transfers.bytes[d] += copies.bytes[d];
+      out.transfers.calls[d] += copies.calls[d];
+    }
+  }
+  out.collectives.push_back(
+      {CommOp::AllReduce, kStepStatsCount, 4, mesh.world(), world_level(mesh)});
+  return out;
 }
 
 PlannedTransfers run_transfers(const Deck& deck, int stage, const ZeroMesh& mesh) {

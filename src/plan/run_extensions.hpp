@@ -27,6 +27,9 @@ struct RunExtensions {
   // A memory tier that keeps some model state off the device (zero/state_tier.hpp); nullptr:
   // everything on the device.
   std::shared_ptr<const StateTier> tier;
+  // The fraction of a token shard's tokens (data.source), at its end, that training leaves to
+  // another reader of the shard (train/data.hpp, make_data_source); 0: training reads them all.
+  double reserved_data_tail = 0;
 };
 
 // Fills a module's part of `extensions` for a run of `deck` at `stage`.

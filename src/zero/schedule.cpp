@@ -64,15 +64,15 @@ class ScheduleBuilder {
       const int64_t count = last.padded_offset + last.padded - first.padded_offset;
       // In the shard group, which at stage 0 is every rank holding the same slices.
       add(out, {ScheduleRole::Buckets,
-                     plain_collective(CommOp::AllReduce),
-                     lo,
-                     hi,
-                     reduced_name(),
-                     count,
-                     {{{CommOp::AllReduce, count, reduced_, partition_.ranks()}, MeshGroup::Shard}},
-                     1,
-                     StepPoint::LastBackward,
-                     wait_or(StepPoint::FinishBackward)});
+                plain_collective(CommOp::AllReduce),
+                lo,
+                hi,
+                reduced_name(),
+                count,
+                {{{CommOp::AllReduce, count, reduced_, partition_.ranks()}, MeshGroup::Shard}},
+                1,
+                StepPoint::LastBackward,
+                wait_or(StepPoint::FinishBackward)});
     }
   }
 
@@ -97,17 +97,17 @@ class ScheduleBuilder {
   void replica_reduction(int u, std::vector<ScheduledCollective>& out) const {
     if (replicas_ == 1) return;
     const UnitPartition& p = partition_.unit(u);
-    ScheduledCollective c{ScheduleRole::ReplicaReduction,
-                          plain_collective(CommOp::AllReduce),
-                          u,
-                          u,
-                          reduced_name(),
-                          p.shard,
-                          {{{CommOp::AllReduce, p.shard, reduced_, replicas_, across_},
-                            MeshGroup::Replicate}},
-                          1,
-                          StepPoint::GroupReduced,
-                          wait_or(StepPoint::FinishBackward)};
+    ScheduledCollective c{
+        ScheduleRole::ReplicaReduction,
+        plain_collective(CommOp::AllReduce),
+        u,
+        u,
+        reduced_name(),
+        p.shard,
+        {{{CommOp::AllReduce, p.shard, reduced_, replicas_, across_}, MeshGroup::Replicate}},
+        1,
+        StepPoint::GroupReduced,
+        wait_or(StepPoint::FinishBackward)};
     if (mesh_.hpz()) {  // into this rank's sub-shard, in place
       c.strategy = plain_collective(CommOp::ReduceScatter);
       c.elements = p.sub_shard;
@@ -123,17 +123,17 @@ class ScheduleBuilder {
   void update_gather(int u, std::vector<ScheduledCollective>& out) const {
     if (!spec_.shards_states() || (spec_.gathers_parameters() && !mesh_.hpz())) return;
     const UnitPartition& p = partition_.unit(u);
-    ScheduledCollective c{ScheduleRole::UpdateGather,
-                          plain_collective(CommOp::AllGather),
-                          u,
-                          u,
-                          "params",
-                          p.shard,
-                          {{{CommOp::AllGather, p.padded, gathered_, group_, in_group_},
-                            MeshGroup::Shard}},
-                          1,
-                          StepPoint::UnitUpdated,
-                          wait_or(StepPoint::OptimizerEnd)};
+    ScheduledCollective c{
+        ScheduleRole::UpdateGather,
+        plain_collective(CommOp::AllGather),
+        u,
+        u,
+        "params",
+        p.shard,
+        {{{CommOp::AllGather, p.padded, gathered_, group_, in_group_}, MeshGroup::Shard}},
+        1,
+        StepPoint::UnitUpdated,
+        wait_or(StepPoint::OptimizerEnd)};
     if (mesh_.hpz()) {
       c.elements = p.sub_shard;
       c.hops = {
@@ -143,7 +143,8 @@ class ScheduleBuilder {
   }
 
   // Stage 3: before the unit's forward and again before its backward, every micro-step (the
-  // embedding unit's second gather serves the LM head's forward and backward).
+  // embedding unit's second gather serves the LM head's forward and backward). A forward-only
+  // micro-batch gathers each unit for its forward, and the embedding unit again for the head.
   void unit_gather(int u, std::vector<ScheduledCollective>& out) const {
     if (!spec_.gathers_parameters()) return;
     const UnitPartition& p = partition_.unit(u);
@@ -156,7 +157,8 @@ class ScheduleBuilder {
               {{{CommOp::AllGather, p.padded, gathered_, group_, in_group_}, MeshGroup::Shard}},
               2 * options_.grad_accum,
               StepPoint::Prefetch,
-              StepPoint::Acquire});
+              StepPoint::Acquire,
+              u == partition_.layout().embedding_unit() ? 2 : 1});
   }
 
  private:
@@ -193,7 +195,6 @@ class ScheduleBuilder {
 
 }  // namespace
 
-
 int unit_gather_slots(const ZeroOptions& options) {
   return 2 + static_cast<int>(options.overlap ? options.prefetch : 0);
 }
@@ -201,20 +202,14 @@ int unit_gather_slots(const ZeroOptions& options) {
 ScheduleContext schedule_context(const StageSpec& spec, const Partition& partition,
                                  const ZeroOptions& options, const ZeroMesh& mesh) {
   const int group = mesh.group_ranks();
-  return {partition,
-          mesh,
-          options,
-          group,
-          mesh.groups(),
-          level_along(mesh, kShardDim),
-          level_along(mesh, kReplicateDim),
-          // The nodes rank 0's shard group spans (comm/cross_node.hpp), for exchanges in hops
-          // by node.
-          node_span(group, stride_along(mesh.mesh, mesh.mesh.index_of(kShardDim)),
-                    mesh.ranks_per_node),
-          reduce_element_bytes(options.policy),
-          param_element_bytes(options.policy),
-          spec.gathers_parameters() ? unit_gather_slots(options) : 0};
+  return {
+      partition, mesh, options, group, mesh.groups(), level_along(mesh, kShardDim),
+      level_along(mesh, kReplicateDim),
+      // The nodes rank 0's shard group spans (comm/cross_node.hpp), for exchanges in hops
+      // by node.
+      node_span(group, stride_along(mesh.mesh, mesh.mesh.index_of(kShardDim)), mesh.ranks_per_node),
+      reduce_element_bytes(options.policy), param_element_bytes(options.policy),
+      spec.gathers_parameters() ? unit_gather_slots(options) : 0};
 }
 
 StepSchedule build_step_schedule(const StageSpec& spec, const Partition& partition,
@@ -255,14 +250,40 @@ const ScheduledTransfer& StepSchedule::transfer_of(int unit, TransferRole role) 
   return transfers_.front();
 }
 
-PlannedTransfers StepSchedule::planned_transfers() const {
+namespace {
+
+// The copies of `transfers`, each `posts(t)` times.
+template <typename Posts>
+PlannedTransfers transfers_posted(const std::vector<ScheduledTransfer>& transfers, Posts posts) {
   PlannedTransfers out;
-  for (const ScheduledTransfer& t : transfers_) {
+  for (const ScheduledTransfer& t : transfers) {
     const auto d = static_cast<size_t>(t.direction);
-    out.bytes[d] += t.bytes() * static_cast<double>(t.per_step);
-    out.calls[d] += t.per_step;
+    out.bytes[d] += t.bytes() * static_cast<double>(posts(t));
+    out.calls[d] += posts(t);
   }
   return out;
+}
+
+// The hops of `collectives`, each entry `posts(c)` times.
+template <typename Posts>
+PlannedCollectives collectives_posted(const std::vector<ScheduledCollective>& collectives,
+                                      Posts posts) {
+  PlannedCollectives out;
+  for (const ScheduledCollective& c : collectives)
+    for (int64_t post = 0; post < posts(c); ++post)
+      for (const ScheduleHop& hop : c.hops) out.push_back(hop.wire);
+  return out;
+}
+
+}  // namespace
+
+PlannedTransfers StepSchedule::planned_transfers() const {
+  return transfers_posted(transfers_, [](const ScheduledTransfer& t) { return t.per_step; });
+}
+
+PlannedTransfers StepSchedule::planned_forward_only_transfers() const {
+  return transfers_posted(transfers_,
+                          [](const ScheduledTransfer& t) { return t.per_forward_only; });
 }
 
 const char* transfer_role_name(TransferRole role) {
@@ -291,11 +312,12 @@ const ScheduledCollective& StepSchedule::of(int unit, ScheduleRole role) const {
 }
 
 PlannedCollectives StepSchedule::planned() const {
-  PlannedCollectives out;
-  for (const ScheduledCollective& c : collectives_)
-    for (int64_t post = 0; post < c.per_step; ++post)
-      for (const ScheduleHop& hop : c.hops) out.push_back(hop.wire);
-  return out;
+  return collectives_posted(collectives_, [](const ScheduledCollective& c) { return c.per_step; });
+}
+
+PlannedCollectives StepSchedule::planned_forward_only() const {
+  return collectives_posted(collectives_,
+                            [](const ScheduledCollective& c) { return c.per_forward_only; });
 }
 
 DType wire_dtype(const PlannedCollective& c) {
@@ -373,21 +395,28 @@ std::vector<std::string> describe_schedule(const StepSchedule& schedule, int uni
     for (const ScheduleHop& hop : c.hops)
       lines.push_back(fmt::format(
           "{:<17} {:<28} {:<18} {:<14} {:>12} x {}B on {:>5} ranks  x{} per step  posted {}, "
-          "waited {}  ({} of unit{} {})",
+          "waited {}  ({} of unit{} {}){}",
           schedule_role_name(c.role), c.strategy->name(c), mesh_group_name(hop.group),
           comm_op_name(hop.wire.op), hop.wire.count, hop.wire.element_bytes, hop.wire.ranks,
           c.per_step, step_point_name(c.posted), step_point_name(c.waited), c.buffer,
           c.last_unit != c.unit ? "s" : "",
           c.last_unit != c.unit ? fmt::format("{}-{}", c.unit, c.last_unit)
-                                : std::to_string(c.unit)));
+                                : std::to_string(c.unit),
+          c.per_forward_only > 0
+              ? fmt::format("  x{} per forward-only micro-batch", c.per_forward_only)
+              : std::string()));
   }
   for (const ScheduledTransfer& t : schedule.transfers())
     if (t.unit == unit)
       lines.push_back(fmt::format(
-          "{:<17} {:<28} {:<18} {:<14} {:>12} x {}B{:>16}x{} per step  at {}{}", "host_transfer",
-          transfer_role_name(t.role), "this rank", transfer_direction_name(t.direction),
-          t.elements, t.element_bytes, "", t.per_step, step_point_name(t.at),
-          t.waited == StepPoint::Posted ? "" : fmt::format(", waited {}", step_point_name(t.waited))));
+          "{:<17} {:<28} {:<18} {:<14} {:>12} x {}B{:>16}x{} per step  at {}{}{}", "host_transfer",
+          transfer_role_name(t.role), "this rank", transfer_direction_name(t.direction), t.elements,
+          t.element_bytes, "", t.per_step, step_point_name(t.at),
+          t.waited == StepPoint::Posted ? ""
+                                        : fmt::format(", waited {}", step_point_name(t.waited)),
+          t.per_forward_only > 0
+              ? fmt::format("  x{} per forward-only micro-batch", t.per_forward_only)
+              : std::string()));
   return lines;
 }
 

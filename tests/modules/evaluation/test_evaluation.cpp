@@ -15,6 +15,8 @@
 #include "common/test_watchdog.hpp"
 #include "common/zero_test_util.hpp"
 #include "io/token_shard.hpp"
+#include "modules/evaluation/held_out.hpp"
+#include "modules/evaluation/settings.hpp"
 
 namespace {
 
@@ -30,9 +32,11 @@ EvaluatedRun train(const zm::Deck& deck, zm::Communicator& comm, bool evaluate) 
   EvaluatedRun run;
   const auto trainer = zm::make_trainer(deck, deck.zero.stage, comm);
   trainer->init_parameters();
+  const zm::HeldOutSplit held_out = zm::held_out_split(deck);
+  const int64_t batches = zm::evaluation_settings(deck).batches;
   for (int64_t s = 0; s < deck.train.steps; ++s) {
     run.losses.push_back(trainer->step(s).loss);
-    if (evaluate) run.eval_losses.push_back(trainer->evaluate());
+    if (evaluate) run.eval_losses.push_back(trainer->forward_only_loss(*held_out.data, batches));
   }
   run.params = zm::testing::whole_model(*trainer, trainer->engine().full_parameters());
   return run;
