@@ -10,7 +10,7 @@
 #include "core/build_info.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
-#include "io/run_figures.hpp"
+#include "io/run_report.hpp"
 
 namespace zm {
 
@@ -167,10 +167,10 @@ void write_summary_json(const std::string& path, const Deck& deck, const RunOutc
     out += stage_json(results[i]) + fmt::format("    }}{}\n", i + 1 < results.size() ? "," : "");
   out += "  ],\n";
   const StageResult* last = results.empty() ? nullptr : &results.back();
-  // What the modules say of the whole run (io/run_figures.hpp).
-  for (const RunFigures& figures : run_figures())
-    if (figures.summary_members)
-      for (const std::string& member : figures.summary_members(deck, results))
+  // What the modules say of the whole run (io/run_report.hpp).
+  for (const RunReport& report : run_reports())
+    if (report.summary_members)
+      for (const std::string& member : report.summary_members(deck, results))
         out += "  " + member + ",\n";
   out += fmt::format(
       "  \"figure_of_merit\": {{\"name\": \"tokens per second per rank\", "

@@ -212,10 +212,10 @@ int64_t largest_fitting_layers(const Deck& deck, int stage, const ZeroMesh& mesh
   };
   int64_t layers = 0;
   if (fits(m1)) {
-    const double estimate =
+    const double guess =
         std::min(deepest(m1.total(), m2.total(), limits.device_bytes),
                  deepest(m1.host() * node, m2.host() * node, limits.host_bytes_per_node));
-    layers = static_cast<int64_t>(std::min(estimate, 1e6));
+    layers = static_cast<int64_t>(std::min(guess, 1e6));
   }
   if (layers > 0 && layers <= 100000) {
     while (layers > 0 && !fits(memory_at(layers))) --layers;

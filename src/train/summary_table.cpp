@@ -7,7 +7,7 @@
 
 #include "core/log.hpp"
 #include "core/text.hpp"
-#include "io/run_figures.hpp"
+#include "io/run_report.hpp"
 #include "train/run.hpp"
 #include "train/throughput.hpp"
 
@@ -190,9 +190,9 @@ void print_summary(const Deck& deck, const std::vector<StageResult>& results) {
     if (!f->throughput_heading().empty()) notes += "; " + f->throughput_heading();
   log_root("\nThroughput (model FLOPs = 6N + 12 L T C per token{}):\n", notes);
   for (const StageResult& s : results) log_root("  {}\n", throughput_line(s));
-  // What the modules say of the whole run (io/run_figures.hpp).
-  for (const RunFigures& figures : run_figures())
-    if (figures.after_throughput) log_root("{}", figures.after_throughput(deck, results));
+  // What the modules say of the whole run (io/run_report.hpp).
+  for (const RunReport& report : run_reports())
+    if (report.after_throughput) log_root("{}", report.after_throughput(deck, results));
   const StageResult& last = results.back();
   log_root("\nFigure of merit: {} tokens/s per rank (stage {}, {} ranks, {})\n",
            thousands(last.tokens_per_second_per_rank), last.stage, ranks, deck.path);
@@ -202,8 +202,8 @@ void print_summary(const Deck& deck, const std::vector<StageResult>& results) {
                thousands(s.tokens_per_second_per_rank),
                s.mean_step_seconds / results.front().mean_step_seconds, results.front().stage);
   }
-  for (const RunFigures& figures : run_figures())
-    if (figures.after_figure_of_merit) log_root("{}", figures.after_figure_of_merit(deck, results));
+  for (const RunReport& report : run_reports())
+    if (report.after_figure_of_merit) log_root("{}", report.after_figure_of_merit(deck, results));
 }
 
 }  // namespace zm

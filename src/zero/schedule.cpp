@@ -50,6 +50,7 @@ class ScheduleBuilder {
         replicas_(context.replicas),
         in_group_(context.in_group),
         across_(context.across),
+        level_of_world_(world_level(context.mesh)),
         overlapped_(context.options.overlap) {
     for (const auto& provider : options_.strategies)
       for (auto& strategy : provider->strategies(context)) offered_.push_back(std::move(strategy));
@@ -142,6 +143,23 @@ class ScheduleBuilder {
     add(out, std::move(c));
   }
 
+  // The step's loss and gradient sum of squares over every rank, one small all-reduce after
+  // backward (every stage sums the squares of the gradients each rank owns, so that the norm is
+  // computed the same way whatever the stage).
+  void step_statistics(std::vector<ScheduledCollective>& out) const {
+    add(out, {ScheduleRole::StepStatistics,
+              plain_collective(CommOp::AllReduce),
+              -1,
+              -1,
+              "step_stats",
+              kStepStatsCount,
+              {{{CommOp::AllReduce, kStepStatsCount, 4, mesh_.world(), level_of_world_},
+                MeshGroup::World}},
+              1,
+              StepPoint::Statistics,
+              StepPoint::Posted});
+  }
+
   // Stage 3: before the unit's forward and again before its backward, every micro-step (the
   // embedding unit's second gather serves the LM head's forward and backward). A forward-only
   // micro-batch gathers each unit for its forward, and the embedding unit again for the head.
@@ -188,7 +206,7 @@ class ScheduleBuilder {
   const ZeroMesh& mesh_;
   int reduced_, gathered_;  // element bytes of the reductions and the parameter gathers
   int group_, replicas_;
-  CommLevel in_group_, across_;
+  CommLevel in_group_, across_, level_of_world_;
   bool overlapped_;
   std::vector<std::shared_ptr<CollectiveStrategy>> offered_;  // this schedule's, from the options
 };
@@ -228,6 +246,7 @@ StepSchedule build_step_schedule(const StageSpec& spec, const Partition& partiti
       build.unit_gather(u, out);
     }
   }
+  build.step_statistics(out);
   if (options.tier) schedule.transfers_ = options.tier->copies(spec, context, out);
   for (CollectiveStrategy* strategy : schedule.strategies())
     for (const BufferSpec& buffer : strategy->buffers(context))
@@ -344,6 +363,8 @@ const char* schedule_role_name(ScheduleRole role) {
       return "update_gather";
     case ScheduleRole::UnitGather:
       return "unit_gather";
+    case ScheduleRole::StepStatistics:
+      return "step_statistics";
   }
   return "?";
 }
@@ -358,6 +379,8 @@ const char* mesh_group_name(MeshGroup group) {
       return "shard_within_node";
     case MeshGroup::ShardAcrossNodes:
       return "shard_across_nodes";
+    case MeshGroup::World:
+      return "world";
   }
   return "?";
 }
@@ -384,6 +407,8 @@ const char* step_point_name(StepPoint point) {
       return "prefetch";
     case StepPoint::Acquire:
       return "acquire";
+    case StepPoint::Statistics:
+      return "statistics";
   }
   return "?";
 }
@@ -391,17 +416,20 @@ const char* step_point_name(StepPoint point) {
 std::vector<std::string> describe_schedule(const StepSchedule& schedule, int unit) {
   std::vector<std::string> lines;
   for (const ScheduledCollective& c : schedule.collectives()) {
-    if (c.role != ScheduleRole::Buckets && c.unit != unit) continue;
+    // The unit's entries, and those that are the step's whatever the unit: the buckets (stage 0)
+    // and the statistics.
+    if (c.role != ScheduleRole::Buckets && c.unit >= 0 && c.unit != unit) continue;
+    const std::string what = c.unit < 0 ? c.buffer
+                             : c.last_unit != c.unit
+                                 ? fmt::format("{} of units {}-{}", c.buffer, c.unit, c.last_unit)
+                                 : fmt::format("{} of unit {}", c.buffer, c.unit);
     for (const ScheduleHop& hop : c.hops)
       lines.push_back(fmt::format(
           "{:<17} {:<28} {:<18} {:<14} {:>12} x {}B on {:>5} ranks  x{} per step  posted {}, "
-          "waited {}  ({} of unit{} {}){}",
+          "waited {}  ({}){}",
           schedule_role_name(c.role), c.strategy->name(c), mesh_group_name(hop.group),
           comm_op_name(hop.wire.op), hop.wire.count, hop.wire.element_bytes, hop.wire.ranks,
-          c.per_step, step_point_name(c.posted), step_point_name(c.waited), c.buffer,
-          c.last_unit != c.unit ? "s" : "",
-          c.last_unit != c.unit ? fmt::format("{}-{}", c.unit, c.last_unit)
-                                : std::to_string(c.unit),
+          c.per_step, step_point_name(c.posted), step_point_name(c.waited), what,
           c.per_forward_only > 0
               ? fmt::format("  x{} per forward-only micro-batch", c.per_forward_only)
               : std::string()));

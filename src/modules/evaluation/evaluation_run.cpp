@@ -214,8 +214,8 @@ TargetAgreement target_agreement(const std::vector<StageResult>& results) {
   return agreement;
 }
 
-RunFigures evaluation_run_figures() {
-  RunFigures figures;
+RunReport evaluation_run_report() {
+  RunReport figures;
   // The second figure of merit: seconds to the target, and whether every stage reached it at the
   // same step (they must where the stages are exact).
   figures.summary_members = [](const Deck& deck, const std::vector<StageResult>& results) {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "io/run_figures.hpp"
+#include "io/run_report.hpp"
 #include "io/stage_figures.hpp"
 #include "modules/evaluation/settings.hpp"
 #include "train/training_extensions.hpp"
@@ -63,7 +63,7 @@ std::unique_ptr<TrainingExtension> make_evaluation_run();
 
 // What the run says of its stages together: summary.json's `time_to_target`, the closing table's
 // evaluations, times to target and second figure of merit.
-RunFigures evaluation_run_figures();
+RunReport evaluation_run_report();
 
 // `zeromini inspect`'s lines of a stage's evaluations and its time to target ("" without).
 std::string describe_evaluations(hid_t stage_group);

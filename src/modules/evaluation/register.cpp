@@ -8,7 +8,7 @@
 
 #include "core/deck_keys.hpp"
 #include "core/validate.hpp"
-#include "io/run_figures.hpp"
+#include "io/run_report.hpp"
 #include "io/stage_figures.hpp"
 #include "modules/evaluation/evaluation_cost.hpp"
 #include "modules/evaluation/evaluation_run.hpp"
@@ -93,7 +93,7 @@ void register_module_evaluation() {
   add_training_extension(make_evaluation_run);
   add_stage_series(evaluation_series());
   add_stage_description(describe_evaluations);
-  add_run_figures(evaluation_run_figures());
+  add_run_report(evaluation_run_report());
   add_plan_pricing(price);
   add_plan_note(plan_note);
   add_plan_table_columns(table_columns());

@@ -15,7 +15,7 @@
 
 namespace zm {
 
-struct RunFigures {
+struct RunReport {
   using Members =
       std::function<std::vector<std::string>(const Deck&, const std::vector<StageResult>&)>;
   using Text = std::function<std::string(const Deck&, const std::vector<StageResult>&)>;
@@ -25,8 +25,8 @@ struct RunFigures {
   Text after_throughput;
   Text after_figure_of_merit;
 };
-void add_run_figures(RunFigures figures);
-const std::vector<RunFigures>& run_figures();
+void add_run_report(RunReport report);
+const std::vector<RunReport>& run_reports();
 
 // The figures of type T among a stage's (StageResult::figures), or nullptr: for a module that
 // reads back its own.
