@@ -12,7 +12,7 @@
 // stage 0's all-reduce). Across the levels, the bytes that leave nodes are counted apart
 // (cross_node_stats, comm/cross_node.hpp).
 //
-// Under qgZ (split_group_by_node) a shard group that spans nodes (hops_by_node) is also split in
+// Under split_group_by_node a shard group that spans nodes (hops_by_node) is also split in
 // two ways, once: its ranks on this rank's node, and its ranks of this rank's local index on every
 // node (one per node), the two hops of zero/quantized_gradients.hpp. Both are intra-group. A
 // node is ranks_per_node consecutive world ranks, and the group's ranks keep the world's order,

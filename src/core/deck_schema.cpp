@@ -223,7 +223,7 @@ void add_zero_keys(std::vector<KeySpec>& s) {
       "sharding); 0 = all ranks, \"node\" = the ranks of a node"));
   s.push_back(make_shard_size(
       "secondary_shard_size", &ZeroConfig::secondary_shard_size,
-      "stage 3 (ZeRO++ hpZ): a secondary copy of the parameters sharded within groups of this many "
+      "stage 3 (hpZ): a secondary copy of the parameters sharded within groups of this many "
       "ranks (\"node\": a node), so that gathers stay in the group; optimizer state and "
       "gradients stay sharded over all ranks; 0 = off"));
   s.push_back(make_int("zero", "ranks_per_node", &Deck::zero, &ZeroConfig::ranks_per_node, 0, 1e6,

@@ -10,7 +10,7 @@
 //
 // The placements, per stage (core/stage_spec.hpp): what a stage replicates is replicated along
 // every dimension; parameters and gradients it shards are sharded along `shard`; optimizer state
-// it shards is sharded along `shard`, or under hpZ (ZeRO++'s hierarchical partitioning,
+// it shards is sharded along `shard`, or under hpZ (hierarchical partitioning,
 // zero.secondary_shard_size, stage 3) along `shard` and then `replicate`: each group shard is cut
 // again into one sub-shard per replica, so that the optimizer state spans all ranks while the
 // forward and backward gathers stay within the group.
