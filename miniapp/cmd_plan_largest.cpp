@@ -1,7 +1,8 @@
 // `zeromini plan DECK --machine FILE --largest`: the largest model of the deck's width that fits a
-// device, for each device count x tensor-parallel degree (--tp) x stage x sharding {all, node,
-// hpZ node} x model.recompute {none, blocks} (plan/largest.hpp). The table has one block per
-// recompute setting, with the three shardings of a devices x tp x stage side by side; the CSV has
+// device, for each device count x the plan's axes (plan/plan_extensions.hpp) x stage x sharding
+// {all, node, hpZ node} x model.recompute {none, blocks} (plan/largest.hpp). The table has one
+// block per recompute setting, with the three shardings of a devices x axes x stage side by side;
+// the CSV has
 // one row per cell, for scripts. With --offload, an offload axis {none, optimizer, optimizer +
 // parameters}: one block per recompute x sharding, the three offload settings side by side, each
 // cell with its device memory, host memory per node and step time.
@@ -18,6 +19,7 @@
 #include "core/zero_mesh.hpp"
 #include "plan/largest.hpp"
 #include "plan/machine.hpp"
+#include "plan/plan_extensions.hpp"
 #include "plan/planner.hpp"
 
 namespace zm::cli {
@@ -83,25 +85,34 @@ bool has_offload_axis(const std::vector<LargestModel>& cells) {
 
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
-bool any_tensor_parallel(const std::vector<LargestModel>& cells) {
-  return std::any_of(cells.begin(), cells.end(), [](const LargestModel& c) { return c.tp > 1; });
+// Whether the cells of plan axis `a` take other values than 1: its columns are shown then.
+bool axis_shown(const std::vector<LargestModel>& cells, size_t a) {
+  return std::any_of(cells.begin(), cells.end(),
+                     [&](const LargestModel& c) { return c.axes[a] != 1; });
 }
 
-// With tensor parallelism anywhere, the CSV ends with tp and tensor_parallel_bytes.
-// With the offload axis, after those: offload, host_bytes_per_node, transfer_s, host_update_s,
-// offload_s.
+// Where a plan axis's cells take other values than 1, the CSV ends with its columns
+// (plan/plan_extensions.hpp). With the offload axis, after those: offload, host_bytes_per_node,
+// transfer_s, host_update_s, offload_s.
 void print_csv(const Deck& deck, const Machine& machine, const std::vector<LargestModel>& cells) {
-  const bool tp_columns = any_tensor_parallel(cells);
+  std::vector<size_t> axes;  // the plan axes shown
+  std::string axes_header;
+  for (size_t a = 0; a < plan_axes().size(); ++a)
+    if (axis_shown(cells, a)) {
+      axes.push_back(a);
+      axes_header += plan_axes()[a].largest_header;
+    }
   const bool offload_columns = has_offload_axis(cells);
   fmt::print(
       "deck,machine,precision,devices,stage,shard,shard_size,groups,recompute,layers,params,"
       "total_bytes,model_states_bytes,activations_bytes,compute_s,comm_s,step_overlapped_s,"
       "step_serial_s,intra_group_bytes,inter_group_bytes{}{}\n",
-      tp_columns ? ",tp,tensor_parallel_bytes" : "",
+      axes_header,
       offload_columns ? ",offload,host_bytes_per_node,transfer_s,host_update_s,offload_s" : "");
-  // The tp columns of a cell, with its tp bytes when it has a model; then the offload columns.
-  auto tp = [&](const LargestModel& c, const std::string& bytes) {
-    std::string text = tp_columns ? fmt::format(",{},{}", c.tp, bytes) : std::string();
+  // The axes' columns of a cell, with its plan when it has a model; then the offload columns.
+  auto tail = [&](const LargestModel& c, const PlanPoint* point) {
+    std::string text;
+    for (size_t a : axes) text += plan_axes()[a].largest_cells(c.axes[a], point);
     if (!offload_columns) return text;
     text += fmt::format(",{}", offload_name(c.option.offload));
     if (!c.possible || c.layers == 0) return text + ",,,,";
@@ -117,13 +128,13 @@ void print_csv(const Deck& deck, const Machine& machine, const std::vector<Large
                                   shard_name(c.option));
     // A cell that cannot be launched has no shard groups; one where nothing fits has no model.
     if (!c.possible) {
-      fmt::print("{},,{},,,,,,,,,,,{}\n", row, recompute_name(c.option), tp(c, ""));
+      fmt::print("{},,{},,,,,,,,,,,{}\n", row, recompute_name(c.option), tail(c, nullptr));
       continue;
     }
     row += fmt::format("{},{},{},{}", c.mesh.group_ranks(), c.mesh.groups(),
                        recompute_name(c.option), c.layers);
     if (c.layers == 0) {
-      fmt::print("{},0,,,,,,,,,{}\n", row, tp(c, ""));
+      fmt::print("{},0,,,,,,,,,{}\n", row, tail(c, nullptr));
       continue;
     }
     const PlanPoint& p = c.point;
@@ -132,7 +143,7 @@ void print_csv(const Deck& deck, const Machine& machine, const std::vector<Large
                p.memory.bytes[static_cast<int>(MemCategory::Activations)], p.compute_seconds,
                p.comm_seconds, p.step_seconds_overlapped, p.step_seconds_serial,
                p.bytes_at_level(CommLevel::IntraGroup), p.bytes_at_level(CommLevel::InterGroup),
-               tp(c, fmt::format("{:.0f}", p.bytes_at_level(CommLevel::TensorParallel))));
+               tail(c, &p));
   }
 }
 
@@ -218,20 +229,25 @@ template <typename InBlock, typename Heading>
 void print_block(const std::vector<LargestModel>& cells, size_t per_row, const std::string& title,
                  InBlock in_block, Heading heading, bool offload_axis) {
   fmt::print("\n{}\n", title);
-  // The tp column only with tensor parallelism somewhere: else the rows are as before tp.
-  const bool tp_column = any_tensor_parallel(cells);
+  // A plan axis's column only where its cells take other values than 1 (4 wide).
+  std::vector<size_t> axes;
+  for (size_t a = 0; a < plan_axes().size(); ++a)
+    if (axis_shown(cells, a)) axes.push_back(a);
   const int width = offload_axis ? kOffloadCellWidth : kCellWidth;
-  auto row_start = [&](const std::string& devices, const std::string& tp,
+  auto row_start = [&](const std::string& devices, const std::vector<std::string>& values,
                        const std::string& stage) {
-    return tp_column ? fmt::format("{:>7} {:>4} {:>5} ", devices, tp, stage)
-                     : fmt::format("{:>7} {:>5} ", devices, stage);
+    std::string text = fmt::format("{:>7} ", devices);
+    for (size_t i = 0; i < axes.size(); ++i) text += fmt::format("{:>4} ", values[i]);
+    return text + fmt::format("{:>5} ", stage);
   };
+  std::vector<std::string> blank(axes.size()), headings;
+  for (size_t a : axes) headings.push_back(plan_axes()[a].name);
   const std::string units = offload_axis
                                 ? fmt::format("{:>6} {:>8} {:>6} {:>8} {:>9} ", "layers",
                                               "params B", "dev GiB", "host/nd", "step s")
                                 : fmt::format("{:>6} {:>9} {:>9} ", "layers", "params B", "step s");
-  std::string groups = row_start("", "", "");
-  std::string columns = row_start("devices", "tp", "stage");
+  std::string groups = row_start("", blank, "");
+  std::string columns = row_start("devices", headings, "stage");
   for (size_t k = 0; k < per_row && k < cells.size(); ++k) {
     if (!in_block(cells[k].option)) continue;
     groups += fmt::format("| {:^{}}", heading(cells[k].option), width);
@@ -240,10 +256,12 @@ void print_block(const std::vector<LargestModel>& cells, size_t per_row, const s
   print_line(groups);
   print_line(columns);
   for (size_t i = 0; i < cells.size(); i += per_row) {
-    if (i > 0 && (cells[i].devices != cells[i - 1].devices || cells[i].tp != cells[i - 1].tp))
+    if (i > 0 && (cells[i].devices != cells[i - 1].devices || cells[i].axes != cells[i - 1].axes))
       fmt::print("\n");
-    std::string line = row_start(std::to_string(cells[i].devices), std::to_string(cells[i].tp),
-                                 std::to_string(cells[i].stage));
+    std::vector<std::string> values;
+    for (size_t a : axes) values.push_back(std::to_string(cells[i].axes[a]));
+    std::string line =
+        row_start(std::to_string(cells[i].devices), values, std::to_string(cells[i].stage));
     for (size_t k = i; k < i + per_row; ++k)
       if (in_block(cells[k].option))
         line += fmt::format("| {:>{}}", cell_text(cells[k], offload_axis), width);
@@ -281,10 +299,16 @@ void print_table(const Deck& deck, const Machine& machine, const std::vector<Lar
       "an alpha-beta ring model, each collective on the intra-node link when its ring stays in\n"
       "a node, else on the inter-node link at k x the per-device rate for k of its ranks in\n"
       "each node (one ring per network card), at most the intra-node rate. An analytic\n"
-      "estimate, not a measurement.\n"
-      "n/a: the node's devices, or tp, do not divide the device count. -: hpZ is a stage 3\n"
-      "option. tp: parallel.tp, each tp group of consecutive devices holds 1/tp of the split\n"
-      "tensors and ZeRO shards over devices / tp; the parameters are the whole model's.\n");
+      "estimate, not a measurement.\n");
+  std::string axes_names, axes_notes;
+  for (const PlanAxis& axis : plan_axes()) {
+    axes_names += ", or " + axis.name + ",";
+    axes_notes += " " + axis.largest_note;
+  }
+  fmt::print(
+      "n/a: the node's devices{} do not divide the device count. -: hpZ is a stage 3\n"
+      "option.{}\n",
+      axes_names, axes_notes);
   if (offload_axis)
     fmt::print(
         "Offload: host memory per node = the offloaded state of a rank (master, m, v, staging;\n"
@@ -301,9 +325,10 @@ void print_table(const Deck& deck, const Machine& machine, const std::vector<Lar
 
 }  // namespace
 
-int plan_largest(const Deck& deck, const Machine& machine, const std::vector<int64_t>& devices,
-                 const std::vector<int64_t>& tps, const std::vector<int>& stages,
+int plan_largest(const std::vector<Deck>& decks, const Machine& machine,
+                 const std::vector<int64_t>& devices, const std::vector<int>& stages,
                  const std::string& format, bool offload_axis) {
+  const Deck& deck = decks.front();
   if (offload_axis && !machine.host)
     fail(
         "--offload: {} has no [host] table, so offload cannot be priced on this machine. "
@@ -311,7 +336,7 @@ int plan_largest(const Deck& deck, const Machine& machine, const std::vector<int
         "adamw_gparams_per_s (as in inputs/machines/dgx-h100.toml)",
         machine.source());
   const std::vector<LargestModel> cells =
-      plan_largest_models(deck, machine, devices, tps, stages, offload_axis);
+      plan_largest_models(decks, machine, devices, stages, offload_axis);
   if (format == "csv")
     print_csv(deck, machine, cells);
   else

@@ -6,6 +6,7 @@
 #include "core/stage_spec.hpp"
 #include "model/layout.hpp"
 #include "plan/offload_cost.hpp"
+#include "plan/plan_extensions.hpp"
 
 namespace zm {
 
@@ -39,7 +40,7 @@ LargestModel largest_model(const Deck& deck, const Machine& machine, int64_t dev
                            const LargestOption& option) {
   LargestModel cell;
   cell.devices = devices;
-  cell.tp = deck.parallel.tp;
+  for (const PlanAxis& axis : plan_axes()) cell.axes.push_back(axis.value(deck));
   cell.stage = stage;
   cell.option = option;
   const StageSpec& spec = stage_spec(stage);
@@ -52,7 +53,8 @@ LargestModel largest_model(const Deck& deck, const Machine& machine, int64_t dev
     cell.applies = false;
     return cell;
   }
-  if (devices % cell.tp != 0) {  // tp groups that cannot tile the devices: no such run
+  // Model-parallel groups that cannot tile the devices: no such run.
+  if (devices % model_parallel_size(deck) != 0) {
     cell.possible = false;
     return cell;
   }
@@ -78,12 +80,10 @@ LargestModel largest_model(const Deck& deck, const Machine& machine, int64_t dev
 
 }  // namespace
 
-std::vector<LargestModel> plan_largest_models(const Deck& deck, const Machine& machine,
+std::vector<LargestModel> plan_largest_models(const std::vector<Deck>& decks,
+                                              const Machine& machine,
                                               const std::vector<int64_t>& devices,
-                                              const std::vector<int64_t>& tps,
                                               const std::vector<int>& stages, bool offload_axis) {
-  std::vector<Deck> decks;
-  for (int64_t tp : tps) decks.push_back(with_tensor_parallel(deck, tp));
   const std::vector<LargestOption> options = largest_options(offload_axis);
   std::vector<LargestModel> cells;
   for (int64_t n : devices)
@@ -96,8 +96,8 @@ std::vector<LargestModel> plan_largest_models(const Deck& deck, const Machine& m
 
 std::vector<LargestModel> plan_largest_models(const Deck& deck, const Machine& machine,
                                               const std::vector<int64_t>& devices,
-                                              const std::vector<int>& stages) {
-  return plan_largest_models(deck, machine, devices, {deck.parallel.tp}, stages);
+                                              const std::vector<int>& stages, bool offload_axis) {
+  return plan_largest_models(std::vector<Deck>{deck}, machine, devices, stages, offload_axis);
 }
 
 double max_params_for_model_states(const Deck& deck, int stage, const ZeroMesh& mesh,

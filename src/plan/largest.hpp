@@ -1,13 +1,14 @@
 // `zeromini plan --largest`: the largest model of a deck's width that fits one device, for each
-// device count x tensor-parallel degree x stage x sharding {all, node, hpZ node} x
-// model.recompute {none, blocks}, and optionally x ZeRO-Offload {none, optimizer,
-// optimizer + parameters}.
+// device count x the values of the plan's axes (plan/plan_extensions.hpp) x stage x sharding
+// {all, node, hpZ node} x model.recompute {none, blocks}, and optionally x ZeRO-Offload {none,
+// optimizer, optimizer + parameters}.
 //
 // "Largest" is the deepest: the deck's width, heads, vocabulary, sequence length, batch and
 // precision are kept, and the layer count grows until the per-device memory of the same buffer
 // lists the run allocates (plan_memory) no longer fits the machine's device memory. The step time
-// is the planner's estimate at that depth (recomputed forward included). At tp > 1 the devices are
-// tp-rank groups times the data-parallel ranks, and the parameters are the whole model's.
+// is the planner's estimate at that depth (recomputed forward included). Where the model is cut
+// over model dimensions the devices are model-parallel groups times the data-parallel ranks, and
+// the parameters are the whole model's.
 #pragma once
 
 #include <cstdint>
@@ -49,14 +50,14 @@ std::vector<LargestOption> largest_options(bool offload_axis);
 
 struct LargestModel {
   int64_t devices = 1;
-  int64_t tp = 1;  // parallel.tp
+  std::vector<int64_t> axes;  // the deck's value of each plan axis (plan_axes())
   int stage = 0;
   LargestOption option;
   // False for hpZ below stage 3, offload of the optimizer at stage 0 and of the parameters below
   // stage 3 or with hpZ, which have no such option; nothing below is meaningful then.
   bool applies = true;
   // False when the shard groups cannot tile the devices (a node's ranks do not divide them) or
-  // tp does not divide the devices; nothing below is meaningful then.
+  // the model-parallel groups cannot; nothing below is meaningful then.
   bool possible = true;
   ZeroMesh mesh;
   int64_t layers = 0;  // the deepest that fits; 0: not even one block fits
@@ -67,18 +68,19 @@ struct LargestModel {
 // model.recompute and (unless AsDeck) zero.offload_optimizer and zero.offload_params.
 Deck with_option(const Deck& deck, const LargestOption& option);
 
-// Every devices x tp x stage x option, in that order (options as largest_options(offload_axis)
-// lists them); every tp must divide the heads, the MLP width and the padded vocabulary (else
-// fails). A cell that offloads needs the machine's [host] (else fails, naming the file).
-std::vector<LargestModel> plan_largest_models(const Deck& deck, const Machine& machine,
+// Every devices x deck x stage x option, in that order (options as largest_options(offload_axis)
+// lists them): `decks` are the deck at each point of the plan's axes. A cell that offloads needs
+// the machine's [host] (else fails, naming the file).
+std::vector<LargestModel> plan_largest_models(const std::vector<Deck>& decks,
+                                              const Machine& machine,
                                               const std::vector<int64_t>& devices,
-                                              const std::vector<int64_t>& tps,
                                               const std::vector<int>& stages,
                                               bool offload_axis = false);
-// The same at the deck's parallel.tp.
+// The same for the deck alone.
 std::vector<LargestModel> plan_largest_models(const Deck& deck, const Machine& machine,
                                               const std::vector<int64_t>& devices,
-                                              const std::vector<int>& stages);
+                                              const std::vector<int>& stages,
+                                              bool offload_axis = false);
 
 // The ZeRO paper's "maximum theoretical model size" (Table 2): the parameters Psi of the whole
 // model whose model states alone (parameters, gradients, optimizer state; no activations or

@@ -12,6 +12,8 @@
 
 #include "core/deck.hpp"
 #include "model/attention_kernels.hpp"
+#include "model/layout.hpp"
+#include "model/model_parallel.hpp"
 #include "zero/collective_strategy.hpp"
 
 namespace zm {
@@ -23,6 +25,9 @@ struct RunExtensions {
   // The attention kernels the model runs (model/attention_kernels.hpp), an object that lives as
   // long as the program; nullptr: the core's plain ones.
   const AttentionKernels* attention = nullptr;
+  // How the model is cut into slices along the model dimensions (model/model_parallel.hpp), an
+  // object that lives as long as the program; nullptr: the model is held whole.
+  const ModelParallelScheme* model_parallel = nullptr;
 };
 
 // Fills a module's part of `extensions` for a run of `deck` at `stage`.
@@ -34,5 +39,10 @@ RunExtensions run_extensions(const Deck& deck, int stage);
 
 // The attention kernels of a run: the extensions', or the core's plain ones.
 const AttentionKernels& attention_kernels(const RunExtensions& extensions);
+
+// The parameter layout each rank of a run of `deck` at `stage` holds: its slice of the model cut
+// by the run's scheme into the model dimensions' size (core/zero_mesh.hpp: model_parallel_size),
+// or the whole model.
+ParamLayout run_layout(const Deck& deck, int stage);
 
 }  // namespace zm

@@ -151,9 +151,8 @@ std::vector<BufferSpec> model_state_buffers(const Partition& partition, const Ze
   const MemCategory params_in = offload.params ? MemCategory::Host : MemCategory::Parameters;
   const MemCategory grads_in = offload.gradients ? MemCategory::Host : MemCategory::Gradients;
   const MemCategory optimizer_in = offload.optimizer ? MemCategory::Host : MemCategory::Optimizer;
-  std::vector<BufferSpec> specs = {
-      {"params", params_in, elements(placements.params), real_bytes},
-      {"grads", grads_in, elements(placements.grads), real_bytes}};
+  std::vector<BufferSpec> specs = {{"params", params_in, elements(placements.params), real_bytes},
+                                   {"grads", grads_in, elements(placements.grads), real_bytes}};
   // Mixed precision with gradient accumulation or an fp32 reduction: the gradients summed in fp32
   // beside the bf16 gradients, in their storage (ZeroEngineT::grad_sum_at).
   if (sums_gradients_in_fp32(options))
@@ -260,7 +259,7 @@ double ZeroEngineT<Real>::grad_sumsq_owned() const {
   for (int u = 0; u < partition_->num_units(); ++u) {
     const auto [begin, end] = owned_gradients(u);
     if (end <= begin) continue;
-    if (partition_->layout().tp() > 1) {
+    if (partition_->layout().slices() > 1) {
       total += sumsq_of_slices(u, begin, end);
       continue;
     }
@@ -274,16 +273,16 @@ double ZeroEngineT<Real>::grad_sumsq_owned() const {
   return copies > 1 ? total / copies : total;
 }
 
-// Under tensor parallelism: the tensors every tp rank holds whole (LayerNorms, wpe, the
-// row-parallel biases) count on tp rank 0 only, the slices on every rank.
+// Of a model held in slices: the tensors every rank of the model-parallel group holds whole count
+// on its first rank only, the slices on every rank.
 template <typename Real>
 double ZeroEngineT<Real>::sumsq_of_slices(int u, int64_t begin, int64_t end) const {
   const ParamLayout& layout = partition_->layout();
-  const bool counts_replicas = counts_tp_replicas(tp_rank());
+  const bool counts_replicas = counts_held_alike(slice_rank());
   double total = 0.0;
   for (const TensorSegment& seg : partition_->segments(u, begin, end)) {
     const TensorInfo& t = layout.tensors()[static_cast<size_t>(seg.tensor)];
-    if (replicated_over_tp(t) && !counts_replicas) continue;
+    if (held_whole(t) && !counts_replicas) continue;
     total += with_reduced_grads(u, seg.unit_offset, [&](const auto* grads) {
       return kernels::sum_of_squares(team_shape_, grads, seg.length);
     });
@@ -362,7 +361,7 @@ void ZeroEngineT<Real>::offloaded_optimizer_step(const OptimizerSettings& s) {
   const bool fetches = !offload().gradients;
   if (fetches) gradients_to_host(0);
   for (int u = 0; u < units; ++u) {
-    transfers_->wait();  // unit u's gradients are on the host
+    transfers_->wait();                                      // unit u's gradients are on the host
     if (fetches && u + 1 < units) gradients_to_host(u + 1);  // in flight during u's update
     update_on_host(u, s);
     update_to_device(u);
@@ -410,9 +409,9 @@ void ZeroEngineT<Real>::update_on_host(int u, const OptimizerSettings& s) {
             master, on_host ? grad_sum_at(u, e) : grad_stage_wide_.data() + in_piece,
             adam_m_at(u, e), adam_v_at(u, e), params, seg.length, hp);
       else
-        kernels::host_adamw_update_mixed(
-            master, on_host ? grad_at(u, e) : grad_stage_.data() + in_piece, adam_m_at(u, e),
-            adam_v_at(u, e), params, seg.length, hp);
+        kernels::host_adamw_update_mixed(master,
+                                         on_host ? grad_at(u, e) : grad_stage_.data() + in_piece,
+                                         adam_m_at(u, e), adam_v_at(u, e), params, seg.length, hp);
     } else
 #endif
     {

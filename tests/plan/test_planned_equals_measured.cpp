@@ -1,8 +1,7 @@
 // What `zeromini plan` predicts for a rank count is what a run at that rank count allocates and
 // sends, byte for byte, for every stage, in fp32 and (where the build has bf16) mixed precision,
 // also with the fp32 gradient reduction (train.reduce_precision), with and without hybrid sharding
-// (zero.shard_size: traffic within and across shard groups compared separately), and with tensor
-// parallelism (parallel.tp: the model's collectives along tp compared on their own), and with
+// (zero.shard_size: traffic within and across shard groups compared separately), and with
 // ZeRO++'s quantized weight gathers (zero.quantize_weights) beside hybrid sharding and hpZ, and
 // its quantized gradient exchanges (zero.quantize_grads) with and without error feedback. Every
 // case also compares the bytes that leave nodes (comm/cross_node.hpp): none on this host's one
@@ -12,108 +11,11 @@
 
 #include <cmath>
 
-#include "common/test_watchdog.hpp"
-#include "common/zero_test_util.hpp"
-#include "core/memory.hpp"
-#include "plan/planner.hpp"
-#include "plan/run_declarations.hpp"
-#include "plan/run_extensions.hpp"
-#include "train/throughput.hpp"
+#include "plan/planned_equals_measured.hpp"
 
 namespace {
 
-// The FLOPs the run's throughput report counts per rank are the planner's, and the bytes its
-// bus bandwidth divides are the planned traffic (all levels).
-void check_throughput_counts(const zm::Deck& deck, const zm::PlanPoint& plan, zm::Trainer& trainer,
-                             const std::vector<zm::StepRecord>& records, int ranks) {
-  zm::StageResult s;
-  s.ranks = ranks;
-  s.tokens_per_rank_per_step = trainer.tokens_per_rank_per_step();
-  s.steps = records;
-  s.mean_times.total = 1.0;  // any positive time: the counts do not depend on it
-  const zm::Throughput t = zm::measure_throughput(
-      s, deck.model, zm::attention_kernels(zm::run_extensions(deck, plan.stage)), {});
-  EXPECT_DOUBLE_EQ(t.model_flops_per_step / ranks, plan.model_flops_per_step);
-  EXPECT_DOUBLE_EQ(t.hardware_flops_per_step / ranks, plan.flops_per_step);
-  EXPECT_DOUBLE_EQ(t.tflops_per_device * 1e12, plan.model_flops_per_step);  // over 1 s
-  EXPECT_TRUE(std::isnan(t.mfu));                                           // no peak given
-  for (int op = 0; op < zm::kCommOps; ++op)
-    EXPECT_NEAR(t.bus_bytes[op], plan.bytes_per_step[op], 1e-12 * (1 + plan.bytes_per_step[op]))
-        << zm::comm_op_name(zm::CommOp(op));
-}
-
-// One deck: the plan against what a trainer allocates and sends in its steps.
-void check_planned_equals_measured(const zm::Deck& deck, int stage, zm::Communicator& comm) {
-  const zm::ZeroMesh mesh = zm::plan_zero_mesh(deck, stage, comm.size(), nullptr);
-  const zm::MemoryPlan planned = zm::plan_memory(deck, stage, mesh);  // priced as it runs
-  const zm::LevelTraffic planned_traffic = zm::plan_traffic(deck, stage, mesh);
-  const auto planned_cross = zm::plan_cross_node_traffic(deck, stage, mesh);
-
-  zm::MemoryLedger ledger;
-  const zm::MemoryFigures before = ledger.figures();
-  ledger.reset_peaks();
-  const auto trainer_owned =
-      zm::make_trainer(deck, stage, comm, zm::RunContext{nullptr, nullptr, &ledger});
-  zm::Trainer& trainer = *trainer_owned;
-  ASSERT_EQ(trainer.comms().mesh().group_ranks(), mesh.group_ranks());
-  ASSERT_EQ(trainer.comms().mesh().tp(), mesh.tp());
-  trainer.init_parameters();
-  std::vector<zm::StepRecord> records;
-  for (int64_t s = 0; s < deck.train.steps; ++s) records.push_back(trainer.step(s));
-
-  for (int c = 0; c < zm::kMemCategories; ++c) {
-    SCOPED_TRACE(zm::mem_category_name(zm::MemCategory(c)));
-    // Held now, and at the peak of the steps: nothing is allocated beyond the plan.
-    EXPECT_EQ(static_cast<double>(ledger.figures().current[c] - before.current[c]),
-              planned.bytes[c]);
-    EXPECT_EQ(static_cast<double>(ledger.figures().peak[c] - before.current[c]), planned.bytes[c]);
-  }
-  const auto& intra = planned_traffic[static_cast<size_t>(zm::CommLevel::IntraGroup)];
-  const auto& inter = planned_traffic[static_cast<size_t>(zm::CommLevel::InterGroup)];
-  const auto& along_tp = planned_traffic[static_cast<size_t>(zm::CommLevel::TensorParallel)];
-  double tp_total = 0;
-  for (double bytes : along_tp) tp_total += bytes;
-  if (mesh.tp() > 1)
-    EXPECT_GT(tp_total, 0.0);  // the model's all-reduces
-  else
-    EXPECT_EQ(tp_total, 0.0);
-  double inter_total = 0;
-  for (double bytes : inter) inter_total += bytes;
-  if (mesh.hybrid() && mesh.world() > 1)
-    EXPECT_GT(inter_total, 0.0);  // the replicas' all-reduce and the statistics
-  else
-    EXPECT_EQ(inter_total, 0.0);
-  double cross_total = 0;
-  for (double bytes : planned_cross) cross_total += bytes;
-  if (mesh.ranks_per_node > 0 && mesh.ranks_per_node < mesh.world())
-    EXPECT_GT(cross_total, 0.0);  // the step statistics over every rank, at least
-  else
-    EXPECT_EQ(cross_total, 0.0);
-  for (const auto& record : records)
-    for (int op = 0; op < zm::kCommOps; ++op) {
-      SCOPED_TRACE(zm::comm_op_name(zm::CommOp(op)));
-      const double measured_cross = record.comm_cross_node.ops[op].bytes;
-      EXPECT_NEAR(measured_cross, planned_cross[op], 1e-12 * (1 + planned_cross[op]));
-      const double measured_inter = record.comm_inter_group.ops[op].bytes;
-      const double measured_tp = record.comm_tensor_parallel.ops[op].bytes;
-      const double measured_intra = record.comm.ops[op].bytes - measured_inter - measured_tp;
-      EXPECT_NEAR(measured_intra, intra[op], 1e-12 * (1 + intra[op]));
-      EXPECT_NEAR(measured_inter, inter[op], 1e-12 * (1 + inter[op]));
-      EXPECT_NEAR(measured_tp, along_tp[op], 1e-12 * (1 + along_tp[op]));
-    }
-  // ZeRO-Offload's host-device copies, by direction: bytes and copies (none without offload).
-  const zm::PlannedTransfers planned_transfers = zm::run_transfers(deck, stage, mesh);
-  for (const auto& record : records)
-    for (int d = 0; d < zm::kTransferDirections; ++d) {
-      const auto direction = static_cast<zm::TransferDirection>(d);
-      SCOPED_TRACE(zm::transfer_direction_name(direction));
-      EXPECT_EQ(record.transfers[direction].bytes, planned_transfers.bytes[d]);
-      EXPECT_EQ(static_cast<int64_t>(record.transfers[direction].calls),
-                planned_transfers.calls[d]);
-    }
-  check_throughput_counts(deck, zm::plan_point(deck, stage, comm.size(), nullptr), trainer, records,
-                          comm.size());
-}
+using zm_test::check_planned_equals_measured;
 
 class PlannedEqualsMeasured : public ::testing::TestWithParam<int> {};
 
@@ -190,60 +92,25 @@ TEST_P(PlannedEqualsMeasuredOffload, MemoryTrafficAndTransfers) {
 
 INSTANTIATE_TEST_SUITE_P(Stages, PlannedEqualsMeasuredOffload, ::testing::Values(1, 2, 3));
 
-// Tensor parallelism: every tp that divides the ranks, in each precision, with gradient
-// accumulation and recomputation (which sums the recomputed blocks' outputs again), and at 4 ranks
-// with tp 2 x two shard groups of one data-parallel rank (hybrid sharding beside tp).
-TEST_P(PlannedEqualsMeasured, MemoryAndTrafficWithTensorParallelism) {
-  const int stage = GetParam();
-  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
-  const int N = comm->size();
-  std::vector<std::vector<std::string>> precisions = {{"train.precision=fp32"}};
-  if (ZEROMINI_HAVE_BF16) precisions.push_back({"train.precision=bf16"});
-  for (const int tp : {2, 4}) {
-    if (N % tp != 0) continue;
-    std::vector<std::string> shardings = {"zero.shard_size=0"};
-    if (N / tp >= 2) shardings.push_back("zero.shard_size=1");
-    for (const auto& sharding : shardings)
-      for (const auto& precision : precisions)
-        for (const int64_t grad_accum : {1, 2})
-          for (const char* recompute : {"none", "blocks"}) {
-            SCOPED_TRACE(
-                fmt::format("stage {}, {} ranks, tp {}, {}, grad_accum {}, {}, recompute {}", stage,
-                            N, tp, sharding, grad_accum, fmt::join(precision, " "), recompute));
-            std::vector<std::string> overrides = {"train.steps=2",
-                                                  fmt::format("parallel.tp={}", tp), sharding,
-                                                  "model.recompute=" + std::string(recompute)};
-            overrides.insert(overrides.end(), precision.begin(), precision.end());
-            check_planned_equals_measured(zm::testing::test_deck(stage, 3, grad_accum, overrides),
-                                          stage, *comm);
-          }
-  }
-}
-
-// The LM head in chunks (model.classifier_chunk): the logits buffer of one chunk, and under
-// tensor parallelism one statistics gather per chunk, the last one short (48 tokens in chunks of
-// 7), or one chunk of all the tokens; against the whole logits at once (0).
+// The LM head in chunks (model.classifier_chunk): the logits buffer of one chunk, the last one
+// short (48 tokens in chunks of 7), or one chunk of all the tokens; against the whole logits at
+// once (0).
 TEST_P(PlannedEqualsMeasured, MemoryAndTrafficWithClassifierChunks) {
   const int stage = GetParam();
   auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   const int N = comm->size();
-  for (const int tp : {1, 2}) {
-    if (N % tp != 0) continue;
-    for (const int64_t chunk : {0, 7, 1000}) {
-      SCOPED_TRACE(
-          fmt::format("stage {}, {} ranks, tp {}, classifier_chunk {}", stage, N, tp, chunk));
-      const std::vector<std::string> overrides = {"train.steps=2",
-                                                  fmt::format("parallel.tp={}", tp),
-                                                  fmt::format("model.classifier_chunk={}", chunk)};
-      check_planned_equals_measured(zm::testing::test_deck(stage, 3, 2, overrides), stage, *comm);
-    }
+  for (const int64_t chunk : {0, 7, 1000}) {
+    SCOPED_TRACE(fmt::format("stage {}, {} ranks, classifier_chunk {}", stage, N, chunk));
+    const std::vector<std::string> overrides = {"train.steps=2",
+                                                fmt::format("model.classifier_chunk={}", chunk)};
+    check_planned_equals_measured(zm::testing::test_deck(stage, 3, 2, overrides), stage, *comm);
   }
 }
 
 // qwZ (stage 3): the parameter gathers as packed int8 segments, with the default block and one
 // that cuts shards unevenly (7), alone, within shard groups of 2 and under hpZ with groups of 2
 // (under bf16 its gather of the updated sub-shards across the groups in int8 too, in two packed
-// buffers with overlap and one without), and beside tp 2.
+// buffers with overlap and one without).
 TEST(PlannedEqualsMeasuredQuantized, MemoryAndTrafficWithInt8WeightGathers) {
   auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   const int N = comm->size();
@@ -255,7 +122,6 @@ TEST(PlannedEqualsMeasuredQuantized, MemoryAndTrafficWithInt8WeightGathers) {
     shardings.push_back({"zero.secondary_shard_size=2"});
     shardings.push_back({"zero.secondary_shard_size=2", "zero.overlap=false"});
   }
-  if (N % 2 == 0) shardings.push_back({"parallel.tp=2"});
   for (const auto& sharding : shardings)
     for (const auto& precision : precisions)
       for (const int64_t grad_accum : {1, 2})
@@ -291,8 +157,7 @@ TEST(PlannedEqualsMeasuredQuantized, Int8GathersMoveAQuarterOfFp32) {
 }
 
 // qgZ (stages 1-3): the gradient exchanges as packed int8 / int4 segments within the group and
-// across the groups (shard groups of 2; hpZ groups of 2 at stage 3, beside int8 weight gathers;
-// beside tp 2),
+// across the groups (shard groups of 2; hpZ groups of 2 at stage 3, beside int8 weight gathers),
 // with and without error feedback (its residuals), with gradient accumulation, and a block that
 // cuts the shards unevenly.
 TEST(PlannedEqualsMeasuredQuantized, MemoryAndTrafficWithQuantizedGradients) {
@@ -307,7 +172,6 @@ TEST(PlannedEqualsMeasuredQuantized, MemoryAndTrafficWithQuantizedGradients) {
       if (stage == 3)
         shardings.push_back({"zero.secondary_shard_size=2", "zero.quantize_weights=int8"});
     }
-    if (N % 2 == 0) shardings.push_back({"parallel.tp=2"});
     for (const auto& sharding : shardings)
       for (const char* bits : {"int8", "int4"})
         for (const char* feedback : {"false", "true"})
@@ -375,8 +239,7 @@ TEST(PlannedEqualsMeasuredCrossNode, TwoNodesOfTwoRanks) {
       {"zero.quantize_grads=int8"},
       {"zero.quantize_grads=int4"},
       {"zero.quantize_grads=int8", "zero.error_feedback=true", "zero.quantize_block=10"},
-      {"zero.quantize_grads=int4", "zero.shard_size=2"},
-      {"parallel.tp=2"}};
+      {"zero.quantize_grads=int4", "zero.shard_size=2"}};
   for (int stage = 1; stage <= 3; ++stage)
     for (const auto& option : options)
       for (const auto& precision : precisions) {

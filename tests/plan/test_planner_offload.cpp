@@ -179,8 +179,8 @@ TEST(PlannerOffload, PricesTheRunsTransfers) {
       EXPECT_EQ(p.offload.staging_seconds > 0, std::string(params) == "host");
       // All of it added to the serial step; to the overlapped one what backward does not hide:
       // the gradient shard's copies at stages 2-3 (one micro-step, no fp32 sum) run beside it.
-      EXPECT_DOUBLE_EQ(p.step_seconds_serial, p.compute_seconds + p.pass_seconds +
-                                                  p.comm_seconds + p.offload.step_seconds());
+      EXPECT_DOUBLE_EQ(p.step_seconds_serial, p.compute_seconds + p.pass_seconds + p.comm_seconds +
+                                                  p.offload.step_seconds());
       const double backward = 4.0 / 6.0 * p.compute_seconds;
       EXPECT_EQ(p.offload.streaming_overlaps, stage >= 2 && p.offload.streaming_seconds > 0);
       EXPECT_EQ(p.offload.streaming_seconds > 0, stage >= 2);
@@ -244,8 +244,7 @@ TEST(PlannerOffload, MachineWithoutHostIsRefused) {
   // Where offload does not apply (stage 0), or without a machine, the plan goes on.
   EXPECT_NO_THROW(zm::plan_point(offload_deck(), 0, 8, &m));
   EXPECT_NO_THROW(zm::plan_point(offload_deck(), 2, 8, nullptr));
-  EXPECT_THROW(zm::plan_largest_models(deck_with(4, 256, 4, "bf16"), m, {8}, {1}, {2}, true),
-               zm::Error);
+  EXPECT_THROW(zm::plan_largest_models(deck_with(4, 256, 4, "bf16"), m, {8}, {2}, true), zm::Error);
 }
 
 // On a DGX-2 of 32 GB V100s, offloading the optimizer at stage 2 fits more layers than keeping it
@@ -255,7 +254,7 @@ TEST(PlannerOffload, LargestFitsMoreWithOffloadOnDgx2) {
   if (!fs::exists(path)) GTEST_SKIP() << "no machine file";
   const zm::Machine m = zm::load_machine(path);
   zm::Deck deck = deck_with(50, 4096, 32, "bf16");
-  const auto cells = zm::plan_largest_models(deck, m, {1, 16}, {1}, {2, 3}, true);
+  const auto cells = zm::plan_largest_models(deck, m, {1, 16}, {2, 3}, true);
   auto layers = [&](int64_t devices, int stage, zm::LargestOffload offload) {
     for (const zm::LargestModel& c : cells)
       if (c.devices == devices && c.stage == stage && c.option.offload == offload &&
