@@ -12,6 +12,7 @@
 #include "core/zero_mesh.hpp"
 #include "model/layout.hpp"
 #include "plan/machine.hpp"
+#include "plan/largest.hpp"
 #include "plan/plan_extensions.hpp"
 #include "plan/planner.hpp"
 #include "plan/run_extensions.hpp"
@@ -103,15 +104,6 @@ bool any_all_to_all(const std::vector<PlanPoint>& points) {
   });
 }
 
-// Whether the deck asks for ZeRO-Offload (whatever stages it applies at).
-bool deck_offloads(const Deck& deck) {
-  return deck.zero.offload_optimizer != "none" || deck.zero.offload_params != "none";
-}
-
-bool any_offload(const std::vector<PlanPoint>& points) {
-  return std::any_of(points.begin(), points.end(), [](const PlanPoint& p) { return p.offloads; });
-}
-
 // The fits column: "no" where device memory does not fit, "host" where it does but the node's
 // host memory does not.
 const char* fits_text(const PlanPoint& p) {
@@ -126,8 +118,6 @@ const char* fits_text(const PlanPoint& p) {
 void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoint>& points,
                bool have_machine) {
   const bool exchanged = any_all_to_all(points);
-  const bool offload_columns = deck_offloads(deck);
-  const ZeroConfig& zero = deck.zero;
   // The modules' columns shown for this deck, by where they go.
   auto module_columns = [&](PlanColumnsAt at) {
     std::vector<const PlanColumns*> out;
@@ -156,14 +146,10 @@ void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoin
   fmt::print(
       "{},compute_s,comm_s,step_overlapped_s,step_serial_s,fits,largest_layers,"
       "largest_params,shard_size,recompute,intra_group_bytes,inter_group_bytes{}{}{}{},"
-      "cross_node_bytes{}{}\n",
+      "cross_node_bytes{}\n",
       header, module_header(PlanColumnsAt::AfterLevels),
       have_machine ? ",model_flops_per_step,tflops_per_device,mfu_overlapped,mfu_serial" : "",
       exchanged ? ",all_to_all_bytes" : "", module_header(PlanColumnsAt::AfterAllToAll),
-      offload_columns ? ",offload_optimizer,offload_params,offloads,host_bytes_per_node,"
-                        "device_to_host_bytes,host_to_device_bytes,device_to_host_copies,"
-                        "host_to_device_copies,transfer_s,host_update_s,offload_s"
-                      : "",
       module_header(PlanColumnsAt::AtEnd));
   for (const PlanPoint& p : points) {
     std::string row = fmt::format("{},{},{},{},{},{}", deck.path, memory_model_name(precision),
@@ -184,19 +170,7 @@ void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoin
     const std::string all_to_all =
         exchanged ? fmt::format(",{:.0f}", p.bytes_per_step[static_cast<int>(CommOp::AllToAll)])
                   : "";
-    // Offload's columns: the copies whatever the machine, their seconds with one.
-    std::string offload;
-    if (offload_columns) {
-      const OffloadCost& o = p.offload;
-      offload = fmt::format(",{},{},{},{:.0f},{:.0f},{:.0f},{},{}", zero.offload_optimizer,
-                            zero.offload_params, p.offloads ? "yes" : "no", p.host_bytes_per_node,
-                            o.transfers.bytes[0], o.transfers.bytes[1], o.transfers.calls[0],
-                            o.transfers.calls[1]);
-      offload += have_machine ? fmt::format(",{:.6g},{:.6g},{:.6g}", o.transfer_seconds,
-                                            o.host_update_seconds, o.step_seconds())
-                              : ",,,";
-    }
-    fmt::print("{},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{:.0f},{:.0f}{}{}{}{},{}{}{}\n", row,
+    fmt::print("{},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{:.0f},{:.0f}{}{}{}{},{}{}\n", row,
                p.compute_seconds, p.comm_seconds, p.step_seconds_overlapped, p.step_seconds_serial,
                have_machine ? fits_text(p) : "", p.largest_layers, p.largest_params,
                p.mesh.group_ranks(), deck.model.recompute, p.bytes_at_level(CommLevel::IntraGroup),
@@ -204,7 +178,7 @@ void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoin
                predicted, all_to_all, module_row(PlanColumnsAt::AfterAllToAll, p),
                std::isfinite(p.cross_node_bytes()) ? fmt::format("{:.0f}", p.cross_node_bytes())
                                                    : std::string(),
-               offload, module_row(PlanColumnsAt::AtEnd, p));
+               module_row(PlanColumnsAt::AtEnd, p));
   }
 }
 
@@ -235,16 +209,6 @@ void print_heading(const Deck& deck, Precision precision, const PlanPoint& first
     fmt::print(
         "  hpZ: zero.secondary_shard_size set: at stage 3 the parameters are sharded within "
         "groups (groups x ranks per group), the optimizer state over all ranks\n");
-  if (deck_offloads(deck))
-    fmt::print(
-        "  ZeRO-Offload: zero.offload_optimizer = \"{}\", zero.offload_params = \"{}\": at "
-        "stages 1-3 the fp32 master, Adam m and v and AdamW on the host{} (memory column host: "
-        "per rank; host/node: x the ranks on a node); d2h / h2d: GB copied per step per rank "
-        "each way; stage 0 offloads nothing\n",
-        deck.zero.offload_optimizer, deck.zero.offload_params,
-        deck.zero.offload_params != "none"
-            ? ", and at stage 3 the parameter shard too, staged to the device before each gather"
-            : "");
   for (const PlanNote& note : plan_notes()) fmt::print("{}", note(deck));
   fmt::print(
       "\nPer rank, GB (1e9 bytes). Model states = parameters + gradients + optimizer; "
@@ -286,24 +250,27 @@ void print_table(const std::vector<PlanPoint>& points, const Machine* machine) {
                        "ranks", "stage",
                        [](int c) { return c < 0 ? "model-states" : kCategoryColumns[c].heading; },
                        "total", [&](CommOp op) { return traffic_headings[static_cast<int>(op)]; }));
-  // The modules' columns shown for these points.
-  std::vector<const PlanTableColumns*> module_columns;
-  for (const PlanTableColumns& c : plan_table_columns())
-    if (c.shown(points)) module_columns.push_back(&c);
+  // The modules' columns shown for these points, after the traffic by level or at the end.
+  auto module_columns = [&](PlanTableColumnsAt at) {
+    std::vector<const PlanTableColumns*> out;
+    for (const PlanTableColumns& c : plan_table_columns())
+      if (c.at == at && c.shown(points)) out.push_back(&c);
+    return out;
+  };
+  const auto after_levels = module_columns(PlanTableColumnsAt::AfterLevels);
+  const auto at_end = module_columns(PlanTableColumnsAt::AtEnd);
   // The passes' share of the step where a point has compressed collectives.
   const bool quantized = std::any_of(points.begin(), points.end(),
                                      [](const PlanPoint& p) { return p.pass_seconds > 0; });
   const bool exchanged = any_all_to_all(points);  // all-to-alls: a column of their own, last
-  const bool offloaded = any_offload(points);     // ZeRO-Offload: its columns after it
   if (hybrid) fmt::print(" | {:>9} {:>10} {:>10}", "groups", "intra-grp", "inter-grp");
-  for (const PlanTableColumns* c : module_columns) fmt::print("{}", c->heading);
+  for (const PlanTableColumns* c : after_levels) fmt::print("{}", c->heading(machine != nullptr));
   if (machine)
     fmt::print(" | {:>4} {:>10} {:>10} {:>14} | {:>8} {:>7} {:>7}", "fits", "step s ovl",
                "step s ser", "largest fits", "TFLOP/s", "MFU%ovl", "MFU%ser");
   if (machine && quantized) fmt::print(" | {:>10}", "quant s");
   if (exchanged) fmt::print(" | {:>10}", "alltoall");
-  if (offloaded) fmt::print(" | {:>10} {:>9} {:>9}", "host/node", "d2h", "h2d");
-  if (offloaded && machine) fmt::print(" {:>9} {:>9} {:>9}", "copy s", "hostopt s", "offload s");
+  for (const PlanTableColumns* c : at_end) fmt::print("{}", c->heading(machine != nullptr));
   fmt::print("\n");
   for (const PlanPoint& p : points) {
     fmt::print("{}",
@@ -316,7 +283,7 @@ void print_table(const std::vector<PlanPoint>& points, const Machine* machine) {
       fmt::print(
           " | {:>9} {:>10} {:>10}", fmt::format("{}x{}", p.mesh.groups(), p.mesh.group_ranks()),
           gb(p.bytes_at_level(CommLevel::IntraGroup)), gb(p.bytes_at_level(CommLevel::InterGroup)));
-    for (const PlanTableColumns* c : module_columns) fmt::print("{}", c->cells(p));
+    for (const PlanTableColumns* c : after_levels) fmt::print("{}", c->cells(p, machine != nullptr));
     if (machine)
       fmt::print(" | {:>4} {:>10.4g} {:>10.4g} {:>14}", fits_text(p), p.step_seconds_overlapped,
                  p.step_seconds_serial,
@@ -329,12 +296,7 @@ void print_table(const std::vector<PlanPoint>& points, const Machine* machine) {
     if (machine && quantized) fmt::print(" | {:>10.4g}", p.pass_seconds);
     if (exchanged)
       fmt::print(" | {:>10}", gb(p.bytes_per_step[static_cast<int>(CommOp::AllToAll)]));
-    if (offloaded)
-      fmt::print(" | {:>10} {:>9} {:>9}", gb(p.host_bytes_per_node),
-                 gb(p.offload.transfers.bytes[0]), gb(p.offload.transfers.bytes[1]));
-    if (offloaded && machine)
-      fmt::print(" {:>9.4g} {:>9.4g} {:>9.4g}", p.offload.transfer_seconds,
-                 p.offload.host_update_seconds, p.offload.step_seconds());
+    for (const PlanTableColumns* c : at_end) fmt::print("{}", c->cells(p, machine != nullptr));
     fmt::print("\n");
   }
 }
@@ -353,31 +315,6 @@ void print_cross_node(const std::vector<PlanPoint>& points) {
                std::isnan(bytes) ? std::string("n/a (a communicator spread unevenly over nodes)")
                                  : fmt::format("{} ({:.0f} bytes)", gb(bytes), bytes));
   }
-}
-
-// With offload somewhere: how its seconds are priced, from the machine's [host] figures.
-void print_offload_note(const std::vector<PlanPoint>& points, const Machine& machine) {
-  if (!any_offload(points) || !machine.host) return;
-  const HostSide& host = *machine.host;
-  fmt::print(
-      "Offload ({} host side): {:.1f} GiB host memory per node, {} at {:.4g} GB/s per device each "
-      "way{}, host AdamW {:.4g} G parameters/s per device with all {} devices of a node updating "
-      "(the node's rate is shared by the ranks on it). copy s: every copy of the step at that "
-      "rate; hostopt s: the rank's optimizer elements at its share of the host rate; offload s: "
-      "what offload adds to the step: at stages 2-3 with one shard group each micro-step's "
-      "gradient shard copied to the host as backward completes the unit (with one micro-step and "
-      "no fp32 sum unwaited, beside backward, else waited); after backward (else) the first "
-      "unit's gradients to the host, then per unit the longer of its host AdamW and the next "
-      "unit's copy; the update's copy back (waited), and with zero.offload_params each gather's "
-      "shard staged to the device first (waited). The serial step adds all of it, the "
-      "overlapped one what backward (its FLOPs' share of the compute) does not hide. fits: 'no' "
-      "where "
-      "device memory does not fit, 'host' where the node's host memory does not "
-      "(plan/offload_cost.hpp).\n",
-      machine.name, host.memory_per_node_bytes / (1024.0 * 1024 * 1024), host.link,
-      host.link_bandwidth / 1e9,
-      host.link_latency > 0 ? fmt::format(", {:.3g} us per copy", host.link_latency * 1e6) : "",
-      host.adamw_params_per_second / 1e9, machine.devices_per_node);
 }
 
 void print_machine_note(const Deck& deck, int stage, Precision precision, const Machine& machine) {
@@ -469,6 +406,18 @@ std::vector<PlanPoint> plan_points(const AxisPoints& axes, const std::vector<int
   return points;
 }
 
+// The one module axis --largest was asked for, or none.
+const LargestAxis* chosen_axis(const PlanOptions& options) {
+  const LargestAxis* chosen = nullptr;
+  for (size_t a = 0; a < options.axes.size(); ++a) {
+    if (!options.axes[a]) continue;
+    if (chosen) fail("{} and {}: --largest takes one axis at a time", chosen->flag,
+                     largest_axes()[a].flag);
+    chosen = &largest_axes()[a];
+  }
+  return chosen;
+}
+
 }  // namespace
 
 // --schedule: the collectives of one step for a block (unit 1; unit 0 in a model of one unit) at
@@ -505,15 +454,16 @@ int plan(const PlanOptions& options) {
   if (have_machine) machine = load_machine(options.machine);
   if (options.format != "table" && options.format != "csv")
     fail("--format {}: expected table or csv", options.format);
-  const AxisPoints axes = axis_points(deck, options.axes);
+  const AxisPoints axes = axis_points(deck, options.axis_values);
   if (options.largest) {
     if (!have_machine) fail("--largest: needs --machine FILE (the device memory to fit in)");
     return plan_largest(
         axes.decks, machine,
         options.ranks.empty() ? largest_default_ranks() : parse_counts("--ranks", options.ranks),
-        stages, options.format, options.offload);
+        stages, options.format, chosen_axis(options));
   }
-  if (options.offload) fail("--offload: only with --largest (else set zero.offload_optimizer)");
+  for (size_t a = 0; a < options.axes.size(); ++a)
+    if (options.axes[a]) fail("{}: only with --largest", largest_axes()[a].flag);
   std::vector<std::string> skipped;
   std::vector<Deck> decks;
   const std::vector<PlanPoint> points =
@@ -529,7 +479,8 @@ int plan(const PlanOptions& options) {
   print_table(points, have_machine ? &machine : nullptr);
   print_cross_node(points);
   if (have_machine) print_machine_note(deck, stages.front(), precision, machine);
-  if (have_machine) print_offload_note(points, machine);
+  for (const PlanFootnote& note : plan_footnotes())
+    fmt::print("{}", note(points, have_machine ? &machine : nullptr));
   if (options.schedule) print_schedules(decks, points);
   return 0;
 }

@@ -15,7 +15,6 @@
 #include "core/exit_codes.hpp"
 #include "core/log.hpp"
 #include "core/memory.hpp"
-#include "core/trace.hpp"
 #include "core/zero_mesh.hpp"
 #include "io/summary.hpp"
 #include "plan/machine.hpp"
@@ -143,9 +142,8 @@ int run(int& argc, char**& argv, const RunOptions& options) {
     log_root("{}\n", deck.resolved_toml());
     auto comm = make_communicator(deck.comm.backend, MPI_COMM_WORLD, runtime.watchdog());
     const double step_estimate = announce_estimate(deck, options, *comm, placement.node.nodes);
-    Tracer tracer;
     MemoryLedger ledger;
-    const RunContext context{&tracer, &runtime.watchdog(), &ledger, step_estimate};
+    const RunContext context{nullptr, &runtime.watchdog(), &ledger, step_estimate};
     const RunOutcome outcome = run_training(deck, *comm, context, true, peak);
     print_summary(deck, outcome.stages);
     if (runtime.rank() == 0) {

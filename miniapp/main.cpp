@@ -10,6 +10,7 @@
 #include "core/exit_codes.hpp"
 #include "core/modules.hpp"
 #include "core/stop_signal.hpp"
+#include "plan/largest.hpp"
 #include "plan/plan_extensions.hpp"
 #include "train/command_extensions.hpp"
 
@@ -23,10 +24,10 @@ CLI::App* add_plan(CLI::App& app, zm::cli::PlanOptions& options) {
                    "Rank counts, comma separated (e.g. 1,4,16); default 1, or 1,2,4,...,1024 "
                    "with --largest");
   // The modules' axes (plan/plan_extensions.hpp), e.g. a degree of model parallelism.
-  options.axes.resize(zm::plan_axes().size());
+  options.axis_values.resize(zm::plan_axes().size());
   std::string axes_names;
   for (size_t i = 0; i < zm::plan_axes().size(); ++i) {
-    plan->add_option(zm::plan_axes()[i].option, options.axes[i], zm::plan_axes()[i].help);
+    plan->add_option(zm::plan_axes()[i].option, options.axis_values[i], zm::plan_axes()[i].help);
     axes_names += " x " + zm::plan_axes()[i].name;
   }
   plan->add_option("--stage", options.stage, "ZeRO stage 0..3 or all")->capture_default_str();
@@ -44,11 +45,10 @@ CLI::App* add_plan(CLI::App& app, zm::cli::PlanOptions& options) {
                      axes_names +
                      " x stage x sharding {all, node, "
                      "hpZ node (stage 3)} x model.recompute {none, blocks} (needs --machine)");
-  plan->add_flag("--offload", options.offload,
-                 "With --largest: add an offload axis {none, optimizer (zero.offload_optimizer = "
-                 "host, stages 1-3), optimizer + params (zero.offload_params = host too, stage "
-                 "3)}, with each cell's device memory, host memory per node and step time (the "
-                 "machine file needs [host]); without it the deck's offload settings apply");
+  // The modules' axes of --largest (plan/largest.hpp).
+  options.axes.assign(zm::largest_axes().size(), 0);
+  for (size_t a = 0; a < zm::largest_axes().size(); ++a)
+    plan->add_flag(zm::largest_axes()[a].flag, options.axes[a], zm::largest_axes()[a].help);
   plan->add_flag("--schedule", options.schedule,
                  "Also print each point's step schedule for one block: the collectives the run "
                  "posts, with their strategy, group, counts and where they are posted and waited "

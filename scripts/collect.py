@@ -99,7 +99,8 @@ COLLECTIVES = ["all_reduce", "reduce_scatter", "all_gather", "broadcast", "barri
 # without them stay where they were.
 NEWER_COLLECTIVES = ["all_to_all"]
 PHASES = ["step", "forward", "backward", "comm_wait", "optimizer"]
-# Column <- key of the stage's "comm_exposure" in summary.json (src/io/summary.cpp).
+# Column <- key of the stage's "comm_exposure" in summary.json (the timeline module,
+# src/modules/timeline/exposure_figures.cpp).
 EXPOSURE = [("exposed_comm_s", "exposed_seconds"), ("comm_in_flight_s", "in_flight_seconds"),
             ("overlap_efficiency", "overlap_efficiency")]
 

@@ -28,6 +28,7 @@ traced step per stage); `hybrid` (memory, traffic vs plan); `tp` (against parall
 """
 
 import argparse
+import glob
 import os
 import sys
 
@@ -256,10 +257,21 @@ def plot_overlap(plt, rows, out):
     return save(plt, fig, out)
 
 
+def mode_script(mode):
+    """plot_<mode>.py: beside this script, or in the folder of the module it plots
+    (src/modules/<name>/plot_<mode>.py)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    if not os.path.exists(os.path.join(here, f"plot_{mode}.py")):
+        found = glob.glob(os.path.join(here, os.pardir, "src", "modules", "*", f"plot_{mode}.py"))
+        if found:
+            sys.path.insert(0, os.path.dirname(os.path.abspath(found[0])))
+    return __import__("plot_" + mode)
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] in (["timeline"], ["hybrid"], ["tp"], ["zeropp"]):  # plot_<mode>.py
-        return __import__("plot_" + argv[0]).main(argv[1:], pyplot)
+        return mode_script(argv[0]).main(argv[1:], pyplot)
     overlap = argv[:1] == ["overlap"]
     ap = argparse.ArgumentParser(prog="plot.py overlap" if overlap else None, description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)

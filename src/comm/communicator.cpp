@@ -1,5 +1,6 @@
 #include "comm/communicator.hpp"
 
+#include "comm/collective_observer.hpp"
 #include "comm/cross_node.hpp"
 
 #include "core/error.hpp"
@@ -95,9 +96,9 @@ const char* comm_purpose_name(CommPurpose purpose) {
 }
 
 CommRequest::CommRequest(Communicator* owner, CommOp op, std::unique_ptr<detail::PendingOp> pending,
-                         int64_t record)
-    : owner_(owner), op_(op), pending_(std::move(pending)), record_(record) {
-  if (owner_) epoch_ = owner_->epoch_;
+                         int64_t observed)
+    : owner_(owner), op_(op), pending_(std::move(pending)), observed_(observed) {
+  if (owner_) observation_ = owner_->observation_;
 }
 
 CommRequest::CommRequest(CommRequest&& other) noexcept {
@@ -110,8 +111,8 @@ CommRequest& CommRequest::operator=(CommRequest&& other) noexcept {
     owner_ = other.owner_;
     op_ = other.op_;
     pending_ = std::move(other.pending_);
-    record_ = other.record_;
-    epoch_ = other.epoch_;
+    observed_ = other.observed_;
+    observation_ = other.observation_;
   }
   return *this;
 }
@@ -120,36 +121,16 @@ CommRequest::~CommRequest() {
   if (pending_) wait();
 }
 
-// Completion as this rank saw it: on the device for stream-ordered backends, else now.
-void CommRequest::complete_record(const Stamp& wait_begin, bool waited) {
-  Communicator::Record* r = owner_->record(record_, epoch_);
-  if (!r || r->complete) return;
-  const bool on_device = pending_->stream_ordered();
-  r->completed = on_device ? pending_->device_completed : host_stamp();
-  if (waited) {
-    r->times.waited = true;
-    r->wait_begin = wait_begin;
-    r->wait_end = on_device ? owner_->clock_.compute_stamp() : r->completed;
-  }
-  r->complete = true;
-  r->pending = nullptr;
-}
-
 void CommRequest::wait(bool blocking) {
   if (!pending_) return;
-  const Communicator::Record* r = owner_->record(record_, epoch_);
-  const bool known_complete = r && r->complete;
-  // Where the host blocks, the wait begins now (at the post for a blocking collective); on a
-  // stream, when the compute stream reaches it. Unrecorded collectives take no stamps.
-  Stamp wait_begin;
-  if (r && pending_->stream_ordered())
-    wait_begin = owner_->clock_.compute_stamp();
-  else if (r)
-    wait_begin = blocking ? r->posted : host_stamp();
+  // Only a wait for an observed collective still in flight is told: one already seen complete
+  // cost the rank nothing.
+  const bool observed = owner_->in_flight(observed_, observation_);
+  if (observed) owner_->observer_->wait_begins(observed_, blocking);
   const double start = wall_seconds();
   pending_->wait();
   owner_->stats_[op_].seconds += wall_seconds() - start;
-  if (!known_complete) complete_record(wait_begin, true);
+  if (observed) owner_->observed_done(observed_, true);
   pending_.reset();
 }
 
@@ -159,55 +140,59 @@ bool CommRequest::test() {
   const bool done = pending_->test();
   owner_->stats_[op_].seconds += wall_seconds() - start;
   if (done) {
-    complete_record(Stamp{}, false);
+    if (owner_->in_flight(observed_, observation_)) owner_->observed_done(observed_, false);
     pending_.reset();
   }
   return done;
 }
 
-Communicator::Record* Communicator::record(int64_t index, uint64_t epoch) {
-  if (index < 0 || epoch != epoch_ || !recording_) return nullptr;
-  return &records_[static_cast<size_t>(index)];
+bool Communicator::in_flight(int64_t id, uint64_t observation) const {
+  if (id < 0 || observation != observation_ || !observer_) return false;
+  for (const InFlight& f : in_flight_)
+    if (f.id == id) return true;
+  return false;
+}
+
+void Communicator::observed_done(int64_t id, bool waited) {
+  for (size_t i = 0; i < in_flight_.size(); ++i) {
+    if (in_flight_[i].id != id) continue;
+    in_flight_.erase(in_flight_.begin() + static_cast<std::ptrdiff_t>(i));
+    break;
+  }
+  if (waited)
+    observer_->wait_ended(id);
+  else
+    observer_->completed(id);
 }
 
 void Communicator::progress() {
   do_progress();
-  for (Record& r : records_) {
-    if (r.complete || !r.pending || !r.pending->test()) continue;
-    r.completed = r.pending->stream_ordered() ? r.pending->device_completed : host_stamp();
-    r.complete = true;
-    r.pending = nullptr;
-  }
-}
-
-void Communicator::begin_step_records() {
-  clock_.begin_epoch();
-  records_.clear();
-  ++epoch_;
-  recording_ = true;
-}
-
-std::vector<CollectiveTimes> Communicator::end_step_records() {
-  std::vector<CollectiveTimes> out;
-  out.reserve(records_.size());
-  for (Record& r : records_) {
-    // A collective still in flight belongs to no step's figures (none is, in the stages' steps).
-    if (!r.complete) continue;
-    CollectiveTimes t = r.times;
-    t.posted = clock_.resolve(r.posted);
-    t.completed = clock_.resolve(r.completed);
-    if (t.waited) {
-      t.wait_begin = clock_.resolve(r.wait_begin);
-      t.wait_end = clock_.resolve(r.wait_end);
+  for (size_t i = 0; i < in_flight_.size();) {
+    if (!in_flight_[i].pending->test()) {
+      ++i;
+      continue;
     }
-    out.push_back(t);
+    const int64_t id = in_flight_[i].id;
+    in_flight_.erase(in_flight_.begin() + static_cast<std::ptrdiff_t>(i));
+    observer_->completed(id);
   }
-  records_.clear();
-  recording_ = false;
-  return out;
 }
 
-CommRequest Communicator::account(CommOp op, double whole_buffer_bytes, CommTag tag, Stamp before,
+void Communicator::observe(CollectiveObserver* observer) {
+  observer_ = observer;
+  ++observation_;
+  in_flight_.clear();
+}
+
+StreamMark Communicator::mark_stream(void* stream) {
+  return observer_ ? observer_->mark_stream(stream) : StreamMark{};
+}
+
+double Communicator::now_if_observed() const {
+  return observer_ ? wall_seconds() : 0.0;
+}
+
+CommRequest Communicator::account(CommOp op, double whole_buffer_bytes, CommTag tag, double before,
                                   std::unique_ptr<detail::PendingOp> pending) {
   CommOpStats& s = stats_[op];
   s.calls += 1;
@@ -219,27 +204,28 @@ CommRequest Communicator::account(CommOp op, double whole_buffer_bytes, CommTag 
     cross_node_stats_[op].bytes += leaving;
   }
   const int64_t id = next_id_++;
-  if (!recording_) return CommRequest(this, op, std::move(pending), -1);
-  Record r;
-  r.times.op = op;
-  r.times.tag = tag;
-  r.times.bytes = bytes;
-  r.times.id = id;
-  const bool on_device = pending && pending->stream_ordered();
-  r.posted = on_device ? pending->device_posted : before;
-  if (!pending) {  // complete when posted
-    r.completed = r.posted;
-    r.complete = true;
+  if (!observer_) return CommRequest(this, op, std::move(pending), -1);
+  PostedCollective posted;
+  posted.id = id;
+  posted.op = op;
+  posted.tag = tag;
+  posted.bytes = bytes;
+  posted.host_seconds = before;
+  posted.complete = !pending;
+  if (pending) {
+    posted.stream_ordered = pending->stream_ordered();
+    posted.began = pending->device_posted;
+    posted.ended = pending->device_completed;
+    in_flight_.push_back({id, pending.get()});
   }
-  r.pending = pending.get();
-  records_.push_back(r);
-  return CommRequest(this, op, std::move(pending), static_cast<int64_t>(records_.size()) - 1);
+  observer_->posted(posted);
+  return CommRequest(this, op, std::move(pending), posted.complete ? -1 : id);
 }
 
 CommRequest Communicator::iall_reduce_sum(void* data, size_t count, DType type, CommTag tag) {
   ZM_ASSERT(type != DType::U8, "all_reduce of raw bytes: they have no sum");
   const double bytes = static_cast<double>(count * dtype_size(type));
-  const Stamp before = host_stamp();
+  const double before = now_if_observed();
   return account(CommOp::AllReduce, bytes, tag, before, post_all_reduce(data, count, type));
 }
 
@@ -247,7 +233,7 @@ CommRequest Communicator::ireduce_scatter_sum(const void* send, void* recv, size
                                               DType type, CommTag tag) {
   ZM_ASSERT(type != DType::U8, "reduce_scatter of raw bytes: they have no sum");
   const double bytes = static_cast<double>(recv_count * dtype_size(type)) * size();
-  const Stamp before = host_stamp();
+  const double before = now_if_observed();
   return account(CommOp::ReduceScatter, bytes, tag, before,
                  post_reduce_scatter(send, recv, recv_count, type));
 }
@@ -255,14 +241,14 @@ CommRequest Communicator::ireduce_scatter_sum(const void* send, void* recv, size
 CommRequest Communicator::iall_gather(const void* send, void* recv, size_t send_count, DType type,
                                       CommTag tag) {
   const double bytes = static_cast<double>(send_count * dtype_size(type)) * size();
-  const Stamp before = host_stamp();
+  const double before = now_if_observed();
   return account(CommOp::AllGather, bytes, tag, before,
                  post_all_gather(send, recv, send_count, type));
 }
 
 CommRequest Communicator::ibroadcast(void* data, size_t count, DType type, int root) {
   const double bytes = static_cast<double>(count * dtype_size(type));
-  const Stamp before = host_stamp();
+  const double before = now_if_observed();
   return account(CommOp::Broadcast, bytes, {}, before, post_broadcast(data, count, type, root));
 }
 
@@ -275,27 +261,27 @@ CommRequest Communicator::iall_to_all(const void* send, void* recv, size_t block
           static_cast<const char*>(recv) + block_bytes * size() <= static_cast<const char*>(send),
       "all_to_all: send and recv overlap");
   const double bytes = static_cast<double>(block_bytes) * size();
-  const Stamp before = host_stamp();
+  const double before = now_if_observed();
   return account(CommOp::AllToAll, bytes, tag, before,
                  post_all_to_all(send, recv, block_count, type));
 }
 
 // Blocking: posted, waited for and completed in one interval.
 void Communicator::barrier() {
-  const Stamp begin = host_stamp();
   const double start = wall_seconds();
+  int64_t id = -1;
+  if (observer_) {
+    id = next_id_++;
+    PostedCollective posted;
+    posted.id = id;
+    posted.host_seconds = start;
+    observer_->posted(posted);
+    observer_->wait_begins(id, true);
+  }
   do_barrier();
   stats_[CommOp::Barrier].calls += 1;
   stats_[CommOp::Barrier].seconds += wall_seconds() - start;
-  if (!recording_) return;
-  Record r;
-  r.times.op = CommOp::Barrier;
-  r.times.id = next_id_++;
-  r.times.waited = true;
-  r.posted = r.wait_begin = begin;
-  r.completed = r.wait_end = host_stamp();
-  r.complete = true;
-  records_.push_back(r);
+  if (observer_) observer_->wait_ended(id);
 }
 
 }  // namespace zm

@@ -19,11 +19,11 @@
 #include <mpi.h>
 
 #include "core/compat.hpp"
-#include "core/trace_clock.hpp"
 
 namespace zm {
 
 class Watchdog;
+class CollectiveObserver;  // comm/collective_observer.hpp
 
 // AllToAll comes last so that the indices of the older kinds (results files, plots) stay put.
 enum class CommOp : int {
@@ -76,7 +76,7 @@ struct NodeSpan {
   int per_node = 1;  // its ranks on each of them (k); 0: not the same on every node
 };
 
-// Why a collective runs, for the timeline.
+// Why a collective runs (for those who observe collectives, comm/collective_observer.hpp).
 // ModelParallel: the model's own collectives along a model-parallel dimension (its activations'
 // sums and gathers).
 enum class CommPurpose : int { Other = 0, GradReduce, ParamGather, Stats, ModelParallel };
@@ -101,6 +101,12 @@ struct CommStats {
   CommOpStats total() const;
 };
 
+// A point of a device stream's work that a communicator's observer marked
+// (CollectiveObserver::mark_stream), e.g. with a device event; opaque to the communicator.
+struct StreamMark {
+  int64_t id = -1;  // -1: none
+};
+
 namespace detail {
 // A backend's in-flight operation.
 class PendingOp {
@@ -111,26 +117,13 @@ class PendingOp {
   // Blocks until complete. For stream-ordered backends (NCCL) "complete" means that work
   // enqueued afterwards on the default execution space will see the result.
   virtual void wait() = 0;
-  // Stream-ordered backends stamp the operation on the device (its start and completion on the
-  // communication stream); a wait then blocks the compute stream, not the host.
+  // Stream-ordered backends run the operation on a device stream, where the communicator's
+  // observer marks its start and its completion (Communicator::mark_stream); a wait then blocks
+  // the compute stream, not the host.
   virtual bool stream_ordered() const { return false; }
-  Stamp device_posted, device_completed;
+  StreamMark device_posted, device_completed;
 };
 }  // namespace detail
-
-// One collective of the current step as it ran on this rank: posted, completed, and the
-// interval the rank blocked on it (`waited`: it was not complete when waited for). Times in
-// seconds on this rank's clock; on GPUs, in stream order.
-struct CollectiveTimes {
-  CommOp op = CommOp::Barrier;
-  CommTag tag;
-  double bytes = 0.0;  // ring bytes sent by this rank
-  int64_t id = 0;      // the collective's number on this rank
-  double posted = 0.0, completed = 0.0;
-  bool waited = false;
-  double wait_begin = 0.0, wait_end = 0.0;
-  bool inter_group = false;  // across shard groups (comm/mesh_comms.hpp)
-};
 
 class Communicator;
 
@@ -138,8 +131,9 @@ class Communicator;
 class CommRequest {
  public:
   CommRequest() = default;
+  // `observed`: the collective's id when the communicator's observer follows it, else -1.
   CommRequest(Communicator* owner, CommOp op, std::unique_ptr<detail::PendingOp> pending,
-              int64_t record);
+              int64_t observed);
   CommRequest(CommRequest&&) noexcept;
   CommRequest& operator=(CommRequest&&) noexcept;
   CommRequest(const CommRequest&) = delete;
@@ -154,13 +148,11 @@ class CommRequest {
   bool pending() const { return pending_ != nullptr; }
 
  private:
-  void complete_record(const Stamp& wait_begin, bool waited);
-
   Communicator* owner_ = nullptr;
   CommOp op_ = CommOp::Barrier;
   std::unique_ptr<detail::PendingOp> pending_;
-  int64_t record_ = -1;  // the step record of this collective (Communicator::records_), or -1
-  uint64_t epoch_ = 0;   // the records' epoch it belongs to
+  int64_t observed_ = -1;     // its id, when the observer follows it; -1 otherwise
+  uint64_t observation_ = 0;  // the observation (Communicator::observe) it belongs to
 };
 
 class Communicator {
@@ -239,15 +231,13 @@ class Communicator {
 
   // Lets in-flight operations advance. MPI libraries progress non-blocking collectives only
   // inside MPI calls, so the engine calls this between kernels to overlap communication. It
-  // also notes when the step's collectives complete (exposure accounting).
+  // also tells the observer of the observed collectives it sees complete.
   void progress();
 
-  // The step's collectives are recorded from begin_step_records() (which also starts a new
-  // epoch of this communicator's time stamps, and of no other's) to end_step_records(), which
-  // returns them once complete. Collectives outside a step (checkpoints, set-up) are not
-  // recorded.
-  void begin_step_records();
-  std::vector<CollectiveTimes> end_step_records();
+  // From now on `observer` is told of every collective this communicator posts, waits for and
+  // sees complete (comm/collective_observer.hpp); nullptr: nobody, from now on. Collectives
+  // posted before stay unobserved. The observer must outlive the observation.
+  void observe(CollectiveObserver* observer);
 
   // The watchdog: a wait that lasts longer than this ends the job with a message naming the
   // operation and the ranks that have not reached it (comm.timeout_s). Collective the first time
@@ -283,35 +273,33 @@ class Communicator {
   virtual void do_barrier() = 0;
   // The backend's part of progress().
   virtual void do_progress() {}
-  // Whether the collective being posted will be recorded (between begin_step_records and
-  // end_step_records): only then are its device stamps (PendingOp) read.
-  bool recording() const { return recording_; }
-  // This communicator's clock, which stream-ordered backends stamp their collectives on: its
-  // epochs are this communicator's steps, so another communicator's step never cuts its stamps.
-  StampClock& stamp_clock() { return clock_; }
+  // Stream-ordered backends mark their stream where a collective begins and where it ends
+  // (PendingOp::device_posted, device_completed): the observer's mark, none when unobserved.
+  StreamMark mark_stream(void* stream);
 
  private:
   friend class CommRequest;
-  // A recorded collective, in flight or done. Stamps stay unresolved until the step ends.
-  struct Record {
-    CollectiveTimes times;
-    Stamp posted, completed, wait_begin, wait_end;
-    bool complete = false;
-    detail::PendingOp* pending = nullptr;  // owned by the request, while in flight
+  // An observed collective in flight: its id and its operation (owned by its request).
+  struct InFlight {
+    int64_t id;
+    detail::PendingOp* pending;
   };
-  // `before`: the host stamp taken before the backend posted the operation.
-  CommRequest account(CommOp op, double whole_buffer_bytes, CommTag tag, Stamp before,
+  // `before`: the host clock before the backend posted the operation (when observed).
+  CommRequest account(CommOp op, double whole_buffer_bytes, CommTag tag, double before,
                       std::unique_ptr<detail::PendingOp> pending);
-  Record* record(int64_t index, uint64_t epoch);
+  double now_if_observed() const;
+  // Whether collective `id` of observation `observation` is observed and still in flight; ends
+  // that when `done`: the observer is told (wait_ended after a wait, else completed).
+  bool in_flight(int64_t id, uint64_t observation) const;
+  void observed_done(int64_t id, bool waited);
   Watchdog& watchdog_;
   CommStats stats_;
   CommStats cross_node_stats_;  // bytes only, with the calls that sent any
   NodeSpan node_span_;
-  bool recording_ = false;
-  uint64_t epoch_ = 0;
-  StampClock clock_;
+  CollectiveObserver* observer_ = nullptr;
+  uint64_t observation_ = 0;  // counts observe() calls
   int64_t next_id_ = 0;
-  std::vector<Record> records_;
+  std::vector<InFlight> in_flight_;  // the observed collectives not yet seen complete
 };
 
 // backend: "mpi", "nccl" or "auto" (nccl in builds that have it, mpi otherwise). The

@@ -117,26 +117,6 @@ void MeshComms::progress() {
   for (const Member& m : members_) m.comm->progress();
 }
 
-void MeshComms::begin_step_records() {
-  for (const Member& m : members_) m.comm->begin_step_records();
-}
-
-std::vector<CollectiveTimes> MeshComms::end_step_records() {
-  std::vector<CollectiveTimes> all;
-  for (const Member& m : members_)
-    for (CollectiveTimes& c : m.comm->end_step_records()) {
-      c.inter_group = m.level == CommLevel::InterGroup;
-      all.push_back(c);
-    }
-  if (members_.size() > 1) {
-    std::stable_sort(
-        all.begin(), all.end(),
-        [](const CollectiveTimes& a, const CollectiveTimes& b) { return a.posted < b.posted; });
-    for (size_t i = 0; i < all.size(); ++i) all[i].id = static_cast<int64_t>(i);
-  }
-  return all;
-}
-
 namespace {
 void add_into(CommStats& total, const CommStats& part) {
   for (int op = 0; op < kCommOps; ++op) {

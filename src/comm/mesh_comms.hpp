@@ -72,12 +72,9 @@ class MeshComms {
   };
   const std::vector<Member>& members() const { return members_; }
 
-  // Over every member: the watchdog's limit, progress, and a step's records (merged in the
-  // order of posting and numbered again, so that ids stay unique on this rank).
+  // Over every member: the watchdog's limit, progress.
   void set_timeout(double seconds);
   void progress();
-  void begin_step_records();
-  std::vector<CollectiveTimes> end_step_records();
 
   // The members' statistics summed, in total and for one level.
   CommStats stats() const;

@@ -14,8 +14,8 @@ Phase::Phase(const RunContext& context, PhaseSpec spec)
   region_ = Kokkos::Profiling::profileLibraryLoaded();
   if (region_) Kokkos::Profiling::pushRegion("zeromini::" + spec_.region);
   if (watchdog && !spec_.wait.empty()) watchdog->enter(spec_.wait, kLocalRegion, spec_.wait_kind);
-  traced_ = spec_.trace && context_.tracer && context_.tracer->active();
-  if (traced_) begin_ = context_.tracer->stamp();
+  spanned_ = spec_.reports_span && context_.spans && context_.spans->observing();
+  if (spanned_) begin_ = context_.spans->mark();
   if (spec_.seconds) {
     Kokkos::fence();
     started_ = wall_seconds();
@@ -27,10 +27,9 @@ Phase::~Phase() {
     Kokkos::fence();
     *spec_.seconds += wall_seconds() - started_;
   }
-  if (traced_)
-    context_.tracer->add(spec_.trace_kind,
-                         spec_.trace_event.empty() ? spec_.region : spec_.trace_event, begin_,
-                         context_.tracer->stamp(), spec_.trace_unit);
+  if (spanned_)
+    context_.spans->span(spec_.span_kind, spec_.span_name.empty() ? spec_.region : spec_.span_name,
+                         spec_.span_unit, begin_, context_.spans->mark());
   Watchdog* watchdog = context_.watchdog;
   if (watchdog && !spec_.wait.empty()) watchdog->leave();
   if (region_) Kokkos::Profiling::popRegion();

@@ -3,20 +3,21 @@
 //   - a Kokkos Tools region "zeromini::<region>", always (a tool connector such as
 //     space-time-stack or NVTX shows zeromini's structure; the cost is a pointer check when no
 //     tool is loaded);
-//   - a trace span of output.trace (traced()), recorded while the tracer is in a traced step;
+//   - a span (span()), told to the run's span observer (core/spans.hpp) while it observes;
 //   - the watchdog: the run's phase named in its messages (watched()), restored when the scope
 //     ends, and a deadline (deadline()): a wait longer than comm.timeout_s ends the job;
 //   - a timer (timed()): the seconds from start to end, device work included (fences at both
 //     ends), added to a total.
 // What a Phase does is declared by its PhaseSpec, e.g.
 //   Phase phase(context, PhaseSpec("forward").timed(record.times.forward));
-//   Phase phase(context, PhaseSpec("checkpoint").traced(TraceKind::Io)
+//   Phase phase(context, PhaseSpec("checkpoint").span(SpanKind::Io)
 //                            .watched("checkpoint write after step 12"));
 //
 // The comm and io layers keep the narrower BlockingRegion (comm/watchdog.hpp) for their blocking
 // calls: a wait inside a collective or a file operation is a leaf of a phase, with a deadline and
-// a collective number but nothing to time or trace of its own (collectives are traced by their
-// own records, comm/exposure), and those layers are called where no RunContext reaches.
+// a collective number but nothing to time or report as a span of its own (collectives are told
+// to their communicator's observer, comm/collective_observer.hpp), and those layers are called
+// where no RunContext reaches.
 #pragma once
 
 #include <cstdint>
@@ -24,19 +25,19 @@
 
 #include "comm/run_context.hpp"
 #include "comm/watchdog.hpp"
-#include "core/trace.hpp"
+#include "core/spans.hpp"
 
 namespace zm {
 
 struct PhaseSpec {
   explicit PhaseSpec(std::string region_name) : region(std::move(region_name)) {}
 
-  // A trace span of `kind` named `event` (the region's name when empty), for unit `unit`.
-  PhaseSpec& traced(TraceKind kind, int32_t unit = -1, std::string event = "") {
-    trace = true;
-    trace_kind = kind;
-    trace_unit = unit;
-    trace_event = std::move(event);
+  // A span of `kind` named `name` (the region's name when empty), for unit `unit`.
+  PhaseSpec& span(SpanKind kind, int32_t unit = -1, std::string name = "") {
+    reports_span = true;
+    span_kind = kind;
+    span_unit = unit;
+    span_name = std::move(name);
     return *this;
   }
   // The run's phase as the watchdog's messages name it ("checkpoint write after step 12").
@@ -57,10 +58,10 @@ struct PhaseSpec {
   }
 
   std::string region;
-  bool trace = false;
-  TraceKind trace_kind = TraceKind::Compute;
-  int32_t trace_unit = -1;
-  std::string trace_event;
+  bool reports_span = false;
+  SpanKind span_kind = SpanKind::Compute;
+  int32_t span_unit = -1;
+  std::string span_name;
   std::string watch;
   std::string wait;
   WaitKind wait_kind = WaitKind::Blocking;
@@ -77,9 +78,9 @@ class Phase {
  private:
   RunContext context_;
   PhaseSpec spec_;
-  bool traced_ = false;
+  bool spanned_ = false;
   bool region_ = false;
-  Stamp begin_;
+  SpanMark begin_;
   double started_ = 0.0;
   std::string previous_watch_;
 };

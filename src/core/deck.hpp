@@ -90,11 +90,6 @@ struct ZeroConfig {
   int64_t ranks_per_node = 0;  // what "node" means; 0 = the MPI shared-memory split
   // hpZ (stage 3): parameters sharded within groups of this size, the rest over all ranks.
   int64_t secondary_shard_size = 0;  // 0 = off; kShardSizeNode = the ranks of a node
-  // ZeRO-Offload (stages 1-3): the fp32 master weights, Adam m and v and the AdamW update on the
-  // host; and (stage 3, with it) the rank's parameter shard, staged to the device per gather.
-  // Which stages apply them: core/offload.hpp.
-  std::string offload_optimizer = "none";  // "none" | "host"
-  std::string offload_params = "none";     // "none" | "host"
 };
 
 struct CommConfig {
@@ -113,14 +108,12 @@ struct DataConfig {
 
 struct OutputConfig {
   std::string dir = "zeromini-out";
-  int64_t checkpoint_every = 0;     // steps between checkpoints; 0 = none
-  int64_t keep = 2;                 // checkpoints kept on disk
-  int64_t log_every = 1;            // steps between progress lines
-  double long_run_s = 3600;         // estimated run time above which run warns first; 0: never
-  int64_t results_every = 10;       // steps between rewrites of results.h5
-  bool overwrite = false;           // a fresh run may replace another run's checkpoints in dir
-  bool trace = false;               // write trace.json, the timeline of the trace_steps
-  std::string trace_steps = "2-3";  // 1-based steps and ranges, e.g. "2-3,10"
+  int64_t checkpoint_every = 0;  // steps between checkpoints; 0 = none
+  int64_t keep = 2;              // checkpoints kept on disk
+  int64_t log_every = 1;         // steps between progress lines
+  double long_run_s = 3600;      // estimated run time above which run warns first; 0: never
+  int64_t results_every = 10;    // steps between rewrites of results.h5
+  bool overwrite = false;        // a fresh run may replace another run's checkpoints in dir
 };
 
 // Steps first..last (1-based, inclusive).
@@ -148,7 +141,7 @@ struct Deck {
   // The keys of the modules (core/modules.hpp) that were set, by full name ("section.key").
   std::map<std::string, ModuleValue> module_values;
 
-  // The value of module key `full_name` ("zero.offload_optimizer"), its default when unset. T is
+  // The value of module key `full_name` ("section.key"), its default when unset. T is
   // the key's type: int64_t, double, bool or std::string (a key not registered, or another type,
   // is a programming error).
   template <typename T>

@@ -35,6 +35,10 @@ KeySpec module_key(const std::string& module, std::string section, std::string k
       case Kind::Boolean:
         d.module_values[full] = v.boolean;
         return;
+      case Kind::Steps:
+        d.module_values[full] =
+            v.type == RawValue::Type::Integer ? std::to_string(v.integer) : v.text;
+        return;
       default:
         d.module_values[full] = v.text;
         return;
@@ -98,6 +102,12 @@ KeySpec boolean(const std::string& module, std::string section, std::string key,
                 std::string doc) {
   return module_key(module, std::move(section), std::move(key), Kind::Boolean, default_value,
                     std::move(doc));
+}
+
+KeySpec steps(const std::string& module, std::string section, std::string key,
+              std::string default_value, std::string doc) {
+  return module_key(module, std::move(section), std::move(key), Kind::Steps,
+                    std::move(default_value), std::move(doc));
 }
 
 }  // namespace deck_keys

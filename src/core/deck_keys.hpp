@@ -30,6 +30,10 @@ KeySpec number(const std::string& module, std::string section, std::string key,
                std::string doc);
 KeySpec boolean(const std::string& module, std::string section, std::string key, bool default_value,
                 std::string doc);
+// A list of steps (1-based) and ranges, e.g. 3 or "2-3,10" (parse_step_ranges, core/deck.hpp);
+// read as a string.
+KeySpec steps(const std::string& module, std::string section, std::string key,
+              std::string default_value, std::string doc);
 }  // namespace deck_keys
 
 // The value of a module key as a string (its TOML text without quotes for strings), or

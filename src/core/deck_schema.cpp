@@ -226,17 +226,6 @@ void add_zero_keys(std::vector<KeySpec>& s) {
       "stage 3 (ZeRO++ hpZ): a secondary copy of the parameters sharded within groups of this many "
       "ranks (\"node\": a node), so that gathers stay in the group; optimizer state and "
       "gradients stay sharded over all ranks; 0 = off"));
-  s.push_back(make_string(
-      "zero", "offload_optimizer", &Deck::zero, &ZeroConfig::offload_optimizer, {"none", "host"},
-      "stages 1-3 (ZeRO-Offload): \"host\" keeps the fp32 master weights and Adam m and v of the "
-      "rank's shard in host memory (pinned in CUDA builds) and runs AdamW there: the reduced "
-      "gradient shard goes to the host, the updated parameters come back; \"none\" keeps them "
-      "on the device"));
-  s.push_back(make_string(
-      "zero", "offload_params", &Deck::zero, &ZeroConfig::offload_params, {"none", "host"},
-      "stage 3, with zero.offload_optimizer = \"host\" (ZeRO-3 offload): \"host\" keeps the "
-      "rank's parameter shard in host memory, where AdamW updates it, and stages it to the "
-      "device for each gather of its unit; \"none\" keeps it on the device"));
   s.push_back(make_int("zero", "ranks_per_node", &Deck::zero, &ZeroConfig::ranks_per_node, 0, 1e6,
                        "ranks per node for \"node\" shard sizes and the cross-node byte counts; "
                        "0 = the MPI shared-memory split (set it to treat groups of ranks as "
@@ -275,16 +264,6 @@ void add_data_and_output_keys(std::vector<KeySpec>& s) {
   s.push_back(make_bool("output", "overwrite", &Deck::output, &OutputConfig::overwrite,
                         "a fresh run (no train.resume) may replace the checkpoints of another run "
                         "in output.dir; otherwise it is refused"));
-  s.push_back(make_bool("output", "trace", &Deck::output, &OutputConfig::trace,
-                        "write trace.json (Chrome trace-event format: Perfetto, chrome://tracing), "
-                        "the timeline of output.trace_steps on every rank"));
-  KeySpec steps = spec("output", "trace_steps", Kind::Steps,
-                       "the steps output.trace records (1-based), e.g. 3 or \"2-3,10\"");
-  steps.set = [](Deck& d, const RawValue& v) {
-    d.output.trace_steps = v.type == RawValue::Type::Integer ? std::to_string(v.integer) : v.text;
-  };
-  steps.get = [](const Deck& d) { return toml_quote(d.output.trace_steps); };
-  s.push_back(steps);
 }
 
 // Every core key, in the order `zeromini schema` lists them.

@@ -7,7 +7,8 @@
 
 #include "core/compat.hpp"
 #include "core/error.hpp"
-#include "core/trace.hpp"
+#include "core/spans.hpp"
+#include "core/timer.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cuda_runtime.h>
@@ -77,8 +78,8 @@ struct HostTransfers::Stream {
 #endif
 };
 
-HostTransfers::HostTransfers(Tracer* tracer)
-    : stream_(std::make_unique<Stream>()), tracer_(tracer) {}
+HostTransfers::HostTransfers(SpanObserver* spans)
+    : stream_(std::make_unique<Stream>()), spans_(spans) {}
 
 HostTransfers::~HostTransfers() = default;
 
@@ -88,7 +89,7 @@ void HostTransfers::copy(TransferDirection direction, void* dst, const void* src
   if (queued_count_ == static_cast<int>(queued_.size())) wait();
   const double begin = seconds_now();
   queued_[static_cast<size_t>(queued_count_++)] = {direction, static_cast<double>(bytes), unit,
-                                                   host_stamp()};
+                                                   wall_seconds()};
 #if defined(KOKKOS_ENABLE_CUDA)
   // After what the compute stream has queued (the gradients' last writes, which wait for the
   // collectives that made them; the last reads of a slot): the copy stream waits for it on the
@@ -119,15 +120,16 @@ void HostTransfers::wait() {
   // The time is shared among the queued copies by their bytes.
   double queued_bytes = 0.0;
   for (int i = 0; i < queued_count_; ++i) queued_bytes += queued_[static_cast<size_t>(i)].bytes;
-  const Stamp done = host_stamp();
+  const double done = wall_seconds();
   for (int i = 0; i < queued_count_; ++i) {
     const Queued& q = queued_[static_cast<size_t>(i)];
     stats_[q.direction].seconds += waited * q.bytes / queued_bytes;
-    if (tracer_ && tracer_->active())
-      tracer_->add(TraceKind::Transfer,
-                   fmt::format("{} {:.0f} B",
-                               q.direction == TransferDirection::ToHost ? "d2h" : "h2d", q.bytes),
-                   q.issued, done, q.unit);
+    if (spans_ && spans_->observing())
+      spans_->host_span(
+          SpanKind::Transfer,
+          fmt::format("{} {:.0f} B", q.direction == TransferDirection::ToHost ? "d2h" : "h2d",
+                      q.bytes),
+          q.unit, q.issued, done);
   }
   queued_count_ = 0;
   issue_seconds_ = 0.0;

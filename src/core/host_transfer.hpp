@@ -1,6 +1,7 @@
-// Copies between device memory and host memory (ZeRO-Offload: the reduced gradient shard to the
-// host, the updated parameters and the staged parameter shard back), counted per direction as
-// the collectives are per kind, and shown on the trace's transfer track.
+// Copies between device memory and host memory (model state kept in host memory: the reduced
+// gradient shard to the host, the updated parameters and the staged parameter shard back),
+// counted per direction as the collectives are per kind, and reported as spans (core/spans.hpp)
+// to whoever observes them.
 //
 // In CUDA builds the copies run on a stream of their own, ordered after the work queued on the
 // compute stream (by an event the copy stream waits for on the device), so that a copy in flight
@@ -16,15 +17,13 @@
 #include <cstdint>
 #include <memory>
 
-#include "core/trace_clock.hpp"
-
 namespace zm {
 
-class Tracer;
+class SpanObserver;
 
 enum class TransferDirection : int { ToHost = 0, ToDevice, Count };
 constexpr int kTransferDirections = static_cast<int>(TransferDirection::Count);
-// "device_to_host" | "host_to_device": the names in results.h5, summary.json and the trace.
+// "device_to_host" | "host_to_device": the names in results.h5 and summary.json.
 const char* transfer_direction_name(TransferDirection direction);
 
 struct TransferOpStats {
@@ -46,19 +45,19 @@ TransferStats transfers_between(const TransferStats& before, const TransferStats
 
 class HostTransfers {
  public:
-  // `tracer`: where traced steps record each copy (null: nowhere).
-  explicit HostTransfers(Tracer* tracer = nullptr);
+  // `spans`: told of each copy as a span (null: nobody).
+  explicit HostTransfers(SpanObserver* spans = nullptr);
   ~HostTransfers();
   HostTransfers(const HostTransfers&) = delete;
   HostTransfers& operator=(const HostTransfers&) = delete;
 
   // Queues the copy of `bytes` from src to dst in `direction`, after the device work queued so
-  // far. `unit`: the model unit it moves, for the trace (-1: none).
+  // far. `unit`: the model unit it moves, for its span (-1: none).
   void copy(TransferDirection direction, void* dst, const void* src, size_t bytes, int unit = -1);
   // Blocks until every queued copy is done.
   void wait();
-  // Where traced steps record each copy (null: nowhere).
-  void trace_to(Tracer* tracer) { tracer_ = tracer; }
+  // Who is told of each copy as a span (null: nobody).
+  void report_spans_to(SpanObserver* spans) { spans_ = spans; }
   // Every copy so far on this rank.
   const TransferStats& stats() const { return stats_; }
 
@@ -68,12 +67,12 @@ class HostTransfers {
     TransferDirection direction;
     double bytes;
     int unit;
-    Stamp issued;
+    double issued;  // seconds (core/timer.hpp)
   };
   std::unique_ptr<Stream> stream_;
-  Tracer* tracer_;
+  SpanObserver* spans_;
   TransferStats stats_;
-  std::array<Queued, 4> queued_{};  // the copies since the last wait, for their time and trace
+  std::array<Queued, 4> queued_{};  // the copies since the last wait, for their time and span
   int queued_count_ = 0;
   double issue_seconds_ = 0.0;  // of the queued copies
 };

@@ -22,7 +22,7 @@ enum class MemCategory : int {
   Activations,
   CommBuffers,
   Workspace,
-  // Host memory (ZeRO-Offload's optimizer state, parameter shard and staging; pinned in CUDA
+  // Host memory (model state a module keeps there, and its staging; pinned in CUDA
   // builds): not device memory, so not in the device totals (peak_total, MemoryPlan::total()).
   Host,
   Count

@@ -16,7 +16,7 @@
 namespace zm {
 
 struct ModuleInfo {
-  std::string name;               // the folder's name, e.g. "offload"
+  std::string name;               // the folder's name
   std::string option;             // its CMake option, e.g. "ZEROMINI_WITH_OFFLOAD"
   std::string description;        // one line
   std::vector<std::string> keys;  // the deck keys it owns ("section.key")

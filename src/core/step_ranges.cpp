@@ -1,4 +1,5 @@
-// output.trace_steps: "2", "2-3", "2-3,10". Kept as ranges, so that "1-1000000000" costs nothing.
+// Step lists (deck keys of kind Steps): "2", "2-3", "2-3,10". Kept as ranges, so that
+// "1-1000000000" costs nothing.
 #include <fmt/format.h>
 
 #include <cctype>

@@ -1,4 +1,4 @@
-// The wall clock of timings and traces (a timed Phase, comm/phase.hpp, fences around it).
+// The wall clock of timings and spans (a timed Phase, comm/phase.hpp, fences around it).
 #pragma once
 
 #include <chrono>

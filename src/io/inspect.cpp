@@ -19,6 +19,7 @@
 #include "io/manifest.hpp"
 #include "io/results_file.hpp"
 #include "io/run_status.hpp"
+#include "io/stage_figures.hpp"
 #include "model/layout.hpp"
 
 namespace zm {
@@ -161,7 +162,7 @@ std::string describe_cross_node(hid_t group) {
   return total > 0 ? out + "\n" : "";
 }
 
-// ZeRO-Offload's host-device copies by rank 0 over the stage, where the file has them and some
+// The host-device copies by rank 0 over the stage, where the file has them and some
 // were made.
 std::string describe_transfers(hid_t group) {
   if (!h5::exists(group, "transfer_bytes")) return "";
@@ -169,7 +170,7 @@ std::string describe_transfers(hid_t group) {
   const auto bytes = h5::read_doubles(group, "transfer_bytes", dims);
   const auto seconds = h5::read_doubles(group, "transfer_seconds", dims);
   if (bytes[0] + bytes[1] == 0) return "";
-  std::string out = "    MiB copied by rank 0 (offload):";
+  std::string out = "    MiB copied by rank 0 (host copies):";
   for (int d = 0; d < kTransferDirections; ++d)
     out += fmt::format(" {} {:.3f} ({:.2f} ms)",
                        transfer_direction_name(static_cast<TransferDirection>(d)),
@@ -230,6 +231,7 @@ std::string describe_stage(hid_t group, int stage) {
                        h5::read_attr_double(group, "tokens_per_second_per_rank"));
   out += "\n";
   out += describe_stage_throughput(group);
+  for (const StageDescription& describe : stage_descriptions()) out += describe(group);
   out += describe_evaluations(group);
   if (h5::has_attr(group, "segments"))
     for (const std::string& segment : h5::read_attr_strings(group, "segments"))

@@ -32,9 +32,10 @@ namespace zm {
 
 namespace {
 
-constexpr int kPhases = kStepPhases;
-const std::vector<std::string> kPhaseNames = {
-    "forward", "backward", "comm_wait", "optimizer", "total", "comm_exposed", "comm_in_flight"};
+// step_times' columns: the core's, then the modules' (io/stage_figures.hpp).
+size_t phases() {
+  return step_time_columns().size();
+}
 
 std::string utc_now() {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -69,8 +70,8 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // more ranks than the runs before it.
 void widen(ResultsStage& s, int ranks) {
   if (ranks <= s.time_ranks) return;
-  const size_t rows = s.step.size(), old_width = static_cast<size_t>(s.time_ranks) * kStepPhases,
-               width = static_cast<size_t>(ranks) * kStepPhases;
+  const size_t rows = s.step.size(), old_width = static_cast<size_t>(s.time_ranks) * phases(),
+               width = static_cast<size_t>(ranks) * phases();
   std::vector<double> wider(rows * width, kNaN);
   for (size_t r = 0; r < rows; ++r)
     std::copy_n(s.step_times.begin() + static_cast<std::ptrdiff_t>(r * old_width), old_width,
@@ -79,13 +80,21 @@ void widen(ResultsStage& s, int ranks) {
   s.time_ranks = ranks;
 }
 
-// Rows of an older file (five columns per rank) re-laid with the exposure columns, NaN.
-std::vector<double> with_exposure_columns(const std::vector<double>& times) {
-  const size_t old_width = kStepPhasesBeforeExposure, cells = times.size() / old_width;
-  std::vector<double> out(cells * kStepPhases, kNaN);
-  for (size_t c = 0; c < cells; ++c)
-    std::copy_n(times.begin() + static_cast<std::ptrdiff_t>(c * old_width), old_width,
-                out.begin() + static_cast<std::ptrdiff_t>(c * kStepPhases));
+// Rows of a file written with other step_times columns (an older zeromini's, or a build with
+// other modules) re-laid with this build's: each column by its name, NaN where the file has none;
+// the file's columns this build does not know are dropped.
+std::vector<double> with_columns(const std::vector<double>& times,
+                                 const std::vector<std::string>& file_columns) {
+  const std::vector<std::string>& ours = step_time_columns();
+  if (file_columns == ours) return times;
+  const size_t old_width = file_columns.size(), cells = times.size() / old_width;
+  std::vector<double> out(cells * ours.size(), kNaN);
+  for (size_t k = 0; k < ours.size(); ++k) {
+    const auto found = std::find(file_columns.begin(), file_columns.end(), ours[k]);
+    if (found == file_columns.end()) continue;
+    const size_t from = static_cast<size_t>(found - file_columns.begin());
+    for (size_t c = 0; c < cells; ++c) out[c * ours.size() + k] = times[c * old_width + from];
+  }
   return out;
 }
 
@@ -103,8 +112,13 @@ ResultsStage read_stage(hid_t file, int stage) {
   s.lr = h5::read_doubles(group, "lr", dims);
   s.step_times = h5::read_doubles(group, "step_times", dims);
   s.time_ranks = dims.size() == 3 ? static_cast<int>(dims[1]) : 0;
-  if (dims.size() == 3 && dims[2] == kStepPhasesBeforeExposure)
-    s.step_times = with_exposure_columns(s.step_times);
+  if (dims.size() == 3) {
+    h5::Handle set(H5Dopen2(group, "step_times", H5P_DEFAULT));
+    const std::vector<std::string> columns = h5::read_attr_strings(set, "columns");
+    if (columns.size() != dims[2])
+      fail("stage_{}: step_times has {} columns and names {}", stage, dims[2], columns.size());
+    s.step_times = with_columns(s.step_times, columns);
+  }
   // Files from before rows carried their step number: rows 1..n.
   if (h5::exists(group, "step")) {
     s.step = as_int64(h5::read_doubles(group, "step", dims));
@@ -126,7 +140,7 @@ ResultsStage read_stage(hid_t file, int stage) {
       fail("stage_{}: its evaluation datasets disagree on the number of evaluations", stage);
   }
   if (s.step.size() != s.loss.size() ||
-      s.step_times.size() != s.step.size() * static_cast<size_t>(s.time_ranks) * kStepPhases)
+      s.step_times.size() != s.step.size() * static_cast<size_t>(s.time_ranks) * phases())
     fail("stage_{}: its datasets disagree on the number of rows", stage);
   return s;
 }
@@ -140,7 +154,7 @@ void ResultsStage::append_row(int64_t row_step, double row_loss, double row_grad
   loss.push_back(row_loss);
   grad_norm.push_back(row_grad_norm);
   lr.push_back(row_lr);
-  const size_t width = static_cast<size_t>(time_ranks) * kStepPhases;
+  const size_t width = static_cast<size_t>(time_ranks) * phases();
   std::vector<double> row(width, kNaN);
   std::copy(times.begin(), times.end(), row.begin());
   step_times.insert(step_times.end(), row.begin(), row.end());
@@ -154,7 +168,7 @@ size_t ResultsStage::drop_rows_after(int64_t last_step) {
   loss.resize(keep);
   grad_norm.resize(keep);
   lr.resize(keep);
-  step_times.resize(keep * static_cast<size_t>(time_ranks) * kStepPhases);
+  step_times.resize(keep * static_cast<size_t>(time_ranks) * phases());
   size_t evaluations = 0;
   while (evaluations < eval_step.size() && eval_step[evaluations] <= last_step) ++evaluations;
   eval_step.resize(evaluations);
@@ -243,15 +257,25 @@ void ResultsWriter::begin_stage(int stage, int64_t first_step, const std::string
       resumed_from.empty() ? std::string(", fresh parameters") : ", resumed from " + resumed_from));
 }
 
-void ResultsWriter::record_step(const StepRecord& record) {
-  const double mine[kPhases] = {record.times.forward,     record.times.backward,
-                                record.times.comm_wait,   record.times.optimizer,
-                                record.times.total,       record.exposure.exposed,
-                                record.exposure.in_flight};
-  std::vector<double> all(static_cast<size_t>(kPhases * ranks_));
+void ResultsWriter::record_step(const StepRecord& record,
+                                const std::vector<std::shared_ptr<StageFigures>>& figures) {
+  const std::vector<std::string>& columns = step_time_columns();
+  std::vector<double> mine(columns.size(), kNaN);
+  const double core[kCoreStepTimeColumns] = {record.times.forward, record.times.backward,
+                                             record.times.comm_wait, record.times.optimizer,
+                                             record.times.total};
+  std::copy(core, core + kCoreStepTimeColumns, mine.begin());
+  for (const auto& f : figures)
+    for (const StepValue& v : f->step_values(record.step)) {
+      const auto at = std::find(columns.begin(), columns.end(), v.column);
+      ZM_ASSERT(at != columns.end(), "step_times has no column {}", v.column);
+      mine[static_cast<size_t>(at - columns.begin())] = v.value;
+    }
+  const int phase_count = static_cast<int>(columns.size());
+  std::vector<double> all(static_cast<size_t>(phase_count * ranks_));
   if (io_fault_planned("stall_gather", rank_, record.step + 1))
     stop_this_process("the results gather");
-  watched_gather(watchdog_, mine, kPhases, MPI_DOUBLE, all.data(), 0, comm_,
+  watched_gather(watchdog_, mine.data(), phase_count, MPI_DOUBLE, all.data(), 0, comm_,
                  fmt::format("the results gather of step {}", record.step + 1));
   for (int op = 0; op < kCommOps; ++op) {
     stage_comm_.ops[op].calls += record.comm.ops[op].calls;
@@ -284,7 +308,7 @@ void ResultsWriter::record_evaluation(const EvalRecord& evaluation) {
 }
 
 void ResultsWriter::end_stage(const StageResult& result) {
-  constexpr int kCommFigures = 10 * kCommOps;
+  constexpr int kCommFigures = 7 * kCommOps;
   constexpr int kFigures = kCommFigures + 3 * kTransferDirections;
   double mine[kFigures];
   for (int d = 0; d < kTransferDirections; ++d) {
@@ -300,10 +324,7 @@ void ResultsWriter::end_stage(const StageResult& result) {
     mine[3 * kCommOps + op] = stage_comm_inter_.ops[op].bytes;
     mine[4 * kCommOps + op] = stage_comm_tp_.ops[op].bytes;
     mine[5 * kCommOps + op] = stage_comm_tp_.ops[op].seconds;
-    mine[6 * kCommOps + op] = result.throughput.bus_bytes[static_cast<size_t>(op)];
-    mine[7 * kCommOps + op] = result.throughput.in_flight_seconds[static_cast<size_t>(op)];
-    mine[8 * kCommOps + op] = result.throughput.busbw[static_cast<size_t>(op)];
-    mine[9 * kCommOps + op] = stage_comm_cross_.ops[op].bytes;
+    mine[6 * kCommOps + op] = stage_comm_cross_.ops[op].bytes;
   }
   std::vector<double> all(static_cast<size_t>(kFigures * ranks_));
   watched_gather(watchdog_, mine, kFigures, MPI_DOUBLE, all.data(), 0, comm_,
@@ -314,9 +335,8 @@ void ResultsWriter::end_stage(const StageResult& result) {
   s.memory_peak.clear();
   for (std::vector<double>* figures :
        {&s.comm_calls, &s.comm_bytes, &s.comm_seconds, &s.comm_bytes_inter_group,
-        &s.comm_bytes_tensor_parallel, &s.comm_seconds_tensor_parallel, &s.comm_bus_bytes_per_step,
-        &s.comm_in_flight_seconds, &s.comm_busbw, &s.comm_bytes_cross_node, &s.transfer_calls,
-        &s.transfer_bytes, &s.transfer_seconds})
+        &s.comm_bytes_tensor_parallel, &s.comm_seconds_tensor_parallel, &s.comm_bytes_cross_node,
+        &s.transfer_calls, &s.transfer_bytes, &s.transfer_seconds})
     figures->clear();
   s.shard_size = result.shard_size;
   s.tp = result.tp;
@@ -331,10 +351,7 @@ void ResultsWriter::end_stage(const StageResult& result) {
       s.comm_bytes_inter_group.push_back(v[3 * kCommOps + op]);
       s.comm_bytes_tensor_parallel.push_back(v[4 * kCommOps + op]);
       s.comm_seconds_tensor_parallel.push_back(v[5 * kCommOps + op]);
-      s.comm_bus_bytes_per_step.push_back(v[6 * kCommOps + op]);
-      s.comm_in_flight_seconds.push_back(v[7 * kCommOps + op]);
-      s.comm_busbw.push_back(v[8 * kCommOps + op]);
-      s.comm_bytes_cross_node.push_back(v[9 * kCommOps + op]);
+      s.comm_bytes_cross_node.push_back(v[6 * kCommOps + op]);
     }
     for (int d = 0; d < kTransferDirections; ++d) {
       s.transfer_calls.push_back(v[kCommFigures + d]);
@@ -348,8 +365,13 @@ void ResultsWriter::end_stage(const StageResult& result) {
     }
   }
   s.tokens_per_second_per_rank = result.tokens_per_second_per_rank;
-  s.overlap_efficiency = result.overlap_efficiency;
   s.throughput = result.throughput;
+  s.figure_datasets.clear();
+  s.figure_attributes.clear();
+  for (const auto& f : result.figures) {
+    for (RankDataset& d : f->datasets()) s.figure_datasets.push_back(std::move(d));
+    for (const StageAttribute& a : f->attributes()) s.figure_attributes.push_back(a);
+  }
   s.complete = true;
   figure_of_merit_ = result.tokens_per_second_per_rank;
 }
@@ -386,11 +408,11 @@ void ResultsWriter::write_stage(hid_t file, const ResultsStage& s) const {
   h5::write_dataset(group, "loss", s.loss, {steps});
   h5::write_dataset(group, "grad_norm", s.grad_norm, {steps});
   h5::write_dataset(group, "lr", s.lr, {steps});
-  h5::write_dataset(group, "step_times", s.step_times, {steps, time_ranks, kPhases});
+  h5::write_dataset(group, "step_times", s.step_times, {steps, time_ranks, phases()});
   {
     h5::Handle set(H5Dopen2(group, "step_times", H5P_DEFAULT));
     h5::write_attr(set, "units", std::string("seconds"));
-    h5::write_attr(set, "columns", kPhaseNames);
+    h5::write_attr(set, "columns", step_time_columns());
     h5::write_attr(set, "dimensions", std::vector<std::string>{"step", "rank", "phase"});
   }
   write_stage_evaluations(group, s);
@@ -416,12 +438,11 @@ void ResultsWriter::write_stage_evaluations(hid_t group, const ResultsStage& s) 
   h5::write_attr(group, "seconds_to_target", s.target.reached ? s.target.seconds : kNoFigure);
 }
 
-// A completed stage's figures: its means, memory, traffic and throughput per rank.
+// A completed stage's figures: its means, memory, traffic and throughput per rank, and what the
+// modules measured of it.
 void ResultsWriter::write_stage_figures(hid_t group, const ResultsStage& s) const {
   const hsize_t ranks = static_cast<hsize_t>(ranks_);
   h5::write_attr(group, "tokens_per_second_per_rank", s.tokens_per_second_per_rank);
-  // comm/exposure.hpp: 1 - exposed / in flight over the timed steps and ranks (NaN: none).
-  h5::write_attr(group, "overlap_efficiency", s.overlap_efficiency);
   h5::write_attr(group, "shard_size", s.shard_size);
   h5::write_attr(group, "tp", s.tp);
   const auto categories = names(kMemCategories, category_name);
@@ -473,7 +494,14 @@ void ResultsWriter::write_stage_figures(hid_t group, const ResultsStage& s) cons
              ops);
   h5::write_dataset(group, "comm_seconds", s.comm_seconds, {ranks, kCommOps});
   with_units("comm_seconds", "seconds waiting", ops);
-  write_stage_throughput(group, s, ranks);
+  write_stage_throughput(group, s);
+  for (const StageAttribute& a : s.figure_attributes) h5::write_attr(group, a.name, a.value);
+  for (const RankDataset& d : s.figure_datasets) {
+    ZM_ASSERT(d.values.size() == ranks * d.columns.size(), "{}: {} values for {} ranks x {}",
+              d.name, d.values.size(), ranks, d.columns.size());
+    h5::write_dataset(group, d.name, d.values, {ranks, static_cast<hsize_t>(d.columns.size())});
+    with_units(d.name, d.units, d.columns);
+  }
 }
 
 // Rank 0: the whole file under a temporary name, fsync'ed (a full disk or quota that the file
@@ -517,22 +545,7 @@ void ResultsWriter::flush(const std::string& status) {
 
 // A stage's throughput: written with its figures, read back for `zeromini inspect`.
 
-namespace {
-
-void write_per_rank(hid_t group, const std::string& name, const std::vector<double>& values,
-                    hsize_t ranks, const std::string& units) {
-  h5::write_dataset(group, name, values, {ranks, static_cast<hsize_t>(kCommOps)});
-  std::vector<std::string> ops;
-  for (int op = 0; op < kCommOps; ++op) ops.push_back(comm_op_name(static_cast<CommOp>(op)));
-  h5::Handle set(H5Dopen2(group, name.c_str(), H5P_DEFAULT));
-  h5::write_attr(set, "units", units);
-  h5::write_attr(set, "columns", ops);
-  h5::write_attr(set, "dimensions", std::vector<std::string>{"rank", "column"});
-}
-
-}  // namespace
-
-void write_stage_throughput(hid_t group, const ResultsStage& s, hsize_t ranks) {
+void write_stage_throughput(hid_t group, const ResultsStage& s) {
   const Throughput& t = s.throughput;
   h5::write_attr(group, "tokens_per_second", t.tokens_per_second);
   h5::write_attr(group, "step_seconds", t.step_seconds);
@@ -550,13 +563,6 @@ void write_stage_throughput(hid_t group, const ResultsStage& s, hsize_t ranks) {
     h5::write_attr(group, "mfu", t.mfu);
     h5::write_attr(group, "hfu", t.hfu);
   }
-  write_per_rank(group, "comm_bus_bytes_per_step", s.comm_bus_bytes_per_step, ranks,
-                 "ring bytes sent per rank per timed step");
-  write_per_rank(group, "comm_in_flight_seconds", s.comm_in_flight_seconds, ranks,
-                 "seconds per timed step with a collective of the kind in flight");
-  write_per_rank(group, "comm_busbw", s.comm_busbw, ranks,
-                 "bytes/s: bus bandwidth (nccl-tests convention) = comm_bus_bytes_per_step / "
-                 "comm_in_flight_seconds; NaN where none was timed");
 }
 
 std::string describe_stage_throughput(hid_t group) {
@@ -577,15 +583,6 @@ std::string describe_stage_throughput(hid_t group) {
                     h5::read_attr_string(group, "peak_source"));
   else
     out += "; MFU n/a (the run was given no peak)\n";
-  if (!h5::exists(group, "comm_busbw")) return out;
-  std::vector<hsize_t> dims;
-  const auto busbw = h5::read_doubles(group, "comm_busbw", dims);
-  std::string line;
-  for (int op = 0; op < kCommOps && !busbw.empty(); ++op)
-    if (std::isfinite(busbw[static_cast<size_t>(op)]))
-      line += fmt::format(" {} {:.4g}", comm_op_name(static_cast<CommOp>(op)),
-                          busbw[static_cast<size_t>(op)] / 1e9);
-  out += "    busbw GB/s (rank 0):" + (line.empty() ? std::string(" no collectives") : line) + "\n";
   return out;
 }
 

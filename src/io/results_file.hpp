@@ -5,9 +5,10 @@
 //                figure_of_merit and figure_of_merit_units (at the end)
 //   /stage_<s>/  step, loss, grad_norm, lr                (rows; step is the 1-based optimizer
 //                                                         step each row measured)
-//                step_times                              (rows, ranks, 7) seconds: forward,
+//                step_times                              (rows, ranks, columns) seconds: forward,
 //                                                        backward, comm_wait, optimizer, total,
-//                                                        comm_exposed, comm_in_flight
+//                                                        then the modules' columns
+//                                                        (io/stage_figures.hpp)
 //                memory_allocated, memory_peak           (ranks, 7) bytes, by category (the
 //                                                        device's, then host)
 //                comm_calls, comm_bytes, comm_seconds    (ranks, 5) by collective kind
@@ -18,7 +19,7 @@
 //                comm_bytes_cross_node                   (ranks, 5) bytes that left the rank's
 //                                                        node (comm/cross_node.hpp)
 //                transfer_calls, transfer_bytes,         (ranks, 2) host-device copies (ZeRO-
-//                transfer_seconds                        Offload): device_to_host, host_to_device
+//                transfer_seconds                        memory): device_to_host, host_to_device
 //                eval_step, eval_loss, eval_seconds      (evaluations) the held-out loss after
 //                                                        step eval_step (train.eval_every) and
 //                                                        the slowest rank's seconds
@@ -26,8 +27,10 @@
 //                target_reached, steps_to_target, tokens_to_target, seconds_to_target
 //                segment_first_step, attribute segments  one entry per run that wrote rows
 //                attributes: stage, steps_completed, tokens_per_second_per_rank,
-//                overlap_efficiency, shard_size (ranks per shard group), ...
-//                throughput (write_stage_throughput below): FLOPs, TFLOP/s, MFU and busbw
+//                shard_size (ranks per shard group), ...
+//                throughput (write_stage_throughput below): FLOPs, TFLOP/s and MFU
+//                what the modules measured (io/stage_figures.hpp): attributes, and datasets of
+//                (ranks, columns)
 //   /manifest/   attributes: what ran (io/manifest.hpp)
 // A run resumed into the same directory keeps the earlier runs' rows (read_results_history): rows
 // after the step it resumed from are replaced by its own (the same steps, computed again).
@@ -53,11 +56,6 @@ namespace zm {
 // The rows of results.h5 that earlier runs wrote, kept when a run resumes into the same
 // directory, and the per-stage data the results writer holds.
 
-// forward, backward, comm_wait, optimizer, total, comm_exposed, comm_in_flight (seconds)
-constexpr int kStepPhases = 7;
-// Files written before exposure was measured have the first five only.
-constexpr int kStepPhasesBeforeExposure = 5;
-
 // A figure a stage does not have (HDF5 attributes hold it as NaN).
 inline constexpr double kNoFigure = std::numeric_limits<double>::quiet_NaN();
 
@@ -65,7 +63,9 @@ struct ResultsStage {
   int stage = 0;
   std::vector<int64_t> step;  // 1-based optimizer step of each row
   std::vector<double> loss, grad_norm, lr;
-  std::vector<double> step_times;  // rows x time_ranks x kStepPhases; NaN where a rank did not run
+  // rows x time_ranks x step_time_columns() (io/stage_figures.hpp); NaN where a rank did not run
+  // or a file read back had no such column
+  std::vector<double> step_times;
   int time_ranks = 0;
   // Evaluations (train.eval_every): after step eval_step, the loss and the slowest rank's
   // seconds.
@@ -79,21 +79,21 @@ struct ResultsStage {
   std::vector<double> comm_bytes_tensor_parallel;            // ranks x ops
   std::vector<double> comm_seconds_tensor_parallel;          // ranks x ops
   std::vector<double> comm_bytes_cross_node;                 // ranks x ops
-  // ranks x directions: the stage's host-device copies (ZeRO-Offload)
+  // ranks x directions: the stage's host-device copies
   std::vector<double> transfer_calls, transfer_bytes, transfer_seconds;
   int64_t shard_size = 0;  // ranks per shard group
   int64_t tp = 1;          // ranks per tensor-parallel group
   double tokens_per_second_per_rank = 0;
-  double overlap_efficiency = 0;
   Throughput throughput;  // rank 0's (train/throughput.hpp)
-  // Per timed step, ranks x ops: ring bytes, seconds in flight, bus bandwidth (bytes/s).
-  std::vector<double> comm_bus_bytes_per_step, comm_in_flight_seconds, comm_busbw;
+  // What the modules measured of the stage (io/stage_figures.hpp).
+  std::vector<RankDataset> figure_datasets;
+  std::vector<StageAttribute> figure_attributes;
   bool complete = false;
   // One per run that wrote rows: its first step (1-based) and a line describing it.
   std::vector<int64_t> segment_first_step;
   std::vector<std::string> segments;
 
-  // Appends a row; `times` holds kStepPhases values for each of `ranks` ranks.
+  // Appends a row; `times` holds step_time_columns() values for each of `ranks` ranks.
   void append_row(int64_t row_step, double row_loss, double row_grad_norm, double row_lr,
                   const std::vector<double>& times, int ranks);
   // Drops the rows after `last_step` (a resumed run computes them again); returns how many.
@@ -116,7 +116,9 @@ class ResultsWriter {
   // Collective: every rank calls these at the same points. `first_step`: the steps done before
   // this run's first (0, or the resumed checkpoint's), `resumed_from` that checkpoint or "".
   void begin_stage(int stage, int64_t first_step, const std::string& resumed_from);
-  void record_step(const StepRecord& record);
+  // `figures`: the stage's, whose step_times values go in the row.
+  void record_step(const StepRecord& record,
+                   const std::vector<std::shared_ptr<StageFigures>>& figures);
   // After an evaluation, with its seconds on this rank.
   void record_evaluation(const EvalRecord& evaluation);
   void end_stage(const StageResult& result);
@@ -163,9 +165,7 @@ class ResultsWriter {
 //               tflops_per_device, tflops_total, hardware_tflops_per_device (model FLOPs, or
 //               hardware FLOPs, / step_seconds);
 //               with a peak only: peak_tflops_per_device, peak_source, mfu, hfu
-//   datasets    comm_bus_bytes_per_step, comm_in_flight_seconds, comm_busbw   (ranks, 5) per
-//               timed step: ring bytes, seconds in flight, their ratio in bytes/s (NaN: none)
-void write_stage_throughput(hid_t group, const ResultsStage& s, hsize_t ranks);
+void write_stage_throughput(hid_t group, const ResultsStage& s);
 
 // "    throughput ...\n" lines for one stage; "" when the stage has none.
 std::string describe_stage_throughput(hid_t group);

@@ -5,14 +5,15 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "comm/communicator.hpp"
-#include "comm/exposure.hpp"
 #include "core/host_transfer.hpp"
 #include "core/memory.hpp"
 #include "io/manifest.hpp"
+#include "io/stage_figures.hpp"
 
 namespace zm {
 
@@ -35,9 +36,7 @@ struct StepRecord {
   CommStats comm_inter_group;      // the part of `comm` that crossed shard groups (hybrid sharding)
   CommStats comm_tensor_parallel;  // the part of `comm` along tp (the model's all-reduces)
   CommStats comm_cross_node;       // bytes of `comm` that left this rank's node (any level)
-  CommExposure exposure;           // this step's exposed and in-flight communication on this rank
-  std::array<double, kCommOps> comm_in_flight_by_op{};  // seconds, comm/exposure.hpp
-  TransferStats transfers;  // this step's host-device copies on this rank (ZeRO-Offload)
+  TransferStats transfers;         // this step's host-device copies on this rank
 };
 
 // One evaluation on the held-out split (train.eval_every), after step `step`.
@@ -77,9 +76,6 @@ struct Throughput {
   double peak_tflops_per_device = 0;  // 0: none given
   std::string peak_source;
   double mfu = NAN, hfu = NAN;  // NaN without a peak
-  // Per collective kind on this rank, means per timed step: ring bytes, seconds in flight and
-  // their ratio, the bus bandwidth (bytes/s; NaN where none was timed).
-  std::array<double, kCommOps> bus_bytes{}, in_flight_seconds{}, busbw{};
 };
 
 struct StageResult {
@@ -101,11 +97,6 @@ struct StageResult {
   TransferStats transfers_per_step;         // host-device copies, mean per step on this rank
   int shard_size = 1;                       // ranks per shard group (= ranks / tp with one group)
   int tp = 1;                               // ranks per tensor-parallel group (parallel.tp)
-  // Rank 0 only: every rank's exposed and in-flight communication per step ([rank][step]), their
-  // means over the timed steps and ranks, and 1 - sum(exposed) / sum(in flight) over the same.
-  std::vector<std::vector<CommExposure>> exposure_by_rank;
-  CommExposure mean_exposure;
-  double overlap_efficiency = 0.0;
   bool stopped_non_finite = false;
   Throughput throughput;
   // Evaluation (train.eval_every > 0): every evaluation, their total seconds on this rank, the
@@ -114,6 +105,8 @@ struct StageResult {
   double eval_seconds = 0;
   double loss_floor = NAN;
   TargetReached target;
+  // What the modules measured of the stage (io/stage_figures.hpp), in the order they added it.
+  std::vector<std::shared_ptr<StageFigures>> figures;
 };
 
 // How the stages of a run met train.target_loss: how many reached it, and whether every one did,

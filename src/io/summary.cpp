@@ -20,32 +20,6 @@ std::string json_number(double value) {
   return fmt::format("{}", value);
 }
 
-// Per-rank lists of one figure over the steps: [[rank 0's...], [rank 1's...]].
-std::string by_rank(const StageResult& s, double CommExposure::*figure) {
-  std::string out = "[";
-  for (size_t r = 0; r < s.exposure_by_rank.size(); ++r) {
-    out += r ? ", [" : "[";
-    for (size_t i = 0; i < s.exposure_by_rank[r].size(); ++i)
-      out += fmt::format("{}{}", i ? ", " : "", json_number(s.exposure_by_rank[r][i].*figure));
-    out += "]";
-  }
-  return out + "]";
-}
-
-// comm/exposure.hpp defines the figures; README, "Exposed communication".
-std::string exposure_json(const StageResult& s) {
-  std::string steps;
-  for (size_t i = 0; i < s.steps.size(); ++i)
-    steps += fmt::format("{}{}", i ? ", " : "", s.steps[i].step + 1);
-  return fmt::format(
-      "      \"comm_exposure\": {{\"exposed_seconds\": {}, \"in_flight_seconds\": {}, "
-      "\"overlap_efficiency\": {},\n        \"steps\": [{}],\n"
-      "        \"exposed_seconds_by_rank\": {},\n        \"in_flight_seconds_by_rank\": {}}}\n",
-      json_number(s.mean_exposure.exposed), json_number(s.mean_exposure.in_flight),
-      json_number(s.overlap_efficiency), steps, by_rank(s, &CommExposure::exposed),
-      by_rank(s, &CommExposure::in_flight));
-}
-
 // Memory: the largest peak over ranks, per category.
 std::string memory_json(const StageResult& s) {
   std::string out = "      \"memory_peak_bytes_max_over_ranks\": {";
@@ -71,7 +45,7 @@ std::string traffic_json(const char* key, const CommStats& per_step) {
   return out + "},\n";
 }
 
-// ZeRO-Offload's host-device copies per rank per step, by direction: calls, bytes, seconds.
+// The host-device copies per rank per step, by direction: calls, bytes, seconds.
 std::string transfers_json(const TransferStats& per_step) {
   std::string out = "      \"host_transfers_per_rank_per_step\": {";
   for (int d = 0; d < kTransferDirections; ++d) {
@@ -83,11 +57,20 @@ std::string transfers_json(const TransferStats& per_step) {
   return out + "},\n";
 }
 
+// The members the stage's figures add to `object` (io/stage_figures.hpp), in their order.
+std::vector<std::string> module_members(const StageResult& s, SummaryObject object) {
+  std::vector<std::string> out;
+  for (const auto& f : s.figures)
+    for (std::string& member : f->summary_members(object)) out.push_back(std::move(member));
+  return out;
+}
+
 // Throughput over the timed steps (train/throughput.hpp): MFU and its peak are null without one.
-std::string throughput_json(const Throughput& t) {
-  std::string out = "      \"throughput\": {";
+std::string throughput_json(const StageResult& s) {
+  const Throughput& t = s.throughput;
+  std::vector<std::string> fields;
   auto field = [&](const char* key, const std::string& value) {
-    out += fmt::format("\"{}\": {}, ", key, value);
+    fields.push_back(fmt::format("\"{}\": {}", key, value));
   };
   field("tokens_per_second", json_number(t.tokens_per_second));
   field("step_seconds", json_number(t.step_seconds));
@@ -103,19 +86,11 @@ std::string throughput_json(const Throughput& t) {
   field("peak_source", peak ? quoted(t.peak_source) : "null");
   field("mfu", json_number(t.mfu));
   field("hfu", json_number(t.hfu));
-  out += "\n        \"busbw_bytes_per_second\": {";
-  for (int op = 0; op < kCommOps; ++op)
-    out += fmt::format("{}\"{}\": {}", op ? ", " : "", comm_op_name(static_cast<CommOp>(op)),
-                       json_number(t.busbw[static_cast<size_t>(op)]));
-  out += "},\n        \"bus_bytes_per_step\": {";
-  for (int op = 0; op < kCommOps; ++op)
-    out += fmt::format("{}\"{}\": {}", op ? ", " : "", comm_op_name(static_cast<CommOp>(op)),
-                       json_number(t.bus_bytes[static_cast<size_t>(op)]));
-  out += "},\n        \"in_flight_seconds_per_step\": {";
-  for (int op = 0; op < kCommOps; ++op)
-    out += fmt::format("{}\"{}\": {}", op ? ", " : "", comm_op_name(static_cast<CommOp>(op)),
-                       json_number(t.in_flight_seconds[static_cast<size_t>(op)]));
-  return out + "}},\n";
+  for (std::string& member : module_members(s, SummaryObject::Throughput))
+    fields.push_back(std::move(member));
+  std::string out = "      \"throughput\": {";
+  for (size_t i = 0; i < fields.size(); ++i) out += (i ? ", " : "") + fields[i];
+  return out + "}";
 }
 
 // Evaluations on the held-out split and the time to target (null where there are none).
@@ -172,8 +147,9 @@ std::string stage_json(const StageResult& s, const Deck& deck) {
   out += traffic_json("bytes_per_rank_per_step_cross_node", s.comm_cross_node_per_step);
   out += transfers_json(s.transfers_per_step);
   out += evaluation_json(s, deck);
-  out += throughput_json(s.throughput);
-  return out + exposure_json(s);
+  out += throughput_json(s);
+  for (const std::string& member : module_members(s, SummaryObject::Stage)) out += ",\n" + member;
+  return out + "\n";
 }
 
 // Written under a temporary name and renamed, so a reader never sees half a file.

@@ -36,7 +36,7 @@ void adamw_update_mixed(TeamShape shape, float* master, const Grad* grads, float
                         bf16* params, int64_t n, const AdamWParams& hp);
 #endif
 
-// ZeRO-Offload: the same updates on the host execution space (Kokkos::DefaultHostExecutionSpace:
+// Over state in host memory: the same updates on the host execution space (Kokkos::DefaultHostExecutionSpace:
 // its threads over chunks of elements, each chunk one plain loop that the compiler vectorises),
 // over state in host memory. The arithmetic and its order are those of adamw_update: the same
 // element function, so the results are the device's bit for bit.

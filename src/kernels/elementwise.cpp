@@ -165,7 +165,7 @@ void convert(TeamShape shape, To* dst, const From* src, int64_t n) {
   template double sum_of_squares<T>(TeamShape, const T*, int64_t);                       \
   template double sum<T>(TeamShape, const T*, int64_t);
 ZM_FOR_EACH_KERNEL_REAL(ZM_INSTANTIATE)
-// fp32 masters kept apart from fp32 parameters (ZeRO-Offload's host master).
+// fp32 masters kept apart from fp32 parameters (a master in host memory).
 template void convert<float, float>(TeamShape, float*, const float*, int64_t);
 #if ZEROMINI_HAVE_BF16
 template void convert<float, bf16>(TeamShape, bf16*, const float*, int64_t);

@@ -1,4 +1,4 @@
-// The element loop of ZeRO-Offload's host kernels: the host execution space's threads over chunks
+// The element loop of the host kernels over state in host memory: the host execution space's threads over chunks
 // of elements (statically scheduled), each chunk one plain loop that the compiler vectorises.
 // Element functions shared with the device kernels keep the arithmetic and its order the same.
 #pragma once

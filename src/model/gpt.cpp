@@ -112,7 +112,7 @@ void GPT<Real>::block_forward(LayerActs& a, const Real* p, const Real* residual,
   const int64_t B = B_, T = T_, C = c.dim, N = B * T;
   const BlockWidths& w = layout_->widths();
   const int64_t NH = w.heads, Cl = w.attention, F = w.mlp;
-  const int unit = -1;  // the block's phase names it in the trace
+  const int unit = -1;  // the block's phase names it in its span
   const BlockOffsets& o = layout_->block();
   k::layernorm_forward(team_shape_, a.ln1.data(), a.ln1_mean.data(), a.ln1_rstd.data(), residual,
                        p + o.ln1_w, p + o.ln1_b, N, C);
@@ -145,12 +145,11 @@ double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch, ForwardPa
   const ModelConfig& c = layout_->config();
   const int64_t C = c.dim, N = B_ * T_;
 
-  // Each unit's part is a profiling region and a trace event, its parameter wait included.
+  // Each unit's part is a profiling region and a span, its parameter wait included.
   // Embeddings.
   const UnitEvent embedding{layout_->embedding_unit(), UnitUse::Forward};
   {
-    Phase scope(context_,
-                PhaseSpec("forward embedding").traced(TraceKind::Compute, embedding.unit));
+    Phase scope(context_, PhaseSpec("forward embedding").span(SpanKind::Compute, embedding.unit));
     embed(units.acquire(embedding), batch, embedding.unit);
     units.release(embedding);
     units.poll();
@@ -165,7 +164,7 @@ double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch, ForwardPa
     const UnitEvent event{layout_->block_unit(static_cast<int>(l)), UnitUse::Forward};
     Phase scope(
         context_,
-        PhaseSpec("forward block " + std::to_string(l)).traced(TraceKind::Compute, event.unit));
+        PhaseSpec("forward block " + std::to_string(l)).span(SpanKind::Compute, event.unit));
     const Real* p = units.acquire(event);
     block_forward(a, p, residual, out, units);
     units.release(event);
@@ -176,7 +175,7 @@ double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch, ForwardPa
   // Final LayerNorm.
   const UnitEvent norm{layout_->final_norm_unit(), UnitUse::Forward};
   {
-    Phase scope(context_, PhaseSpec("forward final_norm").traced(TraceKind::Compute, norm.unit));
+    Phase scope(context_, PhaseSpec("forward final_norm").span(SpanKind::Compute, norm.unit));
     const Real* pf = units.acquire(norm);
     k::layernorm_forward(team_shape_, lnf_.data(), lnf_mean_.data(), lnf_rstd_.data(), residual, pf,
                          pf + C, N, C);
@@ -188,7 +187,7 @@ double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch, ForwardPa
   // made here, chunk by chunk: wte's starts in the micro-step's gradient buffer, which every
   // gradient path hands out from the micro-step's start (backward's embedding adds the rest).
   const int embed_unit = layout_->embedding_unit();
-  Phase scope(context_, PhaseSpec("forward head").traced(TraceKind::Compute, embed_unit));
+  Phase scope(context_, PhaseSpec("forward head").span(SpanKind::Compute, embed_unit));
   const UnitEvent head{embed_unit, UnitUse::Head};
   head_params_ = units.acquire(head);
   const bool training = pass == ForwardPass::Training;
@@ -256,7 +255,7 @@ void GPT<Real>::final_norm_backward(UnitAccess<Real>& units) {
   const int64_t C = layout_->config().dim, N = B_ * T_;
   const Real* last_residual = layers_.empty() ? encoded_.data() : layers_.back().residual3.data();
   const int norm_unit = layout_->final_norm_unit();
-  Phase scope(context_, PhaseSpec("backward final_norm").traced(TraceKind::Compute, norm_unit));
+  Phase scope(context_, PhaseSpec("backward final_norm").span(SpanKind::Compute, norm_unit));
   const UnitEvent norm{norm_unit, UnitUse::Backward};
   const Real* pf = units.acquire(norm);
   Real* gf = units.grads(norm_unit);
@@ -283,7 +282,7 @@ void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
   ZM_ASSERT(head != nullptr, "backward without a forward");
   Real* dembed = units.grads(embed_unit);
   {
-    Phase scope(context_, PhaseSpec("backward head").traced(TraceKind::Compute, embed_unit));
+    Phase scope(context_, PhaseSpec("backward head").span(SpanKind::Compute, embed_unit));
     head_backward(dembed, batch, embed_unit);
     units.release(head_event);
     head_params_ = nullptr;
@@ -299,7 +298,7 @@ void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
     const int unit = layout_->block_unit(l);
     const UnitEvent event{unit, UnitUse::Backward};
     Phase scope(context_,
-                PhaseSpec("backward block " + std::to_string(l)).traced(TraceKind::Compute, unit));
+                PhaseSpec("backward block " + std::to_string(l)).span(SpanKind::Compute, unit));
     const Real* p = units.acquire(event);  // once for the recomputed forward and the backward
     Real* g = units.grads(unit);
     LayerActs& a = recompute_.empty() ? layers_[static_cast<size_t>(l)] : recompute_.front();
@@ -307,7 +306,7 @@ void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
       // The same kernels on the same input: the activations are bitwise those of the forward.
       Phase recompute(
           context_,
-          PhaseSpec("recompute block " + std::to_string(l)).traced(TraceKind::Compute, unit));
+          PhaseSpec("recompute block " + std::to_string(l)).span(SpanKind::Compute, unit));
       block_forward(a, p, residual, a.residual3.data(), units);
     }
     block_backward(a, p, g, residual, units);
@@ -317,7 +316,7 @@ void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
   }
 
   // Embeddings: needs no parameters, only their gradients (wte's already holds the head's part).
-  Phase scope(context_, PhaseSpec("backward embedding").traced(TraceKind::Compute, embed_unit));
+  Phase scope(context_, PhaseSpec("backward embedding").span(SpanKind::Compute, embed_unit));
   k::encoder_backward(team_shape_, dembed + layout_->wte_offset(), dembed + layout_->wpe_offset(),
                       dresidual_.data(), batch.input_groups, B, T, C);
   units.grads_ready(embed_unit);

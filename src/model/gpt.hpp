@@ -59,7 +59,7 @@ template <typename Real>
 class GPT {
  public:
   // Allocates the activations and workspace for micro-batches of B x T. Each unit's forward and
-  // backward is a Phase of `context` (a trace span in traced steps). `gemm_math`: the policy's
+  // backward is a Phase of `context` (a span, core/spans.hpp). `gemm_math`: the policy's
   // arithmetic for every GEMM the model runs (PrecisionPolicy::gemm_math). `team_shape`: the
   // teams of every other kernel it launches.
   // `group`: the model-parallel group whose slices `layout` describes (layout.slices() ranks).

@@ -5,51 +5,69 @@
 #include "core/error.hpp"
 #include "core/stage_spec.hpp"
 #include "model/layout.hpp"
-#include "plan/offload_cost.hpp"
 #include "plan/plan_extensions.hpp"
 
 namespace zm {
 
-std::vector<LargestOption> largest_options(bool offload_axis) {
+namespace {
+template <typename T>
+std::vector<T>& largest_registry() {
+  static std::vector<T> registered;
+  return registered;
+}
+}  // namespace
+
+void add_largest_axis(LargestAxis axis) {
+  largest_registry<LargestAxis>().push_back(std::move(axis));
+}
+const std::vector<LargestAxis>& largest_axes() {
+  return largest_registry<LargestAxis>();
+}
+void add_largest_note(LargestNote note) {
+  largest_registry<LargestNote>().push_back(std::move(note));
+}
+const std::vector<LargestNote>& largest_notes() {
+  return largest_registry<LargestNote>();
+}
+
+std::vector<LargestOption> largest_options(const LargestAxis* axis) {
   std::vector<LargestOption> options(std::begin(kLargestOptions), std::end(kLargestOptions));
-  if (!offload_axis) return options;
+  if (!axis) return options;
   std::vector<LargestOption> crossed;
-  for (LargestOffload offload : kOffloadAxis)
+  for (size_t v = 0; v < axis->variants.size(); ++v)
     for (LargestOption option : options) {
-      option.offload = offload;
+      option.variant = static_cast<int>(v);
       crossed.push_back(option);
     }
   return crossed;
 }
 
-Deck with_option(const Deck& deck, const LargestOption& option) {
+Deck with_option(const Deck& deck, const LargestOption& option, const LargestAxis* axis) {
   Deck d = deck;
   d.zero.shard_size = option.sharding == LargestSharding::Node ? kShardSizeNode : 0;
   d.zero.secondary_shard_size = option.sharding == LargestSharding::Hpz ? kShardSizeNode : 0;
   d.model.recompute = option.recompute ? "blocks" : "none";
-  if (option.offload != LargestOffload::AsDeck) {
-    d.zero.offload_optimizer = option.offload == LargestOffload::None ? "none" : "host";
-    d.zero.offload_params = option.offload == LargestOffload::OptimizerAndParams ? "host" : "none";
-  }
+  if (axis && option.variant >= 0)
+    for (const auto& [key, value] : axis->variants[static_cast<size_t>(option.variant)].values)
+      d.set_value(key, value);
   return d;
 }
 
 namespace {
 
 LargestModel largest_model(const Deck& deck, const Machine& machine, int64_t devices, int stage,
-                           const LargestOption& option) {
+                           const LargestOption& option, const LargestAxis* axis) {
   LargestModel cell;
   cell.devices = devices;
-  for (const PlanAxis& axis : plan_axes()) cell.axes.push_back(axis.value(deck));
+  for (const PlanAxis& plan_axis : plan_axes()) cell.axes.push_back(plan_axis.value(deck));
   cell.stage = stage;
   cell.option = option;
   const StageSpec& spec = stage_spec(stage);
-  const bool offload_applies =
-      option.offload == LargestOffload::Optimizer ? spec.shards_states()
-      : option.offload == LargestOffload::OptimizerAndParams
-          ? spec.gathers_parameters() && option.sharding != LargestSharding::Hpz
-          : true;
-  if ((option.sharding == LargestSharding::Hpz && !spec.gathers_parameters()) || !offload_applies) {
+  const bool variant_applies =
+      !axis || option.variant < 0 ||
+      axis->variants[static_cast<size_t>(option.variant)].applies(spec, option.sharding);
+  if ((option.sharding == LargestSharding::Hpz && !spec.gathers_parameters()) ||
+      !variant_applies) {
     cell.applies = false;
     return cell;
   }
@@ -58,7 +76,7 @@ LargestModel largest_model(const Deck& deck, const Machine& machine, int64_t dev
     cell.possible = false;
     return cell;
   }
-  Deck d = with_option(deck, option);
+  Deck d = with_option(deck, option, axis);
   try {
     cell.mesh = plan_zero_mesh(d, stage, devices, &machine);
   } catch (const Error&) {
@@ -69,7 +87,6 @@ LargestModel largest_model(const Deck& deck, const Machine& machine, int64_t dev
     cell.possible = false;
     return cell;
   }
-  require_host_side(d, stage, machine);  // offload needs the machine's host side priced
   cell.layers = largest_fitting_layers(d, stage, cell.mesh, memory_limits(machine, cell.mesh));
   if (cell.layers > 0) {
     d.model.layers = cell.layers;
@@ -83,21 +100,24 @@ LargestModel largest_model(const Deck& deck, const Machine& machine, int64_t dev
 std::vector<LargestModel> plan_largest_models(const std::vector<Deck>& decks,
                                               const Machine& machine,
                                               const std::vector<int64_t>& devices,
-                                              const std::vector<int>& stages, bool offload_axis) {
-  const std::vector<LargestOption> options = largest_options(offload_axis);
+                                              const std::vector<int>& stages,
+                                              const LargestAxis* axis) {
+  if (axis) axis->check(machine);
+  const std::vector<LargestOption> options = largest_options(axis);
   std::vector<LargestModel> cells;
   for (int64_t n : devices)
     for (const Deck& d : decks)
       for (int stage : stages)
         for (const LargestOption& option : options)
-          cells.push_back(largest_model(d, machine, n, stage, option));
+          cells.push_back(largest_model(d, machine, n, stage, option, axis));
   return cells;
 }
 
 std::vector<LargestModel> plan_largest_models(const Deck& deck, const Machine& machine,
                                               const std::vector<int64_t>& devices,
-                                              const std::vector<int>& stages, bool offload_axis) {
-  return plan_largest_models(std::vector<Deck>{deck}, machine, devices, stages, offload_axis);
+                                              const std::vector<int>& stages,
+                                              const LargestAxis* axis) {
+  return plan_largest_models(std::vector<Deck>{deck}, machine, devices, stages, axis);
 }
 
 double max_params_for_model_states(const Deck& deck, int stage, const ZeroMesh& mesh,

@@ -1,7 +1,7 @@
 // `zeromini plan --largest`: the largest model of a deck's width that fits one device, for each
-// device count x the values of the plan's axes (plan/plan_extensions.hpp) x stage x sharding
-// {all, node, hpZ node} x model.recompute {none, blocks}, and optionally x ZeRO-Offload {none,
-// optimizer, optimizer + parameters}.
+// device count x the values of the plan's axes (PlanAxis, plan/plan_extensions.hpp) x stage x
+// sharding {all, node, hpZ node} x model.recompute {none, blocks}, and optionally x a module's
+// axis (LargestAxis: its variants of the deck, e.g. where the optimizer state lives).
 //
 // "Largest" is the deepest: the deck's width, heads, vocabulary, sequence length, batch and
 // precision are kept, and the layer count grows until the per-device memory of the same buffer
@@ -12,9 +12,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "core/deck.hpp"
+#include "core/stage_spec.hpp"
 #include "core/zero_mesh.hpp"
 #include "plan/machine.hpp"
 #include "plan/planner.hpp"
@@ -26,35 +30,66 @@ namespace zm {
 // "node", stage 3 only: parameters within a node, the optimizer state over every device).
 enum class LargestSharding { All, Node, Hpz };
 
-// Where a cell keeps the optimizer state (core/offload.hpp): as the deck says, or the offload
-// axis's none, optimizer (zero.offload_optimizer = "host", stages 1-3) and optimizer + parameters
-// (zero.offload_params = "host" too, stage 3 without hpZ).
-enum class LargestOffload { AsDeck, None, Optimizer, OptimizerAndParams };
-// The offload axis, in order.
-constexpr LargestOffload kOffloadAxis[] = {LargestOffload::None, LargestOffload::Optimizer,
-                                           LargestOffload::OptimizerAndParams};
-
-// One option of a cell: a sharding, recomputation or not, and an offload setting.
+// One option of a cell: a sharding, recomputation or not, and a variant of the axis (-1: none,
+// the deck as given).
 struct LargestOption {
   LargestSharding sharding = LargestSharding::All;
   bool recompute = false;  // model.recompute = "blocks" (else "none")
-  LargestOffload offload = LargestOffload::AsDeck;
+  int variant = -1;
 };
 constexpr LargestOption kLargestOptions[] = {
     {LargestSharding::All, false}, {LargestSharding::All, true},  {LargestSharding::Node, false},
     {LargestSharding::Node, true}, {LargestSharding::Hpz, false}, {LargestSharding::Hpz, true}};
 
-// The options of a cell: kLargestOptions at the deck's offload settings, or with the offload axis
-// each of them at every offload setting (offload outermost).
-std::vector<LargestOption> largest_options(bool offload_axis);
+struct LargestModel;
+
+// A module's axis of `plan --largest`, crossed with the core's options: the flag that asks for it,
+// its variants of the deck, and what its cells show in the table and the CSV.
+struct LargestAxis {
+  std::string flag;  // "--name"
+  std::string help;
+  struct Variant {
+    std::string name;     // in the CSV
+    std::string heading;  // of its column in the table
+    std::vector<std::pair<std::string, ModuleValue>> values;  // module keys it sets
+    // Whether the variant is an option at this stage and sharding (else the cell reads "-").
+    std::function<bool(const StageSpec& spec, LargestSharding sharding)> applies;
+  };
+  std::vector<Variant> variants;
+  // Fails where the machine cannot price the axis.
+  std::function<void(const Machine& machine)> check;
+  // The table: a cell that fits (layers, parameters, the axis's figures, step time; `mark`
+  // after), the headings of those figures, the cells' width; lines of the heading, the cells'
+  // description, and a note after the table.
+  std::function<std::string(const LargestModel& cell, const char* mark)> cell;
+  std::string units;
+  int width = 0;
+  std::function<std::string(const Deck& deck, const Machine& machine)> heading;
+  std::string cells_note;
+  std::string footnote;
+  // The CSV: the columns after the core's (the variant's name first), and a cell's values.
+  std::string csv_header;
+  std::function<std::string(const LargestModel& cell)> csv_cells;
+};
+// Registered at start-up (core/modules.hpp).
+void add_largest_axis(LargestAxis axis);
+const std::vector<LargestAxis>& largest_axes();
+// A line of the heading about the deck's own settings of a module, without an axis ("" none).
+using LargestNote = std::function<std::string(const Deck& deck)>;
+void add_largest_note(LargestNote note);
+const std::vector<LargestNote>& largest_notes();
+
+// The options of a cell: kLargestOptions, or with an axis each of them at every variant (the
+// axis outermost).
+std::vector<LargestOption> largest_options(const LargestAxis* axis);
 
 struct LargestModel {
   int64_t devices = 1;
   std::vector<int64_t> axes;  // the deck's value of each plan axis (plan_axes())
   int stage = 0;
   LargestOption option;
-  // False for hpZ below stage 3, offload of the optimizer at stage 0 and of the parameters below
-  // stage 3 or with hpZ, which have no such option; nothing below is meaningful then.
+  // False for hpZ below stage 3, and for an axis's variant that is no option at the stage and
+  // sharding; nothing below is meaningful then.
   bool applies = true;
   // False when the shard groups cannot tile the devices (a node's ranks do not divide them) or
   // the model-parallel groups cannot; nothing below is meaningful then.
@@ -65,22 +100,21 @@ struct LargestModel {
 };
 
 // The deck with an option applied: its zero.shard_size, zero.secondary_shard_size,
-// model.recompute and (unless AsDeck) zero.offload_optimizer and zero.offload_params.
-Deck with_option(const Deck& deck, const LargestOption& option);
+// model.recompute and the keys of its axis's variant.
+Deck with_option(const Deck& deck, const LargestOption& option, const LargestAxis* axis);
 
-// Every devices x deck x stage x option, in that order (options as largest_options(offload_axis)
-// lists them): `decks` are the deck at each point of the plan's axes. A cell that offloads needs
-// the machine's [host] (else fails, naming the file).
+// Every devices x deck x stage x option, in that order (options as largest_options(axis) lists
+// them): `decks` are the deck at each point of the plan's axes.
 std::vector<LargestModel> plan_largest_models(const std::vector<Deck>& decks,
                                               const Machine& machine,
                                               const std::vector<int64_t>& devices,
                                               const std::vector<int>& stages,
-                                              bool offload_axis = false);
+                                              const LargestAxis* axis = nullptr);
 // The same for the deck alone.
 std::vector<LargestModel> plan_largest_models(const Deck& deck, const Machine& machine,
                                               const std::vector<int64_t>& devices,
                                               const std::vector<int>& stages,
-                                              bool offload_axis = false);
+                                              const LargestAxis* axis = nullptr);
 
 // The ZeRO paper's "maximum theoretical model size" (Table 2): the parameters Psi of the whole
 // model whose model states alone (parameters, gradients, optimizer state; no activations or

@@ -32,7 +32,7 @@ bool optional_key(const std::string& full) {
          full == "host.link_latency_us";
 }
 
-// A section a file may leave out: without [host] the planner prices no offload on the machine.
+// A section a file may leave out: without [host] the planner prices nothing in host memory there.
 bool optional_section(const std::string& section) {
   return section == "host";
 }

@@ -1,7 +1,7 @@
 // A machine description for the planner (inputs/machines/*.toml): memory per device, sustained
 // compute rate, the alpha-beta parameters of the network inside and between nodes, the device's
 // published dense peak per precision (optional: MFU's denominator, for plan and run), and the host
-// side ZeRO-Offload uses (optional [host]: host memory, the host-device link, the host's AdamW).
+// side (optional [host]: host memory, the host-device link, the host's AdamW).
 #pragma once
 
 #include <cstdint>
@@ -12,8 +12,8 @@
 
 namespace zm {
 
-// What ZeRO-Offload (core/offload.hpp) runs on besides the device: the node's host memory, the
-// link a device copies to and from it over, and how fast the host updates the offloaded state.
+// A node's host side, for model state kept in host memory: the node's host memory, the link a
+// device copies to and from it over, and how fast the host runs AdamW over such state.
 struct HostSide {
   double memory_per_node_bytes = 0;  // host DRAM of one node
   std::string link;                  // the link's name ("PCIe Gen5 x16", "NVLink-C2C", ...)
@@ -41,7 +41,7 @@ struct Machine {
   double peak_flops_fp32 = 0;
   double peak_flops_tf32 = 0;
   double peak_flops_mixed = 0;  // the 16-bit tensor-core peak (train.precision = "bf16")
-  // [host]: absent where the file has none; the planner then refuses to price offload.
+  // [host]: absent where the file has none; the planner then refuses to price host memory's copies.
   std::optional<HostSide> host;
 
   // The peak for a run in `precision` (0: none given), and its key in the file.

@@ -4,41 +4,53 @@ namespace zm {
 
 namespace {
 template <typename T>
-std::vector<T>& registered() {
-  static std::vector<T> all;
-  return all;
+std::vector<T>& plan_registry() {
+  static std::vector<T> registered;
+  return registered;
 }
 }  // namespace
 
-void add_plan_note(PlanNote note) {
-  registered<PlanNote>().push_back(std::move(note));
+void add_plan_pricing(PlanPricing pricing) {
+  plan_registry<PlanPricing>().push_back(std::move(pricing));
 }
-const std::vector<PlanNote>& plan_notes() {
-  return registered<PlanNote>();
+const std::vector<PlanPricing>& plan_pricings() {
+  return plan_registry<PlanPricing>();
 }
-void add_plan_columns(PlanColumns group) {
-  registered<PlanColumns>().push_back(std::move(group));
-}
-const std::vector<PlanColumns>& plan_columns() {
-  return registered<PlanColumns>();
-}
-void add_plan_table_columns(PlanTableColumns group) {
-  registered<PlanTableColumns>().push_back(std::move(group));
+void add_plan_table_columns(PlanTableColumns columns) {
+  plan_registry<PlanTableColumns>().push_back(std::move(columns));
 }
 const std::vector<PlanTableColumns>& plan_table_columns() {
-  return registered<PlanTableColumns>();
+  return plan_registry<PlanTableColumns>();
+}
+void add_plan_footnote(PlanFootnote footnote) {
+  plan_registry<PlanFootnote>().push_back(std::move(footnote));
+}
+const std::vector<PlanFootnote>& plan_footnotes() {
+  return plan_registry<PlanFootnote>();
+}
+void add_plan_note(PlanNote note) {
+  plan_registry<PlanNote>().push_back(std::move(note));
+}
+const std::vector<PlanNote>& plan_notes() {
+  return plan_registry<PlanNote>();
+}
+void add_plan_columns(PlanColumns group) {
+  plan_registry<PlanColumns>().push_back(std::move(group));
+}
+const std::vector<PlanColumns>& plan_columns() {
+  return plan_registry<PlanColumns>();
 }
 void add_plan_table_note(PlanTableNote note) {
-  registered<PlanTableNote>().push_back(std::move(note));
+  plan_registry<PlanTableNote>().push_back(std::move(note));
 }
 const std::vector<PlanTableNote>& plan_table_notes() {
-  return registered<PlanTableNote>();
+  return plan_registry<PlanTableNote>();
 }
 void add_plan_axis(PlanAxis axis) {
-  registered<PlanAxis>().push_back(std::move(axis));
+  plan_registry<PlanAxis>().push_back(std::move(axis));
 }
 const std::vector<PlanAxis>& plan_axes() {
-  return registered<PlanAxis>();
+  return plan_registry<PlanAxis>();
 }
 
 }  // namespace zm

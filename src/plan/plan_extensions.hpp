@@ -1,8 +1,9 @@
-// What a module adds to `zeromini plan`: axes of the points it prices (a list-valued option that
-// sets a deck key per point), and to its output about its own settings: lines of the header (after
-// the core's) and before the table, columns of the table, and groups of CSV columns at fixed places
-// of the row, so that scripts keep reading columns by name and by position. Registered at
-// start-up (core/modules.hpp).
+// What a module adds to the planner and to `zeromini plan`: axes of the points it prices (a
+// list-valued option that sets a deck key per point), its pricing of a point (the figures and
+// seconds of what it adds to a step), and to the output lines of the header (after the core's)
+// and before the table, groups of CSV columns at fixed places of the row (so that scripts keep
+// reading columns by name and by position), columns of the table's rows, and notes after the
+// table. Registered at start-up (core/modules.hpp).
 #pragma once
 
 #include <cstdint>
@@ -11,9 +12,21 @@
 #include <vector>
 
 #include "core/deck.hpp"
+#include "plan/machine.hpp"
 #include "plan/planner.hpp"
 
 namespace zm {
+
+// A module's pricing of a point, after the core's (plan_point): figures for its columns
+// (PlanPoint::figures) and what it adds to the step, serial and what the overlapped step does not
+// hide behind backward (PlanPoint::added_serial_seconds, added_exposed_seconds). `machine` is null
+// without one (then only figures that need none), `backward_seconds` backward's share of the
+// compute.
+using PlanPricing = std::function<void(const Deck& deck, int stage, const ZeroMesh& mesh,
+                                       const Machine* machine, double backward_seconds,
+                                       PlanPoint& point)>;
+void add_plan_pricing(PlanPricing pricing);
+const std::vector<PlanPricing>& plan_pricings();
 
 // The header's lines for the deck ("" for none; each line ends with "\n").
 using PlanNote = std::function<std::string(const Deck& deck)>;
@@ -34,15 +47,24 @@ struct PlanColumns {
 void add_plan_columns(PlanColumns columns);
 const std::vector<PlanColumns>& plan_columns();
 
-// Columns of the table, after the core's traffic by level: the headings and each point's cells,
-// each group beginning " | ".
+// Where columns of the table go: after the core's traffic by level (the shard groups' columns),
+// or at the end of the rows.
+enum class PlanTableColumnsAt { AfterLevels, AtEnd };
+// Columns of the table's rows (after the core's at `at`), where shown for these points.
 struct PlanTableColumns {
   std::function<bool(const std::vector<PlanPoint>& points)> shown;
-  std::string heading;
-  std::function<std::string(const PlanPoint& point)> cells;
+  std::function<std::string(bool have_machine)> heading;  // " | name name"
+  std::function<std::string(const PlanPoint& point, bool have_machine)> cells;
+  PlanTableColumnsAt at = PlanTableColumnsAt::AtEnd;
 };
 void add_plan_table_columns(PlanTableColumns columns);
 const std::vector<PlanTableColumns>& plan_table_columns();
+
+// A note printed after the table ("" for none), with the machine where there is one.
+using PlanFootnote =
+    std::function<std::string(const std::vector<PlanPoint>& points, const Machine* machine)>;
+void add_plan_footnote(PlanFootnote footnote);
+const std::vector<PlanFootnote>& plan_footnotes();
 
 // Lines printed after the header, before the table, for these points ("" for none).
 using PlanTableNote =

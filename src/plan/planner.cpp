@@ -5,10 +5,10 @@
 
 #include "comm/cross_node.hpp"
 #include "core/error.hpp"
-#include "core/offload.hpp"
 #include "core/stage_spec.hpp"
 #include "core/validate.hpp"
 #include "model/layout.hpp"
+#include "plan/plan_extensions.hpp"
 #include "plan/run_declarations.hpp"
 #include "plan/run_extensions.hpp"
 #include "zero/engine.hpp"
@@ -85,6 +85,10 @@ Deck with_layers(const Deck& deck, int64_t layers) {
 }
 
 }  // namespace
+
+int64_t ranks_on_a_node(const ZeroMesh& mesh) {
+  return std::max<int64_t>(1, std::min<int64_t>(mesh.ranks_per_node, mesh.world()));
+}
 
 ZeroMesh plan_zero_mesh(const Deck& deck, int stage, int64_t ranks, const Machine* machine) {
   if (ranks < 1 || ranks > (int64_t(1) << 30))
@@ -276,11 +280,7 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
   p.params = layout.real_param_count();
   p.padded_params = partition.padded_total();
   p.memory = plan_memory(deck, stage, mesh);
-  p.offloads = offload_of(deck, stage_spec(stage)).any();
   p.host_bytes_per_node = p.memory.host() * static_cast<double>(ranks_on_a_node(mesh));
-  // The copies are the schedule's whatever the machine; their time needs its [host] side.
-  if (p.offloads) p.offload.transfers = run_transfers(deck, stage, mesh);
-  if (machine) require_host_side(deck, stage, *machine);
   p.bytes_per_level = plan_traffic(deck, stage, mesh);
   p.cross_node_bytes_per_step = plan_cross_node_traffic(deck, stage, mesh);
   for (const auto& level : p.bytes_per_level)
@@ -295,7 +295,10 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
       step_flops(deck.model, attention_kernels(run_extensions(deck, stage)), global_tokens, ranks);
   p.flops_per_step = flops.hardware_per_rank();
   p.model_flops_per_step = flops.model_per_rank();
-  if (!machine) return p;
+  if (!machine) {
+    for (const PlanPricing& price : plan_pricings()) price(deck, stage, mesh, nullptr, 0.0, p);
+    return p;
+  }
 
   p.peak_flops = machine->peak_flops(deck.train.precision);
   const double rate = deck.train.policy().compute == Element::BF16 ? machine->sustained_flops_mixed
@@ -310,16 +313,16 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
       p.pass_seconds += static_cast<double>(c.pass_bytes) / machine->memory_bandwidth;
   }
   const double device_seconds = p.compute_seconds + p.pass_seconds;
-  // Offload's copies and host update (plan/offload_cost.hpp): after backward, overlapping no
-  // compute, but for the gradient shard's unwaited copies in backward, which the overlapped step
-  // hides behind backward.
-  if (p.offloads) p.offload = price_offload(deck, stage, mesh, *machine);
-  p.step_seconds_serial = device_seconds + p.comm_seconds + p.offload.step_seconds();
   // Backward's share of the compute: 4 of the 6 FLOPs per weight and token, the recomputed
   // forward's 2 more where blocks are recomputed (model/flops.hpp).
   const double backward_share = deck.model.recompute == "blocks" ? 6.0 / 8.0 : 4.0 / 6.0;
-  p.step_seconds_overlapped = std::max(device_seconds, p.comm_seconds) +
-                              p.offload.exposed_seconds(backward_share * p.compute_seconds);
+  // What modules add to the step (plan/plan_extensions.hpp), the overlapped step hiding what
+  // each says backward hides.
+  for (const PlanPricing& price : plan_pricings())
+    price(deck, stage, mesh, machine, backward_share * p.compute_seconds, p);
+  p.step_seconds_serial = device_seconds + p.comm_seconds + p.added_serial_seconds;
+  p.step_seconds_overlapped =
+      std::max(device_seconds, p.comm_seconds) + p.added_exposed_seconds;
 
   const MemoryLimits limits = memory_limits(*machine, mesh);
   p.device_fits = p.memory.total() <= limits.device_bytes;

@@ -11,6 +11,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "comm/communicator.hpp"
@@ -20,7 +21,6 @@
 #include "core/zero_mesh.hpp"
 #include "model/flops.hpp"
 #include "plan/machine.hpp"
-#include "plan/offload_cost.hpp"
 
 namespace zm {
 
@@ -37,7 +37,7 @@ struct MemoryPlan {
   std::array<double, kMemCategories> bytes{};  // per rank, by category
   double model_states() const;                 // parameters + gradients + optimizer
   double total() const;                        // device memory: every category but Host
-  double host() const;                         // host memory (ZeRO-Offload)
+  double host() const;                         // host memory (the Host category)
 };
 
 struct PlanPoint {
@@ -62,16 +62,16 @@ struct PlanPoint {
   double compute_seconds = 0;
   double pass_seconds = 0;  // passes around compressed collectives (memory-bound)
   double comm_seconds = 0;
-  // ZeRO-Offload where it applies at this stage (core/offload.hpp): the host-device copies by
-  // direction, their seconds, the host's AdamW and what they add to the step
-  // (plan/offload_cost.hpp; priced only with a machine, transfers and host bytes always).
-  bool offloads = false;
-  double host_bytes_per_node = 0;  // memory.host() x the ranks on a node
-  OffloadCost offload;
+  // Host memory per node: memory.host() x the ranks on a node (model state a module keeps in
+  // host memory).
+  double host_bytes_per_node = 0;
+  // What modules priced (plan/plan_extensions.hpp): their figures by name, and the seconds they
+  // add to the serial step and to the overlapped one.
+  std::map<std::string, double> figures;
+  double added_serial_seconds = 0;
+  double added_exposed_seconds = 0;
   // Compute and the passes around compressed collectives (device work) overlapped with
-  // communication, or not;
-  // offload's time is added to both: all of it (offload.step_seconds()) to the serial step, to the
-  // overlapped one what backward does not hide (offload.exposed_seconds).
+  // communication, or not; the modules' additions added to each.
   double step_seconds_overlapped = 0;
   double step_seconds_serial = 0;
   // Model FLOP/s per device at the overlapped step time, and MFU at the overlapped and the
@@ -80,7 +80,7 @@ struct PlanPoint {
   double predicted_mfu_overlapped() const;
   double predicted_mfu_serial() const;
   // Device memory per rank within the device's, and host memory per node within the machine's
-  // [host] memory (true without [host] where nothing is offloaded); fits = both.
+  // [host] memory (true without [host] where nothing is in host memory); fits = both.
   bool device_fits = true;
   bool host_fits = true;
   bool fits = true;
@@ -111,12 +111,14 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
 int64_t largest_fitting_layers(const Deck& deck, int stage, const ZeroMesh& mesh, double bytes);
 
 // What a model must fit in: device memory per rank, and host memory per node shared by the ranks
-// on a node (the offloaded state; no limit where the machine gives none).
+// on a node (model state in host memory; no limit where the machine gives none).
 struct MemoryLimits {
   double device_bytes = 0;
   double host_bytes_per_node = HUGE_VAL;
   int64_t ranks_per_node = 1;
 };
+// The ranks that share a node at this mesh (its ranks_per_node, at most the world).
+int64_t ranks_on_a_node(const ZeroMesh& mesh);
 // The machine's limits for a run on `mesh`.
 MemoryLimits memory_limits(const Machine& machine, const ZeroMesh& mesh);
 // The same, with both limits: device memory per rank and host memory per node fit.

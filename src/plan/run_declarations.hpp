@@ -28,7 +28,7 @@ std::vector<BufferSpec> run_buffers(const Deck& deck, int stage, const ZeroMesh&
 std::vector<PlannedCollective> run_traffic(const Deck& deck, int stage, const Partition& partition,
                                            const ZeroMesh& mesh);
 
-// Every host-device copy a rank makes in one step (ZeRO-Offload; none without it).
+// Every host-device copy a rank makes in one step (none without a tier: zero/state_tier.hpp).
 PlannedTransfers run_transfers(const Deck& deck, int stage, const ZeroMesh& mesh);
 
 }  // namespace zm

@@ -15,6 +15,7 @@
 #include "model/layout.hpp"
 #include "model/model_parallel.hpp"
 #include "zero/collective_strategy.hpp"
+#include "zero/state_tier.hpp"
 
 namespace zm {
 
@@ -25,6 +26,9 @@ struct RunExtensions {
   // The attention kernels the model runs (model/attention_kernels.hpp), an object that lives as
   // long as the program; nullptr: the core's plain ones.
   const AttentionKernels* attention = nullptr;
+  // A memory tier that keeps some model state off the device (zero/state_tier.hpp); nullptr:
+  // everything on the device.
+  std::shared_ptr<const StateTier> tier;
   // How the model is cut into slices along the model dimensions (model/model_parallel.hpp), an
   // object that lives as long as the program; nullptr: the model is held whole.
   const ModelParallelScheme* model_parallel = nullptr;

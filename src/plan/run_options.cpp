@@ -1,7 +1,6 @@
 #include "plan/run_options.hpp"
 
 #include "comm/node_split.hpp"
-#include "core/offload.hpp"
 #include "core/stage_spec.hpp"
 #include "plan/run_extensions.hpp"
 
@@ -14,8 +13,10 @@ ZeroOptions zero_options(const Deck& deck, int stage, const ZeroMesh& mesh) {
   options.bucket_mb = deck.zero.bucket_mb;
   options.overlap = deck.zero.overlap;
   options.prefetch = deck.zero.prefetch;
-  options.strategies = run_extensions(deck, stage).strategies;
-  options.offload = offload_of(deck, stage_spec(stage), mesh);
+  const RunExtensions extensions = run_extensions(deck, stage);
+  options.strategies = extensions.strategies;
+  options.tier = extensions.tier;
+  if (options.tier) options.homes = options.tier->homes(stage_spec(stage), mesh);
   return options;
 }
 

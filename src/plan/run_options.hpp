@@ -11,8 +11,8 @@
 
 namespace zm {
 
-// The ZeRO layer's options at `stage` on `mesh` (the mesh decides whether the offloaded gradient
-// shard streams to the host: core/offload.hpp).
+// The ZeRO layer's options at `stage` on `mesh` (a module's tier may keep state off the device
+// only on some meshes: zero/state_tier.hpp).
 ZeroOptions zero_options(const Deck& deck, int stage, const ZeroMesh& mesh);
 
 // Whether the run's collectives need the shard group split by node (MeshComms), for exchanges

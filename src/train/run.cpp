@@ -17,14 +17,13 @@
 #include "io/checkpoint.hpp"
 #include "io/output_dir.hpp"
 #include "io/results_file.hpp"
-#include "io/trace_file.hpp"
 #include "plan/run_extensions.hpp"
 #include "plan/run_options.hpp"
-#include "train/exposure_figures.hpp"
 #include "train/memory_check.hpp"
 #include "train/run_estimate.hpp"
 #include "train/step_hooks.hpp"
 #include "train/throughput.hpp"
+#include "train/training_extensions.hpp"
 
 namespace zm {
 
@@ -94,8 +93,9 @@ struct RunSetup {
   std::string resume;  // the checkpoint to start from, or ""
   bool checkpoints;    // write checkpoints at the deck's cadence
   ResultsWriter* results;
-  TraceWriter* trace;  // output.trace, or nullptr
-  PeakRate peak;       // MFU's denominator (none: MFU not available)
+  PeakRate peak;  // MFU's denominator (none: MFU not available)
+  // What the modules add to the run (train/training_extensions.hpp).
+  std::vector<std::unique_ptr<TrainingExtension>>* extensions;
 };
 
 // train.resume and the checkpoint cadence, checked against the stages the deck asks for.
@@ -109,8 +109,8 @@ RunSetup check_run_options(const Deck& deck, Communicator& comm, const RunContex
                  "",
                  write_outputs && deck.output.checkpoint_every > 0 && !deck.zero.all_stages,
                  nullptr,
-                 nullptr,
-                 {}};
+                 {},
+                 nullptr};
   std::string error;
   const int ranks_per_node = run_ranks_per_node(deck, comm);  // collective: before the try
   try {
@@ -250,14 +250,22 @@ StageResult run_stage(const RunSetup& run, int stage, RunEnd& end) {
                thousands(static_cast<double>(trainer.layout().total())));
     const int64_t first_step = start_or_resume(trainer, run, stage);
     if (run.results) run.results->begin_stage(stage, first_step, run.resume);
-    StepHooks hooks = stage_hooks({run.deck, run.context, stage, first_step,
-                                   result.tokens_per_rank_per_step, run.results, run.trace,
-                                   run.checkpoints ? &trainer.engine() : nullptr, trainer, result});
+    const StageOutputs outputs{run.deck,
+                               run.context,
+                               stage,
+                               first_step,
+                               result.tokens_per_rank_per_step,
+                               run.results,
+                               run.checkpoints ? &trainer.engine() : nullptr,
+                               trainer,
+                               result};
+    StepHooks hooks;
+    for (const auto& extension : *run.extensions) extension->add_stage_hooks(outputs, hooks);
+    add_stage_hooks(outputs, hooks);
     end = run_steps(trainer, run, hooks, result, first_step);
     hooks.at_end();
     result.memory = run.context.ledger->figures();
     result.memory_by_rank = gather_memory_figures(result.memory, run.comm);
-    gather_exposure(result, run.comm);
   }
   summarise(result);
   result.throughput = measure_throughput(
@@ -268,25 +276,26 @@ StageResult run_stage(const RunSetup& run, int stage, RunEnd& end) {
 
 }  // namespace
 
-RunOutcome run_training(const Deck& deck, Communicator& comm, const RunContext& context,
+RunOutcome run_training(const Deck& deck, Communicator& comm, const RunContext& given,
                         bool write_outputs, const PeakRate& peak) {
-  ZM_ASSERT(context.ledger != nullptr, "run_training needs the run's memory ledger");
+  ZM_ASSERT(given.ledger != nullptr, "run_training needs the run's memory ledger");
+  // The modules' extensions of the run; they may give its phases a span observer.
+  std::vector<std::unique_ptr<TrainingExtension>> extensions = make_training_extensions();
+  RunContext context = given;
   RunOutcome outcome;
   RunSetup run = check_run_options(deck, comm, context, write_outputs);
   run.peak = peak;
+  run.extensions = &extensions;
   outcome.manifest = gather_manifest(deck, comm.mpi_comm(), comm.watchdog());
   std::unique_ptr<OutputDirectory> owned_dir;
   std::unique_ptr<ResultsWriter> results;
-  std::unique_ptr<TraceWriter> trace;
   if (write_outputs) {
     Phase phase(context, PhaseSpec("output setup").watched("opening " + deck.output.dir));
     owned_dir = std::make_unique<OutputDirectory>(deck, comm.mpi_comm(), comm.watchdog());
     results = open_results(run, outcome.manifest);
-    if (deck.output.trace && context.tracer)
-      trace = std::make_unique<TraceWriter>(deck, comm, *context.tracer);
+    for (const auto& extension : extensions) extension->open_outputs(deck, comm, context);
   }
   run.results = results.get();
-  run.trace = trace.get();
   try {
     for (int stage : deck.stages()) {
       outcome.stages.push_back(run_stage(run, stage, outcome.end));
@@ -300,11 +309,8 @@ RunOutcome run_training(const Deck& deck, Communicator& comm, const RunContext& 
       }
     throw;
   }
-  if (trace) {
-    Phase phase(context, PhaseSpec("trace write").watched("final trace write"));
-    trace->finish();
-    log_root("Trace: {} (open with ui.perfetto.dev or chrome://tracing)\n", trace->path());
-  }
+  if (write_outputs)
+    for (const auto& extension : extensions) extension->close_outputs(context);
   if (results) {
     Phase phase(context, PhaseSpec("results").watched("final results write"));
     results->flush(run_end_name(outcome.end));

@@ -16,13 +16,14 @@ namespace zm {
 
 // Trains every stage the deck asks for; writes results.h5 and checkpoints under output.dir
 // (when `write_outputs`), resumes from train.resume, and stops cleanly on SIGTERM. Every phase of
-// the run reports to `context` (its ledger is required; output.trace needs its tracer). `peak`:
-// the device peak MFU is reported against (none: MFU not available).
+// the run reports to `context` (its ledger is required), or to a copy with the span observer a
+// module gave it (train/training_extensions.hpp). `peak`: the device peak MFU is reported against
+// (none: MFU not available).
 RunOutcome run_training(const Deck& deck, Communicator& comm, const RunContext& context,
                         bool write_outputs = true, const PeakRate& peak = {});
 
 // Rank 0 prints: the comparison table (one line per stage), the figure of merit and a throughput
-// line per stage (tokens/s, TFLOP/s, MFU with its peak, busbw).
+// line per stage (tokens/s, TFLOP/s, MFU with its peak, and what the modules' figures add).
 void print_summary(const Deck& deck, const std::vector<StageResult>& results);
 
 }  // namespace zm

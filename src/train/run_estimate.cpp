@@ -69,7 +69,7 @@ double stream_seconds(int64_t n) {
       3, [&] { kernels::add_into(kernels::kDefaultTeamShape, y.data(), x.data(), n); });
 }
 
-// ZeRO-Offload's host side: seconds of one copy of n floats from device to host memory (pinned in
+// The host side: seconds of one copy of n floats from device to host memory (pinned in
 // CUDA builds; a memcpy on a host build), and of the host's AdamW over n parameters.
 double to_host_seconds(int64_t n) {
   const auto count = static_cast<size_t>(n);
@@ -120,7 +120,7 @@ Machine measure_machine(Communicator& comm, int64_t nodes) {
   seconds[1] = seconds[0];
 #endif
   seconds[2] = stream_seconds(kStreamFloats);
-  // Every rank at once, as the node's ranks share its host memory when they offload.
+  // Every rank at once, as the node's ranks share its host memory.
   seconds[5] = to_host_seconds(kStreamFloats);
   seconds[6] = host_adamw_seconds(kStreamFloats);
   const int ranks = comm.size();

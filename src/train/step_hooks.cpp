@@ -27,30 +27,7 @@ void StepHooks::at_end() {
   for (auto& hook : hooks_) hook->at_end();
 }
 
-void write_trace_window(const RunContext& context, TraceWriter* trace, const std::string& when) {
-  if (!trace || !context.tracer || !context.tracer->active()) return;
-  Phase phase(context, PhaseSpec("trace write").watched("trace write " + when));
-  trace->write_window();
-}
-
 namespace {
-
-// The window of the previous step goes out before a step starts, and the step's own opens (it
-// is recorded when the step is one of output.trace_steps).
-class TraceWindows final : public StepHook {
- public:
-  explicit TraceWindows(const StageOutputs& o) : o_(o) {}
-  void before_step(int64_t step) override {
-    write_trace_window(o_.context, o_.trace, fmt::format("before step {}", step + 1));
-    if (o_.context.tracer) o_.context.tracer->begin_step(o_.stage, step + 1);
-  }
-  void at_end() override {
-    write_trace_window(o_.context, o_.trace, fmt::format("at the end of stage {}", o_.stage));
-  }
-
- private:
-  StageOutputs o_;
-};
 
 // One line per output.log_every steps, and for the first, the last and a non-finite step.
 class ProgressLines final : public StepHook {
@@ -97,7 +74,7 @@ class Evaluation final : public StepHook {
     {
       const std::string name = fmt::format("evaluation after step {}", steps_done);
       PhaseSpec spec("evaluation");
-      spec.traced(TraceKind::Evaluation, -1, name).watched(name).timed(evaluation.seconds);
+      spec.span(SpanKind::Evaluation, -1, name).watched(name).timed(evaluation.seconds);
       // As for the step: collectives completed by the device stream are polled by no wait.
       if (o_.trainer.comms().world().completes_on_device_stream())
         spec.deadline("the evaluation's kernels and NCCL collectives on the device");
@@ -144,7 +121,7 @@ class Checkpoints final : public StepHook {
     if (steps_done % o_.deck.output.checkpoint_every != 0 && !done.last && !done.stopping) return;
     Phase phase(o_.context,
                 PhaseSpec("checkpoint")
-                    .traced(TraceKind::Io)
+                    .span(SpanKind::Io)
                     .watched(fmt::format("checkpoint write after step {}", steps_done)));
     const CheckpointWritten written = write_checkpoint(*o_.checkpointed, o_.deck, steps_done);
     log_root("[stage {}] checkpoint {} ({} bytes written, {} estimated and reserved before)\n",
@@ -163,13 +140,13 @@ class ResultsRows final : public StepHook {
   void on_record(const StepRecord& record) override {
     Phase phase(o_.context, PhaseSpec("results gather")
                                 .watched(fmt::format("results gather step {}", record.step + 1)));
-    o_.results->record_step(record);
+    o_.results->record_step(record, o_.result.figures);
   }
   void after_step(const StepDone& done) override {
     const int64_t steps_done = done.record.step + 1;
     if (steps_done % o_.deck.output.results_every != 0 && !done.last) return;
     Phase phase(o_.context, PhaseSpec("results")
-                                .traced(TraceKind::Io)
+                                .span(SpanKind::Io)
                                 .watched(fmt::format("results write after step {}", steps_done)));
     o_.results->flush("running");
   }
@@ -180,14 +157,11 @@ class ResultsRows final : public StepHook {
 
 }  // namespace
 
-StepHooks stage_hooks(const StageOutputs& outputs) {
-  StepHooks hooks;
-  hooks.add(std::make_unique<TraceWindows>(outputs));
+void add_stage_hooks(const StageOutputs& outputs, StepHooks& hooks) {
   hooks.add(std::make_unique<ProgressLines>(outputs));
   if (outputs.deck.train.evaluates()) hooks.add(std::make_unique<Evaluation>(outputs));
   if (outputs.checkpointed) hooks.add(std::make_unique<Checkpoints>(outputs));
   if (outputs.results) hooks.add(std::make_unique<ResultsRows>(outputs));
-  return hooks;
 }
 
 }  // namespace zm

@@ -1,7 +1,8 @@
-// What happens around a step without being part of it: the trace's windows, progress lines,
-// results and checkpoints. The run loop (train/run.cpp) calls every hook at the same points of
-// every step, in the order they were added; the step itself (Trainer::step) knows none of them.
-// Evaluation is one more hook (train.eval_every).
+// What happens around a step without being part of it: progress lines, results and
+// checkpoints, and what the modules add (train/training_extensions.hpp). The run loop
+// (train/run.cpp) calls every hook at the same points of every step, in the order they were
+// added; the step itself (Trainer::step) knows none of them. Evaluation is one more hook
+// (train.eval_every).
 #pragma once
 
 #include <cstdint>
@@ -13,7 +14,6 @@
 #include "core/deck.hpp"
 #include "io/results_file.hpp"
 #include "io/run_records.hpp"
-#include "io/trace_file.hpp"
 #include "train/trainer.hpp"
 #include "zero/engine.hpp"
 
@@ -59,17 +59,15 @@ struct StageOutputs {
   int64_t first_step;
   double tokens_per_rank_per_step;
   ResultsWriter* results;    // results.h5, or nullptr
-  TraceWriter* trace;        // output.trace, or nullptr
   ZeroEngine* checkpointed;  // the engine whose state checkpoints hold, or nullptr (none written)
   Trainer& trainer;          // evaluates the held-out split (train.eval_every)
-  StageResult& result;       // receives the evaluations and the time to target
+  // Receives the evaluations and the time to target, and the modules' figures of the stage
+  // (StageResult::figures), which go into results.h5's rows.
+  StageResult& result;
 };
 
-// The hooks of a stage, in their order: trace windows, progress lines, evaluation, checkpoints,
+// The core's hooks of a stage, added in their order: progress lines, evaluation, checkpoints,
 // results.
-StepHooks stage_hooks(const StageOutputs& outputs);
-
-// The trace's window (the traced step and what followed it) to trace.json, if one is open.
-void write_trace_window(const RunContext& context, TraceWriter* trace, const std::string& when);
+void add_stage_hooks(const StageOutputs& outputs, StepHooks& hooks);
 
 }  // namespace zm

@@ -16,9 +16,28 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
-// Overlap efficiency as a percentage, "-" where nothing was in flight.
-std::string percent_or_dash(double fraction) {
-  return std::isfinite(fraction) ? fmt::format("{:.1f}", 100.0 * fraction) : std::string("-");
+// A stage's cells before the memory columns: the core's, each module's after the one it names.
+struct Cell {
+  std::string heading;
+  int width;
+  std::string text;
+};
+
+std::vector<Cell> cells_of(const StageResult& s) {
+  std::vector<Cell> out = {{"stage", 5, fmt::format("{}", s.stage)},
+                           {"tok/s/rank", 12, thousands(s.tokens_per_second_per_rank)},
+                           {"step ms", 9, fmt::format("{:.1f}", s.mean_times.total * 1e3)},
+                           {"fwd", 8, fmt::format("{:.1f}", s.mean_times.forward * 1e3)},
+                           {"bwd", 8, fmt::format("{:.1f}", s.mean_times.backward * 1e3)},
+                           {"comm", 8, fmt::format("{:.1f}", s.mean_times.comm_wait * 1e3)},
+                           {"opt", 8, fmt::format("{:.1f}", s.mean_times.optimizer * 1e3)}};
+  for (const auto& f : s.figures)
+    for (const TableColumn& c : f->table_columns()) {
+      auto after =
+          std::find_if(out.begin(), out.end(), [&](const Cell& o) { return o.heading == c.after; });
+      out.insert(after == out.end() ? out.end() : after + 1, {c.heading, c.width, c.cell});
+    }
+  return out;
 }
 
 }  // namespace
@@ -103,7 +122,7 @@ void print_all_to_all_traffic(const std::vector<StageResult>& results) {
   }
 }
 
-// ZeRO-Offload: the copies between host and device, which are no collective.
+// Copies between host and device (model state in host memory), which are no collective.
 void print_host_transfers(const std::vector<StageResult>& results) {
   for (const StageResult& s : results) {
     const TransferStats& t = s.transfers_per_step;
@@ -111,7 +130,7 @@ void print_host_transfers(const std::vector<StageResult>& results) {
     const TransferOpStats &to_host = t[TransferDirection::ToHost],
                           &to_device = t[TransferDirection::ToDevice];
     log_root(
-        "  stage {}: offload: {:.3f} MiB device->host ({:.2f} ms), {:.3f} MiB host->device "
+        "  stage {}: host copies: {:.3f} MiB device->host ({:.2f} ms), {:.3f} MiB host->device "
         "({:.2f} ms) per rank per step\n",
         s.stage, to_host.bytes / kMiB, to_host.seconds * 1e3, to_device.bytes / kMiB,
         to_device.seconds * 1e3);
@@ -167,28 +186,30 @@ void print_summary(const Deck& deck, const std::vector<StageResult>& results) {
       ranks, thousands(static_cast<double>(results.front().param_count)),
       thousands(static_cast<double>(results.front().tokens_per_rank_per_step)));
   // Memory columns in the MemCategory enum's order: the device's, the peak of their total, then
-  // host memory (ZeRO-Offload's), which is not in that total.
+  // host memory (model state kept there), which is not in that total.
   constexpr const char* kMemoryHeadings[] = {"params",  "grads", "optim", "activ",
                                              "commbuf", "work",  "peak",  "host"};
   static_assert(std::size(kMemoryHeadings) == kMemCategories + 1, "a heading per memory category");
   constexpr CommOp kReportedOps[] = {CommOp::AllReduce, CommOp::ReduceScatter, CommOp::AllGather};
-  std::string heading =
-      fmt::format("{:>5} {:>12} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>6} |", "stage", "tok/s/rank",
-                  "step ms", "fwd", "bwd", "comm", "exposed", "opt", "ovlp%");
+  const std::vector<Cell> columns = cells_of(results.front());
+  std::string heading, blanks;
+  for (size_t i = 0; i < columns.size(); ++i) {
+    heading += fmt::format("{}{:>{}}", i ? " " : "", columns[i].heading, columns[i].width);
+    blanks += fmt::format("{}{:>{}}", i ? " " : "", "", columns[i].width);
+  }
+  heading += " |";
   for (const char* name : kMemoryHeadings) heading += fmt::format(" {:>9}", name);
   heading += fmt::format(" | {:>10} {:>10} {:>10}", "allreduce", "reducescat", "allgather");
   log_root("{}\n", heading);
-  log_root("{:>5} {:>12} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>6} | {:>79} | {:>32}\n", "", "", "",
-           "", "", "", "", "", "", "MiB per rank (peak)", "MiB moved per rank per step");
+  log_root("{} | {:>79} | {:>32}\n", blanks, "MiB per rank (peak)", "MiB moved per rank per step");
   for (const StageResult& s : results) {
     const MemoryFigures worst = largest_over_ranks(s.memory_by_rank);
     auto mib = [](size_t bytes) { return static_cast<double>(bytes) / kMiB; };
-    std::string line =
-        fmt::format("{:>5} {:>12} {:>9.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>6} |",
-                    s.stage, thousands(s.tokens_per_second_per_rank), s.mean_times.total * 1e3,
-                    s.mean_times.forward * 1e3, s.mean_times.backward * 1e3,
-                    s.mean_times.comm_wait * 1e3, s.mean_exposure.exposed * 1e3,
-                    s.mean_times.optimizer * 1e3, percent_or_dash(s.overlap_efficiency));
+    std::string line;
+    const std::vector<Cell> cells = cells_of(s);
+    for (size_t i = 0; i < cells.size(); ++i)
+      line += fmt::format("{}{:>{}}", i ? " " : "", cells[i].text, cells[i].width);
+    line += " |";
     for (int c = 0; c < kMemCategories; ++c)
       if (on_device(MemCategory(c))) line += fmt::format(" {:>9.2f}", mib(worst.peak[c]));
     line += fmt::format(" {:>9.2f}", mib(worst.peak_total));
@@ -202,9 +223,10 @@ void print_summary(const Deck& deck, const std::vector<StageResult>& results) {
   print_tensor_parallel_traffic(results);
   print_all_to_all_traffic(results);
   print_host_transfers(results);
-  log_root(
-      "\nThroughput (model FLOPs = 6N + 12 L T C per token; busbw: nccl-tests convention, "
-      "rank 0):\n");
+  std::string notes;
+  for (const auto& f : results.front().figures)
+    if (!f->throughput_heading().empty()) notes += "; " + f->throughput_heading();
+  log_root("\nThroughput (model FLOPs = 6N + 12 L T C per token{}):\n", notes);
   for (const StageResult& s : results) log_root("  {}\n", throughput_line(s));
   print_evaluation(deck, results);
   const StageResult& last = results.back();

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "comm/exposure.hpp"
 #include "core/text.hpp"
 #include "model/flops.hpp"
 
@@ -33,14 +32,6 @@ Throughput measure_throughput(const StageResult& s, const ModelConfig& model,
     t.mfu = t.tflops_per_device / t.peak_tflops_per_device;
     t.hfu = t.hardware_tflops_per_device / t.peak_tflops_per_device;
   }
-  for (size_t i = first; i < s.steps.size(); ++i)
-    for (size_t op = 0; op < static_cast<size_t>(kCommOps); ++op) {
-      t.bus_bytes[op] += s.steps[i].comm.ops[op].bytes / timed;
-      t.in_flight_seconds[op] += s.steps[i].comm_in_flight_by_op[op] / timed;
-    }
-  for (size_t op = 0; op < static_cast<size_t>(kCommOps); ++op)
-    t.busbw[op] =
-        t.bus_bytes[op] > 0 ? bus_bandwidth(t.bus_bytes[op], t.in_flight_seconds[op]) : NAN;
   return t;
 }
 
@@ -56,13 +47,7 @@ std::string throughput_line(const StageResult& s) {
                         t.peak_tflops_per_device, t.peak_source);
   else
     line += ", MFU n/a (no peak: give --peak-tflops or --machine FILE)";
-  std::string busbw;
-  for (int op = 0; op < kCommOps; ++op)
-    if (std::isfinite(t.busbw[static_cast<size_t>(op)]))
-      busbw += fmt::format("{}{} {:.3g}", busbw.empty() ? "" : ", ",
-                           comm_op_name(static_cast<CommOp>(op)),
-                           t.busbw[static_cast<size_t>(op)] / 1e9);
-  line += busbw.empty() ? "; busbw: no collectives" : "; busbw GB/s: " + busbw;
+  for (const auto& f : s.figures) line += f->throughput_line_end();
   return line;
 }
 

@@ -4,7 +4,6 @@
 
 #include <cmath>
 
-#include "comm/exposure.hpp"
 #include "core/error.hpp"
 #include "core/validate.hpp"
 #include "kernels/elementwise.hpp"
@@ -103,7 +102,7 @@ TrainerT<Real>::TrainerT(const Deck& deck, int stage, Communicator& comm, const 
       data_(make_data_source(deck)),
       validation_(make_validation_source(deck)) {
   comms_->set_timeout(deck.comm.timeout_s);
-  engine_->transfers().trace_to(context.tracer);
+  engine_->transfers().report_spans_to(context.spans);
   PlannedAllocator alloc({step_stats_buffer()}, context.ledger);
   stats_ = alloc.take<float>("step_stats");
   alloc.finish();
@@ -134,7 +133,7 @@ void TrainerT<Real>::init_parameters() {
 // and backward reach them (the engine's UnitAccess: an all-gather per unit with prefetch under
 // stage 3, nothing to gather below it); the gradients are reduced as backward completes each
 // unit (stages 2 and 3) or at its end (finish_backward). Each piece is a Phase: a Kokkos Tools
-// region, a trace span in traced steps, a timer into the record.
+// region, a span for the run's observer, a timer into the record.
 template <typename Real>
 StepRecord TrainerT<Real>::step(int64_t step) {
   const TrainConfig& t = deck_.train;
@@ -146,7 +145,6 @@ StepRecord TrainerT<Real>::step(int64_t step) {
   const StepCounters before{comms_->stats(), comms_->stats(CommLevel::InterGroup),
                             comms_->stats(CommLevel::ModelParallel), comms_->cross_node_stats(),
                             engine_->transfers().stats()};
-  comms_->begin_step_records();  // fences
   {
     Phase whole(context_, step_phase(step, record));
     double loss_sum = 0.0;
@@ -161,7 +159,7 @@ StepRecord TrainerT<Real>::step(int64_t step) {
       model_.backward(*engine_, batch);  // backward, reducing each unit's gradients
       if (micro + 1 < t.grad_accum) continue;
       {
-        Phase finish(context_, PhaseSpec("finish_backward").traced(TraceKind::Compute));
+        Phase finish(context_, PhaseSpec("finish_backward").span(SpanKind::Compute));
         engine_->finish_backward();  // the reductions still in flight
       }
       if (fault == Fault::NaN) engine_->poison_gradient();
@@ -170,11 +168,11 @@ StepRecord TrainerT<Real>::step(int64_t step) {
     const double micro_batches = static_cast<double>(data_parallel_ranks() * t.grad_accum);
     {
       Phase stats(context_,
-                  PhaseSpec("grad_stats").traced(TraceKind::Compute).timed(record.times.optimizer));
+                  PhaseSpec("grad_stats").span(SpanKind::Compute).timed(record.times.optimizer));
       reduce_step_stats(loss_sum, micro_batches, record);
     }
-    Phase optimizer(
-        context_, PhaseSpec("optimizer").traced(TraceKind::Compute).timed(record.times.optimizer));
+    Phase optimizer(context_,
+                    PhaseSpec("optimizer").span(SpanKind::Compute).timed(record.times.optimizer));
     if (record.finite) engine_->optimizer_step(optimizer_settings(t, record, micro_batches, step));
   }
   count_communication(before, record);
@@ -184,7 +182,7 @@ StepRecord TrainerT<Real>::step(int64_t step) {
 template <typename Real>
 PhaseSpec TrainerT<Real>::step_phase(int64_t step, StepRecord& record) const {
   PhaseSpec spec("step");
-  spec.traced(TraceKind::Step, -1, fmt::format("step {}", step + 1))
+  spec.span(SpanKind::Step, -1, fmt::format("step {}", step + 1))
       .watched(fmt::format("step {} (forward, backward, optimizer)", step + 1))
       .timed(record.times.total);
   // Collectives that complete on the device stream (NCCL's) are polled by no wait: a hung one
@@ -199,7 +197,7 @@ Batch TrainerT<Real>::load_micro_batch(int64_t step, int64_t micro) {
   const int64_t B = deck_.train.micro_batch, accum = deck_.train.grad_accum;
   // The ranks of a model-parallel group read the same sequences.
   const int ranks = data_parallel_ranks(), rank = comms_->mesh().data_parallel_rank(comm_->rank());
-  if (context_.tracer) context_.tracer->set_micro(micro);
+  if (context_.spans) context_.spans->micro_step(micro);
   return load_sequences(*data_, first_sequence(step, micro, accum, ranks, rank, B));
 }
 
@@ -261,12 +259,6 @@ void TrainerT<Real>::count_communication(const StepCounters& before, StepRecord&
   record.comm_cross_node = stats_between(before.cross_node, comms_->cross_node_stats());
   record.transfers = transfers_between(before.transfers, engine_->transfers().stats());
   record.times.comm_wait = record.comm.total().seconds;
-  const std::vector<CollectiveTimes> collectives = comms_->end_step_records();
-  record.exposure = exposure_of(collectives);
-  record.comm_in_flight_by_op = in_flight_by_op(collectives);
-  if (!context_.tracer) return;
-  add_to_trace(*context_.tracer, collectives);
-  context_.tracer->resolve_stamps();
 }
 
 template class TrainerT<float>;

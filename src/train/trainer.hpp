@@ -27,8 +27,8 @@ class Trainer {
   // and precision).
   virtual void init_parameters() = 0;
   // One optimizer step: micro-batches, forward, backward, gradient norm and clipping, AdamW.
-  // Only the step: what happens around it (progress lines, results, checkpoints, the trace's
-  // windows) hangs on the run's step hooks (train/step_hooks.hpp).
+  // Only the step: what happens around it (progress lines, results, checkpoints, what modules
+  // measure) hangs on the run's step hooks (train/step_hooks.hpp).
   virtual StepRecord step(int64_t step) = 0;
   // One evaluation (train.eval_every > 0): train.eval_batches micro-batches of the held-out split
   // per data-parallel rank, forward only, between steps; returns their mean loss over every rank
@@ -51,7 +51,7 @@ class Trainer {
 };
 
 // The trainer of ZeRO stage `stage` in the deck's precision. Its step and the model's units are
-// Phases of `context` (the default: untraced and unwatched). Its model's and engine's kernels
+// Phases of `context` (the default: unobserved and unwatched). Its model's and engine's kernels
 // run teams of `team_shape` (tests pass others to take a GPU's code paths on the host).
 std::unique_ptr<Trainer> make_trainer(const Deck& deck, int stage, Communicator& comm,
                                       const RunContext& context = {},

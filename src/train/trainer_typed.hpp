@@ -19,7 +19,7 @@ namespace zm {
 // The communicator's statistics when a step began, for the step's own figures.
 struct StepCounters {
   CommStats all, inter_group, model_parallel, cross_node;
-  TransferStats transfers;  // the engine's host-device copies (ZeRO-Offload)
+  TransferStats transfers;  // the engine's host-device copies
 };
 
 template <typename Real>
@@ -58,7 +58,7 @@ class TrainerT final : public Trainer {
   std::pair<double, double> sum_over_ranks(double loss_sum, double sumsq);
   // The step's phase for the watchdog: its name, and under NCCL a deadline on the whole step.
   PhaseSpec step_phase(int64_t step, StepRecord& record) const;
-  // The record's communication figures: statistics since `before`, exposure, trace events.
+  // The record's communication figures: statistics since `before`.
   void count_communication(const StepCounters& before, StepRecord& record);
 
   Deck deck_;

@@ -121,63 +121,35 @@ std::vector<float> ZeroEngine::full_state(State which) {
 
 // ---- ZeroEngineT<Real> ----
 
-namespace {
-
-// AdamW on one segment, by compute type. fp32: the parameters are their own master.
-void adamw_segment(kernels::TeamShape shape, float* master, const float* grads, float* m, float* v,
-                   float* /*params*/, int64_t n, const kernels::AdamWParams& hp) {
-  kernels::adamw_update(shape, master, grads, m, v, n, hp);
-}
-#if ZEROMINI_HAVE_BF16
-// Grad: bf16, or float where the gradients were reduced in fp32.
-template <typename Grad>
-void adamw_segment(kernels::TeamShape shape, float* master, const Grad* grads, float* m, float* v,
-                   bf16* params, int64_t n, const kernels::AdamWParams& hp) {
-  kernels::adamw_update_mixed(shape, master, grads, m, v, params, n, hp);
-}
-#endif
-
-}  // namespace
 
 std::vector<BufferSpec> model_state_buffers(const Partition& partition, const ZeroOptions& options,
                                             const ModelPlacements& placements,
                                             const ZeroMesh& mesh) {
   const PrecisionPolicy& policy = options.policy;
-  const Offload& offload = options.offload;
+  const StateHomes& homes = options.homes;
   const int real_bytes = element_bytes(policy.compute);
   auto elements = [&](const Placement& placement) {
     return partition.piece_total(pieces(mesh.mesh, placement));
   };
-  const MemCategory params_in = offload.params ? MemCategory::Host : MemCategory::Parameters;
-  const MemCategory grads_in = offload.gradients ? MemCategory::Host : MemCategory::Gradients;
-  const MemCategory optimizer_in = offload.optimizer ? MemCategory::Host : MemCategory::Optimizer;
-  std::vector<BufferSpec> specs = {{"params", params_in, elements(placements.params), real_bytes},
-                                   {"grads", grads_in, elements(placements.grads), real_bytes}};
+  std::vector<BufferSpec> specs = {
+      {"params", homes.params, elements(placements.params), real_bytes},
+      {"grads", homes.grads, elements(placements.grads), real_bytes}};
   // Mixed precision with gradient accumulation or an fp32 reduction: the gradients summed in fp32
   // beside the bf16 gradients, in their storage (ZeroEngineT::grad_sum_at).
   if (sums_gradients_in_fp32(options))
-    specs.push_back({"grad_sum", grads_in, elements(placements.grads)});
-  // An fp32 master apart from the parameters: under bf16, and on the host under offload while
-  // the fp32 parameters stay on the device.
-  if (policy.mixed() || (offload.optimizer && !offload.params))
-    specs.push_back({"master", optimizer_in, elements(placements.optim)});
-  specs.push_back({"adam_m", optimizer_in, elements(placements.optim)});
-  specs.push_back({"adam_v", optimizer_in, elements(placements.optim)});
-  if (offload.optimizer) {
-    // Bounded staging, reused unit by unit: two pieces of reduced gradients (one arriving while
-    // the other is updated) and, under bf16 with the parameters on the device, one piece of
-    // updated bf16 parameters on their way back.
-    const int optim_pieces = pieces(mesh.mesh, placements.optim);
-    int64_t largest_piece = 0;
-    for (int u = 0; u < partition.num_units(); ++u)
-      largest_piece = std::max(largest_piece, partition.unit(u).padded / optim_pieces);
-    if (!offload.gradients)  // else the gradient shard itself is on the host
-      specs.push_back(
-          {"grad_stage", MemCategory::Host, 2 * largest_piece, reduce_element_bytes(policy)});
-    if (policy.mixed() && !offload.params)
-      specs.push_back({"param_stage", MemCategory::Host, largest_piece, real_bytes});
-  }
+    specs.push_back({"grad_sum", homes.grads, elements(placements.grads)});
+  if (keeps_master(options))
+    specs.push_back({"master", homes.optimizer, elements(placements.optim)});
+  specs.push_back({"adam_m", homes.optimizer, elements(placements.optim)});
+  specs.push_back({"adam_v", homes.optimizer, elements(placements.optim)});
   return specs;
+}
+
+bool keeps_master(const ZeroOptions& options) {
+  // An fp32 master apart from the parameters: under bf16, and where the optimizer state lives in
+  // another memory than the fp32 parameters (which are their own master only beside it).
+  return options.policy.mixed() ||
+         on_device(options.homes.optimizer) != on_device(options.homes.params);
 }
 
 template <typename Real>
@@ -189,6 +161,21 @@ ZeroEngineT<Real>::ZeroEngineT(const StageSpec& spec, const Partition& partition
       team_shape_(team_shape) {
   allocate_model_state();
   prepare_strategies(spec);
+  make_tier_parts(spec);
+}
+
+template <typename Real>
+void ZeroEngineT<Real>::make_tier_parts(const StageSpec& spec) {
+  TierParts<Real> parts;
+  if (options_.tier) {
+    const ScheduleContext context = schedule_context(spec, *partition_, options_, comms_->mesh());
+    PlannedAllocator alloc(options_.tier->buffers(spec, context), ledger_);
+    parts = options_.tier->parts(*this, alloc);
+    alloc.finish();
+  }
+  optimizer_ = parts.optimizer ? std::move(parts.optimizer) : device_adamw<Real>();
+  shard_home_ = parts.gradients ? std::move(parts.gradients) : device_shard_home<Real>();
+  shard_source_ = parts.parameters ? std::move(parts.parameters) : resident_shard<Real>();
 }
 
 template <typename Real>
@@ -211,13 +198,6 @@ void ZeroEngineT<Real>::allocate_model_state() {
   if (alloc.has("master")) master_ = alloc.take<float>("master");
   adam_m_ = alloc.take<float>("adam_m");
   adam_v_ = alloc.take<float>("adam_v");
-  if (alloc.has("grad_stage")) {
-    if (reduces_in_fp32_)
-      grad_stage_wide_ = alloc.take<float>("grad_stage");
-    else
-      grad_stage_ = alloc.take<Real>("grad_stage");
-  }
-  if (alloc.has("param_stage")) param_stage_ = alloc.take<Real>("param_stage");
   alloc.finish();
 }
 
@@ -300,22 +280,56 @@ void ZeroEngineT<Real>::poison_gradient() {
   });
 }
 
+namespace {
+
+// AdamW on one segment, by compute type. fp32: the parameters are their own master.
+void adamw_segment(kernels::TeamShape shape, float* master, const float* grads, float* m, float* v,
+                   float* /*params*/, int64_t n, const kernels::AdamWParams& hp) {
+  kernels::adamw_update(shape, master, grads, m, v, n, hp);
+}
+#if ZEROMINI_HAVE_BF16
+// Grad: bf16, or float where the gradients were reduced in fp32.
+template <typename Grad>
+void adamw_segment(kernels::TeamShape shape, float* master, const Grad* grads, float* m, float* v,
+                   bf16* params, int64_t n, const kernels::AdamWParams& hp) {
+  kernels::adamw_update_mixed(shape, master, grads, m, v, params, n, hp);
+}
+#endif
+
+
+// The core's optimizer: AdamW on the device over the state the rank holds there, segment by
+// segment (weight decay on the matrices only).
 template <typename Real>
-void ZeroEngineT<Real>::optimizer_step(const OptimizerSettings& s) {
-  if (offload().optimizer) return offloaded_optimizer_step(s);
-  const ParamLayout& layout = partition_->layout();
-  for (int u = 0; u < partition_->num_units(); ++u) {
-    const auto [begin, end] = held_range(optim_storage_, u);
-    for (const TensorSegment& seg : partition_->segments(u, begin, end)) {
+class DeviceAdamW final : public UnitOptimizerT<Real> {
+ public:
+  void update(int u, const OptimizerSettings& s, ZeroEngineT<Real>& engine) override {
+    const ParamLayout& layout = engine.partition().layout();
+    const auto [begin, end] = engine.held_range(engine.optimizer_storage(), u);
+    for (const TensorSegment& seg : engine.partition().segments(u, begin, end)) {
       const bool decay = layout.tensors()[static_cast<size_t>(seg.tensor)].decay;
-      kernels::AdamWParams hp{s.lr,         s.beta1, s.beta2, s.eps, decay ? s.weight_decay : 0.0f,
-                              s.grad_scale, s.step};
+      const kernels::AdamWParams hp{
+          s.lr, s.beta1, s.beta2, s.eps, decay ? s.weight_decay : 0.0f, s.grad_scale, s.step};
       const int64_t e = seg.unit_offset;
-      with_reduced_grads(u, e, [&](const auto* grads) {
-        adamw_segment(team_shape_, master_at(u, e), grads, adam_m_at(u, e), adam_v_at(u, e),
-                      param_at(u, e), seg.length, hp);
+      engine.with_reduced_grads(u, e, [&](const auto* grads) {
+        adamw_segment(engine.team_shape(), engine.master_at(u, e), grads, engine.adam_m_at(u, e),
+                      engine.adam_v_at(u, e), engine.param_at(u, e), seg.length, hp);
       });
     }
+  }
+};
+
+}  // namespace
+
+template <typename Real>
+std::unique_ptr<UnitOptimizerT<Real>> device_adamw() {
+  return std::make_unique<DeviceAdamW<Real>>();
+}
+
+template <typename Real>
+void ZeroEngineT<Real>::optimizer_step(const OptimizerSettings& s) {
+  optimizer_->begin(*this);
+  for (int u = 0; u < partition_->num_units(); ++u) {
+    optimizer_->update(u, s, *this);
     after_unit_update(u);
     poll();
   }
@@ -333,106 +347,6 @@ void ZeroEngineT<Real>::masters_written() {
     if (gathers_updates()) post_parameter_gather(u);
   }
   wait_parameter_gathers();
-}
-
-// ---- ZeRO-Offload's optimizer step ----
-
-template <typename Real>
-int64_t ZeroEngineT<Real>::optimizer_piece_count(int u) const {
-  return partition_->unit(u).padded / optim_piece_.count;
-}
-
-template <typename Real>
-int64_t ZeroEngineT<Real>::optimizer_piece_begin(int u) const {
-  return optim_piece_.index * optimizer_piece_count(u);
-}
-
-template <typename Real>
-int64_t ZeroEngineT<Real>::grad_slot_offset(int u) const {
-  // Two slots of the largest piece each: unit u's, and the next unit's arriving meanwhile.
-  const size_t slots = reduces_in_fp32_ ? grad_stage_wide_.size() : grad_stage_.size();
-  return (u % 2) * static_cast<int64_t>(slots / 2);
-}
-
-template <typename Real>
-void ZeroEngineT<Real>::offloaded_optimizer_step(const OptimizerSettings& s) {
-  const int units = partition_->num_units();
-  // With the gradient shard on the host, backward brought the gradients there already.
-  const bool fetches = !offload().gradients;
-  if (fetches) gradients_to_host(0);
-  for (int u = 0; u < units; ++u) {
-    transfers_->wait();                                      // unit u's gradients are on the host
-    if (fetches && u + 1 < units) gradients_to_host(u + 1);  // in flight during u's update
-    update_on_host(u, s);
-    update_to_device(u);
-    transfers_->wait();  // the update is on the device before any gather reads it
-    after_unit_update(u);
-    poll();
-  }
-  after_optimizer();
-}
-
-template <typename Real>
-void ZeroEngineT<Real>::gradients_to_host(int u) {
-  const ScheduledTransfer& t = schedule_.transfer_of(u, TransferRole::GradientsToHost);
-  const int64_t count = optimizer_piece_count(u);
-  ZM_ASSERT(
-      t.elements == count && static_cast<size_t>(t.element_bytes) == dtype_size(reduce_dtype()),
-      "unit {}: the schedule moves {} x {}B of gradients, the engine {} x {}B", u, t.elements,
-      t.element_bytes, count, dtype_size(reduce_dtype()));
-  const void* grads = reduced_grad_at(u, optimizer_piece_begin(u));
-  void* slot = reduces_in_fp32_ ? static_cast<void*>(grad_stage_wide_.data() + grad_slot_offset(u))
-                                : static_cast<void*>(grad_stage_.data() + grad_slot_offset(u));
-  transfers_->copy(t.direction, slot, grads, static_cast<size_t>(t.bytes()), u);
-}
-
-template <typename Real>
-void ZeroEngineT<Real>::update_on_host(int u, const OptimizerSettings& s) {
-  const ParamLayout& layout = partition_->layout();
-  const int64_t piece_begin = optimizer_piece_begin(u);
-  const auto [begin, end] = held_range(optim_storage_, u);
-  for (const TensorSegment& seg : partition_->segments(u, begin, end)) {
-    const bool decay = layout.tensors()[static_cast<size_t>(seg.tensor)].decay;
-    const kernels::AdamWParams hp{
-        s.lr, s.beta1, s.beta2, s.eps, decay ? s.weight_decay : 0.0f, s.grad_scale, s.step};
-    const int64_t e = seg.unit_offset, in_piece = e - piece_begin + grad_slot_offset(u);
-    float* master = master_at(u, e);
-    // The reduced gradients: the host shard itself where backward streamed it there, else the
-    // piece staged for the step.
-    const bool on_host = offload().gradients;
-#if ZEROMINI_HAVE_BF16
-    if constexpr (kMixed) {
-      // The bf16 values: into the host shard itself, or staged for the copy back.
-      Real* params = offload().params ? param_at(u, e) : param_stage_.data() + (e - piece_begin);
-      if (reduces_in_fp32_)
-        kernels::host_adamw_update_mixed(
-            master, on_host ? grad_sum_at(u, e) : grad_stage_wide_.data() + in_piece,
-            adam_m_at(u, e), adam_v_at(u, e), params, seg.length, hp);
-      else
-        kernels::host_adamw_update_mixed(master,
-                                         on_host ? grad_at(u, e) : grad_stage_.data() + in_piece,
-                                         adam_m_at(u, e), adam_v_at(u, e), params, seg.length, hp);
-    } else
-#endif
-    {
-      kernels::host_adamw_update(master, on_host ? grad_at(u, e) : grad_stage_.data() + in_piece,
-                                 adam_m_at(u, e), adam_v_at(u, e), seg.length, hp);
-    }
-  }
-}
-
-template <typename Real>
-void ZeroEngineT<Real>::update_to_device(int u) {
-  if (offload().params) return;  // AdamW wrote the host shard itself
-  const ScheduledTransfer& t = schedule_.transfer_of(u, TransferRole::UpdateToDevice);
-  ZM_ASSERT(t.elements == optimizer_piece_count(u) && t.element_bytes == sizeof(Real),
-            "unit {}: the schedule returns {} x {}B of parameters, the engine {} x {}B", u,
-            t.elements, t.element_bytes, optimizer_piece_count(u), sizeof(Real));
-  const int64_t piece_begin = optimizer_piece_begin(u);
-  const void* updated = kMixed ? static_cast<const void*>(param_stage_.data())
-                               : static_cast<const void*>(master_at(u, piece_begin));
-  transfers_->copy(t.direction, param_at(u, piece_begin), updated, static_cast<size_t>(t.bytes()),
-                   u);
 }
 
 template <typename Real>
@@ -476,8 +390,10 @@ void ZeroEngineT<Real>::wait_parameter_gathers() {
 }
 
 template class ZeroEngineT<float>;
+template std::unique_ptr<UnitOptimizerT<float>> device_adamw();
 #if ZEROMINI_HAVE_BF16
 template class ZeroEngineT<bf16>;
+template std::unique_ptr<UnitOptimizerT<bf16>> device_adamw();
 #endif
 
 }  // namespace zm

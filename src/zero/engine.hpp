@@ -39,12 +39,12 @@
 #include "core/device_mesh.hpp"
 #include "core/host_transfer.hpp"
 #include "core/memory.hpp"
-#include "core/offload.hpp"
 #include "kernels/adamw.hpp"
 #include "kernels/team_shape.hpp"
 #include "model/unit_access.hpp"
 #include "zero/partition.hpp"
 #include "zero/schedule.hpp"
+#include "zero/state_tier.hpp"
 #include "zero/zero_options.hpp"
 
 namespace zm {
@@ -81,7 +81,7 @@ class ZeroEngine {
   // `mesh`: the run's mesh (partition is over the ranks of its `shard` dimension).
   static PlannedCollectives declared_traffic(int stage, const Partition& partition,
                                              const ZeroOptions& options, const ZeroMesh& mesh);
-  // The host-device copies of one step under ZeRO-Offload, for the planner: the schedule's.
+  // The copies between device and host memory of one step, for the planner: the schedule's.
   static PlannedTransfers declared_transfers(int stage, const Partition& partition,
                                              const ZeroOptions& options, const ZeroMesh& mesh);
 
@@ -89,9 +89,9 @@ class ZeroEngine {
   int stage() const { return stage_; }
   // The collectives of one step, which the engine's paths post (zero/schedule_execution.hpp).
   const StepSchedule& schedule() const { return schedule_; }
-  // Which model state lives on the host (ZeRO-Offload, core/offload.hpp), and the copies between
-  // host and device that the step's schedule makes (counted per direction).
-  const Offload& offload() const { return options_.offload; }
+  // Where each kind of model state lives (zero/state_tier.hpp), and the copies between host and
+  // device memory that the step's schedule makes (counted per direction).
+  const StateHomes& homes() const { return options_.homes; }
   HostTransfers& transfers() const { return *transfers_; }
   // What the run told the ZeRO layer (zero_options.hpp), for this stage and mesh.
   const ZeroOptions& options() const { return options_; }
@@ -108,6 +108,8 @@ class ZeroEngine {
   const Placement& param_storage() const { return params_storage_; }
   const Placement& grad_storage() const { return grads_storage_; }
   const Placement& optimizer_storage() const { return optim_storage_; }
+  // This rank's piece of a unit under the optimizer's placement (the state it updates).
+  const Piece& optimizer_piece() const { return optim_piece_; }
   // Where the fp32 master parameters live: the optimizer's placement under bf16, the parameters'
   // own under fp32.
   virtual const Placement& master_storage() const = 0;
@@ -197,15 +199,16 @@ class ZeroEngine {
   bool last_micro() const { return micro_ + 1 == micro_steps_; }
 };
 
-// The parameters, gradients, master copy (mixed precision only), Adam m and v in a stage's
-// placements. Element sizes come from the options' policy (compute_element_bytes), not from a
-// compute type, so that any build can price any precision; allocation checks that the two agree.
-// Under ZeRO-Offload (the options' `offload`, core/offload.hpp) the master, m and v are Host
-// buffers (with bounded staging for the copies), and with the parameters offloaded so is the
-// parameter shard.
+// The parameters, gradients, master copy (keeps_master), Adam m and v in a stage's placements,
+// each in the memory category its home says (options.homes). Element sizes come from the options'
+// policy (compute_element_bytes), not from a compute type, so that any build can price any
+// precision; allocation checks that the two agree.
 std::vector<BufferSpec> model_state_buffers(const Partition& partition, const ZeroOptions& options,
                                             const ModelPlacements& placements,
                                             const ZeroMesh& mesh);
+// Whether the engine keeps an fp32 master apart from the parameters: under mixed precision, and
+// where the optimizer state lives in another memory than the (fp32) parameters.
+bool keeps_master(const ZeroOptions& options);
 
 // The engine for compute type Real: the parameter and gradient buffers, and the UnitAccess the
 // model runs on, whose parameter and gradient hooks ComposedEngine forwards to its paths.
@@ -214,8 +217,8 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
  public:
   static constexpr bool kMixed = !std::is_same_v<Real, float>;
 
-  // A master apart from the parameters: under bf16, and under ZeRO-Offload's fp32 where the
-  // parameters stay on the device (with them on the host, they are their own master again).
+  // A master apart from the parameters (keeps_master): under bf16, and under fp32 where the
+  // optimizer state lives in another memory than the parameters.
   bool has_master() const { return master_.size() > 0; }
   const Placement& master_storage() const override {
     return has_master() ? optim_storage_ : params_storage_;
@@ -260,6 +263,10 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
   DType reduce_dtype() const { return reduces_in_fp32_ ? DType::F32 : dtype_of<Real>(); }
   // The teams of the engine's kernels (the optimizer, gradient sums and norms, initialisation).
   kernels::TeamShape team_shape() const { return team_shape_; }
+  // Where each micro-step's reduced gradient shard joins the shard, and where a gather reads this
+  // rank's shard from: the core's, or a tier's (zero/state_tier.hpp).
+  ShardHomeT<Real>& shard_home() const { return *shard_home_; }
+  ShardSourceT<Real>& shard_source() const { return *shard_source_; }
 
   void poll() override { comms_->progress(); }
 
@@ -292,31 +299,31 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
   kernels::TeamShape team_shape_;  // of every kernel the engine launches
   std::vector<CommRequest> parameter_gathers_;
   std::vector<CommRequest> replica_reductions_;
+  std::unique_ptr<UnitOptimizerT<Real>> optimizer_;
+  std::unique_ptr<ShardHomeT<Real>> shard_home_;
+  std::unique_ptr<ShardSourceT<Real>> shard_source_;
 
  private:
   // Allocates model_state_buffers, then the buffers the schedule's strategies keep (the paths
   // allocate their own after).
   void allocate_model_state();
   void prepare_strategies(const StageSpec& spec);
-  // ZeRO-Offload's optimizer step: unit by unit, the reduced gradients of the optimizer piece to
-  // the host (one unit ahead, so that the copy overlaps the host's update of the unit before),
-  // AdamW on the host, the updated parameters back (unless they live on the host), then the
-  // unit's update gather as without offload.
-  void offloaded_optimizer_step(const OptimizerSettings& settings);
-  // The first logical element of unit u's optimizer piece on this rank, and its (padded) count.
-  int64_t optimizer_piece_begin(int u) const;
-  int64_t optimizer_piece_count(int u) const;
-  void gradients_to_host(int u);  // into grad_stage_ slot u % 2
-  int64_t grad_slot_offset(int u) const;
-  void update_on_host(int u, const OptimizerSettings& settings);
-  void update_to_device(int u);
-  TrackedBuffer<float> grad_stage_wide_;  // offload with the fp32 reduction: two pieces
-  TrackedBuffer<Real> grad_stage_;        // offload: two pieces of the reduced gradients
-  TrackedBuffer<Real> param_stage_;       // offload under bf16: the updated piece's bf16 values
+  // The tier's parts (zero/state_tier.hpp), or the core's where it has none.
+  void make_tier_parts(const StageSpec& spec);
   // Initialises the held range of every unit of a buffer of T with the given placement.
   template <typename T>
   void init_held(T* buffer, const Placement& placement, uint64_t seed) const;
 };
+
+// The core's parts (zero/state_tier.hpp): AdamW on the device (engine.cpp), the shard summed
+// where it was received (paths/sharded_gradients.cpp), the shard gathered where it lies
+// (paths/gathered_parameters.cpp).
+template <typename Real>
+std::unique_ptr<UnitOptimizerT<Real>> device_adamw();
+template <typename Real>
+std::unique_ptr<ShardHomeT<Real>> device_shard_home();
+template <typename Real>
+std::unique_ptr<ShardSourceT<Real>> resident_shard();
 
 // The engine of ZeRO stage `stage` computing in Real over the shard group of `comms` (partition is
 // over its ranks), composed from the stage's record (factory.cpp). `schedule` is the order in

@@ -36,6 +36,10 @@ std::vector<BufferSpec> ZeroEngine::declared_buffers(int stage, const Partition&
       model_state_buffers(partition, options, mesh.placements(spec), mesh);
   const StepSchedule schedule = build_step_schedule(spec, partition, options, mesh);
   for (const BufferSpec& buffer : schedule.strategy_buffers()) buffers.push_back(buffer);
+  if (options.tier)
+    for (const BufferSpec& buffer :
+         options.tier->buffers(spec, schedule_context(spec, partition, options, mesh)))
+      buffers.push_back(buffer);
   for (const PathDeclaration& path : {declare_gradient_path(spec, partition, options, mesh),
                                       declare_parameter_path(spec, partition, options)})
     buffers.insert(buffers.end(), path.buffers.begin(), path.buffers.end());

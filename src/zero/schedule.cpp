@@ -193,40 +193,6 @@ class ScheduleBuilder {
 
 }  // namespace
 
-namespace {
-
-// ZeRO-Offload's copies: each unit's reduced gradients of the optimizer piece to the host (after
-// backward; or, with the gradient shard on the host, the shard as backward completes it, every
-// micro-step) and the updated piece back, or (parameters on the host) the shard to the device
-// before each gather.
-void add_transfers(const Partition& partition, const ZeroOptions& options, const ZeroMesh& mesh,
-                   const StageSpec& spec, const std::vector<ScheduledCollective>& collectives,
-                   std::vector<ScheduledTransfer>& out) {
-  const Offload& offload = options.offload;
-  if (!offload.optimizer) return;
-  const int optim_pieces = pieces(mesh.mesh, mesh.placements(spec).optim);
-  for (int u = 0; u < partition.num_units(); ++u) {
-    const int64_t piece = partition.unit(u).padded / optim_pieces;
-    if (offload.gradients)
-      out.push_back({TransferRole::GradientsToHost, TransferDirection::ToHost, u,
-                     partition.unit(u).shard, reduce_element_bytes(options.policy),
-                     options.grad_accum, StepPoint::GroupReduced});
-    else
-      out.push_back({TransferRole::GradientsToHost, TransferDirection::ToHost, u, piece,
-                     reduce_element_bytes(options.policy), 1, StepPoint::UnitUpdated});
-    if (!offload.params)
-      out.push_back({TransferRole::UpdateToDevice, TransferDirection::ToDevice, u, piece,
-                     compute_element_bytes(options.policy), 1, StepPoint::UnitUpdated});
-  }
-  if (!offload.params) return;
-  for (const ScheduledCollective& c : collectives)
-    if (c.role == ScheduleRole::UnitGather)
-      out.push_back({TransferRole::ShardToDevice, TransferDirection::ToDevice, c.unit,
-                     partition.unit(c.unit).shard, param_element_bytes(options.policy), c.per_step,
-                     StepPoint::Prefetch});
-}
-
-}  // namespace
 
 int unit_gather_slots(const ZeroOptions& options) {
   return 2 + static_cast<int>(options.overlap ? options.prefetch : 0);
@@ -267,7 +233,7 @@ StepSchedule build_step_schedule(const StageSpec& spec, const Partition& partiti
       build.unit_gather(u, out);
     }
   }
-  add_transfers(partition, options, mesh, spec, out, schedule.transfers_);
+  if (options.tier) schedule.transfers_ = options.tier->copies(spec, context, out);
   for (CollectiveStrategy* strategy : schedule.strategies())
     for (const BufferSpec& buffer : strategy->buffers(context))
       schedule.strategy_buffers_.push_back(buffer);
@@ -418,9 +384,10 @@ std::vector<std::string> describe_schedule(const StepSchedule& schedule, int uni
   for (const ScheduledTransfer& t : schedule.transfers())
     if (t.unit == unit)
       lines.push_back(fmt::format(
-          "{:<17} {:<28} {:<18} {:<14} {:>12} x {}B{:>16}x{} per step  at {}", "host_transfer",
+          "{:<17} {:<28} {:<18} {:<14} {:>12} x {}B{:>16}x{} per step  at {}{}", "host_transfer",
           transfer_role_name(t.role), "this rank", transfer_direction_name(t.direction),
-          t.elements, t.element_bytes, "", t.per_step, step_point_name(t.at)));
+          t.elements, t.element_bytes, "", t.per_step, step_point_name(t.at),
+          t.waited == StepPoint::Posted ? "" : fmt::format(", waited {}", step_point_name(t.waited))));
   return lines;
 }
 

@@ -29,7 +29,6 @@
 #include "comm/communicator.hpp"
 #include "comm/mesh_comms.hpp"
 #include "core/host_transfer.hpp"
-#include "core/offload.hpp"
 #include "core/stage_spec.hpp"
 #include "core/zero_mesh.hpp"
 #include "zero/collective_strategy.hpp"
@@ -107,13 +106,15 @@ struct ScheduledCollective {
   }
 };
 
-// One host-device copy of the step under ZeRO-Offload (core/offload.hpp): every rank moves the
-// same count (a padded piece), so that one entry describes it on every rank.
+// One copy of the step between device memory and the memory a tier keeps model state in
+// (zero/state_tier.hpp): every rank moves the same count (a padded piece), so that one entry
+// describes it on every rank. The tier makes them (StateTier::copies); the engine's parts post
+// them through HostTransfers and the planner prices them.
 enum class TransferRole {
   GradientsToHost,  // the unit's reduced gradients of this rank's optimizer piece, before AdamW;
                     // with the gradient shard on the host, the shard every micro-step
   UpdateToDevice,   // the piece's updated parameters after the host's AdamW (in the compute type)
-  ShardToDevice,    // stage 3 with offload_params: the parameter shard before each gather
+  ShardToDevice,    // the parameter shard kept off the device, before each gather of its unit
 };
 struct ScheduledTransfer {
   TransferRole role;
@@ -125,6 +126,9 @@ struct ScheduledTransfer {
   // When: GroupReduced (in backward, once the unit's reduction is complete), UnitUpdated (in the
   // optimizer step, around the unit's host update) or Prefetch (before each gather of the unit).
   StepPoint at;
+  // Where it is waited: where it is made (Posted), or later (BucketReuse: when its source is
+  // taken again, or backward's end), the copy going on beside the step meanwhile.
+  StepPoint waited = StepPoint::Posted;
   double bytes() const { return static_cast<double>(elements) * element_bytes; }
 };
 // A step's host-device copies per rank, by direction, for the planner.
@@ -172,7 +176,7 @@ ScheduleContext schedule_context(const StageSpec& spec, const Partition& partiti
 int unit_gather_slots(const ZeroOptions& options);
 
 // The schedule of `spec` over `partition` (over the ranks of the mesh's shard dimension) on
-// `mesh`, under the options' precision, strategies and offload.
+// `mesh`, under the options' precision, strategies and state tier.
 StepSchedule build_step_schedule(const StageSpec& spec, const Partition& partition,
                                  const ZeroOptions& options, const ZeroMesh& mesh);
 

@@ -1,17 +1,17 @@
 // What the ZeRO layer is told about a run, as plain values: the precision policy, the micro-steps
 // of a step, the bucket, overlap and prefetch settings, the strategies modules offer for its
-// collectives, and where ZeRO-Offload keeps the model state. The plan layer fills one per stage from the run's settings,
-// in one function (plan/run_options.hpp: zero_options), so that the engine, its paths, the step's
-// schedule and the planner's declarations read the same values and no file below the plan and io
-// layers parses a setting. Each field names the key it comes from.
+// collectives, and where the model state lives. The plan layer fills one per stage from the run's
+// settings, in one function (plan/run_options.hpp: zero_options), so that the engine, its paths,
+// the step's schedule and the planner's declarations read the same values and no file below the
+// plan and io layers parses a setting. Each field names the key it comes from.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <vector>
 
-#include "core/offload.hpp"
 #include "core/precision.hpp"
+#include "zero/state_tier.hpp"
 
 namespace zm {
 
@@ -33,9 +33,10 @@ struct ZeroOptions {
   // the core's plain collective.
   std::vector<std::shared_ptr<const StrategyProvider>> strategies;
 
-  // zero.offload_optimizer and zero.offload_params as they apply at this stage on this mesh
-  // (core/offload.hpp: offload_of, asked once when the options are made).
-  Offload offload;
+  // Where the model state lives at this stage on this mesh, and the module's tier that keeps some
+  // of it off the device (zero/state_tier.hpp; nullptr: all on the device).
+  StateHomes homes;
+  std::shared_ptr<const StateTier> tier;
 };
 
 }  // namespace zm

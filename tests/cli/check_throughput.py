@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """check_throughput.py OUT_DIR [--peak TFLOPS]: a run's throughput figures, read back from
 results.h5 (h5py) and summary.json, are present and consistent with one another:
-TFLOP/s x step time = FLOPs, MFU = TFLOP/s / peak (absent without a peak), busbw = bytes / time,
-and the manifest names what ran. Exits non-zero naming the first figure that disagrees."""
+TFLOP/s x step time = FLOPs, MFU = TFLOP/s / peak (absent without a peak), and the manifest
+names what ran. Exits non-zero naming the first figure that disagrees."""
 import json
 import math
 import sys
@@ -41,14 +41,6 @@ def check_stage(group, stage_json, ranks, peak):
         close(t["mfu"], float(a["mfu"]), f"{group.name} MFU in summary.json")
         if "--peak-tflops" not in text(a["peak_source"]) and "peak_tflops" not in text(a["peak_source"]):
             sys.exit(f"{group.name}: peak_source {text(a['peak_source'])!r} names no source")
-    busbw, sent, seconds = (group[n][()] for n in
-                            ("comm_busbw", "comm_bus_bytes_per_step", "comm_in_flight_seconds"))
-    for r in range(busbw.shape[0]):
-        for op in range(busbw.shape[1]):
-            if sent[r, op] > 0 and seconds[r, op] > 0:
-                close(busbw[r, op], sent[r, op] / seconds[r, op], f"{group.name} busbw[{r},{op}]")
-    if ranks > 1 and not any(math.isfinite(x) for x in t["busbw_bytes_per_second"].values()):
-        sys.exit(f"{group.name}: no bus bandwidth at {ranks} ranks")
 
 
 def main():

@@ -1,14 +1,16 @@
-// A Phase does what its PhaseSpec declares, and only that: a timer, a trace span while the
-// tracer is in a traced step, the watchdog's run phase for its scope.
+// A Phase does what its PhaseSpec declares, and only that: a timer, a span told to the run's
+// span observer while it observes, the watchdog's run phase for its scope.
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "comm/phase.hpp"
 #include "comm/watchdog.hpp"
 #include "common/test_watchdog.hpp"
-#include "core/trace.hpp"
+#include "core/spans.hpp"
 
 namespace {
 
@@ -30,28 +32,52 @@ TEST(Phase, TimedAddsItsSecondsToTheTotal) {
   EXPECT_LT(total, 5.0);
 }
 
-TEST(Phase, TracedAddsASpanOnlyInATracedStep) {
-  zm::Tracer tracer;
-  const zm::RunContext context{&tracer, nullptr, nullptr};
-  tracer.configure(true, {{2, 2}}, 0);
-  tracer.begin_step(3, 1);  // not a traced step
-  { zm::Phase phase(context, zm::PhaseSpec("forward block 0").traced(zm::TraceKind::Compute, 4)); }
-  EXPECT_TRUE(tracer.take().empty());
+// An observer that keeps what it is told, observing when `on`.
+class Spans final : public zm::SpanObserver {
+ public:
+  struct Span {
+    zm::SpanKind kind;
+    std::string name;
+    int32_t unit;
+    int64_t begin, end;
+  };
+  bool on = false;
+  std::vector<Span> spans;
+  bool observing() const override { return on; }
+  zm::SpanMark mark() override { return zm::SpanMark{marks_++}; }
+  void span(zm::SpanKind kind, const std::string& name, int32_t unit, zm::SpanMark begin,
+            zm::SpanMark end) override {
+    spans.push_back({kind, name, unit, begin.id, end.id});
+  }
+  void host_span(zm::SpanKind, const std::string&, int32_t, double, double) override {}
 
-  tracer.begin_step(3, 2);
-  { zm::Phase phase(context, zm::PhaseSpec("forward block 0").traced(zm::TraceKind::Compute, 4)); }
-  { zm::Phase phase(context, zm::PhaseSpec("step").traced(zm::TraceKind::Step, -1, "step 2")); }
-  { zm::Phase phase(context, zm::PhaseSpec("forward")); }  // a region only: no span
-  const std::vector<zm::TraceEvent> events = tracer.take();
-  ASSERT_EQ(events.size(), 2u);
-  EXPECT_STREQ(events[0].name, "forward block 0");
-  EXPECT_EQ(events[0].kind, static_cast<int32_t>(zm::TraceKind::Compute));
-  EXPECT_EQ(events[0].unit, 4);
-  EXPECT_EQ(events[0].stage, 3);
-  EXPECT_EQ(events[0].step, 2);
-  EXPECT_LE(events[0].begin, events[0].end);
-  EXPECT_STREQ(events[1].name, "step 2");
-  EXPECT_EQ(events[1].kind, static_cast<int32_t>(zm::TraceKind::Step));
+ private:
+  int64_t marks_ = 0;
+};
+
+TEST(Phase, ASpanIsToldOnlyWhileObserved) {
+  Spans observer;
+  const zm::RunContext context{&observer, nullptr, nullptr};
+  { zm::Phase phase(context, zm::PhaseSpec("forward block 0").span(zm::SpanKind::Compute, 4)); }
+  EXPECT_TRUE(observer.spans.empty());
+
+  observer.on = true;
+  {
+    zm::Phase step(context, zm::PhaseSpec("step").span(zm::SpanKind::Step, -1, "step 2"));
+    { zm::Phase phase(context, zm::PhaseSpec("forward block 0").span(zm::SpanKind::Compute, 4)); }
+    { zm::Phase phase(context, zm::PhaseSpec("forward")); }  // a region only: no span
+  }
+  ASSERT_EQ(observer.spans.size(), 2u);
+  EXPECT_EQ(observer.spans[0].name, "forward block 0");  // the region's name
+  EXPECT_EQ(observer.spans[0].kind, zm::SpanKind::Compute);
+  EXPECT_EQ(observer.spans[0].unit, 4);
+  EXPECT_EQ(observer.spans[1].name, "step 2");
+  EXPECT_EQ(observer.spans[1].kind, zm::SpanKind::Step);
+  EXPECT_EQ(observer.spans[1].unit, -1);
+  // Each span between its own marks: the step's enclose the block's.
+  EXPECT_LT(observer.spans[1].begin, observer.spans[0].begin);
+  EXPECT_LT(observer.spans[0].begin, observer.spans[0].end);
+  EXPECT_LT(observer.spans[0].end, observer.spans[1].end);
 }
 
 TEST(Phase, WatchedNamesTheRunPhaseForItsScope) {

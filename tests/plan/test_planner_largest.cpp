@@ -39,7 +39,7 @@ TEST(PlannerLargest, AnswersAreTheDeepestThatFit) {
     if (!c.applies) continue;
     ASSERT_TRUE(c.possible);
     ASSERT_GT(c.layers, 0);
-    zm::Deck d = zm::with_option(deck, c.option);
+    zm::Deck d = zm::with_option(deck, c.option, nullptr);
     auto total_at = [&](int64_t layers) {
       d.model.layers = layers;
       return zm::plan_memory(d, c.stage, c.mesh).total();

@@ -144,8 +144,8 @@ NcclCommunicator::~NcclCommunicator() {
 void NcclCommunicator::order_after_compute() {
   check_cuda(cudaEventRecord(ready_, compute_stream_), "cudaEventRecord", rank_);
   check_cuda(cudaStreamWaitEvent(stream_, ready_, 0), "cudaStreamWaitEvent", rank_);
-  // The collective starts when the communication stream reaches it (stamped where recorded).
-  posted_ = recording() ? stamp_clock().stream_stamp(stream_) : Stamp{};
+  // The collective starts when the communication stream reaches it (marked where observed).
+  posted_ = mark_stream(stream_);
 }
 
 std::unique_ptr<detail::PendingOp> NcclCommunicator::finish_post(ncclResult_t result,
@@ -162,7 +162,7 @@ std::unique_ptr<detail::PendingOp> NcclCommunicator::finish_post(ncclResult_t re
   monitor_->posted(op, count, dtype_size(type), watched);
   auto pending = std::make_unique<NcclPendingOp>(done, compute_stream_, rank_);
   pending->device_posted = posted_;
-  pending->device_completed = recording() ? stamp_clock().stream_stamp(stream_) : Stamp{};
+  pending->device_completed = mark_stream(stream_);
   return pending;
 }
 

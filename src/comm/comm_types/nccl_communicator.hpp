@@ -59,7 +59,7 @@ class NcclCommunicator : public Communicator {
   cudaStream_t stream_ = nullptr;          // communication stream
   cudaStream_t compute_stream_ = nullptr;  // Kokkos' default execution space
   cudaEvent_t ready_ = nullptr;
-  Stamp posted_;  // the stream stamp before the collective being posted
+  StreamMark posted_;  // the stream's mark before the collective being posted
   // The device side of the monitor (events, async errors, abort), then the monitor itself.
   std::unique_ptr<DeviceOpMonitor::Device> device_ops_;
   std::unique_ptr<DeviceOpMonitor> monitor_;

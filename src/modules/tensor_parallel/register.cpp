@@ -98,10 +98,12 @@ void add_plan_parts() {
   };
   add_plan_columns(std::move(columns));
 
+  // The table: the mesh and the bytes of the model's collectives, after the traffic by level.
   PlanTableColumns table;
+  table.at = PlanTableColumnsAt::AfterLevels;
   table.shown = any_tensor_parallel;
-  table.heading = fmt::format(" | {:>9} {:>10}", "tp x dp", "tensor-par");
-  table.cells = [](const PlanPoint& p) {
+  table.heading = [](bool) { return fmt::format(" | {:>9} {:>10}", "tp x dp", "tensor-par"); };
+  table.cells = [](const PlanPoint& p, bool) {
     return fmt::format(" | {:>9} {:>10}",
                        fmt::format("{}x{}", tp_of(p.mesh), p.mesh.data_parallel()),
                        gb(p.bytes_at_level(CommLevel::ModelParallel)));

@@ -10,8 +10,8 @@
 // An evaluation (a forward only, between steps) walks the schedule's events up to the head's,
 // which come first in it, and gathers nothing beyond them.
 //
-// With zero.offload_params = "host" the shard lives in host memory: each gather first stages it to
-// its own place in the slot (the schedule's ShardToDevice copy) and gathers in place from there.
+// Where the parameter shard lives in another memory (zero/state_tier.hpp), each gather first has
+// the tier stage it to its own place in the slot, and gathers in place from there.
 #include <algorithm>
 
 #include "core/error.hpp"
@@ -123,20 +123,10 @@ CommRequest GatheredParameters<Real>::post_gather(int index, int unit,
                                                   ZeroEngineT<Real>& engine) const {
   const Slot& slot = slots_[static_cast<size_t>(index)];
   const ScheduledCollective& gather = engine.schedule().of(unit, ScheduleRole::UnitGather);
-  const int64_t shard_elements = engine.partition().unit(unit).shard;
-  Real* shard = engine.param_at(unit, engine.comm().rank() * shard_elements);
-  if (engine.offload().params) {
-    // The shard lives on the host: staged into its own place in the slot, and gathered in place.
-    const ScheduledTransfer& t = engine.schedule().transfer_of(unit, TransferRole::ShardToDevice);
-    ZM_ASSERT(t.elements == shard_elements && t.element_bytes == sizeof(Real),
-              "unit {}: the schedule stages {} x {}B, the shard is {} x {}B", unit, t.elements,
-              t.element_bytes, shard_elements, sizeof(Real));
-    Real* staged = slot.buffer.data() + engine.comm().rank() * shard_elements;
-    engine.transfers().copy(t.direction, staged, shard, static_cast<size_t>(t.bytes()), unit);
-    engine.transfers().wait();
-    shard = staged;
-  }
-  return post_scheduled(gather, engine, {shard, slot.buffer.data(), index});
+  // The rank's shard, or where its tier staged it: its own place in the slot, gathered in place.
+  Real* place = slot.buffer.data() + engine.comm().rank() * engine.partition().unit(unit).shard;
+  const Real* shard = engine.shard_source().shard(unit, place, engine);
+  return post_scheduled(gather, engine, {const_cast<Real*>(shard), slot.buffer.data(), index});
 }
 
 template <typename Real>
@@ -212,9 +202,27 @@ void GatheredParameters<Real>::release(UnitEvent event, ZeroEngineT<Real>& engin
   ZM_ASSERT(false, "release of unit {} that is not held", event.unit);
 }
 
+// The core's: the shard where the engine holds it.
+template <typename Real>
+class ResidentShard final : public ShardSourceT<Real> {
+ public:
+  const Real* shard(int unit, Real*, ZeroEngineT<Real>& engine) override {
+    return engine.param_at(unit, engine.comm().rank() * engine.partition().unit(unit).shard);
+  }
+};
+
 }  // namespace
 
-// The gather slots, and under qwZ their packed buffers.
+template <typename Real>
+std::unique_ptr<ShardSourceT<Real>> resident_shard() {
+  return std::make_unique<ResidentShard<Real>>();
+}
+template std::unique_ptr<ShardSourceT<float>> resident_shard();
+#if ZEROMINI_HAVE_BF16
+template std::unique_ptr<ShardSourceT<bf16>> resident_shard();
+#endif
+
+// The gather slots.
 PathDeclaration gathered_parameters_declaration(const Partition& partition,
                                                 const ZeroOptions& options) {
   return {gather_buffers(partition, options)};

@@ -11,18 +11,16 @@
 // The reductions are the schedule's (zero/schedule.hpp): each unit's GroupReduction from its
 // bucket, then under hybrid sharding its ReplicaReduction, each posted through its strategy (a
 // plain reduce-scatter, or a module's exchange into the same receive buffers).
-// Under ZeRO-Offload with one shard group (ZeroOptions::offload's `gradients`, core/offload.hpp)
-// the shard (and the fp32 sum) live in host memory: every micro-step receives beside it on the
-// device, and once the reduction is complete the received shard is copied to the host (the
-// schedule's GradientsToHost) and joins the shard there with the device's element arithmetic
-// (kernels/host_sums.hpp).
+// How a received sum joins the shard is decided once (ShardSum, zero/state_tier.hpp) and done by
+// the engine's shard home: the core's sums on the device; where the shard lives in another memory
+// (a tier's home), every micro-step receives beside it on the device and the home brings the sum
+// there.
 #include <algorithm>
 #include <map>
 #include <type_traits>
 
 #include "core/error.hpp"
 #include "kernels/elementwise.hpp"
-#include "kernels/host_sums.hpp"
 #include "zero/paths/gradient_path.hpp"
 #include "zero/schedule_execution.hpp"
 #include "zero/unit_buffer_set.hpp"
@@ -70,13 +68,9 @@ std::vector<BufferSpec> sharded_gradient_buffers(const Partition& partition,
   gradient_bucket_set(partition, options).add_to(buffers);
   if (options.policy.widens_reduce()) gradient_wide_bucket_set(partition, options).add_to(buffers);
   // Under gradient accumulation, later micro-steps receive beside the shard and add into it; with
-  // the shard on the host every micro-step receives there, and what is added arrives in host
-  // staging first.
-  const bool streams = options.offload.gradients;
-  if (options.grad_accum > 1 || streams) gradient_receive_set(partition, options).add_to(buffers);
-  if (streams && options.grad_accum > 1)
-    buffers.push_back({"grad_recv_host", MemCategory::Host, partition.max_shard(),
-                       reduce_element_bytes(options.policy)});
+  // the shard in another memory every micro-step receives beside it.
+  if (options.grad_accum > 1 || !on_device(options.homes.grads))
+    gradient_receive_set(partition, options).add_to(buffers);
   return buffers;
 }
 
@@ -92,22 +86,11 @@ class ShardedGradients final : public GradientPathT<Real> {
   void finish(ZeroEngineT<Real>& engine) override;
 
  private:
-  // How each micro-step's reduced sum joins the unit's shard, chosen once from the precision
-  // policy and train.grad_accum.
-  enum class ShardSum {
-    InPlace,    // one micro-step: reduced straight into the shard
-    Add,        // later micro-steps reduce beside the shard and add into it
-    SumInFp32,  // mixed precision: every micro-step's sum adds to the fp32 sum (grad_sum), the
-                // last writes it, rounded once, into the shard (what the replicas reduce and the
-                // optimizer reads)
-    Widened,    // the fp32 reduction: the bucket widened to fp32, reduced into the fp32 sum, later
-                // micro-steps beside it and added; nothing is rounded back (AdamW reads the sum)
-  };
   struct InFlight {
     CommRequest request;
     int unit = -1;
     int bucket = -1;
-    void* beside = nullptr;    // where a later micro-step's sum was received, beside the shard
+    void* beside = nullptr;    // where the sum was received beside the shard, if it was
     bool first_micro = false;  // the first micro-step's sum starts the shard's
     bool last_micro = false;   // the shard is then complete in the group
   };
@@ -121,17 +104,13 @@ class ShardedGradients final : public GradientPathT<Real> {
   CommRequest post_wide(InFlight& op, int64_t shard, bool first_micro_step,
                         ZeroEngineT<Real>& engine);
   void complete(InFlight& op, ZeroEngineT<Real>& engine);
-  // The shard on the host: the received sum copied there and joined to the shard.
-  void stream_to_host(const InFlight& op, ZeroEngineT<Real>& engine);
   void wait_bucket(int bucket, ZeroEngineT<Real>& engine);
 
   std::vector<TrackedBuffer<Real>> buckets_;     // [0] embedding unit, [1..] the rest
   std::vector<TrackedBuffer<Real>> recv_;        // per bucket, for grad_accum > 1
   std::vector<TrackedBuffer<float>> wide_;       // fp32 reduction: the buckets' fp32 copies
   std::vector<TrackedBuffer<float>> recv_wide_;  // fp32 reduction: recv_ in fp32
-  bool streams_ = false;                         // the shard lives on the host
-  TrackedBuffer<Real> recv_host_;                // streams_ with accumulation: what is added
-  TrackedBuffer<float> recv_host_wide_;          // the same under the fp32 reduction
+  bool beside_always_ = false;  // the shard lives in another memory: every sum received beside it
   ShardSum shard_sum_ = ShardSum::InPlace;
   std::map<int, int> bucket_of_unit_;
   int next_block_bucket_ = 0;
@@ -143,108 +122,56 @@ ShardedGradients<Real>::ShardedGradients(const Partition& partition, const ZeroO
                                          MeshComms& comms, MemoryLedger* ledger) {
   PlannedAllocator alloc(sharded_gradient_buffers(partition, options, comms.mesh()), ledger);
   const bool accumulates = options.grad_accum > 1;
-  streams_ = options.offload.gradients;
-  if (options.policy.widens_reduce())
-    shard_sum_ = ShardSum::Widened;
-  else if (sums_gradients_in_fp32(options))
-    shard_sum_ = ShardSum::SumInFp32;
-  else if (accumulates)
-    shard_sum_ = ShardSum::Add;
+  beside_always_ = !on_device(options.homes.grads);
+  shard_sum_ = shard_sum(options);
   buckets_ = gradient_bucket_set(partition, options).take<Real>(alloc);
   if (shard_sum_ == ShardSum::Widened)
     wide_ = gradient_wide_bucket_set(partition, options).take<float>(alloc);
-  if ((accumulates || streams_) && shard_sum_ == ShardSum::Widened)
+  if ((accumulates || beside_always_) && shard_sum_ == ShardSum::Widened)
     recv_wide_ = gradient_receive_set(partition, options).take<float>(alloc);
-  else if (accumulates || streams_)
+  else if (accumulates || beside_always_)
     recv_ = gradient_receive_set(partition, options).take<Real>(alloc);
-  if (alloc.has("grad_recv_host")) {
-    if (shard_sum_ == ShardSum::Widened)
-      recv_host_wide_ = alloc.take<float>("grad_recv_host");
-    else
-      recv_host_ = alloc.take<Real>("grad_recv_host");
-  }
   alloc.finish();
 }
 
 template <typename Real>
 void ShardedGradients<Real>::complete(InFlight& op, ZeroEngineT<Real>& engine) {
   op.request.wait();
-  if (streams_) {
-    stream_to_host(op, engine);
-    op.bucket = -1;
-    return;  // one shard group: no reduction across groups follows
-  }
   const UnitPartition& p = engine.partition().unit(op.unit);
   const int64_t first = engine.comm().rank() * p.shard;
   Real* shard = engine.grad_at(op.unit, first);
+  float* sum = shard_sum_ == ShardSum::Widened || shard_sum_ == ShardSum::SumInFp32
+                   ? engine.grad_sum_at(op.unit, first)
+                   : nullptr;
+  // Where the reduction left it: beside the shard, or in what it reduced into.
+  void* received = op.beside ? op.beside : shard_sum_ == ShardSum::Widened
+                                               ? static_cast<void*>(sum)
+                                               : static_cast<void*>(shard);
+  ShardHomeT<Real>& home = engine.shard_home();
   switch (shard_sum_) {
     case ShardSum::InPlace:
+      home.place(op.unit, shard, received, p.shard, engine);
       break;
     case ShardSum::Add:
-      if (op.beside)
-        kernels::add_into(engine.team_shape(), shard, static_cast<Real*>(op.beside), p.shard);
+      if (op.first_micro)
+        home.place(op.unit, shard, received, p.shard, engine);
+      else
+        home.add(op.unit, shard, received, p.shard, engine);
       break;
-    case ShardSum::SumInFp32: {
-      const Real* received = op.beside ? static_cast<const Real*>(op.beside) : shard;
-      kernels::accumulate_gradient(engine.team_shape(), engine.grad_sum_at(op.unit, first),
-                                   received, op.last_micro ? shard : nullptr, p.shard,
-                                   op.beside == nullptr);
+    case ShardSum::SumInFp32:
+      home.accumulate(op.unit, sum, static_cast<const Real*>(received),
+                      op.last_micro ? shard : nullptr, p.shard, op.first_micro, engine);
       break;
-    }
     case ShardSum::Widened:
-      if (op.beside)
-        kernels::add_into(engine.team_shape(), engine.grad_sum_at(op.unit, first),
-                          static_cast<float*>(op.beside), p.shard);
+      if (op.first_micro)
+        home.place(op.unit, sum, received, p.shard, engine);
+      else
+        home.add(op.unit, sum, received, p.shard, engine);
       break;
   }
   op.bucket = -1;
+  // Across the groups, once the shard holds its group's sum (nothing with one group).
   if (op.last_micro) engine.post_replica_reduction(op.unit);
-}
-
-template <typename Real>
-void ShardedGradients<Real>::stream_to_host(const InFlight& op, ZeroEngineT<Real>& engine) {
-  const ScheduledTransfer& t =
-      engine.schedule().transfer_of(op.unit, TransferRole::GradientsToHost);
-  const UnitPartition& p = engine.partition().unit(op.unit);
-  ZM_ASSERT(t.elements == p.shard, "unit {}: the schedule copies {} gradients, the shard is {}",
-            op.unit, t.elements, p.shard);
-  const int64_t first = engine.comm().rank() * p.shard;
-  const auto bytes = static_cast<size_t>(t.bytes());
-  HostTransfers& copies = engine.transfers();
-  auto copy_to = [&](void* host) {
-    copies.copy(t.direction, host, op.beside, bytes, op.unit);
-    copies.wait();  // the host adds what arrived
-  };
-  Real* shard = engine.grad_at(op.unit, first);
-  switch (shard_sum_) {
-    case ShardSum::InPlace:
-      // Straight into the shard, and not waited: the copy goes on during backward, until the
-      // receive buffers are taken again (unit_ready) or backward ends (finish).
-      copies.copy(t.direction, shard, op.beside, bytes, op.unit);
-      break;
-    case ShardSum::Add:
-      if (op.first_micro) {
-        copy_to(shard);
-      } else {
-        copy_to(recv_host_.data());
-        kernels::host_add_into(shard, recv_host_.data(), p.shard);
-      }
-      break;
-    case ShardSum::SumInFp32:
-      copy_to(recv_host_.data());
-      kernels::host_accumulate_gradient(engine.grad_sum_at(op.unit, first), recv_host_.data(),
-                                        op.last_micro ? shard : nullptr, p.shard, op.first_micro);
-      break;
-    case ShardSum::Widened:
-      if (op.first_micro) {
-        copy_to(engine.grad_sum_at(op.unit, first));
-      } else {
-        copy_to(recv_host_wide_.data());
-        kernels::host_add_into(engine.grad_sum_at(op.unit, first), recv_host_wide_.data(),
-                               p.shard);
-      }
-      break;
-  }
 }
 
 template <typename Real>
@@ -280,16 +207,16 @@ void ShardedGradients<Real>::unit_ready(int unit, MicroStep step, ZeroEngineT<Re
   op.unit = unit;
   op.bucket = bucket;
   op.first_micro = step.first;
-  // A receive buffer's previous sum may still be on its way to the host.
-  if (streams_) engine.transfers().wait();
+  // A receive buffer's previous sum may still be on its way to the shard's home.
+  engine.shard_home().before_receive(engine);
   op.last_micro = step.last;
   if (shard_sum_ == ShardSum::Widened) {
     op.request = post_wide(op, engine.comm().rank() * p.shard, step.first, engine);
   } else {
     Real* recv = engine.grad_at(unit, engine.comm().rank() * p.shard);
-    if (!recv_.empty() && (!step.first || streams_)) {
-      // Later micro-steps add to what the shard already holds (with the shard on the host, every
-      // micro-step receives here and goes to the host when complete).
+    if (!recv_.empty() && (!step.first || beside_always_)) {
+      // Later micro-steps add to what the shard already holds (with the shard in another memory,
+      // every micro-step receives here and goes there when complete).
       recv = recv_[static_cast<size_t>(bucket)].data();
       op.beside = recv;
     }
@@ -311,7 +238,7 @@ CommRequest ShardedGradients<Real>::post_wide(InFlight& op, int64_t shard, bool 
   if constexpr (!std::is_same_v<Real, float>)
     kernels::convert<Real, float>(engine.team_shape(), wide, buckets_[bucket].data(), p.padded);
   float* recv = engine.grad_sum_at(op.unit, shard);
-  if (!recv_wide_.empty() && (!first_micro_step || streams_)) {
+  if (!recv_wide_.empty() && (!first_micro_step || beside_always_)) {
     recv = recv_wide_[bucket].data();
     op.beside = recv;
   }
@@ -324,12 +251,49 @@ void ShardedGradients<Real>::finish(ZeroEngineT<Real>& engine) {
     if (op.bucket >= 0) complete(op, engine);
   in_flight_.clear();
   engine.finish_replica_reductions();
-  if (streams_) engine.transfers().wait();  // the gradient shard is whole on the host
+  engine.shard_home().finish(engine);  // the gradient shard is whole in its home
   bucket_of_unit_.clear();
   next_block_bucket_ = 0;
 }
 
+// The core's home of the shard: device memory, where the reduction left the first sum in place.
+template <typename Real>
+class DeviceShardHome final : public ShardHomeT<Real> {
+ public:
+  void place(int unit, void* dst, const void* received, int64_t, ZeroEngineT<Real>&) override {
+    ZM_ASSERT(dst == received, "unit {}: a first sum received beside a shard on the device", unit);
+  }
+  void add(int, void* dst, const void* received, int64_t n, ZeroEngineT<Real>& engine) override {
+    if (engine.reduce_dtype() == DType::F32)
+      kernels::add_into(engine.team_shape(), static_cast<float*>(dst),
+                        static_cast<const float*>(received), n);
+    else
+      kernels::add_into(engine.team_shape(), static_cast<Real*>(dst),
+                        static_cast<const Real*>(received), n);
+  }
+  void accumulate(int, float* sum, const Real* received, Real* rounded, int64_t n, bool first,
+                  ZeroEngineT<Real>& engine) override {
+    kernels::accumulate_gradient(engine.team_shape(), sum, received, rounded, n, first);
+  }
+};
+
 }  // namespace
+
+ShardSum shard_sum(const ZeroOptions& options) {
+  if (options.policy.widens_reduce()) return ShardSum::Widened;
+  if (sums_gradients_in_fp32(options)) return ShardSum::SumInFp32;
+  if (options.grad_accum > 1) return ShardSum::Add;
+  return ShardSum::InPlace;
+}
+
+template <typename Real>
+std::unique_ptr<ShardHomeT<Real>> device_shard_home() {
+  return std::make_unique<DeviceShardHome<Real>>();
+}
+template std::unique_ptr<ShardHomeT<float>> device_shard_home();
+#if ZEROMINI_HAVE_BF16
+template std::unique_ptr<ShardHomeT<bf16>> device_shard_home();
+#endif
 
 // The buckets and the receive buffers.
 PathDeclaration sharded_gradients_declaration(const Partition& partition,

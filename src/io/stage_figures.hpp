@@ -1,0 +1,94 @@
+// Figures a module adds to a stage's results, beside the core's: values per step and rank
+// (columns of results.h5's step_times), values per rank for the whole stage (datasets of
+// /stage_<s>, one row per rank), attributes of the stage, members of its summary.json entry,
+// columns and text of the closing table, and lines of `zeromini inspect`, which reads them back
+// from results.h5.
+//
+// A module makes one StageFigures per stage (from a step hook, train/training_extensions.hpp)
+// and adds it to the stage's StageResult (io/run_records.hpp); the results writer, summary.json
+// and the closing table ask each of a stage's figures in turn. What a module registers at
+// start-up (its step_times columns, its inspect lines) is process-wide and read-only after.
+#pragma once
+
+#include <hdf5.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace zm {
+
+// A value of one step_times column (add_step_time_columns).
+struct StepValue {
+  std::string column;
+  double value = 0.0;
+};
+
+// A dataset of /stage_<s> with one row per rank, and the attributes results.h5 gives such
+// datasets: units, columns, dimensions ("rank", "column").
+struct RankDataset {
+  std::string name;
+  std::vector<std::string> columns;
+  std::string units;
+  std::vector<double> values;  // ranks x columns, row-major
+};
+
+struct StageAttribute {
+  std::string name;
+  double value = 0.0;
+};
+
+// Where a module's members go in the stage's entry of summary.json: the entry itself, or its
+// "throughput" object.
+enum class SummaryObject { Stage, Throughput };
+
+// A column of the closing table's stage rows, placed after the core's column headed `after`
+// ("comm", "opt", ...); `cell` is its text for this stage, right-aligned to `width`.
+struct TableColumn {
+  std::string after;
+  std::string heading;
+  int width = 8;
+  std::string cell;
+};
+
+class StageFigures {
+ public:
+  virtual ~StageFigures() = default;
+  // This rank's values of step `step` (0-based, the step just recorded) for the step_times
+  // columns the module registered; a column without a value is NaN.
+  virtual std::vector<StepValue> step_values(int64_t step) const {
+    (void)step;
+    return {};
+  }
+  // Rank 0, once the stage is over: its datasets and attributes in results.h5.
+  virtual std::vector<RankDataset> datasets() const { return {}; }
+  virtual std::vector<StageAttribute> attributes() const { return {}; }
+  // Rank 0: members of the stage's summary.json entry or of its throughput object, each as the
+  // JSON text `"key": value` (with the line breaks and indentation it should have); the writer
+  // separates them with commas.
+  virtual std::vector<std::string> summary_members(SummaryObject object) const {
+    (void)object;
+    return {};
+  }
+  // Rank 0: the closing table's columns, what the throughput lines' heading says of the
+  // figures they end with, and the end of the stage's throughput line (e.g. "; ...").
+  virtual std::vector<TableColumn> table_columns() const { return {}; }
+  virtual std::string throughput_heading() const { return ""; }
+  virtual std::string throughput_line_end() const { return ""; }
+};
+
+// step_times' columns (seconds per step and rank): the core's (forward, backward, comm_wait,
+// optimizer, total), then those the modules added, in the order they were added.
+void add_step_time_columns(const std::vector<std::string>& columns);
+const std::vector<std::string>& step_time_columns();
+// The core's columns.
+constexpr int kCoreStepTimeColumns = 5;
+
+// Lines of `zeromini inspect` about one stage of a results file, read from its group ("" when
+// the file has nothing for them); printed after the stage's throughput, in the order added.
+using StageDescription = std::function<std::string(hid_t stage_group)>;
+void add_stage_description(StageDescription describe);
+const std::vector<StageDescription>& stage_descriptions();
+
+}  // namespace zm

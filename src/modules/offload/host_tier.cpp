@@ -1,0 +1,314 @@
+#include "modules/offload/host_tier.hpp"
+
+#include <algorithm>
+#include <type_traits>
+
+#include "core/error.hpp"
+#include "kernels/adamw.hpp"
+#include "model/layout.hpp"
+#include "modules/offload/host_sums.hpp"
+#include "zero/engine.hpp"
+#include "zero/schedule.hpp"
+
+namespace zm {
+
+namespace {
+
+// Where each kind of state lives, read back from the homes the tier gave (ZeroOptions::homes).
+Offload offload_in(const StateHomes& homes) {
+  Offload offload;
+  offload.optimizer = !on_device(homes.optimizer);
+  offload.params = !on_device(homes.params);
+  offload.gradients = !on_device(homes.grads);
+  return offload;
+}
+
+// The largest piece of a unit the optimizer updates on a rank.
+int64_t largest_piece(const ScheduleContext& context, const StageSpec& spec) {
+  const int optim_pieces = pieces(context.mesh.mesh, context.mesh.placements(spec).optim);
+  int64_t largest = 0;
+  for (int u = 0; u < context.partition.num_units(); ++u)
+    largest = std::max(largest, context.partition.unit(u).padded / optim_pieces);
+  return largest;
+}
+
+// The first logical element of unit u's optimizer piece on this rank, and its (padded) count.
+template <typename Real>
+int64_t piece_count(const ZeroEngineT<Real>& engine, int u) {
+  return engine.partition().unit(u).padded / engine.optimizer_piece().count;
+}
+template <typename Real>
+int64_t piece_begin(const ZeroEngineT<Real>& engine, int u) {
+  return engine.optimizer_piece().index * piece_count(engine, u);
+}
+
+// AdamW on the host (Reduce: the type of the reduced gradients it reads, Real or float).
+template <typename Real, typename Reduce>
+class HostAdamW final : public UnitOptimizerT<Real> {
+ public:
+  static constexpr bool kMixed = !std::is_same_v<Real, float>;
+
+  HostAdamW(const Offload& offload, PlannedAllocator& alloc) : offload_(offload) {
+    if (alloc.has("grad_stage")) grad_stage_ = alloc.take<Reduce>("grad_stage");
+    if (alloc.has("param_stage")) param_stage_ = alloc.take<Real>("param_stage");
+  }
+
+  // With the gradient shard on the host, backward brought the gradients there already.
+  void begin(ZeroEngineT<Real>& engine) override {
+    if (fetches()) gradients_to_host(0, engine);
+  }
+  void update(int u, const OptimizerSettings& s, ZeroEngineT<Real>& engine) override {
+    engine.transfers().wait();  // unit u's gradients are on the host
+    if (fetches() && u + 1 < engine.partition().num_units())
+      gradients_to_host(u + 1, engine);  // in flight during u's update
+    update_on_host(u, s, engine);
+    update_to_device(u, engine);
+    engine.transfers().wait();  // the update is on the device before any gather reads it
+  }
+
+ private:
+  bool fetches() const { return !offload_.gradients; }
+  // Two slots of the largest piece each: unit u's, and the next unit's arriving meanwhile.
+  int64_t slot_offset(int u) const {
+    return (u % 2) * static_cast<int64_t>(grad_stage_.size() / 2);
+  }
+
+  void gradients_to_host(int u, ZeroEngineT<Real>& engine) {
+    const ScheduledTransfer& t = engine.schedule().transfer_of(u, TransferRole::GradientsToHost);
+    const int64_t count = piece_count(engine, u);
+    ZM_ASSERT(t.elements == count && static_cast<size_t>(t.element_bytes) == sizeof(Reduce),
+              "unit {}: the schedule moves {} x {}B of gradients, the engine {} x {}B", u,
+              t.elements, t.element_bytes, count, sizeof(Reduce));
+    engine.transfers().copy(t.direction, grad_stage_.data() + slot_offset(u),
+                            engine.reduced_grad_at(u, piece_begin(engine, u)),
+                            static_cast<size_t>(t.bytes()), u);
+  }
+
+  void update_on_host(int u, const OptimizerSettings& s, ZeroEngineT<Real>& engine) {
+    const ParamLayout& layout = engine.partition().layout();
+    const int64_t first = piece_begin(engine, u);
+    const auto [begin, end] = engine.held_range(engine.optimizer_storage(), u);
+    for (const TensorSegment& seg : engine.partition().segments(u, begin, end)) {
+      const bool decay = layout.tensors()[static_cast<size_t>(seg.tensor)].decay;
+      const kernels::AdamWParams hp{
+          s.lr, s.beta1, s.beta2, s.eps, decay ? s.weight_decay : 0.0f, s.grad_scale, s.step};
+      const int64_t e = seg.unit_offset;
+      // The reduced gradients: the host shard itself where backward streamed it there, else the
+      // piece staged for the step.
+      const Reduce* grads = offload_.gradients
+                                ? static_cast<const Reduce*>(engine.reduced_grad_at(u, e))
+                                : grad_stage_.data() + (e - first) + slot_offset(u);
+      float* master = engine.master_at(u, e);
+#if ZEROMINI_HAVE_BF16
+      if constexpr (kMixed) {
+        // The bf16 values: into the host shard itself, or staged for the copy back.
+        Real* params =
+            offload_.params ? engine.param_at(u, e) : param_stage_.data() + (e - first);
+        kernels::host_adamw_update_mixed(master, grads, engine.adam_m_at(u, e),
+                                         engine.adam_v_at(u, e), params, seg.length, hp);
+      } else
+#endif
+      {
+        kernels::host_adamw_update(master, grads, engine.adam_m_at(u, e), engine.adam_v_at(u, e),
+                                   seg.length, hp);
+      }
+    }
+  }
+
+  void update_to_device(int u, ZeroEngineT<Real>& engine) {
+    if (offload_.params) return;  // AdamW wrote the host shard itself
+    const ScheduledTransfer& t = engine.schedule().transfer_of(u, TransferRole::UpdateToDevice);
+    ZM_ASSERT(t.elements == piece_count(engine, u) && t.element_bytes == sizeof(Real),
+              "unit {}: the schedule returns {} x {}B of parameters, the engine {} x {}B", u,
+              t.elements, t.element_bytes, piece_count(engine, u), sizeof(Real));
+    const int64_t first = piece_begin(engine, u);
+    const void* updated = kMixed ? static_cast<const void*>(param_stage_.data())
+                                 : static_cast<const void*>(engine.master_at(u, first));
+    engine.transfers().copy(t.direction, engine.param_at(u, first), updated,
+                            static_cast<size_t>(t.bytes()), u);
+  }
+
+  Offload offload_;
+  TrackedBuffer<Reduce> grad_stage_;  // two pieces of the reduced gradients
+  TrackedBuffer<Real> param_stage_;   // under bf16 with the parameters on the device
+};
+
+// The gradient shard on the host: each micro-step's received sum copied there (the schedule's
+// GradientsToHost), and what is added arrives in host staging first.
+template <typename Real, typename Reduce>
+class HostShardHome final : public ShardHomeT<Real> {
+ public:
+  explicit HostShardHome(PlannedAllocator& alloc) {
+    if (alloc.has("grad_recv_host")) stage_ = alloc.take<Reduce>("grad_recv_host");
+  }
+
+  // A receive buffer's previous sum may still be on its way to the host.
+  void before_receive(ZeroEngineT<Real>& engine) override { engine.transfers().wait(); }
+  void finish(ZeroEngineT<Real>& engine) override { engine.transfers().wait(); }
+
+  // Straight into the shard (or its fp32 sum); waited where the schedule says: the one
+  // micro-step's copy goes on during backward until the receive buffers are taken again.
+  void place(int unit, void* dst, const void* received, int64_t n,
+             ZeroEngineT<Real>& engine) override {
+    const ScheduledTransfer& t = copy_of(unit, n, engine);
+    engine.transfers().copy(t.direction, dst, received, static_cast<size_t>(t.bytes()), unit);
+    if (t.waited == StepPoint::Posted) engine.transfers().wait();
+  }
+  void add(int unit, void* dst, const void* received, int64_t n,
+           ZeroEngineT<Real>& engine) override {
+    kernels::host_add_into(static_cast<Reduce*>(dst), staged(unit, received, n, engine), n);
+  }
+  void accumulate(int unit, float* sum, const Real* received, Real* rounded, int64_t n, bool first,
+                  ZeroEngineT<Real>& engine) override {
+    if constexpr (std::is_same_v<Real, Reduce>)
+      kernels::host_accumulate_gradient(sum, staged(unit, received, n, engine), rounded, n, first);
+    else
+      ZM_ASSERT(false, "an fp32 sum of gradients reduced in fp32");
+  }
+
+ private:
+  const ScheduledTransfer& copy_of(int unit, int64_t n, ZeroEngineT<Real>& engine) const {
+    const ScheduledTransfer& t =
+        engine.schedule().transfer_of(unit, TransferRole::GradientsToHost);
+    ZM_ASSERT(t.elements == n, "unit {}: the schedule copies {} gradients, the shard is {}", unit,
+              t.elements, n);
+    return t;
+  }
+  // The received sum copied into host staging (waited: the host adds it).
+  const Reduce* staged(int unit, const void* received, int64_t n, ZeroEngineT<Real>& engine) {
+    const ScheduledTransfer& t = copy_of(unit, n, engine);
+    engine.transfers().copy(t.direction, stage_.data(), received, static_cast<size_t>(t.bytes()),
+                            unit);
+    engine.transfers().wait();
+    return stage_.data();
+  }
+
+  TrackedBuffer<Reduce> stage_;  // with accumulation: what is added
+};
+
+// The parameter shard on the host: staged into its own place in the slot (the schedule's
+// ShardToDevice), then gathered in place.
+template <typename Real>
+class StagedShard final : public ShardSourceT<Real> {
+ public:
+  const Real* shard(int unit, Real* place, ZeroEngineT<Real>& engine) override {
+    const ScheduledTransfer& t = engine.schedule().transfer_of(unit, TransferRole::ShardToDevice);
+    const int64_t count = engine.partition().unit(unit).shard;
+    ZM_ASSERT(t.elements == count && t.element_bytes == sizeof(Real),
+              "unit {}: the schedule stages {} x {}B, the shard is {} x {}B", unit, t.elements,
+              t.element_bytes, count, sizeof(Real));
+    const Real* shard = engine.param_at(unit, engine.comm().rank() * count);
+    engine.transfers().copy(t.direction, place, shard, static_cast<size_t>(t.bytes()), unit);
+    engine.transfers().wait();
+    return place;
+  }
+};
+
+template <typename Real, typename Reduce>
+TierParts<Real> make_parts(const Offload& offload, PlannedAllocator& alloc) {
+  TierParts<Real> parts;
+  if (offload.optimizer) parts.optimizer = std::make_unique<HostAdamW<Real, Reduce>>(offload, alloc);
+  if (offload.gradients)
+    parts.gradients = std::make_unique<HostShardHome<Real, Reduce>>(alloc);
+  if (offload.params) parts.parameters = std::make_unique<StagedShard<Real>>();
+  return parts;
+}
+
+class HostTier final : public StateTier {
+ public:
+  explicit HostTier(const OffloadSettings& settings) : settings_(settings) {}
+
+  StateHomes homes(const StageSpec& spec, const ZeroMesh& mesh) const override {
+    const Offload offload = offload_of(settings_, spec, mesh);
+    StateHomes homes;
+    if (offload.params) homes.params = MemCategory::Host;
+    if (offload.gradients) homes.grads = MemCategory::Host;
+    if (offload.optimizer) homes.optimizer = MemCategory::Host;
+    return homes;
+  }
+
+  // Each unit's reduced gradients of the optimizer piece to the host (after backward; or, with
+  // the gradient shard on the host, the shard as backward completes it, every micro-step) and
+  // the updated piece back, or (parameters on the host) the shard to the device before each
+  // gather.
+  std::vector<ScheduledTransfer> copies(
+      const StageSpec& spec, const ScheduleContext& context,
+      const std::vector<ScheduledCollective>& collectives) const override {
+    const Offload offload = offload_in(context.options.homes);
+    std::vector<ScheduledTransfer> out;
+    if (!offload.optimizer) return out;
+    const PrecisionPolicy& policy = context.options.policy;
+    const Partition& partition = context.partition;
+    const int optim_pieces = pieces(context.mesh.mesh, context.mesh.placements(spec).optim);
+    // The one micro-step's copy straight into the shard goes on beside backward until its
+    // receive buffer is taken again; any other the host waits for, to add it.
+    const StepPoint streamed_waited = shard_sum(context.options) == ShardSum::InPlace
+                                          ? StepPoint::BucketReuse
+                                          : StepPoint::Posted;
+    for (int u = 0; u < partition.num_units(); ++u) {
+      const int64_t piece = partition.unit(u).padded / optim_pieces;
+      if (offload.gradients)
+        out.push_back({TransferRole::GradientsToHost, TransferDirection::ToHost, u,
+                       partition.unit(u).shard, reduce_element_bytes(policy),
+                       context.options.grad_accum, StepPoint::GroupReduced, streamed_waited});
+      else
+        out.push_back({TransferRole::GradientsToHost, TransferDirection::ToHost, u, piece,
+                       reduce_element_bytes(policy), 1, StepPoint::UnitUpdated});
+      if (!offload.params)
+        out.push_back({TransferRole::UpdateToDevice, TransferDirection::ToDevice, u, piece,
+                       compute_element_bytes(policy), 1, StepPoint::UnitUpdated});
+    }
+    if (!offload.params) return out;
+    for (const ScheduledCollective& c : collectives)
+      if (c.role == ScheduleRole::UnitGather)
+        out.push_back({TransferRole::ShardToDevice, TransferDirection::ToDevice, c.unit,
+                       partition.unit(c.unit).shard, param_element_bytes(policy), c.per_step,
+                       StepPoint::Prefetch});
+    return out;
+  }
+
+  // Bounded staging, reused unit by unit: two pieces of reduced gradients (one arriving while
+  // the other is updated) and, under bf16 with the parameters on the device, one piece of
+  // updated bf16 parameters on their way back; with the gradient shard on the host and several
+  // micro-steps, one shard of what is added.
+  std::vector<BufferSpec> buffers(const StageSpec& spec,
+                                  const ScheduleContext& context) const override {
+    const Offload offload = offload_in(context.options.homes);
+    const PrecisionPolicy& policy = context.options.policy;
+    std::vector<BufferSpec> out;
+    if (!offload.optimizer) return out;
+    const int64_t piece = largest_piece(context, spec);
+    if (!offload.gradients)  // else the gradient shard itself is on the host
+      out.push_back({"grad_stage", MemCategory::Host, 2 * piece, reduce_element_bytes(policy)});
+    if (policy.mixed() && !offload.params)
+      out.push_back(
+          {"param_stage", MemCategory::Host, piece, element_bytes(policy.compute)});
+    if (offload.gradients && context.options.grad_accum > 1)
+      out.push_back({"grad_recv_host", MemCategory::Host, context.partition.max_shard(),
+                     reduce_element_bytes(policy)});
+    return out;
+  }
+
+  TierParts<float> parts(ZeroEngineT<float>& engine, PlannedAllocator& alloc) const override {
+    return make_parts<float, float>(offload_in(engine.homes()), alloc);
+  }
+#if ZEROMINI_HAVE_BF16
+  TierParts<bf16> parts(ZeroEngineT<bf16>& engine, PlannedAllocator& alloc) const override {
+    const Offload offload = offload_in(engine.homes());
+    if (engine.reduce_dtype() == DType::F32) return make_parts<bf16, float>(offload, alloc);
+    return make_parts<bf16, bf16>(offload, alloc);
+  }
+#endif
+
+ private:
+  OffloadSettings settings_;
+};
+
+}  // namespace
+
+std::shared_ptr<const StateTier> host_tier(const OffloadSettings& settings) {
+  if (!settings.any()) return nullptr;
+  return std::make_shared<HostTier>(settings);
+}
+
+}  // namespace zm

@@ -1,0 +1,59 @@
+// ZeRO-Offload as the run applies it: which model state a stage keeps in host memory under
+// zero.offload_optimizer and zero.offload_params. The one place that maps the keys and the stage
+// onto "on the host"; the tier, its copies and the planner ask it.
+//
+//   offload_optimizer = "host"  stages 1-3  fp32 master, Adam m and v of the rank's optimizer
+//                                           shard on the host; AdamW runs there on the reduced
+//                                           gradients brought from the device
+//   offload_params = "host"     stage 3     the rank's parameter shard on the host too (AdamW
+//                                           writes it there); each gather stages it to the device
+//   (with offload_optimizer)    stages 2-3  the gradient shard on the host too: each micro-step's
+//                                           reduced shard copied there as backward completes the
+//                                           unit (one shard group: under hybrid sharding or with
+//                                           secondary shards the reduction across the groups runs
+//                                           on the device shard after the group's, so it stays)
+//
+// A run refuses the keys where they do not apply (register.cpp); the planner prices them only at
+// the stages where they do.
+#pragma once
+
+#include "core/deck.hpp"
+#include "core/stage_spec.hpp"
+#include "core/zero_mesh.hpp"
+
+namespace zm {
+
+// The module's keys.
+struct OffloadSettings {
+  bool optimizer = false;         // zero.offload_optimizer = "host"
+  bool params = false;            // zero.offload_params = "host"
+  bool secondary_shards = false;  // zero.secondary_shard_size set: the parameters stay
+  bool any() const { return optimizer || params; }
+};
+OffloadSettings offload_settings(const Deck& deck);
+
+struct Offload {
+  bool optimizer = false;  // master, m, v and the update on the host
+  bool params = false;     // the parameter shard on the host (implies optimizer)
+  bool gradients = false;  // the gradient shard on the host, streamed in backward (implies optimizer)
+  bool any() const { return optimizer; }
+};
+
+// Where the stage's state lives, apart from the gradients (which need the mesh: below).
+inline Offload offload_of(const OffloadSettings& settings, const StageSpec& spec) {
+  Offload offload;
+  offload.optimizer = settings.optimizer && spec.shards_states();
+  offload.params = offload.optimizer && settings.params && spec.gathers_parameters() &&
+                   !settings.secondary_shards;
+  return offload;
+}
+
+// With the mesh: the gradient shard streams to the host with one shard group.
+inline Offload offload_of(const OffloadSettings& settings, const StageSpec& spec,
+                          const ZeroMesh& mesh) {
+  Offload offload = offload_of(settings, spec);
+  offload.gradients = offload.optimizer && spec.shards_gradients() && mesh.groups() == 1;
+  return offload;
+}
+
+}  // namespace zm

@@ -1,0 +1,325 @@
+// The module's registration (core/modules.hpp): its deck keys and their checks, the memory tier it
+// gives a run, its pricing and lines in `zeromini plan`, and its axis of `plan --largest`.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/deck_keys.hpp"
+#include "core/error.hpp"
+#include "core/stage_spec.hpp"
+#include "core/validate.hpp"
+#include "modules/offload/host_tier.hpp"
+#include "modules/offload/offload_cost.hpp"
+#include "plan/largest.hpp"
+#include "plan/plan_extensions.hpp"
+#include "plan/run_declarations.hpp"
+#include "plan/run_extensions.hpp"
+
+namespace zm {
+
+namespace {
+
+const char* const kModule = "offload";
+
+std::vector<KeySpec> keys() {
+  return {
+      deck_keys::choice(
+          kModule, "zero", "offload_optimizer", "none", {"none", "host"},
+          "stages 1-3 (ZeRO-Offload): \"host\" keeps the fp32 master weights and Adam m and v of "
+          "the rank's shard in host memory (pinned in CUDA builds) and runs AdamW there: the "
+          "reduced gradient shard goes to the host, the updated parameters come back; \"none\" "
+          "keeps them on the device"),
+      deck_keys::choice(
+          kModule, "zero", "offload_params", "none", {"none", "host"},
+          "stage 3, with zero.offload_optimizer = \"host\" (ZeRO-3 offload): \"host\" keeps the "
+          "rank's parameter shard in host memory, where AdamW updates it, and stages it to the "
+          "device for each gather of its unit; \"none\" keeps it on the device"),
+  };
+}
+
+// ZeRO-Offload moves the state a sharded optimizer holds: stage 0 replicates it, and the
+// parameter shard exists only where parameters are gathered per unit.
+void check_stage(const Deck& deck, const OffloadSettings& settings, int stage) {
+  const char* all = deck.zero.all_stages ? " (zero.stage = \"all\" runs stages 0-3)" : "";
+  if (settings.optimizer && !stage_spec(stage).shards_states())
+    fail(
+        "{}: zero.offload_optimizer = \"host\" needs zero.stage 1-3, whose optimizer state is "
+        "sharded; stage {} replicates it on every rank{}. Expected \"none\" at stage {}",
+        deck.where("zero.offload_optimizer"), stage, all, stage);
+  if (settings.params && !stage_spec(stage).gathers_parameters())
+    fail(
+        "{}: zero.offload_params = \"host\" needs zero.stage = 3, the stage that holds a "
+        "parameter shard and gathers it per unit; this run is stage {}{}. Expected \"none\" at "
+        "stages 0-2",
+        deck.where("zero.offload_params"), stage, all);
+}
+
+// What offloading the parameters needs whatever the stage.
+void check_params(const Deck& deck, const OffloadSettings& settings) {
+  if (!settings.params) return;
+  if (!settings.optimizer)
+    fail(
+        "{}: zero.offload_params = \"host\" needs zero.offload_optimizer = \"host\": AdamW "
+        "writes the parameter shard, so a shard on the host is updated there. Expected "
+        "zero.offload_optimizer = \"host\" too, or zero.offload_params = \"none\"",
+        deck.where("zero.offload_params"));
+  if (settings.secondary_shards)
+    fail(
+        "{}: zero.offload_params = \"host\" with zero.secondary_shard_size (hpZ, {}): under hpZ "
+        "the parameter shard is the secondary copy, which an all-gather across the groups "
+        "refills after every update; that collective writes device memory (NCCL reads and writes "
+        "no host memory), so the shard stays on the device. Expected zero.offload_params = "
+        "\"none\" with hpZ (zero.offload_optimizer = \"host\" works with it)",
+        deck.where("zero.offload_params"), deck.where("zero.secondary_shard_size"));
+}
+
+// The planner's figures and seconds (offload_cost.hpp): the copies whatever the machine, their
+// time (which needs its [host] side) with one.
+void price(const Deck& deck, int stage, const ZeroMesh& mesh, const Machine* machine,
+           double backward_seconds, PlanPoint& p) {
+  const bool offloads = offload_of(offload_settings(deck), stage_spec(stage)).any();
+  p.figures["offloads"] = offloads ? 1 : 0;
+  if (machine) require_host_side(deck, stage, *machine);
+  if (!offloads) return;
+  OffloadCost cost;
+  if (machine)
+    cost = price_offload(deck, stage, mesh, *machine);
+  else
+    cost.transfers = run_transfers(deck, stage, mesh);
+  p.figures["device_to_host_bytes"] = cost.transfers.bytes[0];
+  p.figures["host_to_device_bytes"] = cost.transfers.bytes[1];
+  p.figures["device_to_host_copies"] = static_cast<double>(cost.transfers.calls[0]);
+  p.figures["host_to_device_copies"] = static_cast<double>(cost.transfers.calls[1]);
+  if (!machine) return;
+  p.figures["transfer_s"] = cost.transfer_seconds;
+  p.figures["host_update_s"] = cost.host_update_seconds;
+  p.figures["offload_s"] = cost.step_seconds();
+  p.added_serial_seconds += cost.step_seconds();
+  p.added_exposed_seconds += cost.exposed_seconds(backward_seconds);
+}
+
+double figure(const PlanPoint& p, const char* name) {
+  const auto found = p.figures.find(name);
+  return found == p.figures.end() ? 0.0 : found->second;
+}
+
+bool any_offload(const std::vector<PlanPoint>& points) {
+  return std::any_of(points.begin(), points.end(),
+                     [](const PlanPoint& p) { return figure(p, "offloads") > 0; });
+}
+
+std::string gb(double bytes) {
+  return fmt::format("{:.3f}", bytes / 1e9);
+}
+
+std::string plan_note(const Deck& deck) {
+  const OffloadSettings settings = offload_settings(deck);
+  if (!settings.any()) return "";
+  return fmt::format(
+      "  ZeRO-Offload: zero.offload_optimizer = \"{}\", zero.offload_params = \"{}\": at "
+      "stages 1-3 the fp32 master, Adam m and v and AdamW on the host{} (memory column host: "
+      "per rank; host/node: x the ranks on a node); d2h / h2d: GB copied per step per rank "
+      "each way; stage 0 offloads nothing\n",
+      deck.value<std::string>("zero.offload_optimizer"),
+      deck.value<std::string>("zero.offload_params"),
+      settings.params
+          ? ", and at stage 3 the parameter shard too, staged to the device before each gather"
+          : "");
+}
+
+// The CSV, where the deck sets ZeRO-Offload: its settings, the host bytes per node, the copies per
+// direction and (with a machine) their seconds, the host update's and the step's share.
+PlanColumns csv_columns() {
+  PlanColumns columns;
+  columns.at = PlanColumnsAt::AtEnd;
+  columns.shown = [](const Deck& deck, const std::vector<PlanPoint>&) {
+    return offload_settings(deck).any();
+  };
+  columns.header =
+      ",offload_optimizer,offload_params,offloads,host_bytes_per_node,device_to_host_bytes,"
+      "host_to_device_bytes,device_to_host_copies,host_to_device_copies,transfer_s,host_update_s,"
+      "offload_s";
+  columns.row = [](const Deck& deck, const PlanPoint& p, bool have_machine) {
+    std::string row = fmt::format(
+        ",{},{},{},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f}",
+        deck.value<std::string>("zero.offload_optimizer"),
+        deck.value<std::string>("zero.offload_params"), figure(p, "offloads") > 0 ? "yes" : "no",
+        p.host_bytes_per_node, figure(p, "device_to_host_bytes"),
+        figure(p, "host_to_device_bytes"), figure(p, "device_to_host_copies"),
+        figure(p, "host_to_device_copies"));
+    row += have_machine ? fmt::format(",{:.6g},{:.6g},{:.6g}", figure(p, "transfer_s"),
+                                      figure(p, "host_update_s"), figure(p, "offload_s"))
+                        : ",,,";
+    return row;
+  };
+  return columns;
+}
+
+PlanTableColumns table_columns() {
+  PlanTableColumns columns;
+  columns.shown = any_offload;
+  columns.heading = [](bool have_machine) {
+    std::string text = fmt::format(" | {:>10} {:>9} {:>9}", "host/node", "d2h", "h2d");
+    if (have_machine) text += fmt::format(" {:>9} {:>9} {:>9}", "copy s", "hostopt s", "offload s");
+    return text;
+  };
+  columns.cells = [](const PlanPoint& p, bool have_machine) {
+    std::string text = fmt::format(" | {:>10} {:>9} {:>9}", gb(p.host_bytes_per_node),
+                                   gb(figure(p, "device_to_host_bytes")),
+                                   gb(figure(p, "host_to_device_bytes")));
+    if (have_machine)
+      text += fmt::format(" {:>9.4g} {:>9.4g} {:>9.4g}", figure(p, "transfer_s"),
+                          figure(p, "host_update_s"), figure(p, "offload_s"));
+    return text;
+  };
+  return columns;
+}
+
+// With offload somewhere and a machine: how its seconds are priced, from the machine's [host].
+std::string footnote(const std::vector<PlanPoint>& points, const Machine* machine) {
+  if (!machine || !any_offload(points) || !machine->host) return "";
+  const HostSide& host = *machine->host;
+  return fmt::format(
+      "Offload ({} host side): {:.1f} GiB host memory per node, {} at {:.4g} GB/s per device each "
+      "way{}, host AdamW {:.4g} G parameters/s per device with all {} devices of a node updating "
+      "(the node's rate is shared by the ranks on it). copy s: every copy of the step at that "
+      "rate; hostopt s: the rank's optimizer elements at its share of the host rate; offload s: "
+      "what offload adds to the step: at stages 2-3 with one shard group each micro-step's "
+      "gradient shard copied to the host as backward completes the unit (with one micro-step and "
+      "no fp32 sum unwaited, beside backward, else waited); after backward (else) the first "
+      "unit's gradients to the host, then per unit the longer of its host AdamW and the next "
+      "unit's copy; the update's copy back (waited), and with zero.offload_params each gather's "
+      "shard staged to the device first (waited). The serial step adds all of it, the "
+      "overlapped one what backward (its FLOPs' share of the compute) does not hide. fits: 'no' "
+      "where "
+      "device memory does not fit, 'host' where the node's host memory does not "
+      "(plan/offload_cost.hpp).\n",
+      machine->name, host.memory_per_node_bytes / (1024.0 * 1024 * 1024), host.link,
+      host.link_bandwidth / 1e9,
+      host.link_latency > 0 ? fmt::format(", {:.3g} us per copy", host.link_latency * 1e6) : "",
+      host.adamw_params_per_second / 1e9, machine->devices_per_node);
+}
+
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+// `plan --largest --offload`: {none, optimizer, optimizer + parameters} for every cell, each with
+// its device memory, host memory per node and step time.
+LargestAxis largest_offload_axis() {
+  LargestAxis axis;
+  axis.flag = "--offload";
+  axis.help =
+      "With --largest: add an offload axis {none, optimizer (zero.offload_optimizer = host, "
+      "stages 1-3), optimizer + params (zero.offload_params = host too, stage 3)}, with each "
+      "cell's device memory, host memory per node and step time (the machine file needs "
+      "[host]); without it the deck's offload settings apply";
+  auto values = [](const char* optimizer, const char* params) {
+    return std::vector<std::pair<std::string, ModuleValue>>{
+        {"zero.offload_optimizer", std::string(optimizer)},
+        {"zero.offload_params", std::string(params)}};
+  };
+  axis.variants = {
+      {"none", "no offload", values("none", "none"),
+       [](const StageSpec&, LargestSharding) { return true; }},
+      {"optimizer", "offload optimizer", values("host", "none"),
+       [](const StageSpec& spec, LargestSharding) { return spec.shards_states(); }},
+      {"optimizer+params", "offload optimizer + params (stage 3)", values("host", "host"),
+       [](const StageSpec& spec, LargestSharding sharding) {
+         return spec.gathers_parameters() && sharding != LargestSharding::Hpz;
+       }},
+  };
+  axis.check = [](const Machine& machine) {
+    if (!machine.host)
+      fail(
+          "--offload: {} has no [host] table, so offload cannot be priced on this machine. "
+          "Expected a [host] table with memory_per_node_gib, link, link_bandwidth_gbs and "
+          "adamw_gparams_per_s (as in inputs/machines/dgx-h100.toml)",
+          machine.source());
+  };
+  axis.cell = [](const LargestModel& c, const char* mark) {
+    const PlanPoint& p = c.point;
+    return fmt::format("{:>6} {:>8.2f} {:>6.1f} {:>8.1f} {:>9.3f}{}", c.layers, p.params / 1e9,
+                       p.memory.total() / kGiB, p.host_bytes_per_node / kGiB,
+                       p.step_seconds_overlapped, mark);
+  };
+  axis.units = fmt::format("{:>6} {:>8} {:>6} {:>8} {:>9} ", "layers", "params B", "dev GiB",
+                           "host/nd", "step s");
+  axis.width = 44;
+  axis.heading = [](const Deck&, const Machine& machine) {
+    const HostSide& host = *machine.host;  // check refused a machine without it
+    return fmt::format(
+        "  offload (--offload): none; optimizer: zero.offload_optimizer = \"host\" (stages 1-3:\n"
+        "    fp32 master, Adam m and v and AdamW on the host); optimizer + params: also\n"
+        "    zero.offload_params = \"host\" (stage 3 without hpZ: the parameter shard on the "
+        "host)\n"
+        "  host: {:.0f} GiB per node, {} at {:.4g} GB/s per device each way, host AdamW {:.4g} G\n"
+        "    parameters/s per device with every device of a node updating ({})\n",
+        host.memory_per_node_bytes / kGiB, host.link, host.link_bandwidth / 1e9,
+        host.adamw_params_per_second / 1e9, machine.source());
+  };
+  axis.cells_note =
+      "\nEach cell: the deepest model of this width whose per-device memory and per-node host\n"
+      "memory fit (layers), its parameters (billions), its device memory per device and host\n"
+      "memory per node (GiB), and its estimated step time in seconds, compute and communication\n"
+      "overlapped, offload's copies and host update added; '*': communication-bound.\n";
+  axis.footnote =
+      "Offload: host memory per node = the offloaded state of a rank (master, m, v, staging;\n"
+      "with parameters offloaded the shard too) x the ranks on a node, which must fit the\n"
+      "machine's [host] memory. Its time: at stages 2-3 with one shard group the gradient\n"
+      "shard copied to the host as backward completes each unit (beside backward with one\n"
+      "micro-step and no fp32 sum, else waited); else, after backward, the gradients copied\n"
+      "unit by unit while the host runs AdamW on the previous unit; the update copied back\n"
+      "(waited), and with parameters offloaded the shard staged to the device before each\n"
+      "gather; the step time adds what backward does not hide (plan/offload_cost.hpp).\n"
+      "-: offload of the optimizer is a stage 1-3 option, of the parameters a stage 3 option\n"
+      "without hpZ.\n";
+  axis.csv_header = ",offload,host_bytes_per_node,transfer_s,host_update_s,offload_s";
+  axis.csv_cells = [names = axis.variants](const LargestModel& c) {
+    std::string text = fmt::format(",{}", names[static_cast<size_t>(c.option.variant)].name);
+    if (!c.possible || c.layers == 0) return text + ",,,,";
+    const PlanPoint& p = c.point;
+    return text + fmt::format(",{:.0f},{:.6g},{:.6g},{:.6g}", p.host_bytes_per_node,
+                              figure(p, "transfer_s"), figure(p, "host_update_s"),
+                              figure(p, "offload_s"));
+  };
+  return axis;
+}
+
+// Without the axis, the deck's own settings in the heading of `plan --largest`.
+std::string largest_note(const Deck& deck) {
+  if (!offload_settings(deck).optimizer) return "";
+  return fmt::format(
+      "  offload: the deck's zero.offload_optimizer = \"{}\", zero.offload_params = \"{}\"\n",
+      deck.value<std::string>("zero.offload_optimizer"),
+      deck.value<std::string>("zero.offload_params"));
+}
+
+}  // namespace
+
+OffloadSettings offload_settings(const Deck& deck) {
+  OffloadSettings settings;
+  settings.optimizer = deck.value<std::string>("zero.offload_optimizer") == "host";
+  settings.params = deck.value<std::string>("zero.offload_params") == "host";
+  settings.secondary_shards = deck.zero.secondary_shard_size != 0;
+  return settings;
+}
+
+void register_module_offload() {
+  add_deck_keys(keys());
+  add_validation([](const Deck& deck, const RunShape& shape, Validation purpose) {
+    const OffloadSettings settings = offload_settings(deck);
+    if (purpose == Validation::Run) check_stage(deck, settings, shape.stage);
+    check_params(deck, settings);
+  });
+  add_run_configurer([](const Deck& deck, int, RunExtensions& extensions) {
+    extensions.tier = host_tier(offload_settings(deck));
+  });
+  add_plan_pricing(price);
+  add_plan_note(plan_note);
+  add_plan_columns(csv_columns());
+  add_plan_table_columns(table_columns());
+  add_plan_footnote(footnote);
+  add_largest_axis(largest_offload_axis());
+  add_largest_note(largest_note);
+}
+
+}  // namespace zm

@@ -1,0 +1,22 @@
+#include "train/training_extensions.hpp"
+
+namespace zm {
+
+namespace {
+std::vector<TrainingExtensionFactory>& registry() {
+  static std::vector<TrainingExtensionFactory> factories;
+  return factories;
+}
+}  // namespace
+
+void add_training_extension(TrainingExtensionFactory factory) {
+  registry().push_back(std::move(factory));
+}
+
+std::vector<std::unique_ptr<TrainingExtension>> make_training_extensions() {
+  std::vector<std::unique_ptr<TrainingExtension>> out;
+  for (const TrainingExtensionFactory& make : registry()) out.push_back(make());
+  return out;
+}
+
+}  // namespace zm
