@@ -11,8 +11,8 @@
 #include "core/stage_spec.hpp"
 #include "core/zero_mesh.hpp"
 #include "model/layout.hpp"
-#include "plan/machine.hpp"
 #include "plan/largest.hpp"
+#include "plan/machine.hpp"
 #include "plan/plan_extensions.hpp"
 #include "plan/planner.hpp"
 #include "plan/run_extensions.hpp"
@@ -283,7 +283,8 @@ void print_table(const std::vector<PlanPoint>& points, const Machine* machine) {
       fmt::print(
           " | {:>9} {:>10} {:>10}", fmt::format("{}x{}", p.mesh.groups(), p.mesh.group_ranks()),
           gb(p.bytes_at_level(CommLevel::IntraGroup)), gb(p.bytes_at_level(CommLevel::InterGroup)));
-    for (const PlanTableColumns* c : after_levels) fmt::print("{}", c->cells(p, machine != nullptr));
+    for (const PlanTableColumns* c : after_levels)
+      fmt::print("{}", c->cells(p, machine != nullptr));
     if (machine)
       fmt::print(" | {:>4} {:>10.4g} {:>10.4g} {:>14}", fits_text(p), p.step_seconds_overlapped,
                  p.step_seconds_serial,
@@ -411,8 +412,8 @@ const LargestAxis* chosen_axis(const PlanOptions& options) {
   const LargestAxis* chosen = nullptr;
   for (size_t a = 0; a < options.axes.size(); ++a) {
     if (!options.axes[a]) continue;
-    if (chosen) fail("{} and {}: --largest takes one axis at a time", chosen->flag,
-                     largest_axes()[a].flag);
+    if (chosen)
+      fail("{} and {}: --largest takes one axis at a time", chosen->flag, largest_axes()[a].flag);
     chosen = &largest_axes()[a];
   }
   return chosen;

@@ -2,7 +2,8 @@
 // device, for each device count x the plan's axes (PlanAxis, plan/plan_extensions.hpp) x stage x
 // sharding {all, node, hpZ node} x model.recompute {none, blocks} (plan/largest.hpp). The table
 // has one block per recompute setting, with the three shardings of a devices x axes x stage side
-// by side; the CSV has one row per cell, for scripts. With a module's axis (plan/largest.hpp: LargestAxis, e.g.
+// by side; the CSV has one row per cell, for scripts. With a module's axis (plan/largest.hpp:
+// LargestAxis, e.g.
 // --offload): one block per recompute x sharding, the axis's variants side by side, each cell with
 // the axis's figures.
 #include <fmt/format.h>

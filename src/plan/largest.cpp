@@ -66,8 +66,7 @@ LargestModel largest_model(const Deck& deck, const Machine& machine, int64_t dev
   const bool variant_applies =
       !axis || option.variant < 0 ||
       axis->variants[static_cast<size_t>(option.variant)].applies(spec, option.sharding);
-  if ((option.sharding == LargestSharding::Hpz && !spec.gathers_parameters()) ||
-      !variant_applies) {
+  if ((option.sharding == LargestSharding::Hpz && !spec.gathers_parameters()) || !variant_applies) {
     cell.applies = false;
     return cell;
   }

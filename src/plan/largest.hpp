@@ -49,8 +49,8 @@ struct LargestAxis {
   std::string flag;  // "--name"
   std::string help;
   struct Variant {
-    std::string name;     // in the CSV
-    std::string heading;  // of its column in the table
+    std::string name;                                         // in the CSV
+    std::string heading;                                      // of its column in the table
     std::vector<std::pair<std::string, ModuleValue>> values;  // module keys it sets
     // Whether the variant is an option at this stage and sharding (else the cell reads "-").
     std::function<bool(const StageSpec& spec, LargestSharding sharding)> applies;

@@ -22,9 +22,9 @@ namespace zm {
 // hide behind backward (PlanPoint::added_serial_seconds, added_exposed_seconds). `machine` is null
 // without one (then only figures that need none), `backward_seconds` backward's share of the
 // compute.
-using PlanPricing = std::function<void(const Deck& deck, int stage, const ZeroMesh& mesh,
-                                       const Machine* machine, double backward_seconds,
-                                       PlanPoint& point)>;
+using PlanPricing =
+    std::function<void(const Deck& deck, int stage, const ZeroMesh& mesh, const Machine* machine,
+                       double backward_seconds, PlanPoint& point)>;
 void add_plan_pricing(PlanPricing pricing);
 const std::vector<PlanPricing>& plan_pricings();
 

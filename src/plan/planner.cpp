@@ -321,8 +321,7 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
   for (const PlanPricing& price : plan_pricings())
     price(deck, stage, mesh, machine, backward_share * p.compute_seconds, p);
   p.step_seconds_serial = device_seconds + p.comm_seconds + p.added_serial_seconds;
-  p.step_seconds_overlapped =
-      std::max(device_seconds, p.comm_seconds) + p.added_exposed_seconds;
+  p.step_seconds_overlapped = std::max(device_seconds, p.comm_seconds) + p.added_exposed_seconds;
 
   const MemoryLimits limits = memory_limits(*machine, mesh);
   p.device_fits = p.memory.total() <= limits.device_bytes;

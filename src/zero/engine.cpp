@@ -121,7 +121,6 @@ std::vector<float> ZeroEngine::full_state(State which) {
 
 // ---- ZeroEngineT<Real> ----
 
-
 std::vector<BufferSpec> model_state_buffers(const Partition& partition, const ZeroOptions& options,
                                             const ModelPlacements& placements,
                                             const ZeroMesh& mesh) {
@@ -295,7 +294,6 @@ void adamw_segment(kernels::TeamShape shape, float* master, const Grad* grads, f
   kernels::adamw_update_mixed(shape, master, grads, m, v, params, n, hp);
 }
 #endif
-
 
 // The core's optimizer: AdamW on the device over the state the rank holds there, segment by
 // segment (weight decay on the matrices only).
