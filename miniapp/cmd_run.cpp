@@ -15,6 +15,7 @@
 #include "core/exit_codes.hpp"
 #include "core/log.hpp"
 #include "core/memory.hpp"
+#include "core/zero_mesh.hpp"
 #include "io/summary.hpp"
 #include "plan/machine.hpp"
 #include "train/command_extensions.hpp"
@@ -100,7 +101,7 @@ int run(int& argc, char**& argv, const RunOptions& options) {
     // A token shard that is not one (a FIFO, which would block its open; a file of another
     // kind; too short for a sequence), or a held-out split too small for one evaluation, is bad
     // input too.
-    check_data(deck, runtime.size() / std::max<int64_t>(1, deck.parallel.tp));
+    check_data(deck, runtime.size() / std::max<int64_t>(1, model_parallel_size(deck)));
     peak = resolve_peak(options, deck);
     for (const auto& extension : run_command_extensions())
       extension->before_training(deck, invocation(options, runtime.size()));

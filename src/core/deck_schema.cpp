@@ -232,13 +232,6 @@ void add_zero_keys(std::vector<KeySpec>& s) {
                        "nodes, e.g. in tests)"));
 }
 
-void add_parallel_keys(std::vector<KeySpec>& s) {
-  s.push_back(make_int("parallel", "tp", &Deck::parallel, &ParallelConfig::tp, 1, 4096,
-                       "tensor (Megatron model) parallelism: consecutive ranks that split each "
-                       "block's matrices, the heads and the vocabulary; it must divide the "
-                       "ranks, model.heads, 4 x model.dim and the padded vocabulary"));
-}
-
 void add_data_and_output_keys(std::vector<KeySpec>& s) {
   // [data]
   s.push_back(make_string("data", "source", &Deck::data, &DataConfig::source, {},
@@ -274,7 +267,6 @@ std::vector<KeySpec> build_schema() {
   add_model_keys(s);
   add_train_keys(s);
   add_zero_keys(s);
-  add_parallel_keys(s);
   add_comm_keys(s);
   add_data_and_output_keys(s);
   return s;
@@ -286,8 +278,7 @@ std::vector<KeySpec>& table() {
 }
 
 std::vector<std::string>& section_names() {
-  static std::vector<std::string> names = {"model", "train", "zero",  "parallel",
-                                           "comm",  "data",  "output"};
+  static std::vector<std::string> names = {"model", "train", "zero", "comm", "data", "output"};
   return names;
 }
 
