@@ -9,9 +9,10 @@
 #include "core/deck.hpp"
 #include "core/error.hpp"
 #include "core/stage_spec.hpp"
+#include "core/zero_mesh.hpp"
 #include "model/layout.hpp"
-#include "plan/machine.hpp"
 #include "plan/largest.hpp"
+#include "plan/machine.hpp"
 #include "plan/plan_extensions.hpp"
 #include "plan/planner.hpp"
 #include "plan/run_extensions.hpp"
@@ -22,7 +23,7 @@ namespace zm::cli {
 
 namespace {
 
-// "1,4,16" for --ranks or --tp (`option`): integers >= 1.
+// "1,4,16" for --ranks or a plan axis's option: integers >= 1.
 std::vector<int64_t> parse_counts(const char* option, const std::string& text) {
   std::vector<int64_t> ranks;
   std::stringstream in(text);
@@ -97,11 +98,6 @@ void for_each_memory_column(F&& f) {
 // The collectives reported per step, in the CommOp enum's order.
 constexpr CommOp kReportedOps[] = {CommOp::AllReduce, CommOp::ReduceScatter, CommOp::AllGather};
 
-bool any_tensor_parallel(const std::vector<PlanPoint>& points) {
-  return std::any_of(points.begin(), points.end(),
-                     [](const PlanPoint& p) { return p.mesh.tp() > 1; });
-}
-
 bool any_all_to_all(const std::vector<PlanPoint>& points) {
   return std::any_of(points.begin(), points.end(), [](const PlanPoint& p) {
     return p.bytes_per_step[static_cast<int>(CommOp::AllToAll)] > 0;
@@ -114,14 +110,13 @@ const char* fits_text(const PlanPoint& p) {
   return p.fits ? "yes" : p.device_fits ? "host" : "no";
 }
 
-// With tensor parallelism anywhere, the CSV ends with tp and tensor_parallel_bytes; with
-// all-to-alls anywhere, then with all_to_all_bytes, and the modules' columns that follow them
-// (plan/plan_extensions.hpp); after cross_node_bytes, when the deck sets ZeRO-Offload, its
-// settings, the host bytes per node, the copies per direction and (with a machine) their
-// seconds, the host update's and the step's share; then the modules' columns at the end.
+// After the traffic by level, the modules' columns there (plan/plan_extensions.hpp); with
+// all-to-alls anywhere, then all_to_all_bytes, and the modules' columns that follow them; after
+// cross_node_bytes, when the deck sets ZeRO-Offload, its settings, the host bytes per node, the
+// copies per direction and (with a machine) their seconds, the host update's and the step's
+// share; then the modules' columns at the end.
 void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoint>& points,
                bool have_machine) {
-  const bool tp_columns = any_tensor_parallel(points);
   const bool exchanged = any_all_to_all(points);
   // The modules' columns shown for this deck, by where they go.
   auto module_columns = [&](PlanColumnsAt at) {
@@ -150,10 +145,9 @@ void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoin
   // Columns are only ever appended: scripts read them by name and by position.
   fmt::print(
       "{},compute_s,comm_s,step_overlapped_s,step_serial_s,fits,largest_layers,"
-      "largest_params,shard_size,recompute,intra_group_bytes,inter_group_bytes{}{}{}{}{},"
+      "largest_params,shard_size,recompute,intra_group_bytes,inter_group_bytes{}{}{}{},"
       "cross_node_bytes{}\n",
-      header, tp_columns ? ",tp,tensor_parallel_bytes" : "",
-      module_header(PlanColumnsAt::AfterLevels),
+      header, module_header(PlanColumnsAt::AfterLevels),
       have_machine ? ",model_flops_per_step,tflops_per_device,mfu_overlapped,mfu_serial" : "",
       exchanged ? ",all_to_all_bytes" : "", module_header(PlanColumnsAt::AfterAllToAll),
       module_header(PlanColumnsAt::AtEnd));
@@ -166,9 +160,6 @@ void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoin
     row += fmt::format(",{:.0f}", p.memory.total());
     for (CommOp op : kReportedOps)
       row += fmt::format(",{:.0f}", p.bytes_per_step[static_cast<int>(op)]);
-    const std::string tp = tp_columns ? fmt::format(",{},{:.0f}", p.mesh.tp(),
-                                                    p.bytes_at_level(CommLevel::TensorParallel))
-                                      : "";
     // Predicted throughput: an empty MFU where the machine file has no peak for the precision.
     const std::string predicted = have_machine
                                       ? fmt::format(",{:.6g},{:.6g},{},{}", p.model_flops_per_step,
@@ -179,13 +170,12 @@ void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoin
     const std::string all_to_all =
         exchanged ? fmt::format(",{:.0f}", p.bytes_per_step[static_cast<int>(CommOp::AllToAll)])
                   : "";
-    fmt::print("{},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{:.0f},{:.0f}{}{}{}{}{},{}{}\n",
-               row, p.compute_seconds, p.comm_seconds, p.step_seconds_overlapped,
-               p.step_seconds_serial, have_machine ? fits_text(p) : "", p.largest_layers,
-               p.largest_params, p.mesh.group_ranks(), deck.model.recompute,
-               p.bytes_at_level(CommLevel::IntraGroup), p.bytes_at_level(CommLevel::InterGroup), tp,
-               module_row(PlanColumnsAt::AfterLevels, p), predicted, all_to_all,
-               module_row(PlanColumnsAt::AfterAllToAll, p),
+    fmt::print("{},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{:.0f},{:.0f}{}{}{}{},{}{}\n", row,
+               p.compute_seconds, p.comm_seconds, p.step_seconds_overlapped, p.step_seconds_serial,
+               have_machine ? fits_text(p) : "", p.largest_layers, p.largest_params,
+               p.mesh.group_ranks(), deck.model.recompute, p.bytes_at_level(CommLevel::IntraGroup),
+               p.bytes_at_level(CommLevel::InterGroup), module_row(PlanColumnsAt::AfterLevels, p),
+               predicted, all_to_all, module_row(PlanColumnsAt::AfterAllToAll, p),
                std::isfinite(p.cross_node_bytes()) ? fmt::format("{:.0f}", p.cross_node_bytes())
                                                    : std::string(),
                module_row(PlanColumnsAt::AtEnd, p));
@@ -228,14 +218,11 @@ void print_heading(const Deck& deck, Precision precision, const PlanPoint& first
                                 : "");
 }
 
-// Under tensor parallelism: what the tp columns hold, and the points no run could launch.
-void print_tp_note(const std::vector<PlanPoint>& points, const std::vector<std::string>& skipped) {
-  if (any_tensor_parallel(points))
-    fmt::print(
-        "Tensor parallelism (parallel.tp): a tp group is tp consecutive ranks, each holding 1/tp "
-        "of the split tensors (Megatron's blocks, the vocabulary-parallel embedding and head); "
-        "ZeRO shards over the dp = ranks / tp ranks with the same slices. tp x dp: the mesh; "
-        "tensor-par: the bytes of the model's tp collectives (level tensor_parallel).\n");
+// The modules' notes on these points (plan/plan_extensions.hpp), and the points no run could
+// launch.
+void print_table_notes(const Deck& deck, const std::vector<PlanPoint>& points,
+                       const std::vector<std::string>& skipped) {
+  for (const PlanTableNote& note : plan_table_notes()) fmt::print("{}", note(deck, points));
   for (const std::string& s : skipped) fmt::print("left out: {}\n", s);
 }
 
@@ -263,23 +250,27 @@ void print_table(const std::vector<PlanPoint>& points, const Machine* machine) {
                        "ranks", "stage",
                        [](int c) { return c < 0 ? "model-states" : kCategoryColumns[c].heading; },
                        "total", [&](CommOp op) { return traffic_headings[static_cast<int>(op)]; }));
-  const bool tensor_parallel = any_tensor_parallel(points);
+  // The modules' columns shown for these points, after the traffic by level or at the end.
+  auto module_columns = [&](PlanTableColumnsAt at) {
+    std::vector<const PlanTableColumns*> out;
+    for (const PlanTableColumns& c : plan_table_columns())
+      if (c.at == at && c.shown(points)) out.push_back(&c);
+    return out;
+  };
+  const auto after_levels = module_columns(PlanTableColumnsAt::AfterLevels);
+  const auto at_end = module_columns(PlanTableColumnsAt::AtEnd);
   // The passes' share of the step where a point has compressed collectives.
   const bool quantized = std::any_of(points.begin(), points.end(),
                                      [](const PlanPoint& p) { return p.pass_seconds > 0; });
   const bool exchanged = any_all_to_all(points);  // all-to-alls: a column of their own, last
   if (hybrid) fmt::print(" | {:>9} {:>10} {:>10}", "groups", "intra-grp", "inter-grp");
-  if (tensor_parallel) fmt::print(" | {:>9} {:>10}", "tp x dp", "tensor-par");
+  for (const PlanTableColumns* c : after_levels) fmt::print("{}", c->heading(machine != nullptr));
   if (machine)
     fmt::print(" | {:>4} {:>10} {:>10} {:>14} | {:>8} {:>7} {:>7}", "fits", "step s ovl",
                "step s ser", "largest fits", "TFLOP/s", "MFU%ovl", "MFU%ser");
   if (machine && quantized) fmt::print(" | {:>10}", "quant s");
   if (exchanged) fmt::print(" | {:>10}", "alltoall");
-  // The modules' columns, last.
-  std::vector<const PlanTableColumns*> module_columns;
-  for (const PlanTableColumns& c : plan_table_columns())
-    if (c.shown(points)) module_columns.push_back(&c);
-  for (const PlanTableColumns* c : module_columns) fmt::print("{}", c->heading(machine != nullptr));
+  for (const PlanTableColumns* c : at_end) fmt::print("{}", c->heading(machine != nullptr));
   fmt::print("\n");
   for (const PlanPoint& p : points) {
     fmt::print("{}",
@@ -292,9 +283,8 @@ void print_table(const std::vector<PlanPoint>& points, const Machine* machine) {
       fmt::print(
           " | {:>9} {:>10} {:>10}", fmt::format("{}x{}", p.mesh.groups(), p.mesh.group_ranks()),
           gb(p.bytes_at_level(CommLevel::IntraGroup)), gb(p.bytes_at_level(CommLevel::InterGroup)));
-    if (tensor_parallel)
-      fmt::print(" | {:>9} {:>10}", fmt::format("{}x{}", p.mesh.tp(), p.mesh.data_parallel()),
-                 gb(p.bytes_at_level(CommLevel::TensorParallel)));
+    for (const PlanTableColumns* c : after_levels)
+      fmt::print("{}", c->cells(p, machine != nullptr));
     if (machine)
       fmt::print(" | {:>4} {:>10.4g} {:>10.4g} {:>14}", fits_text(p), p.step_seconds_overlapped,
                  p.step_seconds_serial,
@@ -307,8 +297,7 @@ void print_table(const std::vector<PlanPoint>& points, const Machine* machine) {
     if (machine && quantized) fmt::print(" | {:>10.4g}", p.pass_seconds);
     if (exchanged)
       fmt::print(" | {:>10}", gb(p.bytes_per_step[static_cast<int>(CommOp::AllToAll)]));
-    for (const PlanTableColumns* c : module_columns)
-      fmt::print("{}", c->cells(p, machine != nullptr));
+    for (const PlanTableColumns* c : at_end) fmt::print("{}", c->cells(p, machine != nullptr));
     fmt::print("\n");
   }
 }
@@ -362,22 +351,59 @@ void print_machine_note(const Deck& deck, int stage, Precision precision, const 
 
 namespace {
 
-// Every ranks x tp x stage point; a tp that does not divide a rank count is left out (noted in
-// `skipped`), and with nothing left the reason is the error.
-std::vector<PlanPoint> plan_points(const Deck& deck, const std::vector<int64_t>& ranks,
-                                   const std::vector<int64_t>& tps, const std::vector<int>& stages,
-                                   const Machine* machine, std::vector<std::string>& skipped) {
+// The deck at every point of the plan's axes (plan/plan_extensions.hpp), the first axis
+// outermost: each axis at the values its option lists, or at the deck's own; and each point's
+// values as "NAME VALUE, ...".
+struct AxisPoints {
+  std::vector<Deck> decks;
+  std::vector<std::string> labels;
+};
+AxisPoints axis_points(const Deck& deck, const std::vector<std::string>& options) {
+  AxisPoints out{{deck}, {""}};
+  for (size_t i = 0; i < plan_axes().size(); ++i) {
+    const PlanAxis& axis = plan_axes()[i];
+    const std::vector<int64_t> values = i >= options.size() || options[i].empty()
+                                            ? std::vector<int64_t>{axis.value(deck)}
+                                            : parse_counts(axis.option.c_str(), options[i]);
+    AxisPoints next;
+    for (size_t d = 0; d < out.decks.size(); ++d)
+      for (int64_t value : values) {
+        next.decks.push_back(axis.at(out.decks[d], value));
+        next.labels.push_back(fmt::format("{}{}{} {}", out.labels[d],
+                                          out.labels[d].empty() ? "" : ", ", axis.name, value));
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
+// Every ranks x axis point x stage point, with the deck it was priced at; a point whose
+// model-parallel groups do not divide a rank count is left out (noted in `skipped`), and with
+// nothing left the reason is the error.
+std::vector<PlanPoint> plan_points(const AxisPoints& axes, const std::vector<int64_t>& ranks,
+                                   const std::vector<int>& stages, const Machine* machine,
+                                   std::vector<Deck>& decks, std::vector<std::string>& skipped) {
+  std::string names, options, what;
+  for (const PlanAxis& axis : plan_axes()) {
+    names += (names.empty() ? "" : " x ") + axis.name;
+    options += (options.empty() ? "" : ", ") + axis.option;
+    what += (what.empty() ? "" : " x ") + axis.what;
+  }
   std::vector<PlanPoint> points;
   for (int64_t n : ranks)
-    for (int64_t tp : tps) {
-      const Deck d = with_tensor_parallel(deck, tp);
-      if (n % tp != 0) {
-        skipped.push_back(fmt::format("{} ranks at tp {} (tp must divide the ranks)", n, tp));
+    for (size_t a = 0; a < axes.decks.size(); ++a) {
+      const Deck& d = axes.decks[a];
+      if (n % model_parallel_size(d) != 0) {
+        skipped.push_back(
+            fmt::format("{} ranks at {} ({} must divide the ranks)", n, axes.labels[a], names));
         continue;
       }
-      for (int s : stages) points.push_back(plan_point(d, s, n, machine));
+      for (int s : stages) {
+        points.push_back(plan_point(d, s, n, machine));
+        decks.push_back(d);
+      }
     }
-  if (points.empty()) fail("--tp: no tensor-parallel degree divides a rank count");
+  if (points.empty()) fail("{}: no {} divides a rank count", options, what);
   return points;
 }
 
@@ -386,8 +412,8 @@ const LargestAxis* chosen_axis(const PlanOptions& options) {
   const LargestAxis* chosen = nullptr;
   for (size_t a = 0; a < options.axes.size(); ++a) {
     if (!options.axes[a]) continue;
-    if (chosen) fail("{} and {}: --largest takes one axis at a time", chosen->flag,
-                     largest_axes()[a].flag);
+    if (chosen)
+      fail("{} and {}: --largest takes one axis at a time", chosen->flag, largest_axes()[a].flag);
     chosen = &largest_axes()[a];
   }
   return chosen;
@@ -397,13 +423,15 @@ const LargestAxis* chosen_axis(const PlanOptions& options) {
 
 // --schedule: the collectives of one step for a block (unit 1; unit 0 in a model of one unit) at
 // each point, as the engine posts them (zero/schedule.hpp); the stage 0 buckets cover every unit.
-void print_schedules(const Deck& deck, const std::vector<PlanPoint>& points) {
+void print_schedules(const std::vector<Deck>& decks, const std::vector<PlanPoint>& points) {
   fmt::print(
       "\nStep schedule per rank (ARCHITECTURE.md, \"The step's schedule\"): role, strategy, "
       "group, collective, elements x bytes on ranks, posts per step, where posted and "
       "waited\n");
-  for (const PlanPoint& point : points) {
-    const ParamLayout layout(deck.model, point.mesh.tp());
+  for (size_t i = 0; i < points.size(); ++i) {
+    const PlanPoint& point = points[i];
+    const Deck& deck = decks[i];
+    const ParamLayout layout = run_layout(deck, point.stage);
     const Partition partition(layout, point.mesh.group_ranks(), point.mesh.sub_shards());
     const int unit = std::min(1, partition.num_units() - 1);
     const StepSchedule schedule =
@@ -427,34 +455,34 @@ int plan(const PlanOptions& options) {
   if (have_machine) machine = load_machine(options.machine);
   if (options.format != "table" && options.format != "csv")
     fail("--format {}: expected table or csv", options.format);
-  const std::vector<int64_t> tps = options.tp.empty() ? std::vector<int64_t>{deck.parallel.tp}
-                                                      : parse_counts("--tp", options.tp);
+  const AxisPoints axes = axis_points(deck, options.axis_values);
   if (options.largest) {
     if (!have_machine) fail("--largest: needs --machine FILE (the device memory to fit in)");
     return plan_largest(
-        deck, machine,
+        axes.decks, machine,
         options.ranks.empty() ? largest_default_ranks() : parse_counts("--ranks", options.ranks),
-        tps, stages, options.format, chosen_axis(options));
+        stages, options.format, chosen_axis(options));
   }
   for (size_t a = 0; a < options.axes.size(); ++a)
     if (options.axes[a]) fail("{}: only with --largest", largest_axes()[a].flag);
   std::vector<std::string> skipped;
+  std::vector<Deck> decks;
   const std::vector<PlanPoint> points =
-      plan_points(deck, parse_counts("--ranks", options.ranks.empty() ? "1" : options.ranks), tps,
-                  stages, have_machine ? &machine : nullptr, skipped);
+      plan_points(axes, parse_counts("--ranks", options.ranks.empty() ? "1" : options.ranks),
+                  stages, have_machine ? &machine : nullptr, decks, skipped);
 
   if (options.format == "csv") {
     print_csv(deck, precision, points, have_machine);
     return 0;
   }
   print_heading(deck, precision, points.front(), have_machine ? &machine : nullptr);
-  print_tp_note(points, skipped);
+  print_table_notes(deck, points, skipped);
   print_table(points, have_machine ? &machine : nullptr);
   print_cross_node(points);
   if (have_machine) print_machine_note(deck, stages.front(), precision, machine);
   for (const PlanFootnote& note : plan_footnotes())
     fmt::print("{}", note(points, have_machine ? &machine : nullptr));
-  if (options.schedule) print_schedules(deck, points);
+  if (options.schedule) print_schedules(decks, points);
   return 0;
 }
 

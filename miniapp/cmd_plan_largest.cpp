@@ -1,8 +1,9 @@
 // `zeromini plan DECK --machine FILE --largest`: the largest model of the deck's width that fits a
-// device, for each device count x tensor-parallel degree (--tp) x stage x sharding {all, node,
-// hpZ node} x model.recompute {none, blocks} (plan/largest.hpp). The table has one block per
-// recompute setting, with the three shardings of a devices x tp x stage side by side; the CSV has
-// one row per cell, for scripts. With a module's axis (plan/largest.hpp: LargestAxis, e.g.
+// device, for each device count x the plan's axes (PlanAxis, plan/plan_extensions.hpp) x stage x
+// sharding {all, node, hpZ node} x model.recompute {none, blocks} (plan/largest.hpp). The table
+// has one block per recompute setting, with the three shardings of a devices x axes x stage side
+// by side; the CSV has one row per cell, for scripts. With a module's axis (plan/largest.hpp:
+// LargestAxis, e.g.
 // --offload): one block per recompute x sharding, the axis's variants side by side, each cell with
 // the axis's figures.
 #include <fmt/format.h>
@@ -18,6 +19,7 @@
 #include "core/zero_mesh.hpp"
 #include "plan/largest.hpp"
 #include "plan/machine.hpp"
+#include "plan/plan_extensions.hpp"
 #include "plan/planner.hpp"
 
 namespace zm::cli {
@@ -52,23 +54,32 @@ const char* recompute_name(const LargestOption& option) {
 
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
-bool any_tensor_parallel(const std::vector<LargestModel>& cells) {
-  return std::any_of(cells.begin(), cells.end(), [](const LargestModel& c) { return c.tp > 1; });
+// The plan axes whose cells take other values than 1: their columns are shown.
+std::vector<size_t> shown_axes(const std::vector<LargestModel>& cells) {
+  std::vector<size_t> shown;
+  for (size_t a = 0; a < plan_axes().size(); ++a)
+    if (std::any_of(cells.begin(), cells.end(),
+                    [&](const LargestModel& c) { return c.axes[a] != 1; }))
+      shown.push_back(a);
+  return shown;
 }
 
-// With tensor parallelism anywhere, the CSV ends with tp and tensor_parallel_bytes; with an
-// axis, then with the axis's columns.
+// The CSV ends with the shown plan axes' columns (plan/plan_extensions.hpp); with an axis of
+// --largest, then with its columns.
 void print_csv(const Deck& deck, const Machine& machine, const std::vector<LargestModel>& cells,
                const LargestAxis* axis) {
-  const bool tp_columns = any_tensor_parallel(cells);
+  const std::vector<size_t> axes = shown_axes(cells);
+  std::string axes_header;
+  for (size_t a : axes) axes_header += plan_axes()[a].largest_header;
   fmt::print(
       "deck,machine,precision,devices,stage,shard,shard_size,groups,recompute,layers,params,"
       "total_bytes,model_states_bytes,activations_bytes,compute_s,comm_s,step_overlapped_s,"
       "step_serial_s,intra_group_bytes,inter_group_bytes{}{}\n",
-      tp_columns ? ",tp,tensor_parallel_bytes" : "", axis ? axis->csv_header : "");
-  // The tp columns of a cell, with its tp bytes when it has a model; then the axis's columns.
-  auto tp = [&](const LargestModel& c, const std::string& bytes) {
-    std::string text = tp_columns ? fmt::format(",{},{}", c.tp, bytes) : std::string();
+      axes_header, axis ? axis->csv_header : "");
+  // The plan axes' columns of a cell, with its plan when it has a model; then the axis's.
+  auto tail = [&](const LargestModel& c, const PlanPoint* point) {
+    std::string text;
+    for (size_t a : axes) text += plan_axes()[a].largest_cells(c.axes[a], point);
     return axis ? text + axis->csv_cells(c) : text;
   };
   for (const LargestModel& c : cells) {
@@ -78,13 +89,13 @@ void print_csv(const Deck& deck, const Machine& machine, const std::vector<Large
                                   shard_name(c.option));
     // A cell that cannot be launched has no shard groups; one where nothing fits has no model.
     if (!c.possible) {
-      fmt::print("{},,{},,,,,,,,,,,{}\n", row, recompute_name(c.option), tp(c, ""));
+      fmt::print("{},,{},,,,,,,,,,,{}\n", row, recompute_name(c.option), tail(c, nullptr));
       continue;
     }
     row += fmt::format("{},{},{},{}", c.mesh.group_ranks(), c.mesh.groups(),
                        recompute_name(c.option), c.layers);
     if (c.layers == 0) {
-      fmt::print("{},0,,,,,,,,,{}\n", row, tp(c, ""));
+      fmt::print("{},0,,,,,,,,,{}\n", row, tail(c, nullptr));
       continue;
     }
     const PlanPoint& p = c.point;
@@ -93,7 +104,7 @@ void print_csv(const Deck& deck, const Machine& machine, const std::vector<Large
                p.memory.bytes[static_cast<int>(MemCategory::Activations)], p.compute_seconds,
                p.comm_seconds, p.step_seconds_overlapped, p.step_seconds_serial,
                p.bytes_at_level(CommLevel::IntraGroup), p.bytes_at_level(CommLevel::InterGroup),
-               tp(c, fmt::format("{:.0f}", p.bytes_at_level(CommLevel::TensorParallel))));
+               tail(c, &p));
   }
 }
 
@@ -160,18 +171,21 @@ template <typename InBlock, typename Heading>
 void print_block(const std::vector<LargestModel>& cells, size_t per_row, const std::string& title,
                  InBlock in_block, Heading heading, const LargestAxis* axis) {
   fmt::print("\n{}\n", title);
-  // The tp column only with tensor parallelism somewhere: else the rows are as before tp.
-  const bool tp_column = any_tensor_parallel(cells);
+  // A plan axis's column (4 wide) only where its cells take other values than 1.
+  const std::vector<size_t> axes = shown_axes(cells);
   const int width = axis ? axis->width : kCellWidth;
-  auto row_start = [&](const std::string& devices, const std::string& tp,
+  auto row_start = [&](const std::string& devices, const std::vector<std::string>& values,
                        const std::string& stage) {
-    return tp_column ? fmt::format("{:>7} {:>4} {:>5} ", devices, tp, stage)
-                     : fmt::format("{:>7} {:>5} ", devices, stage);
+    std::string text = fmt::format("{:>7} ", devices);
+    for (const std::string& value : values) text += fmt::format("{:>4} ", value);
+    return text + fmt::format("{:>5} ", stage);
   };
+  std::vector<std::string> blank(axes.size()), headings;
+  for (size_t a : axes) headings.push_back(plan_axes()[a].name);
   const std::string units =
       axis ? axis->units : fmt::format("{:>6} {:>9} {:>9} ", "layers", "params B", "step s");
-  std::string groups = row_start("", "", "");
-  std::string columns = row_start("devices", "tp", "stage");
+  std::string groups = row_start("", blank, "");
+  std::string columns = row_start("devices", headings, "stage");
   for (size_t k = 0; k < per_row && k < cells.size(); ++k) {
     if (!in_block(cells[k].option)) continue;
     groups += fmt::format("| {:^{}}", heading(cells[k].option), width);
@@ -180,10 +194,12 @@ void print_block(const std::vector<LargestModel>& cells, size_t per_row, const s
   print_line(groups);
   print_line(columns);
   for (size_t i = 0; i < cells.size(); i += per_row) {
-    if (i > 0 && (cells[i].devices != cells[i - 1].devices || cells[i].tp != cells[i - 1].tp))
+    if (i > 0 && (cells[i].devices != cells[i - 1].devices || cells[i].axes != cells[i - 1].axes))
       fmt::print("\n");
-    std::string line = row_start(std::to_string(cells[i].devices), std::to_string(cells[i].tp),
-                                 std::to_string(cells[i].stage));
+    std::vector<std::string> values;
+    for (size_t a : axes) values.push_back(std::to_string(cells[i].axes[a]));
+    std::string line =
+        row_start(std::to_string(cells[i].devices), values, std::to_string(cells[i].stage));
     for (size_t k = i; k < i + per_row; ++k)
       if (in_block(cells[k].option))
         line += fmt::format("| {:>{}}", cell_text(cells[k], axis), width);
@@ -223,20 +239,28 @@ void print_table(const Deck& deck, const Machine& machine, const std::vector<Lar
       "an alpha-beta ring model, each collective on the intra-node link when its ring stays in\n"
       "a node, else on the inter-node link at k x the per-device rate for k of its ranks in\n"
       "each node (one ring per network card), at most the intra-node rate. An analytic\n"
-      "estimate, not a measurement.\n"
-      "n/a: the node's devices, or tp, do not divide the device count. -: hpZ is a stage 3\n"
-      "option. tp: parallel.tp, each tp group of consecutive devices holds 1/tp of the split\n"
-      "tensors and ZeRO shards over devices / tp; the parameters are the whole model's.\n");
+      "estimate, not a measurement.\n");
+  // The plan axes' part of the note.
+  std::string axes_names, axes_notes;
+  for (const PlanAxis& plan_axis : plan_axes()) {
+    axes_names += ", or " + plan_axis.name + ",";
+    axes_notes += " " + plan_axis.largest_note;
+  }
+  fmt::print(
+      "n/a: the node's devices{} do not divide the device count. -: hpZ is a stage 3\n"
+      "option.{}\n",
+      axes_names, axes_notes);
   if (axis) fmt::print("{}", axis->footnote);
 }
 
 }  // namespace
 
-int plan_largest(const Deck& deck, const Machine& machine, const std::vector<int64_t>& devices,
-                 const std::vector<int64_t>& tps, const std::vector<int>& stages,
+int plan_largest(const std::vector<Deck>& decks, const Machine& machine,
+                 const std::vector<int64_t>& devices, const std::vector<int>& stages,
                  const std::string& format, const LargestAxis* axis) {
+  const Deck& deck = decks.front();
   const std::vector<LargestModel> cells =
-      plan_largest_models(deck, machine, devices, tps, stages, axis);
+      plan_largest_models(decks, machine, devices, stages, axis);
   if (format == "csv")
     print_csv(deck, machine, cells, axis);
   else

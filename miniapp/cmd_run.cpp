@@ -15,6 +15,7 @@
 #include "core/exit_codes.hpp"
 #include "core/log.hpp"
 #include "core/memory.hpp"
+#include "core/zero_mesh.hpp"
 #include "io/summary.hpp"
 #include "plan/machine.hpp"
 #include "train/command_extensions.hpp"

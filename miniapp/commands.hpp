@@ -25,8 +25,9 @@ int run(int& argc, char**& argv, const RunOptions& options);
 struct PlanOptions {
   std::string deck;
   std::vector<std::string> overrides;
-  std::string ranks;             // "1,4,16"; empty: 1, or 1,2,4,...,1024 with largest
-  std::string tp;                // tensor-parallel degrees "1,2,4"; empty: the deck's parallel.tp
+  std::string ranks;  // "1,4,16"; empty: 1, or 1,2,4,...,1024 with largest
+  // Per plan axis (plan/plan_extensions.hpp: plan_axes()), its values "1,2,4"; empty: the deck's.
+  std::vector<std::string> axis_values;
   std::string stage = "all";     // 0..3 or all
   std::string machine;           // machine file, optional
   std::string precision;         // fp32 | mixed; empty = from the deck
@@ -37,9 +38,10 @@ struct PlanOptions {
   std::vector<int> axes;
 };
 int plan(const PlanOptions& options);
-// `plan --largest` (cmd_plan_largest.cpp), for the deck as plan() resolved it (its precision).
-int plan_largest(const Deck& deck, const Machine& machine, const std::vector<int64_t>& devices,
-                 const std::vector<int64_t>& tps, const std::vector<int>& stages,
+// `plan --largest` (cmd_plan_largest.cpp), for the deck as plan() resolved it (its precision)
+// at each point of the plan's axes (`decks`, the first the deck's own when no axis is given).
+int plan_largest(const std::vector<Deck>& decks, const Machine& machine,
+                 const std::vector<int64_t>& devices, const std::vector<int>& stages,
                  const std::string& format, const LargestAxis* axis);
 
 int inspect(int& argc, char**& argv, const std::string& file);

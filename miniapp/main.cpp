@@ -11,6 +11,7 @@
 #include "core/modules.hpp"
 #include "core/stop_signal.hpp"
 #include "plan/largest.hpp"
+#include "plan/plan_extensions.hpp"
 #include "train/command_extensions.hpp"
 
 namespace {
@@ -22,9 +23,13 @@ CLI::App* add_plan(CLI::App& app, zm::cli::PlanOptions& options) {
   plan->add_option("--ranks", options.ranks,
                    "Rank counts, comma separated (e.g. 1,4,16); default 1, or 1,2,4,...,1024 "
                    "with --largest");
-  plan->add_option("--tp", options.tp,
-                   "Tensor-parallel degrees, comma separated (e.g. 1,2,4,8); default: the deck's "
-                   "parallel.tp. Rank counts that a degree does not divide are left out");
+  // The modules' axes (plan/plan_extensions.hpp), e.g. a degree of model parallelism.
+  options.axis_values.resize(zm::plan_axes().size());
+  std::string axes_names;
+  for (size_t i = 0; i < zm::plan_axes().size(); ++i) {
+    plan->add_option(zm::plan_axes()[i].option, options.axis_values[i], zm::plan_axes()[i].help);
+    axes_names += " x " + zm::plan_axes()[i].name;
+  }
   plan->add_option("--stage", options.stage, "ZeRO stage 0..3 or all")->capture_default_str();
   plan->add_option("--machine", options.machine,
                    "Machine file (inputs/machines/*.toml) for fit and step-time estimates");
@@ -34,11 +39,12 @@ CLI::App* add_plan(CLI::App& app, zm::cli::PlanOptions& options) {
   plan->add_option("--set", options.overrides, "Override a deck key (as for run)")
       ->type_name("KEY=VALUE");
   plan->add_option("--format", options.format, "Output: table or csv")->capture_default_str();
-  plan->add_flag(
-      "--largest", options.largest,
-      "Instead: the deepest model of the deck's width that fits a device, with its "
-      "parameters and step time, for each rank count x tp x stage x sharding {all, node, "
-      "hpZ node (stage 3)} x model.recompute {none, blocks} (needs --machine)");
+  plan->add_flag("--largest", options.largest,
+                 "Instead: the deepest model of the deck's width that fits a device, with its "
+                 "parameters and step time, for each rank count" +
+                     axes_names +
+                     " x stage x sharding {all, node, "
+                     "hpZ node (stage 3)} x model.recompute {none, blocks} (needs --machine)");
   // The modules' axes of --largest (plan/largest.hpp).
   options.axes.assign(zm::largest_axes().size(), 0);
   for (size_t a = 0; a < zm::largest_axes().size(); ++a)

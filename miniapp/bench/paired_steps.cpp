@@ -34,8 +34,8 @@ Deck quickstart_model_deck(int64_t seq_len, int64_t micro_batch, int64_t vocab,
 double activation_mib(const Deck& deck, int stage) {
   double bytes = 0;
   const AttentionKernels& attention = attention_kernels(run_extensions(deck, stage));
-  for (const BufferSpec& spec :
-       gpt_buffers(deck.model, attention, deck.train.micro_batch, deck.model.seq_len, 4))
+  for (const BufferSpec& spec : gpt_buffers(ParamLayout(deck.model), attention,
+                                            deck.train.micro_batch, deck.model.seq_len, 4))
     if (spec.category == MemCategory::Activations) bytes += static_cast<double>(spec.bytes());
   return bytes / (1024.0 * 1024.0);
 }

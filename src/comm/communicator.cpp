@@ -87,8 +87,8 @@ const char* comm_purpose_name(CommPurpose purpose) {
       return "param_gather";
     case CommPurpose::Stats:
       return "stats";
-    case CommPurpose::TensorParallel:
-      return "tensor_parallel";
+    case CommPurpose::ModelParallel:
+      return "model_parallel";
     case CommPurpose::Other:
       break;
   }

@@ -77,8 +77,9 @@ struct NodeSpan {
 };
 
 // Why a collective runs (for those who observe collectives, comm/collective_observer.hpp).
-// TensorParallel: the model's activation all-reduces and gathers along the tp dimension.
-enum class CommPurpose : int { Other = 0, GradReduce, ParamGather, Stats, TensorParallel };
+// ModelParallel: the model's own collectives along a model-parallel dimension (its activations'
+// sums and gathers).
+enum class CommPurpose : int { Other = 0, GradReduce, ParamGather, Stats, ModelParallel };
 const char* comm_purpose_name(CommPurpose purpose);  // "other", "grad_reduce", ...
 
 // What a collective is for: the model unit it moves (-1: none) and why.

@@ -1,5 +1,5 @@
-// Bytes that leave a node: ZeRO++'s measure of communication volume (its 3M -> 0.75M), which
-// counts what crosses the network between nodes, not what a ring moves in all.
+// Bytes that leave a node: the measure of communication volume of hierarchical schemes (3M ->
+// 0.75M), which counts what crosses the network between nodes, not what a ring moves in all.
 //
 // Nodes: world rank r sits on node r / ranks_per_node (the run's: zero.ranks_per_node when set,
 // else MPI's shared-memory split; the planner's: the same key, else the machine's devices per
@@ -8,8 +8,8 @@
 // of 6) has no figure: NaN, which the reports print as such, rather than a stopped run.
 //
 // Per rank and collective, under a node-aware algorithm (the least any algorithm sends out of a
-// node, the convention of ZeRO++'s volume counts), S the whole buffer as in ring_bytes and N the
-// communicator's ranks:
+// node, the convention of hierarchical volume counts), S the whole buffer as in ring_bytes and N
+// the communicator's ranks:
 //   all_gather, reduce_scatter  (nodes-1)/nodes * S / k   each node takes in (or sends out) the
 //                                                          other nodes' part once, k ranks share it
 //   all_reduce                2 (nodes-1)/nodes * S / k   a reduce-scatter and an all-gather
@@ -36,9 +36,10 @@ NodeSpan node_span(int count, int stride, int ranks_per_node);
 int stride_along(const DeviceMesh& mesh, int d);
 
 // Whether an exchange within a shard group of this span takes two hops by node (a hierarchical
-// all-to-all): the group spans 2+ nodes with the same k >= 2 of its ranks on each. On one node nothing crosses; with k = 1 the hop within the node moves nothing and the
-// hop across is the flat exchange; spread unevenly, the ranks of equal local index on each node
-// are not one per node, so the hop across them would not reach every destination.
+// all-to-all): the group spans 2+ nodes with the same k >= 2 of its ranks on each. On one node
+// nothing crosses; with k = 1 the hop within the node moves nothing and the hop across is the flat
+// exchange; spread unevenly, the ranks of equal local index on each node are not one per node, so
+// the hop across them would not reach every destination.
 bool hops_by_node(NodeSpan group_span);
 
 // Bytes this rank's collective sends out of its node (the table above); NaN for an uneven span.

@@ -14,12 +14,12 @@ const char* comm_level_name(CommLevel level) {
     case CommLevel::InterGroup:
       return "inter_group";
     default:
-      return "tensor_parallel";
+      return "model_parallel";
   }
 }
 
 CommLevel level_along(const ZeroMesh& mesh, const std::string& dim) {
-  if (dim == kTpDim) return CommLevel::TensorParallel;
+  if (dim != kReplicateDim && dim != kShardDim) return CommLevel::ModelParallel;
   return dim == kReplicateDim && mesh.hybrid() ? CommLevel::InterGroup : CommLevel::IntraGroup;
 }
 
@@ -82,11 +82,11 @@ void MeshComms::count_nodes(Communicator& comm) const {
 
 Communicator* MeshComms::make_along(int d) {
   const DeviceMesh& m = mesh_.mesh;
-  // tp always has its own communicator (none at size 1), also where it spans the world: its
-  // traffic is the model's, counted apart from the world's step statistics.
-  const bool tp = m.dim(d).name == kTpDim;
-  if (tp && m.dim(d).size == 1) return nullptr;
-  if (!mesh_.hybrid() && !tp) {  // the shard dimension always has one: the engine's group
+  // A model dimension always has its own communicator (none at size 1), also where it spans the
+  // world: its traffic is the model's, counted apart from the world's step statistics.
+  const bool model = m.dim(d).name != kReplicateDim && m.dim(d).name != kShardDim;
+  if (model && m.dim(d).size == 1) return nullptr;
+  if (!mesh_.hybrid() && !model) {  // the shard dimension always has one: the engine's group
     if (m.dim(d).size == 1 && m.dim(d).name != kShardDim) return nullptr;
     if (m.dim(d).size == m.world()) return world_;
   }

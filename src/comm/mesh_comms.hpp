@@ -3,8 +3,8 @@
 // the world is the world itself and any other of one rank has none: `shard` is the world and
 // `replicate` has none, so that a run without zero.shard_size posts exactly what it always did,
 // on one communicator. With more groups every dimension is split off the world (a group of one
-// rank still has its own). The tp dimension (tensor parallelism) has its own communicator
-// whenever tp > 1, even when it spans the world.
+// rank still has its own). A model dimension (core/zero_mesh.hpp) has its own communicator
+// whenever its size is above 1, even when it spans the world.
 //
 // Accounting by network level: a collective is intra-group when its ranks are one shard group,
 // inter-group when they span groups. A dimension's communicator is inter-group when it runs
@@ -12,7 +12,7 @@
 // stage 0's all-reduce). Across the levels, the bytes that leave nodes are counted apart
 // (cross_node_stats, comm/cross_node.hpp).
 //
-// Under qgZ (split_group_by_node) a shard group that spans nodes (hops_by_node) is also split in
+// Under split_group_by_node a shard group that spans nodes (hops_by_node) is also split in
 // two ways, once: its ranks on this rank's node, and its ranks of this rank's local index on every
 // node (one per node), the two hops of zero/quantized_gradients.hpp. Both are intra-group. A
 // node is ranks_per_node consecutive world ranks, and the group's ranks keep the world's order,
@@ -28,10 +28,10 @@
 
 namespace zm {
 
-// TensorParallel: the tp dimension's all-reduces (the model's, not ZeRO's).
-enum class CommLevel : int { IntraGroup = 0, InterGroup, TensorParallel, Count };
+// ModelParallel: the collectives along the model dimensions (the model's, not ZeRO's).
+enum class CommLevel : int { IntraGroup = 0, InterGroup, ModelParallel, Count };
 constexpr int kCommLevels = static_cast<int>(CommLevel::Count);
-const char* comm_level_name(CommLevel level);  // "intra_group" | "inter_group" | "tensor_parallel"
+const char* comm_level_name(CommLevel level);  // "intra_group" | "inter_group" | "model_parallel"
 
 // The level of the collectives along a dimension of the mesh, and of the world's.
 CommLevel level_along(const ZeroMesh& mesh, const std::string& dim);
@@ -54,8 +54,11 @@ class MeshComms {
   // holding the same shard; nullptr with one group).
   Communicator& group() const { return *along(kShardDim); }
   Communicator* replicas() const { return along(kReplicateDim); }
-  // The tensor-parallel group's (nullptr at tp = 1).
-  Communicator* tensor_parallel() const { return along(kTpDim); }
+  // The model-parallel group's: along the innermost model dimension (nullptr without one, or at
+  // size 1).
+  Communicator* model_parallel() const {
+    return mesh_.model_dim() < 0 ? nullptr : along_[static_cast<size_t>(mesh_.model_dim())];
+  }
   // The shard group's ranks on this rank's node, and its ranks of this rank's local index on every
   // node (ranked by node); nullptr unless the group was split by node.
   Communicator* group_within_node() const { return group_within_node_; }

@@ -204,30 +204,12 @@ void apply_override(Deck& deck, const std::string& assignment) {
   apply(deck, *spec, override_value(where, name, text), where);
 }
 
-// parallel.tp splits the heads, the MLP's 4C and the padded vocabulary evenly.
-void check_tensor_parallel(const Deck& deck) {
-  const ModelConfig& m = deck.model;
-  const int64_t tp = deck.parallel.tp;
-  const std::string where = deck.where("parallel.tp");
-  if (m.heads % tp != 0)
-    fail("{}: parallel.tp = {} must divide model.heads = {} (set at {})", where, tp, m.heads,
-         deck.where("model.heads"));
-  if (4 * m.dim % tp != 0)
-    fail("{}: parallel.tp = {} must divide the MLP width 4 x model.dim = {}", where, tp, 4 * m.dim);
-  if (m.padded_vocab() % tp != 0)
-    fail(
-        "{}: parallel.tp = {} must divide the padded vocabulary {} (model.vocab = {} rounded up "
-        "to a multiple of 128)",
-        where, tp, m.padded_vocab(), m.vocab);
-}
-
 void cross_check(const Deck& deck, BuildChecks build_checks) {
   const BuildFeatures features = build_features();
   const ModelConfig& m = deck.model;
   if (m.dim % m.heads != 0)
     fail("{}: model.heads = {} must divide model.dim = {} (set at {})", deck.where("model.heads"),
          m.heads, m.dim, deck.where("model.dim"));
-  check_tensor_parallel(deck);
   run_deck_checks(deck, build_checks);
   if (deck.train.warmup > deck.train.steps && deck.train.steps > 0 &&
       deck.origin.count("train.warmup"))

@@ -1,7 +1,7 @@
 // The input deck: every setting of a run, its defaults, types, ranges and cross-checks.
 //
-// A deck is a TOML file with the sections [model] [train] [zero] [parallel] [comm]
-// [data] [output]. The
+// A deck is a TOML file with the sections [model] [train] [zero] [comm] [data] [output], and
+// those the modules' keys add (core/deck_keys.hpp). The
 // schema (deck_schema.cpp) is the single description of every key; parsing a file, applying
 // `--set section.key=value` overrides, printing the resolved deck and `zeromini schema` all read
 // it, so that they cannot disagree.
@@ -85,13 +85,6 @@ struct ZeroConfig {
   int64_t secondary_shard_size = 0;  // 0 = off; kShardSizeNode = the ranks of a node
 };
 
-// Model parallelism beside ZeRO's data parallelism.
-struct ParallelConfig {
-  // Megatron tensor parallelism: consecutive ranks that split every block's matrices, the heads
-  // and the vocabulary; ZeRO shards each slice over the ranks holding the same one.
-  int64_t tp = 1;
-};
-
 struct CommConfig {
   std::string backend = "auto";  // mpi | nccl | auto
   double timeout_s = 300.0;      // watchdog: longest wait for one collective before aborting
@@ -125,7 +118,6 @@ struct Deck {
   ModelConfig model;
   TrainConfig train;
   ZeroConfig zero;
-  ParallelConfig parallel;
   CommConfig comm;
   DataConfig data;
   OutputConfig output;

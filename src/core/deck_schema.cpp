@@ -212,20 +212,13 @@ void add_zero_keys(std::vector<KeySpec>& s) {
       "sharding); 0 = all ranks, \"node\" = the ranks of a node"));
   s.push_back(make_shard_size(
       "secondary_shard_size", &ZeroConfig::secondary_shard_size,
-      "stage 3 (ZeRO++ hpZ): a secondary copy of the parameters sharded within groups of this many "
+      "stage 3 (hpZ): a secondary copy of the parameters sharded within groups of this many "
       "ranks (\"node\": a node), so that gathers stay in the group; optimizer state and "
       "gradients stay sharded over all ranks; 0 = off"));
   s.push_back(make_int("zero", "ranks_per_node", &Deck::zero, &ZeroConfig::ranks_per_node, 0, 1e6,
                        "ranks per node for \"node\" shard sizes and the cross-node byte counts; "
                        "0 = the MPI shared-memory split (set it to treat groups of ranks as "
                        "nodes, e.g. in tests)"));
-}
-
-void add_parallel_keys(std::vector<KeySpec>& s) {
-  s.push_back(make_int("parallel", "tp", &Deck::parallel, &ParallelConfig::tp, 1, 4096,
-                       "tensor (Megatron model) parallelism: consecutive ranks that split each "
-                       "block's matrices, the heads and the vocabulary; it must divide the "
-                       "ranks, model.heads, 4 x model.dim and the padded vocabulary"));
 }
 
 void add_data_and_output_keys(std::vector<KeySpec>& s) {
@@ -254,7 +247,6 @@ std::vector<KeySpec> build_schema() {
   add_model_keys(s);
   add_train_keys(s);
   add_zero_keys(s);
-  add_parallel_keys(s);
   add_comm_keys(s);
   add_data_and_output_keys(s);
   return s;
@@ -266,8 +258,7 @@ std::vector<KeySpec>& table() {
 }
 
 std::vector<std::string>& section_names() {
-  static std::vector<std::string> names = {"model", "train", "zero",  "parallel",
-                                           "comm",  "data",  "output"};
+  static std::vector<std::string> names = {"model", "train", "zero", "comm", "data", "output"};
   return names;
 }
 

@@ -2,8 +2,8 @@
 // `sweep` ask the same function for every stage and rank count they run or price. A check that
 // involves several keys, or a key and the run's shape (its stage, its ranks), fails (zm::Error)
 // naming where the key was set (file:line, or the --set that gave it) and what was
-// expected. Single keys are checked as they are read, and the model's own shape (heads, tp
-// against the model) as the deck is loaded (core/deck.cpp).
+// expected. Single keys are checked as they are read, and the model's own shape (heads against
+// the width, the modules' keys against the model) as the deck is loaded (core/deck.cpp).
 #pragma once
 
 #include <cstdint>

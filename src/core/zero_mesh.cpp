@@ -8,6 +8,11 @@ namespace zm {
 
 namespace {
 
+std::vector<ModelDimension>& dimensions() {
+  static std::vector<ModelDimension> all;
+  return all;
+}
+
 std::string size_name(int64_t size) {
   if (size == kShardSizeNode) return "node";
   if (size == 0) return "all";
@@ -15,12 +20,13 @@ std::string size_name(int64_t size) {
 }
 
 // Ranks per group for a shard size (0 = all, kShardSizeNode = a node), checked against the world.
-// `world`: the data-parallel ranks; a node holds 1/tp of its ranks' worth of them.
+// `world`: the data-parallel ranks; a node holds 1/(model-parallel size) of its ranks' worth of
+// them.
 int group_ranks(const Deck& deck, const char* key, int64_t size, int world, int ranks_per_node) {
   int64_t group = size == 0 ? world : size;
   if (size == kShardSizeNode) {
     const int64_t per_node =
-        std::max<int64_t>(1, node_ranks(deck, ranks_per_node) / deck.parallel.tp);
+        std::max<int64_t>(1, node_ranks(deck, ranks_per_node) / model_parallel_size(deck));
     group = std::min<int64_t>(per_node, world);
   }
   if (group < 1 || group > world || world % group != 0)
@@ -33,6 +39,20 @@ int group_ranks(const Deck& deck, const char* key, int64_t size, int world, int 
 
 }  // namespace
 
+void add_model_dimension(ModelDimension dimension) {
+  dimensions().push_back(std::move(dimension));
+}
+
+const std::vector<ModelDimension>& model_dimensions() {
+  return dimensions();
+}
+
+int64_t model_parallel_size(const Deck& deck) {
+  int64_t size = 1;
+  for (const ModelDimension& d : model_dimensions()) size *= deck.value<int64_t>(d.key);
+  return size;
+}
+
 ModelPlacements ZeroMesh::placements(const StageSpec& spec) const {
   const Placement sharded = Placement::shard({kShardDim});
   ModelPlacements p;
@@ -42,12 +62,15 @@ ModelPlacements ZeroMesh::placements(const StageSpec& spec) const {
   return p;
 }
 
-ZeroMesh hybrid_mesh(int data_parallel, int group_ranks, bool hpz, int tp) {
-  ZM_ASSERT(group_ranks >= 1 && data_parallel % group_ranks == 0 && tp >= 1,
-            "{} ranks in groups of {} (tp {})", data_parallel, group_ranks, tp);
+ZeroMesh hybrid_mesh(int data_parallel, int group_ranks, bool hpz,
+                     const std::vector<MeshDim>& model) {
+  ZM_ASSERT(group_ranks >= 1 && data_parallel % group_ranks == 0, "{} ranks in groups of {}",
+            data_parallel, group_ranks);
+  std::vector<MeshDim> dims = {{kReplicateDim, data_parallel / group_ranks},
+                               {kShardDim, group_ranks}};
+  dims.insert(dims.end(), model.begin(), model.end());
   ZeroMesh m;
-  m.mesh = DeviceMesh(
-      {{kReplicateDim, data_parallel / group_ranks}, {kShardDim, group_ranks}, {kTpDim, tp}});
+  m.mesh = DeviceMesh(std::move(dims));
   if (hpz && m.hybrid()) m.sharded_optimizer = Placement::shard({kShardDim, kReplicateDim});
   return m;
 }
@@ -60,14 +83,20 @@ namespace {
 // The mesh's dimensions and placements (zero_mesh adds where the nodes are).
 ZeroMesh sharded_mesh(const Deck& deck, int stage, int ranks, int ranks_per_node) {
   const ZeroConfig& z = deck.zero;
-  const int tp = static_cast<int>(deck.parallel.tp);
-  if (ranks % tp != 0)
-    fail(
-        "{}: parallel.tp = {}: expected a divisor of the rank count {} (each tensor-parallel "
-        "group is {} consecutive ranks)",
-        deck.where("parallel.tp"), tp, ranks, tp);
-  // The ZeRO dimensions count the ranks holding the same slices.
-  const int world = ranks / tp;
+  std::vector<MeshDim> model;
+  int64_t model_ranks = 1;
+  for (const ModelDimension& d : model_dimensions()) {
+    const int64_t size = deck.value<int64_t>(d.key);
+    model_ranks *= size;
+    if (ranks % model_ranks != 0)
+      fail(
+          "{}: {} = {}: expected a divisor of the rank count {} (each {} group is {} consecutive "
+          "ranks)",
+          deck.where(d.key), d.key, size, ranks, d.group, size);
+    model.push_back({d.name, static_cast<int>(size)});
+  }
+  // The ZeRO dimensions count the ranks holding the same parts of the model.
+  const int world = ranks / static_cast<int>(model_ranks);
   const StageSpec& spec = stage_spec(stage);
   const bool secondary = spec.gathers_parameters() && z.secondary_shard_size != 0;
   if (secondary && z.shard_size != 0)
@@ -80,13 +109,13 @@ ZeroMesh sharded_mesh(const Deck& deck, int stage, int ranks, int ranks_per_node
   if (secondary) {
     const int group = group_ranks(deck, "zero.secondary_shard_size", z.secondary_shard_size, world,
                                   ranks_per_node);
-    return hybrid_mesh(world, group, true, tp);
+    return hybrid_mesh(world, group, true, model);
   }
   if (spec.shards_states() && z.shard_size != 0)
     return hybrid_mesh(world,
                        group_ranks(deck, "zero.shard_size", z.shard_size, world, ranks_per_node),
-                       false, tp);
-  return hybrid_mesh(world, world, false, tp);
+                       false, model);
+  return hybrid_mesh(world, world, false, model);
 }
 }  // namespace
 
@@ -111,6 +140,17 @@ std::string describe_zero_mesh(const ZeroMesh& mesh, const Deck& deck) {
   return "hybrid sharding: " + std::to_string(mesh.groups()) + " shard groups of " +
          std::to_string(mesh.group_ranks()) +
          " ranks (zero.shard_size = " + size_name(deck.zero.shard_size) + ")";
+}
+
+std::vector<std::string> describe_model_dimensions(const ZeroMesh& mesh) {
+  std::vector<std::string> lines;
+  for (const ModelDimension& d : model_dimensions()) {
+    if (!mesh.mesh.has(d.name) || mesh.mesh.size(d.name) == 1) continue;
+    const int size = mesh.mesh.size(d.name);
+    lines.push_back(d.title + ": " + std::to_string(mesh.world() / size) + " groups of " +
+                    std::to_string(size) + " ranks (" + d.key + ")");
+  }
+  return lines;
 }
 
 }  // namespace zm

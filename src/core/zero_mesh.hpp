@@ -10,16 +10,17 @@
 //
 // The placements, per stage (core/stage_spec.hpp): what a stage replicates is replicated along
 // every dimension; parameters and gradients it shards are sharded along `shard`; optimizer state
-// it shards is sharded along `shard`, or under hpZ (ZeRO++'s hierarchical partitioning,
+// it shards is sharded along `shard`, or under hpZ (hierarchical partitioning,
 // zero.secondary_shard_size, stage 3) along `shard` and then `replicate`: each group shard is cut
 // again into one sub-shard per replica, so that the optimizer state spans all ranks while the
 // forward and backward gathers stay within the group.
 //
-// Tensor parallelism (parallel.tp) adds a third dimension, `tp`, innermost, so that the ranks
-// of one tensor-parallel group are consecutive (on one node). The ZeRO dimensions then run over
-// the ranks holding the same tensor slices: `shard` and `replicate` group ranks with equal tp
-// coordinates, and each stage shards its slices of the model state over them exactly as it
-// shards the whole model without tp. No ZeRO placement shards over `tp`: along it the ranks hold
+// Model parallelism adds dimensions along which the model itself is split (ModelDimension, each
+// declared by a module), innermost, so that the ranks of one model-parallel group are consecutive
+// (on one node). The ZeRO dimensions then run over the ranks holding the same parts of the model:
+// `shard` and `replicate` group ranks with equal model-parallel coordinates, and each stage
+// shards those parts of the model state over them exactly as it shards the whole model without
+// them. No ZeRO placement shards over a model-parallel dimension: along it the ranks hold
 // different slices (src/model/layout.hpp), not pieces of one buffer.
 //
 // The arithmetic alone, shared by the run (which builds the communicators, comm/mesh_comms.hpp)
@@ -28,6 +29,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/deck.hpp"
 #include "core/device_mesh.hpp"
@@ -37,7 +39,24 @@ namespace zm {
 
 inline const std::string kReplicateDim = "replicate";  // outer: the shard groups
 inline const std::string kShardDim = "shard";          // inner: the ranks within a group
-inline const std::string kTpDim = "tp";                // innermost: tensor parallelism
+
+// A dimension along which the model itself is split, declared by a module at start-up
+// (core/modules.hpp): innermost in the mesh, after the ZeRO dimensions, in the order added. Its
+// size is the deck's integer key `key`; 1 leaves the model whole.
+struct ModelDimension {
+  std::string name;   // the mesh dimension's name
+  std::string key;    // the deck key that sets its size ("section.key")
+  std::string group;  // a group of ranks along it in messages: "each <group> group", "x 2 <group>"
+  std::string title;  // what the parallelism is called in the run's log lines
+};
+void add_model_dimension(ModelDimension dimension);
+const std::vector<ModelDimension>& model_dimensions();
+// The ranks of one model-parallel group under the deck: the product of the model dimensions'
+// sizes (1 without any).
+int64_t model_parallel_size(const Deck& deck);
+
+// The index of the first model dimension in a ZeroMesh's mesh (after replicate and shard).
+constexpr int kFirstModelDim = 2;
 
 // Where each kind of model state lives on the mesh.
 struct ModelPlacements {
@@ -45,7 +64,7 @@ struct ModelPlacements {
 };
 
 struct ZeroMesh {
-  DeviceMesh mesh;  // replicate x shard x tp
+  DeviceMesh mesh;  // replicate x shard x the model dimensions
   // Where a stage that shards the optimizer state puts it: along shard, or under hpZ along shard
   // and then replicate.
   Placement sharded_optimizer = Placement::shard({kShardDim});
@@ -54,8 +73,16 @@ struct ZeroMesh {
   int ranks_per_node = 0;
 
   int world() const { return mesh.world(); }  // every rank
-  int tp() const { return mesh.size(kTpDim); }
-  int data_parallel() const { return world() / tp(); }      // ranks holding the same slices
+  // The ranks of one model-parallel group (consecutive), and the ranks holding the same parts of
+  // the model: the data-parallel ranks.
+  int model_parallel() const { return world() / (groups() * group_ranks()); }
+  int data_parallel() const { return world() / model_parallel(); }
+  // A world rank's place among the data-parallel ranks, and in its model-parallel group.
+  int data_parallel_rank(int world_rank) const { return world_rank / model_parallel(); }
+  int model_rank(int world_rank) const { return world_rank % model_parallel(); }
+  // The innermost model dimension's index in the mesh, or -1 without one (the model dimensions
+  // are those from kFirstModelDim on).
+  int model_dim() const { return mesh.ndims() > kFirstModelDim ? mesh.ndims() - 1 : -1; }
   int group_ranks() const { return mesh.size(kShardDim); }  // ranks per shard group
   int groups() const { return mesh.size(kReplicateDim); }
   bool hybrid() const { return groups() > 1; }
@@ -67,15 +94,18 @@ struct ZeroMesh {
   ModelPlacements placements(const StageSpec& spec) const;
 };
 
-// `data_parallel` x `tp` ranks: the data-parallel ranks in groups of `group_ranks` consecutive
-// ones; hpZ (with more than one group) shards the optimizer state over both ZeRO dimensions.
-ZeroMesh hybrid_mesh(int data_parallel, int group_ranks, bool hpz, int tp = 1);
+// `data_parallel` ranks times the model dimensions' sizes: the data-parallel ranks in groups of
+// `group_ranks` consecutive ones; hpZ (with more than one group) shards the optimizer state over
+// both ZeRO dimensions.
+ZeroMesh hybrid_mesh(int data_parallel, int group_ranks, bool hpz,
+                     const std::vector<MeshDim>& model = {});
 
 // The mesh of `world` ranks at `stage` under the deck's zero.shard_size, or where the stage
-// gathers parameters its zero.secondary_shard_size (hpZ; the two exclude each other).
+// gathers parameters its zero.secondary_shard_size (hpZ; the two exclude each other), and the
+// deck's sizes of the model dimensions.
 // ranks_per_node: the ranks that share a node (zero.ranks_per_node wins when set); "node" uses
 // it, capped at the world, and the mesh keeps it (ZeroMesh::ranks_per_node). Fails, naming the key,
-// when the size does not divide the rank count.
+// when a size does not divide the rank count.
 ZeroMesh zero_mesh(const Deck& deck, int stage, int world, int ranks_per_node);
 
 // The ranks "node" stands for: the deck's zero.ranks_per_node when set (to fake nodes), else
@@ -86,5 +116,7 @@ int64_t node_ranks(const Deck& deck, int64_t ranks_per_node);
 std::string shard_size_name(const Deck& deck);
 // One line for logs: the groups and the key that made them ("" with one group).
 std::string describe_zero_mesh(const ZeroMesh& mesh, const Deck& deck);
+// One line for logs per model dimension of size above 1: its title, its groups and the key.
+std::vector<std::string> describe_model_dimensions(const ZeroMesh& mesh);
 
 }  // namespace zm

@@ -68,33 +68,34 @@ using HostBuffer = Kokkos::View<float*, HostSpace>;
 using DeviceSpan = Kokkos::View<float*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
 // Where a rank's part of a unit lies in a checkpoint. Checkpoints always hold the whole model
-// (the tp = 1 layout: each unit's dataset has UnitInfo::global_size elements), while a
-// tensor-parallel rank holds one slice of every split tensor (model/layout.hpp). A range of the
-// rank's unit therefore maps to a sequence of runs in the dataset; the writer and the reader
-// select them as one HDF5 hyperslab union.
+// (each unit's dataset has UnitInfo::global_size elements), while a rank of a model held in
+// slices holds one slice of every cut tensor (model/layout.hpp). A range of the rank's unit
+// therefore maps to a sequence of runs in the dataset; the writer and the reader select them as
+// one HDF5 hyperslab union.
 
-// Whether the tensors every tp rank holds whole (replicated_over_tp) are included: a reader
-// takes them on every tp rank, a writer only on tp rank 0 (so that each element is written once).
+// Whether the tensors every rank of a model-parallel group holds whole (held_whole) are included:
+// a reader takes them on every rank, a writer only on the group's first (so that each element is
+// written once).
 enum class Replicated { Include, Skip };
 
-// The runs covering logical elements [begin, end) of unit u of this rank's layout (the slice of
-// tp rank `tp_rank`): TpRun::local is the offset in the rank's unit, TpRun::global the offset in
+// The runs covering logical elements [begin, end) of unit u of this rank's layout (slice
+// `slice_rank`): SliceRun::local is the offset in the rank's unit, SliceRun::global the offset in
 // the unit's dataset. Both increase along the sequence (each slice keeps its elements' order in
 // the whole tensor, and tensors keep their order in the unit), which is what lets a selection of
 // the file's runs pair element by element with a selection of the same runs in memory.
-std::vector<TpRun> unit_runs(const Partition& partition, int tp_rank, int u, int64_t begin,
-                             int64_t end, Replicated replicated) {
+std::vector<SliceRun> unit_runs(const Partition& partition, int slice_rank, int u, int64_t begin,
+                                int64_t end, Replicated replicated) {
   const ParamLayout& layout = partition.layout();
-  std::vector<TpRun> runs;
+  std::vector<SliceRun> runs;
   if (begin >= end) return runs;
   for (const TensorSegment& seg : partition.segments(u, begin, end)) {
     const TensorInfo& t = layout.tensors()[static_cast<size_t>(seg.tensor)];
-    if (replicated_over_tp(t) && replicated == Replicated::Skip) continue;
-    for (const TpRun& run :
-         tp_runs(t, layout.tp(), tp_rank, seg.tensor_offset, seg.tensor_offset + seg.length)) {
-      const TpRun in_unit{run.local + t.offset, run.global + t.global_offset, run.length};
-      // Runs that continue the previous one on both sides are one run (at tp = 1: the whole
-      // range).
+    if (held_whole(t) && replicated == Replicated::Skip) continue;
+    for (const SliceRun& run : slice_runs(t, layout.slices(), slice_rank, seg.tensor_offset,
+                                          seg.tensor_offset + seg.length)) {
+      const SliceRun in_unit{run.local + t.offset, run.global + t.global_offset, run.length};
+      // Runs that continue the previous one on both sides are one run (of a whole model: the
+      // whole range).
       if (!runs.empty() && runs.back().local + runs.back().length == in_unit.local &&
           runs.back().global + runs.back().length == in_unit.global) {
         runs.back().length += in_unit.length;
@@ -110,17 +111,17 @@ std::vector<TpRun> unit_runs(const Partition& partition, int tp_rank, int u, int
   return runs;
 }
 
-// Selects in the 1-D dataspace `space` the runs' file positions (TpRun::global) or memory
-// positions (TpRun::local - base), as few strided hyperslabs as the runs allow; an empty list
-// selects nothing. At tp = 1 a contiguous range is one hyperslab, as it always was.
+// Selects in the 1-D dataspace `space` the runs' file positions (SliceRun::global) or memory
+// positions (SliceRun::local - base), as few strided hyperslabs as the runs allow; an empty list
+// selects nothing. Of a whole model a contiguous range is one hyperslab, as it always was.
 enum class Side { File, Memory };
-void select_runs(hid_t space, const std::vector<TpRun>& runs, Side side, int64_t base = 0) {
+void select_runs(hid_t space, const std::vector<SliceRun>& runs, Side side, int64_t base = 0) {
   auto at = [&](size_t i) { return side == Side::File ? runs[i].global : runs[i].local - base; };
   H5Sselect_none(space);
   bool first = true;
   for (size_t i = 0; i < runs.size();) {
     // The longest stretch of equally long runs at equal spacing is one strided hyperslab (a
-    // column-parallel weight's rows: one per stretch, not one per row).
+    // weight cut along its columns: one per stretch, not one per row).
     const int64_t length = runs[i].length;
     size_t count = 1;
     int64_t stride = length;
@@ -180,8 +181,11 @@ void write_metadata(hid_t file, const ZeroEngine& engine, const Deck& deck, int6
   h5::write_attr(file, "shard_size", static_cast<int64_t>(engine.mesh().group_ranks()));
   // hpZ: the shard groups hold the parameters only; the optimizer state spans all ranks.
   h5::write_attr(file, "hpz", static_cast<int64_t>(engine.mesh().hpz() ? 1 : 0));
-  // Tensor-parallel degree: informational too, each unit is stored as the whole (tp = 1) model's.
-  h5::write_attr(file, "tp", static_cast<int64_t>(engine.mesh().tp()));
+  // The model dimensions' sizes (core/zero_mesh.hpp), each as an attribute of its name:
+  // informational too, each unit is stored as the whole model's.
+  const DeviceMesh& mesh = engine.mesh().mesh;
+  for (int d = kFirstModelDim; d < mesh.ndims(); ++d)
+    h5::write_attr(file, mesh.dim(d).name, static_cast<int64_t>(mesh.dim(d).size));
   // Data is addressed by global sequence index, so its position is the step count; the RNG is
   // counter-based (seed, index), so its state is the seed.
   h5::write_attr(file, "data_position_step", steps_done);
@@ -192,13 +196,14 @@ void write_metadata(hid_t file, const ZeroEngine& engine, const Deck& deck, int6
   h5::write_attr(file, "git_revision", git_revision());
   h5::write_attr(file, "units",
                  std::string("fp32 parameters and Adam moments per unit, "
-                             "logical length (no partition padding), whole model (tp = 1 layout)"));
+                             "logical length (no partition padding), whole model (uncut)"));
 }
 
 // One state's dataset of unit u, in the whole model's layout: created whole by every rank, each
 // writing the part of its slice it owns: the ranks of the first shard group their shards (the
 // other groups hold copies of the same), or under hpZ every rank the sub-shard of the optimizer
-// state it alone holds; of the tensors every tp rank holds whole, tp rank 0's ranks alone.
+// state it alone holds; of the tensors every rank of a model-parallel group holds whole, its
+// first rank's alone.
 void write_unit_state(hid_t file, hid_t xfer, ZeroEngine& engine, int s, int u,
                       const std::string& temporary) {
   const Partition& partition = engine.partition();
@@ -209,9 +214,9 @@ void write_unit_state(hid_t file, hid_t xfer, ZeroEngine& engine, int s, int u,
                                     : partition.owned_range(u, engine.comm().rank());
   const int replica = engine.mesh().mesh.coordinate(engine.comms().world().rank(), kReplicateDim);
   if (!over_replicas && replica != 0) end = begin;
-  const std::vector<TpRun> runs =
-      unit_runs(partition, engine.tp_rank(), u, begin, end,
-                counts_tp_replicas(engine.tp_rank()) ? Replicated::Include : Replicated::Skip);
+  const std::vector<SliceRun> runs =
+      unit_runs(partition, engine.slice_rank(), u, begin, end,
+                counts_held_alike(engine.slice_rank()) ? Replicated::Include : Replicated::Skip);
   const hsize_t count = static_cast<hsize_t>(std::max<int64_t>(end - begin, 0));
   h5::Handle space(H5Screate_simple(1, &size, nullptr));
   h5::Handle dcpl(H5Pcreate(H5P_DATASET_CREATE));
@@ -511,7 +516,8 @@ void warn_about_changes(hid_t file, const std::string& path, const Deck& deck, i
 }
 
 // One state's dataset of unit u checked, and the part this rank holds under the current stage,
-// rank count and tp degree read into the engine from where its slice lies in the whole model.
+// rank count and cut into slices read into the engine from where its slice lies in the whole
+// model.
 void read_unit_state(hid_t file, ZeroEngine& engine, int s, int u, const std::string& path) {
   const Partition& partition = engine.partition();
   const std::string name = unit_dataset(kStates[s], u);
@@ -528,8 +534,8 @@ void read_unit_state(hid_t file, ZeroEngine& engine, int s, int u, const std::st
   const auto [begin, end] = engine.held_range(storage_of(engine, s), u);
   const hsize_t count = static_cast<hsize_t>(end - begin);
   if (count == 0) return;
-  const std::vector<TpRun> runs =
-      unit_runs(partition, engine.tp_rank(), u, begin, end, Replicated::Include);
+  const std::vector<SliceRun> runs =
+      unit_runs(partition, engine.slice_rank(), u, begin, end, Replicated::Include);
   select_runs(file_space, runs, Side::File);
   h5::Handle memory_space(H5Screate_simple(1, &count, nullptr));
   HostBuffer host("checkpoint_slice", count);

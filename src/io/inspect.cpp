@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <numeric>
@@ -11,6 +12,7 @@
 #include "core/precision.hpp"
 #include "core/regular_file.hpp"
 #include "core/stage_spec.hpp"
+#include "core/zero_mesh.hpp"
 #include "io/checkpoint.hpp"
 #include "io/file_integrity.hpp"
 #include "io/h5.hpp"
@@ -52,16 +54,22 @@ ModelConfig checkpoint_model(hid_t file) {
   return m;
 }
 
-// The tensor-parallel degree the checkpoint was written at (1 when not recorded).
-int64_t tp_written(hid_t file) {
-  return h5::has_attr(file, "tp") ? h5::read_attr_int(file, "tp") : 1;
+// A model dimension's size (core/zero_mesh.hpp) the checkpoint was written with (1 when not
+// recorded), and the ranks of one model-parallel group: the product over this build's dimensions.
+int64_t size_written(hid_t file, const ModelDimension& d) {
+  return h5::has_attr(file, d.name) ? h5::read_attr_int(file, d.name) : 1;
+}
+int64_t model_parallel_written(hid_t file) {
+  int64_t size = 1;
+  for (const ModelDimension& d : model_dimensions()) size *= size_written(file, d);
+  return size;
 }
 
 // The shard groups that wrote the checkpoint (hybrid sharding, hpZ), when recorded: groups of
-// the data-parallel ranks, those holding the same tensor-parallel slices.
+// the data-parallel ranks, those holding the same parts of the model.
 std::string describe_shard_size(hid_t file) {
   if (!h5::has_attr(file, "shard_size")) return "";
-  const int64_t ranks = h5::read_attr_int(file, "ranks") / tp_written(file);
+  const int64_t ranks = h5::read_attr_int(file, "ranks") / model_parallel_written(file);
   const int64_t group = h5::read_attr_int(file, "shard_size");
   const bool hpz = h5::has_attr(file, "hpz") && h5::read_attr_int(file, "hpz") != 0;
   if (hpz)
@@ -75,15 +83,20 @@ std::string describe_shard_size(hid_t file) {
                      group, ranks / group, group);
 }
 
-// The tensor-parallel degree it was written at; the data is the whole model's whatever it was.
-std::string describe_tp(hid_t file) {
-  const int64_t tp = tp_written(file);
+// The model dimensions it was written with; the data is the whole model's whatever they were.
+std::string describe_model_dimensions(hid_t file) {
   const int64_t ranks = h5::read_attr_int(file, "ranks");
-  if (tp == 1) return "  tensor parallel   tp 1 (units stored whole: resumes at any tp)\n";
-  return fmt::format(
-      "  tensor parallel   tp {} x {} data-parallel ranks (units stored whole: resumes at any "
-      "tp)\n",
-      tp, ranks / tp);
+  std::string out;
+  for (const ModelDimension& d : model_dimensions()) {
+    std::string label = d.group;
+    std::replace(label.begin(), label.end(), '-', ' ');
+    const int64_t size = size_written(file, d);
+    const std::string stored = fmt::format("(units stored whole: resumes at any {})", d.name);
+    out += size == 1 ? fmt::format("  {:<18}{} 1 {}\n", label, d.name, stored)
+                     : fmt::format("  {:<18}{} {} x {} data-parallel ranks {}\n", label, d.name,
+                                   size, ranks / size, stored);
+  }
+  return out;
 }
 
 std::string describe_checkpoint(hid_t file, const std::string& path) {
@@ -96,7 +109,7 @@ std::string describe_checkpoint(hid_t file, const std::string& path) {
                      h5::read_attr_int(file, "stage"), h5::read_attr_int(file, "ranks"),
                      h5::read_attr_string(file, "git_revision"));
   out += describe_shard_size(file);
-  out += describe_tp(file);
+  out += describe_model_dimensions(file);
   if (h5::has_attr(file, "precision")) {
     const std::string precision = h5::read_attr_string(file, "precision");
     out +=

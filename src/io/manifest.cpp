@@ -10,6 +10,7 @@
 #include "comm/watched_mpi.hpp"
 #include "core/build_info.hpp"
 #include "core/text.hpp"
+#include "core/zero_mesh.hpp"
 #include "io/h5.hpp"
 
 namespace zm {
@@ -76,8 +77,9 @@ RunManifest gather_manifest(const Deck& deck, MPI_Comm comm, Watchdog& watchdog)
   m.device_names = gather_names(this_device_name(), comm, watchdog, "device names");
   MPI_Comm_size(comm, &m.ranks);
   m.nodes = static_cast<int>(std::set<std::string>(m.hostnames.begin(), m.hostnames.end()).size());
-  m.tp = static_cast<int>(deck.parallel.tp);
-  m.data_parallel = m.ranks / (m.tp > 0 ? m.tp : 1);
+  for (const ModelDimension& d : model_dimensions())
+    m.model_dimensions.emplace_back(d.name, static_cast<int>(deck.value<int64_t>(d.key)));
+  m.data_parallel = m.ranks / static_cast<int>(model_parallel_size(deck));
   return m;
 }
 
@@ -96,7 +98,8 @@ void write_manifest(hid_t file, const RunManifest& m) {
   h5::write_attr(group, "device_names", m.device_names);
   h5::write_attr(group, "ranks", static_cast<int64_t>(m.ranks));
   h5::write_attr(group, "nodes", static_cast<int64_t>(m.nodes));
-  h5::write_attr(group, "tp", static_cast<int64_t>(m.tp));
+  for (const auto& [name, size] : m.model_dimensions)
+    h5::write_attr(group, name, static_cast<int64_t>(size));
   h5::write_attr(group, "data_parallel", static_cast<int64_t>(m.data_parallel));
 }
 
@@ -112,10 +115,13 @@ std::string describe_manifest(hid_t file) {
   out += fmt::format("    MPI             {}\n", text("mpi_library"));
   out += fmt::format("    NCCL            {}\n", text("nccl_version"));
   out += fmt::format("    HDF5            {}\n", text("hdf5_version"));
-  out +=
-      fmt::format("    ranks           {} on {} node(s): {} data-parallel x {} tensor-parallel\n",
-                  h5::read_attr_int(g, "ranks"), h5::read_attr_int(g, "nodes"),
-                  h5::read_attr_int(g, "data_parallel"), h5::read_attr_int(g, "tp"));
+  std::string model;  // each model dimension of this build the file records
+  for (const ModelDimension& d : model_dimensions())
+    if (h5::has_attr(g, d.name))
+      model += fmt::format(" x {} {}", h5::read_attr_int(g, d.name), d.group);
+  out += fmt::format("    ranks           {} on {} node(s): {} data-parallel{}\n",
+                     h5::read_attr_int(g, "ranks"), h5::read_attr_int(g, "nodes"),
+                     h5::read_attr_int(g, "data_parallel"), model);
   out += fmt::format("    hosts           {}\n", counted(h5::read_attr_strings(g, "hostnames")));
   out += fmt::format("    devices         {}\n", counted(h5::read_attr_strings(g, "device_names")));
   out += fmt::format("    deck            {} (resolved deck: attribute /manifest/deck)\n",
@@ -140,7 +146,7 @@ std::string manifest_json(const RunManifest& m) {
   field("device_names", json_list(m.device_names));
   field("ranks", std::to_string(m.ranks));
   field("nodes", std::to_string(m.nodes));
-  field("tp", std::to_string(m.tp));
+  for (const auto& [name, size] : m.model_dimensions) field(name.c_str(), std::to_string(size));
   field("data_parallel", std::to_string(m.data_parallel));
   out += fmt::format("    \"deck\": {}\n  }}", quoted(m.deck));
   return out;

@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/deck.hpp"
@@ -24,7 +25,8 @@ struct RunManifest {
   std::vector<std::string> device_names;  // per rank
   int ranks = 1;
   int nodes = 1;  // distinct host names
-  int tp = 1;     // parallel.tp
+  // The size of each model dimension (core/zero_mesh.hpp), by its name, in the order declared.
+  std::vector<std::pair<std::string, int>> model_dimensions;
   int data_parallel = 1;
 };
 

@@ -477,7 +477,7 @@ void ResultsWriter::write_stage_figures(hid_t group, const ResultsStage& s) cons
   h5::write_dataset(group, "comm_bytes_tensor_parallel", s.comm_bytes_tensor_parallel,
                     {ranks, kCommOps});
   with_units("comm_bytes_tensor_parallel",
-             "bytes sent per rank along tp, the model's tensor-parallel collectives (ring "
+             "bytes sent per rank along tp, the model's own collectives (ring "
              "convention; part of comm_bytes)",
              ops);
   h5::write_dataset(group, "comm_seconds_tensor_parallel", s.comm_seconds_tensor_parallel,

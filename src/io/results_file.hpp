@@ -79,7 +79,7 @@ struct ResultsStage {
   // ranks x directions: the stage's host-device copies
   std::vector<double> transfer_calls, transfer_bytes, transfer_seconds;
   int64_t shard_size = 0;  // ranks per shard group
-  int64_t tp = 1;          // ranks per tensor-parallel group
+  int64_t tp = 1;          // ranks per model-parallel group
   double tokens_per_second_per_rank = 0;
   Throughput throughput;  // rank 0's (train/throughput.hpp)
   // What the modules measured of the stage (io/stage_figures.hpp).

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/zero_mesh.hpp"
+
 namespace zm {
 
 namespace {
@@ -30,16 +32,17 @@ std::vector<std::string> resume_changes(const Deck& written, int64_t written_ran
   note(schedule, "train.steps", a.steps, b.steps);
   add(lines, "the learning-rate schedule", schedule);
   std::string batch;
-  // The ranks of a tensor-parallel group read the same sequences: the batch counts data-parallel
+  // The ranks of a model-parallel group read the same sequences: the batch counts data-parallel
   // ranks.
-  const int64_t dp_then = written_ranks / written.parallel.tp, dp_now = ranks / now.parallel.tp;
+  const int64_t model_then = model_parallel_size(written), model_now = model_parallel_size(now);
+  const int64_t dp_then = written_ranks / model_then, dp_now = ranks / model_now;
   const int64_t batch_then = a.micro_batch * a.grad_accum * dp_then,
                 batch_now = b.micro_batch * b.grad_accum * dp_now;
   if (batch_then != batch_now) {
     note(batch, "train.micro_batch", a.micro_batch, b.micro_batch);
     note(batch, "train.grad_accum", a.grad_accum, b.grad_accum);
-    note(batch, written.parallel.tp == 1 && now.parallel.tp == 1 ? "ranks" : "data-parallel ranks",
-         dp_then, dp_now);
+    note(batch, model_then == 1 && model_now == 1 ? "ranks" : "data-parallel ranks", dp_then,
+         dp_now);
     batch += fmt::format(" (sequences per step {} -> {})", batch_then, batch_now);
   }
   add(lines, "the global batch", batch);

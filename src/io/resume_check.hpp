@@ -1,9 +1,9 @@
 // A resumed run compared with the run that wrote its checkpoint. Resuming with another stage or
 // rank count is supported (checkpoints reshard), but some changes alter the training itself:
 // the learning-rate schedule (train.lr, min_lr_ratio, warmup, steps), the global batch
-// (micro_batch x grad_accum x data-parallel ranks, ranks / parallel.tp), the data order
-// (data.source, train.seed) or the optimizer. Those are named in a warning; a different model is
-// refused earlier (the checkpoint's header).
+// (micro_batch x grad_accum x data-parallel ranks, those of distinct model-parallel groups), the
+// data order (data.source, train.seed) or the optimizer. Those are named in a warning; a different
+// model is refused earlier (the checkpoint's header).
 #pragma once
 
 #include <cstdint>

@@ -78,7 +78,7 @@ struct StageResult {
   CommStats comm_cross_node_per_step;       // its bytes that left the node
   TransferStats transfers_per_step;         // host-device copies, mean per step on this rank
   int shard_size = 1;                       // ranks per shard group (= ranks / tp with one group)
-  int tp = 1;                               // ranks per tensor-parallel group (parallel.tp)
+  int tp = 1;                               // ranks per model-parallel group (model_parallel_size)
   bool stopped_non_finite = false;
   Throughput throughput;
   // What the modules measured of the stage (io/stage_figures.hpp), in the order they added it.

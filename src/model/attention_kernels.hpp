@@ -22,25 +22,13 @@
 
 namespace zm {
 
-// One buffer of the kernels.
-struct AttentionBuffer {
-  const char* name;  // in the model's tables "layer{l}.{name}" when saved, "{name}" as workspace
-  // Activations: saved by a layer's forward for the layer's backward (a set per layer, or under
-  // model.recompute one for the block recomputed); Workspace: one that every layer reuses.
-  MemCategory category;
-  bool arithmetic;  // elements of the arithmetic type (kernels::Acc<Real>, fp32 under bf16)
-  int64_t (*count)(const BufferShape&);
-};
-
-// The kernels' buffers of one category as the model allocated them: those of Real and those of
-// the arithmetic type, each in the order buffers() declares them.
+// One buffer of the kernels, and the kernels' buffers of one category as the model allocated
+// them (model/buffer_shape.hpp).
+using AttentionBuffer = DeclaredBuffer;
 template <typename Real>
-struct AttentionBuffers {
-  std::vector<TrackedBuffer<Real>> real;
-  std::vector<TrackedBuffer<kernels::Acc<Real>>> arithmetic;
-};
+using AttentionBuffers = DeclaredBuffers<Real>;
 
-// One layer's attention: B x T tokens of C channels in NH heads (under tensor parallelism this
+// One layer's attention: B x T tokens of C channels in NH heads (under model parallelism this
 // rank's heads and their width), the model's team shape and GEMM arithmetic, the layer's saved
 // buffers and the shared workspace.
 template <typename Real>

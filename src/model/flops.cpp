@@ -8,7 +8,7 @@ FlopsPerToken flops_per_token(const ModelConfig& m, const AttentionKernels& atte
   const double L = static_cast<double>(m.layers), C = static_cast<double>(m.dim),
                T = static_cast<double>(m.seq_len), V = static_cast<double>(m.vocab),
                Vp = static_cast<double>(m.padded_vocab());
-  // The whole model's layout (tp = 1): its real-vocabulary count holds wte once (tied head).
+  // The whole model's layout: its real-vocabulary count holds wte once (tied head).
   const double position_embedding = T * C;
   const double n = static_cast<double>(ParamLayout(m).real_param_count()) - position_embedding;
   FlopsPerToken f;

@@ -1,7 +1,7 @@
 // Floating-point operations of one training step, counted from the model's shape: the one count
 // the run's throughput report (achieved TFLOP/s, MFU) and the planner's predicted step time use.
 //
-// Per token, for the whole model (all tensor-parallel ranks together):
+// Per token, for the whole model (all ranks of a model-parallel group together):
 //   dense      6 N          N = the parameters less the position embedding (a lookup, no
 //                           matmul); the token embedding is tied to the LM head and counted once,
 //                           as the head's matmul (real vocabulary). 2 FLOPs per weight forward,
@@ -39,7 +39,7 @@ struct FlopsPerToken {
 FlopsPerToken flops_per_token(const ModelConfig& model, const AttentionKernels& attention);
 
 // One optimizer step over `global_tokens` tokens (every rank's together), and one rank's share
-// of it: the work divides evenly over data-parallel replicas and over tensor-parallel slices.
+// of it: the work divides evenly over data-parallel replicas and over a model's slices.
 struct StepFlops {
   double model = 0;     // all ranks
   double hardware = 0;  // all ranks

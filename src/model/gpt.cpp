@@ -23,7 +23,7 @@ std::vector<UnitEvent> gpt_schedule(const ParamLayout& layout) {
 }
 
 // Allocates the buffer of row `e` into its member of `owner`, with the element type it names;
-// an attention row, the kernels' buffers of its category in the order they declare them.
+// a declared row, the buffers of its category in the order they are declared.
 template <typename Real>
 template <typename Owner>
 void GPT<Real>::take_buffer(PlannedAllocator& alloc, Owner& owner, const Entry<Owner>& e,
@@ -36,9 +36,8 @@ void GPT<Real>::take_buffer(PlannedAllocator& alloc, Owner& owner, const Entry<O
   else if (e.token_member != nullptr)
     owner.*e.token_member = alloc.take<int>(name);
   else
-    for (const AttentionBuffer& b : attention_->buffers()) {
-      if (b.category != e.category) continue;
-      AttentionBuffers<Real>& buffers = owner.*e.attention_member;
+    for (const DeclaredBuffer& b : declared_by(e.declarer, *attention_, scheme_, e.category)) {
+      DeclaredBuffers<Real>& buffers = owner.*e.declared_member;
       if (b.arithmetic)
         buffers.arithmetic.push_back(alloc.take<Stat>(prefix + b.name));
       else
@@ -48,22 +47,22 @@ void GPT<Real>::take_buffer(PlannedAllocator& alloc, Owner& owner, const Entry<O
 
 template <typename Real>
 GPT<Real>::GPT(const ParamLayout& layout, int64_t B, int64_t T, const RunContext& context,
-               GemmMath gemm_math, kernels::TeamShape team_shape, TensorParallelGroup tp,
+               GemmMath gemm_math, kernels::TeamShape team_shape, ModelParallelGroup group,
                const AttentionKernels& attention)
     : layout_(&layout),
       B_(B),
       T_(T),
-      tp_(tp),
+      group_(group),
+      scheme_(layout.scheme()),
       context_(context),
       gemm_math_(gemm_math),
       team_shape_(team_shape),
       attention_(&attention) {
   ZM_ASSERT(T <= layout.config().seq_len, "T {} > seq_len {}", T, layout.config().seq_len);
-  ZM_ASSERT(tp.size == layout.tp() && (tp.size == 1 || tp.comm != nullptr),
-            "a layout of {} slices in a tensor-parallel group of {}", layout.tp(), tp.size);
+  ZM_ASSERT(group.size == layout.slices() && (group.size == 1 || group.comm != nullptr),
+            "a layout of {} slices in a model-parallel group of {}", layout.slices(), group.size);
   // Each buffer of the tables, taken from the plan they also give the planner.
-  PlannedAllocator alloc(declared_buffers(layout.config(), B, T, tp.size, attention),
-                         context.ledger);
+  PlannedAllocator alloc(declared_buffers(layout, B, T, attention), context.ledger);
   for (const ModelBuffer& m : model_buffers()) {
     if (m.blocks_member == nullptr) {
       take_buffer(alloc, *this, m, "");
@@ -85,8 +84,9 @@ Batch GPT<Real>::upload(const int* inputs, const int* targets) {
   Kokkos::deep_copy(inputs_.view(), HostTokens(inputs, n));
   Kokkos::deep_copy(targets_.view(), HostTokens(targets, n));
   host_groups_.build(inputs, B_ * T_, layout_->config().vocab);
-  if (tp_.size > 1) select_slice_groups();
-  const kernels::HostTokenGroups& groups_here = tp_.size > 1 ? slice_groups_ : host_groups_;
+  if (scheme_ != nullptr)
+    scheme_->select_token_groups(group_, layout_->vocab_rows(), host_groups_, slice_groups_);
+  const kernels::HostTokenGroups& groups_here = scheme_ != nullptr ? slice_groups_ : host_groups_;
   const auto upload_ints = [](const std::vector<int>& host, TrackedBuffer<int>& device) {
     const auto whole = device.view();
     Kokkos::deep_copy(Kokkos::subview(whole, std::make_pair(size_t{0}, host.size())),
@@ -101,16 +101,17 @@ Batch GPT<Real>::upload(const int* inputs, const int* targets) {
 }
 
 // One transformer block's forward: out = residual2 + mlp(ln2(residual2)), residual2 =
-// residual + attention(ln1(residual)); `p` is the block's parameters. Under tensor parallelism
-// `p` holds this rank's slices: QKV and fc are column-parallel (its heads, its Fl = 4C/tp
-// columns), the two projections row-parallel, their partial outputs summed over the group.
+// residual + attention(ln1(residual)); `p` is the block's parameters. Under model parallelism
+// `p` holds this rank's slices, and the block computes with the widths they have (its heads, its
+// part of the MLP's width); the projections' outputs are then summed over the group.
 template <typename Real>
 void GPT<Real>::block_forward(LayerActs& a, const Real* p, const Real* residual, Real* out,
                               UnitAccess<Real>& units) {
   namespace k = kernels;
   const ModelConfig& c = layout_->config();
   const int64_t B = B_, T = T_, C = c.dim, N = B * T;
-  const int64_t NH = c.heads / tp_.size, Cl = C / tp_.size, F = 4 * C / tp_.size;
+  const BlockWidths& w = layout_->widths();
+  const int64_t NH = w.heads, Cl = w.attention, F = w.mlp;
   const int unit = -1;  // the block's phase names it in its span
   const BlockOffsets& o = layout_->block();
   k::layernorm_forward(team_shape_, a.ln1.data(), a.ln1_mean.data(), a.ln1_rstd.data(), residual,
@@ -122,8 +123,8 @@ void GPT<Real>::block_forward(LayerActs& a, const Real* p, const Real* residual,
                       a.atty.data(), qkv_.data());
   units.poll();
   k::matmul_forward(team_shape_, scratch_btc_.data(), a.atty.data(), p + o.attproj_w,
-                    row_parallel_bias(p + o.attproj_b), N, Cl, C, gemm_math_);
-  tp_sum(scratch_btc_.data(), N * C, unit);
+                    summed_bias(p + o.attproj_b), N, Cl, C, gemm_math_);
+  sync(ModelSync::AttentionOutput, scratch_btc_.data(), N * C, unit);
   k::residual_forward(team_shape_, a.residual2.data(), residual, scratch_btc_.data(), N * C);
   k::layernorm_forward(team_shape_, a.ln2.data(), a.ln2_mean.data(), a.ln2_rstd.data(),
                        a.residual2.data(), p + o.ln2_w, p + o.ln2_b, N, C);
@@ -133,8 +134,8 @@ void GPT<Real>::block_forward(LayerActs& a, const Real* p, const Real* residual,
   k::gelu_forward(team_shape_, a.fch_gelu.data(), a.fch.data(), N * F);
   units.poll();
   k::matmul_forward(team_shape_, scratch_btc_.data(), a.fch_gelu.data(), p + o.fcproj_w,
-                    row_parallel_bias(p + o.fcproj_b), N, F, C, gemm_math_);
-  tp_sum(scratch_btc_.data(), N * C, unit);
+                    summed_bias(p + o.fcproj_b), N, F, C, gemm_math_);
+  sync(ModelSync::MlpOutput, scratch_btc_.data(), N * C, unit);
   k::residual_forward(team_shape_, out, a.residual2.data(), scratch_btc_.data(), N * C);
 }
 
@@ -201,15 +202,16 @@ double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch, ForwardPa
 
 // One transformer block's backward, with dresidual_ holding the gradient of its output on entry
 // and of its input on return; `p` and `g` are the block's parameters and gradients.
-// Under tensor parallelism the gradients of the column-parallel layers' inputs are partial sums,
-// summed over the group before the LayerNorms' backward (Megatron's f).
+// Under model parallelism the gradients of the QKV and fc layers' inputs are partial sums, summed
+// over the group before the LayerNorms' backward.
 template <typename Real>
 void GPT<Real>::block_backward(LayerActs& a, const Real* p, Real* g, const Real* residual,
                                UnitAccess<Real>& units) {
   namespace k = kernels;
   const ModelConfig& c = layout_->config();
   const int64_t B = B_, T = T_, C = c.dim, N = B * T;
-  const int64_t NH = c.heads / tp_.size, Cl = C / tp_.size, F = 4 * C / tp_.size;
+  const BlockWidths& w = layout_->widths();
+  const int64_t NH = w.heads, Cl = w.attention, F = w.mlp;
   const int unit = -1;
   const BlockOffsets& o = layout_->block();
   // Scratch gradients are written whole by the kernel that produces them: no zeroing pass.
@@ -224,7 +226,7 @@ void GPT<Real>::block_backward(LayerActs& a, const Real* p, Real* g, const Real*
   k::gelu_backward(team_shape_, dfch_.data(), a.fch.data(), dfch_gelu_.data(), N * F, overwrite);
   k::matmul_backward(team_shape_, dbtc_.data(), g + o.fc_w, g + o.fc_b, dfch_.data(), a.ln2.data(),
                      p + o.fc_w, N, C, F, partials, overwrite, gemm_math_);
-  tp_sum(dbtc_.data(), N * C, unit);
+  sync(ModelSync::MlpInputGrad, dbtc_.data(), N * C, unit);
   units.poll();
   // dresidual (of residual3) also flows straight into residual2: the same buffer continues.
   k::layernorm_backward(team_shape_, dresidual_.data(), g + o.ln2_w, g + o.ln2_b, dbtc_.data(),
@@ -241,7 +243,7 @@ void GPT<Real>::block_backward(LayerActs& a, const Real* p, Real* g, const Real*
   units.poll();
   k::matmul_backward(team_shape_, dbtc_.data(), g + o.qkv_w, g + o.qkv_b, dqkv_.data(),
                      a.ln1.data(), p + o.qkv_w, N, C, 3 * Cl, partials, overwrite, gemm_math_);
-  tp_sum(dbtc_.data(), N * C, unit);
+  sync(ModelSync::AttentionInputGrad, dbtc_.data(), N * C, unit);
   k::layernorm_backward(team_shape_, dresidual_.data(), g + o.ln1_w, g + o.ln1_b, dbtc_.data(),
                         residual, p + o.ln1_w, a.ln1_mean.data(), a.ln1_rstd.data(), N, C,
                         partials);
@@ -321,10 +323,8 @@ void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
 }
 
 template <typename Real>
-void GPT<Real>::tp_sum(Real* data, int64_t count, int unit) {
-  if (tp_.comm == nullptr) return;
-  tp_.comm->all_reduce_sum(data, static_cast<size_t>(count), dtype_of<Real>(),
-                           {unit, CommPurpose::TensorParallel});
+void GPT<Real>::sync(ModelSync point, Real* data, int64_t count, int unit) {
+  if (scheme_ != nullptr) scheme_->sum(call(unit), point, data, count);
 }
 
 template class GPT<float>;

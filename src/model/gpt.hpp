@@ -18,6 +18,7 @@
 #include "model/attention_kernels.hpp"
 #include "model/buffer_shape.hpp"
 #include "model/layout.hpp"
+#include "model/model_parallel.hpp"
 #include "model/unit_access.hpp"
 
 namespace zm {
@@ -30,32 +31,20 @@ struct Batch {
 };
 
 // What GPT<Real> allocates for micro-batches of B x T with activations of `element_bytes`
-// (token buffers are int32 whatever the precision) on one of `tp` tensor-parallel ranks, running
-// `attention`; the planner sums the same list. Both walk the model's buffer tables
-// (GPT::model_buffers and GPT::layer_buffers, in gpt_buffers.cpp).
-std::vector<BufferSpec> gpt_buffers(const ModelConfig& config, const AttentionKernels& attention,
-                                    int64_t B, int64_t T, int element_bytes, int tp = 1);
+// (token buffers are int32 whatever the precision) holding `layout`'s slices (with its scheme's
+// buffers), running `attention`; the planner sums the same list. Both walk the model's buffer
+// tables (GPT::model_buffers and GPT::layer_buffers, in gpt_buffers.cpp).
+std::vector<BufferSpec> gpt_buffers(const ParamLayout& layout, const AttentionKernels& attention,
+                                    int64_t B, int64_t T, int element_bytes);
 
-// The collectives the model posts along tp in one micro-batch's forward and backward (none at
-// tp = 1): Megatron's all-reduces of B x T x C activations (two per block forward, two per block
-// backward, the embedding's and the LM head's input gradient) and the cross-entropy's gather of
-// per-row statistics (one gather per chunk of the LM head under model.classifier_chunk).
+// The collectives the model posts over its model-parallel group in one micro-batch's forward
+// and backward (none without a scheme): at every ModelSync point in the order below, what the
+// layout's scheme declares there (ModelParallelScheme::collectives): the embedding's, the blocks'
+// (two per block forward, two more where model.recompute recomputes it, two per block backward),
+// the head's statistics once per chunk of model.classifier_chunk, and the head's input gradient.
 // `element_bytes`: of the activations. The model posts exactly these.
-struct ModelCollective {
-  CommOp op;
-  int64_t count;  // elements of the whole buffer (all-gather: of every rank's parts)
-  int element_bytes;
-};
-std::vector<ModelCollective> gpt_tensor_parallel_traffic(const ModelConfig& config, int64_t B,
-                                                         int64_t T, int element_bytes, int tp);
-
-// This rank's tensor-parallel group: the communicator along tp (nullptr at tp = 1), its size and
-// this rank's place in it.
-struct TensorParallelGroup {
-  Communicator* comm = nullptr;
-  int size = 1;
-  int rank = 0;
-};
+std::vector<ModelCollective> gpt_model_collectives(const ParamLayout& layout, int64_t B, int64_t T,
+                                                   int element_bytes);
 
 // The order in which forward() and backward() acquire units (stage 3 prefetches along it).
 std::vector<UnitEvent> gpt_schedule(const ParamLayout& layout);
@@ -73,17 +62,17 @@ class GPT {
   // backward is a Phase of `context` (a span, core/spans.hpp). `gemm_math`: the policy's
   // arithmetic for every GEMM the model runs (PrecisionPolicy::gemm_math). `team_shape`: the
   // teams of every other kernel it launches.
-  // `tp`: the tensor-parallel group whose slices `layout` describes (layout.tp() ranks).
+  // `group`: the model-parallel group whose slices `layout` describes (layout.slices() ranks).
   // `attention`: the kernels every block's attention runs (model/attention_kernels.hpp).
   GPT(const ParamLayout& layout, int64_t B, int64_t T, const RunContext& context = {},
       GemmMath gemm_math = GemmMath::FP32,
-      kernels::TeamShape team_shape = kernels::kDefaultTeamShape, TensorParallelGroup tp = {},
+      kernels::TeamShape team_shape = kernels::kDefaultTeamShape, ModelParallelGroup group = {},
       const AttentionKernels& attention = plain_attention());
 
   static std::vector<BufferSpec> declared_buffers(
-      const ModelConfig& config, int64_t B, int64_t T, int tp = 1,
+      const ParamLayout& layout, int64_t B, int64_t T,
       const AttentionKernels& attention = plain_attention()) {
-    return gpt_buffers(config, attention, B, T, static_cast<int>(sizeof(Real)), tp);
+    return gpt_buffers(layout, attention, B, T, static_cast<int>(sizeof(Real)));
   }
 
   // Copies a micro-batch (host arrays of B*T tokens) to the device buffers the model owns.
@@ -107,10 +96,14 @@ class GPT {
     AttentionBuffers<Real> attention;  // what the attention kernels save
   };
 
+  // Who declares the buffers a row stands for: the attention kernels, or the model-parallel
+  // scheme (its workspace).
+  enum class Declarer { Attention, ModelParallel };
   // One row of a buffer table: a buffer and the member of Owner it is allocated into. Exactly
   // one member pointer is set, and it gives the element type: Real, Stat or int32 tokens; or
   // the blocks, which stand for the table of LayerActs once per layer, "{name}{l}.{buffer}"; or
-  // the attention kernels' buffers of the row's category, by the names the kernels give them.
+  // the buffers of the row's category that the attention kernels or the model-parallel scheme
+  // declare, by the names they give them.
   template <typename Owner>
   struct Entry {
     using Count = int64_t (*)(const BufferShape&);
@@ -125,22 +118,24 @@ class GPT {
     MemberOf<TrackedBuffer<Stat>> stat_member;
     MemberOf<TrackedBuffer<int>> token_member;
     MemberOf<std::vector<LayerActs>> blocks_member;
-    MemberOf<AttentionBuffers<Real>> attention_member;
+    MemberOf<DeclaredBuffers<Real>> declared_member;
+    Declarer declarer;
 
     static Entry real(const char* n, MemCategory c, Count k, MemberOf<TrackedBuffer<Real>> m) {
-      return {n, c, k, m, nullptr, nullptr, nullptr, nullptr};
+      return {n, c, k, m, nullptr, nullptr, nullptr, nullptr, Declarer::Attention};
     }
     static Entry stat(const char* n, MemCategory c, Count k, MemberOf<TrackedBuffer<Stat>> m) {
-      return {n, c, k, nullptr, m, nullptr, nullptr, nullptr};
+      return {n, c, k, nullptr, m, nullptr, nullptr, nullptr, Declarer::Attention};
     }
     static Entry token(const char* n, MemCategory c, Count k, MemberOf<TrackedBuffer<int>> m) {
-      return {n, c, k, nullptr, nullptr, m, nullptr, nullptr};
+      return {n, c, k, nullptr, nullptr, m, nullptr, nullptr, Declarer::Attention};
     }
     static Entry blocks(const char* n, MemberOf<std::vector<LayerActs>> m) {
-      return {n, MemCategory::Activations, nullptr, nullptr, nullptr, nullptr, m, nullptr};
+      return {n,       MemCategory::Activations, nullptr, nullptr, nullptr, nullptr, m,
+              nullptr, Declarer::Attention};
     }
-    static Entry attention(MemCategory c, MemberOf<AttentionBuffers<Real>> m) {
-      return {"attention", c, nullptr, nullptr, nullptr, nullptr, nullptr, m};
+    static Entry declared(Declarer who, MemCategory c, MemberOf<DeclaredBuffers<Real>> m) {
+      return {"declared", c, nullptr, nullptr, nullptr, nullptr, nullptr, m, who};
     }
     // Bytes per element, given those of Real: Stat is fp32 and tokens int32 whatever Real is.
     int element_bytes(int real_bytes) const { return real_member != nullptr ? real_bytes : 4; }
@@ -165,22 +160,30 @@ class GPT {
       for (const LayerBuffer& b : layer_buffers())
         if (!per_layer || !recompute || b.real_member == &LayerActs::residual3) f(set, b);
   }
-  // Allocates the buffers of row `e` (one, or the attention kernels'), named `prefix` + name.
+  // The buffers a declared row stands for: the attention kernels' or the scheme's (none without
+  // one), of the row's category.
+  static std::vector<DeclaredBuffer> declared_by(Declarer who, const AttentionKernels& attention,
+                                                 const ModelParallelScheme* scheme,
+                                                 MemCategory category);
+  // Allocates the buffers of row `e` (one, or those declared), named `prefix` + name.
   template <typename Owner>
   void take_buffer(PlannedAllocator& alloc, Owner& owner, const Entry<Owner>& e,
                    const std::string& prefix);
-  friend std::vector<BufferSpec> gpt_buffers(const ModelConfig&, const AttentionKernels&, int64_t,
-                                             int64_t, int, int);
+  friend std::vector<BufferSpec> gpt_buffers(const ParamLayout&, const AttentionKernels&, int64_t,
+                                             int64_t, int);
 
-  // Tensor parallelism; each is the plain computation at tp = 1. The sum over the tp group, in
-  // place (Megatron's g in forward, f in backward).
-  void tp_sum(Real* data, int64_t count, int unit);
-  // A row-parallel layer's bias: added by tp rank 0 only, so that the sum adds it once.
-  const Real* row_parallel_bias(const Real* bias) const {
-    return counts_tp_replicas(tp_.rank) ? bias : nullptr;
+  // Model parallelism (model/model_parallel.hpp); without a scheme each is the plain
+  // computation. The sum over the group at `point`, in place.
+  void sync(ModelSync point, Real* data, int64_t count, int unit);
+  ModelParallelCall<Real> call(int unit) const {
+    return {group_, team_shape_, split_workspace_, unit};
   }
-  // The embedding and the LM head (gpt_embedding_head.cpp), vocabulary-parallel over tp.
-  // encoded_ = wte[tokens] + wpe, from this rank's vocabulary slice.
+  // The bias of a layer whose output is summed over the group: added by one rank only.
+  const Real* summed_bias(const Real* bias) const {
+    return scheme_ == nullptr || scheme_->adds_summed_bias(group_.rank) ? bias : nullptr;
+  }
+  // The embedding and the LM head (gpt_embedding_head.cpp), over the vocabulary rows this rank
+  // holds. encoded_ = wte[tokens] + wpe.
   void embed(const Real* embeddings, const Batch& batch, int unit);
   // logits_ from lnf_ and the (tied) wte slice, then probabilities; returns the sum of the losses.
   // Under model.classifier_chunk, chunk by chunk, the head's backward too (head_chunk), into
@@ -189,17 +192,14 @@ class GPT {
   // (the loss only) the chunks make their losses only.
   double head_forward(const Batch& batch, int unit, Real* dembed);
   // The cross-entropy of rows [first, first + rows) from their logits in logits_ (this rank's
-  // slice), which become their gradient; the losses into losses_. dloss: d(mean)/d(loss_i).
+  // columns), which become their gradient; the losses into losses_. dloss: d(mean)/d(loss_i).
   void head_crossentropy(const Batch& batch, int64_t first, int64_t rows, Real dloss, int unit);
-  // One chunk of the chunked head: its logits, loss and gradient, its rows of dbtc_ (this slice's
-  // part) and its sum into the wte slice's gradient `dwte` (with `dwte` null: the loss only).
+  // One chunk of the chunked head: its logits, loss and gradient, its rows of dbtc_ (this rank's
+  // part) and its sum into the wte gradient `dwte` (with `dwte` null: the loss only).
   void head_chunk(const Batch& batch, int64_t first, int64_t rows, Real* dwte, int unit);
-  // dbtc_ = d(loss)/d(lnf) summed over the group; the wte slice's gradient from the head (under
+  // dbtc_ = d(loss)/d(lnf) summed over the group; the wte gradient from the head (under
   // model.classifier_chunk both were made in the forward: only the sum remains).
   void head_backward(Real* dembed, const Batch& batch, int unit);
-  // The groups of host_groups_ whose tokens are in this rank's vocabulary slice, renumbered from
-  // its first row (what the wte slice's gradient needs), into slice_groups_.
-  void select_slice_groups();
 
   // Writes the block's output to `out` (a.residual3 unless recomputing).
   void block_forward(LayerActs& a, const Real* p, const Real* residual, Real* out,
@@ -210,7 +210,8 @@ class GPT {
 
   const ParamLayout* layout_;
   int64_t B_, T_;
-  TensorParallelGroup tp_;
+  ModelParallelGroup group_;
+  const ModelParallelScheme* scheme_;  // the layout's (nullptr: a whole model)
   RunContext context_;
   GemmMath gemm_math_;
   kernels::TeamShape team_shape_;
@@ -228,10 +229,8 @@ class GPT {
   TrackedBuffer<Real> qkv_, scratch_btc_, dresidual_, dbtc_, datty_, dqkv_, dfch_, dfch_gelu_;
   TrackedBuffer<Stat> column_partials_;         // the bias and LayerNorm gradients' two-level sums
   AttentionBuffers<Real> attention_workspace_;  // the attention kernels'
-  // Vocabulary-parallel cross-entropy (empty at tp = 1): this slice's per-row statistics, every
-  // slice's gathered, and the whole rows' {max, sum}.
-  TrackedBuffer<Stat> ce_stats_, ce_gathered_, ce_rows_;
-  kernels::HostTokenGroups slice_groups_;  // host_groups_ in this rank's vocabulary slice
+  DeclaredBuffers<Real> split_workspace_;       // the model-parallel scheme's
+  kernels::HostTokenGroups slice_groups_;       // host_groups_ in this rank's vocabulary rows
 };
 
 }  // namespace zm

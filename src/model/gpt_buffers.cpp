@@ -1,14 +1,14 @@
 // The model's activations and workspace, declared once: the tables below name each buffer, its
 // category, element type, element count and the member it is allocated into (the attention
-// kernels' buffers: those the kernels declare). gpt_buffers prices them for the planner and GPT's
-// constructor allocates them, walking the same rows.
-// Beside them, the collectives the model itself posts along tp (gpt_tensor_parallel_traffic).
+// kernels' and the model-parallel scheme's buffers: those they declare). gpt_buffers prices them
+// for the planner and GPT's constructor allocates them, walking the same rows.
+// Beside them, the collectives the model itself posts over its model-parallel group
+// (gpt_model_collectives).
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "kernels/column_sums.hpp"
-#include "kernels/vocab_parallel.hpp"
 #include "model/gpt.hpp"
 
 namespace zm {
@@ -25,35 +25,25 @@ int64_t size_N1(const BufferShape& s) {
 int64_t size_NC(const BufferShape& s) {
   return s.N * s.C;
 }
-// This rank's heads: Cl = C / tp channels.
+// This rank's heads: Cl channels.
 int64_t size_NCl(const BufferShape& s) {
   return s.N * s.Cl;
 }
 int64_t size_N3Cl(const BufferShape& s) {
   return s.N * 3 * s.Cl;
 }
-int64_t size_NFl(const BufferShape& s) {  // this rank's share of the MLP's 4C
+int64_t size_NFl(const BufferShape& s) {  // this rank's part of the MLP's 4C
   return s.N * s.Fl;
 }
-// The logits of this rank's vocabulary slice, for the rows of one chunk of the LM head (all N
+// The logits of this rank's vocabulary rows, for the rows of one chunk of the LM head (all N
 // rows at model.classifier_chunk = 0).
 int64_t size_NcVl(const BufferShape& s) {
   return s.Nc * s.Vl;
 }
-// Per-block partial sums of the bias (up to 4C / tp wide) and LayerNorm (2 x C) gradients.
+// Per-block partial sums of the bias (up to the MLP's width on this rank) and LayerNorm (2 x C)
+// gradients.
 int64_t size_partials(const BufferShape& s) {
   return kernels::column_partials_size(s.N, std::max(s.Fl, 2 * s.C));
-}
-// The vocabulary-parallel cross-entropy's row statistics, of the rows of one chunk (none at
-// tp = 1).
-int64_t size_slice_stats(const BufferShape& s) {
-  return s.tp > 1 ? kernels::kSliceStats * s.Nc : 0;
-}
-int64_t size_gathered_stats(const BufferShape& s) {
-  return s.tp > 1 ? kernels::kSliceStats * s.Nc * s.tp : 0;
-}
-int64_t size_row_stats(const BufferShape& s) {
-  return s.tp > 1 ? 2 * s.Nc : 0;
 }
 
 constexpr MemCategory kAct = MemCategory::Activations, kWork = MemCategory::Workspace;
@@ -67,7 +57,8 @@ auto GPT<Real>::layer_buffers() -> const std::vector<LayerBuffer>& {
   using E = LayerBuffer;
   static const std::vector<E> table = {
       E::real("ln1", kAct, size_NC, &LayerActs::ln1),
-      E::attention(kAct, &LayerActs::attention),  // what the kernels save, e.g. q, k, v
+      // What the attention kernels save, e.g. q, k, v.
+      E::declared(Declarer::Attention, kAct, &LayerActs::attention),
       E::real("atty", kAct, size_NCl, &LayerActs::atty),
       E::real("ln2", kAct, size_NC, &LayerActs::ln2),
       E::real("fch", kAct, size_NFl, &LayerActs::fch),
@@ -112,13 +103,12 @@ auto GPT<Real>::model_buffers() -> const std::vector<ModelBuffer>& {
       E::real("dqkv", kWork, size_N3Cl, &GPT::dqkv_),
       E::real("dfch", kWork, size_NFl, &GPT::dfch_),
       E::real("dfch_gelu", kWork, size_NFl, &GPT::dfch_gelu_),
-      E::attention(kWork, &GPT::attention_workspace_),  // the attention kernels' scratch
+      // The attention kernels' scratch.
+      E::declared(Declarer::Attention, kWork, &GPT::attention_workspace_),
       // The bias and LayerNorm gradients' partial sums, in the arithmetic type.
       E::stat("column_partials", kWork, size_partials, &GPT::column_partials_),
-      // Tensor parallelism's cross-entropy statistics (fp32; empty at tp = 1).
-      E::stat("ce_slice_stats", kWork, size_slice_stats, &GPT::ce_stats_),
-      E::stat("ce_gathered_stats", kWork, size_gathered_stats, &GPT::ce_gathered_),
-      E::stat("ce_row_stats", kWork, size_row_stats, &GPT::ce_rows_),
+      // The model-parallel scheme's (none without one).
+      E::declared(Declarer::ModelParallel, kWork, &GPT::split_workspace_),
   };
   return table;
 }
@@ -128,38 +118,56 @@ std::string GPT<Real>::block_prefix(const ModelBuffer& blocks, int64_t set) {
   return fmt::format("{}{}.", blocks.name, set);
 }
 
-// The rows of GPT<float>'s tables, priced by element type: the tables are the same for every Real.
-BufferShape buffer_shape(const ModelConfig& c, int64_t B, int64_t T, int tp) {
+template <typename Real>
+std::vector<DeclaredBuffer> GPT<Real>::declared_by(Declarer who, const AttentionKernels& attention,
+                                                   const ModelParallelScheme* scheme,
+                                                   MemCategory category) {
+  std::vector<DeclaredBuffer> out;
+  if (who == Declarer::Attention)
+    out = attention.buffers();
+  else if (scheme != nullptr)
+    out = scheme->buffers();
+  out.erase(std::remove_if(out.begin(), out.end(),
+                           [&](const DeclaredBuffer& b) { return b.category != category; }),
+            out.end());
+  return out;
+}
+
+BufferShape buffer_shape(const ParamLayout& layout, int64_t B, int64_t T) {
+  const ModelConfig& c = layout.config();
+  const BlockWidths& w = layout.widths();
   return {B,
           T,
           B * T,
           c.dim,
           c.heads,
           c.padded_vocab(),
-          tp,
-          c.heads / tp,
-          c.dim / tp,
-          4 * c.dim / tp,
-          c.padded_vocab() / tp,
+          layout.slices(),
+          w.heads,
+          w.attention,
+          w.mlp,
+          layout.vocab_rows(),
           c.classifier_rows(B * T)};
 }
 
-std::vector<BufferSpec> gpt_buffers(const ModelConfig& c, const AttentionKernels& attention,
-                                    int64_t B, int64_t T, int element_bytes, int tp) {
+// The rows of GPT<float>'s tables, priced by element type: the tables are the same for every Real.
+std::vector<BufferSpec> gpt_buffers(const ParamLayout& layout, const AttentionKernels& attention,
+                                    int64_t B, int64_t T, int element_bytes) {
   using Model = GPT<float>;
-  const BufferShape shape = buffer_shape(c, B, T, tp);
+  const ModelConfig& c = layout.config();
+  const BufferShape shape = buffer_shape(layout, B, T);
   std::vector<BufferSpec> plan;
-  // A row of either table; an attention row stands for the kernels' buffers of its category.
+  // A row of either table; a declared row stands for the buffers of its category.
   const auto add = [&](const auto& row, const std::string& prefix) {
-    if (row.attention_member == nullptr) {
+    if (row.declared_member == nullptr) {
       plan.push_back(
           {prefix + row.name, row.category, row.count(shape), row.element_bytes(element_bytes)});
       return;
     }
-    for (const AttentionBuffer& b : attention.buffers())
-      if (b.category == row.category)
-        plan.push_back({prefix + b.name, b.category, b.count(shape),
-                        b.arithmetic ? 4 : element_bytes});  // Stat: fp32 whatever Real is
+    for (const DeclaredBuffer& b :
+         Model::declared_by(row.declarer, attention, layout.scheme(), row.category))
+      plan.push_back({prefix + b.name, b.category, b.count(shape),
+                      b.arithmetic ? 4 : element_bytes});  // Stat: fp32 whatever Real is
   };
   for (const Model::ModelBuffer& m : Model::model_buffers()) {
     if (m.blocks_member == nullptr) {
@@ -176,30 +184,45 @@ std::vector<BufferSpec> gpt_buffers(const ModelConfig& c, const AttentionKernels
 template const std::vector<GPT<float>::LayerBuffer>& GPT<float>::layer_buffers();
 template const std::vector<GPT<float>::ModelBuffer>& GPT<float>::model_buffers();
 template std::string GPT<float>::block_prefix(const ModelBuffer&, int64_t);
+template std::vector<DeclaredBuffer> GPT<float>::declared_by(Declarer, const AttentionKernels&,
+                                                             const ModelParallelScheme*,
+                                                             MemCategory);
 #if ZEROMINI_HAVE_BF16
 template const std::vector<GPT<bf16>::LayerBuffer>& GPT<bf16>::layer_buffers();
 template const std::vector<GPT<bf16>::ModelBuffer>& GPT<bf16>::model_buffers();
 template std::string GPT<bf16>::block_prefix(const ModelBuffer&, int64_t);
+template std::vector<DeclaredBuffer> GPT<bf16>::declared_by(Declarer, const AttentionKernels&,
+                                                            const ModelParallelScheme*,
+                                                            MemCategory);
 #endif
 
-std::vector<ModelCollective> gpt_tensor_parallel_traffic(const ModelConfig& c, int64_t B, int64_t T,
-                                                         int element_bytes, int tp) {
-  if (tp == 1) return {};
-  const int64_t N = B * T, activations = N * c.dim;
-  // Per block: forward after attention's and the MLP's row-parallel projections, backward
-  // before the LayerNorms that feed the column-parallel QKV and fc; a recomputed forward sums
-  // again.
-  const int64_t per_block = c.recomputes_blocks() ? 6 : 4;
+std::vector<ModelCollective> gpt_model_collectives(const ParamLayout& layout, int64_t B, int64_t T,
+                                                   int element_bytes) {
+  const ModelParallelScheme* scheme = layout.scheme();
+  if (scheme == nullptr) return {};
+  const ModelConfig& c = layout.config();
+  const BufferShape shape = buffer_shape(layout, B, T);
+  const int64_t N = B * T;
   std::vector<ModelCollective> list;
-  list.push_back({CommOp::AllReduce, activations, element_bytes});  // the embedding
-  for (int64_t i = 0; i < per_block * c.layers; ++i)
-    list.push_back({CommOp::AllReduce, activations, element_bytes});
-  // The cross-entropy's per-row statistics (fp32), once per chunk of the LM head (the last
-  // chunk may be short), and the LM head's input gradient.
+  const auto at = [&](ModelSync point, int64_t rows) {
+    for (const ModelCollective& m : scheme->collectives(point, shape, rows, element_bytes))
+      list.push_back(m);
+  };
+  at(ModelSync::Embedding, N);
+  // Per block: forward's two (again where the block is recomputed), then backward's two.
+  for (int64_t l = 0; l < c.layers; ++l) {
+    for (int pass = 0; pass < (c.recomputes_blocks() ? 2 : 1); ++pass) {
+      at(ModelSync::AttentionOutput, N);
+      at(ModelSync::MlpOutput, N);
+    }
+    at(ModelSync::MlpInputGrad, N);
+    at(ModelSync::AttentionInputGrad, N);
+  }
+  // The head's statistics once per chunk (the last chunk may be short), and its input gradient.
   const int64_t chunk = c.classifier_rows(N);
   for (int64_t first = 0; first < N; first += chunk)
-    list.push_back({CommOp::AllGather, kernels::kSliceStats * std::min(chunk, N - first) * tp, 4});
-  list.push_back({CommOp::AllReduce, activations, element_bytes});
+    at(ModelSync::HeadStatistics, std::min(chunk, N - first));
+  at(ModelSync::HeadInputGrad, N);
   return list;
 }
 

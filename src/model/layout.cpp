@@ -5,39 +5,37 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "model/model_parallel.hpp"
 
 namespace zm {
 
-ParamLayout::ParamLayout(const ModelConfig& config, int tp) : config_(config), tp_(tp) {
-  ZM_ASSERT(tp >= 1 && config.heads % tp == 0 && 4 * config.dim % tp == 0 &&
-                config.padded_vocab() % tp == 0,
-            "tp {} does not divide the heads {}, 4 x dim {} and padded vocabulary {}", tp,
-            config.heads, 4 * config.dim, config.padded_vocab());
-  constexpr TpSplit R = TpSplit::Replicated;
+ParamLayout::ParamLayout(const ModelConfig& config, const ModelParallelScheme* scheme, int slices)
+    : config_(config), scheme_(scheme), slices_(slices) {
+  ZM_ASSERT(slices >= 1 && (scheme != nullptr || slices == 1), "{} slices without a scheme",
+            slices);
   const int64_t C = config.dim, Vp = config.padded_vocab(), T = config.seq_len;
   add_unit("embeddings");
-  add_tensor("wte.weight", {Vp, C}, TpSplit::Rows, true, InitKind::Normal);
-  add_tensor("wpe.weight", {T, C}, R, true, InitKind::Normal);
+  add_tensor("wte.weight", {Vp, C}, true, InitKind::Normal);
+  add_tensor("wpe.weight", {T, C}, true, InitKind::Normal);
   for (int64_t l = 0; l < config.layers; ++l) {
     add_unit(fmt::format("block.{}", l));
     const std::string p = fmt::format("h.{}.", l);
-    add_tensor(p + "ln_1.weight", {C}, R, false, InitKind::Ones);
-    add_tensor(p + "ln_1.bias", {C}, R, false, InitKind::Zeros);
-    add_tensor(p + "attn.c_attn.weight", {3 * C, C}, TpSplit::QkvRows, true, InitKind::Normal);
-    add_tensor(p + "attn.c_attn.bias", {3 * C}, TpSplit::QkvRows, false, InitKind::Zeros);
-    add_tensor(p + "attn.c_proj.weight", {C, C}, TpSplit::Columns, true, InitKind::NormalResidual);
-    add_tensor(p + "attn.c_proj.bias", {C}, R, false, InitKind::Zeros);
-    add_tensor(p + "ln_2.weight", {C}, R, false, InitKind::Ones);
-    add_tensor(p + "ln_2.bias", {C}, R, false, InitKind::Zeros);
-    add_tensor(p + "mlp.c_fc.weight", {4 * C, C}, TpSplit::Rows, true, InitKind::Normal);
-    add_tensor(p + "mlp.c_fc.bias", {4 * C}, TpSplit::Rows, false, InitKind::Zeros);
-    add_tensor(p + "mlp.c_proj.weight", {C, 4 * C}, TpSplit::Columns, true,
-               InitKind::NormalResidual);
-    add_tensor(p + "mlp.c_proj.bias", {C}, R, false, InitKind::Zeros);
+    add_tensor(p + "ln_1.weight", {C}, false, InitKind::Ones);
+    add_tensor(p + "ln_1.bias", {C}, false, InitKind::Zeros);
+    add_tensor(p + "attn.c_attn.weight", {3 * C, C}, true, InitKind::Normal);
+    add_tensor(p + "attn.c_attn.bias", {3 * C}, false, InitKind::Zeros);
+    add_tensor(p + "attn.c_proj.weight", {C, C}, true, InitKind::NormalResidual);
+    add_tensor(p + "attn.c_proj.bias", {C}, false, InitKind::Zeros);
+    add_tensor(p + "ln_2.weight", {C}, false, InitKind::Ones);
+    add_tensor(p + "ln_2.bias", {C}, false, InitKind::Zeros);
+    add_tensor(p + "mlp.c_fc.weight", {4 * C, C}, true, InitKind::Normal);
+    add_tensor(p + "mlp.c_fc.bias", {4 * C}, false, InitKind::Zeros);
+    add_tensor(p + "mlp.c_proj.weight", {C, 4 * C}, true, InitKind::NormalResidual);
+    add_tensor(p + "mlp.c_proj.bias", {C}, false, InitKind::Zeros);
   }
   add_unit("final_norm");
-  add_tensor("ln_f.weight", {C}, R, false, InitKind::Ones);
-  add_tensor("ln_f.bias", {C}, R, false, InitKind::Zeros);
+  add_tensor("ln_f.weight", {C}, false, InitKind::Ones);
+  add_tensor("ln_f.bias", {C}, false, InitKind::Zeros);
 
   // Every block has the same internal layout; read it off the first block (or compute it for a
   // model without blocks, which the deck schema does not allow but costs nothing to handle).
@@ -48,6 +46,10 @@ ParamLayout::ParamLayout(const ModelConfig& config, int tp) : config_(config), t
                          &block_.attproj_w, &block_.attproj_b, &block_.ln2_w,    &block_.ln2_b,
                          &block_.fc_w,      &block_.fc_b,      &block_.fcproj_w, &block_.fcproj_b};
     for (size_t i = 0; i < 12; ++i) *fields[i] = t[first + i].offset;
+    // The widths this rank computes with, from its slices of the projections.
+    widths_.attention = t[first + 4].shape.back();  // attn.c_proj's input
+    widths_.mlp = t[first + 8].shape.front();       // mlp.c_fc's output
+    widths_.heads = widths_.attention / config.head_dim();
   }
 }
 
@@ -67,26 +69,26 @@ int64_t product(const std::vector<int64_t>& shape) {
   return n;
 }
 
-// The slice's shape: the split dimension divided by tp.
-std::vector<int64_t> slice_shape(std::vector<int64_t> shape, TpSplit split, int tp) {
-  if (split == TpSplit::Rows || split == TpSplit::QkvRows) shape.front() /= tp;
-  if (split == TpSplit::Columns) shape.back() /= tp;
-  return shape;
-}
-
 }  // namespace
 
-void ParamLayout::add_tensor(const std::string& name, std::vector<int64_t> shape, TpSplit split,
-                             bool decay, InitKind init) {
+void ParamLayout::add_tensor(const std::string& name, std::vector<int64_t> shape, bool decay,
+                             InitKind init) {
   UnitInfo& u = units_.back();
   TensorInfo t;
   t.name = name;
   t.unit = num_units() - 1;
   t.offset = u.size;
   t.global_offset = u.global_size;
-  t.split = split;
+  if (scheme_ != nullptr) t.cut = scheme_->cut(name);
   t.global_shape = shape;
-  t.shape = slice_shape(std::move(shape), split, tp_);
+  if (!held_whole(t)) {
+    int64_t& extent = shape[static_cast<size_t>(t.cut.dim)];
+    ZM_ASSERT(extent % (t.cut.groups * slices_) == 0,
+              "{}: {} elements along dimension {} in {} x {}", name, extent, t.cut.dim,
+              t.cut.groups, slices_);
+    extent /= slices_;
+  }
+  t.shape = std::move(shape);
   t.size = product(t.shape);
   t.decay = decay;
   t.init = init;
@@ -98,34 +100,23 @@ void ParamLayout::add_tensor(const std::string& name, std::vector<int64_t> shape
   tensors_.push_back(std::move(t));
 }
 
-std::vector<TpRun> tp_runs(const TensorInfo& t, int tp, int tp_rank, int64_t begin, int64_t end) {
-  // The slice is a sequence of equal blocks, each contiguous in the whole tensor: one block
-  // (Rows, Replicated), q, k and v's rows (QkvRows), or each row's columns (Columns).
-  const int64_t rows = t.global_shape.front();
-  const int64_t width = t.global_shape.size() > 1 ? t.global_shape.back() : 1;
-  int64_t block = t.size, whole_stride = 0, first = 0;
-  switch (t.split) {
-    case TpSplit::Replicated:
-      break;
-    case TpSplit::Rows:
-      first = tp_rank * t.size;
-      break;
-    case TpSplit::QkvRows:  // three blocks of rows/3/tp rows; block b starts at b * rows/3 rows
-      block = t.size / 3;
-      whole_stride = rows / 3 * width;
-      first = tp_rank * block;
-      break;
-    case TpSplit::Columns:  // each row: width/tp columns from tp_rank * width/tp
-      block = width / tp;
-      whole_stride = width;
-      first = tp_rank * block;
-      break;
-  }
-  std::vector<TpRun> runs;
+std::vector<SliceRun> slice_runs(const TensorInfo& t, int slices, int slice_rank, int64_t begin,
+                                 int64_t end) {
+  std::vector<SliceRun> runs;
   if (begin >= end) return runs;
+  if (held_whole(t)) return {{begin, begin, end - begin}};
+  // The slice is a sequence of equal blocks, each contiguous in the whole tensor: for every index
+  // of the dimensions before the cut one (outer) and every group, this slice's part of the group.
+  const auto d = static_cast<size_t>(t.cut.dim);
+  int64_t inner = 1;
+  for (size_t i = d + 1; i < t.global_shape.size(); ++i) inner *= t.global_shape[i];
+  const int64_t extent = t.global_shape[d], group = extent / t.cut.groups;
+  const int64_t block = group / slices * inner;
   for (int64_t b = begin / block; b * block < end; ++b) {
+    const int64_t outer = b / t.cut.groups, g = b % t.cut.groups;
+    const int64_t first = outer * extent * inner + g * group * inner + slice_rank * block;
     const int64_t lo = std::max(begin, b * block), hi = std::min(end, (b + 1) * block);
-    runs.push_back({lo, first + b * whole_stride + (lo - b * block), hi - lo});
+    runs.push_back({lo, first + (lo - b * block), hi - lo});
   }
   return runs;
 }

@@ -9,10 +9,11 @@
 // moments and checkpoints use the same layout. ZeRO partitions units (src/zero/partition.hpp);
 // the offsets here are *logical*: units packed without partition padding.
 //
-// Under tensor parallelism (parallel.tp) a rank's layout holds its slice of every tensor
-// (TpSplit): the same units and tensors, with the split dimension divided by tp. Each tensor
-// remembers where it sits in the whole model's layout (tp = 1), so that initialisation (by global
-// index), checkpoints (always the whole model) and exports see the same numbers at any tp.
+// Under model parallelism (model/model_parallel.hpp) the model is held in slices: a rank's layout
+// holds its slice of every tensor the scheme cuts (TensorCut): the same units and tensors, with the
+// cut dimension divided by the number of slices. Each tensor remembers where it sits in the whole
+// model's layout, so that initialisation (by global index), checkpoints (always the whole model)
+// and exports see the same numbers however the model is cut (slice_runs).
 #pragma once
 
 #include <cstdint>
@@ -25,12 +26,15 @@ namespace zm {
 
 enum class InitKind { Normal, NormalResidual, Ones, Zeros };
 
-// How tensor parallelism cuts a tensor of shape (rows, width) (1-D: width 1), Megatron's way.
-enum class TpSplit {
-  Replicated,  // LayerNorms, wpe, the row-parallel layers' biases
-  Rows,        // column-parallel weights and biases (c_fc), the vocabulary-parallel wte
-  QkvRows,     // c_attn: q, k and v (C rows each) each cut by rows, so that heads stay whole
-  Columns,     // row-parallel weights (attn.c_proj, mlp.c_proj): the input dimension
+class ModelParallelScheme;  // model/model_parallel.hpp
+
+// How a tensor is cut into slices: dimension `dim` of its (row-major) shape is cut into `groups`
+// equal groups, and each group into one equal part per slice, slice s holding part s of every
+// group (e.g. groups = 3 for q, k and v stacked along dim 0, so that each slice holds whole
+// heads of each). dim < 0: not cut, every slice-holder holds the whole tensor alike.
+struct TensorCut {
+  int dim = -1;
+  int64_t groups = 1;
 };
 
 struct TensorInfo {
@@ -39,30 +43,30 @@ struct TensorInfo {
   int64_t offset = 0;  // within its unit
   int64_t size = 0;
   std::vector<int64_t> shape;  // row-major; weights are (out, in) as nn.Linear; this rank's slice
-  TpSplit split = TpSplit::Replicated;
-  std::vector<int64_t> global_shape;  // the whole tensor (= shape at tp = 1)
+  TensorCut cut;
+  std::vector<int64_t> global_shape;  // the whole tensor (= shape when it is not cut)
   int64_t global_offset = 0;          // within its unit, in the whole model's layout
   bool decay = false;                 // AdamW weight decay applies (matrices and embeddings)
   InitKind init = InitKind::Zeros;
 };
 
-// Whether every rank of a tp group holds tensor t alike (whole): what is derived from it once per
-// group (its share of the gradient norm, its copy in a checkpoint) is counted by the rank that
-// counts_tp_replicas. The one answer for the norm, the loss, checkpoints and the planner.
-inline bool replicated_over_tp(const TensorInfo& t) {
-  return t.split == TpSplit::Replicated;
+// Whether every rank of a model-parallel group holds tensor t alike (whole): what is derived from
+// it once per group (its share of the gradient norm, its copy in a checkpoint) is counted by the
+// rank that counts_held_alike. The one answer for the norm, the loss, checkpoints and the planner.
+inline bool held_whole(const TensorInfo& t) {
+  return t.cut.dim < 0;
 }
-// Whether the rank at `tp_rank` of its tp group counts what the group's ranks hold alike (the
-// tensors replicated_over_tp, the loss, a row-parallel layer's bias): its first rank.
-inline bool counts_tp_replicas(int tp_rank) {
-  return tp_rank == 0;
+// Whether the rank holding slice `slice_rank` counts what the group's ranks hold alike (the
+// tensors held_whole, the loss): the group's first rank.
+inline bool counts_held_alike(int slice_rank) {
+  return slice_rank == 0;
 }
 
 struct UnitInfo {
   std::string name;    // "embeddings", "block.0", ..., "final_norm"
   int64_t offset = 0;  // logical offset in the flat buffer
   int64_t size = 0;
-  int64_t global_offset = 0;  // the same in the whole model's layout (tp = 1)
+  int64_t global_offset = 0;  // the same in the whole model's layout
   int64_t global_size = 0;
   std::vector<int> tensors;  // indices into ParamLayout::tensors()
 };
@@ -73,23 +77,33 @@ struct BlockOffsets {
   int64_t ln2_w, ln2_b, fc_w, fc_b, fcproj_w, fcproj_b;
 };
 
+// The widths a block computes with on one rank (all of them in a whole model): its heads, the
+// attention's channels (heads x head size) and the MLP's hidden width.
+struct BlockWidths {
+  int64_t heads = 0, attention = 0, mlp = 0;
+};
+
 // A contiguous stretch of a tensor slice and where it lies in the whole tensor.
-struct TpRun {
+struct SliceRun {
   int64_t local = 0;   // offset in the slice
   int64_t global = 0;  // offset in the whole tensor
   int64_t length = 0;
 };
-// The runs covering [begin, end) of the slice that tp rank `tp_rank` of `tp` holds.
-std::vector<TpRun> tp_runs(const TensorInfo& t, int tp, int tp_rank, int64_t begin, int64_t end);
+// The runs covering [begin, end) of slice `slice_rank` of `slices` of tensor t.
+std::vector<SliceRun> slice_runs(const TensorInfo& t, int slices, int slice_rank, int64_t begin,
+                                 int64_t end);
 
 class ParamLayout {
  public:
-  // The layout of one tensor-parallel rank's slices (tp = 1: the whole model); tp must divide
-  // the heads, 4 x dim and the padded vocabulary (the deck checks it).
-  explicit ParamLayout(const ModelConfig& config, int tp = 1);
+  // The layout of one slice of `slices` of the model, cut by `scheme` (nullptr, 1: the whole
+  // model); each cut dimension must divide into the slices (the scheme's deck checks say so).
+  explicit ParamLayout(const ModelConfig& config, const ModelParallelScheme* scheme = nullptr,
+                       int slices = 1);
 
   const ModelConfig& config() const { return config_; }
-  int tp() const { return tp_; }
+  // The scheme the model is cut by (nullptr: held whole) and into how many slices.
+  const ModelParallelScheme* scheme() const { return scheme_; }
+  int slices() const { return slices_; }
   int num_units() const { return static_cast<int>(units_.size()); }
   int embedding_unit() const { return 0; }
   int block_unit(int layer) const { return 1 + layer; }
@@ -104,24 +118,26 @@ class ParamLayout {
   // Parameters of the model with the real vocabulary (what GPT-2 papers report).
   int64_t real_param_count() const;
 
-  // Within the embedding unit (wte: this rank's vocab_rows() rows from vocab_begin()).
+  // Within the embedding unit (wte: the vocab_rows() rows this rank holds).
   int64_t wte_offset() const { return 0; }
   int64_t wpe_offset() const { return vocab_rows() * config_.dim; }
-  int64_t vocab_rows() const { return config_.padded_vocab() / tp_; }
+  int64_t vocab_rows() const { return tensors_.front().shape.front(); }
   // Within a block unit; within the final-norm unit lnf_w is at 0 and lnf_b at C.
   const BlockOffsets& block() const { return block_; }
+  const BlockWidths& widths() const { return widths_; }
 
  private:
   void add_unit(const std::string& name);
-  void add_tensor(const std::string& name, std::vector<int64_t> shape, TpSplit split, bool decay,
-                  InitKind init);
+  void add_tensor(const std::string& name, std::vector<int64_t> shape, bool decay, InitKind init);
 
   ModelConfig config_;
-  int tp_ = 1;
+  const ModelParallelScheme* scheme_ = nullptr;
+  int slices_ = 1;
   int64_t global_total_ = 0;
   std::vector<UnitInfo> units_;
   std::vector<TensorInfo> tensors_;
   BlockOffsets block_{};
+  BlockWidths widths_{};
   int64_t total_ = 0;
 };
 

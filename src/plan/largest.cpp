@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "core/stage_spec.hpp"
 #include "model/layout.hpp"
+#include "plan/plan_extensions.hpp"
 
 namespace zm {
 
@@ -58,19 +59,19 @@ LargestModel largest_model(const Deck& deck, const Machine& machine, int64_t dev
                            const LargestOption& option, const LargestAxis* axis) {
   LargestModel cell;
   cell.devices = devices;
-  cell.tp = deck.parallel.tp;
+  for (const PlanAxis& plan_axis : plan_axes()) cell.axes.push_back(plan_axis.value(deck));
   cell.stage = stage;
   cell.option = option;
   const StageSpec& spec = stage_spec(stage);
   const bool variant_applies =
       !axis || option.variant < 0 ||
       axis->variants[static_cast<size_t>(option.variant)].applies(spec, option.sharding);
-  if ((option.sharding == LargestSharding::Hpz && !spec.gathers_parameters()) ||
-      !variant_applies) {
+  if ((option.sharding == LargestSharding::Hpz && !spec.gathers_parameters()) || !variant_applies) {
     cell.applies = false;
     return cell;
   }
-  if (devices % cell.tp != 0) {  // tp groups that cannot tile the devices: no such run
+  // Model-parallel groups that cannot tile the devices: no such run.
+  if (devices % model_parallel_size(deck) != 0) {
     cell.possible = false;
     return cell;
   }
@@ -95,13 +96,11 @@ LargestModel largest_model(const Deck& deck, const Machine& machine, int64_t dev
 
 }  // namespace
 
-std::vector<LargestModel> plan_largest_models(const Deck& deck, const Machine& machine,
+std::vector<LargestModel> plan_largest_models(const std::vector<Deck>& decks,
+                                              const Machine& machine,
                                               const std::vector<int64_t>& devices,
-                                              const std::vector<int64_t>& tps,
                                               const std::vector<int>& stages,
                                               const LargestAxis* axis) {
-  std::vector<Deck> decks;
-  for (int64_t tp : tps) decks.push_back(with_tensor_parallel(deck, tp));
   if (axis) axis->check(machine);
   const std::vector<LargestOption> options = largest_options(axis);
   std::vector<LargestModel> cells;
@@ -115,8 +114,9 @@ std::vector<LargestModel> plan_largest_models(const Deck& deck, const Machine& m
 
 std::vector<LargestModel> plan_largest_models(const Deck& deck, const Machine& machine,
                                               const std::vector<int64_t>& devices,
-                                              const std::vector<int>& stages) {
-  return plan_largest_models(deck, machine, devices, {deck.parallel.tp}, stages);
+                                              const std::vector<int>& stages,
+                                              const LargestAxis* axis) {
+  return plan_largest_models(std::vector<Deck>{deck}, machine, devices, stages, axis);
 }
 
 double max_params_for_model_states(const Deck& deck, int stage, const ZeroMesh& mesh,

@@ -1,13 +1,14 @@
 // `zeromini plan --largest`: the largest model of a deck's width that fits one device, for each
-// device count x tensor-parallel degree x stage x sharding {all, node, hpZ node} x
-// model.recompute {none, blocks}, and optionally x a module's axis (LargestAxis: its variants of
-// the deck, e.g. where the optimizer state lives).
+// device count x the values of the plan's axes (PlanAxis, plan/plan_extensions.hpp) x stage x
+// sharding {all, node, hpZ node} x model.recompute {none, blocks}, and optionally x a module's
+// axis (LargestAxis: its variants of the deck, e.g. where the optimizer state lives).
 //
 // "Largest" is the deepest: the deck's width, heads, vocabulary, sequence length, batch and
 // precision are kept, and the layer count grows until the per-device memory of the same buffer
 // lists the run allocates (plan_memory) no longer fits the machine's device memory. The step time
-// is the planner's prediction at that depth (recomputed forward included). At tp > 1 the devices
-// are tp-rank groups times the data-parallel ranks, and the parameters are the whole model's.
+// is the planner's prediction at that depth (recomputed forward included). Where the model is cut
+// over model dimensions the devices are model-parallel groups times the data-parallel ranks, and
+// the parameters are the whole model's.
 #pragma once
 
 #include <cstdint>
@@ -84,14 +85,14 @@ std::vector<LargestOption> largest_options(const LargestAxis* axis);
 
 struct LargestModel {
   int64_t devices = 1;
-  int64_t tp = 1;  // parallel.tp
+  std::vector<int64_t> axes;  // the deck's value of each plan axis (plan_axes())
   int stage = 0;
   LargestOption option;
   // False for hpZ below stage 3, and for an axis's variant that is no option at the stage and
   // sharding; nothing below is meaningful then.
   bool applies = true;
   // False when the shard groups cannot tile the devices (a node's ranks do not divide them) or
-  // tp does not divide the devices; nothing below is meaningful then.
+  // the model-parallel groups cannot; nothing below is meaningful then.
   bool possible = true;
   ZeroMesh mesh;
   int64_t layers = 0;  // the deepest that fits; 0: not even one block fits
@@ -102,17 +103,18 @@ struct LargestModel {
 // model.recompute and the keys of its axis's variant.
 Deck with_option(const Deck& deck, const LargestOption& option, const LargestAxis* axis);
 
-// Every devices x tp x stage x option, in that order (options as largest_options(axis) lists
-// them); every tp must divide the heads, the MLP width and the padded vocabulary (else fails).
-std::vector<LargestModel> plan_largest_models(const Deck& deck, const Machine& machine,
+// Every devices x deck x stage x option, in that order (options as largest_options(axis) lists
+// them): `decks` are the deck at each point of the plan's axes.
+std::vector<LargestModel> plan_largest_models(const std::vector<Deck>& decks,
+                                              const Machine& machine,
                                               const std::vector<int64_t>& devices,
-                                              const std::vector<int64_t>& tps,
                                               const std::vector<int>& stages,
                                               const LargestAxis* axis = nullptr);
-// The same at the deck's parallel.tp.
+// The same for the deck alone.
 std::vector<LargestModel> plan_largest_models(const Deck& deck, const Machine& machine,
                                               const std::vector<int64_t>& devices,
-                                              const std::vector<int>& stages);
+                                              const std::vector<int>& stages,
+                                              const LargestAxis* axis = nullptr);
 
 // The ZeRO paper's "maximum theoretical model size" (Table 2): the parameters Psi of the whole
 // model whose model states alone (parameters, gradients, optimizer state; no activations or

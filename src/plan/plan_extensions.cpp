@@ -3,14 +3,6 @@
 namespace zm {
 
 namespace {
-std::vector<PlanNote>& notes() {
-  static std::vector<PlanNote> registered;
-  return registered;
-}
-std::vector<PlanColumns>& columns() {
-  static std::vector<PlanColumns> registered;
-  return registered;
-}
 template <typename T>
 std::vector<T>& plan_registry() {
   static std::vector<T> registered;
@@ -36,18 +28,29 @@ void add_plan_footnote(PlanFootnote footnote) {
 const std::vector<PlanFootnote>& plan_footnotes() {
   return plan_registry<PlanFootnote>();
 }
-
 void add_plan_note(PlanNote note) {
-  notes().push_back(std::move(note));
+  plan_registry<PlanNote>().push_back(std::move(note));
 }
 const std::vector<PlanNote>& plan_notes() {
-  return notes();
+  return plan_registry<PlanNote>();
 }
 void add_plan_columns(PlanColumns group) {
-  columns().push_back(std::move(group));
+  plan_registry<PlanColumns>().push_back(std::move(group));
 }
 const std::vector<PlanColumns>& plan_columns() {
-  return columns();
+  return plan_registry<PlanColumns>();
+}
+void add_plan_table_note(PlanTableNote note) {
+  plan_registry<PlanTableNote>().push_back(std::move(note));
+}
+const std::vector<PlanTableNote>& plan_table_notes() {
+  return plan_registry<PlanTableNote>();
+}
+void add_plan_axis(PlanAxis axis) {
+  plan_registry<PlanAxis>().push_back(std::move(axis));
+}
+const std::vector<PlanAxis>& plan_axes() {
+  return plan_registry<PlanAxis>();
 }
 
 }  // namespace zm

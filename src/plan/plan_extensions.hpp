@@ -1,10 +1,12 @@
-// What a module adds to the planner and to `zeromini plan`'s output: its pricing of a point (the
-// figures and seconds of what it adds to a step), lines of the header (after the core's), groups
-// of CSV columns at fixed places of the row (so that scripts keep reading columns by name and by
-// position), columns at the end of the table's rows, and notes after the table. Registered at
-// start-up (core/modules.hpp).
+// What a module adds to the planner and to `zeromini plan`: axes of the points it prices (a
+// list-valued option that sets a deck key per point), its pricing of a point (the figures and
+// seconds of what it adds to a step), and to the output lines of the header (after the core's)
+// and before the table, groups of CSV columns at fixed places of the row (so that scripts keep
+// reading columns by name and by position), columns of the table's rows, and notes after the
+// table. Registered at start-up (core/modules.hpp).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -20,9 +22,9 @@ namespace zm {
 // hide behind backward (PlanPoint::added_serial_seconds, added_exposed_seconds). `machine` is null
 // without one (then only figures that need none), `backward_seconds` backward's share of the
 // compute.
-using PlanPricing = std::function<void(const Deck& deck, int stage, const ZeroMesh& mesh,
-                                       const Machine* machine, double backward_seconds,
-                                       PlanPoint& point)>;
+using PlanPricing =
+    std::function<void(const Deck& deck, int stage, const ZeroMesh& mesh, const Machine* machine,
+                       double backward_seconds, PlanPoint& point)>;
 void add_plan_pricing(PlanPricing pricing);
 const std::vector<PlanPricing>& plan_pricings();
 
@@ -45,11 +47,15 @@ struct PlanColumns {
 void add_plan_columns(PlanColumns columns);
 const std::vector<PlanColumns>& plan_columns();
 
-// Columns at the end of the table's rows (after the core's), where shown for these points.
+// Where columns of the table go: after the core's traffic by level (the shard groups' columns),
+// or at the end of the rows.
+enum class PlanTableColumnsAt { AfterLevels, AtEnd };
+// Columns of the table's rows (after the core's at `at`), where shown for these points.
 struct PlanTableColumns {
   std::function<bool(const std::vector<PlanPoint>& points)> shown;
   std::function<std::string(bool have_machine)> heading;  // " | name name"
   std::function<std::string(const PlanPoint& point, bool have_machine)> cells;
+  PlanTableColumnsAt at = PlanTableColumnsAt::AtEnd;
 };
 void add_plan_table_columns(PlanTableColumns columns);
 const std::vector<PlanTableColumns>& plan_table_columns();
@@ -59,5 +65,34 @@ using PlanFootnote =
     std::function<std::string(const std::vector<PlanPoint>& points, const Machine* machine)>;
 void add_plan_footnote(PlanFootnote footnote);
 const std::vector<PlanFootnote>& plan_footnotes();
+
+// Lines printed after the header, before the table, for these points ("" for none).
+using PlanTableNote =
+    std::function<std::string(const Deck& deck, const std::vector<PlanPoint>& points)>;
+void add_plan_table_note(PlanTableNote note);
+const std::vector<PlanTableNote>& plan_table_notes();
+
+// An axis of the points `zeromini plan` prices: an option taking a list of integers (e.g.
+// "1,2,4"), each of which sets a deck key. `plan` prices every rank count x value (x the values of
+// the axes added after it) x stage, leaving out a rank count that the deck's model-parallel
+// size (core/zero_mesh.hpp) does not divide at that value; without the option, the deck's value.
+// `plan --largest` takes the axes as dimensions of its cells.
+struct PlanAxis {
+  std::string option;  // "--name"
+  std::string help;    // the option's help
+  std::string name;    // its short name: a column's heading, "8 ranks at NAME 3"
+  std::string what;    // what one value is, in messages ("... degree")
+  // The deck's value, and the deck at `value` (fails naming what does not fit the deck).
+  std::function<int64_t(const Deck& deck)> value;
+  std::function<Deck(const Deck& deck, int64_t value)> at;
+  // --largest: the CSV columns it appends (",a,b") where some cell's value is not 1, and a cell's
+  // (`point`: the cell's plan, nullptr where none fits or it cannot run); the sentence the
+  // closing note ends with.
+  std::string largest_header;
+  std::function<std::string(int64_t value, const PlanPoint* point)> largest_cells;
+  std::string largest_note;
+};
+void add_plan_axis(PlanAxis axis);
+const std::vector<PlanAxis>& plan_axes();
 
 }  // namespace zm

@@ -86,18 +86,6 @@ Deck with_layers(const Deck& deck, int64_t layers) {
 
 }  // namespace
 
-Deck with_tensor_parallel(const Deck& deck, int64_t tp) {
-  const ModelConfig& m = deck.model;
-  if (tp < 1 || m.heads % tp != 0 || 4 * m.dim % tp != 0 || m.padded_vocab() % tp != 0)
-    fail(
-        "tensor-parallel degree {}: expected a divisor of model.heads = {}, of the MLP width "
-        "4 x model.dim = {} and of the padded vocabulary {}",
-        tp, m.heads, 4 * m.dim, m.padded_vocab());
-  Deck d = deck;
-  d.parallel.tp = tp;
-  return d;
-}
-
 int64_t ranks_on_a_node(const ZeroMesh& mesh) {
   return std::max<int64_t>(1, std::min<int64_t>(mesh.ranks_per_node, mesh.world()));
 }
@@ -120,7 +108,7 @@ MemoryPlan plan_memory(const Deck& deck, int stage, const ZeroMesh& mesh) {
 
 LevelTraffic plan_traffic(const Deck& deck, int stage, const ZeroMesh& mesh) {
   LevelTraffic bytes{};
-  const ParamLayout layout(deck.model, mesh.tp());
+  const ParamLayout layout = run_layout(deck, stage);
   const Partition partition(layout, mesh.group_ranks(), mesh.sub_shards());
   for (const auto& c : run_traffic(deck, stage, partition, mesh))
     bytes[static_cast<size_t>(c.level)][static_cast<size_t>(c.op)] +=
@@ -130,16 +118,16 @@ LevelTraffic plan_traffic(const Deck& deck, int stage, const ZeroMesh& mesh) {
 
 namespace {
 
-// The mesh dimension a level's collectives run along (comm/mesh_comms.hpp).
-const std::string& dim_of(CommLevel level) {
-  return level == CommLevel::TensorParallel ? kTpDim
-         : level == CommLevel::IntraGroup   ? kShardDim
-                                            : kReplicateDim;
+// The index of the mesh dimension a level's collectives run along (comm/mesh_comms.hpp), or -1
+// (the model's level in a mesh without model dimensions).
+int dim_of(const ZeroMesh& mesh, CommLevel level) {
+  if (level == CommLevel::ModelParallel) return mesh.model_dim();
+  return mesh.mesh.index_of(level == CommLevel::IntraGroup ? kShardDim : kReplicateDim);
 }
 
 // The nodes spanned by each communicator a declared collective can run on (comm/mesh_comms.hpp):
-// tp's, the shard group's and the replicas' (rank 0's group along each; the others span theirs
-// alike), and the world's.
+// the model dimension's, the shard group's and the replicas' (rank 0's group along each; the
+// others span theirs alike), and the world's.
 struct MeshSpans {
   std::array<NodeSpan, kCommLevels> level;
   NodeSpan world;
@@ -149,7 +137,8 @@ MeshSpans mesh_spans(const ZeroMesh& mesh) {
   const DeviceMesh& m = mesh.mesh;
   MeshSpans spans;
   for (int l = 0; l < kCommLevels; ++l) {
-    const int d = m.index_of(dim_of(static_cast<CommLevel>(l)));
+    const int d = dim_of(mesh, static_cast<CommLevel>(l));
+    if (d < 0) continue;
     spans.level[static_cast<size_t>(l)] =
         node_span(m.dim(d).size, stride_along(m, d), mesh.ranks_per_node);
   }
@@ -162,7 +151,7 @@ MeshSpans mesh_spans(const ZeroMesh& mesh) {
 std::array<double, kCommOps> plan_cross_node_traffic(const Deck& deck, int stage,
                                                      const ZeroMesh& mesh) {
   std::array<double, kCommOps> bytes{};
-  const ParamLayout layout(deck.model, mesh.tp());
+  const ParamLayout layout = run_layout(deck, stage);
   const Partition partition(layout, mesh.group_ranks(), mesh.sub_shards());
   const MeshSpans spans = mesh_spans(mesh);
   for (const auto& c : run_traffic(deck, stage, partition, mesh)) {
@@ -170,8 +159,10 @@ std::array<double, kCommOps> plan_cross_node_traffic(const Deck& deck, int stage
     // that spans it: the same ranks either way. One that declares its span (an exchange in hops by
     // node) runs on a split of its level's group.
     const bool world = c.ranks == mesh.world();
-    ZM_ASSERT(c.span || world || c.ranks == mesh.mesh.size(dim_of(c.level)),
-              "a collective of {} ranks at level {}", c.ranks, comm_level_name(c.level));
+    ZM_ASSERT(
+        c.span || world ||
+            (dim_of(mesh, c.level) >= 0 && c.ranks == mesh.mesh.dim(dim_of(mesh, c.level)).size),
+        "a collective of {} ranks at level {}", c.ranks, comm_level_name(c.level));
     const NodeSpan span = c.span  ? *c.span
                           : world ? spans.world
                                   : spans.level[static_cast<size_t>(c.level)];
@@ -227,29 +218,31 @@ int64_t largest_fitting_layers(const Deck& deck, int stage, const ZeroMesh& mesh
 namespace {
 
 // Whether a collective's ring crosses the inter-node network. Ranks are placed consecutively,
-// devices_per_node to a node, and the mesh is replicate x shard x tp with tp innermost: a tp
-// group is tp consecutive ranks, and a shard group (ranks of equal tp coordinate) is strided by
-// tp over group_ranks x tp consecutive ranks. A group's ring stays in a node when that span tiles
-// the node; a collective across the groups crosses as soon as the run spans nodes.
+// devices_per_node to a node, and the mesh is replicate x shard x the model dimensions, those
+// innermost: a model-parallel group is model_parallel() consecutive ranks, and a shard group
+// (ranks of equal model-parallel coordinates) is strided by that over group_ranks x
+// model_parallel() consecutive ranks. A group's ring stays in a node when that span tiles the
+// node; a collective across the groups crosses as soon as the run spans nodes.
 bool crosses_nodes(const PlannedCollective& c, const ZeroMesh& mesh, const Machine& machine) {
   const int64_t per_node = machine.devices_per_node;
   if (mesh.world() <= per_node) return false;
   if (c.span) return c.span->nodes > 1;  // a hop by node: within one, or across
   if (c.level == CommLevel::InterGroup) return true;
-  const int64_t span = c.level == CommLevel::TensorParallel
-                           ? int64_t(mesh.tp())
-                           : int64_t(mesh.group_ranks()) * mesh.tp();
+  const int64_t span = c.level == CommLevel::ModelParallel
+                           ? int64_t(mesh.model_parallel())
+                           : int64_t(mesh.group_ranks()) * mesh.model_parallel();
   return span > per_node || per_node % span != 0;
 }
 
 // The collective's ranks in each node it spans (a communicator's ranks spread evenly over the
-// nodes of its span): the tp group spans tp consecutive ranks, a shard group group_ranks x tp,
-// and the collectives across groups the whole world.
+// nodes of its span): the model-parallel group spans its consecutive ranks, a shard group
+// group_ranks x those, and the collectives across groups the whole world.
 double ranks_per_node(const PlannedCollective& c, const ZeroMesh& mesh, const Machine& machine) {
   if (c.span) return std::max(1, c.span->per_node);
-  const int64_t span = c.level == CommLevel::TensorParallel ? int64_t(mesh.tp())
-                       : c.level == CommLevel::IntraGroup ? int64_t(mesh.group_ranks()) * mesh.tp()
-                                                          : int64_t(mesh.world());
+  const int64_t span = c.level == CommLevel::ModelParallel ? int64_t(mesh.model_parallel())
+                       : c.level == CommLevel::IntraGroup
+                           ? int64_t(mesh.group_ranks()) * mesh.model_parallel()
+                           : int64_t(mesh.world());
   const double nodes = std::ceil(static_cast<double>(span) / machine.devices_per_node);
   return std::clamp(static_cast<double>(c.ranks) / nodes, 1.0, static_cast<double>(c.ranks));
 }
@@ -293,7 +286,7 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
   p.precision = deck.train.precision;
   const ZeroMesh mesh = plan_zero_mesh(deck, stage, ranks, machine);
   p.mesh = mesh;
-  const ParamLayout layout(deck.model, mesh.tp());
+  const ParamLayout layout = run_layout(deck, stage);
   const Partition partition(layout, mesh.group_ranks(), mesh.sub_shards());
   p.params = layout.real_param_count();
   p.padded_params = partition.padded_total();
@@ -306,7 +299,7 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
       p.bytes_per_step[static_cast<size_t>(op)] += level[static_cast<size_t>(op)];
   // FLOPs (model/flops.hpp): the hardware FLOPs are priced at the machine's sustained rate. Each
   // data-parallel replica takes micro_batch x grad_accum sequences; the work divides evenly over
-  // the ranks (over tp as every matmul is split by heads, widths or vocabulary rows).
+  // the ranks (over a model-parallel group as its ranks split every matmul).
   const double global_tokens = static_cast<double>(deck.train.micro_batch * deck.model.seq_len *
                                                    deck.train.grad_accum * mesh.data_parallel());
   const StepFlops flops =
@@ -348,7 +341,7 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
   p.largest_layers = layers;
   if (layers > 0) {
     const ModelConfig& m = deck.model;
-    // The whole model's parameters (the layout at tp = 1), not one tp rank's slices.
+    // The whole model's parameters (the uncut layout), not one rank's slices.
     p.largest_params = ParamLayout(with_layers(deck, 1).model).real_param_count() +
                        (layers - 1) * (12 * m.dim * m.dim + 13 * m.dim);
   }

@@ -45,8 +45,8 @@ struct PlanPoint {
   int stage = 0;
   int64_t ranks = 1;
   Precision precision = Precision::FP32;
-  int64_t params = 0;         // real vocabulary, the whole model (at any tp)
-  int64_t padded_params = 0;  // one tp rank's slices, padded vocabulary and partition (Psi')
+  int64_t params = 0;         // real vocabulary, the whole model (however it is cut)
+  int64_t padded_params = 0;  // one rank's slices, padded vocabulary and partition (Psi')
   MemoryPlan memory;
   ZeroMesh mesh;                                  // the shard groups at this rank count
   std::array<double, kCommOps> bytes_per_step{};  // per rank, by collective
@@ -88,10 +88,6 @@ struct PlanPoint {
   int64_t largest_layers = 0;  // deepest model of the same width that fits (0: none)
   int64_t largest_params = 0;
 };
-
-// The deck at tensor-parallel degree `tp` (parallel.tp), which must divide the heads, the MLP
-// width and the padded vocabulary (fails naming them otherwise).
-Deck with_tensor_parallel(const Deck& deck, int64_t tp);
 
 // All priced in the deck's train.precision: element sizes come from the precision, through the
 // same buffer and collective lists a run of the deck allocates and posts.

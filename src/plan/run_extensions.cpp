@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "core/zero_mesh.hpp"
+
 namespace zm {
 
 namespace {
@@ -23,6 +25,12 @@ RunExtensions run_extensions(const Deck& deck, int stage) {
 
 const AttentionKernels& attention_kernels(const RunExtensions& extensions) {
   return extensions.attention != nullptr ? *extensions.attention : plain_attention();
+}
+
+ParamLayout run_layout(const Deck& deck, int stage) {
+  const ModelParallelScheme* scheme = run_extensions(deck, stage).model_parallel;
+  return ParamLayout(deck.model, scheme,
+                     scheme != nullptr ? static_cast<int>(model_parallel_size(deck)) : 1);
 }
 
 }  // namespace zm

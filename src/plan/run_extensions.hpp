@@ -12,6 +12,8 @@
 
 #include "core/deck.hpp"
 #include "model/attention_kernels.hpp"
+#include "model/layout.hpp"
+#include "model/model_parallel.hpp"
 #include "zero/collective_strategy.hpp"
 #include "zero/state_tier.hpp"
 
@@ -27,6 +29,9 @@ struct RunExtensions {
   // A memory tier that keeps some model state off the device (zero/state_tier.hpp); nullptr:
   // everything on the device.
   std::shared_ptr<const StateTier> tier;
+  // How the model is cut into slices along the model dimensions (model/model_parallel.hpp), an
+  // object that lives as long as the program; nullptr: the model is held whole.
+  const ModelParallelScheme* model_parallel = nullptr;
   // The fraction of a token shard's tokens (data.source), at its end, that training leaves to
   // another reader of the shard (train/data.hpp, make_data_source); 0: training reads them all.
   double reserved_data_tail = 0;
@@ -41,5 +46,10 @@ RunExtensions run_extensions(const Deck& deck, int stage);
 
 // The attention kernels of a run: the extensions', or the core's plain ones.
 const AttentionKernels& attention_kernels(const RunExtensions& extensions);
+
+// The parameter layout each rank of a run of `deck` at `stage` holds: its slice of the model cut
+// by the run's scheme into the model dimensions' size (core/zero_mesh.hpp: model_parallel_size),
+// or the whole model.
+ParamLayout run_layout(const Deck& deck, int stage);
 
 }  // namespace zm

@@ -231,7 +231,7 @@ StageResult run_stage(const RunSetup& run, int stage, RunEnd& end) {
     result.param_count = trainer.layout().real_param_count();
     result.padded_param_count = trainer.layout().global_total();
     result.shard_size = trainer.comms().mesh().group_ranks();
-    result.tp = trainer.comms().mesh().tp();
+    result.tp = trainer.comms().mesh().model_parallel();
     log_root(
         "[stage {}] {} ranks, {} parameters ({} with the padded vocabulary), "
         "{} tokens per rank per step\n",
@@ -240,12 +240,9 @@ StageResult run_stage(const RunSetup& run, int stage, RunEnd& end) {
         thousands(static_cast<double>(result.tokens_per_rank_per_step)));
     const ZeroMesh& mesh = trainer.comms().mesh();
     if (mesh.hybrid()) log_root("[stage {}] {}\n", stage, describe_zero_mesh(mesh, run.deck));
-    if (mesh.tp() > 1)
-      log_root(
-          "[stage {}] tensor parallelism: {} groups of {} ranks (parallel.tp), {} parameters "
-          "per rank before ZeRO shards them\n",
-          stage, mesh.data_parallel(), mesh.tp(),
-          thousands(static_cast<double>(trainer.layout().total())));
+    for (const std::string& line : describe_model_dimensions(mesh))
+      log_root("[stage {}] {}, {} parameters per rank before ZeRO shards them\n", stage, line,
+               thousands(static_cast<double>(trainer.layout().total())));
     const int64_t first_step = start_or_resume(trainer, run, stage);
     if (run.results) run.results->begin_stage(stage, first_step, run.resume);
     const StageOutputs outputs{run.deck,

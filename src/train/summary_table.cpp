@@ -113,7 +113,7 @@ void print_tensor_parallel_traffic(const std::vector<StageResult>& results) {
   }
 }
 
-// qgZ: the gradients' quantized all-to-alls, which the table's columns do not show.
+// The all-to-alls (gradient exchanges), which the table's columns do not show.
 void print_all_to_all_traffic(const std::vector<StageResult>& results) {
   for (const StageResult& s : results) {
     const CommOpStats& exchanged = s.comm_per_step[CommOp::AllToAll];

@@ -18,7 +18,7 @@ namespace zm {
 double Trainer::tokens_per_rank_per_step() const {
   const Deck& d = deck();
   return static_cast<double>(d.train.micro_batch * d.model.seq_len * d.train.grad_accum) /
-         static_cast<double>(d.parallel.tp);
+         static_cast<double>(model_parallel_size(d));
 }
 
 namespace {
@@ -90,7 +90,7 @@ TrainerT<Real>::TrainerT(const Deck& deck, int stage, Communicator& comm, const 
     : deck_(deck),
       context_(context),
       comm_(&comm),
-      layout_(deck.model, static_cast<int>(deck.parallel.tp)),
+      layout_(run_layout(deck, stage)),
       comms_(std::make_unique<MeshComms>(comm, validated_mesh(deck, stage, comm),
                                          splits_group_by_node(deck, stage))),
       partition_(layout_, comms_->mesh().group_ranks(), comms_->mesh().sub_shards()),
@@ -98,7 +98,7 @@ TrainerT<Real>::TrainerT(const Deck& deck, int stage, Communicator& comm, const 
                                 zero_options(deck, stage, comms_->mesh()), gpt_schedule(layout_),
                                 team_shape, context.ledger)),
       model_(layout_, deck.train.micro_batch, deck.model.seq_len, context,
-             deck.train.policy().gemm_math, team_shape, tensor_parallel_group(),
+             deck.train.policy().gemm_math, team_shape, model_parallel_group(),
              attention_kernels(run_extensions(deck, stage))),
       data_(make_data_source(deck, run_extensions(deck, stage).reserved_data_tail)) {
   comms_->set_timeout(deck.comm.timeout_s);
@@ -112,10 +112,11 @@ TrainerT<Real>::TrainerT(const Deck& deck, int stage, Communicator& comm, const 
 }
 
 template <typename Real>
-TensorParallelGroup TrainerT<Real>::tensor_parallel_group() const {
-  Communicator* tp = comms_->tensor_parallel();
-  if (tp == nullptr) return {};
-  return {tp, tp->size(), tp->rank()};
+ModelParallelGroup TrainerT<Real>::model_parallel_group() const {
+  if (layout_.scheme() == nullptr) return {};
+  Communicator* group = comms_->model_parallel();
+  if (group == nullptr) return {};
+  return {group, group->size(), group->rank()};
 }
 
 template <typename Real>
@@ -142,7 +143,7 @@ StepRecord TrainerT<Real>::step(int64_t step) {
   const Fault fault = injected_fault(comm_->rank(), step);
   if (fault == Fault::Kill || fault == Fault::Stall || fault == Fault::Error) enact_fault(fault);
   const StepCounters before{comms_->stats(), comms_->stats(CommLevel::InterGroup),
-                            comms_->stats(CommLevel::TensorParallel), comms_->cross_node_stats(),
+                            comms_->stats(CommLevel::ModelParallel), comms_->cross_node_stats(),
                             engine_->transfers().stats()};
   {
     Phase whole(context_, step_phase(step, record));
@@ -194,8 +195,8 @@ PhaseSpec TrainerT<Real>::step_phase(int64_t step, StepRecord& record) const {
 template <typename Real>
 Batch TrainerT<Real>::load_micro_batch(int64_t step, int64_t micro) {
   const int64_t B = deck_.train.micro_batch, accum = deck_.train.grad_accum;
-  // The ranks of a tensor-parallel group read the same sequences.
-  const int ranks = data_parallel_ranks(), rank = comm_->rank() / comms_->mesh().tp();
+  // The ranks of a model-parallel group read the same sequences.
+  const int ranks = data_parallel_ranks(), rank = comms_->mesh().data_parallel_rank(comm_->rank());
   if (context_.spans) context_.spans->micro_step(micro);
   return load_sequences(*data_, first_sequence(step, micro, accum, ranks, rank, B));
 }
@@ -211,7 +212,7 @@ Batch TrainerT<Real>::load_sequences(const DataSource& source, int64_t first) {
 template <typename Real>
 double TrainerT<Real>::forward_only_loss(const DataSource& source, int64_t micro_batches) {
   const int64_t B = deck_.train.micro_batch;
-  const int ranks = data_parallel_ranks(), rank = comm_->rank() / comms_->mesh().tp();
+  const int ranks = data_parallel_ranks(), rank = comms_->mesh().data_parallel_rank(comm_->rank());
   double loss_sum = 0.0;
   for (int64_t e = 0; e < micro_batches; ++e) {
     const Batch batch = load_sequences(source, forward_only_sequence(e, ranks, rank, B));
@@ -223,12 +224,12 @@ double TrainerT<Real>::forward_only_loss(const DataSource& source, int64_t micro
   return sums.first / static_cast<double>(ranks * micro_batches);
 }
 
-// The loss (counted once per tensor-parallel group) and the squared gradient norm summed over
+// The loss (counted once per model-parallel group) and the squared gradient norm summed over
 // every rank, in one small all-reduce.
 template <typename Real>
 std::pair<double, double> TrainerT<Real>::sum_over_ranks(double loss_sum, double sumsq) {
   auto stats_host = Kokkos::create_mirror_view(stats_.view());
-  stats_host(0) = counts_tp_replicas(engine_->tp_rank()) ? static_cast<float>(loss_sum) : 0.0f;
+  stats_host(0) = counts_held_alike(engine_->slice_rank()) ? static_cast<float>(loss_sum) : 0.0f;
   stats_host(1) = static_cast<float>(sumsq);
   Kokkos::deep_copy(stats_.view(), stats_host);
   // The schedule's StepStatistics, posted as every collective of the step is.
@@ -243,7 +244,7 @@ void TrainerT<Real>::reduce_step_stats(double loss_sum, double micro_batches, St
   // Global loss and gradient norm in one small all-reduce: every stage sums the squares of the
   // gradients each rank owns, so that the norm is computed the same way whatever the stage.
   const double sumsq = engine_->grad_sumsq_owned();
-  // Every rank of a tensor-parallel group has the same loss: its first rank counts it.
+  // Every rank of a model-parallel group has the same loss: its first rank counts it.
   const std::pair<double, double> sums = sum_over_ranks(loss_sum, sumsq);
   record.loss = sums.first / micro_batches;
   record.grad_norm = std::sqrt(sums.second) / micro_batches;
@@ -255,7 +256,7 @@ void TrainerT<Real>::count_communication(const StepCounters& before, StepRecord&
   record.comm = stats_between(before.all, comms_->stats());
   record.comm_inter_group = stats_between(before.inter_group, comms_->stats(CommLevel::InterGroup));
   record.comm_tensor_parallel =
-      stats_between(before.tensor_parallel, comms_->stats(CommLevel::TensorParallel));
+      stats_between(before.model_parallel, comms_->stats(CommLevel::ModelParallel));
   record.comm_cross_node = stats_between(before.cross_node, comms_->cross_node_stats());
   record.transfers = transfers_between(before.transfers, engine_->transfers().stats());
   record.times.comm_wait = record.comm.total().seconds;

@@ -46,8 +46,8 @@ class Trainer {
   // The run's communicators: the world, and the shard group and replicas under hybrid sharding.
   virtual MeshComms& comms() = 0;
 
-  // The step's tokens (the global batch) per rank: a tensor-parallel group shares its
-  // data-parallel rank's micro-batches, so each of its ranks counts 1/tp of them.
+  // The step's tokens (the global batch) per rank: a model-parallel group shares its
+  // data-parallel rank's micro-batches, so each of its ranks counts its share of them.
   double tokens_per_rank_per_step() const;
 };
 

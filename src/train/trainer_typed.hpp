@@ -18,7 +18,7 @@ namespace zm {
 
 // The communicator's statistics when a step began, for the step's own figures.
 struct StepCounters {
-  CommStats all, inter_group, tensor_parallel, cross_node;
+  CommStats all, inter_group, model_parallel, cross_node;
   TransferStats transfers;  // the engine's host-device copies
 };
 
@@ -42,8 +42,9 @@ class TrainerT final : public Trainer {
   ZeroEngineT<Real>& typed_engine() { return *engine_; }
 
  private:
-  // The model's group along tp (none at tp = 1), and the ranks that read different data.
-  TensorParallelGroup tensor_parallel_group() const;
+  // The model's model-parallel group (of one rank without one), and the ranks that read
+  // different data.
+  ModelParallelGroup model_parallel_group() const;
   int data_parallel_ranks() const;
   // Micro-batch `micro` of step `step`, this rank's sequences, on the device.
   Batch load_micro_batch(int64_t step, int64_t micro);
@@ -51,7 +52,8 @@ class TrainerT final : public Trainer {
   Batch load_sequences(const DataSource& source, int64_t first);
   // Loss and gradient norm over all ranks and micro-batches, into the record.
   void reduce_step_stats(double loss_sum, double micro_batches, StepRecord& record);
-  // {loss, squared gradient norm} summed over every rank (the loss once per tp group).
+  // {loss, squared gradient norm} summed over every rank (the loss once per model-parallel
+  // group).
   std::pair<double, double> sum_over_ranks(double loss_sum, double sumsq);
   // The step's phase for the watchdog: its name, and under NCCL a deadline on the whole step.
   PhaseSpec step_phase(int64_t step, StepRecord& record) const;

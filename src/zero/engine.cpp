@@ -121,7 +121,6 @@ std::vector<float> ZeroEngine::full_state(State which) {
 
 // ---- ZeroEngineT<Real> ----
 
-
 std::vector<BufferSpec> model_state_buffers(const Partition& partition, const ZeroOptions& options,
                                             const ModelPlacements& placements,
                                             const ZeroMesh& mesh) {
@@ -239,7 +238,7 @@ double ZeroEngineT<Real>::grad_sumsq_owned() const {
   for (int u = 0; u < partition_->num_units(); ++u) {
     const auto [begin, end] = owned_gradients(u);
     if (end <= begin) continue;
-    if (partition_->layout().tp() > 1) {
+    if (partition_->layout().slices() > 1) {
       total += sumsq_of_slices(u, begin, end);
       continue;
     }
@@ -253,16 +252,16 @@ double ZeroEngineT<Real>::grad_sumsq_owned() const {
   return copies > 1 ? total / copies : total;
 }
 
-// Under tensor parallelism: the tensors every tp rank holds whole (LayerNorms, wpe, the
-// row-parallel biases) count on tp rank 0 only, the slices on every rank.
+// Of a model held in slices: the tensors every rank of the model-parallel group holds whole count
+// on its first rank only, the slices on every rank.
 template <typename Real>
 double ZeroEngineT<Real>::sumsq_of_slices(int u, int64_t begin, int64_t end) const {
   const ParamLayout& layout = partition_->layout();
-  const bool counts_replicas = counts_tp_replicas(tp_rank());
+  const bool counts_replicas = counts_held_alike(slice_rank());
   double total = 0.0;
   for (const TensorSegment& seg : partition_->segments(u, begin, end)) {
     const TensorInfo& t = layout.tensors()[static_cast<size_t>(seg.tensor)];
-    if (replicated_over_tp(t) && !counts_replicas) continue;
+    if (held_whole(t) && !counts_replicas) continue;
     total += with_reduced_grads(u, seg.unit_offset, [&](const auto* grads) {
       return kernels::sum_of_squares(team_shape_, grads, seg.length);
     });
@@ -295,7 +294,6 @@ void adamw_segment(kernels::TeamShape shape, float* master, const Grad* grads, f
   kernels::adamw_update_mixed(shape, master, grads, m, v, params, n, hp);
 }
 #endif
-
 
 // The core's optimizer: AdamW on the device over the state the rank holds there, segment by
 // segment (weight decay on the matrices only).

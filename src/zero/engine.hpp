@@ -101,8 +101,9 @@ class ZeroEngine {
   // All the run's communicators (the world, and the replicas under hybrid sharding).
   MeshComms& comms() const { return *comms_; }
   const ZeroMesh& mesh() const { return comms_->mesh(); }
-  // This rank's coordinate along tp: which slice of each split tensor its layout holds.
-  int tp_rank() const { return mesh().mesh.coordinate(world_rank_, kTpDim); }
+  // This rank's place in its model-parallel group: which slice of each cut tensor its layout
+  // holds.
+  int slice_rank() const { return mesh().model_rank(world_rank_); }
   // The placements of the model state on the mesh.
   const Placement& param_storage() const { return params_storage_; }
   const Placement& grad_storage() const { return grads_storage_; }
@@ -226,7 +227,7 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
   void init_parameters(uint64_t seed) override;
   void begin_micro_step(int64_t micro, int64_t micro_steps) override;
   double grad_sumsq_owned() const override;
-  // The sum of squares of unit u's owned gradients [begin, end) under tensor parallelism.
+  // The sum of squares of unit u's owned gradients [begin, end) of a model held in slices.
   double sumsq_of_slices(int u, int64_t begin, int64_t end) const;
   void optimizer_step(const OptimizerSettings& settings) override;
   void poison_gradient() override;

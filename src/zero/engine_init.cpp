@@ -1,5 +1,6 @@
 // Parameter initialisation of the ZeRO engine: every value drawn by its index in the whole model
-// (so any stage, rank count and tp degree holds the same model), into whatever each rank holds.
+// (so any stage, rank count and cut into slices holds the same model), into whatever each rank
+// holds.
 #include "zero/engine.hpp"
 
 #include <algorithm>
@@ -22,18 +23,18 @@ void ZeroEngineT<Real>::init_held(T* buffer, const Placement& placement, uint64_
   // Rows of wte beyond the real vocabulary are padding: zero, and they stay zero (their
   // gradient is zero and decay keeps zero at zero).
   const int64_t wte_real = c.vocab * c.dim;
-  const int tp = layout.tp(), slice = tp_rank();
+  const int slices = layout.slices(), slice = slice_rank();
   for (int u = 0; u < partition_->num_units(); ++u) {
     const auto [begin, end] = held_range(placement, u);
     for (const TensorSegment& seg : partition_->segments(u, begin, end)) {
       const TensorInfo& t = layout.tensors()[static_cast<size_t>(seg.tensor)];
       T* segment = base_of(buffer, piece(placement), u, seg.unit_offset);
-      // Each value is drawn by its index in the whole model, so a tensor-parallel slice holds
-      // the same numbers as the same elements of a tp = 1 run.
+      // Each value is drawn by its index in the whole model, so a slice holds the same numbers as
+      // the same elements of a whole model.
       const uint64_t tensor_index =
           static_cast<uint64_t>(layout.unit(u).global_offset + t.global_offset);
-      for (const TpRun& run :
-           tp_runs(t, tp, slice, seg.tensor_offset, seg.tensor_offset + seg.length)) {
+      for (const SliceRun& run :
+           slice_runs(t, slices, slice, seg.tensor_offset, seg.tensor_offset + seg.length)) {
         T* dst = segment + (run.local - seg.tensor_offset);
         switch (t.init) {
           case InitKind::Ones:

@@ -30,7 +30,8 @@ TEST(CrossNode, SpanCountsNodesAndRanksPerNode) {
 // Without listing the ranks: rank 0's group along a dimension, as the planner spans them, agrees
 // with the list, on a 3 x 4 x 2 mesh and nodes of every size up to the world.
 TEST(CrossNode, SpanOfAMeshDimensionAsTheList) {
-  const zm::ZeroMesh mesh = zm::hybrid_mesh(12, 4, false, 2);  // replicate 3 x shard 4 x tp 2
+  // replicate 3 x shard 4 x a model dimension of 2
+  const zm::ZeroMesh mesh = zm::hybrid_mesh(12, 4, false, {{"model", 2}});
   const zm::DeviceMesh& m = mesh.mesh;
   for (int per_node = 1; per_node <= m.world() + 1; ++per_node)
     for (int d = 0; d < m.ndims(); ++d) {

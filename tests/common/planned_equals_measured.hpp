@@ -57,7 +57,7 @@ inline void check_planned_equals_measured(const zm::Deck& deck, int stage, zm::C
       zm::make_trainer(deck, stage, comm, zm::RunContext{nullptr, nullptr, &ledger});
   zm::Trainer& trainer = *trainer_owned;
   ASSERT_EQ(trainer.comms().mesh().group_ranks(), mesh.group_ranks());
-  ASSERT_EQ(trainer.comms().mesh().tp(), mesh.tp());
+  ASSERT_EQ(trainer.comms().mesh().model_parallel(), mesh.model_parallel());
   trainer.init_parameters();
   std::vector<zm::StepRecord> records;
   for (int64_t s = 0; s < deck.train.steps; ++s) records.push_back(trainer.step(s));
@@ -71,13 +71,13 @@ inline void check_planned_equals_measured(const zm::Deck& deck, int stage, zm::C
   }
   const auto& intra = planned_traffic[static_cast<size_t>(zm::CommLevel::IntraGroup)];
   const auto& inter = planned_traffic[static_cast<size_t>(zm::CommLevel::InterGroup)];
-  const auto& along_tp = planned_traffic[static_cast<size_t>(zm::CommLevel::TensorParallel)];
-  double tp_total = 0;
-  for (double bytes : along_tp) tp_total += bytes;
-  if (mesh.tp() > 1)
-    EXPECT_GT(tp_total, 0.0);  // the model's all-reduces
+  const auto& model = planned_traffic[static_cast<size_t>(zm::CommLevel::ModelParallel)];
+  double model_total = 0;
+  for (double bytes : model) model_total += bytes;
+  if (mesh.model_parallel() > 1)
+    EXPECT_GT(model_total, 0.0);  // the model's own collectives
   else
-    EXPECT_EQ(tp_total, 0.0);
+    EXPECT_EQ(model_total, 0.0);
   double inter_total = 0;
   for (double bytes : inter) inter_total += bytes;
   if (mesh.hybrid() && mesh.world() > 1)
@@ -96,11 +96,11 @@ inline void check_planned_equals_measured(const zm::Deck& deck, int stage, zm::C
       const double measured_cross = record.comm_cross_node.ops[op].bytes;
       EXPECT_NEAR(measured_cross, planned_cross[op], 1e-12 * (1 + planned_cross[op]));
       const double measured_inter = record.comm_inter_group.ops[op].bytes;
-      const double measured_tp = record.comm_tensor_parallel.ops[op].bytes;
-      const double measured_intra = record.comm.ops[op].bytes - measured_inter - measured_tp;
+      const double measured_model = record.comm_tensor_parallel.ops[op].bytes;
+      const double measured_intra = record.comm.ops[op].bytes - measured_inter - measured_model;
       EXPECT_NEAR(measured_intra, intra[op], 1e-12 * (1 + intra[op]));
       EXPECT_NEAR(measured_inter, inter[op], 1e-12 * (1 + inter[op]));
-      EXPECT_NEAR(measured_tp, along_tp[op], 1e-12 * (1 + along_tp[op]));
+      EXPECT_NEAR(measured_model, model[op], 1e-12 * (1 + model[op]));
     }
   // ZeRO-Offload's host-device copies, by direction: bytes and copies (none without offload).
   const zm::PlannedTransfers planned_transfers = zm::run_transfers(deck, stage, mesh);
@@ -115,4 +115,5 @@ inline void check_planned_equals_measured(const zm::Deck& deck, int stage, zm::C
   check_throughput_counts(deck, zm::plan_point(deck, stage, comm.size(), nullptr), trainer, records,
                           comm.size());
 }
+
 }  // namespace zm::testing

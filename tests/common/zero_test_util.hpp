@@ -76,25 +76,26 @@ bucket_mb = 0.01
                     "test-deck", overrides);
 }
 
-// The whole model's parameters (the tp = 1 layout) from every rank's full_parameters(), its
-// tensor-parallel slices: each slice placed by tp_runs, the tensors every tp rank holds taken
-// from tp rank 0, summed over the tp group (every other term is zero). Collective over the world.
+// The whole model's parameters from every rank's full_parameters(), its slices of a model held
+// in slices (model/layout.hpp): each slice placed by slice_runs, the tensors every rank of the
+// model-parallel group holds taken from its first rank, summed over the group (every other term
+// is zero). Collective over the world.
 inline std::vector<float> whole_model(Trainer& trainer, const std::vector<float>& slices) {
   const ParamLayout& layout = trainer.layout();
-  Communicator* along_tp = trainer.comms().tensor_parallel();
-  if (along_tp == nullptr) return slices;
-  const int tp_rank = along_tp->rank();
+  Communicator* group = trainer.comms().model_parallel();
+  if (group == nullptr || layout.slices() == 1) return slices;
+  const int slice_rank = group->rank();
   std::vector<float> whole(static_cast<size_t>(layout.global_total()), 0.0f);
   for (const TensorInfo& t : layout.tensors()) {
-    if (t.split == TpSplit::Replicated && tp_rank != 0) continue;
+    if (held_whole(t) && !counts_held_alike(slice_rank)) continue;
     const UnitInfo& unit = layout.unit(t.unit);
-    for (const TpRun& run : tp_runs(t, layout.tp(), tp_rank, 0, t.size))
+    for (const SliceRun& run : slice_runs(t, layout.slices(), slice_rank, 0, t.size))
       for (int64_t i = 0; i < run.length; ++i)
         whole[static_cast<size_t>(unit.global_offset + t.global_offset + run.global + i)] =
             slices[static_cast<size_t>(unit.offset + t.offset + run.local + i)];
   }
   MPI_Allreduce(MPI_IN_PLACE, whole.data(), static_cast<int>(whole.size()), MPI_FLOAT, MPI_SUM,
-                along_tp->mpi_comm());
+                group->mpi_comm());
   return whole;
 }
 

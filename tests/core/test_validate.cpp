@@ -34,11 +34,6 @@ TEST(Validate, RefusalsNameTheKeysLine) {
             std::string::npos);
   EXPECT_EQ(refusal(shard, {0, 4, 4}), "");  // stage 0 shards nothing
   EXPECT_EQ(refusal(shard, {1, 6, 6}), "");
-  const zm::Deck tp = deck_of("", {"parallel.tp=2"});
-  EXPECT_NE(refusal(tp, {1, 3, 3})
-                .find("--set parallel.tp=2: parallel.tp = 2: expected a divisor "
-                      "of the rank count 3"),
-            std::string::npos);
 }
 
 // What no stage can run the planner refuses too.

@@ -12,28 +12,6 @@ import h5py
 import numpy as np
 
 
-def check_tensor_parallel_export(zeromini, mpiexec, deck, work, tp1_export, env):
-    """A checkpoint written at parallel.tp = 2: inspect names the degree, and its export is the
-    same GPT-2 (names, shapes, dtype) as the tp = 1 run's."""
-    out = os.path.join(work, "run-tp2")
-    subprocess.run([mpiexec, "-n", "2", zeromini, "run", deck, "--set", "parallel.tp=2",
-                    "--set", "zero.stage=3", "--set", "train.steps=4",
-                    "--set", "output.checkpoint_every=4", "--out", out],
-                   check=True, env=env, stdout=subprocess.DEVNULL)
-    checkpoint = os.path.join(out, "checkpoints", "step_00000004.h5")
-    described = subprocess.run([zeromini, "inspect", checkpoint], check=True,
-                               capture_output=True, text=True).stdout
-    assert "tensor parallel   tp 2 x 1 data-parallel ranks" in described, described
-    with h5py.File(checkpoint, "r") as f:
-        assert int(f.attrs["tp"]) == 2
-    exported = os.path.join(work, "exported-tp2.h5")
-    subprocess.run([zeromini, "export", checkpoint, exported], check=True, stdout=subprocess.DEVNULL)
-    with h5py.File(exported, "r") as tp2, h5py.File(tp1_export, "r") as tp1:
-        assert sorted(tp2.keys()) == sorted(tp1.keys())
-        for name in tp1.keys():
-            assert tp2[name].shape == tp1[name].shape and tp2[name].dtype == tp1[name].dtype, name
-
-
 def main(zeromini, mpiexec, deck, work):
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
@@ -94,7 +72,6 @@ def main(zeromini, mpiexec, deck, work):
     with h5py.File(checkpoint, "r") as f:
         assert f["params/unit_0000"].fletcher32
         assert int(f.attrs["ranks"]) == 2 and int(f.attrs["stage"]) == 3
-    check_tensor_parallel_export(zeromini, mpiexec, deck, work, exported, env)
     print(f"ok: results.h5 ({times.shape}) and {count} exported tensors read with h5py")
     return 0
 

@@ -118,64 +118,84 @@ TEST(Partition, SegmentsCoverARangeExactly) {
 
 namespace {
 
-// Tensor parallelism: the tp slices of every split tensor cover the whole tensor exactly once,
-// the replicated tensors are whole on every rank, and the whole model's count does not change.
-TEST(Layout, TensorParallelSlicesTileEveryTensorOnce) {
-  const zm::ModelConfig m = gpt2_124m();
-  const zm::ParamLayout whole(m);
-  for (const int tp : {2, 4, 12}) {
-    SCOPED_TRACE(tp);
-    const zm::ParamLayout slices(m, tp);
-    EXPECT_EQ(slices.global_total(), whole.total());
-    EXPECT_EQ(slices.real_param_count(), whole.real_param_count());
-    ASSERT_EQ(slices.tensors().size(), whole.tensors().size());
-    int64_t split_elements = 0, replicated_elements = 0;
-    for (size_t i = 0; i < whole.tensors().size(); ++i) {
-      const zm::TensorInfo& t = slices.tensors()[i];
-      const zm::TensorInfo& w = whole.tensors()[i];
-      SCOPED_TRACE(t.name);
-      EXPECT_EQ(t.global_shape, w.shape);
-      EXPECT_EQ(slices.unit(t.unit).global_offset + t.global_offset,
-                whole.unit(w.unit).offset + w.offset);
-      std::vector<int> hits(static_cast<size_t>(w.size), 0);
-      for (int r = 0; r < tp; ++r)
-        for (const zm::TpRun& run : zm::tp_runs(t, tp, r, 0, t.size))
+// A tensor of shape `shape` cut along dimension `dim` in `groups` groups into `slices` slices,
+// as a layout of a model held in slices describes it (model/layout.hpp).
+zm::TensorInfo cut_tensor(std::vector<int64_t> shape, int dim, int64_t groups, int slices) {
+  zm::TensorInfo t;
+  t.global_shape = shape;
+  t.cut = {dim, groups};
+  if (dim >= 0) shape[static_cast<size_t>(dim)] /= slices;
+  t.shape = shape;
+  t.size = 1;
+  for (int64_t extent : shape) t.size *= extent;
+  return t;
+}
+
+// The slices of a cut tensor cover the whole tensor exactly once, in order within each slice; a
+// tensor held whole is whole in every slice.
+TEST(Layout, SlicesTileEveryTensorOnce) {
+  struct Case {
+    std::vector<int64_t> shape;
+    int dim;
+    int64_t groups;
+  };
+  for (const Case& c : {Case{{12, 8}, 0, 1}, Case{{12, 8}, 0, 3}, Case{{12, 8}, 1, 1},
+                        Case{{12, 8}, 1, 2}, Case{{24}, 0, 3}, Case{{12, 8}, -1, 1}}) {
+    for (const int slices : {1, 2, 4}) {
+      SCOPED_TRACE(::testing::Message() << "dim " << c.dim << " groups " << c.groups << " slices "
+                                        << slices << " rank " << c.shape.size());
+      const zm::TensorInfo t = cut_tensor(c.shape, c.dim, c.groups, slices);
+      const int64_t whole =
+          t.global_shape.size() > 1 ? t.global_shape[0] * t.global_shape[1] : t.global_shape[0];
+      std::vector<int> hits(static_cast<size_t>(whole), 0);
+      for (int r = 0; r < slices; ++r) {
+        int64_t next_local = 0, last_global = -1;
+        for (const zm::SliceRun& run : zm::slice_runs(t, slices, r, 0, t.size)) {
+          EXPECT_EQ(run.local, next_local);
+          EXPECT_GT(run.global, last_global);
+          next_local += run.length;
+          last_global = run.global + run.length - 1;
           for (int64_t e = 0; e < run.length; ++e) ++hits[static_cast<size_t>(run.global + e)];
-      const int expected = t.split == zm::TpSplit::Replicated ? tp : 1;
-      EXPECT_EQ(std::count(hits.begin(), hits.end(), expected), w.size);
-      (t.split == zm::TpSplit::Replicated ? replicated_elements : split_elements) += t.size;
+        }
+        EXPECT_EQ(next_local, t.size);
+      }
+      const int expected = zm::held_whole(t) ? slices : 1;
+      EXPECT_EQ(std::count(hits.begin(), hits.end(), expected), whole);
     }
-    // Megatron's split: the matrices, their column-parallel biases and wte by tp; LayerNorms,
-    // wpe and the row-parallel biases whole.
-    EXPECT_EQ(split_elements * tp + replicated_elements, whole.total());
+  }
+}
+
+// Dimension 1 of a (4, 6) matrix in 2 slices: each slice holds 3 columns of every row.
+TEST(Layout, SliceOfColumns) {
+  const zm::TensorInfo t = cut_tensor({4, 6}, 1, 1, 2);
+  const std::vector<zm::SliceRun> runs = zm::slice_runs(t, 2, 1, 0, t.size);
+  ASSERT_EQ(runs.size(), 4u);
+  for (int64_t row = 0; row < 4; ++row) {
+    EXPECT_EQ(runs[static_cast<size_t>(row)].local, 3 * row);
+    EXPECT_EQ(runs[static_cast<size_t>(row)].global, 6 * row + 3);
+    EXPECT_EQ(runs[static_cast<size_t>(row)].length, 3);
   }
 }
 
 // A range inside a slice maps to the same elements as the whole slice's runs restricted to it
 // (what ZeRO's shards of a slice use).
-TEST(Layout, TensorParallelRunsOfASubrange) {
-  zm::ModelConfig m;
-  m.layers = 1;
-  m.dim = 32;
-  m.heads = 4;
-  m.vocab = 97;
-  m.seq_len = 16;
-  const zm::ParamLayout slices(m, 2);
-  for (const zm::TensorInfo& t : slices.tensors()) {
+TEST(Layout, SliceRunsOfASubrange) {
+  for (const zm::TensorInfo& t : {cut_tensor({96, 32}, 0, 3, 2), cut_tensor({32, 128}, 1, 1, 2),
+                                  cut_tensor({128}, 0, 1, 2), cut_tensor({32}, -1, 1, 2)}) {
     std::vector<int64_t> global_of(static_cast<size_t>(t.size), -1);
-    for (const zm::TpRun& run : zm::tp_runs(t, 2, 1, 0, t.size))
+    for (const zm::SliceRun& run : zm::slice_runs(t, 2, 1, 0, t.size))
       for (int64_t e = 0; e < run.length; ++e)
         global_of[static_cast<size_t>(run.local + e)] = run.global + e;
     const int64_t begin = t.size / 3, end = t.size - t.size / 5;
     int64_t covered = 0;
-    for (const zm::TpRun& run : zm::tp_runs(t, 2, 1, begin, end)) {
+    for (const zm::SliceRun& run : zm::slice_runs(t, 2, 1, begin, end)) {
       EXPECT_GE(run.local, begin);
       EXPECT_LE(run.local + run.length, end);
       for (int64_t e = 0; e < run.length; ++e)
-        EXPECT_EQ(run.global + e, global_of[static_cast<size_t>(run.local + e)]) << t.name;
+        EXPECT_EQ(run.global + e, global_of[static_cast<size_t>(run.local + e)]);
       covered += run.length;
     }
-    EXPECT_EQ(covered, end - begin) << t.name;
+    EXPECT_EQ(covered, end - begin);
   }
 }
 

@@ -1,9 +1,8 @@
 // What `zeromini plan` predicts for a rank count is what a run at that rank count allocates and
 // sends, byte for byte, for every stage, in fp32 and (where the build has bf16) mixed precision,
 // also with the fp32 gradient reduction (train.reduce_precision), with and without hybrid sharding
-// (zero.shard_size: traffic within and across shard groups compared separately), and with tensor
-// parallelism (parallel.tp: the model's collectives along tp compared on their own). Every case
-// also compares the bytes that leave nodes (comm/cross_node.hpp): none on this host's one node,
+// (zero.shard_size: traffic within and across shard groups compared separately). Every case also
+// compares the bytes that leave nodes (comm/cross_node.hpp): none on this host's one node,
 // and at 4 ranks on two faked nodes of 2 (zero.ranks_per_node) what each stage sends out. The
 // modules compare theirs in tests/modules/<name>/ with the same check
 // (common/planned_equals_measured.hpp).
@@ -52,53 +51,18 @@ TEST_P(PlannedEqualsMeasured, MemoryAndTraffic) {
         }
 }
 
-// Tensor parallelism: every tp that divides the ranks, in each precision, with gradient
-// accumulation and recomputation (which sums the recomputed blocks' outputs again), and at 4 ranks
-// with tp 2 x two shard groups of one data-parallel rank (hybrid sharding beside tp).
-TEST_P(PlannedEqualsMeasured, MemoryAndTrafficWithTensorParallelism) {
-  const int stage = GetParam();
-  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
-  const int N = comm->size();
-  std::vector<std::vector<std::string>> precisions = {{"train.precision=fp32"}};
-  if (ZEROMINI_HAVE_BF16) precisions.push_back({"train.precision=bf16"});
-  for (const int tp : {2, 4}) {
-    if (N % tp != 0) continue;
-    std::vector<std::string> shardings = {"zero.shard_size=0"};
-    if (N / tp >= 2) shardings.push_back("zero.shard_size=1");
-    for (const auto& sharding : shardings)
-      for (const auto& precision : precisions)
-        for (const int64_t grad_accum : {1, 2})
-          for (const char* recompute : {"none", "blocks"}) {
-            SCOPED_TRACE(
-                fmt::format("stage {}, {} ranks, tp {}, {}, grad_accum {}, {}, recompute {}", stage,
-                            N, tp, sharding, grad_accum, fmt::join(precision, " "), recompute));
-            std::vector<std::string> overrides = {"train.steps=2",
-                                                  fmt::format("parallel.tp={}", tp), sharding,
-                                                  "model.recompute=" + std::string(recompute)};
-            overrides.insert(overrides.end(), precision.begin(), precision.end());
-            check_planned_equals_measured(zm::testing::test_deck(stage, 3, grad_accum, overrides),
-                                          stage, *comm);
-          }
-  }
-}
-
-// The LM head in chunks (model.classifier_chunk): the logits buffer of one chunk, and under
-// tensor parallelism one statistics gather per chunk, the last one short (48 tokens in chunks of
-// 7), or one chunk of all the tokens; against the whole logits at once (0).
+// The LM head in chunks (model.classifier_chunk): the logits buffer of one chunk, the last one
+// short (48 tokens in chunks of 7), or one chunk of all the tokens; against the whole logits at
+// once (0).
 TEST_P(PlannedEqualsMeasured, MemoryAndTrafficWithClassifierChunks) {
   const int stage = GetParam();
   auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   const int N = comm->size();
-  for (const int tp : {1, 2}) {
-    if (N % tp != 0) continue;
-    for (const int64_t chunk : {0, 7, 1000}) {
-      SCOPED_TRACE(
-          fmt::format("stage {}, {} ranks, tp {}, classifier_chunk {}", stage, N, tp, chunk));
-      const std::vector<std::string> overrides = {"train.steps=2",
-                                                  fmt::format("parallel.tp={}", tp),
-                                                  fmt::format("model.classifier_chunk={}", chunk)};
-      check_planned_equals_measured(zm::testing::test_deck(stage, 3, 2, overrides), stage, *comm);
-    }
+  for (const int64_t chunk : {0, 7, 1000}) {
+    SCOPED_TRACE(fmt::format("stage {}, {} ranks, classifier_chunk {}", stage, N, chunk));
+    const std::vector<std::string> overrides = {"train.steps=2",
+                                                fmt::format("model.classifier_chunk={}", chunk)};
+    check_planned_equals_measured(zm::testing::test_deck(stage, 3, 2, overrides), stage, *comm);
   }
 }
 
@@ -111,10 +75,7 @@ TEST(PlannedEqualsMeasuredCrossNode, TwoNodesOfTwoRanks) {
   std::vector<std::string> precisions = {"train.precision=fp32"};
   if (ZEROMINI_HAVE_BF16) precisions.push_back("train.precision=bf16");
   const std::vector<std::vector<std::string>> options = {
-      {},
-      {"zero.shard_size=2"},
-      {"zero.secondary_shard_size=2"},  // hpZ at stage 3, ignored below
-      {"parallel.tp=2"}};
+      {}, {"zero.shard_size=2"}, {"zero.secondary_shard_size=2"}};  // hpZ at stage 3, ignored below
   for (int stage = 1; stage <= 3; ++stage)
     for (const auto& option : options)
       for (const auto& precision : precisions) {

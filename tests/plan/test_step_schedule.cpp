@@ -27,7 +27,7 @@ struct Model {
   Model(zm::Deck d, zm::ZeroMesh m)
       : deck(std::move(d)),
         mesh(std::move(m)),
-        layout(deck.model, mesh.tp()),
+        layout(deck.model),
         partition(layout, mesh.group_ranks(), mesh.sub_shards()) {}
   zm::StepSchedule schedule(int stage) const {
     return zm::build_step_schedule(zm::stage_spec(stage), partition,

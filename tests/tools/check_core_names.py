@@ -21,8 +21,9 @@ def declarations(modules_dir):
         if not os.path.isfile(path):
             continue
         text = re.sub(r"#[^\n]*", "", open(path, encoding="utf-8").read())
-        call = text[text.find("zm_module("):]
-        call = call[len("zm_module("):call.find(")")]
+        call = text[text.find("zm_module(") + len("zm_module("):]
+        # The call ends at the first ")" outside quotes (a DESCRIPTION may hold parentheses).
+        call = re.match(r'(?:"[^"]*"|[^")])*', call).group(0)
         names = {name, name.replace("_", " "), name.replace("_", "-")}
         field = None
         for token in re.findall(r'"[^"]*"|[^\s"]+', call):

@@ -44,10 +44,11 @@ class SweepExpandTest(SweepDir):
             self.assertEqual(len({p["name"] for p in points}), count, name)
             for p in points:
                 self.assertTrue(os.path.isfile(p["deck"]), p["deck"])
-            if name == "zeropp-local.toml" and "zeropp" not in modules:
+            module = {"zeropp-local.toml": "zeropp", "tp-local.toml": "tensor_parallel"}.get(name)
+            if module is not None and module not in modules:
                 # A build without the module: every point is refused, naming it.
                 for p in points:
-                    self.assertIn("belongs to the module zeropp", p["problem"] or "", p["name"])
+                    self.assertIn(f"belongs to the module {module}", p["problem"] or "", p["name"])
                 continue
             self.assertEqual([p["name"] for p in points if p["problem"] is not None],
                              skipped.get(name, []), name)

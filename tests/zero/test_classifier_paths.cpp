@@ -111,27 +111,6 @@ TEST_P(ClassifierPaths, ChunkedTrainsAsTheReferenceAtEveryStage) {
   expect_same_training(chunked, zm::testing::reference(2));
 }
 
-// Tensor parallelism: one statistics gather per chunk, each slice's part of d(lnf) summed once.
-TEST_P(ClassifierPaths, ChunkedTrainsAsTheReferenceWithTensorParallelism) {
-  const int stage = GetParam();
-  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
-  const int N = comm->size();
-  if (N % 2 != 0 || kGlobalBatch % (N / 2) != 0) GTEST_SKIP() << "tp 2 needs an even rank count";
-  const int64_t micro = kGlobalBatch / (N / 2);
-  const auto whole = zm::testing::train(
-      zm::testing::test_deck(stage, micro, 2, {"parallel.tp=2", "model.classifier_chunk=0"}),
-      *comm);
-  const auto chunked = zm::testing::train(
-      zm::testing::test_deck(stage, micro, 2, {"parallel.tp=2", "model.classifier_chunk=37"}),
-      *comm);
-  {
-    SCOPED_TRACE("against the whole logits, same stage and mesh");
-    expect_same_training(chunked, whole);
-  }
-  SCOPED_TRACE("against one rank, stage 0");
-  expect_same_training(chunked, zm::testing::reference(2));
-}
-
 INSTANTIATE_TEST_SUITE_P(Stages, ClassifierPaths, ::testing::Values(0, 1, 2, 3));
 
 // The logits buffer holds one chunk: the activations drop by (N - chunk) x Vp, and the model
@@ -140,7 +119,7 @@ TEST(ClassifierMemory, LogitsOfOneChunk) {
   const int64_t B = 3, T = 16, N = B * T, chunk = 7;
   const zm::Deck whole = zm::testing::test_deck(0, B, 1, {"model.classifier_chunk=0"});
   const zm::Deck chunked = zm::testing::test_deck(0, B, 1, {"model.classifier_chunk=7"});
-  const auto planned = zm::GPT<float>::declared_buffers(chunked.model, B, T);
+  const auto planned = zm::GPT<float>::declared_buffers(zm::ParamLayout(chunked.model), B, T);
   zm::MemoryLedger ledger;
   const zm::ParamLayout layout(chunked.model);
   {
@@ -150,7 +129,7 @@ TEST(ClassifierMemory, LogitsOfOneChunk) {
       EXPECT_EQ(static_cast<double>(during.current[static_cast<int>(c)]),
                 category_bytes(planned, c));
   }
-  const auto kept = zm::GPT<float>::declared_buffers(whole.model, B, T);
+  const auto kept = zm::GPT<float>::declared_buffers(zm::ParamLayout(whole.model), B, T);
   EXPECT_EQ(category_bytes(kept, zm::MemCategory::Activations) -
                 category_bytes(planned, zm::MemCategory::Activations),
             4.0 * (N - chunk) * chunked.model.padded_vocab());
@@ -158,7 +137,7 @@ TEST(ClassifierMemory, LogitsOfOneChunk) {
             category_bytes(planned, zm::MemCategory::Workspace));
   // A chunk of at least the micro-batch's tokens is all of them.
   const zm::Deck large = zm::testing::test_deck(0, B, 1, {"model.classifier_chunk=1000"});
-  EXPECT_EQ(category_bytes(zm::GPT<float>::declared_buffers(large.model, B, T),
+  EXPECT_EQ(category_bytes(zm::GPT<float>::declared_buffers(zm::ParamLayout(large.model), B, T),
                            zm::MemCategory::Activations),
             category_bytes(kept, zm::MemCategory::Activations));
 }

@@ -60,15 +60,17 @@ TEST(RecomputeMemory, AllocatedEqualsPlannedAndIsSmaller) {
       const double allocated = static_cast<double>(during.current[activations]) -
                                static_cast<double>(before.current[activations]);
       EXPECT_EQ(allocated, activation_bytes(zm::GPT<float>::declared_buffers(
-                               deck.model, deck.train.micro_batch, deck.model.seq_len)))
+                               layout, deck.train.micro_batch, deck.model.seq_len)))
           << mode;
     }
   }
   const zm::Deck none = zm::testing::test_deck(0, 4, 1, {"model.layers=4"});
   zm::Deck blocks = none;
   blocks.model.recompute = "blocks";
-  const double kept = activation_bytes(zm::GPT<float>::declared_buffers(none.model, 4, 16));
-  const double recomputed = activation_bytes(zm::GPT<float>::declared_buffers(blocks.model, 4, 16));
+  const double kept =
+      activation_bytes(zm::GPT<float>::declared_buffers(zm::ParamLayout(none.model), 4, 16));
+  const double recomputed =
+      activation_bytes(zm::GPT<float>::declared_buffers(zm::ParamLayout(blocks.model), 4, 16));
   EXPECT_LT(recomputed, kept);
 }
 

@@ -70,7 +70,7 @@ RunEstimate estimate_run(const Deck& deck, const Machine& machine, int64_t ranks
     try {
       seconds = run_seconds_of(variant, machine, ranks, nullptr);
     } catch (const Error&) {
-      continue;  // a combination the planner refuses (e.g. tp no longer divides): not a candidate
+      continue;  // a combination the planner refuses (e.g. a model dimension no longer divides)
     }
     if (seconds < shortest) {
       shortest = seconds;

@@ -26,12 +26,12 @@ EvaluationCost evaluation_cost(const Deck& deck, int stage, const ZeroMesh& mesh
   if (!machine) return cost;
   // A forward is 2 of the 6 FLOPs per weight and token, 4 T C of attention's 12 T C, and the
   // head's padded rows' third (model/flops.hpp); nothing is recomputed. Each data-parallel rank
-  // reads micro_batches x B x T tokens, its tp group sharing the work.
+  // reads micro_batches x B x T tokens, its model-parallel group sharing the work.
   const FlopsPerToken f =
       flops_per_token(deck.model, attention_kernels(run_extensions(deck, stage)));
   const double tokens =
       static_cast<double>(micro_batches * deck.train.micro_batch * deck.model.seq_len) /
-      static_cast<double>(mesh.tp());
+      static_cast<double>(mesh.model_parallel());
   const double rate = deck.train.policy().compute == Element::BF16 ? machine->sustained_flops_mixed
                                                                    : machine->sustained_flops_fp32;
   cost.compute_seconds = (f.model() + f.padding) / 3.0 * tokens / rate;

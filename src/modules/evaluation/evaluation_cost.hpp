@@ -4,8 +4,8 @@
 // unit gathers, in whatever format the schedule's strategies give them; stages 0-2 gather
 // nothing), the copies that stage their shards where a tier keeps them off the device, and the
 // loss's all-reduce; with a machine, its time. The run's accounting of an evaluation is the same
-// (tests/modules/evaluation/test_evaluation_plan.cpp). The model's own collectives along tp are
-// not priced.
+// (tests/modules/evaluation/test_evaluation_plan.cpp). The model's own collectives over its
+// model-parallel group are not priced.
 #pragma once
 
 #include <algorithm>

@@ -8,6 +8,7 @@
 
 #include "core/deck_keys.hpp"
 #include "core/validate.hpp"
+#include "core/zero_mesh.hpp"
 #include "io/run_report.hpp"
 #include "io/stage_figures.hpp"
 #include "modules/evaluation/evaluation_cost.hpp"
@@ -27,7 +28,7 @@ class HeldOutCheck final : public RunCommandExtension {
  public:
   std::vector<CommandOption> options() override { return {}; }
   void before_training(const Deck& deck, const RunInvocation& run) override {
-    check_held_out(deck, run.ranks / std::max<int64_t>(1, deck.parallel.tp));
+    check_held_out(deck, run.ranks / std::max<int64_t>(1, model_parallel_size(deck)));
   }
 };
 

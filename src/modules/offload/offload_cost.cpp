@@ -9,6 +9,7 @@
 #include "modules/offload/offload.hpp"
 #include "plan/planner.hpp"
 #include "plan/run_declarations.hpp"
+#include "plan/run_extensions.hpp"
 #include "plan/run_options.hpp"
 #include "zero/engine.hpp"
 #include "zero/partition.hpp"
@@ -48,7 +49,7 @@ OffloadCost price_offload(const Deck& deck, int stage, const ZeroMesh& mesh,
   cost.host_rate = host.adamw_params_per_second * node_share;
 
   // Each unit's copies as the run makes them (its schedule), in unit order.
-  const ParamLayout layout(deck.model, mesh.tp());
+  const ParamLayout layout = run_layout(deck, stage);
   const Partition partition(layout, mesh.group_ranks(), mesh.sub_shards());
   const ZeroOptions options = zero_options(deck, stage, mesh);
   const StepSchedule schedule = build_step_schedule(spec, partition, options, mesh);

@@ -8,6 +8,7 @@
 #include "core/deck_keys.hpp"
 #include "core/error.hpp"
 #include "core/precision.hpp"
+#include "core/zero_mesh.hpp"
 
 // Which settings decide the losses. A reference lists them and a run with any of them different
 // is refused; everything else may differ, because it changes how a run is carried out, not what
@@ -49,9 +50,9 @@ namespace zm {
 
 namespace {
 
-// Sequences per optimizer step: the ranks of a tensor-parallel group read the same sequences.
+// Sequences per optimizer step: the ranks of a model-parallel group read the same sequences.
 int64_t global_batch(const Deck& deck, int ranks) {
-  return deck.train.micro_batch * (ranks / deck.parallel.tp) * deck.train.grad_accum;
+  return deck.train.micro_batch * (ranks / model_parallel_size(deck)) * deck.train.grad_accum;
 }
 
 // Whether train.reduce_precision changes anything under the deck's precision (in fp32 and tf32
@@ -63,7 +64,7 @@ bool reduce_precision_matters(Precision precision) {
 
 // How the run's global batch is made, and what would make the reference's.
 std::string global_batch_advice(const Deck& deck, int ranks, const std::string& wanted) {
-  const int64_t dp = ranks / deck.parallel.tp;
+  const int64_t dp = ranks / model_parallel_size(deck);
   return fmt::format(
       " (train.micro_batch {} x {} data-parallel rank{} x train.grad_accum {}): set "
       "train.micro_batch or train.grad_accum, or the rank count, so that the product is {}",

@@ -64,10 +64,10 @@ void add_to_trace(Tracer& tracer, const std::vector<CollectiveTimes>& collective
     event.purpose = static_cast<int32_t>(c.tag.purpose);
     event.id = c.id;
     // Hybrid sharding: the collectives across shard groups are named apart from those within;
-    // tensor parallelism: the model's collectives along tp apart from ZeRO's.
-    const char* where = c.tag.purpose == CommPurpose::TensorParallel ? " (tp)"
-                        : c.inter_group                              ? " (inter-group)"
-                                                                     : "";
+    // model parallelism: the model's own collectives apart from ZeRO's.
+    const char* where = c.tag.purpose == CommPurpose::ModelParallel ? " (model-parallel)"
+                        : c.inter_group                             ? " (inter-group)"
+                                                                    : "";
     const std::string name = std::string(comm_op_name(c.op)) + where;
     set_event_name(event, name);
     tracer.add_resolved(event);

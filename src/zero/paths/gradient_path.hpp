@@ -37,7 +37,7 @@ class GradientPathT {
 
 // The buffers of `spec`'s gradient path, and the path itself for compute type Real,
 // its buffers allocated (after the engine's model state) and recorded in `ledger`.
-// `mesh` / `comms`: the run's (qgZ sizes its exchanges across the groups by them).
+// `mesh` / `comms`: the run's (a strategy may size its exchanges across the groups by them).
 PathDeclaration declare_gradient_path(const StageSpec& spec, const Partition& partition,
                                       const ZeroOptions& options, const ZeroMesh& mesh);
 template <typename Real>

@@ -54,7 +54,7 @@ TEST(AttentionMemory, FusedKeepsNoScoreMatrix) {
   const zm::AttentionKernels& fused_kernels = zm::attention_kernels(zm::run_extensions(fused, 0));
   zm::MemoryLedger ledger;
   const zm::ParamLayout layout(fused.model);
-  const auto planned = zm::GPT<float>::declared_buffers(fused.model, B, T, 1, fused_kernels);
+  const auto planned = zm::GPT<float>::declared_buffers(layout, B, T, fused_kernels);
   {
     zm::GPT<float> model(layout, B, T, zm::RunContext{nullptr, nullptr, &ledger},
                          zm::GemmMath::FP32, zm::kernels::kDefaultTeamShape, {}, fused_kernels);
@@ -63,8 +63,9 @@ TEST(AttentionMemory, FusedKeepsNoScoreMatrix) {
       EXPECT_EQ(static_cast<double>(during.current[static_cast<int>(c)]),
                 category_bytes(planned, c));
   }
-  const auto kept = zm::GPT<float>::declared_buffers(
-      reference.model, B, T, 1, zm::attention_kernels(zm::run_extensions(reference, 0)));
+  const auto kept =
+      zm::GPT<float>::declared_buffers(zm::ParamLayout(reference.model), B, T,
+                                       zm::attention_kernels(zm::run_extensions(reference, 0)));
   // Per layer: the B x heads x T x T probabilities out, B x heads x T log-sum-exps in (fp32).
   EXPECT_EQ(category_bytes(kept, zm::MemCategory::Activations) -
                 category_bytes(planned, zm::MemCategory::Activations),

@@ -4,7 +4,7 @@
 // (kernels/adamw.hpp), and the updated values come back by an exact copy. So a run with offload
 // trains the same model as one without, bit for bit, at every stage that offloads and every rank
 // count, and beside everything else a run may turn on (hybrid sharding, hpZ, qwZ, qgZ,
-// recomputation, gradient accumulation, tensor parallelism).
+// recomputation, gradient accumulation; beside tensor parallelism the module's tests check it).
 //
 // Under bf16 the same holds on a host: the master update is the same fp32 arithmetic, rounded to
 // bf16 by the same conversion. On a GPU the device's AdamW is compiled by another compiler for
@@ -94,8 +94,8 @@ TEST_P(Offload, UnderMixedPrecision) {
           offload, *comm, zm::device_is_host());
 }
 
-// ZeRO++'s compressed gradients (qgZ) and hybrid sharding, hpZ, tensor parallelism: each with
-// offload where the ranks allow it.
+// ZeRO++'s compressed gradients (qgZ) and hybrid sharding, hpZ: each with offload where the ranks
+// allow it (beside tensor parallelism: tests/modules/tensor_parallel/).
 TEST_P(Offload, BesideTheOtherShardingsAndCompressions) {
   auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   const int N = comm->size(), stage = GetParam();
@@ -106,11 +106,6 @@ TEST_P(Offload, BesideTheOtherShardingsAndCompressions) {
     expect_offload_changes_nothing(stage, {"zero.shard_size=2"}, offload, *comm);
     if (stage == 3)
       expect_offload_changes_nothing(stage, {"zero.secondary_shard_size=2"}, offload, *comm);
-  }
-  if (N % 2 == 0 && N >= 2) {
-    std::vector<std::string> with_params = offload;
-    if (stage == 3) with_params.push_back("zero.offload_params=host");
-    expect_offload_changes_nothing(stage, {"parallel.tp=2"}, with_params, *comm);
   }
 }
 

@@ -15,9 +15,9 @@
 #include "plan/largest.hpp"
 #include "plan/machine.hpp"
 #include "plan/planner.hpp"
+#include "plan/planner_test_util.hpp"
 #include "plan/run_declarations.hpp"
 #include "plan/run_extensions.hpp"
-#include "plan/planner_test_util.hpp"
 
 namespace {
 
@@ -186,21 +186,19 @@ TEST(PlannerOffload, PricesTheRunsTransfers) {
       // The offloaded optimizer at least the host update or the copies to the host, at most
       // everything one after another; with the parameters offloaded, the staging on top.
       EXPECT_GE(o.optimizer_seconds, o.host_update_seconds);
-      EXPECT_LE(o.step_seconds(),
-                o.transfer_seconds + o.host_update_seconds + 1e-12);
+      EXPECT_LE(o.step_seconds(), o.transfer_seconds + o.host_update_seconds + 1e-12);
       EXPECT_EQ(o.staging_seconds > 0, std::string(params) == "host");
       // All of it added to the serial step; to the overlapped one what backward does not hide:
       // the gradient shard's copies at stages 2-3 (one micro-step, no fp32 sum) run beside it.
-      EXPECT_DOUBLE_EQ(p.step_seconds_serial, p.compute_seconds + p.pass_seconds +
-                                                  p.comm_seconds + o.step_seconds());
+      EXPECT_DOUBLE_EQ(p.step_seconds_serial,
+                       p.compute_seconds + p.pass_seconds + p.comm_seconds + o.step_seconds());
       const double backward = 4.0 / 6.0 * p.compute_seconds;
       EXPECT_EQ(o.streaming_overlaps, stage >= 2 && o.streaming_seconds > 0);
       EXPECT_EQ(o.streaming_seconds > 0, stage >= 2);
-      const double hidden =
-          o.streaming_overlaps ? std::min(o.streaming_seconds, backward) : 0.0;
-      EXPECT_DOUBLE_EQ(p.step_seconds_overlapped,
-                       std::max(p.compute_seconds + p.pass_seconds, p.comm_seconds) +
-                           o.step_seconds() - hidden);
+      const double hidden = o.streaming_overlaps ? std::min(o.streaming_seconds, backward) : 0.0;
+      EXPECT_DOUBLE_EQ(
+          p.step_seconds_overlapped,
+          std::max(p.compute_seconds + p.pass_seconds, p.comm_seconds) + o.step_seconds() - hidden);
     }
   // Stage 0 offloads nothing.
   const zm::PlanPoint s0 = zm::plan_point(offload_deck(), 0, 8, &m);
@@ -259,7 +257,7 @@ TEST(PlannerOffload, MachineWithoutHostIsRefused) {
   // Where offload does not apply (stage 0), or without a machine, the plan goes on.
   EXPECT_NO_THROW(zm::plan_point(offload_deck(), 0, 8, &m));
   EXPECT_NO_THROW(zm::plan_point(offload_deck(), 2, 8, nullptr));
-  EXPECT_THROW(zm::plan_largest_models(deck_with(4, 256, 4, "bf16"), m, {8}, {1}, {2}, offload_axis()),
+  EXPECT_THROW(zm::plan_largest_models(deck_with(4, 256, 4, "bf16"), m, {8}, {2}, offload_axis()),
                zm::Error);
 }
 
@@ -270,7 +268,7 @@ TEST(PlannerOffload, LargestFitsMoreWithOffloadOnDgx2) {
   if (!fs::exists(path)) GTEST_SKIP() << "no machine file";
   const zm::Machine m = zm::load_machine(path);
   zm::Deck deck = deck_with(50, 4096, 32, "bf16");
-  const auto cells = zm::plan_largest_models(deck, m, {1, 16}, {1}, {2, 3}, offload_axis());
+  const auto cells = zm::plan_largest_models(deck, m, {1, 16}, {2, 3}, offload_axis());
   auto layers = [&](int64_t devices, int stage, int offload) {
     for (const zm::LargestModel& c : cells)
       if (c.devices == devices && c.stage == stage && c.option.variant == offload &&
@@ -281,10 +279,8 @@ TEST(PlannerOffload, LargestFitsMoreWithOffloadOnDgx2) {
   };
   for (int64_t devices : {1, 16}) {
     SCOPED_TRACE(fmt::format("{} devices", devices));
-    EXPECT_GT(layers(devices, 2, kOptimizer),
-              layers(devices, 2, kNoOffload));
-    EXPECT_GT(layers(devices, 3, kOptimizerAndParams),
-              layers(devices, 3, kOptimizer));
+    EXPECT_GT(layers(devices, 2, kOptimizer), layers(devices, 2, kNoOffload));
+    EXPECT_GT(layers(devices, 3, kOptimizerAndParams), layers(devices, 3, kOptimizer));
   }
   for (const zm::LargestModel& c : cells) {
     // hpZ and the offload of the parameters are stage 3 options, and exclude each other; the

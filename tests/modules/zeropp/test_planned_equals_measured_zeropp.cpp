@@ -1,5 +1,6 @@
-// What `zeromini plan` predicts under ZeRO++ (qwZ, qgZ, beside hybrid sharding, hpZ and tp) is what
-// a run allocates and sends, byte for byte (common/planned_equals_measured.hpp).
+// What `zeromini plan` predicts under ZeRO++ (qwZ, qgZ, beside hybrid sharding and hpZ) is what a
+// run allocates and sends, byte for byte (common/planned_equals_measured.hpp). Beside tensor
+// parallelism: the tensor_parallel module's tests.
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
@@ -15,7 +16,7 @@ using zm::testing::check_planned_equals_measured;
 // qwZ (stage 3): the parameter gathers as packed int8 segments, with the default block and one
 // that cuts shards unevenly (7), alone, within shard groups of 2 and under hpZ with groups of 2
 // (under bf16 its gather of the updated sub-shards across the groups in int8 too, in two packed
-// buffers with overlap and one without), and beside tp 2.
+// buffers with overlap and one without).
 TEST(PlannedEqualsMeasuredQuantized, MemoryAndTrafficWithInt8WeightGathers) {
   auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   const int N = comm->size();
@@ -27,7 +28,6 @@ TEST(PlannedEqualsMeasuredQuantized, MemoryAndTrafficWithInt8WeightGathers) {
     shardings.push_back({"zero.secondary_shard_size=2"});
     shardings.push_back({"zero.secondary_shard_size=2", "zero.overlap=false"});
   }
-  if (N % 2 == 0) shardings.push_back({"parallel.tp=2"});
   for (const auto& sharding : shardings)
     for (const auto& precision : precisions)
       for (const int64_t grad_accum : {1, 2})
@@ -63,8 +63,7 @@ TEST(PlannedEqualsMeasuredQuantized, Int8GathersMoveAQuarterOfFp32) {
 }
 
 // qgZ (stages 1-3): the gradient exchanges as packed int8 / int4 segments within the group and
-// across the groups (shard groups of 2; hpZ groups of 2 at stage 3, beside int8 weight gathers;
-// beside tp 2),
+// across the groups (shard groups of 2; hpZ groups of 2 at stage 3, beside int8 weight gathers),
 // with and without error feedback (its residuals), with gradient accumulation, and a block that
 // cuts the shards unevenly.
 TEST(PlannedEqualsMeasuredQuantized, MemoryAndTrafficWithQuantizedGradients) {
@@ -79,7 +78,6 @@ TEST(PlannedEqualsMeasuredQuantized, MemoryAndTrafficWithQuantizedGradients) {
       if (stage == 3)
         shardings.push_back({"zero.secondary_shard_size=2", "zero.quantize_weights=int8"});
     }
-    if (N % 2 == 0) shardings.push_back({"parallel.tp=2"});
     for (const auto& sharding : shardings)
       for (const char* bits : {"int8", "int4"})
         for (const char* feedback : {"false", "true"})

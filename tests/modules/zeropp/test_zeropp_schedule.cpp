@@ -10,8 +10,8 @@
 #include "core/stage_spec.hpp"
 #include "core/zero_mesh.hpp"
 #include "model/layout.hpp"
-#include "plan/run_options.hpp"
 #include "plan/planner_test_util.hpp"
+#include "plan/run_options.hpp"
 #include "zero/schedule.hpp"
 
 namespace {
@@ -27,7 +27,7 @@ struct Model {
   Model(zm::Deck d, zm::ZeroMesh m)
       : deck(std::move(d)),
         mesh(std::move(m)),
-        layout(deck.model, mesh.tp()),
+        layout(deck.model),
         partition(layout, mesh.group_ranks(), mesh.sub_shards()) {}
   // A copy: the schedule it comes from is a temporary.
   zm::ScheduledCollective of(int stage, int unit, ScheduleRole role) const {

@@ -1,8 +1,8 @@
 // The vocabulary-parallel embedding and cross-entropy of tensor parallelism (Megatron's
 // VocabParallelEmbedding and vocab_parallel_cross_entropy): each tensor-parallel rank holds the
 // rows [vocab_begin, vocab_begin + vocab_rows) of wte, the matching columns of the logits, and
-// never the whole N x Vp. The model sums the embedding over the ranks and gathers the
-// cross-entropy's per-row statistics (src/model/gpt_embedding_head.cpp).
+// never the whole N x Vp. The scheme (megatron.cpp) sums the embedding over the ranks and gathers
+// the cross-entropy's per-row statistics.
 #pragma once
 
 #include <cstdint>

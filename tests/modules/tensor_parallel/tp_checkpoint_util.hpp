@@ -1,5 +1,5 @@
 // Shared by the tensor-parallel checkpoint tests: the whole model's state assembled from the
-// tp ranks' slices by an element-wise rule of its own (not the tp_runs mapping the checkpoint
+// tp ranks' slices by an element-wise rule of its own (not the slice_runs mapping the checkpoint
 // code uses, so that a wrong mapping there cannot cancel out here), and the one-rank tp = 1 run
 // every tensor-parallel layout is compared with.
 #pragma once
@@ -17,25 +17,41 @@
 
 namespace zm::testing {
 
+// How Megatron cuts a tensor, by its name (written out here, not read from the scheme).
+enum class Split { Whole, Rows, QkvRows, Columns };
+inline bool ends_with(const std::string& name, const std::string& suffix) {
+  return name.size() >= suffix.size() &&
+         name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+inline Split split_of(const TensorInfo& t) {
+  if (t.name == "wte.weight" || ends_with(t.name, "mlp.c_fc.weight") ||
+      ends_with(t.name, "mlp.c_fc.bias"))
+    return Split::Rows;
+  if (ends_with(t.name, "attn.c_attn.weight") || ends_with(t.name, "attn.c_attn.bias"))
+    return Split::QkvRows;
+  if (ends_with(t.name, "c_proj.weight")) return Split::Columns;
+  return Split::Whole;
+}
+
 // Element i (row-major) of tp rank `tp_rank`'s slice of t: its index in the whole tensor, from
-// Megatron's split of the shape (model/layout.hpp): Rows and the vocabulary-parallel wte take a
-// block of rows; QkvRows a block of rows from each of q, k and v; Columns a block of each row.
+// Megatron's split of the shape: Rows and the vocabulary-parallel wte take a block of rows;
+// QkvRows a block of rows from each of q, k and v; Columns a block of each row.
 inline int64_t whole_index(const TensorInfo& t, int tp, int tp_rank, int64_t i) {
   const int64_t rows = t.global_shape.front();
   const int64_t width = t.global_shape.size() > 1 ? t.global_shape.back() : 1;
   const int64_t slice_width = t.shape.size() > 1 ? t.shape.back() : 1;
   const int64_t row = i / slice_width, column = i % slice_width;
-  switch (t.split) {
-    case TpSplit::Replicated:
+  switch (split_of(t)) {
+    case Split::Whole:
       return i;
-    case TpSplit::Rows:
+    case Split::Rows:
       return (tp_rank * (rows / tp) + row) * width + column;
-    case TpSplit::QkvRows: {
+    case Split::QkvRows: {
       const int64_t part_rows = rows / 3 / tp;  // of q, k or v on one tp rank
       const int64_t part = row / part_rows;
       return (part * (rows / 3) + tp_rank * part_rows + row % part_rows) * width + column;
     }
-    case TpSplit::Columns:
+    case Split::Columns:
       return row * width + tp_rank * slice_width + column;
   }
   return -1;
@@ -47,14 +63,14 @@ inline int64_t whole_index(const TensorInfo& t, int tp, int tp_rank, int64_t i) 
 inline std::vector<float> whole_state(ZeroEngine& engine, ZeroEngine::State which) {
   const std::vector<float> slice = engine.full_state(which);
   const ParamLayout& layout = engine.partition().layout();
-  const int tp = layout.tp(), tp_rank = engine.tp_rank();
+  const int tp = layout.slices(), tp_rank = engine.slice_rank();
   const int world_rank = engine.comms().world().rank();
   const DeviceMesh& mesh = engine.mesh().mesh;
   const bool contributes = mesh.coordinate(world_rank, kShardDim) == 0 &&
                            mesh.coordinate(world_rank, kReplicateDim) == 0;
   std::vector<float> whole(static_cast<size_t>(layout.global_total()), 0.0f);
   for (const TensorInfo& t : layout.tensors()) {
-    if (!contributes || (t.split == TpSplit::Replicated && tp_rank != 0)) continue;
+    if (!contributes || (split_of(t) == Split::Whole && tp_rank != 0)) continue;
     const UnitInfo& unit = layout.unit(t.unit);
     for (int64_t i = 0; i < t.size; ++i)
       whole[static_cast<size_t>(unit.global_offset + t.global_offset +

@@ -1,4 +1,4 @@
-#include "kernels/vocab_parallel.hpp"
+#include "modules/tensor_parallel/vocab_parallel.hpp"
 
 #include "kernels/fast_math.hpp"
 #include "kernels/team.hpp"

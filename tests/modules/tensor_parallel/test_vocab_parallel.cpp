@@ -10,7 +10,7 @@
 #include "common/test_team_shape.hpp"
 #include "kernels/crossentropy.hpp"
 #include "kernels/encoder.hpp"
-#include "kernels/vocab_parallel.hpp"
+#include "modules/tensor_parallel/vocab_parallel.hpp"
 
 namespace {
 

@@ -32,7 +32,7 @@ zm::Deck tp_deck(int stage, int tp, const std::string& dir, int world) {
 std::string write_at_tp2(int stage, const std::string& dir, zm::Communicator& world,
                          State& written) {
   const auto writer = zm::make_trainer(tp_deck(stage, 2, dir, world.size()), stage, world);
-  EXPECT_EQ(writer->engine().mesh().tp(), 2);
+  EXPECT_EQ(writer->engine().mesh().model_parallel(), 2);
   writer->init_parameters();
   run_steps(*writer, 0, 4);
   const std::string path = zm::write_checkpoint(writer->engine(), writer->deck(), 4).path;
@@ -61,7 +61,7 @@ TEST(CheckpointTp, ResumesAtOtherTpDegreesAtEveryStage) {
       SCOPED_TRACE(fmt::format("written at tp 2 x dp 2, stage {}; read at tp {} x dp {}", stage, tp,
                                4 / tp));
       const auto reader = zm::make_trainer(tp_deck(stage, tp, dir + "/reader", 4), stage, *world);
-      ASSERT_EQ(reader->engine().mesh().tp(), tp);
+      ASSERT_EQ(reader->engine().mesh().model_parallel(), tp);
       EXPECT_EQ(zm::load_checkpoint(reader->engine(), reader->deck(), path), 4);
       EXPECT_TRUE(whole_state(reader->engine()) == written) << "loaded state differs bitwise";
       const std::vector<double> losses = run_steps(*reader, 4, 8);

@@ -16,6 +16,8 @@
 #include "common/equivalence.hpp"
 #include "common/test_watchdog.hpp"
 #include "core/error.hpp"
+#include "core/modules.hpp"
+#include "core/validate.hpp"
 
 namespace {
 
@@ -78,6 +80,50 @@ TEST_P(TensorParallel, WithRecomputeAccumulationAndShardGroups) {
   expect_same_training(zm::testing::train(deck, *comm), one_rank_reference());
 }
 
+// The chunked LM head: one statistics gather per chunk, each slice's part of d(lnf) summed once;
+// the same training as the whole logits and as one rank.
+TEST_P(TensorParallel, ChunkedHeadTrainsAsTheReference) {
+  const int stage = GetParam();
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
+  const int N = comm->size();
+  if (N % 2 != 0 || kGlobalBatch % (N / 2) != 0) GTEST_SKIP() << "tp 2 needs an even rank count";
+  const int64_t micro = kGlobalBatch / (N / 2);
+  const auto whole = zm::testing::train(
+      zm::testing::test_deck(stage, micro, 2, {"parallel.tp=2", "model.classifier_chunk=0"}),
+      *comm);
+  const auto chunked = zm::testing::train(
+      zm::testing::test_deck(stage, micro, 2, {"parallel.tp=2", "model.classifier_chunk=37"}),
+      *comm);
+  {
+    SCOPED_TRACE("against the whole logits, same stage and mesh");
+    expect_same_training(chunked, whole);
+  }
+  SCOPED_TRACE("against one rank, stage 0");
+  expect_same_training(chunked, zm::testing::reference(2));
+}
+
+// ZeRO-Offload beside tp (the optimizer state, and at stage 3 the parameter shard, on the host):
+// the same model bit for bit.
+TEST_P(TensorParallel, OffloadChangesNothing) {
+  const int stage = GetParam();
+  const zm::ModuleInfo* offload_module = zm::module_of_key("zero.offload_optimizer");
+  if (offload_module != nullptr && !offload_module->built) GTEST_SKIP() << "no offload";
+  if (stage == 0) GTEST_SKIP() << "stage 0 offloads nothing";
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
+  const int N = comm->size();
+  if (N % 2 != 0 || kGlobalBatch % N != 0) GTEST_SKIP() << "tp 2 needs an even rank count";
+  std::vector<std::string> with = {"parallel.tp=2", "zero.offload_optimizer=host"};
+  if (stage == 3) with.push_back("zero.offload_params=host");
+  const auto plain = zm::testing::train(
+      zm::testing::test_deck(stage, kGlobalBatch / N, 1, {"parallel.tp=2"}), *comm);
+  const auto offloaded =
+      zm::testing::train(zm::testing::test_deck(stage, kGlobalBatch / N, 1, with), *comm);
+  for (const zm::StepRecord& record : offloaded.records)
+    EXPECT_GT(record.transfers.total().calls, 0u);
+  EXPECT_EQ(offloaded.losses, plain.losses);
+  EXPECT_EQ(offloaded.params, plain.params);
+}
+
 INSTANTIATE_TEST_SUITE_P(Stages, TensorParallel, ::testing::Values(0, 1, 2, 3));
 
 // The deck's checks name the key and what tp must divide.
@@ -88,6 +134,21 @@ TEST(TensorParallelDeck, RejectsDegreesThatDoNotDivide) {
     zm::testing::test_deck(0, 1, 1, {"parallel.tp=3"});
   } catch (const zm::Error& e) {
     EXPECT_NE(std::string(e.what()).find("parallel.tp = 3 must divide model.heads = 4"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// The mesh's check: tp divides the ranks (each tensor-parallel group is tp consecutive ranks).
+TEST(TensorParallelDeck, RefusesARankCountTpDoesNotDivide) {
+  const zm::Deck tp = zm::testing::test_deck(1, 1, 1, {"parallel.tp=2"});
+  try {
+    zm::validate(tp, {1, 3, 3});
+    ADD_FAILURE() << "tp 2 on 3 ranks was not refused";
+  } catch (const zm::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--set parallel.tp=2: parallel.tp = 2: expected a "
+                                         "divisor of the rank count 3 (each tensor-parallel "
+                                         "group is 2 consecutive ranks)"),
               std::string::npos)
         << e.what();
   }

@@ -7,19 +7,32 @@
 #include <cmath>
 #include <filesystem>
 #include <iterator>
+#include <stdexcept>
 #include <vector>
 
 #include "common/test_paths.hpp"
 #include "core/deck.hpp"
 #include "plan/largest.hpp"
 #include "plan/machine.hpp"
+#include "plan/plan_extensions.hpp"
 #include "plan/planner.hpp"
+#include "plan/planner_test_util.hpp"
 #include "plan/run_declarations.hpp"
-#include "planner_test_util.hpp"
 
 namespace {
 
 using zm_test::two_link_machine;
+
+// The module's plan axis (--tp), and its index among the plan's axes.
+size_t tp_axis() {
+  for (size_t a = 0; a < zm::plan_axes().size(); ++a)
+    if (zm::plan_axes()[a].option == "--tp") return a;
+  throw std::logic_error("no --tp axis");
+}
+// The deck at tensor-parallel degree tp, as `zeromini plan --tp` sets it.
+zm::Deck with_tensor_parallel(const zm::Deck& deck, int64_t tp) {
+  return zm::plan_axes()[tp_axis()].at(deck, tp);
+}
 // Device memory small enough that tp's memory savings decide what fits.
 constexpr double kQuarterGiB = 0.25 * (1 << 30);
 
@@ -58,11 +71,11 @@ TEST(PlannerTp, TensorParallelTrafficIsTheMegatronFormula) {
                      ring_all_gather(3.0 * B * T * tp * 4.0, double(tp)));
         for (int stage = 0; stage <= 3; ++stage) {
           const zm::PlanPoint p = zm::plan_point(deck, stage, 4 * tp, nullptr);
-          EXPECT_NEAR(p.bytes_at_level(zm::CommLevel::TensorParallel), expected, 1e-6 * expected);
+          EXPECT_NEAR(p.bytes_at_level(zm::CommLevel::ModelParallel), expected, 1e-6 * expected);
         }
         // tp = 1 has no tp traffic.
         const zm::PlanPoint one = zm::plan_point(tp_deck(L, C, 8, precision, 1), 0, 4, nullptr);
-        EXPECT_EQ(one.bytes_at_level(zm::CommLevel::TensorParallel), 0.0);
+        EXPECT_EQ(one.bytes_at_level(zm::CommLevel::ModelParallel), 0.0);
       }
 }
 
@@ -118,7 +131,7 @@ TEST(PlannerTp, CollectivesArePricedOnTheLinkTheirGroupSpans) {
     // tp 2 x dp 8 on two nodes: tp in a node, the shard group (8 ranks strided by 2, 4 in each
     // node) across both.
     const zm::PlanPoint a = zm::plan_point(tp_deck(2, 128, 8, "bf16", 2), stage, 16, &m);
-    const double tp_bytes = a.bytes_at_level(zm::CommLevel::TensorParallel);
+    const double tp_bytes = a.bytes_at_level(zm::CommLevel::ModelParallel);
     ASSERT_GT(tp_bytes, 0);
     // The step statistics' all-reduce spans the world: 8 ranks in each node.
     const double stats16 = zm::ring_bytes(zm::CommOp::AllReduce, zm::kStepStatsCount * 4.0, 16);
@@ -132,7 +145,7 @@ TEST(PlannerTp, CollectivesArePricedOnTheLinkTheirGroupSpans) {
     const zm::PlanPoint b = zm::plan_point(node, stage, 16, &m);
     if (stage > 0) {
       ASSERT_EQ(b.mesh.group_ranks(), 4);
-      const double in_node = b.bytes_at_level(zm::CommLevel::TensorParallel) +
+      const double in_node = b.bytes_at_level(zm::CommLevel::ModelParallel) +
                              b.bytes_at_level(zm::CommLevel::IntraGroup);
       const double across = b.bytes_at_level(zm::CommLevel::InterGroup) - stats16;
       expect_same_seconds(b.comm_seconds, in_node / intra + across / inter + stats16 / (8 * inter));
@@ -140,7 +153,7 @@ TEST(PlannerTp, CollectivesArePricedOnTheLinkTheirGroupSpans) {
     // tp 16 on 8-device nodes: the tp group itself spans two nodes, 8 ranks in each; the shard
     // group (2 ranks, 16 apart) one rank in each of two nodes; the world 8 in each of 4.
     const zm::PlanPoint c = zm::plan_point(tp_deck(2, 128, 16, "bf16", 16), stage, 32, &m);
-    const double c_tp = c.bytes_at_level(zm::CommLevel::TensorParallel);
+    const double c_tp = c.bytes_at_level(zm::CommLevel::ModelParallel);
     const double stats32 = zm::ring_bytes(zm::CommOp::AllReduce, zm::kStepStatsCount * 4.0, 32);
     expect_same_seconds(c.comm_seconds, (c_tp + stats32) / (8 * inter) +
                                             (c.bytes_per_step_total() - c_tp - stats32) / inter);
@@ -194,7 +207,7 @@ TEST(PlannerTp, PaperTable2TheoreticalColumns) {
   const double replicated = double(m.seq_len) * C + L * 6 * C + 2 * C;
   for (int row = 0; row < 5; ++row) {
     const int64_t mp = int64_t(1) << row;
-    const zm::Deck d = zm::with_tensor_parallel(deck, mp);
+    const zm::Deck d = with_tensor_parallel(deck, mp);
     const double share = replicated / (split / double(mp) + replicated);
     for (int stage = 0; stage <= 3; ++stage) {
       SCOPED_TRACE(fmt::format("MP {} stage {}", mp, stage));
@@ -221,7 +234,9 @@ TEST(PlannerTp, LargestGrowsWithTp) {
   const zm::Machine m = two_link_machine(16, 400e9, 25e9);
   const zm::Deck deck = tp_deck(1, 1024, 16, "bf16", 1, "blocks", 1);
   const std::vector<int64_t> tps = {1, 2, 4, 8};
-  const auto cells = zm::plan_largest_models(deck, m, {16}, tps, {0, 1, 2, 3});
+  std::vector<zm::Deck> decks;
+  for (int64_t tp : tps) decks.push_back(with_tensor_parallel(deck, tp));
+  const auto cells = zm::plan_largest_models(decks, m, {16}, {0, 1, 2, 3});
   ASSERT_EQ(cells.size(), tps.size() * 4 * std::size(zm::kLargestOptions));
   const size_t per_tp = 4 * std::size(zm::kLargestOptions);
   for (size_t k = 0; k < per_tp; ++k) {
@@ -233,13 +248,14 @@ TEST(PlannerTp, LargestGrowsWithTp) {
     for (size_t t = 1; t < tps.size(); ++t) {
       const zm::LargestModel& c = cells[t * per_tp + k];
       const zm::LargestModel& before = cells[(t - 1) * per_tp + k];
-      ASSERT_EQ(c.tp, tps[t]);
+      const int64_t tp = c.axes[tp_axis()];
+      ASSERT_EQ(tp, tps[t]);
       ASSERT_EQ(c.stage, first.stage);
-      EXPECT_GT(c.point.params, before.point.params) << "tp " << c.tp;
+      EXPECT_GT(c.point.params, before.point.params) << "tp " << tp;
       if (c.stage != 0) continue;
       const double ratio = double(c.point.params) / double(first.point.params);
-      EXPECT_LE(ratio, double(c.tp) * double(first.layers + 1) / double(first.layers));
-      EXPECT_GE(ratio, 0.8 * double(c.tp)) << "tp " << c.tp;
+      EXPECT_LE(ratio, double(tp) * double(first.layers + 1) / double(first.layers));
+      EXPECT_GE(ratio, 0.8 * double(tp)) << "tp " << tp;
     }
   }
 }
