@@ -38,10 +38,11 @@ TEST(EvaluationPlan, PlannedEqualsMeasured) {
       }
       // Stage 3 gathers every unit once per micro-batch, the embedding unit twice (the head).
       const int64_t gathers = planned.calls[static_cast<int>(zm::CommOp::AllGather)];
-      if (stage == 3 && N > 1)
+      if (stage == 3 && N > 1) {
         EXPECT_EQ(gathers, batches * (trainer->layout().num_units() + 1));
-      else if (stage < 3)
+      } else if (stage < 3) {
         EXPECT_EQ(gathers, 0);
+      }
     }
 }
 
