@@ -42,9 +42,6 @@ int plan_largest(const Deck& deck, const Machine& machine, const std::vector<int
                  const std::vector<int64_t>& tps, const std::vector<int>& stages,
                  const std::string& format, const LargestAxis* axis);
 
-int inspect(int& argc, char**& argv, const std::string& file);
-int export_checkpoint(int& argc, char**& argv, const std::string& checkpoint,
-                      const std::string& out);
 int schema();
 
 struct SweepOptions {

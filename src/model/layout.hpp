@@ -12,7 +12,7 @@
 // Under tensor parallelism (parallel.tp) a rank's layout holds its slice of every tensor
 // (TpSplit): the same units and tensors, with the split dimension divided by tp. Each tensor
 // remembers where it sits in the whole model's layout (tp = 1), so that initialisation (by global
-// index), checkpoints (always the whole model) and exports see the same numbers at any tp.
+// index) and checkpoints (always the whole model) see the same numbers at any tp.
 #pragma once
 
 #include <cstdint>

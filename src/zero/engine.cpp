@@ -86,7 +86,7 @@ std::vector<float> ZeroEngine::full_state(State which) {
                                    : adam_v_at(u, e);
   };
   std::vector<float> out(static_cast<size_t>(layout.total()));
-  // A diagnostic and export path, outside the training step: its transient unit buffer is not
+  // A diagnostic path, outside the training step: its transient unit buffer is not
   // part of the run's accounted memory.
   Kokkos::View<float*, MemSpace> gathered, shard;
   if (!placement.replicated())
@@ -120,7 +120,6 @@ std::vector<float> ZeroEngine::full_state(State which) {
 }
 
 // ---- ZeroEngineT<Real> ----
-
 
 std::vector<BufferSpec> model_state_buffers(const Partition& partition, const ZeroOptions& options,
                                             const ModelPlacements& placements,
@@ -295,7 +294,6 @@ void adamw_segment(kernels::TeamShape shape, float* master, const Grad* grads, f
   kernels::adamw_update_mixed(shape, master, grads, m, v, params, n, hp);
 }
 #endif
-
 
 // The core's optimizer: AdamW on the device over the state the rank holds there, segment by
 // segment (weight decay on the matrices only).
