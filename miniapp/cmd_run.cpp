@@ -20,7 +20,6 @@
 #include "train/command_extensions.hpp"
 #include "train/data.hpp"
 #include "train/run.hpp"
-#include "train/run_estimate.hpp"
 
 namespace zm::cli {
 
@@ -77,32 +76,13 @@ PeakRate resolve_peak(const RunOptions& options, const Deck& deck) {
           fmt::format("{}, {} in {}", machine.name, Machine::peak_key(precision), options.machine)};
 }
 
-// The planner's estimate of a step and of the run, printed before the first step (on the
-// --machine file, else on this machine measured now); returns the longest stage's step estimate.
-// A deck the planner cannot price still runs: the line says why there is no estimate.
-double announce_estimate(const Deck& deck, const RunOptions& options, Communicator& comm,
-                         int64_t nodes) {
-  const Machine machine =
-      options.machine.empty() ? measure_machine(comm, nodes) : load_machine(options.machine);
-  const std::string source = options.machine.empty()
-                                 ? fmt::format("measured at start-up: {}", machine.description)
-                                 : options.machine;
-  try {
-    const RunEstimate estimate = estimate_run(deck, machine, comm.size(), source);
-    report_run_estimate(deck, estimate);
-    return *std::max_element(estimate.step_seconds.begin(), estimate.step_seconds.end());
-  } catch (const Error& error) {
-    log_root("Estimate: not available ({})\n", error.what());
-    return 0;
-  }
-}
-
 // How the run was asked for, for the modules' steps around it.
 RunInvocation invocation(const RunOptions& options, int ranks) {
   RunInvocation run;
   run.deck_path = options.deck;
   run.overrides = options.overrides;
   run.ranks = ranks;
+  run.machine = options.machine;
   return run;
 }
 
@@ -140,9 +120,19 @@ int run(int& argc, char**& argv, const RunOptions& options) {
     log_root("{}", thread_report(placement));
     log_root("{}\n", deck.resolved_toml());
     auto comm = make_communicator(deck.comm.backend, MPI_COMM_WORLD, runtime.watchdog());
-    const double step_estimate = announce_estimate(deck, options, *comm, placement.node.nodes);
+    RunInvocation run = invocation(options, runtime.size());
+    run.nodes = placement.node.nodes;
+    run.build =
+        fmt::format("zeromini {} | Kokkos {} ({}) | {} rank{} x {} thread{}", git_revision(),
+                    build_features().kokkos_version, kokkos_backends(), runtime.size(),
+                    runtime.size() == 1 ? "" : "s", placement.rank.kokkos_threads,
+                    placement.rank.kokkos_threads == 1 ? "" : "s");
+    RunFigures figures;
+    for (const auto& extension : run_command_extensions())
+      for (const auto& [name, value] : extension->before_first_step(deck, run, *comm))
+        figures[name] = value;
     MemoryLedger ledger;
-    const RunContext context{nullptr, &runtime.watchdog(), &ledger, step_estimate};
+    const RunContext context{nullptr, &runtime.watchdog(), &ledger, &figures};
     const RunOutcome outcome = run_training(deck, *comm, context, true, peak);
     print_summary(deck, outcome.stages);
     if (runtime.rank() == 0) {
@@ -150,12 +140,6 @@ int run(int& argc, char**& argv, const RunOptions& options) {
                          {placement.node.nodes, placement.rank.kokkos_threads});
       log_root("Results: {0}/results.h5, {0}/summary.json\n", deck.output.dir);
     }
-    RunInvocation run = invocation(options, runtime.size());
-    run.build =
-        fmt::format("zeromini {} | Kokkos {} ({}) | {} rank{} x {} thread{}", git_revision(),
-                    build_features().kokkos_version, kokkos_backends(), runtime.size(),
-                    runtime.size() == 1 ? "" : "s", placement.rank.kokkos_threads,
-                    placement.rank.kokkos_threads == 1 ? "" : "s");
     int status = exit_code(outcome.end);
     for (const auto& extension : run_command_extensions())
       status =

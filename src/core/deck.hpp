@@ -118,7 +118,6 @@ struct OutputConfig {
   int64_t checkpoint_every = 0;  // steps between checkpoints; 0 = none
   int64_t keep = 2;              // checkpoints kept on disk
   int64_t log_every = 1;         // steps between progress lines
-  double long_run_s = 3600;      // estimated run time above which run warns first; 0: never
   int64_t results_every = 10;    // steps between rewrites of results.h5
   bool overwrite = false;        // a fresh run may replace another run's checkpoints in dir
 };

@@ -261,11 +261,6 @@ void add_data_and_output_keys(std::vector<KeySpec>& s) {
                        "checkpoints kept on disk"));
   s.push_back(make_int("output", "log_every", &Deck::output, &OutputConfig::log_every, 1, 1e9,
                        "steps between progress lines"));
-  s.push_back(make_float("output", "long_run_s", &Deck::output, &OutputConfig::long_run_s, 0, false,
-                         1e9, false,
-                         "seconds: a run the planner estimates longer than this (on the "
-                         "--machine file, else on this machine as measured at start-up) warns "
-                         "before its first step, naming the key that made it long; 0: never"));
   s.push_back(make_int("output", "results_every", &Deck::output, &OutputConfig::results_every, 1,
                        1e9, "steps between rewrites of results.h5 (and at the end)"));
   s.push_back(make_bool("output", "overwrite", &Deck::output, &OutputConfig::overwrite,

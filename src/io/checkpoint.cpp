@@ -155,7 +155,7 @@ namespace {
 // The file beyond its datasets' bytes: HDF5's object header per dataset, and the superblock,
 // groups and attributes (the deck) once. Measured on the tiny, quickstart and l6d384 decks: 2.7 to
 // 3.0 KiB per dataset, everything included; the figures below hold that with room to spare, and
-// the estimate adds kDataMarginPercent of the data bytes on top (a file system's allocation
+// expected_bytes adds kDataMarginPercent of the data bytes on top (a file system's allocation
 // granularity, HDF5's free-space slack).
 constexpr uint64_t kBytesPerDataset = 4u << 10;
 constexpr uint64_t kFixedBytes = 64u << 10;

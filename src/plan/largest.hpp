@@ -6,8 +6,8 @@
 // "Largest" is the deepest: the deck's width, heads, vocabulary, sequence length, batch and
 // precision are kept, and the layer count grows until the per-device memory of the same buffer
 // lists the run allocates (plan_memory) no longer fits the machine's device memory. The step time
-// is the planner's estimate at that depth (recomputed forward included). At tp > 1 the devices are
-// tp-rank groups times the data-parallel ranks, and the parameters are the whole model's.
+// is the planner's prediction at that depth (recomputed forward included). At tp > 1 the devices
+// are tp-rank groups times the data-parallel ranks, and the parameters are the whole model's.
 #pragma once
 
 #include <cstdint>
@@ -48,8 +48,8 @@ struct LargestAxis {
   std::string flag;  // "--name"
   std::string help;
   struct Variant {
-    std::string name;     // in the CSV
-    std::string heading;  // of its column in the table
+    std::string name;                                         // in the CSV
+    std::string heading;                                      // of its column in the table
     std::vector<std::pair<std::string, ModuleValue>> values;  // module keys it sets
     // Whether the variant is an option at this stage and sharding (else the cell reads "-").
     std::function<bool(const StageSpec& spec, LargestSharding sharding)> applies;

@@ -167,8 +167,8 @@ std::array<double, kCommOps> plan_cross_node_traffic(const Deck& deck, int stage
   const MeshSpans spans = mesh_spans(mesh);
   for (const auto& c : run_traffic(deck, stage, partition, mesh)) {
     // A collective of every rank runs on the world's (the step statistics), or on a dimension
-    // that spans it: the same ranks either way. One that declares its span (an exchange in hops by node)
-    // runs on a split of its level's group.
+    // that spans it: the same ranks either way. One that declares its span (an exchange in hops by
+    // node) runs on a split of its level's group.
     const bool world = c.ranks == mesh.world();
     ZM_ASSERT(c.span || world || c.ranks == mesh.mesh.size(dim_of(c.level)),
               "a collective of {} ranks at level {}", c.ranks, comm_level_name(c.level));
@@ -212,10 +212,10 @@ int64_t largest_fitting_layers(const Deck& deck, int stage, const ZeroMesh& mesh
   };
   int64_t layers = 0;
   if (fits(m1)) {
-    const double estimate =
+    const double guess =
         std::min(deepest(m1.total(), m2.total(), limits.device_bytes),
                  deepest(m1.host() * node, m2.host() * node, limits.host_bytes_per_node));
-    layers = static_cast<int64_t>(std::min(estimate, 1e6));
+    layers = static_cast<int64_t>(std::min(guess, 1e6));
   }
   if (layers > 0 && layers <= 100000) {
     while (layers > 0 && !fits(memory_at(layers))) --layers;
@@ -328,8 +328,7 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
   for (const PlanPricing& price : plan_pricings())
     price(deck, stage, mesh, machine, backward_share * p.compute_seconds, p);
   p.step_seconds_serial = device_seconds + p.comm_seconds + p.added_serial_seconds;
-  p.step_seconds_overlapped =
-      std::max(device_seconds, p.comm_seconds) + p.added_exposed_seconds;
+  p.step_seconds_overlapped = std::max(device_seconds, p.comm_seconds) + p.added_exposed_seconds;
 
   const MemoryLimits limits = memory_limits(*machine, mesh);
   p.device_fits = p.memory.total() <= limits.device_bytes;

@@ -57,7 +57,7 @@ struct PlanPoint {
   double cross_node_bytes() const;
   double flops_per_step = 0;        // per rank: hardware FLOPs (model/flops.hpp), as priced
   double model_flops_per_step = 0;  // per rank: model FLOPs, MFU's numerator
-  // Step-time estimate (only with a machine).
+  // The predicted step time (only with a machine).
   double peak_flops = 0;  // the machine's peak per device in this precision; 0: none
   double compute_seconds = 0;
   double pass_seconds = 0;  // passes around compressed collectives (memory-bound)

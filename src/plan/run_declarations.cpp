@@ -27,14 +27,17 @@ std::vector<PlannedCollective> run_traffic(const Deck& deck, int stage, const Pa
                                            const ZeroMesh& mesh) {
   const ZeroOptions options = zero_options(deck, stage, mesh);
   auto collectives = ZeroEngine::declared_traffic(stage, partition, options, mesh);
-  // The model's own along tp, every micro-batch.
+  // The model's own along tp, every micro-batch, before the step's statistics (the schedule's last
+  // entry) as the step posts them.
+  const PlannedCollective statistics = collectives.back();
+  collectives.pop_back();
   const auto model =
       gpt_tensor_parallel_traffic(deck.model, deck.train.micro_batch, deck.model.seq_len,
                                   compute_element_bytes(options.policy), mesh.tp());
   for (int64_t micro = 0; micro < options.grad_accum; ++micro)
     for (const ModelCollective& c : model)
       collectives.push_back({c.op, c.count, c.element_bytes, mesh.tp(), CommLevel::TensorParallel});
-  collectives.push_back({CommOp::AllReduce, kStepStatsCount, 4, mesh.world(), world_level(mesh)});
+  collectives.push_back(statistics);
   return collectives;
 }
 

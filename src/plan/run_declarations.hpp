@@ -14,8 +14,7 @@
 namespace zm {
 
 // The trainer's per-step statistics, {loss sum, gradient sum of squares} in fp32, all-reduced
-// once every step.
-constexpr int64_t kStepStatsCount = 2;
+// once every step (the schedule's StepStatistics).
 BufferSpec step_stats_buffer();
 
 // Every buffer a rank allocates on the mesh: the stage's, the model's (running `attention`) and

@@ -1,20 +1,24 @@
 // What a module adds to zeromini's command line (core/modules.hpp): subcommands of its own, and
-// to the `zeromini run` command options, a check before training and a step after it that may set
-// the exit status. miniapp/ adds them to the command line (CLI11 stays there) and calls them; the
-// core names none of them.
+// to the `zeromini run` command options, a check before training, a step of the ranks together
+// before the first step that may give the run figures, and a step after training that may set the
+// exit status. miniapp/ adds them to the command line (CLI11 stays there) and calls them; the core
+// names none of them.
 #pragma once
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "comm/run_context.hpp"
 #include "core/deck.hpp"
 #include "io/run_records.hpp"
 
 namespace zm {
 
+class Communicator;
 class Watchdog;
 
 // An option that takes a value, e.g. "--some-file FILE"; the value goes to *value.
@@ -29,7 +33,9 @@ struct RunInvocation {
   std::string deck_path;
   std::vector<std::string> overrides;  // the --set assignments, in order
   int ranks = 1;
-  std::string build;  // the build's one-line description (version, git, Kokkos)
+  std::string build;    // the build's one-line description (version, git, Kokkos)
+  std::string machine;  // the machine file (--machine), or ""
+  int64_t nodes = 1;    // the nodes the ranks run on, as MPI sees them (ranks sharing memory)
 };
 
 class RunCommandExtension {
@@ -41,6 +47,15 @@ class RunCommandExtension {
   virtual void before_training(const Deck& deck, const RunInvocation& run) {
     (void)deck;
     (void)run;
+  }
+  // On every rank, collectively over `comm` (every rank of the run), once the run has printed
+  // its opening lines and before its first step: what needs the ranks together before training
+  // (e.g. measuring this machine). It may print; it returns figures for the run, which what runs
+  // around the steps reads from RunContext::figures (train/training_extensions.hpp).
+  virtual RunFigures before_first_step(const Deck& deck, const RunInvocation& run,
+                                       Communicator& comm) {
+    (void)deck, (void)run, (void)comm;
+    return {};
   }
   // On every rank, after training, collectively: the exit status, `status` (the run's) unless
   // the extension has its own to give.

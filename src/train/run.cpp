@@ -4,7 +4,6 @@
 
 #include <filesystem>
 #include <memory>
-#include <optional>
 
 #include "comm/agree.hpp"
 #include "comm/phase.hpp"
@@ -20,7 +19,6 @@
 #include "plan/run_extensions.hpp"
 #include "plan/run_options.hpp"
 #include "train/memory_check.hpp"
-#include "train/run_estimate.hpp"
 #include "train/step_hooks.hpp"
 #include "train/throughput.hpp"
 #include "train/training_extensions.hpp"
@@ -201,10 +199,7 @@ RunEnd run_steps(Trainer& trainer, const RunSetup& run, StepHooks& hooks, StageR
   }
   for (int64_t s = first_step; s < steps; ++s) {
     hooks.before_step(s);
-    std::optional<FirstStepNotice> notice;
-    if (s == first_step) notice.emplace(result.stage, s, run.context.estimated_step_seconds);
     const StepRecord record = trainer.step(s);
-    notice.reset();
     result.steps.push_back(record);
     hooks.on_record(record);
     if (!record.finite) {

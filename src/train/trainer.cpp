@@ -11,6 +11,7 @@
 #include "plan/run_declarations.hpp"
 #include "plan/run_extensions.hpp"
 #include "plan/run_options.hpp"
+#include "zero/schedule_execution.hpp"
 
 namespace zm {
 
@@ -232,7 +233,9 @@ std::pair<double, double> TrainerT<Real>::sum_over_ranks(double loss_sum, double
   stats_host(0) = counts_tp_replicas(engine_->tp_rank()) ? static_cast<float>(loss_sum) : 0.0f;
   stats_host(1) = static_cast<float>(sumsq);
   Kokkos::deep_copy(stats_.view(), stats_host);
-  comm_->all_reduce_sum(stats_.data(), kStepStatsCount, DType::F32, {-1, CommPurpose::Stats});
+  // The schedule's StepStatistics, posted as every collective of the step is.
+  const ScheduledCollective& entry = engine_->schedule().of(-1, ScheduleRole::StepStatistics);
+  post_scheduled(entry, *engine_, {stats_.data(), stats_.data()}).wait(true);
   Kokkos::deep_copy(stats_host, stats_.view());
   return {static_cast<double>(stats_host(0)), static_cast<double>(stats_host(1))};
 }

@@ -64,6 +64,9 @@ Communicator& communicator_of(const MeshComms& comms, const ScheduleHop& hop) {
     case MeshGroup::ShardAcrossNodes:
       comm = comms.group_across_nodes();
       break;
+    case MeshGroup::World:
+      comm = &comms.world();
+      break;
   }
   ZM_ASSERT(comm != nullptr, "the schedule names the {} communicator, which this mesh lacks",
             mesh_group_name(hop.group));
@@ -78,14 +81,15 @@ CommRequest post_hop(const ScheduledCollective& c, const ScheduleHop& hop, CommO
   // The whole buffer's elements as the wire record counts them: the all-reduce's are `count`,
   // the others' `count` per rank.
   const auto whole = static_cast<int64_t>(op == CommOp::AllReduce ? count : count * comm.size());
-  ZM_ASSERT(wire.op == op && wire.ranks == comm.size() && wire_dtype(wire) == type &&
-                wire.count == whole,
-            "{} of unit {}: scheduled as {} of {} x {}B on {} ranks, posted as {} of {} x {}B on "
-            "{} ranks",
-            schedule_role_name(c.role), c.unit, comm_op_name(wire.op), wire.count,
-            wire.element_bytes, wire.ranks, comm_op_name(op), whole, dtype_size(type),
-            comm.size());
-  const CommTag tag{c.unit, c.gathers() ? CommPurpose::ParamGather : CommPurpose::GradReduce};
+  ZM_ASSERT(
+      wire.op == op && wire.ranks == comm.size() && wire_dtype(wire) == type && wire.count == whole,
+      "{} of unit {}: scheduled as {} of {} x {}B on {} ranks, posted as {} of {} x {}B on "
+      "{} ranks",
+      schedule_role_name(c.role), c.unit, comm_op_name(wire.op), wire.count, wire.element_bytes,
+      wire.ranks, comm_op_name(op), whole, dtype_size(type), comm.size());
+  const CommTag tag{c.unit, c.role == ScheduleRole::StepStatistics ? CommPurpose::Stats
+                            : c.gathers()                          ? CommPurpose::ParamGather
+                                                                   : CommPurpose::GradReduce};
   switch (op) {
     case CommOp::AllReduce:
       return comm.iall_reduce_sum(recv, count, type, tag);

@@ -50,6 +50,7 @@ class ScheduleBuilder {
         replicas_(context.replicas),
         in_group_(context.in_group),
         across_(context.across),
+        level_of_world_(world_level(context.mesh)),
         overlapped_(context.options.overlap) {
     for (const auto& provider : options_.strategies)
       for (auto& strategy : provider->strategies(context)) offered_.push_back(std::move(strategy));
@@ -64,15 +65,15 @@ class ScheduleBuilder {
       const int64_t count = last.padded_offset + last.padded - first.padded_offset;
       // In the shard group, which at stage 0 is every rank holding the same slices.
       add(out, {ScheduleRole::Buckets,
-                     plain_collective(CommOp::AllReduce),
-                     lo,
-                     hi,
-                     reduced_name(),
-                     count,
-                     {{{CommOp::AllReduce, count, reduced_, partition_.ranks()}, MeshGroup::Shard}},
-                     1,
-                     StepPoint::LastBackward,
-                     wait_or(StepPoint::FinishBackward)});
+                plain_collective(CommOp::AllReduce),
+                lo,
+                hi,
+                reduced_name(),
+                count,
+                {{{CommOp::AllReduce, count, reduced_, partition_.ranks()}, MeshGroup::Shard}},
+                1,
+                StepPoint::LastBackward,
+                wait_or(StepPoint::FinishBackward)});
     }
   }
 
@@ -97,17 +98,17 @@ class ScheduleBuilder {
   void replica_reduction(int u, std::vector<ScheduledCollective>& out) const {
     if (replicas_ == 1) return;
     const UnitPartition& p = partition_.unit(u);
-    ScheduledCollective c{ScheduleRole::ReplicaReduction,
-                          plain_collective(CommOp::AllReduce),
-                          u,
-                          u,
-                          reduced_name(),
-                          p.shard,
-                          {{{CommOp::AllReduce, p.shard, reduced_, replicas_, across_},
-                            MeshGroup::Replicate}},
-                          1,
-                          StepPoint::GroupReduced,
-                          wait_or(StepPoint::FinishBackward)};
+    ScheduledCollective c{
+        ScheduleRole::ReplicaReduction,
+        plain_collective(CommOp::AllReduce),
+        u,
+        u,
+        reduced_name(),
+        p.shard,
+        {{{CommOp::AllReduce, p.shard, reduced_, replicas_, across_}, MeshGroup::Replicate}},
+        1,
+        StepPoint::GroupReduced,
+        wait_or(StepPoint::FinishBackward)};
     if (mesh_.hpz()) {  // into this rank's sub-shard, in place
       c.strategy = plain_collective(CommOp::ReduceScatter);
       c.elements = p.sub_shard;
@@ -123,17 +124,17 @@ class ScheduleBuilder {
   void update_gather(int u, std::vector<ScheduledCollective>& out) const {
     if (!spec_.shards_states() || (spec_.gathers_parameters() && !mesh_.hpz())) return;
     const UnitPartition& p = partition_.unit(u);
-    ScheduledCollective c{ScheduleRole::UpdateGather,
-                          plain_collective(CommOp::AllGather),
-                          u,
-                          u,
-                          "params",
-                          p.shard,
-                          {{{CommOp::AllGather, p.padded, gathered_, group_, in_group_},
-                            MeshGroup::Shard}},
-                          1,
-                          StepPoint::UnitUpdated,
-                          wait_or(StepPoint::OptimizerEnd)};
+    ScheduledCollective c{
+        ScheduleRole::UpdateGather,
+        plain_collective(CommOp::AllGather),
+        u,
+        u,
+        "params",
+        p.shard,
+        {{{CommOp::AllGather, p.padded, gathered_, group_, in_group_}, MeshGroup::Shard}},
+        1,
+        StepPoint::UnitUpdated,
+        wait_or(StepPoint::OptimizerEnd)};
     if (mesh_.hpz()) {
       c.elements = p.sub_shard;
       c.hops = {
@@ -144,6 +145,23 @@ class ScheduleBuilder {
 
   // Stage 3: before the unit's forward and again before its backward, every micro-step (the
   // embedding unit's second gather serves the LM head's forward and backward).
+  // The step's loss and gradient sum of squares over every rank, one small all-reduce after
+  // backward (every stage sums the squares of the gradients each rank owns, so that the norm is
+  // computed the same way whatever the stage).
+  void step_statistics(std::vector<ScheduledCollective>& out) const {
+    add(out, {ScheduleRole::StepStatistics,
+              plain_collective(CommOp::AllReduce),
+              -1,
+              -1,
+              "step_stats",
+              kStepStatsCount,
+              {{{CommOp::AllReduce, kStepStatsCount, 4, mesh_.world(), level_of_world_},
+                MeshGroup::World}},
+              1,
+              StepPoint::Statistics,
+              StepPoint::Posted});
+  }
+
   void unit_gather(int u, std::vector<ScheduledCollective>& out) const {
     if (!spec_.gathers_parameters()) return;
     const UnitPartition& p = partition_.unit(u);
@@ -186,13 +204,12 @@ class ScheduleBuilder {
   const ZeroMesh& mesh_;
   int reduced_, gathered_;  // element bytes of the reductions and the parameter gathers
   int group_, replicas_;
-  CommLevel in_group_, across_;
+  CommLevel in_group_, across_, level_of_world_;
   bool overlapped_;
   std::vector<std::shared_ptr<CollectiveStrategy>> offered_;  // this schedule's, from the options
 };
 
 }  // namespace
-
 
 int unit_gather_slots(const ZeroOptions& options) {
   return 2 + static_cast<int>(options.overlap ? options.prefetch : 0);
@@ -201,20 +218,14 @@ int unit_gather_slots(const ZeroOptions& options) {
 ScheduleContext schedule_context(const StageSpec& spec, const Partition& partition,
                                  const ZeroOptions& options, const ZeroMesh& mesh) {
   const int group = mesh.group_ranks();
-  return {partition,
-          mesh,
-          options,
-          group,
-          mesh.groups(),
-          level_along(mesh, kShardDim),
-          level_along(mesh, kReplicateDim),
-          // The nodes rank 0's shard group spans (comm/cross_node.hpp), for exchanges in hops
-          // by node.
-          node_span(group, stride_along(mesh.mesh, mesh.mesh.index_of(kShardDim)),
-                    mesh.ranks_per_node),
-          reduce_element_bytes(options.policy),
-          param_element_bytes(options.policy),
-          spec.gathers_parameters() ? unit_gather_slots(options) : 0};
+  return {
+      partition, mesh, options, group, mesh.groups(), level_along(mesh, kShardDim),
+      level_along(mesh, kReplicateDim),
+      // The nodes rank 0's shard group spans (comm/cross_node.hpp), for exchanges in hops
+      // by node.
+      node_span(group, stride_along(mesh.mesh, mesh.mesh.index_of(kShardDim)), mesh.ranks_per_node),
+      reduce_element_bytes(options.policy), param_element_bytes(options.policy),
+      spec.gathers_parameters() ? unit_gather_slots(options) : 0};
 }
 
 StepSchedule build_step_schedule(const StageSpec& spec, const Partition& partition,
@@ -233,6 +244,7 @@ StepSchedule build_step_schedule(const StageSpec& spec, const Partition& partiti
       build.unit_gather(u, out);
     }
   }
+  build.step_statistics(out);
   if (options.tier) schedule.transfers_ = options.tier->copies(spec, context, out);
   for (CollectiveStrategy* strategy : schedule.strategies())
     for (const BufferSpec& buffer : strategy->buffers(context))
@@ -322,6 +334,8 @@ const char* schedule_role_name(ScheduleRole role) {
       return "update_gather";
     case ScheduleRole::UnitGather:
       return "unit_gather";
+    case ScheduleRole::StepStatistics:
+      return "step_statistics";
   }
   return "?";
 }
@@ -336,6 +350,8 @@ const char* mesh_group_name(MeshGroup group) {
       return "shard_within_node";
     case MeshGroup::ShardAcrossNodes:
       return "shard_across_nodes";
+    case MeshGroup::World:
+      return "world";
   }
   return "?";
 }
@@ -362,6 +378,8 @@ const char* step_point_name(StepPoint point) {
       return "prefetch";
     case StepPoint::Acquire:
       return "acquire";
+    case StepPoint::Statistics:
+      return "statistics";
   }
   return "?";
 }
@@ -369,25 +387,29 @@ const char* step_point_name(StepPoint point) {
 std::vector<std::string> describe_schedule(const StepSchedule& schedule, int unit) {
   std::vector<std::string> lines;
   for (const ScheduledCollective& c : schedule.collectives()) {
-    if (c.role != ScheduleRole::Buckets && c.unit != unit) continue;
+    // The unit's entries, and those that are the step's whatever the unit: the buckets (stage 0)
+    // and the statistics.
+    if (c.role != ScheduleRole::Buckets && c.unit >= 0 && c.unit != unit) continue;
+    const std::string what = c.unit < 0 ? c.buffer
+                             : c.last_unit != c.unit
+                                 ? fmt::format("{} of units {}-{}", c.buffer, c.unit, c.last_unit)
+                                 : fmt::format("{} of unit {}", c.buffer, c.unit);
     for (const ScheduleHop& hop : c.hops)
       lines.push_back(fmt::format(
           "{:<17} {:<28} {:<18} {:<14} {:>12} x {}B on {:>5} ranks  x{} per step  posted {}, "
-          "waited {}  ({} of unit{} {})",
+          "waited {}  ({})",
           schedule_role_name(c.role), c.strategy->name(c), mesh_group_name(hop.group),
           comm_op_name(hop.wire.op), hop.wire.count, hop.wire.element_bytes, hop.wire.ranks,
-          c.per_step, step_point_name(c.posted), step_point_name(c.waited), c.buffer,
-          c.last_unit != c.unit ? "s" : "",
-          c.last_unit != c.unit ? fmt::format("{}-{}", c.unit, c.last_unit)
-                                : std::to_string(c.unit)));
+          c.per_step, step_point_name(c.posted), step_point_name(c.waited), what));
   }
   for (const ScheduledTransfer& t : schedule.transfers())
     if (t.unit == unit)
       lines.push_back(fmt::format(
           "{:<17} {:<28} {:<18} {:<14} {:>12} x {}B{:>16}x{} per step  at {}{}", "host_transfer",
-          transfer_role_name(t.role), "this rank", transfer_direction_name(t.direction),
-          t.elements, t.element_bytes, "", t.per_step, step_point_name(t.at),
-          t.waited == StepPoint::Posted ? "" : fmt::format(", waited {}", step_point_name(t.waited))));
+          transfer_role_name(t.role), "this rank", transfer_direction_name(t.direction), t.elements,
+          t.element_bytes, "", t.per_step, step_point_name(t.at),
+          t.waited == StepPoint::Posted ? ""
+                                        : fmt::format(", waited {}", step_point_name(t.waited))));
   return lines;
 }
 

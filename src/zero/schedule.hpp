@@ -60,13 +60,17 @@ enum class ScheduleRole {
   ReplicaReduction,  // a shard's group sum summed over its replicas (hybrid sharding)
   UpdateGather,      // the updated pieces of a unit brought to every rank holding it more widely
   UnitGather,        // a unit's shards gathered for its forward or backward (stage 3)
+  StepStatistics,    // the step's loss and gradient sum of squares summed over every rank
 };
+// The step's statistics: {loss sum, gradient sum of squares} in fp32 (StepStatistics).
+constexpr int64_t kStepStatsCount = 2;
 // The communicator it runs on (comm/mesh_comms.hpp).
 enum class MeshGroup {
   Shard,             // the shard group (the `shard` dimension)
   Replicate,         // one rank per group holding the same shard
   ShardWithinNode,   // the shard group's ranks on this node (a first hop by node)
   ShardAcrossNodes,  // the shard group's ranks of this local index (a second hop by node)
+  World,             // every rank
 };
 // Points of the step.
 enum class StepPoint {
@@ -80,6 +84,7 @@ enum class StepPoint {
   OptimizerEnd,    // after the optimizer's last unit
   Prefetch,        // zero.prefetch uses ahead of the unit's forward and backward
   Acquire,         // when the model acquires the unit
+  Statistics,      // after backward, before the optimizer: the step's loss and gradient norm
 };
 
 struct ScheduleHop {
@@ -90,7 +95,7 @@ struct ScheduleHop {
 struct ScheduledCollective {
   ScheduleRole role;
   std::shared_ptr<CollectiveStrategy> strategy;  // how it moves the data (posts it)
-  int unit;            // the unit it moves (Buckets: the lowest)
+  int unit;            // the unit it moves (Buckets: the lowest; -1: none, StepStatistics)
   int last_unit;       // Buckets: the highest unit, else unit
   const char* buffer;  // what it moves, as the engine names the buffer
   // Elements of the piece each rank contributes (all-gathers), keeps (reduce-scatters, an

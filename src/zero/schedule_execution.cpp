@@ -11,7 +11,10 @@ namespace {
 // The type the engine holds `c`'s data in: the parameters' for gathers, else the reduce type.
 template <typename Real>
 PostContext post_context(const ScheduledCollective& c, ZeroEngineT<Real>& engine) {
-  return {engine.comms(), engine.team_shape(), c.gathers() ? dtype_of<Real>() : engine.reduce_dtype()};
+  const DType held = c.role == ScheduleRole::StepStatistics ? DType::F32
+                     : c.gathers()                          ? dtype_of<Real>()
+                                                            : engine.reduce_dtype();
+  return {engine.comms(), engine.team_shape(), held};
 }
 
 }  // namespace
@@ -43,11 +46,11 @@ void finish_scheduled(ScheduleRole role, ZeroEngineT<Real>& engine) {
   }
 }
 
-#define ZM_INSTANTIATE_EXECUTION(Real)                                                      \
-  template CommRequest post_scheduled(const ScheduledCollective&, ZeroEngineT<Real>&,       \
-                                      const ScheduledBuffers&);                             \
-  template void scheduled_arrived(const ScheduledCollective&, ZeroEngineT<Real>&,           \
-                                  const ScheduledBuffers&);                                 \
+#define ZM_INSTANTIATE_EXECUTION(Real)                                                \
+  template CommRequest post_scheduled(const ScheduledCollective&, ZeroEngineT<Real>&, \
+                                      const ScheduledBuffers&);                       \
+  template void scheduled_arrived(const ScheduledCollective&, ZeroEngineT<Real>&,     \
+                                  const ScheduledBuffers&);                           \
   template void finish_scheduled(ScheduleRole, ZeroEngineT<Real>&);
 ZM_INSTANTIATE_EXECUTION(float)
 #if ZEROMINI_HAVE_BF16

@@ -169,22 +169,6 @@ case $case_name in
       expect_cli 2 "required|A subcommand" no_arguments sweep
     fi
     ;;
-  estimate)  # before the first step: the planner's estimate, and a warning naming the long key
-    expect 0 "Estimate \(planner; machine: measured at start-up: GEMM .* per step, about .* for the run's 2 steps" \
-      measured 2 --set train.steps=2 --out "$work/measured"
-    expect 0 "Estimate \(planner; machine: .*this-host.toml\)" machine_file 1 --set train.steps=2 \
-      --machine "$(dirname "$deck")/machines/this-host.toml" --out "$work/machine_file"
-    expect 0 "warning: this run is estimated at .*, longer than output\.long_run_s = .*; most of it from model\.seq_len = 1024 \(at its default 64: " \
-      long 1 --set model.seq_len=1024 --set train.steps=1 --set output.long_run_s=1e-6 \
-      --out "$work/long"
-    grep -q "warning: this run is estimated" "$work/measured.log" &&
-      fail "a 2-step run of the tiny deck warned of its length"
-    ;;
-  first_step_notice)  # a first step that has not finished after the delay says so
-    ZEROMINI_TEST_FIRST_STEP_NOTICE_S=1 ZEROMINI_TEST_FAULT=stall ZEROMINI_TEST_FAULT_STEP=1 \
-      ZEROMINI_TEST_FAULT_RANK=1 expect 5 "\[stage 0\] step 1 still running after 1 s \(estimated .* per step\)" \
-      stall 2 --set train.steps=2 --set comm.timeout_s=4 --out "$work/stall"
-    ;;
   *) fail "unknown case $case_name" ;;
 esac
 echo "PASS: $case_name"

@@ -57,15 +57,24 @@ std::set<ScheduleRole> roles(const zm::StepSchedule& schedule) {
   return out;
 }
 
+// Every stage ends with the step statistics' all-reduce over the world (unit -1).
 TEST(StepSchedule, EachStageHasItsRoles) {
   const Model s(small_deck(), zm::hybrid_mesh(4, 4, false));
-  EXPECT_EQ(roles(s.schedule(0)), std::set<ScheduleRole>{ScheduleRole::Buckets});
+  const ScheduleRole stats = ScheduleRole::StepStatistics;
+  EXPECT_EQ(roles(s.schedule(0)), (std::set<ScheduleRole>{ScheduleRole::Buckets, stats}));
   const std::set<ScheduleRole> reduce_and_update{ScheduleRole::GroupReduction,
-                                                 ScheduleRole::UpdateGather};
+                                                 ScheduleRole::UpdateGather, stats};
   EXPECT_EQ(roles(s.schedule(1)), reduce_and_update);
   EXPECT_EQ(roles(s.schedule(2)), reduce_and_update);
-  EXPECT_EQ(roles(s.schedule(3)),
-            (std::set<ScheduleRole>{ScheduleRole::GroupReduction, ScheduleRole::UnitGather}));
+  EXPECT_EQ(roles(s.schedule(3)), (std::set<ScheduleRole>{ScheduleRole::GroupReduction,
+                                                          ScheduleRole::UnitGather, stats}));
+  for (int stage = 0; stage <= 3; ++stage) {
+    const zm::StepSchedule schedule = s.schedule(stage);
+    const zm::ScheduledCollective& last = schedule.collectives().back();
+    EXPECT_EQ(last.role, stats) << "stage " << stage;
+    EXPECT_EQ(last.elements, zm::kStepStatsCount);
+    EXPECT_EQ(last.hops.at(0).group, MeshGroup::World);
+  }
   // Stage 1 reduces once per step, stages 2-3 every micro-step; stage 3 gathers twice each.
   zm::Deck accum = small_deck();
   accum.train.grad_accum = 3;
@@ -81,7 +90,8 @@ TEST(StepSchedule, CountsFollowThePartition) {
   const Model s(small_deck(), zm::hybrid_mesh(4, 4, false));
   int64_t covered = 0;
   const zm::StepSchedule buckets = s.schedule(0);
-  for (const zm::ScheduledCollective& c : buckets.collectives()) covered += c.elements;
+  for (const zm::ScheduledCollective& c : buckets.collectives())
+    if (c.role == ScheduleRole::Buckets) covered += c.elements;
   EXPECT_EQ(covered, s.partition.padded_total());
   for (int u = 0; u < s.partition.num_units(); ++u) {
     const zm::ScheduledCollective c = s.of(2, u, ScheduleRole::GroupReduction);

@@ -12,36 +12,16 @@
 #include <random>
 
 #include "common/equivalence.hpp"
+#include "common/evaluated_run.hpp"
 #include "common/test_watchdog.hpp"
 #include "common/zero_test_util.hpp"
 #include "io/token_shard.hpp"
 
 namespace {
 
-using zm::testing::kGlobalBatch;
-
-struct EvaluatedRun {
-  std::vector<double> losses, eval_losses;
-  std::vector<float> params;
-};
-
-// Trains the deck's steps, evaluating after each when `evaluate`.
-EvaluatedRun train(const zm::Deck& deck, zm::Communicator& comm, bool evaluate) {
-  EvaluatedRun run;
-  const auto trainer = zm::make_trainer(deck, deck.zero.stage, comm);
-  trainer->init_parameters();
-  for (int64_t s = 0; s < deck.train.steps; ++s) {
-    run.losses.push_back(trainer->step(s).loss);
-    if (evaluate) run.eval_losses.push_back(trainer->evaluate());
-  }
-  run.params = zm::testing::whole_model(*trainer, trainer->engine().full_parameters());
-  return run;
-}
-
-zm::Deck deck_at(int stage, int ranks, std::vector<std::string> extra) {
-  extra.insert(extra.begin(), {"train.eval_every=1", "train.eval_batches=2"});
-  return zm::testing::test_deck(stage, kGlobalBatch / ranks, 1, extra);
-}
+using zm::testing::deck_at;
+using zm::testing::EvaluatedRun;
+using zm::testing::train;
 
 // Evaluating after every step changes no training loss and no parameter, and the held-out loss
 // is the same at every stage, bit for bit where the training is (stages 1-3 always; stage 0, which
@@ -76,23 +56,6 @@ TEST(Evaluation, ChangesNothingOfTrainingAndAgreesAcrossStages) {
         EXPECT_EQ(stage0_eval, sharded_eval);
       }
     }
-  }
-}
-
-// Stage 3 with its parameter shard on the host and with int8 gathers (qwZ): the evaluation's
-// gathers stage and dequantize as a training forward's do, and leave training unchanged.
-TEST(Evaluation, ChangesNothingUnderOffloadedOrQuantizedGathers) {
-  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
-  const int N = comm->size();
-  for (const auto& variant : std::vector<std::vector<std::string>>{
-           {"zero.offload_optimizer=host", "zero.offload_params=host"},
-           {"zero.quantize_weights=int8", "zero.quantize_block=64"}}) {
-    SCOPED_TRACE(fmt::format("stage 3, {} ranks, {}", N, fmt::join(variant, " ")));
-    const zm::Deck deck = deck_at(3, N, variant);
-    const EvaluatedRun evaluated = train(deck, *comm, true);
-    const EvaluatedRun plain = train(deck, *comm, false);
-    EXPECT_EQ(evaluated.losses, plain.losses);
-    EXPECT_EQ(evaluated.params, plain.params);
   }
 }
 

@@ -17,7 +17,8 @@ import shutil
 import subprocess
 import unittest
 
-from workflow_common import ROOT, SCRIPTS, SWEEP, SWEEP_BIN, TINY, SweepDir, sweep
+from workflow_common import (ROOT, SCRIPTS, SWEEP, SWEEP_BIN, TINY, SweepDir, built_modules,
+                             sweep)
 
 
 class SweepExpandTest(SweepDir):
@@ -33,6 +34,7 @@ class SweepExpandTest(SweepDir):
                                          for w in ("none", "int8")]}
         self.assertEqual(sorted(f for f in os.listdir(directory) if f.endswith(".toml")),
                          sorted(counts))
+        modules = built_modules()
         for name, count in counts.items():
             res = self.expand(os.path.join(directory, name), "--root", ROOT)
             self.assertEqual(res.returncode, 0, res.stderr)
@@ -42,6 +44,11 @@ class SweepExpandTest(SweepDir):
             self.assertEqual(len({p["name"] for p in points}), count, name)
             for p in points:
                 self.assertTrue(os.path.isfile(p["deck"]), p["deck"])
+            if name == "zeropp-local.toml" and "zeropp" not in modules:
+                # A build without the module: every point is refused, naming it.
+                for p in points:
+                    self.assertIn("belongs to the module zeropp", p["problem"] or "", p["name"])
+                continue
             self.assertEqual([p["name"] for p in points if p["problem"] is not None],
                              skipped.get(name, []), name)
             self.assertTrue(os.path.isfile(data["sweep"]["slurm"]["template"]))

@@ -9,6 +9,7 @@ on sys.path, so the tests can import collect and sweep from here.
 """
 
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -29,6 +30,16 @@ FAKE = os.path.join(HERE, "fake_zeromini.py")
 SWEEP_BIN_GIVEN = os.environ.get("ZEROMINI_SWEEP_BIN") or os.environ.get("ZEROMINI_BIN")
 SWEEP_BIN = SWEEP_BIN_GIVEN or os.path.join(ROOT, "build", "bin", "zeromini")
 TINY = os.path.join(ROOT, "inputs", "tiny-test.toml")
+
+
+def built_modules(binary=None):
+    """The modules a zeromini was built with (its --version's `modules` line), as a set."""
+    res = subprocess.run([binary or SWEEP_BIN, "--version"], capture_output=True, text=True,
+                         check=True)
+    line = re.search(r"^\s*modules\s+(.*)$", res.stdout, re.M)
+    if line is None:
+        raise AssertionError(f"no modules line in {binary or SWEEP_BIN} --version:\n{res.stdout}")
+    return set() if line.group(1).strip() == "none" else set(line.group(1).split(", "))
 PYTHON = sys.executable
 
 try:

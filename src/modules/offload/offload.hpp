@@ -27,7 +27,7 @@ namespace zm {
 struct OffloadSettings {
   bool optimizer = false;         // zero.offload_optimizer = "host"
   bool params = false;            // zero.offload_params = "host"
-  bool secondary_shards = false;  // zero.secondary_shard_size set: the parameters stay
+  bool secondary_shards = false;  // zero.secondary_shard_size set (its check refuses params then)
   bool any() const { return optimizer || params; }
 };
 OffloadSettings offload_settings(const Deck& deck);
@@ -35,25 +35,28 @@ OffloadSettings offload_settings(const Deck& deck);
 struct Offload {
   bool optimizer = false;  // master, m, v and the update on the host
   bool params = false;     // the parameter shard on the host (implies optimizer)
-  bool gradients = false;  // the gradient shard on the host, streamed in backward (implies optimizer)
+  bool gradients =
+      false;  // the gradient shard on the host, streamed in backward (implies optimizer)
   bool any() const { return optimizer; }
 };
 
-// Where the stage's state lives, apart from the gradients (which need the mesh: below).
-inline Offload offload_of(const OffloadSettings& settings, const StageSpec& spec) {
+// Where the stage's state lives on `mesh`: the optimizer state at the stages that shard it; the
+// parameter shard with it at the stage that gathers it, unless the mesh holds secondary shards
+// (refilled by a gather across the groups, on the device); the gradient shard with it at the
+// stages that keep only the shard, with one shard group (else the reduction across the groups
+// runs on the device shard after the group's).
+inline Offload offload_of(const OffloadSettings& settings, const StageSpec& spec,
+                          const ZeroMesh& mesh) {
   Offload offload;
   offload.optimizer = settings.optimizer && spec.shards_states();
-  offload.params = offload.optimizer && settings.params && spec.gathers_parameters() &&
-                   !settings.secondary_shards;
+  offload.params = offload.optimizer && settings.params && spec.gathers_parameters() && !mesh.hpz();
+  offload.gradients = offload.optimizer && spec.shards_gradients() && mesh.groups() == 1;
   return offload;
 }
 
-// With the mesh: the gradient shard streams to the host with one shard group.
-inline Offload offload_of(const OffloadSettings& settings, const StageSpec& spec,
-                          const ZeroMesh& mesh) {
-  Offload offload = offload_of(settings, spec);
-  offload.gradients = offload.optimizer && spec.shards_gradients() && mesh.groups() == 1;
-  return offload;
+// Whether the stage keeps anything on the host (the optimizer state decides, whatever the mesh).
+inline bool offloads(const OffloadSettings& settings, const StageSpec& spec) {
+  return settings.optimizer && spec.shards_states();
 }
 
 }  // namespace zm

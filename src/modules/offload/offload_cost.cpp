@@ -4,10 +4,10 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "modules/offload/offload.hpp"
 #include "core/stage_spec.hpp"
-#include "plan/planner.hpp"
 #include "model/layout.hpp"
+#include "modules/offload/offload.hpp"
+#include "plan/planner.hpp"
 #include "plan/run_declarations.hpp"
 #include "plan/run_options.hpp"
 #include "zero/engine.hpp"
@@ -17,7 +17,7 @@ namespace zm {
 
 void require_host_side(const Deck& deck, int stage, const Machine& machine) {
   const OffloadSettings settings = offload_settings(deck);
-  if (machine.host || !offload_of(settings, stage_spec(stage)).any()) return;
+  if (machine.host || !offloads(settings, stage_spec(stage))) return;
   fail(
       "{}: no [host] table, so offload cannot be priced on this machine: stage {} keeps the "
       "optimizer state on the host (zero.offload_optimizer = \"{}\", zero.offload_params = "
@@ -33,7 +33,7 @@ OffloadCost price_offload(const Deck& deck, int stage, const ZeroMesh& mesh,
                           const Machine& machine) {
   OffloadCost cost;
   const StageSpec& spec = stage_spec(stage);
-  if (!offload_of(offload_settings(deck), spec).any()) return cost;
+  if (!offloads(offload_settings(deck), spec)) return cost;
   require_host_side(deck, stage, machine);
   const HostSide& host = *machine.host;
 

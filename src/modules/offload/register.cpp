@@ -77,10 +77,10 @@ void check_params(const Deck& deck, const OffloadSettings& settings) {
 // time (which needs its [host] side) with one.
 void price(const Deck& deck, int stage, const ZeroMesh& mesh, const Machine* machine,
            double backward_seconds, PlanPoint& p) {
-  const bool offloads = offload_of(offload_settings(deck), stage_spec(stage)).any();
-  p.figures["offloads"] = offloads ? 1 : 0;
+  const bool offloaded = offloads(offload_settings(deck), stage_spec(stage));
+  p.figures["offloads"] = offloaded ? 1 : 0;
   if (machine) require_host_side(deck, stage, *machine);
-  if (!offloads) return;
+  if (!offloaded) return;
   OffloadCost cost;
   if (machine)
     cost = price_offload(deck, stage, mesh, *machine);
@@ -144,9 +144,8 @@ PlanColumns csv_columns() {
         ",{},{},{},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f}",
         deck.value<std::string>("zero.offload_optimizer"),
         deck.value<std::string>("zero.offload_params"), figure(p, "offloads") > 0 ? "yes" : "no",
-        p.host_bytes_per_node, figure(p, "device_to_host_bytes"),
-        figure(p, "host_to_device_bytes"), figure(p, "device_to_host_copies"),
-        figure(p, "host_to_device_copies"));
+        p.host_bytes_per_node, figure(p, "device_to_host_bytes"), figure(p, "host_to_device_bytes"),
+        figure(p, "device_to_host_copies"), figure(p, "host_to_device_copies"));
     row += have_machine ? fmt::format(",{:.6g},{:.6g},{:.6g}", figure(p, "transfer_s"),
                                       figure(p, "host_update_s"), figure(p, "offload_s"))
                         : ",,,";
@@ -164,9 +163,9 @@ PlanTableColumns table_columns() {
     return text;
   };
   columns.cells = [](const PlanPoint& p, bool have_machine) {
-    std::string text = fmt::format(" | {:>10} {:>9} {:>9}", gb(p.host_bytes_per_node),
-                                   gb(figure(p, "device_to_host_bytes")),
-                                   gb(figure(p, "host_to_device_bytes")));
+    std::string text =
+        fmt::format(" | {:>10} {:>9} {:>9}", gb(p.host_bytes_per_node),
+                    gb(figure(p, "device_to_host_bytes")), gb(figure(p, "host_to_device_bytes")));
     if (have_machine)
       text += fmt::format(" {:>9.4g} {:>9.4g} {:>9.4g}", figure(p, "transfer_s"),
                           figure(p, "host_update_s"), figure(p, "offload_s"));

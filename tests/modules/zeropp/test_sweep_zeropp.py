@@ -4,11 +4,11 @@ through the scaling-study scripts: `zeromini sweep expand` (points, names, overr
 the run would refuse, errors), scripts/sweep.py (skipped points, one planner CSV per combination
 that runs), scripts/collect.py (the ZeRO++ columns) and `scripts/plot.py zeropp`.
 
-    python3 tests/workflow/test_sweep_zeropp.py [-v] [RealZeroppSweepTest]
+    python3 tests/modules/zeropp/test_sweep_zeropp.py [-v] [RealZeroppSweepTest]
 
-Helpers and the stand-in zeromini are workflow_common.py's. RealZeroppSweepTest (ZEROMINI_BIN set
-to the real executable, and mpiexec) runs a small ZeRO++ sweep of the real program and requires
-its all-gather, reduce-scatter and all-to-all bytes to equal the planner's.
+Helpers and the stand-in zeromini are tests/workflow/workflow_common.py's. RealZeroppSweepTest
+(ZEROMINI_BIN set to the real executable, and mpiexec) runs a small ZeRO++ sweep of the real
+program and requires its all-gather, reduce-scatter and all-to-all bytes to equal the planner's.
 """
 
 import csv
@@ -16,9 +16,13 @@ import glob
 import json
 import os
 import shutil
+import sys
 import unittest
 
-from workflow_common import HAVE_MATPLOTLIB, SCRIPTS, SweepDir, collect, fake_binary, run
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "workflow"))
+from workflow_common import (  # noqa: E402
+    HAVE_MATPLOTLIB, SCRIPTS, SweepDir, collect, fake_binary, run)
 
 ZEROPP = """\
     name = "z"

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,14 +13,9 @@
 
 namespace zm {
 
-class Communicator;
-
-// The machine of this job, measured at start-up in well under a second when no machine file is
-// given: a short GEMM per compute precision for the sustained rate, a streaming pass for the
-// memory bandwidth, and all-reduces of 4 MiB and of 4 bytes on `comm` for the links' bandwidth
-// and latency (taken for the links inside and between nodes alike). Collective over `comm`; the
-// figures are rank 0's, broadcast, so that every rank prices the same machine.
-Machine measure_machine(Communicator& comm, int64_t nodes);
+// The deck key: seconds above which a run's estimate warns (0: never).
+inline constexpr const char* kLongRunKey = "output.long_run_s";
+double long_run_seconds(const Deck& deck);
 
 struct RunEstimate {
   std::string machine;               // where its figures came from
@@ -42,20 +36,5 @@ void report_run_estimate(const Deck& deck, const RunEstimate& estimate);
 
 // "42 s", "3.5 min", "2.1 h", "4.0 d".
 std::string human_seconds(double seconds);
-
-// While a stage's first step runs: one progress line from rank 0 if it has not finished after a
-// minute (ZEROMINI_TEST_FIRST_STEP_NOTICE_S: another delay, for the tests), with the estimate, so
-// that a long first step is not silence. Ends with the step (its destructor).
-class FirstStepNotice {
- public:
-  FirstStepNotice(int stage, int64_t step, double estimated_seconds);
-  ~FirstStepNotice();
-  FirstStepNotice(const FirstStepNotice&) = delete;
-  FirstStepNotice& operator=(const FirstStepNotice&) = delete;
-
- private:
-  struct State;
-  std::unique_ptr<State> state_;
-};
 
 }  // namespace zm

@@ -1,0 +1,37 @@
+// A run trained with or without an evaluation after each step (train.eval_every), for the tests
+// that evaluation changes nothing of training: the core's (tests/train/test_evaluation.cpp) and
+// the modules' (tests/modules/<name>/).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/equivalence.hpp"
+#include "common/zero_test_util.hpp"
+
+namespace zm::testing {
+
+struct EvaluatedRun {
+  std::vector<double> losses, eval_losses;
+  std::vector<float> params;
+};
+
+// Trains the deck's steps, evaluating after each when `evaluate`.
+inline EvaluatedRun train(const zm::Deck& deck, zm::Communicator& comm, bool evaluate) {
+  EvaluatedRun run;
+  const auto trainer = zm::make_trainer(deck, deck.zero.stage, comm);
+  trainer->init_parameters();
+  for (int64_t s = 0; s < deck.train.steps; ++s) {
+    run.losses.push_back(trainer->step(s).loss);
+    if (evaluate) run.eval_losses.push_back(trainer->evaluate());
+  }
+  run.params = zm::testing::whole_model(*trainer, trainer->engine().full_parameters());
+  return run;
+}
+
+inline zm::Deck deck_at(int stage, int ranks, std::vector<std::string> extra) {
+  extra.insert(extra.begin(), {"train.eval_every=1", "train.eval_batches=2"});
+  return zm::testing::test_deck(stage, zm::testing::kGlobalBatch / ranks, 1, extra);
+}
+
+}  // namespace zm::testing

@@ -1,0 +1,118 @@
+// What `zeromini plan` predicts for a deck against what a run of it allocates and sends, byte for
+// byte: memory by category (held and at the peak), traffic by level and collective, the bytes that
+// leave nodes, host-device copies, and the throughput report's counts. Shared by the core's test
+// (tests/plan/test_planned_equals_measured.cpp) and the modules' (tests/modules/<name>/).
+#pragma once
+
+#include <fmt/ranges.h>
+#include <gtest/gtest.h>
+#include <cmath>
+#include "common/test_watchdog.hpp"
+#include "common/zero_test_util.hpp"
+#include "core/memory.hpp"
+#include "plan/planner.hpp"
+#include "plan/run_declarations.hpp"
+#include "plan/run_extensions.hpp"
+#include "train/throughput.hpp"
+
+namespace zm::testing {
+
+// The FLOPs the run's throughput report counts per rank are the planner's, and the bytes of each
+// timed step (what a bus bandwidth divides) are the planned traffic (all levels).
+inline void check_throughput_counts(const zm::Deck& deck, const zm::PlanPoint& plan,
+                                    zm::Trainer& trainer,
+                                    const std::vector<zm::StepRecord>& records, int ranks) {
+  zm::StageResult s;
+  s.ranks = ranks;
+  s.tokens_per_rank_per_step = trainer.tokens_per_rank_per_step();
+  s.steps = records;
+  s.mean_times.total = 1.0;  // any positive time: the counts do not depend on it
+  const zm::Throughput t = zm::measure_throughput(
+      s, deck.model, zm::attention_kernels(zm::run_extensions(deck, plan.stage)), {});
+  EXPECT_DOUBLE_EQ(t.model_flops_per_step / ranks, plan.model_flops_per_step);
+  EXPECT_DOUBLE_EQ(t.hardware_flops_per_step / ranks, plan.flops_per_step);
+  EXPECT_DOUBLE_EQ(t.tflops_per_device * 1e12, plan.model_flops_per_step);  // over 1 s
+  EXPECT_TRUE(std::isnan(t.mfu));                                           // no peak given
+  const size_t first = records.size() >= 2 ? 1 : 0;
+  for (int op = 0; op < zm::kCommOps; ++op) {
+    double bytes = 0;
+    for (size_t i = first; i < records.size(); ++i)
+      bytes += records[i].comm.ops[op].bytes / static_cast<double>(records.size() - first);
+    EXPECT_NEAR(bytes, plan.bytes_per_step[op], 1e-12 * (1 + plan.bytes_per_step[op]))
+        << zm::comm_op_name(zm::CommOp(op));
+  }
+}
+
+// One deck: the plan against what a trainer allocates and sends in its steps.
+inline void check_planned_equals_measured(const zm::Deck& deck, int stage, zm::Communicator& comm) {
+  const zm::ZeroMesh mesh = zm::plan_zero_mesh(deck, stage, comm.size(), nullptr);
+  const zm::MemoryPlan planned = zm::plan_memory(deck, stage, mesh);  // priced as it runs
+  const zm::LevelTraffic planned_traffic = zm::plan_traffic(deck, stage, mesh);
+  const auto planned_cross = zm::plan_cross_node_traffic(deck, stage, mesh);
+
+  zm::MemoryLedger ledger;
+  const zm::MemoryFigures before = ledger.figures();
+  ledger.reset_peaks();
+  const auto trainer_owned =
+      zm::make_trainer(deck, stage, comm, zm::RunContext{nullptr, nullptr, &ledger});
+  zm::Trainer& trainer = *trainer_owned;
+  ASSERT_EQ(trainer.comms().mesh().group_ranks(), mesh.group_ranks());
+  ASSERT_EQ(trainer.comms().mesh().tp(), mesh.tp());
+  trainer.init_parameters();
+  std::vector<zm::StepRecord> records;
+  for (int64_t s = 0; s < deck.train.steps; ++s) records.push_back(trainer.step(s));
+
+  for (int c = 0; c < zm::kMemCategories; ++c) {
+    SCOPED_TRACE(zm::mem_category_name(zm::MemCategory(c)));
+    // Held now, and at the peak of the steps: nothing is allocated beyond the plan.
+    EXPECT_EQ(static_cast<double>(ledger.figures().current[c] - before.current[c]),
+              planned.bytes[c]);
+    EXPECT_EQ(static_cast<double>(ledger.figures().peak[c] - before.current[c]), planned.bytes[c]);
+  }
+  const auto& intra = planned_traffic[static_cast<size_t>(zm::CommLevel::IntraGroup)];
+  const auto& inter = planned_traffic[static_cast<size_t>(zm::CommLevel::InterGroup)];
+  const auto& along_tp = planned_traffic[static_cast<size_t>(zm::CommLevel::TensorParallel)];
+  double tp_total = 0;
+  for (double bytes : along_tp) tp_total += bytes;
+  if (mesh.tp() > 1)
+    EXPECT_GT(tp_total, 0.0);  // the model's all-reduces
+  else
+    EXPECT_EQ(tp_total, 0.0);
+  double inter_total = 0;
+  for (double bytes : inter) inter_total += bytes;
+  if (mesh.hybrid() && mesh.world() > 1)
+    EXPECT_GT(inter_total, 0.0);  // the replicas' all-reduce and the statistics
+  else
+    EXPECT_EQ(inter_total, 0.0);
+  double cross_total = 0;
+  for (double bytes : planned_cross) cross_total += bytes;
+  if (mesh.ranks_per_node > 0 && mesh.ranks_per_node < mesh.world())
+    EXPECT_GT(cross_total, 0.0);  // the step statistics over every rank, at least
+  else
+    EXPECT_EQ(cross_total, 0.0);
+  for (const auto& record : records)
+    for (int op = 0; op < zm::kCommOps; ++op) {
+      SCOPED_TRACE(zm::comm_op_name(zm::CommOp(op)));
+      const double measured_cross = record.comm_cross_node.ops[op].bytes;
+      EXPECT_NEAR(measured_cross, planned_cross[op], 1e-12 * (1 + planned_cross[op]));
+      const double measured_inter = record.comm_inter_group.ops[op].bytes;
+      const double measured_tp = record.comm_tensor_parallel.ops[op].bytes;
+      const double measured_intra = record.comm.ops[op].bytes - measured_inter - measured_tp;
+      EXPECT_NEAR(measured_intra, intra[op], 1e-12 * (1 + intra[op]));
+      EXPECT_NEAR(measured_inter, inter[op], 1e-12 * (1 + inter[op]));
+      EXPECT_NEAR(measured_tp, along_tp[op], 1e-12 * (1 + along_tp[op]));
+    }
+  // ZeRO-Offload's host-device copies, by direction: bytes and copies (none without offload).
+  const zm::PlannedTransfers planned_transfers = zm::run_transfers(deck, stage, mesh);
+  for (const auto& record : records)
+    for (int d = 0; d < zm::kTransferDirections; ++d) {
+      const auto direction = static_cast<zm::TransferDirection>(d);
+      SCOPED_TRACE(zm::transfer_direction_name(direction));
+      EXPECT_EQ(record.transfers[direction].bytes, planned_transfers.bytes[d]);
+      EXPECT_EQ(static_cast<int64_t>(record.transfers[direction].calls),
+                planned_transfers.calls[d]);
+    }
+  check_throughput_counts(deck, zm::plan_point(deck, stage, comm.size(), nullptr), trainer, records,
+                          comm.size());
+}
+}  // namespace zm::testing

@@ -1,0 +1,56 @@
+// What `zeromini plan` predicts under ZeRO-Offload is what a run allocates, sends and copies
+// between host and device, byte for byte (common/planned_equals_measured.hpp).
+#include <fmt/ranges.h>
+#include <gtest/gtest.h>
+
+#include "common/planned_equals_measured.hpp"
+#include "common/test_watchdog.hpp"
+#include "common/zero_test_util.hpp"
+#include "plan/planner.hpp"
+
+namespace {
+
+using zm::testing::check_planned_equals_measured;
+
+// ZeRO-Offload: the optimizer state (and at stage 3 the parameter shard) in host memory, its
+// staging and the host-device copies, in each precision, with gradient accumulation, within
+// shard groups of 2 and under hpZ (optimizer only) where the ranks allow.
+// Stages 1-3: stage 0 replicates the optimizer state and offloads nothing.
+class PlannedEqualsMeasuredOffload : public ::testing::TestWithParam<int> {};
+
+TEST_P(PlannedEqualsMeasuredOffload, MemoryTrafficAndTransfers) {
+  const int stage = GetParam();
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
+  const int N = comm->size();
+  std::vector<std::vector<std::string>> precisions = {{"train.precision=fp32"}};
+  if (ZEROMINI_HAVE_BF16) precisions.push_back({"train.precision=bf16"});
+  if (ZEROMINI_HAVE_BF16)
+    precisions.push_back({"train.precision=bf16", "train.reduce_precision=fp32"});
+  std::vector<std::vector<std::string>> offloads = {{"zero.offload_optimizer=host"}};
+  if (stage == 3) offloads.push_back({"zero.offload_optimizer=host", "zero.offload_params=host"});
+  if (N >= 4 && N % 2 == 0) {
+    offloads.push_back({"zero.offload_optimizer=host", "zero.shard_size=2"});
+    if (stage == 3)
+      offloads.push_back({"zero.offload_optimizer=host", "zero.secondary_shard_size=2"});
+  }
+  for (const auto& offload : offloads)
+    for (const auto& precision : precisions)
+      for (const int64_t grad_accum : {1, 2}) {
+        SCOPED_TRACE(fmt::format("stage {}, {} ranks, {}, grad_accum {}, {}", stage, N,
+                                 fmt::join(offload, " "), grad_accum, fmt::join(precision, " ")));
+        std::vector<std::string> overrides = {"train.steps=2"};
+        overrides.insert(overrides.end(), precision.begin(), precision.end());
+        overrides.insert(overrides.end(), offload.begin(), offload.end());
+        const zm::Deck deck = zm::testing::test_deck(stage, 3, grad_accum, overrides);
+        const zm::ZeroMesh mesh = zm::plan_zero_mesh(deck, stage, N, nullptr);
+        // Offload moves state to the host: host memory and copies both ways, planned and run.
+        EXPECT_GT(zm::plan_memory(deck, stage, mesh).host(), 0.0);
+        EXPECT_GT(zm::run_transfers(deck, stage, mesh).bytes[0], 0.0);
+        EXPECT_GT(zm::run_transfers(deck, stage, mesh).bytes[1], 0.0);
+        check_planned_equals_measured(deck, stage, *comm);
+      }
+}
+
+INSTANTIATE_TEST_SUITE_P(Stages, PlannedEqualsMeasuredOffload, ::testing::Values(1, 2, 3));
+
+}  // namespace
