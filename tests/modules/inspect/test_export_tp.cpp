@@ -15,6 +15,7 @@ namespace {
 
 using zm::testing::deck_for;
 using zm::testing::reference_run;
+using zm::testing::run_steps;
 using zm::testing::shared_dir;
 
 // Sequences per optimizer step in every layout: micro_batch x data-parallel ranks.
