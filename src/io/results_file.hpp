@@ -158,7 +158,7 @@ class ResultsWriter {
   bool have_manifest_ = false;
 };
 
-// A stage's throughput in results.h5 (/stage_<s>), and read back for `zeromini inspect`:
+// A stage's throughput in results.h5 (/stage_<s>):
 //   attributes  tokens_per_second (all ranks), step_seconds (rank 0's mean over the timed steps),
 //               model_flops_per_token, hardware_flops_per_token (model/flops.hpp),
 //               model_flops_per_step, hardware_flops_per_step (all ranks),
@@ -166,8 +166,5 @@ class ResultsWriter {
 //               hardware FLOPs, / step_seconds);
 //               with a peak only: peak_tflops_per_device, peak_source, mfu, hfu
 void write_stage_throughput(hid_t group, const ResultsStage& s);
-
-// "    throughput ...\n" lines for one stage; "" when the stage has none.
-std::string describe_stage_throughput(hid_t group);
 
 }  // namespace zm
