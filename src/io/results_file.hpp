@@ -15,7 +15,7 @@
 //                comm_bytes_inter_group                  (ranks, 5) the part of comm_bytes that
 //                                                        crossed shard groups (hybrid sharding)
 //                comm_bytes_tensor_parallel,             (ranks, 5) the part of comm_bytes and
-//                comm_seconds_tensor_parallel            comm_seconds along tp (parallel.tp)
+//                comm_seconds_tensor_parallel            comm_seconds along tp
 //                comm_bytes_cross_node                   (ranks, 5) bytes that left the rank's
 //                                                        node (comm/cross_node.hpp)
 //                transfer_calls, transfer_bytes,         (ranks, 2) host-device copies (ZeRO-

@@ -8,8 +8,8 @@
 #include <cmath>
 #include <map>
 
-#include "io/tp_checkpoint_util.hpp"
 #include "modules/inspect/inspect.hpp"
+#include "modules/tensor_parallel/tp_checkpoint_util.hpp"
 
 namespace {
 
