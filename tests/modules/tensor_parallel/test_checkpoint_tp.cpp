@@ -17,10 +17,10 @@ using zm::testing::State;
 using zm::testing::whole_state;
 
 // Sequences per optimizer step in every layout: micro_batch x data-parallel ranks.
-constexpr int64_t kGlobalBatch = 4;
+constexpr int64_t kTpGlobalBatch = 4;
 
 zm::Deck tp_deck(int stage, int tp, const std::string& dir, int world) {
-  return deck_for(stage, kGlobalBatch / (world / tp), dir, 8, "fp32",
+  return deck_for(stage, kTpGlobalBatch / (world / tp), dir, 8, "fp32",
                   {fmt::format("parallel.tp={}", tp)});
 }
 
@@ -48,7 +48,7 @@ TEST(CheckpointTp, ResumesAtOtherTpDegreesAtEveryStage) {
   auto world = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   if (world->size() != 4) GTEST_SKIP() << "needs 4 ranks";
   const std::string dir = shared_dir(MPI_COMM_WORLD, "tp-reshard");
-  const std::vector<double> unsharded = reference_run(dir, kGlobalBatch).losses;
+  const std::vector<double> unsharded = reference_run(dir, kTpGlobalBatch).losses;
   for (int stage = 0; stage <= 3; ++stage) {
     State written;
     const std::string path =
@@ -74,11 +74,11 @@ TEST(CheckpointTp, HybridAndHpzCheckpointsReshardAcrossTp) {
   auto world = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   if (world->size() != 4) GTEST_SKIP() << "needs 4 ranks";
   const std::string dir = shared_dir(MPI_COMM_WORLD, "tp-hybrid");
-  const std::vector<double> unsharded = reference_run(dir, kGlobalBatch).losses;
+  const std::vector<double> unsharded = reference_run(dir, kTpGlobalBatch).losses;
   const char* const shardings[] = {"zero.shard_size=1", "zero.secondary_shard_size=1"};
   for (int k = 0; k < 2; ++k) {
     const char* sharding = shardings[k];
-    const zm::Deck deck = deck_for(3, kGlobalBatch / 2, fmt::format("{}/writer{}", dir, k), 8,
+    const zm::Deck deck = deck_for(3, kTpGlobalBatch / 2, fmt::format("{}/writer{}", dir, k), 8,
                                    "fp32", {"parallel.tp=2", sharding});
     const auto writer = zm::make_trainer(deck, 3, *world);
     ASSERT_EQ(writer->engine().mesh().groups(), 2);
@@ -108,7 +108,7 @@ TEST(CheckpointTp, MixedPrecisionMastersReshardAcrossTp) {
   if (world->size() != 4) GTEST_SKIP() << "needs 4 ranks";
   const std::string dir = shared_dir(MPI_COMM_WORLD, "tp-bf16");
   auto bf16_deck = [&](int stage, int tp, const std::string& out) {
-    return deck_for(stage, kGlobalBatch / (4 / tp), out, 8, "bf16",
+    return deck_for(stage, kTpGlobalBatch / (4 / tp), out, 8, "bf16",
                     {fmt::format("parallel.tp={}", tp)});
   };
   const auto writer = zm::make_trainer(bf16_deck(1, 2, dir + "/writer"), 1, *world);
