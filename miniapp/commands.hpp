@@ -44,9 +44,6 @@ int plan_largest(const std::vector<Deck>& decks, const Machine& machine,
                  const std::vector<int64_t>& devices, const std::vector<int>& stages,
                  const std::string& format, const LargestAxis* axis);
 
-int inspect(int& argc, char**& argv, const std::string& file);
-int export_checkpoint(int& argc, char**& argv, const std::string& checkpoint,
-                      const std::string& out);
 int schema();
 
 struct SweepOptions {

@@ -3,6 +3,8 @@
 
 #include <cstdio>
 #include <exception>
+#include <utility>
+#include <vector>
 
 #include "commands.hpp"
 #include "core/build_info.hpp"
@@ -98,6 +100,20 @@ CLI::App* add_run(CLI::App& app, zm::cli::RunOptions& options) {
   return run;
 }
 
+// The modules' subcommands (train/command_extensions.hpp), each with the subcommand it is.
+std::vector<std::pair<CLI::App*, zm::Subcommand*>> add_subcommands(CLI::App& app) {
+  std::vector<std::pair<CLI::App*, zm::Subcommand*>> added;
+  for (const auto& subcommand : zm::subcommands()) {
+    CLI::App* command = app.add_subcommand(subcommand->name(), subcommand->help());
+    for (const zm::CommandArgument& argument : subcommand->arguments())
+      command->add_option(argument.name, *argument.value, argument.help)->required();
+    for (const zm::CommandOption& option : subcommand->options())
+      command->add_option(option.flag, *option.value, option.help);
+    added.emplace_back(command, subcommand.get());
+  }
+  return added;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -122,16 +138,7 @@ int main(int argc, char** argv) {
   zm::cli::PlanOptions plan_options;
   CLI::App* plan = add_plan(app, plan_options);
 
-  std::string inspect_file;
-  auto* inspect =
-      app.add_subcommand("inspect", "Print what a results file or checkpoint (HDF5) holds");
-  inspect->add_option("file", inspect_file, "results.h5 or checkpoints/step_*.h5")->required();
-
-  std::string export_checkpoint, export_out;
-  auto* exporter = app.add_subcommand(
-      "export", "Write a checkpoint's consolidated fp32 parameters with GPT-2 tensor names");
-  exporter->add_option("checkpoint", export_checkpoint, "Checkpoint file")->required();
-  exporter->add_option("out", export_out, "Output HDF5 file")->required();
+  const std::vector<std::pair<CLI::App*, zm::Subcommand*>> module_commands = add_subcommands(app);
 
   auto* schema = app.add_subcommand(
       "schema", "List every deck key with its default, allowed values and meaning");
@@ -151,12 +158,12 @@ int main(int argc, char** argv) {
   try {
     if (*run) return zm::cli::run(argc, argv, run_options);
     if (*plan) return zm::cli::plan(plan_options);
-    if (*inspect) return zm::cli::inspect(argc, argv, inspect_file);
-    if (*exporter) return zm::cli::export_checkpoint(argc, argv, export_checkpoint, export_out);
+    for (const auto& [command, subcommand] : module_commands)
+      if (*command) return subcommand->run(argc, argv);
     if (*schema) return zm::cli::schema();
     if (*expand) return zm::cli::sweep_expand(sweep_options);
   } catch (const zm::IoError& error) {
-    // An output that could not be written (export's file on a full disk).
+    // An output that could not be written (a file on a full disk).
     std::fprintf(stderr, "zeromini: I/O error: %s\n", error.what());
     return zm::kExitIoError;
   } catch (const zm::Error& error) {

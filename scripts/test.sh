@@ -16,9 +16,9 @@
 #            with cuBLAS, built the same way with nvcc (/usr/local/cuda, or
 #            CUDA_HOME); the whole project
 #            compiles (the app, every test, every benchmark), and what needs no GPU
-#            runs (ctest -L no_gpu: version, schema, plan, inspect and export of
-#            host-made files), under CUDA's stub driver where the machine has no
-#            GPU. Skipped, with a message, where there is no nvcc or no sources.
+#            runs (ctest -L no_gpu: version, schema, plan; with the inspect module
+#            inspect and export of host-made files), under CUDA's stub driver where
+#            the machine has no GPU. Skipped, with a message, where there is no nvcc or no sources.
 #
 #   scripts/test.sh [--config core|debian|openmp|cuda|all] [ctest arguments, e.g. -L mpi or -R deck]
 #   (ctest arguments apply to the core, debian and openmp configurations; cuda runs -L no_gpu).

@@ -103,7 +103,8 @@ void start_kokkos_on_local_device(int& argc, char** argv, MPI_Comm comm, Watchdo
       plan.device >= 0 ? ""
                        : fmt::format(
                              "this CUDA build found no usable GPU ({}; CUDA_VISIBLE_DEVICES={}). "
-                             "'zeromini plan', 'schema', 'inspect' and 'export' run without one",
+                             "'zeromini plan', 'schema' and the subcommands that only read files "
+                             "run without one",
                              visible.error, names ? names : "unset");
   const Agreement agreement = agree(watchdog, comm, problem, "the GPU check at start-up");
   if (!agreement.ok()) {

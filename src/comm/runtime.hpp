@@ -1,6 +1,6 @@
-// Process-wide setup of MPI and Kokkos for commands that run on ranks (run, inspect, export).
-// Commands that only read and write files (inspect, export) start MPI alone: they never touch a
-// GPU, so they work on a login node without one.
+// Process-wide setup of MPI and Kokkos for commands that run on ranks (run, and the subcommands
+// that read files with MPI's help). Commands that only read and write files start MPI alone
+// (Devices::None): they never touch a GPU, so they work on a login node without one.
 #pragma once
 
 #include "comm/watchdog.hpp"

@@ -4,8 +4,8 @@
 // (the watchdog, an error on one rank, a second signal) cannot rewrite it: the watchdog's thread
 // may interrupt a main thread that is inside HDF5, which is not thread-safe, and the rank ending
 // the job is often not rank 0. So the ending rank writes a small text record beside it, with
-// POSIX calls only; `zeromini inspect` reads results.h5's status "running" together with it as
-// "aborted", with the reason and the rank (io/run_status.hpp).
+// POSIX calls only; results.h5's status "running" read together with it means "aborted", with the
+// reason and the rank (io/run_status.hpp).
 //
 //   <results.h5>.abort:   status aborted
 //                         rank <the rank that ended the job>

@@ -27,7 +27,7 @@ double stop_signal_time();
 // The signal's name ("SIGTERM"), or "" for 0.
 const char* signal_name(int signal);
 
-// For commands that have no step boundary to stop at (inspect, export, plan): a signal ends the
+// For commands that have no step boundary to stop at (every one but run): a signal ends the
 // process at once with 128 + signal.
 void stop_signals_end_process();
 

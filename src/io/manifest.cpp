@@ -42,22 +42,6 @@ std::string json_list(const std::vector<std::string>& values) {
   return out + "]";
 }
 
-// "a x 2, b x 1": the distinct names with their counts, in first-seen order.
-std::string counted(const std::vector<std::string>& names) {
-  std::vector<std::pair<std::string, int>> seen;
-  for (const std::string& n : names) {
-    auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return s.first == n; });
-    if (it == seen.end())
-      seen.emplace_back(n, 1);
-    else
-      ++it->second;
-  }
-  std::string out;
-  for (const auto& [name, count] : seen)
-    out += fmt::format("{}{} x {}", out.empty() ? "" : ", ", name, count);
-  return out;
-}
-
 }  // namespace
 
 RunManifest gather_manifest(const Deck& deck, MPI_Comm comm, Watchdog& watchdog) {
@@ -101,32 +85,6 @@ void write_manifest(hid_t file, const RunManifest& m) {
   for (const auto& [name, size] : m.model_dimensions)
     h5::write_attr(group, name, static_cast<int64_t>(size));
   h5::write_attr(group, "data_parallel", static_cast<int64_t>(m.data_parallel));
-}
-
-std::string describe_manifest(hid_t file) {
-  if (!h5::exists(file, "manifest")) return "";
-  h5::Handle g = h5::open_group(file, "manifest");
-  auto text = [&](const char* name) { return h5::read_attr_string(g, name); };
-  std::string out = "  manifest\n";
-  out += fmt::format("    zeromini        {} (git {})\n", text("zeromini_version"),
-                     text("git_revision"));
-  out += fmt::format("    Kokkos          {} (backends: {})\n", text("kokkos_version"),
-                     text("kokkos_backends"));
-  out += fmt::format("    MPI             {}\n", text("mpi_library"));
-  out += fmt::format("    NCCL            {}\n", text("nccl_version"));
-  out += fmt::format("    HDF5            {}\n", text("hdf5_version"));
-  std::string model;  // each model dimension of this build the file records
-  for (const ModelDimension& d : model_dimensions())
-    if (h5::has_attr(g, d.name))
-      model += fmt::format(" x {} {}", h5::read_attr_int(g, d.name), d.group);
-  out += fmt::format("    ranks           {} on {} node(s): {} data-parallel{}\n",
-                     h5::read_attr_int(g, "ranks"), h5::read_attr_int(g, "nodes"),
-                     h5::read_attr_int(g, "data_parallel"), model);
-  out += fmt::format("    hosts           {}\n", counted(h5::read_attr_strings(g, "hostnames")));
-  out += fmt::format("    devices         {}\n", counted(h5::read_attr_strings(g, "device_names")));
-  out += fmt::format("    deck            {} (resolved deck: attribute /manifest/deck)\n",
-                     text("deck_path"));
-  return out;
 }
 
 std::string manifest_json(const RunManifest& m) {

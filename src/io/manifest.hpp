@@ -1,6 +1,5 @@
 // The manifest of a run: what ran, where and with what, so that a figure can be reproduced and
-// compared. results.h5 holds it as the attributes of /manifest, summary.json under "manifest",
-// and `zeromini inspect` prints it.
+// compared. results.h5 holds it as the attributes of /manifest, summary.json under "manifest".
 #pragma once
 
 #include <hdf5.h>
@@ -34,9 +33,8 @@ struct RunManifest {
 // holds the lists (the other ranks' are empty).
 RunManifest gather_manifest(const Deck& deck, MPI_Comm comm, Watchdog& watchdog);
 
-// The /manifest group of results.h5, and reading it back for `inspect` ("" when absent).
+// The /manifest group of results.h5.
 void write_manifest(hid_t file, const RunManifest& manifest);
-std::string describe_manifest(hid_t file);
 
 // The "manifest" object of summary.json (a JSON object, indented for its place there).
 std::string manifest_json(const RunManifest& manifest);

@@ -551,7 +551,7 @@ void ResultsWriter::flush(const std::string& status) {
   if (status != "running") set_abort_record("", rank_);
 }
 
-// A stage's throughput: written with its figures, read back for `zeromini inspect`.
+// A stage's throughput: written with its figures.
 
 void write_stage_throughput(hid_t group, const ResultsStage& s) {
   const Throughput& t = s.throughput;
@@ -571,27 +571,6 @@ void write_stage_throughput(hid_t group, const ResultsStage& s) {
     h5::write_attr(group, "mfu", t.mfu);
     h5::write_attr(group, "hfu", t.hfu);
   }
-}
-
-std::string describe_stage_throughput(hid_t group) {
-  if (!h5::has_attr(group, "tflops_per_device")) return "";
-  auto number = [&](const char* name) { return h5::read_attr_double(group, name); };
-  std::string out = fmt::format(
-      "    throughput: {} tokens/s, step {:.4g} s, {:.4g} model FLOP/token ({:.4g} with "
-      "recomputation and padding)\n",
-      thousands(number("tokens_per_second")), number("step_seconds"),
-      number("model_flops_per_token"), number("hardware_flops_per_token"));
-  out += fmt::format("    TFLOP/s: {:.4g} per device, {:.4g} in total (hardware {:.4g} per device)",
-                     number("tflops_per_device"), number("tflops_total"),
-                     number("hardware_tflops_per_device"));
-  if (h5::has_attr(group, "mfu"))
-    out +=
-        fmt::format("; MFU {:.3g}% (HFU {:.3g}%) of {:.4g} TFLOP/s per device ({})\n",
-                    100.0 * number("mfu"), 100.0 * number("hfu"), number("peak_tflops_per_device"),
-                    h5::read_attr_string(group, "peak_source"));
-  else
-    out += "; MFU n/a (the run was given no peak)\n";
-  return out;
 }
 
 }  // namespace zm

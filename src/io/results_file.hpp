@@ -15,7 +15,7 @@
 //                comm_bytes_inter_group                  (ranks, 5) the part of comm_bytes that
 //                                                        crossed shard groups (hybrid sharding)
 //                comm_bytes_tensor_parallel,             (ranks, 5) the part of comm_bytes and
-//                comm_seconds_tensor_parallel            comm_seconds along tp (parallel.tp)
+//                comm_seconds_tensor_parallel            comm_seconds along tp
 //                comm_bytes_cross_node                   (ranks, 5) bytes that left the rank's
 //                                                        node (comm/cross_node.hpp)
 //                transfer_calls, transfer_bytes,         (ranks, 2) host-device copies (ZeRO-
@@ -157,7 +157,7 @@ class ResultsWriter {
   bool have_manifest_ = false;
 };
 
-// A stage's throughput in results.h5 (/stage_<s>), and read back for `zeromini inspect`:
+// A stage's throughput in results.h5 (/stage_<s>):
 //   attributes  tokens_per_second (all ranks), step_seconds (rank 0's mean over the timed steps),
 //               model_flops_per_token, hardware_flops_per_token (model/flops.hpp),
 //               model_flops_per_step, hardware_flops_per_step (all ranks),
@@ -165,8 +165,5 @@ class ResultsWriter {
 //               hardware FLOPs, / step_seconds);
 //               with a peak only: peak_tflops_per_device, peak_source, mfu, hfu
 void write_stage_throughput(hid_t group, const ResultsStage& s);
-
-// "    throughput ...\n" lines for one stage; "" when the stage has none.
-std::string describe_stage_throughput(hid_t group);
 
 }  // namespace zm

@@ -2,13 +2,13 @@
 // (columns of results.h5's step_times), series of rows recorded after some of the steps (datasets
 // of /stage_<s> with one row per record), values per rank for the whole stage (datasets of
 // /stage_<s>, one row per rank), attributes of the stage, members of its summary.json entry,
-// columns and text of the closing table, and lines of `zeromini inspect`, which reads them back
-// from results.h5.
+// columns and text of the closing table, and lines that describe them when results.h5 is read
+// back.
 //
 // A module makes one StageFigures per stage (from a step hook, train/training_extensions.hpp)
 // and adds it to the stage's StageResult (io/run_records.hpp); the results writer, summary.json
 // and the closing table ask each of a stage's figures in turn. What a module registers at
-// start-up (its step_times columns, its inspect lines) is process-wide and read-only after.
+// start-up (its step_times columns, its descriptions) is process-wide and read-only after.
 #pragma once
 
 #include <hdf5.h>
@@ -102,8 +102,9 @@ struct StageSeries {
 void add_stage_series(StageSeries series);
 const std::vector<StageSeries>& stage_series();
 
-// Lines of `zeromini inspect` about one stage of a results file, read from its group ("" when
-// the file has nothing for them); printed after the stage's throughput, in the order added.
+// Lines that describe a module's figures of one stage of a results file, read from the stage's
+// group ("" when the file has nothing for them), for a reader of results files to print after the
+// stage's throughput, in the order added.
 using StageDescription = std::function<std::string(hid_t stage_group)>;
 void add_stage_description(StageDescription describe);
 const std::vector<StageDescription>& stage_descriptions();

@@ -1,7 +1,8 @@
-// What a module adds to the `zeromini run` command (core/modules.hpp): options on its command
-// line, a check before training, a step of the ranks together before the first step that may
-// give the run figures, and a step after training that may set the exit status. miniapp/ adds the
-// options to the command and calls the steps; the core names none of them.
+// What a module adds to zeromini's command line (core/modules.hpp): subcommands of its own, and
+// to the `zeromini run` command options, a check before training, a step of the ranks together
+// before the first step that may give the run figures, and a step after training that may set the
+// exit status. miniapp/ adds them to the command line (CLI11 stays there) and calls them; the core
+// names none of them.
 #pragma once
 
 #include <mpi.h>
@@ -67,5 +68,30 @@ class RunCommandExtension {
 
 void add_run_command_extension(std::unique_ptr<RunCommandExtension> extension);
 const std::vector<std::unique_ptr<RunCommandExtension>>& run_command_extensions();
+
+// A positional argument of a subcommand, required, in the order given; the value goes to *value.
+struct CommandArgument {
+  std::string name;  // as `--help` shows it, e.g. "file"
+  std::string help;
+  std::string* value;
+};
+
+// A subcommand of zeromini that a module adds: `zeromini NAME ARGUMENT... [OPTION VALUE]...`,
+// listed by `zeromini --help` after `plan`, in the order the modules added them. When it is the
+// one given, run() is called with the process's arguments (for what starts MPI, comm/runtime.hpp)
+// and returns the exit status; bad input throws zm::Error (exit status 2), an output that cannot
+// be written zm::IoError (4). A stop signal ends it at once: it has no step to stop after.
+class Subcommand {
+ public:
+  virtual ~Subcommand() = default;
+  virtual std::string name() const = 0;
+  virtual std::string help() const = 0;
+  virtual std::vector<CommandArgument> arguments() = 0;
+  virtual std::vector<CommandOption> options() { return {}; }
+  virtual int run(int& argc, char**& argv) = 0;
+};
+
+void add_subcommand(std::unique_ptr<Subcommand> command);
+const std::vector<std::unique_ptr<Subcommand>>& subcommands();
 
 }  // namespace zm

@@ -41,7 +41,7 @@ class Trainer {
   virtual const Deck& deck() const = 0;
   virtual const ParamLayout& layout() const = 0;
   virtual const Partition& partition() const = 0;
-  // The untyped engine: checkpoints and exports read and write its fp32 state.
+  // The untyped engine: checkpoints read and write its fp32 state.
   virtual ZeroEngine& engine() = 0;
   // The run's communicators: the world, and the shard group and replicas under hybrid sharding.
   virtual MeshComms& comms() = 0;

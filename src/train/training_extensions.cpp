@@ -3,19 +3,19 @@
 namespace zm {
 
 namespace {
-std::vector<TrainingExtensionFactory>& registry() {
+std::vector<TrainingExtensionFactory>& training_extension_registry() {
   static std::vector<TrainingExtensionFactory> factories;
   return factories;
 }
 }  // namespace
 
 void add_training_extension(TrainingExtensionFactory factory) {
-  registry().push_back(std::move(factory));
+  training_extension_registry().push_back(std::move(factory));
 }
 
 std::vector<std::unique_ptr<TrainingExtension>> make_training_extensions() {
   std::vector<std::unique_ptr<TrainingExtension>> out;
-  for (const TrainingExtensionFactory& make : registry()) out.push_back(make());
+  for (const TrainingExtensionFactory& make : training_extension_registry()) out.push_back(make());
   return out;
 }
 

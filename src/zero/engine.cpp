@@ -86,7 +86,7 @@ std::vector<float> ZeroEngine::full_state(State which) {
                                    : adam_v_at(u, e);
   };
   std::vector<float> out(static_cast<size_t>(layout.total()));
-  // A diagnostic and export path, outside the training step: its transient unit buffer is not
+  // A diagnostic path, outside the training step: its transient unit buffer is not
   // part of the run's accounted memory.
   Kokkos::View<float*, MemSpace> gathered, shard;
   if (!placement.replicated())

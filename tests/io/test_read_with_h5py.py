@@ -1,4 +1,4 @@
-"""results.h5 and an exported checkpoint read back with h5py, as a user outside zeromini would.
+"""results.h5 and a checkpoint read back with h5py, as a user outside zeromini would.
 
     python3 test_read_with_h5py.py ZEROMINI MPIEXEC DECK WORKDIR
 """
@@ -56,23 +56,17 @@ def main(zeromini, mpiexec, deck, work):
         assert abs(fom - summary["figure_of_merit"]["value"]) < 1e-6 * fom, (fom, summary)
         loss = np.array(stage["loss"])
         assert abs(loss[-1] - summary["stages"][0]["final_loss"]) < 1e-9
-    exported = os.path.join(work, "exported.h5")
     checkpoint = os.path.join(out, "checkpoints", "step_00000004.h5")
-    subprocess.run([zeromini, "export", checkpoint, exported], check=True, stdout=subprocess.DEVNULL)
-    with h5py.File(exported, "r") as f:
-        C, V, L = int(f.attrs["model.dim"]), int(f.attrs["model.vocab"]), int(f.attrs["model.layers"])
-        assert f["wte.weight"].shape == (V, C)
-        assert f[f"h.{L - 1}.mlp.c_fc.weight"].shape == (4 * C, C)
-        assert f["ln_f.bias"].shape == (C,)
-        # LayerNorm weights start at 1 and moved a little in 4 steps; nothing is NaN.
-        for name, ds in f.items():
-            assert np.all(np.isfinite(ds[...])), name
-        assert abs(float(np.mean(f["ln_f.weight"][...])) - 1.0) < 0.1
-        count = len(f.keys())
     with h5py.File(checkpoint, "r") as f:
         assert f["params/unit_0000"].fletcher32
         assert int(f.attrs["ranks"]) == 2 and int(f.attrs["stage"]) == 3
-    print(f"ok: results.h5 ({times.shape}) and {count} exported tensors read with h5py")
+        # Every state of every unit reads back (HDF5 verifies each dataset's Fletcher32 checksum).
+        units = 0
+        for state in ("params", "adam_m", "adam_v"):
+            for name, ds in f[state].items():
+                assert np.all(np.isfinite(ds[...])), (state, name)
+                units += 1
+    print(f"ok: results.h5 ({times.shape}) and a checkpoint of {units} unit states read with h5py")
     return 0
 
 

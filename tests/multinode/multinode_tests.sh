@@ -120,8 +120,7 @@ network_fault() {
   fi
   local latest
   latest=$(cat "$work/run/checkpoints/latest") || fail "no checkpoint"
-  "$zeromini" inspect "$work/run/checkpoints/$latest" >"$work/inspect.log" 2>&1 ||
-    { cat "$work/inspect.log"; fail "the last checkpoint $latest does not inspect cleanly"; }
+  # The resume verifies the checkpoint's whole-file checksum before it loads it.
   timeout 300 "$cluster" mpiexec 2 "$zeromini" run "$deck" "${common[@]}" \
     --set output.checkpoint_every=60 --set comm.timeout_s=30 --set train.resume=latest \
     --out "$work/run" >"$work/resume.log" 2>&1 ||

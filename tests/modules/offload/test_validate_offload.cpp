@@ -4,29 +4,12 @@
 
 #include <string>
 
-#include "core/deck.hpp"
-#include "core/error.hpp"
-#include "core/validate.hpp"
+#include "common/validate_test_util.hpp"
 
 namespace {
 
-zm::Deck deck_of(const std::string& zero_section, const std::vector<std::string>& sets = {}) {
-  return zm::parse_deck(
-      "[model]\nlayers = 2\ndim = 64\nheads = 4\nvocab = 256\nseq_len = 32\n[zero]\n" +
-          zero_section,
-      "deck.toml", sets, zm::BuildChecks::Skip);
-}
-
-// The message of the refusal, or "" when the deck passes.
-std::string refusal(const zm::Deck& deck, zm::RunShape shape,
-                    zm::Validation purpose = zm::Validation::Run) {
-  try {
-    zm::validate(deck, shape, purpose);
-  } catch (const zm::Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using zm::testing::deck_of;
+using zm::testing::refusal;
 
 // ZeRO-Offload: the optimizer's state at the stages that shard it, the parameter shard at stage
 // 3 with the optimizer's, not under hpZ. The run refuses the stage checks, the planner prices

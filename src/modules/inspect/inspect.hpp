@@ -1,4 +1,5 @@
-// Reading zeromini's HDF5 files back: `zeromini inspect` and `zeromini export`.
+// Reading zeromini's HDF5 files back: what `zeromini inspect` prints and what `zeromini export`
+// writes (commands.hpp).
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-#include "io/inspect.hpp"
+#include "modules/inspect/inspect.hpp"
 
 #include <fmt/format.h>
 
@@ -16,11 +16,10 @@
 #include "io/checkpoint.hpp"
 #include "io/file_integrity.hpp"
 #include "io/h5.hpp"
-#include "io/manifest.hpp"
 #include "io/results_file.hpp"
-#include "io/run_status.hpp"
 #include "io/stage_figures.hpp"
 #include "model/layout.hpp"
+#include "modules/inspect/results_lines.hpp"
 
 namespace zm {
 
