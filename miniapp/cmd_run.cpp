@@ -99,9 +99,9 @@ int run(int& argc, char**& argv, const RunOptions& options) {
     // Every rank reads the deck; they fail identically, so only rank 0 reports.
     deck = load_deck(options.deck, overrides);
     // A token shard that is not one (a FIFO, which would block its open; a file of another
-    // kind; too short for a sequence), or a held-out split too small for one evaluation, is bad
-    // input too.
-    check_data(deck, runtime.size() / std::max<int64_t>(1, model_parallel_size(deck)));
+    // kind; too short for a sequence) is bad input too, as is what the modules refuse of the
+    // data they read (before_training below).
+    check_data(deck);
     peak = resolve_peak(options, deck);
     for (const auto& extension : run_command_extensions())
       extension->before_training(deck, invocation(options, runtime.size()));

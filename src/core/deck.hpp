@@ -65,13 +65,6 @@ struct TrainConfig {
   Precision precision = Precision::FP32;  // the shorthand that fills policy()
   ReducePrecision reduce_precision = ReducePrecision::Compute;
   std::string resume;  // "" | "latest" | a checkpoint path
-  // Evaluation on the held-out split (train/evaluation.hpp): every eval_every steps and after the
-  // last (0: never), eval_batches micro-batches per data-parallel rank, forward only.
-  int64_t eval_every = 0;
-  int64_t eval_batches = 4;
-  // Time to target: the first evaluation at or below it (0: no target).
-  double target_loss = 0;
-  bool evaluates() const { return eval_every > 0; }
 
   PrecisionPolicy policy() const { return make_precision_policy(precision, reduce_precision); }
 };
@@ -99,11 +92,6 @@ struct CommConfig {
 
 struct DataConfig {
   std::string source = "synthetic";  // "synthetic" or the path of a token shard
-  // The held-out split evaluation reads: a token shard, or "" for the tail of `source`
-  // (val_fraction of its tokens, never trained on) or, with synthetic data, sequences of the
-  // chain that training never draws.
-  std::string val_source;
-  double val_fraction = 0.1;
 };
 
 struct OutputConfig {

@@ -173,17 +173,6 @@ void add_train_keys(std::vector<KeySpec>& s) {
                           "\"\" (fresh start), \"latest\" (newest checkpoint in output.dir, if "
                           "any) or a checkpoint path"));
   s.back().allow_empty = true;
-  s.push_back(make_int("train", "eval_every", &Deck::train, &TrainConfig::eval_every, 0, 1e9,
-                       "steps between evaluations of the loss on the held-out split (and after "
-                       "the last step); 0 = none"));
-  s.push_back(make_int("train", "eval_batches", &Deck::train, &TrainConfig::eval_batches, 1,
-                       1048576,
-                       "micro-batches per data-parallel rank in one evaluation (forward only; "
-                       "the same held-out sequences every time)"));
-  s.push_back(make_float("train", "target_loss", &Deck::train, &TrainConfig::target_loss, 0, false,
-                         inf, false,
-                         "time to target: the first evaluation at or below this validation loss "
-                         "gives the steps, tokens and seconds to reach it; 0 = no target"));
 }
 
 void add_comm_keys(std::vector<KeySpec>& s) {
@@ -236,15 +225,6 @@ void add_data_and_output_keys(std::vector<KeySpec>& s) {
   // [data]
   s.push_back(make_string("data", "source", &Deck::data, &DataConfig::source, {},
                           "\"synthetic\" or the path of a token shard (llm.c format)"));
-  s.push_back(make_string("data", "val_source", &Deck::data, &DataConfig::val_source, {},
-                          "the held-out split train.eval_every reads: a token shard; \"\" = the "
-                          "last data.val_fraction of data.source's tokens (never trained on), or "
-                          "with synthetic data sequences of the chain training never draws"));
-  s.back().allow_empty = true;
-  s.push_back(make_float("data", "val_fraction", &Deck::data, &DataConfig::val_fraction, 0, true, 1,
-                         true,
-                         "with evaluation on a token shard and no data.val_source: the fraction "
-                         "of its tokens, at its end, held out of training"));
   // [output]
   s.push_back(make_string("output", "dir", &Deck::output, &OutputConfig::dir, {},
                           "directory for results and checkpoints (--out overrides)"));

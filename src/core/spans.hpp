@@ -10,8 +10,9 @@
 namespace zm {
 
 // Step: a whole optimizer step; Compute: a piece of it (a unit's forward or backward, the
-// optimizer); Io: a file written; Transfer: a host-device copy; Evaluation: the held-out loss.
-enum class SpanKind : int32_t { Step = 0, Compute, Io, Transfer, Evaluation };
+// optimizer); Io: a file written; Transfer: a host-device copy; ForwardOnly: forward passes
+// between steps that change nothing (a loss measured on other data).
+enum class SpanKind : int32_t { Step = 0, Compute, Io, Transfer, ForwardOnly };
 
 // A point of the work queued so far, as the observer took it (SpanObserver::mark); opaque here.
 struct SpanMark {

@@ -132,12 +132,19 @@ ResultsStage read_stage(hid_t file, int stage) {
     s.segment_first_step = {s.step.front()};
     s.segments = {"an earlier run (its file did not record segments)"};
   }
-  if (h5::exists(group, "eval_step")) {
-    s.eval_step = as_int64(h5::read_doubles(group, "eval_step", dims));
-    s.eval_loss = h5::read_doubles(group, "eval_loss", dims);
-    s.eval_seconds = h5::read_doubles(group, "eval_seconds", dims);
-    if (s.eval_loss.size() != s.eval_step.size() || s.eval_seconds.size() != s.eval_step.size())
-      fail("stage_{}: its evaluation datasets disagree on the number of evaluations", stage);
+  // The series this build's modules record; those of other builds are dropped.
+  for (size_t k = 0; k < stage_series().size(); ++k) {
+    const StageSeries& series = stage_series()[k];
+    if (!h5::exists(group, series.step)) continue;
+    ResultsStage::SeriesRows& rows = s.series[k];
+    rows.step = as_int64(h5::read_doubles(group, series.step, dims));
+    rows.values.clear();
+    for (const std::string& name : series.values) {
+      rows.values.push_back(h5::read_doubles(group, name, dims));
+      if (rows.values.back().size() != rows.step.size())
+        fail("stage_{}: {} has {} rows and {} has {}", stage, name, rows.values.back().size(),
+             series.step, rows.step.size());
+    }
   }
   if (s.step.size() != s.loss.size() ||
       s.step_times.size() != s.step.size() * static_cast<size_t>(s.time_ranks) * phases())
@@ -169,11 +176,12 @@ size_t ResultsStage::drop_rows_after(int64_t last_step) {
   grad_norm.resize(keep);
   lr.resize(keep);
   step_times.resize(keep * static_cast<size_t>(time_ranks) * phases());
-  size_t evaluations = 0;
-  while (evaluations < eval_step.size() && eval_step[evaluations] <= last_step) ++evaluations;
-  eval_step.resize(evaluations);
-  eval_loss.resize(evaluations);
-  eval_seconds.resize(evaluations);
+  for (SeriesRows& rows : series) {
+    size_t records = 0;
+    while (records < rows.step.size() && rows.step[records] <= last_step) ++records;
+    rows.step.resize(records);
+    for (std::vector<double>& values : rows.values) values.resize(records);
+  }
   while (!segment_first_step.empty() && segment_first_step.back() > last_step) {
     segment_first_step.pop_back();
     segments.pop_back();
@@ -295,16 +303,19 @@ void ResultsWriter::record_step(const StepRecord& record,
   stages_.back().append_row(record.step + 1, record.loss, record.grad_norm, record.lr, all, ranks_);
 }
 
-void ResultsWriter::record_evaluation(const EvalRecord& evaluation) {
-  double slowest = 0;
-  watched_reduce(
-      watchdog_, &evaluation.seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, comm_,
-      fmt::format("the results gather of the evaluation after step {}", evaluation.step));
+void ResultsWriter::add_series_row(const std::string& series, int64_t step,
+                                   const std::vector<double>& values) {
   if (rank_ != 0) return;
-  ResultsStage& s = stages_.back();
-  s.eval_step.push_back(evaluation.step);
-  s.eval_loss.push_back(evaluation.loss);
-  s.eval_seconds.push_back(slowest);
+  const std::vector<StageSeries>& all = stage_series();
+  const auto found =
+      std::find_if(all.begin(), all.end(), [&](const StageSeries& s) { return s.step == series; });
+  ZM_ASSERT(found != all.end(), "results.h5 has no series {}", series);
+  ZM_ASSERT(values.size() == found->values.size(), "series {}: a row of {} values, {} expected",
+            series, values.size(), found->values.size());
+  ResultsStage::SeriesRows& rows = stages_.back().series[static_cast<size_t>(found - all.begin())];
+  rows.values.resize(values.size());
+  rows.step.push_back(step);
+  for (size_t v = 0; v < values.size(); ++v) rows.values[v].push_back(values[v]);
 }
 
 void ResultsWriter::end_stage(const StageResult& result) {
@@ -340,8 +351,6 @@ void ResultsWriter::end_stage(const StageResult& result) {
     figures->clear();
   s.shard_size = result.shard_size;
   s.tp = result.tp;
-  s.loss_floor = result.loss_floor;
-  s.target = result.target;
   for (int r = 0; r < ranks_; ++r) {
     const double* v = all.data() + static_cast<size_t>(r * kFigures);
     for (int op = 0; op < kCommOps; ++op) {
@@ -415,27 +424,25 @@ void ResultsWriter::write_stage(hid_t file, const ResultsStage& s) const {
     h5::write_attr(set, "columns", step_time_columns());
     h5::write_attr(set, "dimensions", std::vector<std::string>{"step", "rank", "phase"});
   }
-  write_stage_evaluations(group, s);
+  write_stage_series(group, s);
   if (s.complete) write_stage_figures(group, s);
 }
 
-// Evaluations so far, and the time to target once the stage is complete.
-void ResultsWriter::write_stage_evaluations(hid_t group, const ResultsStage& s) const {
-  const hsize_t evaluations = s.eval_step.size();
-  h5::write_attr(group, "loss_floor", s.loss_floor);
-  if (evaluations > 0) {
-    h5::write_dataset(group, "eval_step", s.eval_step, {evaluations});
-    h5::write_dataset(group, "eval_loss", s.eval_loss, {evaluations});
-    h5::write_dataset(group, "eval_seconds", s.eval_seconds, {evaluations});
-    h5::Handle set(H5Dopen2(group, "eval_seconds", H5P_DEFAULT));
-    h5::write_attr(set, "units", std::string("seconds (the slowest rank)"));
+// The modules' series so far: those with rows.
+void ResultsWriter::write_stage_series(hid_t group, const ResultsStage& s) const {
+  for (size_t k = 0; k < stage_series().size(); ++k) {
+    const StageSeries& series = stage_series()[k];
+    const ResultsStage::SeriesRows& rows = s.series[k];
+    const hsize_t records = rows.step.size();
+    if (records == 0) continue;
+    h5::write_dataset(group, series.step, rows.step, {records});
+    for (size_t v = 0; v < series.values.size(); ++v) {
+      h5::write_dataset(group, series.values[v], rows.values[v], {records});
+      if (series.units[v].empty()) continue;
+      h5::Handle set(H5Dopen2(group, series.values[v].c_str(), H5P_DEFAULT));
+      h5::write_attr(set, "units", series.units[v]);
+    }
   }
-  if (!s.complete || s.target.target_loss <= 0) return;
-  h5::write_attr(group, "target_loss", s.target.target_loss);
-  h5::write_attr(group, "target_reached", static_cast<int64_t>(s.target.reached));
-  h5::write_attr(group, "steps_to_target", s.target.reached ? s.target.step : int64_t(-1));
-  h5::write_attr(group, "tokens_to_target", s.target.reached ? s.target.tokens : kNoFigure);
-  h5::write_attr(group, "seconds_to_target", s.target.reached ? s.target.seconds : kNoFigure);
 }
 
 // A completed stage's figures: its means, memory, traffic and throughput per rank, and what the
@@ -495,7 +502,8 @@ void ResultsWriter::write_stage_figures(hid_t group, const ResultsStage& s) cons
   h5::write_dataset(group, "comm_seconds", s.comm_seconds, {ranks, kCommOps});
   with_units("comm_seconds", "seconds waiting", ops);
   write_stage_throughput(group, s);
-  for (const StageAttribute& a : s.figure_attributes) h5::write_attr(group, a.name, a.value);
+  for (const StageAttribute& a : s.figure_attributes)
+    std::visit([&](auto value) { h5::write_attr(group, a.name, value); }, a.value);
   for (const RankDataset& d : s.figure_datasets) {
     ZM_ASSERT(d.values.size() == ranks * d.columns.size(), "{}: {} values for {} ranks x {}",
               d.name, d.values.size(), ranks, d.columns.size());

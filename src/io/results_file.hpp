@@ -20,11 +20,8 @@
 //                                                        node (comm/cross_node.hpp)
 //                transfer_calls, transfer_bytes,         (ranks, 2) host-device copies (ZeRO-
 //                transfer_seconds                        memory): device_to_host, host_to_device
-//                eval_step, eval_loss, eval_seconds      (evaluations) the held-out loss after
-//                                                        step eval_step (train.eval_every) and
-//                                                        the slowest rank's seconds
-//                attributes loss_floor (the data's, NaN where unknown), target_loss,
-//                target_reached, steps_to_target, tokens_to_target, seconds_to_target
+//                the modules' series (io/stage_figures.hpp): (records) a step dataset and one per
+//                value, rows recorded after some of the steps
 //                segment_first_step, attribute segments  one entry per run that wrote rows
 //                attributes: stage, steps_completed, tokens_per_second_per_rank,
 //                shard_size (ranks per shard group), ...
@@ -67,12 +64,12 @@ struct ResultsStage {
   // or a file read back had no such column
   std::vector<double> step_times;
   int time_ranks = 0;
-  // Evaluations (train.eval_every): after step eval_step, the loss and the slowest rank's
-  // seconds.
-  std::vector<int64_t> eval_step;
-  std::vector<double> eval_loss, eval_seconds;
-  double loss_floor = kNoFigure;
-  TargetReached target;
+  // The modules' series (stage_series(), in its order): each record's step and values.
+  struct SeriesRows {
+    std::vector<int64_t> step;
+    std::vector<std::vector<double>> values;  // [value][record]
+  };
+  std::vector<SeriesRows> series = std::vector<SeriesRows>(stage_series().size());
   std::vector<int64_t> memory_allocated, memory_peak;        // ranks x categories
   std::vector<double> comm_calls, comm_bytes, comm_seconds;  // ranks x ops
   std::vector<double> comm_bytes_inter_group;                // ranks x ops
@@ -119,8 +116,10 @@ class ResultsWriter {
   // `figures`: the stage's, whose step_times values go in the row.
   void record_step(const StepRecord& record,
                    const std::vector<std::shared_ptr<StageFigures>>& figures);
-  // After an evaluation, with its seconds on this rank.
-  void record_evaluation(const EvalRecord& evaluation);
+  // A row of the series named `series` (its step dataset, io/stage_figures.hpp) after step
+  // `step` (1-based), its values in the series' order. Rank 0 keeps it, the others ignore it: a
+  // module that wants a figure over the ranks reduces it first.
+  void add_series_row(const std::string& series, int64_t step, const std::vector<double>& values);
   void end_stage(const StageResult& result);
   // Collective: rank 0 writes the file now; every rank learns the outcome. Throws IoError on
   // every rank when the write failed (the previous results.h5 is then untouched).
@@ -137,7 +136,7 @@ class ResultsWriter {
   void write_run_attributes(hid_t file, const std::string& status) const;
   void write_stage(hid_t file, const ResultsStage& s) const;
   void write_stage_figures(hid_t group, const ResultsStage& s) const;
-  void write_stage_evaluations(hid_t group, const ResultsStage& s) const;
+  void write_stage_series(hid_t group, const ResultsStage& s) const;
   std::string write_file(const std::string& status) const;  // rank 0; "" or what failed
 
   const Deck* deck_;

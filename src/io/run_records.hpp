@@ -39,24 +39,6 @@ struct StepRecord {
   TransferStats transfers;         // this step's host-device copies on this rank
 };
 
-// One evaluation on the held-out split (train.eval_every), after step `step`.
-struct EvalRecord {
-  int64_t step = 0;    // the steps trained when it ran (1-based: after step `step`)
-  double loss = 0;     // mean over every rank's held-out batches
-  double seconds = 0;  // its time on this rank, kept out of the step times
-};
-
-// Time to target (train.target_loss): the first evaluation at or below it. The seconds are
-// training time, the step times of the stage's steps up to that one summed (evaluations and
-// checkpoints excluded; a resumed run counts from its first step).
-struct TargetReached {
-  double target_loss = 0;  // 0: no target
-  bool reached = false;
-  int64_t step = 0;    // steps trained (1-based)
-  double tokens = 0;   // tokens trained over all ranks
-  double seconds = 0;  // training seconds
-};
-
 // The peak a run's MFU is measured against: from the machine file (zeromini run --machine) or
 // --peak-tflops. 0: none given, and MFU is not available.
 struct PeakRate {
@@ -99,30 +81,9 @@ struct StageResult {
   int tp = 1;                               // ranks per model-parallel group (model_parallel_size)
   bool stopped_non_finite = false;
   Throughput throughput;
-  // Evaluation (train.eval_every > 0): every evaluation, their total seconds on this rank, the
-  // data's loss floor where it is known (NaN otherwise), and the time to train.target_loss.
-  std::vector<EvalRecord> evaluations;
-  double eval_seconds = 0;
-  double loss_floor = NAN;
-  TargetReached target;
   // What the modules measured of the stage (io/stage_figures.hpp), in the order they added it.
   std::vector<std::shared_ptr<StageFigures>> figures;
 };
-
-// How the stages of a run met train.target_loss: how many reached it, and whether every one did,
-// at one step (where the stages are exact they must).
-struct TargetAgreement {
-  int reached = 0;
-  bool same_step = false;
-};
-inline TargetAgreement target_agreement(const std::vector<StageResult>& results) {
-  TargetAgreement agreement;
-  for (const StageResult& s : results) agreement.reached += s.target.reached ? 1 : 0;
-  agreement.same_step = !results.empty() && agreement.reached == static_cast<int>(results.size());
-  for (const StageResult& s : results)
-    agreement.same_step = agreement.same_step && s.target.step == results.front().target.step;
-  return agreement;
-}
 
 // How a run ended, which decides the exit status: completed and terminated (SIGTERM: a
 // checkpoint was written and the results flushed, so a requeued job continues) exit 0;

@@ -18,6 +18,11 @@ std::vector<StageDescription>& descriptions() {
   return all;
 }
 
+std::vector<StageSeries>& series() {
+  static std::vector<StageSeries> all;
+  return all;
+}
+
 }  // namespace
 
 void add_step_time_columns(const std::vector<std::string>& added) {
@@ -38,6 +43,18 @@ void add_stage_description(StageDescription describe) {
 
 const std::vector<StageDescription>& stage_descriptions() {
   return descriptions();
+}
+
+void add_stage_series(StageSeries added) {
+  ZM_ASSERT(added.units.size() == added.values.size(), "series {}: {} units for {} values",
+            added.step, added.units.size(), added.values.size());
+  for (const StageSeries& s : series())
+    ZM_ASSERT(s.step != added.step, "the series {} added twice", added.step);
+  series().push_back(std::move(added));
+}
+
+const std::vector<StageSeries>& stage_series() {
+  return series();
 }
 
 }  // namespace zm

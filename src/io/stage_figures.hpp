@@ -1,5 +1,6 @@
 // Figures a module adds to a stage's results, beside the core's: values per step and rank
-// (columns of results.h5's step_times), values per rank for the whole stage (datasets of
+// (columns of results.h5's step_times), series of rows recorded after some of the steps (datasets
+// of /stage_<s> with one row per record), values per rank for the whole stage (datasets of
 // /stage_<s>, one row per rank), attributes of the stage, members of its summary.json entry,
 // columns and text of the closing table, and lines that describe them when results.h5 is read
 // back.
@@ -15,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace zm {
@@ -34,9 +36,10 @@ struct RankDataset {
   std::vector<double> values;  // ranks x columns, row-major
 };
 
+// An attribute of /stage_<s>: a number, or an integer (written as a 64-bit integer).
 struct StageAttribute {
   std::string name;
-  double value = 0.0;
+  std::variant<double, int64_t> value = 0.0;
 };
 
 // Where a module's members go in the stage's entry of summary.json: the entry itself, or its
@@ -84,6 +87,20 @@ void add_step_time_columns(const std::vector<std::string>& columns);
 const std::vector<std::string>& step_time_columns();
 // The core's columns.
 constexpr int kCoreStepTimeColumns = 5;
+
+// A series of a stage's rows that a module records after some of its steps (e.g. a figure
+// measured every N steps): results.h5 holds it as datasets of /stage_<s> with one row per record,
+// `step` (the 1-based step after which the row was recorded, 64-bit integers) and one dataset of
+// numbers per value. They are written with every flush of the file, and a run resumed into the
+// same directory keeps the earlier runs' rows up to the step it resumed from, as the core's rows
+// (ResultsWriter::add_series_row appends this run's).
+struct StageSeries {
+  std::string step;                 // the dataset of the steps, which names the series
+  std::vector<std::string> values;  // the datasets of the values, in a row's order
+  std::vector<std::string> units;   // their `units` attribute, "" for none (one per value)
+};
+void add_stage_series(StageSeries series);
+const std::vector<StageSeries>& stage_series();
 
 // Lines that describe a module's figures of one stage of a results file, read from the stage's
 // group ("" when the file has nothing for them), for a reader of results files to print after the

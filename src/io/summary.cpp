@@ -10,6 +10,7 @@
 #include "core/build_info.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
+#include "io/run_report.hpp"
 
 namespace zm {
 
@@ -93,29 +94,7 @@ std::string throughput_json(const StageResult& s) {
   return out + "}";
 }
 
-// Evaluations on the held-out split and the time to target (null where there are none).
-std::string evaluation_json(const StageResult& s, const Deck& deck) {
-  std::string list;
-  for (size_t i = 0; i < s.evaluations.size(); ++i)
-    list += fmt::format("{}{{\"step\": {}, \"loss\": {}, \"seconds\": {}}}", i ? ", " : "",
-                        s.evaluations[i].step, json_number(s.evaluations[i].loss),
-                        json_number(s.evaluations[i].seconds));
-  const TargetReached& t = s.target;
-  const bool targeted = t.target_loss > 0;
-  return fmt::format(
-      "      \"evaluation\": {{\"every\": {}, \"batches\": {}, \"loss_floor\": {}, "
-      "\"seconds\": {}, \"last_loss\": {},\n        \"evaluations\": [{}]}},\n"
-      "      \"time_to_target\": {{\"target_loss\": {}, \"reached\": {}, \"step\": {}, "
-      "\"tokens\": {}, \"seconds\": {}}},\n",
-      deck.train.eval_every, deck.train.eval_batches, json_number(s.loss_floor),
-      json_number(s.eval_seconds),
-      s.evaluations.empty() ? "null" : json_number(s.evaluations.back().loss), list,
-      targeted ? json_number(t.target_loss) : "null", t.reached ? "true" : "false",
-      t.reached ? fmt::format("{}", t.step) : "null", t.reached ? json_number(t.tokens) : "null",
-      t.reached ? json_number(t.seconds) : "null");
-}
-
-std::string stage_json(const StageResult& s, const Deck& deck) {
+std::string stage_json(const StageResult& s) {
   std::string out = "    {\n";
   out += fmt::format("      \"stage\": {},\n      \"ranks\": {},\n", s.stage, s.ranks);
   out += fmt::format("      \"params\": {},\n      \"padded_params\": {},\n", s.param_count,
@@ -146,7 +125,6 @@ std::string stage_json(const StageResult& s, const Deck& deck) {
   // What left the rank's node (comm/cross_node.hpp), over every level.
   out += traffic_json("bytes_per_rank_per_step_cross_node", s.comm_cross_node_per_step);
   out += transfers_json(s.transfers_per_step);
-  out += evaluation_json(s, deck);
   out += throughput_json(s);
   for (const std::string& member : module_members(s, SummaryObject::Stage)) out += ",\n" + member;
   return out + "\n";
@@ -186,21 +164,14 @@ void write_summary_json(const std::string& path, const Deck& deck, const RunOutc
                      deck.train.grad_accum);
   out += "  \"stages\": [\n";
   for (size_t i = 0; i < results.size(); ++i)
-    out +=
-        stage_json(results[i], deck) + fmt::format("    }}{}\n", i + 1 < results.size() ? "," : "");
+    out += stage_json(results[i]) + fmt::format("    }}{}\n", i + 1 < results.size() ? "," : "");
   out += "  ],\n";
   const StageResult* last = results.empty() ? nullptr : &results.back();
-  if (deck.train.target_loss > 0) {
-    // The second figure of merit: seconds to the target, and whether every stage reached it at
-    // the same step (they must where the stages are exact).
-    const TargetAgreement agreement = target_agreement(results);
-    out += fmt::format(
-        "  \"time_to_target\": {{\"name\": \"training seconds to validation loss {}\", "
-        "\"value\": {}, \"stages_reached\": {}, \"same_step\": {}}},\n",
-        deck.train.target_loss,
-        json_number(last && last->target.reached ? last->target.seconds : NAN), agreement.reached,
-        agreement.same_step ? "true" : "false");
-  }
+  // What the modules say of the whole run (io/run_report.hpp).
+  for (const RunReport& report : run_reports())
+    if (report.summary_members)
+      for (const std::string& member : report.summary_members(deck, results))
+        out += "  " + member + ",\n";
   out += fmt::format(
       "  \"figure_of_merit\": {{\"name\": \"tokens per second per rank\", "
       "\"value\": {}}}\n",

@@ -49,9 +49,9 @@ std::vector<ModelCollective> gpt_model_collectives(const ParamLayout& layout, in
 // The order in which forward() and backward() acquire units (stage 3 prefetches along it).
 std::vector<UnitEvent> gpt_schedule(const ParamLayout& layout);
 
-// What a forward pass is for: training, which backward follows, or evaluation, which only
-// measures the loss (it touches no gradient and releases every unit it acquires).
-enum class ForwardPass { Training, Evaluation };
+// What a forward pass is for: training, which backward follows, or the loss only (a forward-only
+// pass between steps: it touches no gradient and releases every unit it acquires).
+enum class ForwardPass { Training, LossOnly };
 
 // Real: the type of parameters, activations and gradients (float, or bf16 under mixed
 // precision; bf16 kernels compute in float and round what they store).
@@ -80,8 +80,8 @@ class GPT {
 
   // Runs the forward pass and returns the micro-batch's mean loss. Training keeps what backward
   // needs; under model.classifier_chunk it also adds the LM head's part of the wte gradient into
-  // units.grads(embedding unit): every training forward must be followed by its backward. An
-  // evaluation forward makes no gradient and ends with every unit released (the units acquired
+  // units.grads(embedding unit): every training forward must be followed by its backward. A
+  // loss-only forward makes no gradient and ends with every unit released (the units acquired
   // are the schedule's events up to the head's, in order).
   double forward(UnitAccess<Real>& units, const Batch& batch,
                  ForwardPass pass = ForwardPass::Training);
@@ -189,7 +189,7 @@ class GPT {
   // Under model.classifier_chunk, chunk by chunk, the head's backward too (head_chunk), into
   // `dembed` (the embedding unit's gradients; unused otherwise): a training forward is always
   // followed by backward, and the logits exist only one chunk at a time. With `dembed` null
-  // (evaluation) the chunks make their losses only.
+  // (the loss only) the chunks make their losses only.
   double head_forward(const Batch& batch, int unit, Real* dembed);
   // The cross-entropy of rows [first, first + rows) from their logits in logits_ (this rank's
   // columns), which become their gradient; the losses into losses_. dloss: d(mean)/d(loss_i).

@@ -55,7 +55,7 @@ void GPT<Real>::head_chunk(const Batch& batch, int64_t first, int64_t rows, Real
   const Real* x = lnf_.data() + first * C;
   k::matmul_forward<Real>(team_shape_, logits_.data(), x, wte, nullptr, rows, C, slice, gemm_math_);
   head_crossentropy(batch, first, rows, Real(1.0f / static_cast<float>(B_ * T_)), unit);
-  if (dwte == nullptr) return;  // evaluation: the loss only
+  if (dwte == nullptr) return;  // a loss-only forward
   // The chunk's rows of d(loss)/d(lnf), and its part of the wte gradient, added in chunk order
   // (matmul_backward accumulates weight gradients).
   k::matmul_backward<Real>(team_shape_, dbtc_.data() + first * C, dwte, nullptr, logits_.data(), x,

@@ -268,6 +268,17 @@ double collective_seconds(const PlannedCollective& c, const ZeroMesh& mesh,
 
 }  // namespace
 
+CollectiveSeconds collectives_seconds(const PlannedCollectives& collectives, const ZeroMesh& mesh,
+                                      const Machine& machine) {
+  CollectiveSeconds out;
+  for (const PlannedCollective& c : collectives) {
+    out.comm += collective_seconds(c, mesh, machine);
+    if (c.pass_bytes > 0)
+      out.passes += static_cast<double>(c.pass_bytes) / machine.memory_bandwidth;
+  }
+  return out;
+}
+
 PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* machine) {
   PlanPoint p;
   p.stage = stage;
@@ -307,11 +318,10 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
 
   // Communication: each collective priced on the link its ring crosses; the passes around
   // compressed ones at the device's memory bandwidth.
-  for (const auto& c : run_traffic(deck, stage, partition, mesh)) {
-    p.comm_seconds += collective_seconds(c, mesh, *machine);
-    if (c.pass_bytes > 0)
-      p.pass_seconds += static_cast<double>(c.pass_bytes) / machine->memory_bandwidth;
-  }
+  const CollectiveSeconds seconds =
+      collectives_seconds(run_traffic(deck, stage, partition, mesh), mesh, *machine);
+  p.comm_seconds = seconds.comm;
+  p.pass_seconds = seconds.passes;
   const double device_seconds = p.compute_seconds + p.pass_seconds;
   // Backward's share of the compute: 4 of the 6 FLOPs per weight and token, the recomputed
   // forward's 2 more where blocks are recomputed (model/flops.hpp).

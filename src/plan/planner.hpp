@@ -21,6 +21,7 @@
 #include "core/zero_mesh.hpp"
 #include "model/flops.hpp"
 #include "plan/machine.hpp"
+#include "zero/schedule.hpp"
 
 namespace zm {
 
@@ -104,6 +105,16 @@ std::array<double, kCommOps> plan_cross_node_traffic(const Deck& deck, int stage
                                                      const ZeroMesh& mesh);
 // Everything for one point; machine may be nullptr (no time or fit estimates).
 PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* machine);
+
+// The time of `collectives` on `machine`, one after another, as the step's are priced: each on
+// the link its ring crosses (an alpha-beta ring model), and the passes around compressed ones at
+// the device's memory bandwidth.
+struct CollectiveSeconds {
+  double comm = 0;
+  double passes = 0;
+};
+CollectiveSeconds collectives_seconds(const PlannedCollectives& collectives, const ZeroMesh& mesh,
+                                      const Machine& machine);
 
 // The deepest model of the deck's width (dim, heads, vocabulary, sequence, batch, precision,
 // recomputation) whose per-rank memory at `stage` on `mesh` is at most `bytes`: memory at the

@@ -1,9 +1,11 @@
 #include "plan/run_declarations.hpp"
 
+#include "core/stage_spec.hpp"
 #include "model/gpt.hpp"
 #include "model/layout.hpp"
 #include "plan/run_extensions.hpp"
 #include "plan/run_options.hpp"
+#include "zero/schedule.hpp"
 
 namespace zm {
 
@@ -41,6 +43,28 @@ std::vector<PlannedCollective> run_traffic(const Deck& deck, int stage, const Pa
           {c.op, c.count, c.element_bytes, mesh.model_parallel(), CommLevel::ModelParallel});
   collectives.push_back(statistics);
   return collectives;
+}
+
+ForwardOnlyDeclaration run_forward_only(const Deck& deck, int stage, const ZeroMesh& mesh,
+                                        int64_t micro_batches) {
+  const ParamLayout layout = run_layout(deck, stage);
+  const Partition partition(layout, mesh.group_ranks(), mesh.sub_shards());
+  const StepSchedule schedule =
+      build_step_schedule(stage_spec(stage), partition, zero_options(deck, stage, mesh), mesh);
+  ForwardOnlyDeclaration out;
+  const PlannedCollectives one = schedule.planned_forward_only();
+  const PlannedTransfers copies = schedule.planned_forward_only_transfers();
+  for (int64_t micro = 0; micro < micro_batches; ++micro) {
+    out.collectives.insert(out.collectives.end(), one.begin(), one.end());
+    for (size_t d = 0; d < copies.bytes.size(); ++d) {
+      out.transfers.bytes[d] += copies.bytes[d];
+      out.transfers.calls[d] += copies.calls[d];
+    }
+  }
+  // The losses summed over the ranks once, as a step's statistics are.
+  for (const ScheduleHop& hop : schedule.of(-1, ScheduleRole::StepStatistics).hops)
+    out.collectives.push_back(hop.wire);
+  return out;
 }
 
 PlannedTransfers run_transfers(const Deck& deck, int stage, const ZeroMesh& mesh) {

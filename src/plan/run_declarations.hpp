@@ -30,4 +30,16 @@ std::vector<PlannedCollective> run_traffic(const Deck& deck, int stage, const Pa
 // Every host-device copy a rank makes in one step (none without a tier: zero/state_tier.hpp).
 PlannedTransfers run_transfers(const Deck& deck, int stage, const ZeroMesh& mesh);
 
+// What one forward-only pass of `micro_batches` micro-batches per rank posts and copies
+// (Trainer::forward_only_loss): each micro-batch the schedule's entries a forward reaches
+// (StepSchedule::planned_forward_only: stage 3's unit gathers), then the loss summed over the
+// ranks in the statistics' all-reduce. The model's own collectives over its model-parallel group
+// are not in it.
+struct ForwardOnlyDeclaration {
+  PlannedCollectives collectives;
+  PlannedTransfers transfers;
+};
+ForwardOnlyDeclaration run_forward_only(const Deck& deck, int stage, const ZeroMesh& mesh,
+                                        int64_t micro_batches);
+
 }  // namespace zm

@@ -32,6 +32,9 @@ struct RunExtensions {
   // How the model is cut into slices along the model dimensions (model/model_parallel.hpp), an
   // object that lives as long as the program; nullptr: the model is held whole.
   const ModelParallelScheme* model_parallel = nullptr;
+  // The fraction of a token shard's tokens (data.source), at its end, that training leaves to
+  // another reader of the shard (train/data.hpp, make_data_source); 0: training reads them all.
+  double reserved_data_tail = 0;
 };
 
 // Fills a module's part of `extensions` for a run of `deck` at `stage`.

@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
-
 #include "comm/phase.hpp"
 #include "core/log.hpp"
 #include "core/text.hpp"
@@ -49,67 +47,6 @@ class ProgressLines final : public StepHook {
 
  private:
   StageOutputs o_;
-};
-
-// An evaluation on the held-out split every train.eval_every steps, after the last step and
-// before a stop; the time to train.target_loss at the first evaluation at or below it.
-class Evaluation final : public StepHook {
- public:
-  explicit Evaluation(const StageOutputs& o) : o_(o) {
-    const TrainConfig& t = o_.deck.train;
-    o_.result.target.target_loss = t.target_loss;
-    o_.result.loss_floor = o_.trainer.validation_data()->loss_floor();
-    log_root("[stage {}] evaluation every {} steps: {} held-out micro-batches per rank, {}{}\n",
-             o_.stage, t.eval_every, t.eval_batches, o_.trainer.validation_data()->describe(),
-             std::isfinite(o_.result.loss_floor)
-                 ? fmt::format("; the data's loss floor is {:.4f}", o_.result.loss_floor)
-                 : std::string());
-  }
-  void on_record(const StepRecord& record) override { trained_seconds_ += record.times.total; }
-  void after_step(const StepDone& done) override {
-    const int64_t steps_done = done.record.step + 1;
-    if (steps_done % o_.deck.train.eval_every != 0 && !done.last && !done.stopping) return;
-    EvalRecord evaluation;
-    evaluation.step = steps_done;
-    {
-      const std::string name = fmt::format("evaluation after step {}", steps_done);
-      PhaseSpec spec("evaluation");
-      spec.span(SpanKind::Evaluation, -1, name).watched(name).timed(evaluation.seconds);
-      // As for the step: collectives completed by the device stream are polled by no wait.
-      if (o_.trainer.comms().world().completes_on_device_stream())
-        spec.deadline("the evaluation's kernels and NCCL collectives on the device");
-      Phase phase(o_.context, spec);
-      evaluation.loss = o_.trainer.evaluate();
-    }
-    o_.result.evaluations.push_back(evaluation);
-    o_.result.eval_seconds += evaluation.seconds;
-    const double floor = o_.result.loss_floor;
-    log_root("[stage {}] evaluation after step {:>5}: val loss {:8.4f}{}  {:7.1f} ms\n", o_.stage,
-             steps_done, evaluation.loss,
-             std::isfinite(floor) ? fmt::format(" (floor {:.4f})", floor) : std::string(),
-             evaluation.seconds * 1e3);
-    if (o_.results) o_.results->record_evaluation(evaluation);
-    reach_target(evaluation);
-  }
-
- private:
-  void reach_target(const EvalRecord& evaluation) {
-    TargetReached& target = o_.result.target;
-    if (target.target_loss <= 0 || target.reached || !(evaluation.loss <= target.target_loss))
-      return;
-    target.reached = true;
-    target.step = evaluation.step;
-    target.tokens =
-        o_.tokens_per_rank_per_step * o_.result.ranks * static_cast<double>(evaluation.step);
-    target.seconds = trained_seconds_;
-    log_root(
-        "[stage {}] target validation loss {} reached after step {}: {} tokens, {:.3f} s of "
-        "training (evaluations excluded)\n",
-        o_.stage, target.target_loss, target.step, thousands(target.tokens), target.seconds);
-  }
-
-  StageOutputs o_;
-  double trained_seconds_ = 0;  // this run's step times so far
 };
 
 // A checkpoint at output.checkpoint_every, after the last step, and before a stop.
@@ -159,7 +96,6 @@ class ResultsRows final : public StepHook {
 
 void add_stage_hooks(const StageOutputs& outputs, StepHooks& hooks) {
   hooks.add(std::make_unique<ProgressLines>(outputs));
-  if (outputs.deck.train.evaluates()) hooks.add(std::make_unique<Evaluation>(outputs));
   if (outputs.checkpointed) hooks.add(std::make_unique<Checkpoints>(outputs));
   if (outputs.results) hooks.add(std::make_unique<ResultsRows>(outputs));
 }

@@ -1,8 +1,7 @@
 // What happens around a step without being part of it: progress lines, results and
 // checkpoints, and what the modules add (train/training_extensions.hpp). The run loop
 // (train/run.cpp) calls every hook at the same points of every step, in the order they were
-// added; the step itself (Trainer::step) knows none of them. Evaluation is one more hook
-// (train.eval_every).
+// added; the step itself (Trainer::step) knows none of them.
 #pragma once
 
 #include <cstdint>
@@ -60,14 +59,13 @@ struct StageOutputs {
   double tokens_per_rank_per_step;
   ResultsWriter* results;    // results.h5, or nullptr
   ZeroEngine* checkpointed;  // the engine whose state checkpoints hold, or nullptr (none written)
-  Trainer& trainer;          // evaluates the held-out split (train.eval_every)
-  // Receives the evaluations and the time to target, and the modules' figures of the stage
-  // (StageResult::figures), which go into results.h5's rows.
+  Trainer& trainer;          // the stage's (a hook may run forward-only passes between steps)
+  // Receives the modules' figures of the stage (StageResult::figures), which go into results.h5's
+  // rows.
   StageResult& result;
 };
 
-// The core's hooks of a stage, added in their order: progress lines, evaluation, checkpoints,
-// results.
+// The core's hooks of a stage, added in their order: progress lines, checkpoints, results.
 void add_stage_hooks(const StageOutputs& outputs, StepHooks& hooks);
 
 }  // namespace zm

@@ -7,6 +7,7 @@
 
 #include "core/log.hpp"
 #include "core/text.hpp"
+#include "io/run_report.hpp"
 #include "train/run.hpp"
 #include "train/throughput.hpp"
 
@@ -138,45 +139,6 @@ void print_host_transfers(const std::vector<StageResult>& results) {
 }
 }  // namespace
 
-// Evaluations (train.eval_every) and the time to train.target_loss, per stage.
-static void print_evaluation(const Deck& deck, const std::vector<StageResult>& results) {
-  if (!deck.train.evaluates()) return;
-  const double floor = results.front().loss_floor;
-  log_root(
-      "\nEvaluation on the held-out split ({} micro-batches per rank; its time is not in the "
-      "step times or tokens/s){}:\n",
-      deck.train.eval_batches,
-      std::isfinite(floor) ? fmt::format("; the data's loss floor is {:.4f}", floor)
-                           : std::string());
-  for (const StageResult& s : results) {
-    if (s.evaluations.empty()) {
-      log_root("  stage {}: no evaluation ran\n", s.stage);
-      continue;
-    }
-    log_root("  stage {}: val loss {:.4f} after step {}; {} evaluations, {:.3f} s\n", s.stage,
-             s.evaluations.back().loss, s.evaluations.back().step, s.evaluations.size(),
-             s.eval_seconds);
-  }
-  if (deck.train.target_loss <= 0) return;
-  log_root("\nTime to target (validation loss <= {}; training seconds, evaluations excluded):\n",
-           deck.train.target_loss);
-  for (const StageResult& s : results) {
-    const TargetReached& t = s.target;
-    if (t.reached)
-      log_root("  stage {}: step {}, {} tokens, {:.3f} s\n", s.stage, t.step, thousands(t.tokens),
-               t.seconds);
-    else
-      log_root("  stage {}: not reached in {} steps\n", s.stage, s.steps.size());
-  }
-  if (results.size() < 2) return;
-  const TargetAgreement agreement = target_agreement(results);
-  if (agreement.same_step)
-    log_root("  every stage reached it at step {}\n", results.front().target.step);
-  else
-    log_root("  the stages did not reach it at the same step ({} of {} reached it)\n",
-             agreement.reached, results.size());
-}
-
 void print_summary(const Deck& deck, const std::vector<StageResult>& results) {
   if (!log_is_root() || results.empty()) return;
   const int ranks = results.front().ranks;
@@ -228,7 +190,9 @@ void print_summary(const Deck& deck, const std::vector<StageResult>& results) {
     if (!f->throughput_heading().empty()) notes += "; " + f->throughput_heading();
   log_root("\nThroughput (model FLOPs = 6N + 12 L T C per token{}):\n", notes);
   for (const StageResult& s : results) log_root("  {}\n", throughput_line(s));
-  print_evaluation(deck, results);
+  // What the modules say of the whole run (io/run_report.hpp).
+  for (const RunReport& report : run_reports())
+    if (report.after_throughput) log_root("{}", report.after_throughput(deck, results));
   const StageResult& last = results.back();
   log_root("\nFigure of merit: {} tokens/s per rank (stage {}, {} ranks, {})\n",
            thousands(last.tokens_per_second_per_rank), last.stage, ranks, deck.path);
@@ -238,9 +202,8 @@ void print_summary(const Deck& deck, const std::vector<StageResult>& results) {
                thousands(s.tokens_per_second_per_rank),
                s.mean_step_seconds / results.front().mean_step_seconds, results.front().stage);
   }
-  if (deck.train.target_loss > 0 && last.target.reached)
-    log_root("Second figure of merit: {:.3f} s of training to validation loss {} (stage {})\n",
-             last.target.seconds, deck.train.target_loss, last.stage);
+  for (const RunReport& report : run_reports())
+    if (report.after_figure_of_merit) log_root("{}", report.after_figure_of_merit(deck, results));
 }
 
 }  // namespace zm

@@ -100,8 +100,7 @@ TrainerT<Real>::TrainerT(const Deck& deck, int stage, Communicator& comm, const 
       model_(layout_, deck.train.micro_batch, deck.model.seq_len, context,
              deck.train.policy().gemm_math, team_shape, model_parallel_group(),
              attention_kernels(run_extensions(deck, stage))),
-      data_(make_data_source(deck)),
-      validation_(make_validation_source(deck)) {
+      data_(make_data_source(deck, run_extensions(deck, stage).reserved_data_tail)) {
   comms_->set_timeout(deck.comm.timeout_s);
   engine_->transfers().report_spans_to(context.spans);
   PlannedAllocator alloc({step_stats_buffer()}, context.ledger);
@@ -208,22 +207,21 @@ Batch TrainerT<Real>::load_sequences(const DataSource& source, int64_t first) {
   return model_.upload(host_inputs_.data(), host_targets_.data());
 }
 
-// Each held-out micro-batch runs the forward as training does (stage 3 gathers each unit up to
-// the head's), and the losses are summed over the ranks as a step's are.
+// Each micro-batch runs the forward as training does (stage 3 gathers each unit up to the
+// head's), and the losses are summed over the ranks as a step's are.
 template <typename Real>
-double TrainerT<Real>::evaluate() {
-  ZM_ASSERT(validation_ != nullptr, "evaluate() without a held-out split (train.eval_every = 0)");
-  const int64_t B = deck_.train.micro_batch, batches = deck_.train.eval_batches;
+double TrainerT<Real>::forward_only_loss(const DataSource& source, int64_t micro_batches) {
+  const int64_t B = deck_.train.micro_batch;
   const int ranks = data_parallel_ranks(), rank = comms_->mesh().data_parallel_rank(comm_->rank());
   double loss_sum = 0.0;
-  for (int64_t e = 0; e < batches; ++e) {
-    const Batch batch = load_sequences(*validation_, validation_sequence(e, ranks, rank, B));
-    engine_->begin_evaluation();
-    loss_sum += model_.forward(*engine_, batch, ForwardPass::Evaluation);
-    engine_->end_evaluation();
+  for (int64_t e = 0; e < micro_batches; ++e) {
+    const Batch batch = load_sequences(source, forward_only_sequence(e, ranks, rank, B));
+    engine_->begin_forward_only();
+    loss_sum += model_.forward(*engine_, batch, ForwardPass::LossOnly);
+    engine_->end_forward_only();
   }
   const std::pair<double, double> sums = sum_over_ranks(loss_sum, 0.0);
-  return sums.first / static_cast<double>(ranks * batches);
+  return sums.first / static_cast<double>(ranks * micro_batches);
 }
 
 // The loss (counted once per model-parallel group) and the squared gradient norm summed over

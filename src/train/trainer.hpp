@@ -30,12 +30,13 @@ class Trainer {
   // Only the step: what happens around it (progress lines, results, checkpoints, what modules
   // measure) hangs on the run's step hooks (train/step_hooks.hpp).
   virtual StepRecord step(int64_t step) = 0;
-  // One evaluation (train.eval_every > 0): train.eval_batches micro-batches of the held-out split
-  // per data-parallel rank, forward only, between steps; returns their mean loss over every rank
-  // (collective). The model is unchanged, and so is the next step.
-  virtual double evaluate() = 0;
-  // The held-out split evaluate() reads (nullptr without evaluation).
-  virtual const DataSource* validation_data() const = 0;
+  // A forward-only pass between steps: `micro_batches` micro-batches of `source` per
+  // data-parallel rank (train/data.hpp, forward_only_sequence), each a forward that reaches the
+  // parameters as a training forward does (stage 3 gathers them: ZeroEngine::begin_forward_only)
+  // and makes the loss only; returns their mean loss over every rank (collective: the losses are
+  // summed in the statistics' all-reduce). The model is unchanged, and so is the next step.
+  // What it posts: run_forward_only (plan/run_declarations.hpp).
+  virtual double forward_only_loss(const DataSource& source, int64_t micro_batches) = 0;
 
   virtual const Deck& deck() const = 0;
   virtual const ParamLayout& layout() const = 0;

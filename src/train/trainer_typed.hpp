@@ -30,8 +30,7 @@ class TrainerT final : public Trainer {
 
   void init_parameters() override;
   StepRecord step(int64_t step) override;
-  double evaluate() override;
-  const DataSource* validation_data() const override { return validation_.get(); }
+  double forward_only_loss(const DataSource& source, int64_t micro_batches) override;
 
   const Deck& deck() const override { return deck_; }
   const ParamLayout& layout() const override { return layout_; }
@@ -70,7 +69,6 @@ class TrainerT final : public Trainer {
   std::unique_ptr<ZeroEngineT<Real>> engine_;
   GPT<Real> model_;
   std::unique_ptr<DataSource> data_;
-  std::unique_ptr<DataSource> validation_;  // the held-out split, with evaluation
   TrackedBuffer<float> stats_;  // {loss sum, gradient sum of squares}, all-reduced every step
   std::vector<int> host_inputs_, host_targets_;
 };

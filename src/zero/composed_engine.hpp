@@ -29,8 +29,8 @@ class ComposedEngine final : public ZeroEngineT<Real> {
   void grads_ready(int unit) override { gradients_->unit_ready(unit, micro_step(), *this); }
   void begin_micro_step(int64_t micro, int64_t micro_steps) override;
   void finish_backward() override { gradients_->finish(*this); }
-  void begin_evaluation() override { parameters_->begin_evaluation(*this); }
-  void end_evaluation() override { parameters_->end_evaluation(*this); }
+  void begin_forward_only() override { parameters_->begin_forward_only(*this); }
+  void end_forward_only() override { parameters_->end_forward_only(*this); }
 
  private:
   MicroStep micro_step() const { return {this->micro_ == 0, this->last_micro()}; }

@@ -122,11 +122,12 @@ class ZeroEngine {
   virtual void begin_micro_step(int64_t micro, int64_t micro_steps) = 0;
   // Waits for every gradient collective of the step (after the last backward).
   virtual void finish_backward() = 0;
-  // Around each forward of an evaluation (between steps, GPT::forward with
-  // ForwardPass::Evaluation): the parameters are reached as in a training forward, and nothing
-  // of the gradients or of the next step's schedule is touched.
-  virtual void begin_evaluation() = 0;
-  virtual void end_evaluation() = 0;
+  // Around each forward of a forward-only pass (between steps, GPT::forward with
+  // ForwardPass::LossOnly): the parameters are reached as in a training forward (the schedule's
+  // entries a forward reaches, ScheduledCollective::per_forward_only), and nothing of the
+  // gradients or of the next step's schedule is touched.
+  virtual void begin_forward_only() = 0;
+  virtual void end_forward_only() = 0;
   // Sum of squares of the (summed, not yet averaged) gradients this rank owns, divided by the
   // number of shard groups that hold them; summing it over all ranks gives the global squared
   // norm, whatever the stage and shard size.

@@ -143,8 +143,6 @@ class ScheduleBuilder {
     add(out, std::move(c));
   }
 
-  // Stage 3: before the unit's forward and again before its backward, every micro-step (the
-  // embedding unit's second gather serves the LM head's forward and backward).
   // The step's loss and gradient sum of squares over every rank, one small all-reduce after
   // backward (every stage sums the squares of the gradients each rank owns, so that the norm is
   // computed the same way whatever the stage).
@@ -162,6 +160,9 @@ class ScheduleBuilder {
               StepPoint::Posted});
   }
 
+  // Stage 3: before the unit's forward and again before its backward, every micro-step (the
+  // embedding unit's second gather serves the LM head's forward and backward). A forward-only
+  // micro-batch gathers each unit for its forward, and the embedding unit again for the head.
   void unit_gather(int u, std::vector<ScheduledCollective>& out) const {
     if (!spec_.gathers_parameters()) return;
     const UnitPartition& p = partition_.unit(u);
@@ -174,7 +175,8 @@ class ScheduleBuilder {
               {{{CommOp::AllGather, p.padded, gathered_, group_, in_group_}, MeshGroup::Shard}},
               2 * options_.grad_accum,
               StepPoint::Prefetch,
-              StepPoint::Acquire});
+              StepPoint::Acquire,
+              u == partition_.layout().embedding_unit() ? 2 : 1});
   }
 
  private:
@@ -267,14 +269,40 @@ const ScheduledTransfer& StepSchedule::transfer_of(int unit, TransferRole role) 
   return transfers_.front();
 }
 
-PlannedTransfers StepSchedule::planned_transfers() const {
+namespace {
+
+// The copies of `transfers`, each `posts(t)` times.
+template <typename Posts>
+PlannedTransfers transfers_posted(const std::vector<ScheduledTransfer>& transfers, Posts posts) {
   PlannedTransfers out;
-  for (const ScheduledTransfer& t : transfers_) {
+  for (const ScheduledTransfer& t : transfers) {
     const auto d = static_cast<size_t>(t.direction);
-    out.bytes[d] += t.bytes() * static_cast<double>(t.per_step);
-    out.calls[d] += t.per_step;
+    out.bytes[d] += t.bytes() * static_cast<double>(posts(t));
+    out.calls[d] += posts(t);
   }
   return out;
+}
+
+// The hops of `collectives`, each entry `posts(c)` times.
+template <typename Posts>
+PlannedCollectives collectives_posted(const std::vector<ScheduledCollective>& collectives,
+                                      Posts posts) {
+  PlannedCollectives out;
+  for (const ScheduledCollective& c : collectives)
+    for (int64_t post = 0; post < posts(c); ++post)
+      for (const ScheduleHop& hop : c.hops) out.push_back(hop.wire);
+  return out;
+}
+
+}  // namespace
+
+PlannedTransfers StepSchedule::planned_transfers() const {
+  return transfers_posted(transfers_, [](const ScheduledTransfer& t) { return t.per_step; });
+}
+
+PlannedTransfers StepSchedule::planned_forward_only_transfers() const {
+  return transfers_posted(transfers_,
+                          [](const ScheduledTransfer& t) { return t.per_forward_only; });
 }
 
 const char* transfer_role_name(TransferRole role) {
@@ -303,11 +331,12 @@ const ScheduledCollective& StepSchedule::of(int unit, ScheduleRole role) const {
 }
 
 PlannedCollectives StepSchedule::planned() const {
-  PlannedCollectives out;
-  for (const ScheduledCollective& c : collectives_)
-    for (int64_t post = 0; post < c.per_step; ++post)
-      for (const ScheduleHop& hop : c.hops) out.push_back(hop.wire);
-  return out;
+  return collectives_posted(collectives_, [](const ScheduledCollective& c) { return c.per_step; });
+}
+
+PlannedCollectives StepSchedule::planned_forward_only() const {
+  return collectives_posted(collectives_,
+                            [](const ScheduledCollective& c) { return c.per_forward_only; });
 }
 
 DType wire_dtype(const PlannedCollective& c) {
@@ -397,19 +426,25 @@ std::vector<std::string> describe_schedule(const StepSchedule& schedule, int uni
     for (const ScheduleHop& hop : c.hops)
       lines.push_back(fmt::format(
           "{:<17} {:<28} {:<18} {:<14} {:>12} x {}B on {:>5} ranks  x{} per step  posted {}, "
-          "waited {}  ({})",
+          "waited {}  ({}){}",
           schedule_role_name(c.role), c.strategy->name(c), mesh_group_name(hop.group),
           comm_op_name(hop.wire.op), hop.wire.count, hop.wire.element_bytes, hop.wire.ranks,
-          c.per_step, step_point_name(c.posted), step_point_name(c.waited), what));
+          c.per_step, step_point_name(c.posted), step_point_name(c.waited), what,
+          c.per_forward_only > 0
+              ? fmt::format("  x{} per forward-only micro-batch", c.per_forward_only)
+              : std::string()));
   }
   for (const ScheduledTransfer& t : schedule.transfers())
     if (t.unit == unit)
       lines.push_back(fmt::format(
-          "{:<17} {:<28} {:<18} {:<14} {:>12} x {}B{:>16}x{} per step  at {}{}", "host_transfer",
+          "{:<17} {:<28} {:<18} {:<14} {:>12} x {}B{:>16}x{} per step  at {}{}{}", "host_transfer",
           transfer_role_name(t.role), "this rank", transfer_direction_name(t.direction), t.elements,
           t.element_bytes, "", t.per_step, step_point_name(t.at),
           t.waited == StepPoint::Posted ? ""
-                                        : fmt::format(", waited {}", step_point_name(t.waited))));
+                                        : fmt::format(", waited {}", step_point_name(t.waited)),
+          t.per_forward_only > 0
+              ? fmt::format("  x{} per forward-only micro-batch", t.per_forward_only)
+              : std::string()));
   return lines;
 }
 

@@ -9,7 +9,10 @@
 // mesh with its placements (core/zero_mesh.hpp: hybrid sharding, the secondary shards), the
 // precision policy (the reduce and parameter types) and the strategies the run's options offer
 // (zero/collective_strategy.hpp). Each collective's strategy is chosen there, once; the paths do
-// not branch on the settings again. The core's entries:
+// not branch on the settings again. Beside the posts of a training step, each entry says how often
+// one forward-only micro-batch posts it (a pass between steps that reads the parameters as a
+// training forward does and changes nothing: ZeroEngine::begin_forward_only), so that such a
+// pass is priced from the same entries (StepSchedule::planned_forward_only). The core's entries:
 //
 //   role               strategy                                     group      posted
 //   Buckets            all-reduce                                   shard      last backward
@@ -104,6 +107,8 @@ struct ScheduledCollective {
   std::vector<ScheduleHop> hops;  // in order: one, or several for an exchange in hops
   int64_t per_step;               // posts in one optimizer step
   StepPoint posted, waited;
+  // Posts in one forward-only micro-batch (the entries a forward reaches; 0: none).
+  int64_t per_forward_only = 0;
   bool blocking() const { return waited == StepPoint::Posted; }
   // Whether it brings parameters (in their type) rather than summing gradients (the reduce type).
   bool gathers() const {
@@ -134,6 +139,7 @@ struct ScheduledTransfer {
   // Where it is waited: where it is made (Posted), or later (BucketReuse: when its source is
   // taken again, or backward's end), the copy going on beside the step meanwhile.
   StepPoint waited = StepPoint::Posted;
+  int64_t per_forward_only = 0;  // copies in one forward-only micro-batch
   double bytes() const { return static_cast<double>(elements) * element_bytes; }
 };
 // A step's host-device copies per rank, by direction, for the planner.
@@ -151,6 +157,8 @@ class StepSchedule {
   const ScheduledTransfer& transfer_of(int unit, TransferRole role) const;
   // The copies one step makes, for the planner.
   PlannedTransfers planned_transfers() const;
+  // The copies one forward-only micro-batch makes.
+  PlannedTransfers planned_forward_only_transfers() const;
   // Every collective, in the order a step posts them unit by unit (Buckets first).
   const std::vector<ScheduledCollective>& collectives() const { return collectives_; }
   // Unit u's collective of `role`; nullptr where the step has none.
@@ -164,6 +172,8 @@ class StepSchedule {
   const std::vector<BufferSpec>& strategy_buffers() const { return strategy_buffers_; }
   // The collectives one step posts, each hop and post once, for the planner.
   PlannedCollectives planned() const;
+  // The collectives one forward-only micro-batch posts, each hop and post once.
+  PlannedCollectives planned_forward_only() const;
 
  private:
   friend StepSchedule build_step_schedule(const StageSpec&, const Partition&, const ZeroOptions&,
@@ -194,7 +204,8 @@ const char* mesh_group_name(MeshGroup group);
 const char* step_point_name(StepPoint point);
 const char* transfer_role_name(TransferRole role);
 // One line per collective of unit `unit` (and the step's buckets): role, strategy, group, op,
-// count, type, posts per step, where posted and waited; then one per host-device copy.
+// count, type, posts per step, where posted and waited, and the posts per forward-only
+// micro-batch where it has some; then one per host-device copy.
 std::vector<std::string> describe_schedule(const StepSchedule& schedule, int unit);
 
 }  // namespace zm

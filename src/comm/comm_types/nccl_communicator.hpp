@@ -8,7 +8,7 @@
 // collectives (each one's completion event, ncclCommGetAsyncError), and a collective in flight
 // longer than comm.timeout_s, or an asynchronous error, aborts the communicator (ncclCommAbort)
 // and ends the job naming the rank, the collective and its bytes. That covers collectives outside
-// the steps too (checkpoints, evaluation); initialisation is a watched region.
+// the steps too (checkpoints, forward-only passes); initialisation is a watched region.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -177,35 +177,6 @@ std::string describe_transfers(hid_t group) {
   return out + "\n";
 }
 
-// The stage's evaluations on the held-out split and its time to target, where it has them.
-std::string describe_evaluations(hid_t group) {
-  if (!h5::exists(group, "eval_step")) return "";
-  std::vector<hsize_t> dims;
-  const auto steps = h5::read_doubles(group, "eval_step", dims);
-  const auto losses = h5::read_doubles(group, "eval_loss", dims);
-  const auto seconds = h5::read_doubles(group, "eval_seconds", dims);
-  if (steps.empty()) return "";
-  double total = 0;
-  for (double s : seconds) total += s;
-  std::string out = fmt::format(
-      "    evaluation: {} evaluations, val loss {:.4f} (after step {:.0f}) -> {:.4f} (after step "
-      "{:.0f}), {:.3f} s",
-      steps.size(), losses.front(), steps.front(), losses.back(), steps.back(), total);
-  if (h5::has_attr(group, "loss_floor") && std::isfinite(h5::read_attr_double(group, "loss_floor")))
-    out += fmt::format(", loss floor {:.4f}", h5::read_attr_double(group, "loss_floor"));
-  out += "\n";
-  if (!h5::has_attr(group, "target_loss")) return out;
-  const double target = h5::read_attr_double(group, "target_loss");
-  if (h5::read_attr_int(group, "target_reached") == 0)
-    return out + fmt::format("    time to target: validation loss {} not reached\n", target);
-  return out + fmt::format(
-                   "    time to target: validation loss {} after step {}, {:.0f} tokens, {:.3f} "
-                   "s of training\n",
-                   target, h5::read_attr_int(group, "steps_to_target"),
-                   h5::read_attr_double(group, "tokens_to_target"),
-                   h5::read_attr_double(group, "seconds_to_target"));
-}
-
 // One stage of a results file: its rows, throughput, segments, memory and traffic.
 std::string describe_stage(hid_t group, int stage) {
   std::string out;
@@ -231,7 +202,6 @@ std::string describe_stage(hid_t group, int stage) {
   out += "\n";
   out += describe_stage_throughput(group);
   for (const StageDescription& describe : stage_descriptions()) out += describe(group);
-  out += describe_evaluations(group);
   if (h5::has_attr(group, "segments"))
     for (const std::string& segment : h5::read_attr_strings(group, "segments"))
       out += fmt::format("    run {}\n", segment);

@@ -102,8 +102,7 @@ class HostAdamW final : public UnitOptimizerT<Real> {
 #if ZEROMINI_HAVE_BF16
       if constexpr (kMixed) {
         // The bf16 values: into the host shard itself, or staged for the copy back.
-        Real* params =
-            offload_.params ? engine.param_at(u, e) : param_stage_.data() + (e - first);
+        Real* params = offload_.params ? engine.param_at(u, e) : param_stage_.data() + (e - first);
         kernels::host_adamw_update_mixed(master, grads, engine.adam_m_at(u, e),
                                          engine.adam_v_at(u, e), params, seg.length, hp);
       } else
@@ -168,8 +167,7 @@ class HostShardHome final : public ShardHomeT<Real> {
 
  private:
   const ScheduledTransfer& copy_of(int unit, int64_t n, ZeroEngineT<Real>& engine) const {
-    const ScheduledTransfer& t =
-        engine.schedule().transfer_of(unit, TransferRole::GradientsToHost);
+    const ScheduledTransfer& t = engine.schedule().transfer_of(unit, TransferRole::GradientsToHost);
     ZM_ASSERT(t.elements == n, "unit {}: the schedule copies {} gradients, the shard is {}", unit,
               t.elements, n);
     return t;
@@ -207,9 +205,9 @@ class StagedShard final : public ShardSourceT<Real> {
 template <typename Real, typename Reduce>
 TierParts<Real> make_parts(const Offload& offload, PlannedAllocator& alloc) {
   TierParts<Real> parts;
-  if (offload.optimizer) parts.optimizer = std::make_unique<HostAdamW<Real, Reduce>>(offload, alloc);
-  if (offload.gradients)
-    parts.gradients = std::make_unique<HostShardHome<Real, Reduce>>(alloc);
+  if (offload.optimizer)
+    parts.optimizer = std::make_unique<HostAdamW<Real, Reduce>>(offload, alloc);
+  if (offload.gradients) parts.gradients = std::make_unique<HostShardHome<Real, Reduce>>(alloc);
   if (offload.params) parts.parameters = std::make_unique<StagedShard<Real>>();
   return parts;
 }
@@ -263,7 +261,7 @@ class HostTier final : public StateTier {
       if (c.role == ScheduleRole::UnitGather)
         out.push_back({TransferRole::ShardToDevice, TransferDirection::ToDevice, c.unit,
                        partition.unit(c.unit).shard, param_element_bytes(policy), c.per_step,
-                       StepPoint::Prefetch});
+                       StepPoint::Prefetch, StepPoint::Posted, c.per_forward_only});
     return out;
   }
 
@@ -281,8 +279,7 @@ class HostTier final : public StateTier {
     if (!offload.gradients)  // else the gradient shard itself is on the host
       out.push_back({"grad_stage", MemCategory::Host, 2 * piece, reduce_element_bytes(policy)});
     if (policy.mixed() && !offload.params)
-      out.push_back(
-          {"param_stage", MemCategory::Host, piece, element_bytes(policy.compute)});
+      out.push_back({"param_stage", MemCategory::Host, piece, element_bytes(policy.compute)});
     if (offload.gradients && context.options.grad_accum > 1)
       out.push_back({"grad_recv_host", MemCategory::Host, context.partition.max_shard(),
                      reduce_element_bytes(policy)});

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <string>
 
 #include "core/deck_keys.hpp"
 #include "core/error.hpp"
@@ -34,11 +35,12 @@
 //   model.attention, model.classifier_chunk
 //                         the same functions, in tiles or chunks
 //   train.eval_every, train.eval_batches, train.target_loss, data.val_source
-//                         evaluation reads only the held-out split, between steps, and changes
-//                         no training loss (tests/train/test_evaluation.cpp); but with a token
-//                         shard and no data.val_source it holds out the shard's tail, which
-//                         shortens the training split: data.val_fraction is compared for shards,
-//                         as 0 where nothing is held out
+//                         evaluation (the module evaluation) reads only the held-out split,
+//                         between steps, and changes no training loss
+//                         (tests/modules/evaluation/test_evaluation.cpp); but with a token shard
+//                         and no data.val_source it holds out the shard's tail, which shortens
+//                         the training split: data.val_fraction is compared for shards, as 0
+//                         where nothing is held out (and in a build without the module)
 //   comm.*, output.*      the collectives' library and the watchdog; what is written where
 //   the build             Kokkos version and backend, threads, BLAS, compiler: what a check is for
 // A key added to the deck later is not compared until it is added below: a key that changes the
@@ -108,8 +110,12 @@ std::vector<ReferenceSetting> loss_settings(const Deck& deck, int ranks) {
   s.push_back({"data.source", string_setting_text(deck.data.source),
                "a token shard is taken to be the same file"});
   if (deck.data.source != "synthetic") {
-    const bool holds_out = deck.train.evaluates() && deck.data.val_source.empty();
-    s.push_back({"data.val_fraction", float_setting_text(holds_out ? deck.data.val_fraction : 0.0),
+    // A build without the evaluation module holds nothing out.
+    const bool holds_out = module_setting(deck, "train.eval_every", "0") != "0" &&
+                           module_setting(deck, "data.val_source", "").empty();
+    const double fraction =
+        holds_out ? std::stod(module_setting(deck, "data.val_fraction", "0")) : 0.0;
+    s.push_back({"data.val_fraction", float_setting_text(fraction),
                  "the shard's tail held out of training for evaluation (0: none)"});
   }
   return s;

@@ -18,7 +18,7 @@ TraceKind trace_kind(SpanKind kind) {
       return TraceKind::Io;
     case SpanKind::Transfer:
       return TraceKind::Transfer;
-    case SpanKind::Evaluation:
+    case SpanKind::ForwardOnly:
       break;
   }
   return TraceKind::Evaluation;

@@ -7,8 +7,9 @@
 // its strategy into the slot; acquire() waits for it and lets the strategy finish its work on the
 // slot (a compressed gather unpacks into it: zero/collective_strategy.hpp, `arrived`).
 //
-// An evaluation (a forward only, between steps) walks the schedule's events up to the head's,
-// which come first in it, and gathers nothing beyond them.
+// A forward-only pass (between steps) walks the schedule's events up to the head's, which come
+// first in it, and gathers nothing beyond them: the UnitGather posts the schedule counts per
+// forward-only micro-batch (ScheduledCollective::per_forward_only).
 //
 // Where the parameter shard lives in another memory (zero/state_tier.hpp), each gather first has
 // the tier stage it to its own place in the slot, and gathers in place from there.
@@ -55,8 +56,8 @@ class GatheredParameters final : public ParameterPathT<Real> {
   const Real* acquire(UnitEvent event, ZeroEngineT<Real>& engine) override;
   void release(UnitEvent event, ZeroEngineT<Real>& engine) override;
   void begin_micro_step(ZeroEngineT<Real>& engine) override;
-  void begin_evaluation(ZeroEngineT<Real>& engine) override;
-  void end_evaluation(ZeroEngineT<Real>& engine) override;
+  void begin_forward_only(ZeroEngineT<Real>& engine) override;
+  void end_forward_only(ZeroEngineT<Real>& engine) override;
 
  private:
   struct Slot {
@@ -157,7 +158,7 @@ void GatheredParameters<Real>::begin_micro_step(ZeroEngineT<Real>& engine) {
 }
 
 template <typename Real>
-void GatheredParameters<Real>::begin_evaluation(ZeroEngineT<Real>& engine) {
+void GatheredParameters<Real>::begin_forward_only(ZeroEngineT<Real>& engine) {
   next_event_ = 0;
   next_gather_ = 0;
   end_event_ = forward_events_;
@@ -165,11 +166,11 @@ void GatheredParameters<Real>::begin_evaluation(ZeroEngineT<Real>& engine) {
 }
 
 template <typename Real>
-void GatheredParameters<Real>::end_evaluation(ZeroEngineT<Real>&) {
-  ZM_ASSERT(next_event_ == end_event_, "the evaluation acquired {} of its {} events", next_event_,
-            end_event_);
+void GatheredParameters<Real>::end_forward_only(ZeroEngineT<Real>&) {
+  ZM_ASSERT(next_event_ == end_event_, "the forward-only pass acquired {} of its {} events",
+            next_event_, end_event_);
   for (const Slot& slot : slots_)
-    ZM_ASSERT(slot.event < 0, "the evaluation left event {} gathered", slot.event);
+    ZM_ASSERT(slot.event < 0, "the forward-only pass left event {} gathered", slot.event);
   end_event_ = static_cast<int>(schedule_.size());
 }
 

@@ -27,10 +27,10 @@ class ParameterPathT {
   virtual void release(UnitEvent event, ZeroEngineT<Real>& engine) = 0;
   // A micro-step starts (after the engine's own begin_micro_step).
   virtual void begin_micro_step(ZeroEngineT<Real>& engine) = 0;
-  // An evaluation forward starts between steps: the schedule's events up to the head's follow,
-  // and no backward. end_evaluation: it ended, every unit it acquired released.
-  virtual void begin_evaluation(ZeroEngineT<Real>& engine) = 0;
-  virtual void end_evaluation(ZeroEngineT<Real>& engine) = 0;
+  // A forward-only pass starts between steps: the schedule's events up to the head's follow, and
+  // no backward. end_forward_only: it ended, every unit it acquired released.
+  virtual void begin_forward_only(ZeroEngineT<Real>& engine) = 0;
+  virtual void end_forward_only(ZeroEngineT<Real>& engine) = 0;
 };
 
 // The buffers of `spec`'s parameter path, and the path itself for compute type Real,

@@ -17,8 +17,8 @@ class ReplicatedParameters final : public ParameterPathT<Real> {
   }
   void release(UnitEvent, ZeroEngineT<Real>&) override {}
   void begin_micro_step(ZeroEngineT<Real>&) override {}
-  void begin_evaluation(ZeroEngineT<Real>&) override {}
-  void end_evaluation(ZeroEngineT<Real>&) override {}
+  void begin_forward_only(ZeroEngineT<Real>&) override {}
+  void end_forward_only(ZeroEngineT<Real>&) override {}
 };
 
 }  // namespace

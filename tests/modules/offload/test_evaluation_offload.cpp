@@ -5,8 +5,8 @@
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
-#include "common/evaluated_run.hpp"
 #include "common/test_watchdog.hpp"
+#include "modules/evaluation/evaluated_run.hpp"
 
 namespace {
 

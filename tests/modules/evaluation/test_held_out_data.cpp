@@ -1,4 +1,4 @@
-// The held-out split and the data's loss floor, without training (train/data.hpp).
+// The held-out split and the data's loss floor, without training (modules/evaluation/held_out.hpp).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -13,6 +13,8 @@
 #include "core/error.hpp"
 #include "core/validate.hpp"
 #include "io/token_shard.hpp"
+#include "modules/evaluation/held_out.hpp"
+#include "plan/run_extensions.hpp"
 #include "train/data.hpp"
 
 namespace {
@@ -25,7 +27,8 @@ std::string temp_file(const std::string& name) {
 
 std::string error_of(const zm::Deck& deck, int64_t ranks) {
   try {
-    zm::check_data(deck, ranks);
+    zm::check_data(deck);
+    zm::check_held_out(deck, ranks);
   } catch (const zm::Error& e) {
     return e.what();
   }
@@ -35,14 +38,14 @@ std::string error_of(const zm::Deck& deck, int64_t ranks) {
 // The chain's floor is what a model that knows the chain reaches: the entropy of the next token
 // given the one before, over the positions of a sequence. Here it is estimated from the
 // transitions of many sequences of the chain (the frequency of each successor of each token),
-// independently of how loss_floor() computes it.
+// independently of how chain_loss_floor() computes it.
 TEST(LossFloor, EqualsTheChainsConditionalEntropyMeasuredFromItsSequences) {
   for (const char* vocab : {"5", "16", "97"}) {
     SCOPED_TRACE(std::string("vocab ") + vocab);
     const zm::Deck deck = zm::parse_deck(
         std::string("[model]\nvocab = ") + vocab + "\nseq_len = 8\n[train]\nseed = 7\n", "d");
     const auto data = zm::make_data_source(deck);
-    const double floor = data->loss_floor();
+    const double floor = zm::chain_loss_floor(zm::markov_chain(deck), 8);
     ASSERT_TRUE(std::isfinite(floor));
     EXPECT_GT(floor, 0.0);
     EXPECT_LE(floor, std::log(4.0) + 1e-12);  // four successors, some of which coincide
@@ -66,9 +69,11 @@ TEST(LossFloor, EqualsTheChainsConditionalEntropyMeasuredFromItsSequences) {
 TEST(LossFloor, UnknownForATokenShard) {
   const std::string shard = temp_file("floor.bin");
   zm::write_token_shard(shard, std::vector<uint16_t>(200, 3));
-  const zm::Deck deck =
-      zm::parse_deck("[model]\nvocab = 11\nseq_len = 4\n[data]\nsource = \"" + shard + "\"\n", "d");
-  EXPECT_TRUE(std::isnan(zm::make_data_source(deck)->loss_floor()));
+  const zm::Deck deck = zm::parse_deck(
+      "[model]\nvocab = 11\nseq_len = 4\n[train]\neval_every = 1\n[data]\nsource = \"" + shard +
+          "\"\n",
+      "d");
+  EXPECT_TRUE(std::isnan(zm::held_out_split(deck).loss_floor));
   std::filesystem::remove(shard);
 }
 
@@ -77,15 +82,13 @@ TEST(HeldOut, SyntheticValidationSequencesAreNotTrainingSequences) {
   const zm::Deck deck =
       zm::parse_deck("[model]\nvocab = 97\nseq_len = 16\n[train]\neval_every = 1\n", "d");
   const auto train = zm::make_data_source(deck);
-  const auto held_out = zm::make_validation_source(deck);
+  const auto held_out = zm::held_out_split(deck).data;
   ASSERT_NE(held_out, nullptr);
   const int64_t T = 16, B = 64;
   std::vector<int> a(B * T), at(B * T), b(B * T), bt(B * T);
   train->sequences(0, B, a.data(), at.data());
   held_out->sequences(0, B, b.data(), bt.data());
   EXPECT_NE(a, b);
-  // Without evaluation there is no held-out split.
-  EXPECT_EQ(zm::make_validation_source(zm::parse_deck("[model]\nvocab = 97\n", "d")), nullptr);
 }
 
 // A shard's tail is held out: training reads only tokens before it, evaluation only tokens in it.
@@ -101,12 +104,15 @@ TEST(HeldOut, ShardTailIsReadOnlyByEvaluation) {
       "d");
   const int64_t T = 10, B = 500;  // more than either split holds: sequences wrap around
   std::vector<int> inputs(B * T), targets(B * T);
-  zm::make_data_source(deck)->sequences(0, B, inputs.data(), targets.data());
+  // Training leaves the tail to evaluation (the module's part of the run's extensions).
+  const double reserved = zm::run_extensions(deck, 0).reserved_data_tail;
+  EXPECT_EQ(reserved, 0.1);
+  zm::make_data_source(deck, reserved)->sequences(0, B, inputs.data(), targets.data());
   for (size_t i = 0; i < inputs.size(); ++i) {
     ASSERT_EQ(inputs[i], 1) << i;
     ASSERT_EQ(targets[i], 1) << i;
   }
-  const auto held_out = zm::make_validation_source(deck);
+  const auto held_out = zm::held_out_split(deck).data;
   EXPECT_EQ(held_out->distinct_sequences(), 9);  // (100 - 1) / 10
   held_out->sequences(0, B, inputs.data(), targets.data());
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -114,9 +120,12 @@ TEST(HeldOut, ShardTailIsReadOnlyByEvaluation) {
     ASSERT_EQ(targets[i], 2) << i;
   }
   // Without evaluation training reads the whole shard.
-  zm::Deck no_eval = deck;
-  no_eval.train.eval_every = 0;
-  zm::make_data_source(no_eval)->sequences(0, B, inputs.data(), targets.data());
+  const zm::Deck no_eval = zm::parse_deck(
+      "[model]\nvocab = 11\nseq_len = 10\n[data]\nval_fraction = 0.1\nsource = \"" + shard + "\"\n",
+      "d");
+  EXPECT_EQ(zm::run_extensions(no_eval, 0).reserved_data_tail, 0.0);
+  zm::make_data_source(no_eval, zm::run_extensions(no_eval, 0).reserved_data_tail)
+      ->sequences(0, B, inputs.data(), targets.data());
   EXPECT_NE(std::find(targets.begin(), targets.end(), 2), targets.end());
   std::filesystem::remove(shard);
 }

@@ -1,6 +1,7 @@
 // A run trained with or without an evaluation after each step (train.eval_every), for the tests
-// that evaluation changes nothing of training: the core's (tests/train/test_evaluation.cpp) and
-// the modules' (tests/modules/<name>/).
+// that evaluation changes nothing of training: the module's (test_evaluation.cpp) and those of
+// other modules under it (tests/modules/<name>/test_evaluation_<name>.cpp, registered where the
+// evaluation module is built).
 #pragma once
 
 #include <string>
@@ -8,6 +9,8 @@
 
 #include "common/equivalence.hpp"
 #include "common/zero_test_util.hpp"
+#include "modules/evaluation/held_out.hpp"
+#include "modules/evaluation/settings.hpp"
 
 namespace zm::testing {
 
@@ -21,9 +24,11 @@ inline EvaluatedRun train(const zm::Deck& deck, zm::Communicator& comm, bool eva
   EvaluatedRun run;
   const auto trainer = zm::make_trainer(deck, deck.zero.stage, comm);
   trainer->init_parameters();
+  const zm::HeldOutSplit held_out = zm::held_out_split(deck);
+  const int64_t batches = zm::evaluation_settings(deck).batches;
   for (int64_t s = 0; s < deck.train.steps; ++s) {
     run.losses.push_back(trainer->step(s).loss);
-    if (evaluate) run.eval_losses.push_back(trainer->evaluate());
+    if (evaluate) run.eval_losses.push_back(trainer->forward_only_loss(*held_out.data, batches));
   }
   run.params = zm::testing::whole_model(*trainer, trainer->engine().full_parameters());
   return run;

@@ -12,10 +12,10 @@
 #include <random>
 
 #include "common/equivalence.hpp"
-#include "common/evaluated_run.hpp"
 #include "common/test_watchdog.hpp"
 #include "common/zero_test_util.hpp"
 #include "io/token_shard.hpp"
+#include "modules/evaluation/evaluated_run.hpp"
 
 namespace {
 

@@ -1,0 +1,20 @@
+#include "io/run_report.hpp"
+
+namespace zm {
+
+namespace {
+std::vector<RunReport>& registered() {
+  static std::vector<RunReport> all;
+  return all;
+}
+}  // namespace
+
+void add_run_report(RunReport report) {
+  registered().push_back(std::move(report));
+}
+
+const std::vector<RunReport>& run_reports() {
+  return registered();
+}
+
+}  // namespace zm
