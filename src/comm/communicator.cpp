@@ -79,6 +79,25 @@ CommOpStats CommStats::total() const {
   return sum;
 }
 
+CommStats operator-(const CommStats& after, const CommStats& before) {
+  CommStats out;
+  for (int op = 0; op < kCommOps; ++op) {
+    out.ops[op].calls = after.ops[op].calls - before.ops[op].calls;
+    out.ops[op].bytes = after.ops[op].bytes - before.ops[op].bytes;
+    out.ops[op].seconds = after.ops[op].seconds - before.ops[op].seconds;
+  }
+  return out;
+}
+
+CommStats& operator+=(CommStats& total, const CommStats& part) {
+  for (int op = 0; op < kCommOps; ++op) {
+    total.ops[op].calls += part.ops[op].calls;
+    total.ops[op].bytes += part.ops[op].bytes;
+    total.ops[op].seconds += part.ops[op].seconds;
+  }
+  return total;
+}
+
 const char* comm_purpose_name(CommPurpose purpose) {
   switch (purpose) {
     case CommPurpose::GradReduce:

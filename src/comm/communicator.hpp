@@ -100,6 +100,9 @@ struct CommStats {
   CommOpStats& operator[](CommOp op) { return ops[static_cast<int>(op)]; }
   CommOpStats total() const;
 };
+// The counts between two readings of the same counters (`after` taken later), and a sum.
+CommStats operator-(const CommStats& after, const CommStats& before);
+CommStats& operator+=(CommStats& total, const CommStats& part);
 
 // A point of a device stream's work that a communicator's observer marked
 // (CollectiveObserver::mark_stream), e.g. with a device event; opaque to the communicator.

@@ -117,32 +117,22 @@ void MeshComms::progress() {
   for (const Member& m : members_) m.comm->progress();
 }
 
-namespace {
-void add_into(CommStats& total, const CommStats& part) {
-  for (int op = 0; op < kCommOps; ++op) {
-    total.ops[op].calls += part.ops[op].calls;
-    total.ops[op].bytes += part.ops[op].bytes;
-    total.ops[op].seconds += part.ops[op].seconds;
-  }
-}
-}  // namespace
-
 CommStats MeshComms::stats() const {
   CommStats total;
-  for (const Member& m : members_) add_into(total, m.comm->stats());
+  for (const Member& m : members_) total += m.comm->stats();
   return total;
 }
 
 CommStats MeshComms::cross_node_stats() const {
   CommStats total;
-  for (const Member& m : members_) add_into(total, m.comm->cross_node_stats());
+  for (const Member& m : members_) total += m.comm->cross_node_stats();
   return total;
 }
 
 CommStats MeshComms::stats(CommLevel level) const {
   CommStats total;
   for (const Member& m : members_)
-    if (m.level == level) add_into(total, m.comm->stats());
+    if (m.level == level) total += m.comm->stats();
   return total;
 }
 

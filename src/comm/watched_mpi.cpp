@@ -86,11 +86,4 @@ void watched_gatherv(Watchdog& watchdog, const void* send, int count, MPI_Dataty
   watched_wait(watchdog, request, what, sequence);
 }
 
-void watched_barrier(Watchdog& watchdog, MPI_Comm comm, const std::string& what) {
-  MPI_Request request = MPI_REQUEST_NULL;
-  const int64_t sequence = watchdog.sequence_for(comm);
-  check(MPI_Ibarrier(comm, &request), what);
-  watched_wait(watchdog, request, what, sequence);
-}
-
 }  // namespace zm

@@ -33,6 +33,5 @@ void watched_gather(Watchdog& watchdog, const void* send, int count, MPI_Datatyp
 void watched_gatherv(Watchdog& watchdog, const void* send, int count, MPI_Datatype type, void* recv,
                      const int* recv_counts, const int* displacements, int root, MPI_Comm comm,
                      const std::string& what);
-void watched_barrier(Watchdog& watchdog, MPI_Comm comm, const std::string& what);
 
 }  // namespace zm

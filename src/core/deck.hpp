@@ -103,13 +103,6 @@ struct OutputConfig {
   bool overwrite = false;        // a fresh run may replace another run's checkpoints in dir
 };
 
-// Steps first..last (1-based, inclusive).
-struct StepRange {
-  int64_t first = 0, last = 0;
-};
-// Parses a step list ("2", "2-3,10"); returns "" and fills `out`, or what is wrong with it.
-std::string parse_step_ranges(const std::string& text, std::vector<StepRange>* out);
-
 // The value of a key a module owns (core/deck_keys.hpp): the core's structs do not know those
 // keys, so the deck keeps their values by full name.
 using ModuleValue = std::variant<int64_t, double, bool, std::string>;

@@ -35,7 +35,7 @@ KeySpec module_key(const std::string& module, std::string section, std::string k
       case Kind::Boolean:
         d.module_values[full] = v.boolean;
         return;
-      case Kind::Steps:
+      case Kind::Custom:
         d.module_values[full] =
             v.type == RawValue::Type::Integer ? std::to_string(v.integer) : v.text;
         return;
@@ -104,10 +104,14 @@ KeySpec boolean(const std::string& module, std::string section, std::string key,
                     std::move(doc));
 }
 
-KeySpec steps(const std::string& module, std::string section, std::string key,
-              std::string default_value, std::string doc) {
-  return module_key(module, std::move(section), std::move(key), Kind::Steps,
-                    std::move(default_value), std::move(doc));
+KeySpec custom(const std::string& module, std::string section, std::string key,
+               std::string default_value, std::string expects,
+               std::function<std::string(const RawValue&)> check, std::string doc) {
+  KeySpec s = module_key(module, std::move(section), std::move(key), Kind::Custom,
+                         std::move(default_value), std::move(doc));
+  s.expects = std::move(expects);
+  s.check = std::move(check);
+  return s;
 }
 
 }  // namespace deck_keys

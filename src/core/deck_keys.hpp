@@ -16,6 +16,7 @@
 namespace zm {
 
 using deck_detail::KeySpec;
+using deck_detail::RawValue;
 
 namespace deck_keys {
 // One key of `module`. Bounds are inclusive unless said otherwise.
@@ -30,10 +31,11 @@ KeySpec number(const std::string& module, std::string section, std::string key,
                std::string doc);
 KeySpec boolean(const std::string& module, std::string section, std::string key, bool default_value,
                 std::string doc);
-// A list of steps (1-based) and ranges, e.g. 3 or "2-3,10" (parse_step_ranges, core/deck.hpp);
-// read as a string.
-KeySpec steps(const std::string& module, std::string section, std::string key,
-              std::string default_value, std::string doc);
+// An integer or a string in a form of the key's own: `check` says what is wrong with a value
+// ("" for nothing), `expects` describes what it takes; read as a string.
+KeySpec custom(const std::string& module, std::string section, std::string key,
+               std::string default_value, std::string expects,
+               std::function<std::string(const RawValue&)> check, std::string doc);
 }  // namespace deck_keys
 
 // The value of a module key as a string (its TOML text without quotes for strings), or

@@ -23,7 +23,7 @@ struct RawValue {
   std::string as_found;  // how to print the value in an error message
 };
 
-enum class Kind { Integer, Float, Boolean, String, Choice, Stage, Steps, ShardSize };
+enum class Kind { Integer, Float, Boolean, String, Choice, Stage, ShardSize, Custom };
 
 // The longest string a key accepts, unless its KeySpec says otherwise. The string keys hold paths
 // and names, and a path longer than PATH_MAX (4096 on Linux) cannot be opened anyway; without a
@@ -42,6 +42,10 @@ struct KeySpec {
   size_t max_string_bytes = kMaxStringBytes;        // any string given to this key
   std::function<void(Deck&, const RawValue&)> set;  // called after the value was validated
   std::function<std::string(const Deck&)> get;      // TOML text of the current value
+  // Custom: an integer or a string in a form of the key's own, kept as its text; `check` says
+  // what is wrong with a value ("" for nothing) and `expects` is expected()'s text.
+  std::function<std::string(const RawValue&)> check;
+  std::string expects;
   std::string module;                               // the module owning it; "" for the core's
   ModuleValue module_default;                       // a module key's default (Deck::value)
 

@@ -38,10 +38,10 @@ std::string KeySpec::expected() const {
     }
     case Kind::Stage:
       return "an integer in 0..3 or \"all\"";
-    case Kind::Steps:
-      return "a step number (from 1) or a string of steps and ranges such as \"2-3,10\"";
     case Kind::ShardSize:
       return "an integer >= 0 or \"node\"";
+    case Kind::Custom:
+      return expects;
   }
   return "";
 }
@@ -111,18 +111,16 @@ std::string check_value(const KeySpec& spec, const RawValue& v) {
       if (v.integer < kStageSpecs.front().stage || v.integer > kStageSpecs.back().stage)
         return out_of_range();
       return "";
-    case Kind::Steps: {
-      if (v.type == RawValue::Type::Integer) return v.integer >= 1 ? "" : out_of_range();
-      if (v.type != RawValue::Type::String) return wrong_type();
-      std::vector<StepRange> ranges;
-      const std::string error = parse_step_ranges(v.text, &ranges);
-      return error.empty() ? "" : fmt::format("{}: expected {}", error, spec.expected());
-    }
     case Kind::ShardSize:
       if (v.type == RawValue::Type::String)
         return v.text == "node" ? "" : fmt::format("expected {}", spec.expected());
       if (v.type != RawValue::Type::Integer) return wrong_type();
       return v.integer >= 0 && v.integer <= 1000000000 ? "" : out_of_range();
+    case Kind::Custom: {
+      if (v.type != RawValue::Type::Integer && v.type != RawValue::Type::String) return wrong_type();
+      const std::string error = spec.check(v);
+      return error.empty() ? "" : fmt::format("{}: expected {}", error, spec.expected());
+    }
   }
   return "";
 }

@@ -23,10 +23,6 @@ PrecisionPolicy make_precision_policy(Precision shorthand, ReducePrecision reduc
   return policy;
 }
 
-const char* element_name(Element element) {
-  return element == Element::BF16 ? "bf16" : "fp32";
-}
-
 const char* precision_name(Precision precision) {
   for (const Spelling& s : kSpellings)
     if (s.precision == precision) return s.name;

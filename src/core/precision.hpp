@@ -25,7 +25,6 @@ enum class Element { FP32, BF16 };
 inline int element_bytes(Element element) {
   return element == Element::BF16 ? 2 : 4;
 }
-const char* element_name(Element element);  // "fp32" | "bf16"
 
 // Arithmetic of the float GEMMs: full fp32, or TF32 tensor cores (cuBLAS only). bf16 GEMMs
 // always accumulate in fp32.
@@ -56,10 +55,6 @@ bool parse_precision(const std::string& text, Precision& precision);
 const char* reduce_precision_name(ReducePrecision reduce);
 bool parse_reduce_precision(const std::string& text, ReducePrecision& reduce);
 
-// Bytes of one element of parameters, activations and gradients in the compute type.
-inline int compute_element_bytes(Precision precision) {
-  return precision == Precision::BF16 ? 2 : 4;
-}
 inline bool is_mixed(Precision precision) {
   return precision == Precision::BF16;
 }

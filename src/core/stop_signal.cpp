@@ -89,8 +89,4 @@ void stop_signals_end_process() {
   if (g_stop_signal != 0) _exit(kExitSignalBase + g_stop_signal);
 }
 
-void clear_stop_signal() {
-  g_stop_signal = 0;
-}
-
 }  // namespace zm

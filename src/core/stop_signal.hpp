@@ -31,7 +31,4 @@ const char* signal_name(int signal);
 // process at once with 128 + signal.
 void stop_signals_end_process();
 
-// Tests: forget a received signal.
-void clear_stop_signal();
-
 }  // namespace zm

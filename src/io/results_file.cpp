@@ -236,7 +236,6 @@ ResultsWriter::ResultsWriter(const Deck& deck, MPI_Comm comm, Watchdog& watchdog
 void ResultsWriter::begin_stage(int stage, int64_t first_step, const std::string& resumed_from) {
   stage_comm_ = CommStats{};
   stage_comm_inter_ = CommStats{};
-  stage_comm_tp_ = CommStats{};
   stage_comm_cross_ = CommStats{};
   stage_transfers_ = TransferStats{};
   if (rank_ != 0) return;
@@ -285,15 +284,9 @@ void ResultsWriter::record_step(const StepRecord& record,
     stop_this_process("the results gather");
   watched_gather(watchdog_, mine.data(), phase_count, MPI_DOUBLE, all.data(), 0, comm_,
                  fmt::format("the results gather of step {}", record.step + 1));
-  for (int op = 0; op < kCommOps; ++op) {
-    stage_comm_.ops[op].calls += record.comm.ops[op].calls;
-    stage_comm_.ops[op].bytes += record.comm.ops[op].bytes;
-    stage_comm_.ops[op].seconds += record.comm.ops[op].seconds;
-    stage_comm_inter_.ops[op].bytes += record.comm_inter_group.ops[op].bytes;
-    stage_comm_tp_.ops[op].bytes += record.comm_tensor_parallel.ops[op].bytes;
-    stage_comm_tp_.ops[op].seconds += record.comm_tensor_parallel.ops[op].seconds;
-    stage_comm_cross_.ops[op].bytes += record.comm_cross_node.ops[op].bytes;
-  }
+  stage_comm_ += record.comm;
+  stage_comm_inter_ += record.comm_inter_group;
+  stage_comm_cross_ += record.comm_cross_node;
   for (size_t d = 0; d < stage_transfers_.directions.size(); ++d) {
     stage_transfers_.directions[d].calls += record.transfers.directions[d].calls;
     stage_transfers_.directions[d].bytes += record.transfers.directions[d].bytes;
@@ -319,7 +312,7 @@ void ResultsWriter::add_series_row(const std::string& series, int64_t step,
 }
 
 void ResultsWriter::end_stage(const StageResult& result) {
-  constexpr int kCommFigures = 7 * kCommOps;
+  constexpr int kCommFigures = 5 * kCommOps;
   constexpr int kFigures = kCommFigures + 3 * kTransferDirections;
   double mine[kFigures];
   for (int d = 0; d < kTransferDirections; ++d) {
@@ -333,9 +326,7 @@ void ResultsWriter::end_stage(const StageResult& result) {
     mine[kCommOps + op] = stage_comm_.ops[op].bytes;
     mine[2 * kCommOps + op] = stage_comm_.ops[op].seconds;
     mine[3 * kCommOps + op] = stage_comm_inter_.ops[op].bytes;
-    mine[4 * kCommOps + op] = stage_comm_tp_.ops[op].bytes;
-    mine[5 * kCommOps + op] = stage_comm_tp_.ops[op].seconds;
-    mine[6 * kCommOps + op] = stage_comm_cross_.ops[op].bytes;
+    mine[4 * kCommOps + op] = stage_comm_cross_.ops[op].bytes;
   }
   std::vector<double> all(static_cast<size_t>(kFigures * ranks_));
   watched_gather(watchdog_, mine, kFigures, MPI_DOUBLE, all.data(), 0, comm_,
@@ -346,11 +337,10 @@ void ResultsWriter::end_stage(const StageResult& result) {
   s.memory_peak.clear();
   for (std::vector<double>* figures :
        {&s.comm_calls, &s.comm_bytes, &s.comm_seconds, &s.comm_bytes_inter_group,
-        &s.comm_bytes_tensor_parallel, &s.comm_seconds_tensor_parallel, &s.comm_bytes_cross_node,
+        &s.comm_bytes_cross_node,
         &s.transfer_calls, &s.transfer_bytes, &s.transfer_seconds})
     figures->clear();
   s.shard_size = result.shard_size;
-  s.tp = result.tp;
   for (int r = 0; r < ranks_; ++r) {
     const double* v = all.data() + static_cast<size_t>(r * kFigures);
     for (int op = 0; op < kCommOps; ++op) {
@@ -358,9 +348,7 @@ void ResultsWriter::end_stage(const StageResult& result) {
       s.comm_bytes.push_back(v[kCommOps + op]);
       s.comm_seconds.push_back(v[2 * kCommOps + op]);
       s.comm_bytes_inter_group.push_back(v[3 * kCommOps + op]);
-      s.comm_bytes_tensor_parallel.push_back(v[4 * kCommOps + op]);
-      s.comm_seconds_tensor_parallel.push_back(v[5 * kCommOps + op]);
-      s.comm_bytes_cross_node.push_back(v[6 * kCommOps + op]);
+      s.comm_bytes_cross_node.push_back(v[4 * kCommOps + op]);
     }
     for (int d = 0; d < kTransferDirections; ++d) {
       s.transfer_calls.push_back(v[kCommFigures + d]);
@@ -451,7 +439,6 @@ void ResultsWriter::write_stage_figures(hid_t group, const ResultsStage& s) cons
   const hsize_t ranks = static_cast<hsize_t>(ranks_);
   h5::write_attr(group, "tokens_per_second_per_rank", s.tokens_per_second_per_rank);
   h5::write_attr(group, "shard_size", s.shard_size);
-  h5::write_attr(group, "tp", s.tp);
   const auto categories = names(kMemCategories, category_name);
   const auto ops = names(kCommOps, op_name);
   auto with_units = [&](const std::string& name, const std::string& units,
@@ -473,16 +460,6 @@ void ResultsWriter::write_stage_figures(hid_t group, const ResultsStage& s) cons
   with_units("comm_bytes_inter_group",
              "bytes sent per rank across shard groups (ring convention; the rest of comm_bytes "
              "stayed in the shard group)",
-             ops);
-  h5::write_dataset(group, "comm_bytes_tensor_parallel", s.comm_bytes_tensor_parallel,
-                    {ranks, kCommOps});
-  with_units("comm_bytes_tensor_parallel",
-             "bytes sent per rank along tp, the model's own collectives (ring "
-             "convention; part of comm_bytes)",
-             ops);
-  h5::write_dataset(group, "comm_seconds_tensor_parallel", s.comm_seconds_tensor_parallel,
-                    {ranks, kCommOps});
-  with_units("comm_seconds_tensor_parallel", "seconds waiting along tp (part of comm_seconds)",
              ops);
   const std::vector<std::string> directions = {
       transfer_direction_name(TransferDirection::ToHost),

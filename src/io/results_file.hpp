@@ -14,8 +14,6 @@
 //                comm_calls, comm_bytes, comm_seconds    (ranks, 5) by collective kind
 //                comm_bytes_inter_group                  (ranks, 5) the part of comm_bytes that
 //                                                        crossed shard groups (hybrid sharding)
-//                comm_bytes_tensor_parallel,             (ranks, 5) the part of comm_bytes and
-//                comm_seconds_tensor_parallel            comm_seconds along tp
 //                comm_bytes_cross_node                   (ranks, 5) bytes that left the rank's
 //                                                        node (comm/cross_node.hpp)
 //                transfer_calls, transfer_bytes,         (ranks, 2) host-device copies (ZeRO-
@@ -73,13 +71,10 @@ struct ResultsStage {
   std::vector<int64_t> memory_allocated, memory_peak;        // ranks x categories
   std::vector<double> comm_calls, comm_bytes, comm_seconds;  // ranks x ops
   std::vector<double> comm_bytes_inter_group;                // ranks x ops
-  std::vector<double> comm_bytes_tensor_parallel;            // ranks x ops
-  std::vector<double> comm_seconds_tensor_parallel;          // ranks x ops
   std::vector<double> comm_bytes_cross_node;                 // ranks x ops
   // ranks x directions: the stage's host-device copies
   std::vector<double> transfer_calls, transfer_bytes, transfer_seconds;
   int64_t shard_size = 0;  // ranks per shard group
-  int64_t tp = 1;          // ranks per model-parallel group
   double tokens_per_second_per_rank = 0;
   Throughput throughput;  // rank 0's (train/throughput.hpp)
   // What the modules measured of the stage (io/stage_figures.hpp).
@@ -149,7 +144,6 @@ class ResultsWriter {
   std::vector<ResultsStage> stages_;
   CommStats stage_comm_;           // this rank's collectives in the current stage
   CommStats stage_comm_inter_;     // the part of them across shard groups
-  CommStats stage_comm_tp_;        // the part of them along tp
   CommStats stage_comm_cross_;     // their bytes that left the node
   TransferStats stage_transfers_;  // the stage's host-device copies
   double figure_of_merit_ = -1;

@@ -34,7 +34,6 @@ struct StepRecord {
   StepTimes times;
   CommStats comm;                  // this step's collectives on this rank
   CommStats comm_inter_group;      // the part of `comm` that crossed shard groups (hybrid sharding)
-  CommStats comm_tensor_parallel;  // the part of `comm` along tp (the model's all-reduces)
   CommStats comm_cross_node;       // bytes of `comm` that left this rank's node (any level)
   TransferStats transfers;         // this step's host-device copies on this rank
 };
@@ -74,11 +73,10 @@ struct StageResult {
   StepTimes mean_times;
   CommStats comm_per_step;                  // mean per step on this rank
   CommStats comm_inter_group_per_step;      // the part of it across shard groups
-  CommStats comm_tensor_parallel_per_step;  // the part of it along tp
   CommStats comm_cross_node_per_step;       // its bytes that left the node
   TransferStats transfers_per_step;         // host-device copies, mean per step on this rank
-  int shard_size = 1;                       // ranks per shard group (= ranks / tp with one group)
-  int tp = 1;                               // ranks per model-parallel group (model_parallel_size)
+  int shard_size = 1;      // ranks per shard group (all the data-parallel ranks with one group)
+  int model_parallel = 1;  // ranks per model-parallel group
   bool stopped_non_finite = false;
   Throughput throughput;
   // What the modules measured of the stage (io/stage_figures.hpp), in the order they added it.

@@ -79,6 +79,8 @@ class StageFigures {
   virtual std::vector<TableColumn> table_columns() const { return {}; }
   virtual std::string throughput_heading() const { return ""; }
   virtual std::string throughput_line_end() const { return ""; }
+  // Rank 0: lines the closing table prints under its rows ("" for none).
+  virtual std::string table_note() const { return ""; }
 };
 
 // step_times' columns (seconds per step and rank): the core's (forward, backward, comm_wait,

@@ -4,12 +4,11 @@
 
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 
 #include "core/build_info.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
+#include "io/durable_file.hpp"
 #include "io/run_report.hpp"
 
 namespace zm {
@@ -121,25 +120,12 @@ std::string stage_json(const StageResult& s) {
   // Hybrid sharding: the ranks per shard group, and the traffic that crossed groups.
   out += fmt::format("      \"shard_size\": {},\n", s.shard_size);
   out += traffic_json("bytes_per_rank_per_step_inter_group", s.comm_inter_group_per_step);
-  out += traffic_json("bytes_per_rank_per_step_tensor_parallel", s.comm_tensor_parallel_per_step);
   // What left the rank's node (comm/cross_node.hpp), over every level.
   out += traffic_json("bytes_per_rank_per_step_cross_node", s.comm_cross_node_per_step);
   out += transfers_json(s.transfers_per_step);
   out += throughput_json(s);
   for (const std::string& member : module_members(s, SummaryObject::Stage)) out += ",\n" + member;
   return out + "\n";
-}
-
-// Written under a temporary name and renamed, so a reader never sees half a file.
-void write_whole_file(const std::string& path, const std::string& text) {
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream file(temporary, std::ios::trunc);
-    if (!file) fail("{}: cannot write the summary", temporary);
-    file << text;
-    if (!file) fail("{}: write failed", temporary);
-  }
-  std::filesystem::rename(temporary, path);
 }
 
 }  // namespace
@@ -176,7 +162,9 @@ void write_summary_json(const std::string& path, const Deck& deck, const RunOutc
       "  \"figure_of_merit\": {{\"name\": \"tokens per second per rank\", "
       "\"value\": {}}}\n",
       json_number(last ? last->tokens_per_second_per_rank : NAN));
-  write_whole_file(path, out + "}\n");
+  // Under a temporary name, fsync'ed and renamed, so a reader never sees half a file.
+  const std::string error = write_file_durably(path, out + "}\n");
+  if (!error.empty()) fail("{}: cannot write the summary: {}", path, error);
 }
 
 }  // namespace zm

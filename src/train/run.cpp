@@ -52,11 +52,6 @@ void summarise(StageResult& s) {
           r.comm_inter_group.ops[op].bytes / static_cast<double>(s.steps.size());
       s.comm_cross_node_per_step.ops[op].bytes +=
           r.comm_cross_node.ops[op].bytes / static_cast<double>(s.steps.size());
-      s.comm_tensor_parallel_per_step.ops[op].calls += r.comm_tensor_parallel.ops[op].calls;
-      s.comm_tensor_parallel_per_step.ops[op].bytes +=
-          r.comm_tensor_parallel.ops[op].bytes / static_cast<double>(s.steps.size());
-      s.comm_tensor_parallel_per_step.ops[op].seconds +=
-          r.comm_tensor_parallel.ops[op].seconds / static_cast<double>(s.steps.size());
     }
   for (const StepRecord& r : s.steps)
     for (size_t d = 0; d < r.transfers.directions.size(); ++d) {
@@ -67,7 +62,6 @@ void summarise(StageResult& s) {
     }
   for (auto& d : s.transfers_per_step.directions) d.calls /= s.steps.size();
   for (auto& op : s.comm_per_step.ops) op.calls /= s.steps.size();
-  for (auto& op : s.comm_tensor_parallel_per_step.ops) op.calls /= s.steps.size();
   s.mean_step_seconds = s.mean_times.total;
   s.tokens_per_second_per_rank =
       static_cast<double>(s.tokens_per_rank_per_step) / s.mean_times.total;
@@ -231,7 +225,7 @@ StageResult run_stage(const RunSetup& run, int stage, RunEnd& end) {
     result.param_count = trainer.layout().real_param_count();
     result.padded_param_count = trainer.layout().global_total();
     result.shard_size = trainer.comms().mesh().group_ranks();
-    result.tp = trainer.comms().mesh().model_parallel();
+    result.model_parallel = trainer.comms().mesh().model_parallel();
     log_root(
         "[stage {}] {} ranks, {} parameters ({} with the padded vocabulary), "
         "{} tokens per rank per step\n",

@@ -59,7 +59,7 @@ MemoryFigures largest_over_ranks(const std::vector<MemoryFigures>& by_rank) {
 // Hybrid sharding: how much of each stage's traffic crossed shard groups (the rest stayed in one).
 void print_inter_group_traffic(const std::vector<StageResult>& results) {
   for (const StageResult& s : results) {
-    if (s.shard_size >= s.ranks / s.tp) continue;
+    if (s.shard_size >= s.ranks / s.model_parallel) continue;
     double inter = 0, total = 0;
     for (int op = 0; op < kCommOps; ++op) {
       inter += s.comm_inter_group_per_step.ops[static_cast<size_t>(op)].bytes;
@@ -68,7 +68,7 @@ void print_inter_group_traffic(const std::vector<StageResult>& results) {
     log_root(
         "  stage {}: {} shard groups of {} ranks; {:.3f} MiB per rank per step within a group, "
         "{:.3f} MiB across groups\n",
-        s.stage, s.ranks / s.tp / s.shard_size, s.shard_size, (total - inter) / kMiB, inter / kMiB);
+        s.stage, s.ranks / s.model_parallel / s.shard_size, s.shard_size, (total - inter) / kMiB, inter / kMiB);
   }
 }
 
@@ -90,27 +90,6 @@ void print_cross_node_traffic(const std::vector<StageResult>& results) {
     else
       log_root("  stage {}: {:.3f} MiB per rank per step left the node ({} B)\n", s.stage,
                leaving(s) / kMiB, leaving(s));
-}
-
-// Tensor parallelism: the model's all-reduces along tp, apart from ZeRO's traffic.
-void print_tensor_parallel_traffic(const std::vector<StageResult>& results) {
-  for (const StageResult& s : results) {
-    if (s.tp == 1) continue;
-    const CommStats& along = s.comm_tensor_parallel_per_step;
-    double bytes = 0, seconds = 0, zero_bytes = 0;
-    for (int op = 0; op < kCommOps; ++op) {
-      bytes += along.ops[static_cast<size_t>(op)].bytes;
-      seconds += along.ops[static_cast<size_t>(op)].seconds;
-      zero_bytes += s.comm_per_step.ops[static_cast<size_t>(op)].bytes;
-    }
-    zero_bytes -= bytes;
-    log_root(
-        "  stage {}: tp {} x {} data-parallel ranks; {:.3f} MiB per rank per step along tp "
-        "({} collectives, {:.2f} ms waited), {:.3f} MiB for ZeRO and the step statistics\n",
-        s.stage, s.tp, s.ranks / s.tp, bytes / kMiB,
-        along[CommOp::AllReduce].calls + along[CommOp::AllGather].calls, seconds * 1e3,
-        zero_bytes / kMiB);
-  }
 }
 
 // The all-to-alls (gradient exchanges), which the table's columns do not show.
@@ -182,9 +161,10 @@ void print_summary(const Deck& deck, const std::vector<StageResult>& results) {
   }
   print_inter_group_traffic(results);
   print_cross_node_traffic(results);
-  print_tensor_parallel_traffic(results);
   print_all_to_all_traffic(results);
   print_host_transfers(results);
+  for (const StageResult& s : results)
+    for (const auto& f : s.figures) log_root("{}", f->table_note());
   std::string notes;
   for (const auto& f : results.front().figures)
     if (!f->throughput_heading().empty()) notes += "; " + f->throughput_heading();

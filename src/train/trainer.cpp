@@ -51,17 +51,6 @@ OptimizerSettings optimizer_settings(const TrainConfig& t, const StepRecord& rec
   return settings;
 }
 
-// The collectives between two snapshots of a communicator's statistics.
-CommStats stats_between(const CommStats& before, const CommStats& after) {
-  CommStats out;
-  for (int op = 0; op < kCommOps; ++op) {
-    out.ops[op].calls = after.ops[op].calls - before.ops[op].calls;
-    out.ops[op].bytes = after.ops[op].bytes - before.ops[op].bytes;
-    out.ops[op].seconds = after.ops[op].seconds - before.ops[op].seconds;
-  }
-  return out;
-}
-
 // The run's mesh at `stage`, once the deck is validated for it (core/validate.hpp): a trainer
 // made directly (tests, benchmarks) refuses what `zeromini run` refuses. Collective.
 ZeroMesh validated_mesh(const Deck& deck, int stage, Communicator& comm) {
@@ -143,8 +132,7 @@ StepRecord TrainerT<Real>::step(int64_t step) {
   const Fault fault = injected_fault(comm_->rank(), step);
   if (fault == Fault::Kill || fault == Fault::Stall || fault == Fault::Error) enact_fault(fault);
   const StepCounters before{comms_->stats(), comms_->stats(CommLevel::InterGroup),
-                            comms_->stats(CommLevel::ModelParallel), comms_->cross_node_stats(),
-                            engine_->transfers().stats()};
+                            comms_->cross_node_stats(), engine_->transfers().stats()};
   {
     Phase whole(context_, step_phase(step, record));
     double loss_sum = 0.0;
@@ -253,11 +241,9 @@ void TrainerT<Real>::reduce_step_stats(double loss_sum, double micro_batches, St
 
 template <typename Real>
 void TrainerT<Real>::count_communication(const StepCounters& before, StepRecord& record) {
-  record.comm = stats_between(before.all, comms_->stats());
-  record.comm_inter_group = stats_between(before.inter_group, comms_->stats(CommLevel::InterGroup));
-  record.comm_tensor_parallel =
-      stats_between(before.model_parallel, comms_->stats(CommLevel::ModelParallel));
-  record.comm_cross_node = stats_between(before.cross_node, comms_->cross_node_stats());
+  record.comm = comms_->stats() - before.all;
+  record.comm_inter_group = comms_->stats(CommLevel::InterGroup) - before.inter_group;
+  record.comm_cross_node = comms_->cross_node_stats() - before.cross_node;
   record.transfers = transfers_between(before.transfers, engine_->transfers().stats());
   record.times.comm_wait = record.comm.total().seconds;
 }

@@ -106,7 +106,6 @@ class ZeroEngine {
   int slice_rank() const { return mesh().model_rank(world_rank_); }
   // The placements of the model state on the mesh.
   const Placement& param_storage() const { return params_storage_; }
-  const Placement& grad_storage() const { return grads_storage_; }
   const Placement& optimizer_storage() const { return optim_storage_; }
   // This rank's piece of a unit under the optimizer's placement (the state it updates).
   const Piece& optimizer_piece() const { return optim_piece_; }

@@ -69,12 +69,6 @@ std::pair<int64_t, int64_t> Partition::owned_range(int u, int rank) const {
   return {begin, end};
 }
 
-std::pair<int64_t, int64_t> Partition::owned_sub_range(int u, int rank, int sub) const {
-  const UnitPartition& p = unit(u);
-  const int64_t first = rank * p.shard + sub * p.sub_shard;
-  return {std::min(p.size, first), std::min(p.size, first + p.sub_shard)};
-}
-
 std::vector<TensorSegment> Partition::segments(int u, int64_t begin, int64_t end) const {
   std::vector<TensorSegment> out;
   for (int t : layout_->unit(u).tensors) {

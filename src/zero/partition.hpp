@@ -53,7 +53,6 @@ class Partition {
 
   int64_t padded_total() const { return padded_total_; }  // elements of a full buffer
   int64_t shard_total() const { return shard_total_; }    // elements of one rank's shard buffer
-  int64_t sub_shard_total() const { return sub_total_; }  // elements of a sub-shard buffer
   int64_t max_padded_unit(int first_unit, int last_unit) const;  // over units [first, last]
   int64_t max_shard() const;
 
@@ -68,8 +67,6 @@ class Partition {
   // The logical elements [begin, end) of unit u that lie in rank r's shard (may be empty:
   // begin == end when the shard is all padding).
   std::pair<int64_t, int64_t> owned_range(int u, int rank) const;
-  // The same for sub-shard `sub` of rank r's shard.
-  std::pair<int64_t, int64_t> owned_sub_range(int u, int rank, int sub) const;
 
   // Tensor pieces covering logical elements [begin, end) of unit u, in order.
   std::vector<TensorSegment> segments(int u, int64_t begin, int64_t end) const;

@@ -341,14 +341,3 @@ TEST(Deck, QuotesAndBareWordsInOverrides) {
 
 }  // namespace
 
-TEST(Deck, StepListsAreStepsAndRanges) {
-  std::vector<zm::StepRange> ranges;
-  EXPECT_EQ(zm::parse_step_ranges("2-3,10", &ranges), "");
-  ASSERT_EQ(ranges.size(), 2u);
-  EXPECT_EQ(ranges[0].first, 2);
-  EXPECT_EQ(ranges[0].last, 3);
-  EXPECT_EQ(ranges[1].first, 10);
-  EXPECT_EQ(ranges[1].last, 10);
-  EXPECT_EQ(zm::parse_step_ranges("3-2", &ranges), "the range 3-2 runs backwards");
-  EXPECT_EQ(zm::parse_step_ranges("2,,4", &ranges), "no step number (from 1) at character 3");
-}

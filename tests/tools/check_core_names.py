@@ -5,8 +5,7 @@ interfaces the core defines; a core that names one is a core that knows it.
 
     tests/tools/check_core_names.py REPO
 
-Prints every mention (file:line: the name) and exits 1 if there is any, apart from those
-tests/tools/core_names_pending.txt lists, counted exactly: the work left to move into modules.
+Prints every mention (file:line: the name) and exits 1 if there is any.
 """
 import os
 import re
@@ -36,30 +35,12 @@ def declarations(modules_dir):
     return out
 
 
-def allowances(path):
-    """{(file, module, name): count} from core_names_pending.txt: mentions of a module the core
-    still holds, each counted exactly, until they move into the module. A listed count the core
-    no longer reaches fails too, so that the list only shrinks."""
-    out = {}
-    if not os.path.isfile(path):
-        return out
-    for line in open(path, encoding="utf-8"):
-        line = line.split("#", 1)[0].strip()
-        if line:
-            file, module, name, count = line.split()
-            out[(file, module, name)] = int(count)
-    return out
-
-
 def main():
     repo = sys.argv[1] if len(sys.argv) > 1 else "."
     src = os.path.join(repo, "src")
     modules = declarations(os.path.join(src, "modules"))
     patterns = [(module, n, re.compile(r"(?<![A-Za-z0-9_])" + re.escape(n) + r"(?![A-Za-z0-9_])",
                                        re.IGNORECASE)) for module, names in modules for n in names]
-    pending = allowances(os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                      "core_names_pending.txt"))
-    mentions = {}
     found = 0
     for root, dirs, files in os.walk(src):
         dirs[:] = sorted(d for d in dirs if os.path.join(root, d) != os.path.join(src, "modules"))
@@ -71,22 +52,10 @@ def main():
             for number, line in enumerate(open(path, encoding="utf-8", errors="replace"), 1):
                 for module, name, pattern in patterns:
                     if pattern.search(line):
-                        key = (rel, module, name)
-                        mentions[key] = mentions.get(key, 0) + 1
-                        if key in pending:
-                            continue
                         print(f"{rel}:{number}: names the module {module} ({name!r}): "
                               f"{line.strip()}")
                         found += 1
-    for key, count in sorted(pending.items()):
-        held = mentions.get(key, 0)
-        if held != count:
-            print(f"{key[0]}: {held} mentions of {key[2]!r} (module {key[1]}), "
-                  f"core_names_pending.txt lists {count}: correct the list")
-            found += 1
-    listed = sum(pending.values())
-    print(f"check_core_names: {len(modules)} modules, {found} mentions in the core "
-          f"(and {listed} listed as pending in tests/tools/core_names_pending.txt)")
+    print(f"check_core_names: {len(modules)} modules, {found} mentions in the core")
     return 1 if found else 0
 
 

@@ -9,8 +9,10 @@
 #include "core/error.hpp"
 #include "core/zero_mesh.hpp"
 #include "modules/tensor_parallel/megatron.hpp"
+#include "modules/tensor_parallel/tp_traffic.hpp"
 #include "plan/plan_extensions.hpp"
 #include "plan/run_extensions.hpp"
+#include "train/training_extensions.hpp"
 
 namespace zm {
 
@@ -134,6 +136,7 @@ void register_module_tensor_parallel() {
     if (tp_of(deck) > 1) extensions.model_parallel = &megatron_scheme();
   });
   add_plan_parts();
+  add_training_extension(make_tensor_parallel_traffic);
 }
 
 }  // namespace zm

@@ -16,6 +16,7 @@
 #include "core/deck.hpp"
 #include "core/spans.hpp"
 #include "modules/timeline/stamp_clock.hpp"
+#include "modules/timeline/step_ranges.hpp"
 
 namespace zm {
 

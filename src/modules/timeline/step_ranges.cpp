@@ -1,12 +1,10 @@
-// Step lists (deck keys of kind Steps): "2", "2-3", "2-3,10". Kept as ranges, so that
-// "1-1000000000" costs nothing.
+#include "modules/timeline/step_ranges.hpp"
+
 #include <fmt/format.h>
 
 #include <cctype>
 #include <string>
 #include <vector>
-
-#include "core/deck.hpp"
 
 namespace zm {
 
@@ -48,6 +46,12 @@ std::string parse_step_ranges(const std::string& text, std::vector<StepRange>* o
     ++pos;
   }
   return "";
+}
+
+std::string check_step_list(const deck_detail::RawValue& value) {
+  if (value.type == deck_detail::RawValue::Type::Integer) return value.integer >= 1 ? "" : "out of range";
+  std::vector<StepRange> ranges;
+  return parse_step_ranges(value.text, &ranges);
 }
 
 }  // namespace zm
