@@ -18,6 +18,7 @@
 #include "plan/run_extensions.hpp"
 #include "plan/run_options.hpp"
 #include "zero/schedule.hpp"
+#include "zero/state_tier.hpp"
 
 namespace zm::cli {
 
@@ -434,12 +435,18 @@ void print_schedules(const std::vector<Deck>& decks, const std::vector<PlanPoint
     const ParamLayout layout = run_layout(deck, point.stage);
     const Partition partition(layout, point.mesh.group_ranks(), point.mesh.sub_shards());
     const int unit = std::min(1, partition.num_units() - 1);
-    const StepSchedule schedule =
-        build_step_schedule(stage_spec(point.stage), partition,
-                            zero_options(deck, point.stage, point.mesh), point.mesh);
+    const StageSpec& spec = stage_spec(point.stage);
+    const ZeroOptions zero = zero_options(deck, point.stage, point.mesh);
+    const StepSchedule schedule = build_step_schedule(spec, partition, zero, point.mesh);
     fmt::print("  {} ranks, stage {}, unit {} ({}):\n", point.ranks, point.stage, unit,
                layout.unit(unit).name);
-    for (const std::string& line : describe_schedule(schedule, unit)) fmt::print("    {}\n", line);
+    std::vector<std::string> lines = describe_schedule(schedule, unit);
+    if (zero.tier)  // the tier's own entries (its copies between the memories)
+      for (std::string& line :
+           zero.tier->describe(spec, schedule_context(spec, partition, zero, point.mesh),
+                               schedule.collectives(), unit))
+        lines.push_back(std::move(line));
+    for (const std::string& line : lines) fmt::print("    {}\n", line);
   }
 }
 

@@ -237,7 +237,6 @@ void ResultsWriter::begin_stage(int stage, int64_t first_step, const std::string
   stage_comm_ = CommStats{};
   stage_comm_inter_ = CommStats{};
   stage_comm_cross_ = CommStats{};
-  stage_transfers_ = TransferStats{};
   if (rank_ != 0) return;
   auto earlier = std::find_if(stages_.begin(), stages_.end(),
                               [&](const ResultsStage& s) { return s.stage == stage; });
@@ -287,11 +286,6 @@ void ResultsWriter::record_step(const StepRecord& record,
   stage_comm_ += record.comm;
   stage_comm_inter_ += record.comm_inter_group;
   stage_comm_cross_ += record.comm_cross_node;
-  for (size_t d = 0; d < stage_transfers_.directions.size(); ++d) {
-    stage_transfers_.directions[d].calls += record.transfers.directions[d].calls;
-    stage_transfers_.directions[d].bytes += record.transfers.directions[d].bytes;
-    stage_transfers_.directions[d].seconds += record.transfers.directions[d].seconds;
-  }
   if (rank_ != 0) return;
   stages_.back().append_row(record.step + 1, record.loss, record.grad_norm, record.lr, all, ranks_);
 }
@@ -312,15 +306,8 @@ void ResultsWriter::add_series_row(const std::string& series, int64_t step,
 }
 
 void ResultsWriter::end_stage(const StageResult& result) {
-  constexpr int kCommFigures = 5 * kCommOps;
-  constexpr int kFigures = kCommFigures + 3 * kTransferDirections;
+  constexpr int kFigures = 5 * kCommOps;
   double mine[kFigures];
-  for (int d = 0; d < kTransferDirections; ++d) {
-    const TransferOpStats& t = stage_transfers_.directions[static_cast<size_t>(d)];
-    mine[kCommFigures + d] = static_cast<double>(t.calls);
-    mine[kCommFigures + kTransferDirections + d] = t.bytes;
-    mine[kCommFigures + 2 * kTransferDirections + d] = t.seconds;
-  }
   for (int op = 0; op < kCommOps; ++op) {
     mine[op] = static_cast<double>(stage_comm_.ops[op].calls);
     mine[kCommOps + op] = stage_comm_.ops[op].bytes;
@@ -335,10 +322,8 @@ void ResultsWriter::end_stage(const StageResult& result) {
   ResultsStage& s = stages_.back();
   s.memory_allocated.clear();
   s.memory_peak.clear();
-  for (std::vector<double>* figures :
-       {&s.comm_calls, &s.comm_bytes, &s.comm_seconds, &s.comm_bytes_inter_group,
-        &s.comm_bytes_cross_node,
-        &s.transfer_calls, &s.transfer_bytes, &s.transfer_seconds})
+  for (std::vector<double>* figures : {&s.comm_calls, &s.comm_bytes, &s.comm_seconds,
+                                       &s.comm_bytes_inter_group, &s.comm_bytes_cross_node})
     figures->clear();
   s.shard_size = result.shard_size;
   for (int r = 0; r < ranks_; ++r) {
@@ -349,11 +334,6 @@ void ResultsWriter::end_stage(const StageResult& result) {
       s.comm_seconds.push_back(v[2 * kCommOps + op]);
       s.comm_bytes_inter_group.push_back(v[3 * kCommOps + op]);
       s.comm_bytes_cross_node.push_back(v[4 * kCommOps + op]);
-    }
-    for (int d = 0; d < kTransferDirections; ++d) {
-      s.transfer_calls.push_back(v[kCommFigures + d]);
-      s.transfer_bytes.push_back(v[kCommFigures + kTransferDirections + d]);
-      s.transfer_seconds.push_back(v[kCommFigures + 2 * kTransferDirections + d]);
     }
     const MemoryFigures& f = result.memory_by_rank[static_cast<size_t>(r)];
     for (int c = 0; c < kMemCategories; ++c) {
@@ -461,16 +441,6 @@ void ResultsWriter::write_stage_figures(hid_t group, const ResultsStage& s) cons
              "bytes sent per rank across shard groups (ring convention; the rest of comm_bytes "
              "stayed in the shard group)",
              ops);
-  const std::vector<std::string> directions = {
-      transfer_direction_name(TransferDirection::ToHost),
-      transfer_direction_name(TransferDirection::ToDevice)};
-  const hsize_t kDirections = kTransferDirections;
-  h5::write_dataset(group, "transfer_calls", s.transfer_calls, {ranks, kDirections});
-  with_units("transfer_calls", "copies", directions);
-  h5::write_dataset(group, "transfer_bytes", s.transfer_bytes, {ranks, kDirections});
-  with_units("transfer_bytes", "bytes copied between host and device memory", directions);
-  h5::write_dataset(group, "transfer_seconds", s.transfer_seconds, {ranks, kDirections});
-  with_units("transfer_seconds", "seconds issuing and waiting for the copies", directions);
   h5::write_dataset(group, "comm_bytes_cross_node", s.comm_bytes_cross_node, {ranks, kCommOps});
   with_units("comm_bytes_cross_node",
              "bytes sent per rank out of its node (node-aware convention, comm/cross_node.hpp; "

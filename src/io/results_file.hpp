@@ -16,8 +16,6 @@
 //                                                        crossed shard groups (hybrid sharding)
 //                comm_bytes_cross_node                   (ranks, 5) bytes that left the rank's
 //                                                        node (comm/cross_node.hpp)
-//                transfer_calls, transfer_bytes,         (ranks, 2) host-device copies (ZeRO-
-//                transfer_seconds                        memory): device_to_host, host_to_device
 //                the modules' series (io/stage_figures.hpp): (records) a step dataset and one per
 //                value, rows recorded after some of the steps
 //                segment_first_step, attribute segments  one entry per run that wrote rows
@@ -72,9 +70,7 @@ struct ResultsStage {
   std::vector<double> comm_calls, comm_bytes, comm_seconds;  // ranks x ops
   std::vector<double> comm_bytes_inter_group;                // ranks x ops
   std::vector<double> comm_bytes_cross_node;                 // ranks x ops
-  // ranks x directions: the stage's host-device copies
-  std::vector<double> transfer_calls, transfer_bytes, transfer_seconds;
-  int64_t shard_size = 0;  // ranks per shard group
+  int64_t shard_size = 0;                                    // ranks per shard group
   double tokens_per_second_per_rank = 0;
   Throughput throughput;  // rank 0's (train/throughput.hpp)
   // What the modules measured of the stage (io/stage_figures.hpp).
@@ -142,10 +138,9 @@ class ResultsWriter {
   std::string start_time_;
   std::vector<std::string> hostnames_;
   std::vector<ResultsStage> stages_;
-  CommStats stage_comm_;           // this rank's collectives in the current stage
-  CommStats stage_comm_inter_;     // the part of them across shard groups
-  CommStats stage_comm_cross_;     // their bytes that left the node
-  TransferStats stage_transfers_;  // the stage's host-device copies
+  CommStats stage_comm_;        // this rank's collectives in the current stage
+  CommStats stage_comm_inter_;  // the part of them across shard groups
+  CommStats stage_comm_cross_;  // their bytes that left the node
   double figure_of_merit_ = -1;
   RunManifest manifest_;
   bool have_manifest_ = false;

@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
-#include "core/host_transfer.hpp"
 #include "core/memory.hpp"
 #include "io/manifest.hpp"
 #include "io/stage_figures.hpp"
@@ -32,10 +31,9 @@ struct StepRecord {
   double lr = 0;
   bool finite = true;  // loss and gradient norm are finite (else no update was made)
   StepTimes times;
-  CommStats comm;                  // this step's collectives on this rank
-  CommStats comm_inter_group;      // the part of `comm` that crossed shard groups (hybrid sharding)
-  CommStats comm_cross_node;       // bytes of `comm` that left this rank's node (any level)
-  TransferStats transfers;         // this step's host-device copies on this rank
+  CommStats comm;              // this step's collectives on this rank
+  CommStats comm_inter_group;  // the part of `comm` that crossed shard groups (hybrid sharding)
+  CommStats comm_cross_node;   // bytes of `comm` that left this rank's node (any level)
 };
 
 // The peak a run's MFU is measured against: from the machine file (zeromini run --machine) or
@@ -71,10 +69,9 @@ struct StageResult {
   double tokens_per_second_per_rank = 0;      // figure of merit: mean over timed steps
   double mean_step_seconds = 0;
   StepTimes mean_times;
-  CommStats comm_per_step;                  // mean per step on this rank
-  CommStats comm_inter_group_per_step;      // the part of it across shard groups
-  CommStats comm_cross_node_per_step;       // its bytes that left the node
-  TransferStats transfers_per_step;         // host-device copies, mean per step on this rank
+  CommStats comm_per_step;              // mean per step on this rank
+  CommStats comm_inter_group_per_step;  // the part of it across shard groups
+  CommStats comm_cross_node_per_step;   // its bytes that left the node
   int shard_size = 1;      // ranks per shard group (all the data-parallel ranks with one group)
   int model_parallel = 1;  // ranks per model-parallel group
   bool stopped_non_finite = false;

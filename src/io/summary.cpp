@@ -45,18 +45,6 @@ std::string traffic_json(const char* key, const CommStats& per_step) {
   return out + "},\n";
 }
 
-// The host-device copies per rank per step, by direction: calls, bytes, seconds.
-std::string transfers_json(const TransferStats& per_step) {
-  std::string out = "      \"host_transfers_per_rank_per_step\": {";
-  for (int d = 0; d < kTransferDirections; ++d) {
-    const TransferOpStats& t = per_step.directions[static_cast<size_t>(d)];
-    out += fmt::format("{}\"{}\": {{\"calls\": {}, \"bytes\": {}, \"seconds\": {}}}", d ? ", " : "",
-                       transfer_direction_name(static_cast<TransferDirection>(d)), t.calls,
-                       json_number(t.bytes), json_number(t.seconds));
-  }
-  return out + "},\n";
-}
-
 // The members the stage's figures add to `object` (io/stage_figures.hpp), in their order.
 std::vector<std::string> module_members(const StageResult& s, SummaryObject object) {
   std::vector<std::string> out;
@@ -122,7 +110,6 @@ std::string stage_json(const StageResult& s) {
   out += traffic_json("bytes_per_rank_per_step_inter_group", s.comm_inter_group_per_step);
   // What left the rank's node (comm/cross_node.hpp), over every level.
   out += traffic_json("bytes_per_rank_per_step_cross_node", s.comm_cross_node_per_step);
-  out += transfers_json(s.transfers_per_step);
   out += throughput_json(s);
   for (const std::string& member : module_members(s, SummaryObject::Stage)) out += ",\n" + member;
   return out + "\n";

@@ -47,30 +47,27 @@ std::vector<PlannedCollective> run_traffic(const Deck& deck, int stage, const Pa
 
 ForwardOnlyDeclaration run_forward_only(const Deck& deck, int stage, const ZeroMesh& mesh,
                                         int64_t micro_batches) {
+  const StageSpec& spec = stage_spec(stage);
   const ParamLayout layout = run_layout(deck, stage);
   const Partition partition(layout, mesh.group_ranks(), mesh.sub_shards());
-  const StepSchedule schedule =
-      build_step_schedule(stage_spec(stage), partition, zero_options(deck, stage, mesh), mesh);
+  const ZeroOptions options = zero_options(deck, stage, mesh);
+  const StepSchedule schedule = build_step_schedule(spec, partition, options, mesh);
   ForwardOnlyDeclaration out;
   const PlannedCollectives one = schedule.planned_forward_only();
-  const PlannedTransfers copies = schedule.planned_forward_only_transfers();
+  const CopyVolume copies =
+      options.tier
+          ? options.tier->forward_only_copies(
+                spec, schedule_context(spec, partition, options, mesh), schedule.collectives())
+          : CopyVolume{};
   for (int64_t micro = 0; micro < micro_batches; ++micro) {
     out.collectives.insert(out.collectives.end(), one.begin(), one.end());
-    for (size_t d = 0; d < copies.bytes.size(); ++d) {
-      out.transfers.bytes[d] += copies.bytes[d];
-      out.transfers.calls[d] += copies.calls[d];
-    }
+    out.copies.bytes += copies.bytes;
+    out.copies.copies += copies.copies;
   }
   // The losses summed over the ranks once, as a step's statistics are.
   for (const ScheduleHop& hop : schedule.of(-1, ScheduleRole::StepStatistics).hops)
     out.collectives.push_back(hop.wire);
   return out;
-}
-
-PlannedTransfers run_transfers(const Deck& deck, int stage, const ZeroMesh& mesh) {
-  const ParamLayout layout = run_layout(deck, stage);
-  const Partition partition(layout, mesh.group_ranks(), mesh.sub_shards());
-  return ZeroEngine::declared_transfers(stage, partition, zero_options(deck, stage, mesh), mesh);
 }
 
 }  // namespace zm

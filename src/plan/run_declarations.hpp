@@ -27,17 +27,15 @@ std::vector<BufferSpec> run_buffers(const Deck& deck, int stage, const ZeroMesh&
 std::vector<PlannedCollective> run_traffic(const Deck& deck, int stage, const Partition& partition,
                                            const ZeroMesh& mesh);
 
-// Every host-device copy a rank makes in one step (none without a tier: zero/state_tier.hpp).
-PlannedTransfers run_transfers(const Deck& deck, int stage, const ZeroMesh& mesh);
-
 // What one forward-only pass of `micro_batches` micro-batches per rank posts and copies
 // (Trainer::forward_only_loss): each micro-batch the schedule's entries a forward reaches
-// (StepSchedule::planned_forward_only: stage 3's unit gathers), then the loss summed over the
-// ranks in the statistics' all-reduce. The model's own collectives over its model-parallel group
+// (StepSchedule::planned_forward_only: stage 3's unit gathers) and the copies a state tier makes
+// for them (StateTier::forward_only_copies), then the loss summed over the ranks in the
+// statistics' all-reduce. The model's own collectives over its model-parallel group
 // are not in it.
 struct ForwardOnlyDeclaration {
   PlannedCollectives collectives;
-  PlannedTransfers transfers;
+  CopyVolume copies;  // between the memories (none without a tier)
 };
 ForwardOnlyDeclaration run_forward_only(const Deck& deck, int stage, const ZeroMesh& mesh,
                                         int64_t micro_batches);

@@ -53,14 +53,6 @@ void summarise(StageResult& s) {
       s.comm_cross_node_per_step.ops[op].bytes +=
           r.comm_cross_node.ops[op].bytes / static_cast<double>(s.steps.size());
     }
-  for (const StepRecord& r : s.steps)
-    for (size_t d = 0; d < r.transfers.directions.size(); ++d) {
-      TransferOpStats& mean = s.transfers_per_step.directions[d];
-      mean.calls += r.transfers.directions[d].calls;
-      mean.bytes += r.transfers.directions[d].bytes / static_cast<double>(s.steps.size());
-      mean.seconds += r.transfers.directions[d].seconds / static_cast<double>(s.steps.size());
-    }
-  for (auto& d : s.transfers_per_step.directions) d.calls /= s.steps.size();
   for (auto& op : s.comm_per_step.ops) op.calls /= s.steps.size();
   s.mean_step_seconds = s.mean_times.total;
   s.tokens_per_second_per_rank =

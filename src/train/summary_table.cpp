@@ -102,20 +102,6 @@ void print_all_to_all_traffic(const std::vector<StageResult>& results) {
   }
 }
 
-// Copies between host and device (model state in host memory), which are no collective.
-void print_host_transfers(const std::vector<StageResult>& results) {
-  for (const StageResult& s : results) {
-    const TransferStats& t = s.transfers_per_step;
-    if (t.total().calls == 0) continue;
-    const TransferOpStats &to_host = t[TransferDirection::ToHost],
-                          &to_device = t[TransferDirection::ToDevice];
-    log_root(
-        "  stage {}: host copies: {:.3f} MiB device->host ({:.2f} ms), {:.3f} MiB host->device "
-        "({:.2f} ms) per rank per step\n",
-        s.stage, to_host.bytes / kMiB, to_host.seconds * 1e3, to_device.bytes / kMiB,
-        to_device.seconds * 1e3);
-  }
-}
 }  // namespace
 
 void print_summary(const Deck& deck, const std::vector<StageResult>& results) {
@@ -162,7 +148,6 @@ void print_summary(const Deck& deck, const std::vector<StageResult>& results) {
   print_inter_group_traffic(results);
   print_cross_node_traffic(results);
   print_all_to_all_traffic(results);
-  print_host_transfers(results);
   for (const StageResult& s : results)
     for (const auto& f : s.figures) log_root("{}", f->table_note());
   std::string notes;

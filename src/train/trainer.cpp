@@ -91,7 +91,6 @@ TrainerT<Real>::TrainerT(const Deck& deck, int stage, Communicator& comm, const 
              attention_kernels(run_extensions(deck, stage))),
       data_(make_data_source(deck, run_extensions(deck, stage).reserved_data_tail)) {
   comms_->set_timeout(deck.comm.timeout_s);
-  engine_->transfers().report_spans_to(context.spans);
   PlannedAllocator alloc({step_stats_buffer()}, context.ledger);
   stats_ = alloc.take<float>("step_stats");
   alloc.finish();
@@ -132,7 +131,7 @@ StepRecord TrainerT<Real>::step(int64_t step) {
   const Fault fault = injected_fault(comm_->rank(), step);
   if (fault == Fault::Kill || fault == Fault::Stall || fault == Fault::Error) enact_fault(fault);
   const StepCounters before{comms_->stats(), comms_->stats(CommLevel::InterGroup),
-                            comms_->cross_node_stats(), engine_->transfers().stats()};
+                            comms_->cross_node_stats()};
   {
     Phase whole(context_, step_phase(step, record));
     double loss_sum = 0.0;
@@ -244,7 +243,6 @@ void TrainerT<Real>::count_communication(const StepCounters& before, StepRecord&
   record.comm = comms_->stats() - before.all;
   record.comm_inter_group = comms_->stats(CommLevel::InterGroup) - before.inter_group;
   record.comm_cross_node = comms_->cross_node_stats() - before.cross_node;
-  record.transfers = transfers_between(before.transfers, engine_->transfers().stats());
   record.times.comm_wait = record.comm.total().seconds;
 }
 

@@ -19,7 +19,6 @@ namespace zm {
 // The communicator's statistics when a step began, for the step's own figures.
 struct StepCounters {
   CommStats all, inter_group, cross_node;
-  TransferStats transfers;  // the engine's host-device copies
 };
 
 template <typename Real>

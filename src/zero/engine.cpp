@@ -47,7 +47,6 @@ ZeroEngine::ZeroEngine(const StageSpec& spec, const Partition& partition, MeshCo
       replica_(replicas_ ? replicas_->rank() : 0),
       world_rank_(comms.world().rank()),
       schedule_(build_step_schedule(spec, partition, options, comms.mesh())),
-      transfers_(std::make_unique<HostTransfers>()),
       params_storage_(comms.mesh().placements(spec).params),
       grads_storage_(comms.mesh().placements(spec).grads),
       optim_storage_(comms.mesh().placements(spec).optim),

@@ -37,7 +37,6 @@
 #include "comm/communicator.hpp"
 #include "comm/mesh_comms.hpp"
 #include "core/device_mesh.hpp"
-#include "core/host_transfer.hpp"
 #include "core/memory.hpp"
 #include "kernels/adamw.hpp"
 #include "kernels/team_shape.hpp"
@@ -81,18 +80,13 @@ class ZeroEngine {
   // `mesh`: the run's mesh (partition is over the ranks of its `shard` dimension).
   static PlannedCollectives declared_traffic(int stage, const Partition& partition,
                                              const ZeroOptions& options, const ZeroMesh& mesh);
-  // The copies between device and host memory of one step, for the planner: the schedule's.
-  static PlannedTransfers declared_transfers(int stage, const Partition& partition,
-                                             const ZeroOptions& options, const ZeroMesh& mesh);
 
   virtual ~ZeroEngine();
   int stage() const { return stage_; }
   // The collectives of one step, which the engine's paths post (zero/schedule_execution.hpp).
   const StepSchedule& schedule() const { return schedule_; }
-  // Where each kind of model state lives (zero/state_tier.hpp), and the copies between host and
-  // device memory that the step's schedule makes (counted per direction).
+  // Where each kind of model state lives (zero/state_tier.hpp).
   const StateHomes& homes() const { return options_.homes; }
-  HostTransfers& transfers() const { return *transfers_; }
   // What the run told the ZeRO layer (zero_options.hpp), for this stage and mesh.
   const ZeroOptions& options() const { return options_; }
   const Partition& partition() const { return *partition_; }
@@ -189,7 +183,6 @@ class ZeroEngine {
   int replica_ = 0;  // this rank's group: its sub-shard under hpZ
   int world_rank_;   // this rank in the mesh
   StepSchedule schedule_;
-  std::unique_ptr<HostTransfers> transfers_;
   Placement params_storage_, grads_storage_, optim_storage_;
   Piece params_piece_, grads_piece_, optim_piece_;  // this rank's, under those placements
   Placement owned_grads_;  // where the summed gradients this rank owns lie: the finer of shard

@@ -51,9 +51,4 @@ PlannedCollectives ZeroEngine::declared_traffic(int stage, const Partition& part
   return build_step_schedule(stage_spec(stage), partition, options, mesh).planned();
 }
 
-PlannedTransfers ZeroEngine::declared_transfers(int stage, const Partition& partition,
-                                                const ZeroOptions& options, const ZeroMesh& mesh) {
-  return build_step_schedule(stage_spec(stage), partition, options, mesh).planned_transfers();
-}
-
 }  // namespace zm

@@ -247,7 +247,6 @@ StepSchedule build_step_schedule(const StageSpec& spec, const Partition& partiti
     }
   }
   build.step_statistics(out);
-  if (options.tier) schedule.transfers_ = options.tier->copies(spec, context, out);
   for (CollectiveStrategy* strategy : schedule.strategies())
     for (const BufferSpec& buffer : strategy->buffers(context))
       schedule.strategy_buffers_.push_back(buffer);
@@ -262,26 +261,7 @@ std::vector<CollectiveStrategy*> StepSchedule::strategies() const {
   return out;
 }
 
-const ScheduledTransfer& StepSchedule::transfer_of(int unit, TransferRole role) const {
-  for (const ScheduledTransfer& t : transfers_)
-    if (t.role == role && t.unit == unit) return t;
-  ZM_ASSERT(false, "unit {} has no {} in the step's schedule", unit, transfer_role_name(role));
-  return transfers_.front();
-}
-
 namespace {
-
-// The copies of `transfers`, each `posts(t)` times.
-template <typename Posts>
-PlannedTransfers transfers_posted(const std::vector<ScheduledTransfer>& transfers, Posts posts) {
-  PlannedTransfers out;
-  for (const ScheduledTransfer& t : transfers) {
-    const auto d = static_cast<size_t>(t.direction);
-    out.bytes[d] += t.bytes() * static_cast<double>(posts(t));
-    out.calls[d] += posts(t);
-  }
-  return out;
-}
 
 // The hops of `collectives`, each entry `posts(c)` times.
 template <typename Posts>
@@ -295,27 +275,6 @@ PlannedCollectives collectives_posted(const std::vector<ScheduledCollective>& co
 }
 
 }  // namespace
-
-PlannedTransfers StepSchedule::planned_transfers() const {
-  return transfers_posted(transfers_, [](const ScheduledTransfer& t) { return t.per_step; });
-}
-
-PlannedTransfers StepSchedule::planned_forward_only_transfers() const {
-  return transfers_posted(transfers_,
-                          [](const ScheduledTransfer& t) { return t.per_forward_only; });
-}
-
-const char* transfer_role_name(TransferRole role) {
-  switch (role) {
-    case TransferRole::GradientsToHost:
-      return "gradients_to_host";
-    case TransferRole::UpdateToDevice:
-      return "update_to_device";
-    case TransferRole::ShardToDevice:
-      return "shard_to_device";
-  }
-  return "?";
-}
 
 const ScheduledCollective* StepSchedule::find(int unit, ScheduleRole role) const {
   for (const ScheduledCollective& c : collectives_)
@@ -434,17 +393,6 @@ std::vector<std::string> describe_schedule(const StepSchedule& schedule, int uni
               ? fmt::format("  x{} per forward-only micro-batch", c.per_forward_only)
               : std::string()));
   }
-  for (const ScheduledTransfer& t : schedule.transfers())
-    if (t.unit == unit)
-      lines.push_back(fmt::format(
-          "{:<17} {:<28} {:<18} {:<14} {:>12} x {}B{:>16}x{} per step  at {}{}{}", "host_transfer",
-          transfer_role_name(t.role), "this rank", transfer_direction_name(t.direction), t.elements,
-          t.element_bytes, "", t.per_step, step_point_name(t.at),
-          t.waited == StepPoint::Posted ? ""
-                                        : fmt::format(", waited {}", step_point_name(t.waited)),
-          t.per_forward_only > 0
-              ? fmt::format("  x{} per forward-only micro-batch", t.per_forward_only)
-              : std::string()));
   return lines;
 }
 

@@ -31,7 +31,6 @@
 
 #include "comm/communicator.hpp"
 #include "comm/mesh_comms.hpp"
-#include "core/host_transfer.hpp"
 #include "core/stage_spec.hpp"
 #include "core/zero_mesh.hpp"
 #include "zero/collective_strategy.hpp"
@@ -116,49 +115,8 @@ struct ScheduledCollective {
   }
 };
 
-// One copy of the step between device memory and the memory a tier keeps model state in
-// (zero/state_tier.hpp): every rank moves the same count (a padded piece), so that one entry
-// describes it on every rank. The tier makes them (StateTier::copies); the engine's parts post
-// them through HostTransfers and the planner prices them.
-enum class TransferRole {
-  GradientsToHost,  // the unit's reduced gradients of this rank's optimizer piece, before AdamW;
-                    // with the gradient shard on the host, the shard every micro-step
-  UpdateToDevice,   // the piece's updated parameters after the host's AdamW (in the compute type)
-  ShardToDevice,    // the parameter shard kept off the device, before each gather of its unit
-};
-struct ScheduledTransfer {
-  TransferRole role;
-  TransferDirection direction;
-  int unit;
-  int64_t elements;
-  int element_bytes;
-  int64_t per_step;  // copies in one optimizer step
-  // When: GroupReduced (in backward, once the unit's reduction is complete), UnitUpdated (in the
-  // optimizer step, around the unit's host update) or Prefetch (before each gather of the unit).
-  StepPoint at;
-  // Where it is waited: where it is made (Posted), or later (BucketReuse: when its source is
-  // taken again, or backward's end), the copy going on beside the step meanwhile.
-  StepPoint waited = StepPoint::Posted;
-  int64_t per_forward_only = 0;  // copies in one forward-only micro-batch
-  double bytes() const { return static_cast<double>(elements) * element_bytes; }
-};
-// A step's host-device copies per rank, by direction, for the planner.
-struct PlannedTransfers {
-  std::array<double, kTransferDirections> bytes{};
-  std::array<int64_t, kTransferDirections> calls{};
-  double total_bytes() const { return bytes[0] + bytes[1]; }
-};
-
 class StepSchedule {
  public:
-  // Every host-device copy, in the order a step makes them unit by unit.
-  const std::vector<ScheduledTransfer>& transfers() const { return transfers_; }
-  // Unit u's copy of `role`, asserting it exists.
-  const ScheduledTransfer& transfer_of(int unit, TransferRole role) const;
-  // The copies one step makes, for the planner.
-  PlannedTransfers planned_transfers() const;
-  // The copies one forward-only micro-batch makes.
-  PlannedTransfers planned_forward_only_transfers() const;
   // Every collective, in the order a step posts them unit by unit (Buckets first).
   const std::vector<ScheduledCollective>& collectives() const { return collectives_; }
   // Unit u's collective of `role`; nullptr where the step has none.
@@ -179,7 +137,6 @@ class StepSchedule {
   friend StepSchedule build_step_schedule(const StageSpec&, const Partition&, const ZeroOptions&,
                                           const ZeroMesh&);
   std::vector<ScheduledCollective> collectives_;
-  std::vector<ScheduledTransfer> transfers_;
   std::vector<BufferSpec> strategy_buffers_;
 };
 
@@ -202,10 +159,9 @@ DType wire_dtype(const PlannedCollective& c);
 const char* schedule_role_name(ScheduleRole role);
 const char* mesh_group_name(MeshGroup group);
 const char* step_point_name(StepPoint point);
-const char* transfer_role_name(TransferRole role);
 // One line per collective of unit `unit` (and the step's buckets): role, strategy, group, op,
 // count, type, posts per step, where posted and waited, and the posts per forward-only
-// micro-batch where it has some; then one per host-device copy.
+// micro-batch where it has some. A state tier's own lines follow (StateTier::describe).
 std::vector<std::string> describe_schedule(const StepSchedule& schedule, int unit);
 
 }  // namespace zm

@@ -4,13 +4,15 @@
 // their own memory category; AdamW over the device state; each micro-step's reduced gradient shard
 // summed where the reduction left it; a unit's gather reading the shard where it lies. A module
 // may keep some of it in another memory (host memory, say) by giving the run a StateTier
-// (zero_options.hpp), chosen once: it says where each kind of state lives, adds the step's copies
-// between the memories to its schedule, and makes the engine's three parts below. The engine and
-// its paths run the same code whatever the tier.
+// (zero_options.hpp), chosen once: it says where each kind of state lives and makes the engine's
+// three parts below, which reach that memory (the copies between the memories are the tier's
+// own, as are their figures); the planner asks it for what the step's listing and a forward-only
+// pass need of those copies. The engine and its paths run the same code whatever the tier.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/memory.hpp"
@@ -24,14 +26,13 @@ class ZeroEngineT;
 struct OptimizerSettings;
 struct ScheduleContext;
 struct ScheduledCollective;
-struct ScheduledTransfer;
 struct ZeroOptions;
 
 // The memory category each kind of model state is allocated in (core/memory.hpp: a category not
 // on_device is host memory).
 struct StateHomes {
-  MemCategory params = MemCategory::Parameters;  // the compute parameters this rank holds
-  MemCategory grads = MemCategory::Gradients;    // the gradients (and their fp32 sum)
+  MemCategory params = MemCategory::Parameters;    // the compute parameters this rank holds
+  MemCategory grads = MemCategory::Gradients;      // the gradients (and their fp32 sum)
   MemCategory optimizer = MemCategory::Optimizer;  // the fp32 master, Adam m and v
 };
 
@@ -50,8 +51,9 @@ class UnitOptimizerT {
 // Where each micro-step's reduced gradient shard joins the shard (the stages that keep only the
 // shard), in the memory the shard lives in. `received` is where the reduction left the sum, in
 // device memory: the shard itself where it lives on the device and nothing was there before
-// (place is then nothing to do), else a buffer beside it; `dst` the shard or its fp32 sum. Their elements are the engine's reduce type
-// (ZeroEngineT::reduce_dtype): Real, or float under the fp32 reduction.
+// (place is then nothing to do), else a buffer beside it; `dst` the shard or its fp32 sum. Their
+// elements are the engine's reduce type (ZeroEngineT::reduce_dtype): Real, or float under the fp32
+// reduction.
 template <typename Real>
 class ShardHomeT {
  public:
@@ -88,14 +90,26 @@ struct TierParts {
   std::unique_ptr<ShardSourceT<Real>> parameters;
 };
 
+// What copies between the memories move: their bytes and their number.
+struct CopyVolume {
+  double bytes = 0;
+  int64_t copies = 0;
+};
+
 // A module's memory tier for model state (one per run, from the run's options).
 class StateTier {
  public:
   virtual ~StateTier() = default;
   // Where each kind of state lives at this stage on this mesh.
   virtual StateHomes homes(const StageSpec& spec, const ZeroMesh& mesh) const = 0;
-  // The copies between the memories one step makes, after its collectives are known.
-  virtual std::vector<ScheduledTransfer> copies(
+  // `zeromini plan --schedule`: lines for the tier's own work on unit `unit` (its copies), given
+  // the step schedule's collectives; they follow the collectives' lines.
+  virtual std::vector<std::string> describe(const StageSpec& spec, const ScheduleContext& context,
+                                            const std::vector<ScheduledCollective>& collectives,
+                                            int unit) const = 0;
+  // What one forward-only micro-batch copies between the memories (ZeroEngine::begin_forward_only;
+  // e.g. a shard staged for each gather), for the planner's price of such a pass.
+  virtual CopyVolume forward_only_copies(
       const StageSpec& spec, const ScheduleContext& context,
       const std::vector<ScheduledCollective>& collectives) const = 0;
   // The buffers its parts allocate (staging), for the planner and for parts().

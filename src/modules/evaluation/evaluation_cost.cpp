@@ -22,7 +22,7 @@ EvaluationCost evaluation_cost(const Deck& deck, int stage, const ZeroMesh& mesh
     cost.bytes[op] += ring_bytes(c.op, static_cast<double>(c.count * c.element_bytes), c.ranks);
     cost.calls[op] += 1;
   }
-  cost.transfers = pass.transfers;
+  cost.copies = pass.copies;
   if (!machine) return cost;
   // A forward is 2 of the 6 FLOPs per weight and token, 4 T C of attention's 12 T C, and the
   // head's padded rows' third (model/flops.hpp); nothing is recomputed. Each data-parallel rank
@@ -39,10 +39,8 @@ EvaluationCost evaluation_cost(const Deck& deck, int stage, const ZeroMesh& mesh
   cost.comm_seconds = seconds.comm;
   cost.pass_seconds = seconds.passes;
   if (machine->host)
-    for (size_t d = 0; d < cost.transfers.bytes.size(); ++d)
-      cost.transfer_seconds +=
-          cost.transfers.bytes[d] / machine->host->link_bandwidth +
-          static_cast<double>(cost.transfers.calls[d]) * machine->host->link_latency;
+    cost.transfer_seconds = cost.copies.bytes / machine->host->link_bandwidth +
+                            static_cast<double>(cost.copies.copies) * machine->host->link_latency;
   return cost;
 }
 

@@ -17,13 +17,14 @@
 #include "core/zero_mesh.hpp"
 #include "plan/machine.hpp"
 #include "zero/schedule.hpp"
+#include "zero/state_tier.hpp"
 
 namespace zm {
 
 struct EvaluationCost {
   std::array<double, kCommOps> bytes{};   // sent per rank (ring convention), by collective
   std::array<int64_t, kCommOps> calls{};  // collectives per rank, by kind
-  PlannedTransfers transfers;             // host-device copies per rank
+  CopyVolume copies;                      // between memories per rank (a state tier's)
   // With a machine: the forward FLOPs of the micro-batches at the sustained rate, the
   // collectives on their links, the passes around compressed ones, and the copies on the host
   // link (where the machine has one).

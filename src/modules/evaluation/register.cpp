@@ -45,7 +45,7 @@ void price(const Deck& deck, int stage, const ZeroMesh& mesh, const Machine* mac
   if (!settings.evaluates()) return;
   const EvaluationCost cost = evaluation_cost(deck, stage, mesh, machine, settings.batches);
   p.figures["eval_bytes"] = cost.total_bytes();
-  p.figures["eval_copy_bytes"] = cost.transfers.total_bytes();
+  p.figures["eval_copy_bytes"] = cost.copies.bytes;
   if (machine) p.figures["eval_s"] = cost.seconds();
 }
 

@@ -161,22 +161,6 @@ std::string describe_cross_node(hid_t group) {
   return total > 0 ? out + "\n" : "";
 }
 
-// The host-device copies by rank 0 over the stage, where the file has them and some
-// were made.
-std::string describe_transfers(hid_t group) {
-  if (!h5::exists(group, "transfer_bytes")) return "";
-  std::vector<hsize_t> dims;
-  const auto bytes = h5::read_doubles(group, "transfer_bytes", dims);
-  const auto seconds = h5::read_doubles(group, "transfer_seconds", dims);
-  if (bytes[0] + bytes[1] == 0) return "";
-  std::string out = "    MiB copied by rank 0 (host copies):";
-  for (int d = 0; d < kTransferDirections; ++d)
-    out += fmt::format(" {} {:.3f} ({:.2f} ms)",
-                       transfer_direction_name(static_cast<TransferDirection>(d)),
-                       bytes[d] / (1024.0 * 1024.0), seconds[d] * 1e3);
-  return out + "\n";
-}
-
 // One stage of a results file: its rows, throughput, segments, memory and traffic.
 std::string describe_stage(hid_t group, int stage) {
   std::string out;
@@ -223,7 +207,6 @@ std::string describe_stage(hid_t group, int stage) {
                          bytes[op] / (1024.0 * 1024.0));
     out += "\n";
     out += describe_cross_node(group);
-    out += describe_transfers(group);
   }
   return out;
 }

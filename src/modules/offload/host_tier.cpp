@@ -4,8 +4,10 @@
 #include <type_traits>
 
 #include "core/error.hpp"
+#include "core/stage_spec.hpp"
 #include "kernels/adamw.hpp"
 #include "model/layout.hpp"
+#include "modules/offload/host_copies.hpp"
 #include "modules/offload/host_sums.hpp"
 #include "zero/engine.hpp"
 #include "zero/schedule.hpp"
@@ -14,14 +16,8 @@ namespace zm {
 
 namespace {
 
-// Where each kind of state lives, read back from the homes the tier gave (ZeroOptions::homes).
-Offload offload_in(const StateHomes& homes) {
-  Offload offload;
-  offload.optimizer = !on_device(homes.optimizer);
-  offload.params = !on_device(homes.params);
-  offload.gradients = !on_device(homes.grads);
-  return offload;
-}
+// The step's copies, shared by the engine's parts (host_copies.hpp).
+using Copies = std::shared_ptr<const std::vector<ScheduledTransfer>>;
 
 // The largest piece of a unit the optimizer updates on a rank.
 int64_t largest_piece(const ScheduleContext& context, const StageSpec& spec) {
@@ -48,7 +44,8 @@ class HostAdamW final : public UnitOptimizerT<Real> {
  public:
   static constexpr bool kMixed = !std::is_same_v<Real, float>;
 
-  HostAdamW(const Offload& offload, PlannedAllocator& alloc) : offload_(offload) {
+  HostAdamW(const Offload& offload, Copies copies, PlannedAllocator& alloc)
+      : offload_(offload), copies_(std::move(copies)) {
     if (alloc.has("grad_stage")) grad_stage_ = alloc.take<Reduce>("grad_stage");
     if (alloc.has("param_stage")) param_stage_ = alloc.take<Real>("param_stage");
   }
@@ -58,12 +55,12 @@ class HostAdamW final : public UnitOptimizerT<Real> {
     if (fetches()) gradients_to_host(0, engine);
   }
   void update(int u, const OptimizerSettings& s, ZeroEngineT<Real>& engine) override {
-    engine.transfers().wait();  // unit u's gradients are on the host
+    this_rank_copies().wait();  // unit u's gradients are on the host
     if (fetches() && u + 1 < engine.partition().num_units())
       gradients_to_host(u + 1, engine);  // in flight during u's update
     update_on_host(u, s, engine);
     update_to_device(u, engine);
-    engine.transfers().wait();  // the update is on the device before any gather reads it
+    this_rank_copies().wait();  // the update is on the device before any gather reads it
   }
 
  private:
@@ -74,12 +71,12 @@ class HostAdamW final : public UnitOptimizerT<Real> {
   }
 
   void gradients_to_host(int u, ZeroEngineT<Real>& engine) {
-    const ScheduledTransfer& t = engine.schedule().transfer_of(u, TransferRole::GradientsToHost);
+    const ScheduledTransfer& t = copy_of(*copies_, u, TransferRole::GradientsToHost);
     const int64_t count = piece_count(engine, u);
     ZM_ASSERT(t.elements == count && static_cast<size_t>(t.element_bytes) == sizeof(Reduce),
-              "unit {}: the schedule moves {} x {}B of gradients, the engine {} x {}B", u,
+              "unit {}: the copy list moves {} x {}B of gradients, the engine {} x {}B", u,
               t.elements, t.element_bytes, count, sizeof(Reduce));
-    engine.transfers().copy(t.direction, grad_stage_.data() + slot_offset(u),
+    this_rank_copies().copy(t.direction, grad_stage_.data() + slot_offset(u),
                             engine.reduced_grad_at(u, piece_begin(engine, u)),
                             static_cast<size_t>(t.bytes()), u);
   }
@@ -116,99 +113,110 @@ class HostAdamW final : public UnitOptimizerT<Real> {
 
   void update_to_device(int u, ZeroEngineT<Real>& engine) {
     if (offload_.params) return;  // AdamW wrote the host shard itself
-    const ScheduledTransfer& t = engine.schedule().transfer_of(u, TransferRole::UpdateToDevice);
+    const ScheduledTransfer& t = copy_of(*copies_, u, TransferRole::UpdateToDevice);
     ZM_ASSERT(t.elements == piece_count(engine, u) && t.element_bytes == sizeof(Real),
-              "unit {}: the schedule returns {} x {}B of parameters, the engine {} x {}B", u,
+              "unit {}: the copy list returns {} x {}B of parameters, the engine {} x {}B", u,
               t.elements, t.element_bytes, piece_count(engine, u), sizeof(Real));
     const int64_t first = piece_begin(engine, u);
     const void* updated = kMixed ? static_cast<const void*>(param_stage_.data())
                                  : static_cast<const void*>(engine.master_at(u, first));
-    engine.transfers().copy(t.direction, engine.param_at(u, first), updated,
+    this_rank_copies().copy(t.direction, engine.param_at(u, first), updated,
                             static_cast<size_t>(t.bytes()), u);
   }
 
   Offload offload_;
+  Copies copies_;
   TrackedBuffer<Reduce> grad_stage_;  // two pieces of the reduced gradients
   TrackedBuffer<Real> param_stage_;   // under bf16 with the parameters on the device
 };
 
-// The gradient shard on the host: each micro-step's received sum copied there (the schedule's
+// The gradient shard on the host: each micro-step's received sum copied there (the copy list's
 // GradientsToHost), and what is added arrives in host staging first.
 template <typename Real, typename Reduce>
 class HostShardHome final : public ShardHomeT<Real> {
  public:
-  explicit HostShardHome(PlannedAllocator& alloc) {
+  HostShardHome(Copies copies, PlannedAllocator& alloc) : copies_(std::move(copies)) {
     if (alloc.has("grad_recv_host")) stage_ = alloc.take<Reduce>("grad_recv_host");
   }
 
   // A receive buffer's previous sum may still be on its way to the host.
-  void before_receive(ZeroEngineT<Real>& engine) override { engine.transfers().wait(); }
-  void finish(ZeroEngineT<Real>& engine) override { engine.transfers().wait(); }
+  void before_receive(ZeroEngineT<Real>&) override { this_rank_copies().wait(); }
+  void finish(ZeroEngineT<Real>&) override { this_rank_copies().wait(); }
 
-  // Straight into the shard (or its fp32 sum); waited where the schedule says: the one
+  // Straight into the shard (or its fp32 sum); waited where its entry says: the one
   // micro-step's copy goes on during backward until the receive buffers are taken again.
-  void place(int unit, void* dst, const void* received, int64_t n,
-             ZeroEngineT<Real>& engine) override {
-    const ScheduledTransfer& t = copy_of(unit, n, engine);
-    engine.transfers().copy(t.direction, dst, received, static_cast<size_t>(t.bytes()), unit);
-    if (t.waited == StepPoint::Posted) engine.transfers().wait();
+  void place(int unit, void* dst, const void* received, int64_t n, ZeroEngineT<Real>&) override {
+    const ScheduledTransfer& t = gradients_copy(unit, n);
+    this_rank_copies().copy(t.direction, dst, received, static_cast<size_t>(t.bytes()), unit);
+    if (t.waited == StepPoint::Posted) this_rank_copies().wait();
   }
-  void add(int unit, void* dst, const void* received, int64_t n,
-           ZeroEngineT<Real>& engine) override {
-    kernels::host_add_into(static_cast<Reduce*>(dst), staged(unit, received, n, engine), n);
+  void add(int unit, void* dst, const void* received, int64_t n, ZeroEngineT<Real>&) override {
+    kernels::host_add_into(static_cast<Reduce*>(dst), staged(unit, received, n), n);
   }
   void accumulate(int unit, float* sum, const Real* received, Real* rounded, int64_t n, bool first,
-                  ZeroEngineT<Real>& engine) override {
+                  ZeroEngineT<Real>&) override {
     if constexpr (std::is_same_v<Real, Reduce>)
-      kernels::host_accumulate_gradient(sum, staged(unit, received, n, engine), rounded, n, first);
+      kernels::host_accumulate_gradient(sum, staged(unit, received, n), rounded, n, first);
     else
       ZM_ASSERT(false, "an fp32 sum of gradients reduced in fp32");
   }
 
  private:
-  const ScheduledTransfer& copy_of(int unit, int64_t n, ZeroEngineT<Real>& engine) const {
-    const ScheduledTransfer& t = engine.schedule().transfer_of(unit, TransferRole::GradientsToHost);
-    ZM_ASSERT(t.elements == n, "unit {}: the schedule copies {} gradients, the shard is {}", unit,
+  const ScheduledTransfer& gradients_copy(int unit, int64_t n) const {
+    const ScheduledTransfer& t = copy_of(*copies_, unit, TransferRole::GradientsToHost);
+    ZM_ASSERT(t.elements == n, "unit {}: the copy list copies {} gradients, the shard is {}", unit,
               t.elements, n);
     return t;
   }
   // The received sum copied into host staging (waited: the host adds it).
-  const Reduce* staged(int unit, const void* received, int64_t n, ZeroEngineT<Real>& engine) {
-    const ScheduledTransfer& t = copy_of(unit, n, engine);
-    engine.transfers().copy(t.direction, stage_.data(), received, static_cast<size_t>(t.bytes()),
+  const Reduce* staged(int unit, const void* received, int64_t n) {
+    const ScheduledTransfer& t = gradients_copy(unit, n);
+    this_rank_copies().copy(t.direction, stage_.data(), received, static_cast<size_t>(t.bytes()),
                             unit);
-    engine.transfers().wait();
+    this_rank_copies().wait();
     return stage_.data();
   }
 
+  Copies copies_;
   TrackedBuffer<Reduce> stage_;  // with accumulation: what is added
 };
 
-// The parameter shard on the host: staged into its own place in the slot (the schedule's
+// The parameter shard on the host: staged into its own place in the slot (the copy list's
 // ShardToDevice), then gathered in place.
 template <typename Real>
 class StagedShard final : public ShardSourceT<Real> {
  public:
+  explicit StagedShard(Copies copies) : copies_(std::move(copies)) {}
   const Real* shard(int unit, Real* place, ZeroEngineT<Real>& engine) override {
-    const ScheduledTransfer& t = engine.schedule().transfer_of(unit, TransferRole::ShardToDevice);
+    const ScheduledTransfer& t = copy_of(*copies_, unit, TransferRole::ShardToDevice);
     const int64_t count = engine.partition().unit(unit).shard;
     ZM_ASSERT(t.elements == count && t.element_bytes == sizeof(Real),
-              "unit {}: the schedule stages {} x {}B, the shard is {} x {}B", unit, t.elements,
+              "unit {}: the copy list stages {} x {}B, the shard is {} x {}B", unit, t.elements,
               t.element_bytes, count, sizeof(Real));
     const Real* shard = engine.param_at(unit, engine.comm().rank() * count);
-    engine.transfers().copy(t.direction, place, shard, static_cast<size_t>(t.bytes()), unit);
-    engine.transfers().wait();
+    this_rank_copies().copy(t.direction, place, shard, static_cast<size_t>(t.bytes()), unit);
+    this_rank_copies().wait();
     return place;
   }
+
+ private:
+  Copies copies_;
 };
 
 template <typename Real, typename Reduce>
-TierParts<Real> make_parts(const Offload& offload, PlannedAllocator& alloc) {
+TierParts<Real> make_parts(const Offload& offload, ZeroEngineT<Real>& engine,
+                           PlannedAllocator& alloc) {
+  // The engine's step schedule is built: its collectives place the staged shard's copies.
+  const StageSpec& spec = stage_spec(engine.stage());
+  const Copies copies = std::make_shared<const std::vector<ScheduledTransfer>>(
+      host_copies(spec, schedule_context(spec, engine.partition(), engine.options(), engine.mesh()),
+                  engine.schedule().collectives()));
   TierParts<Real> parts;
   if (offload.optimizer)
-    parts.optimizer = std::make_unique<HostAdamW<Real, Reduce>>(offload, alloc);
-  if (offload.gradients) parts.gradients = std::make_unique<HostShardHome<Real, Reduce>>(alloc);
-  if (offload.params) parts.parameters = std::make_unique<StagedShard<Real>>();
+    parts.optimizer = std::make_unique<HostAdamW<Real, Reduce>>(offload, copies, alloc);
+  if (offload.gradients)
+    parts.gradients = std::make_unique<HostShardHome<Real, Reduce>>(copies, alloc);
+  if (offload.params) parts.parameters = std::make_unique<StagedShard<Real>>(copies);
   return parts;
 }
 
@@ -225,44 +233,20 @@ class HostTier final : public StateTier {
     return homes;
   }
 
-  // Each unit's reduced gradients of the optimizer piece to the host (after backward; or, with
-  // the gradient shard on the host, the shard as backward completes it, every micro-step) and
-  // the updated piece back, or (parameters on the host) the shard to the device before each
-  // gather.
-  std::vector<ScheduledTransfer> copies(
+  // `plan --schedule`: the unit's copies after its collectives.
+  std::vector<std::string> describe(const StageSpec& spec, const ScheduleContext& context,
+                                    const std::vector<ScheduledCollective>& collectives,
+                                    int unit) const override {
+    return describe_copies(host_copies(spec, context, collectives), unit);
+  }
+
+  // An evaluation's forward stages the parameter shard of every unit it gathers.
+  CopyVolume forward_only_copies(
       const StageSpec& spec, const ScheduleContext& context,
       const std::vector<ScheduledCollective>& collectives) const override {
-    const Offload offload = offload_in(context.options.homes);
-    std::vector<ScheduledTransfer> out;
-    if (!offload.optimizer) return out;
-    const PrecisionPolicy& policy = context.options.policy;
-    const Partition& partition = context.partition;
-    const int optim_pieces = pieces(context.mesh.mesh, context.mesh.placements(spec).optim);
-    // The one micro-step's copy straight into the shard goes on beside backward until its
-    // receive buffer is taken again; any other the host waits for, to add it.
-    const StepPoint streamed_waited = shard_sum(context.options) == ShardSum::InPlace
-                                          ? StepPoint::BucketReuse
-                                          : StepPoint::Posted;
-    for (int u = 0; u < partition.num_units(); ++u) {
-      const int64_t piece = partition.unit(u).padded / optim_pieces;
-      if (offload.gradients)
-        out.push_back({TransferRole::GradientsToHost, TransferDirection::ToHost, u,
-                       partition.unit(u).shard, reduce_element_bytes(policy),
-                       context.options.grad_accum, StepPoint::GroupReduced, streamed_waited});
-      else
-        out.push_back({TransferRole::GradientsToHost, TransferDirection::ToHost, u, piece,
-                       reduce_element_bytes(policy), 1, StepPoint::UnitUpdated});
-      if (!offload.params)
-        out.push_back({TransferRole::UpdateToDevice, TransferDirection::ToDevice, u, piece,
-                       compute_element_bytes(policy), 1, StepPoint::UnitUpdated});
-    }
-    if (!offload.params) return out;
-    for (const ScheduledCollective& c : collectives)
-      if (c.role == ScheduleRole::UnitGather)
-        out.push_back({TransferRole::ShardToDevice, TransferDirection::ToDevice, c.unit,
-                       partition.unit(c.unit).shard, param_element_bytes(policy), c.per_step,
-                       StepPoint::Prefetch, StepPoint::Posted, c.per_forward_only});
-    return out;
+    const PlannedTransfers planned =
+        planned_forward_only_copies(host_copies(spec, context, collectives));
+    return {planned.total_bytes(), planned.calls[0] + planned.calls[1]};
   }
 
   // Bounded staging, reused unit by unit: two pieces of reduced gradients (one arriving while
@@ -287,13 +271,13 @@ class HostTier final : public StateTier {
   }
 
   TierParts<float> parts(ZeroEngineT<float>& engine, PlannedAllocator& alloc) const override {
-    return make_parts<float, float>(offload_in(engine.homes()), alloc);
+    return make_parts<float, float>(offload_in(engine.homes()), engine, alloc);
   }
 #if ZEROMINI_HAVE_BF16
   TierParts<bf16> parts(ZeroEngineT<bf16>& engine, PlannedAllocator& alloc) const override {
     const Offload offload = offload_in(engine.homes());
-    if (engine.reduce_dtype() == DType::F32) return make_parts<bf16, float>(offload, alloc);
-    return make_parts<bf16, bf16>(offload, alloc);
+    if (engine.reduce_dtype() == DType::F32) return make_parts<bf16, float>(offload, engine, alloc);
+    return make_parts<bf16, bf16>(offload, engine, alloc);
   }
 #endif
 

@@ -9,8 +9,9 @@
 //     completes the unit, and summed there with the device's element arithmetic
 //     (host_sums.hpp);
 //   - StagedShard: the parameter shard staged to the device before each gather.
-// Every copy is an entry of the step's schedule (its bytes, when it is made and where it is
-// waited), made by copies(), posted through the engine's HostTransfers, priced by the planner.
+// Every copy is an entry of the tier's copy list (host_copies.hpp: its bytes, when it is made and
+// where it is waited), posted on this rank's copy stream (host_transfer.hpp) and priced by the
+// planner from the same list.
 #pragma once
 
 #include <memory>

@@ -38,7 +38,8 @@ OffloadCost price_offload(const Deck& deck, int stage, const ZeroMesh& mesh,
   require_host_side(deck, stage, machine);
   const HostSide& host = *machine.host;
 
-  cost.transfers = run_transfers(deck, stage, mesh);
+  const std::vector<ScheduledTransfer> copies_made = run_copies(deck, stage, mesh);
+  cost.transfers = planned_copies(copies_made);
   int64_t copies = 0;
   for (int64_t calls : cost.transfers.calls) copies += calls;
   cost.transfer_seconds =
@@ -48,17 +49,13 @@ OffloadCost price_offload(const Deck& deck, int stage, const ZeroMesh& mesh,
       static_cast<double>(std::min(ranks_on_a_node(mesh), machine.devices_per_node));
   cost.host_rate = host.adamw_params_per_second * node_share;
 
-  // Each unit's copies as the run makes them (its schedule), in unit order.
-  const ParamLayout layout = run_layout(deck, stage);
-  const Partition partition(layout, mesh.group_ranks(), mesh.sub_shards());
-  const ZeroOptions options = zero_options(deck, stage, mesh);
-  const StepSchedule schedule = build_step_schedule(spec, partition, options, mesh);
-  const int units = partition.num_units();
+  // Each unit's copies as the run makes them (its copy list), in unit order.
+  const int units = run_layout(deck, stage).num_units();
   auto copy_seconds = [&](const ScheduledTransfer& t) {
     return t.bytes() / host.link_bandwidth + host.link_latency;
   };
   std::vector<double> to_host(static_cast<size_t>(units) + 1, 0.0), update(to_host), back(to_host);
-  for (const ScheduledTransfer& t : schedule.transfers()) {
+  for (const ScheduledTransfer& t : copies_made) {
     const auto u = static_cast<size_t>(t.unit);
     switch (t.role) {
       case TransferRole::GradientsToHost:

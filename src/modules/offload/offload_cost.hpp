@@ -1,5 +1,5 @@
 // What ZeRO-Offload (offload.hpp) adds to a step, priced from the same host-device copies the
-// run makes (the step schedule's transfers, run_transfers) on a machine's [host] side.
+// run makes (its copy list, host_copies.hpp: run_copies) on a machine's [host] side.
 //
 // The model follows the run (host_tier.cpp: HostAdamW) copy for copy. One copy
 // of b bytes takes b / link bandwidth + link latency; the copies run one after another on one
@@ -32,8 +32,8 @@
 
 #include "core/deck.hpp"
 #include "core/zero_mesh.hpp"
+#include "modules/offload/host_copies.hpp"
 #include "plan/machine.hpp"
-#include "zero/schedule.hpp"
 
 namespace zm {
 
@@ -46,9 +46,9 @@ struct OffloadCost {
   double optimizer_seconds = 0;    // the offloaded optimizer step (model above)
   double staging_seconds = 0;      // offload_params: the shard staged before each gather
   double streaming_seconds = 0;    // gradient shard on the host: its copies in backward
-  // Whether those copies run beside backward unwaited (their schedule entries say where they are
-  // waited: one micro-step with nothing to add on the host, each straight into the shard); else
-  // each is waited, and the host adds.
+  // Whether those copies run beside backward unwaited (their entries in the copy list say where
+  // they are waited: one micro-step with nothing to add on the host, each straight into the shard);
+  // else each is waited, and the host adds.
   bool streaming_overlaps = false;
   // Everything one after another (the serial step's part).
   double step_seconds() const { return optimizer_seconds + staging_seconds + streaming_seconds; }

@@ -1,5 +1,6 @@
 // The module's registration (core/modules.hpp): its deck keys and their checks, the memory tier it
-// gives a run, its pricing and lines in `zeromini plan`, and its axis of `plan --largest`.
+// gives a run, its pricing and lines in `zeromini plan`, its axis of `plan --largest`, and the
+// figures of a run's host copies (transfer_figures.hpp).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,11 +9,13 @@
 #include "core/error.hpp"
 #include "core/stage_spec.hpp"
 #include "core/validate.hpp"
+#include "io/stage_figures.hpp"
+#include "modules/offload/host_copies.hpp"
 #include "modules/offload/host_tier.hpp"
 #include "modules/offload/offload_cost.hpp"
+#include "modules/offload/transfer_figures.hpp"
 #include "plan/largest.hpp"
 #include "plan/plan_extensions.hpp"
-#include "plan/run_declarations.hpp"
 #include "plan/run_extensions.hpp"
 
 namespace zm {
@@ -319,6 +322,8 @@ void register_module_offload() {
   add_plan_footnote(footnote);
   add_largest_axis(largest_offload_axis());
   add_largest_note(largest_note);
+  add_training_extension(make_transfer_figures);
+  add_stage_description(describe_transfers);
 }
 
 }  // namespace zm

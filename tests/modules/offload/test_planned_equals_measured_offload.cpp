@@ -6,11 +6,31 @@
 #include "common/planned_equals_measured.hpp"
 #include "common/test_watchdog.hpp"
 #include "common/zero_test_util.hpp"
+#include "modules/offload/host_copies.hpp"
 #include "plan/planner.hpp"
 
 namespace {
 
-using zm::testing::check_planned_equals_measured;
+// The shared check, and each step's host-device copies on this rank (this_rank_copies), by
+// direction: bytes and copies, as the module's copy list plans them.
+void check_planned_equals_measured(const zm::Deck& deck, int stage, zm::Communicator& comm) {
+  const zm::ZeroMesh mesh = zm::plan_zero_mesh(deck, stage, comm.size(), nullptr);
+  const zm::PlannedTransfers planned = zm::run_transfers(deck, stage, mesh);
+  zm::TransferStats before;
+  zm::testing::check_planned_equals_measured(deck, stage, comm, [&](bool after) {
+    if (!after) {
+      before = zm::this_rank_copies().stats();
+      return;
+    }
+    const zm::TransferStats step = zm::transfers_between(before, zm::this_rank_copies().stats());
+    for (int d = 0; d < zm::kTransferDirections; ++d) {
+      const auto direction = static_cast<zm::TransferDirection>(d);
+      SCOPED_TRACE(zm::transfer_direction_name(direction));
+      EXPECT_EQ(step[direction].bytes, planned.bytes[d]);
+      EXPECT_EQ(static_cast<int64_t>(step[direction].calls), planned.calls[d]);
+    }
+  });
+}
 
 // ZeRO-Offload: the optimizer state (and at stage 3 the parameter shard) in host memory, its
 // staging and the host-device copies, in each precision, with gradient accumulation, within

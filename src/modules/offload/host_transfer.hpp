@@ -1,15 +1,16 @@
 // Copies between device memory and host memory (model state kept in host memory: the reduced
 // gradient shard to the host, the updated parameters and the staged parameter shard back),
 // counted per direction as the collectives are per kind, and reported as spans (core/spans.hpp)
-// to whoever observes them.
+// to whoever observes them. A rank has one copy stream (this_rank_copies), which every engine
+// of the process posts on and the module's step figures read (transfer_figures.hpp).
 //
 // In CUDA builds the copies run on a stream of their own, ordered after the work queued on the
 // compute stream (by an event the copy stream waits for on the device), so that a copy in flight
 // holds up neither the kernels queued after it nor the host; wait() blocks until every queued
 // copy is done, and whatever reads or reuses a copy's memory waits first. Host builds copy at
 // once. The bytes of
-// every copy come from the step's schedule (zero/schedule.hpp), whose planned transfers the
-// planner prices: planned == measured for these bytes too.
+// every copy come from the tier's copy list (host_copies.hpp), which the planner prices too:
+// planned == measured for these bytes too.
 #pragma once
 
 #include <array>
@@ -76,5 +77,10 @@ class HostTransfers {
   int queued_count_ = 0;
   double issue_seconds_ = 0.0;  // of the queued copies
 };
+
+// This rank's copies: one stream per process, created on first use and kept to the end (a CUDA
+// stream outlives the engines that post on it; destroying it at exit would race the driver's
+// own teardown).
+HostTransfers& this_rank_copies();
 
 }  // namespace zm

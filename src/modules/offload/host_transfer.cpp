@@ -1,4 +1,4 @@
-#include "core/host_transfer.hpp"
+#include "modules/offload/host_transfer.hpp"
 
 #include <fmt/format.h>
 
@@ -133,6 +133,11 @@ void HostTransfers::wait() {
   }
   queued_count_ = 0;
   issue_seconds_ = 0.0;
+}
+
+HostTransfers& this_rank_copies() {
+  static HostTransfers* copies = new HostTransfers();
+  return *copies;
 }
 
 }  // namespace zm
