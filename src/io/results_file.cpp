@@ -337,8 +337,7 @@ void ResultsWriter::end_stage(const StageResult& result) {
   s.memory_peak.clear();
   for (std::vector<double>* figures :
        {&s.comm_calls, &s.comm_bytes, &s.comm_seconds, &s.comm_bytes_inter_group,
-        &s.comm_bytes_cross_node,
-        &s.transfer_calls, &s.transfer_bytes, &s.transfer_seconds})
+        &s.comm_bytes_cross_node, &s.transfer_calls, &s.transfer_bytes, &s.transfer_seconds})
     figures->clear();
   s.shard_size = result.shard_size;
   for (int r = 0; r < ranks_; ++r) {
