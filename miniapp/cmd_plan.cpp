@@ -11,7 +11,6 @@
 #include "core/stage_spec.hpp"
 #include "core/zero_mesh.hpp"
 #include "model/layout.hpp"
-#include "plan/largest.hpp"
 #include "plan/machine.hpp"
 #include "plan/plan_extensions.hpp"
 #include "plan/planner.hpp"
@@ -43,13 +42,6 @@ std::vector<int64_t> parse_counts(const char* option, const std::string& text) {
     ranks.push_back(value);
   }
   if (ranks.empty()) fail("{}: expected at least one count", option);
-  return ranks;
-}
-
-// --largest without --ranks: 1, 2, 4, ..., 1024 devices.
-std::vector<int64_t> largest_default_ranks() {
-  std::vector<int64_t> ranks;
-  for (int64_t n = 1; n <= 1024; n *= 2) ranks.push_back(n);
   return ranks;
 }
 
@@ -408,18 +400,6 @@ std::vector<PlanPoint> plan_points(const AxisPoints& axes, const std::vector<int
   return points;
 }
 
-// The one module axis --largest was asked for, or none.
-const LargestAxis* chosen_axis(const PlanOptions& options) {
-  const LargestAxis* chosen = nullptr;
-  for (size_t a = 0; a < options.axes.size(); ++a) {
-    if (!options.axes[a]) continue;
-    if (chosen)
-      fail("{} and {}: --largest takes one axis at a time", chosen->flag, largest_axes()[a].flag);
-    chosen = &largest_axes()[a];
-  }
-  return chosen;
-}
-
 }  // namespace
 
 // --schedule: the collectives of one step for a block (unit 1; unit 0 in a model of one unit) at
@@ -463,15 +443,17 @@ int plan(const PlanOptions& options) {
   if (options.format != "table" && options.format != "csv")
     fail("--format {}: expected table or csv", options.format);
   const AxisPoints axes = axis_points(deck, options.axis_values);
-  if (options.largest) {
-    if (!have_machine) fail("--largest: needs --machine FILE (the device memory to fit in)");
-    return plan_largest(
-        axes.decks, machine,
-        options.ranks.empty() ? largest_default_ranks() : parse_counts("--ranks", options.ranks),
-        stages, options.format, chosen_axis(options));
+  // A module's mode of plan, where its flag was given (plan/plan_extensions.hpp).
+  for (size_t m = 0; m < options.modes.size(); ++m) {
+    if (!*options.modes[m]) continue;
+    auto ranks = [&] {
+      return options.ranks.empty() ? std::vector<int64_t>{}
+                                   : parse_counts("--ranks", options.ranks);
+    };
+    return plan_modes()[m]->run(
+        {axes.decks, have_machine ? &machine : nullptr, ranks, stages, options.format});
   }
-  for (size_t a = 0; a < options.axes.size(); ++a)
-    if (options.axes[a]) fail("{}: only with --largest", largest_axes()[a].flag);
+  for (const auto& mode : plan_modes()) mode->check_unused();
   std::vector<std::string> skipped;
   std::vector<Deck> decks;
   const std::vector<PlanPoint> points =

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "comm/communicator.hpp"
-#include "comm/node_threads.hpp"
+#include "comm/node_split.hpp"
 #include "comm/runtime.hpp"
 #include "comm/watchdog.hpp"
 #include "commands.hpp"
@@ -87,6 +87,16 @@ RunInvocation invocation(const RunOptions& options, int ranks) {
   return run;
 }
 
+// The nodes the ranks of `comm` run on, as MPI sees them (ranks sharing memory), not as a deck
+// says: the first rank of each node counts it. Collective over `comm`.
+int count_nodes(MPI_Comm comm) {
+  const NodeComm node(comm);
+  const int leader = node.rank() == 0 ? 1 : 0;
+  int nodes = 0;
+  MPI_Allreduce(&leader, &nodes, 1, MPI_INT, MPI_SUM, comm);
+  return nodes;
+}
+
 }  // namespace
 
 int run(int& argc, char**& argv, const RunOptions& options) {
@@ -113,21 +123,19 @@ int run(int& argc, char**& argv, const RunOptions& options) {
   try {
     // From here on every blocking call runs under comm.timeout_s.
     runtime.watchdog().arm(deck.comm.timeout_s);
-    // Nodes as MPI sees them (ranks sharing memory), not as a deck says.
-    const ThreadPlacement placement = thread_placement(MPI_COMM_WORLD);
+    const int nodes = count_nodes(MPI_COMM_WORLD);
+    const int threads = Kokkos::DefaultHostExecutionSpace().concurrency();
     log_root("zeromini {} | {} ranks on {} node{} | Kokkos {} ({}) | {}\n", git_revision(),
-             runtime.size(), placement.node.nodes, placement.node.nodes == 1 ? "" : "s",
-             build_features().kokkos_version, kokkos_backends(), mpi_library_version());
-    log_root("{}", thread_report(placement));
+             runtime.size(), nodes, nodes == 1 ? "" : "s", build_features().kokkos_version,
+             kokkos_backends(), mpi_library_version());
     log_root("{}\n", deck.resolved_toml());
     auto comm = make_communicator(deck.comm.backend, MPI_COMM_WORLD, runtime.watchdog());
     RunInvocation run = invocation(options, runtime.size());
-    run.nodes = placement.node.nodes;
+    run.nodes = nodes;
     run.build =
         fmt::format("zeromini {} | Kokkos {} ({}) | {} rank{} x {} thread{}", git_revision(),
                     build_features().kokkos_version, kokkos_backends(), runtime.size(),
-                    runtime.size() == 1 ? "" : "s", placement.rank.kokkos_threads,
-                    placement.rank.kokkos_threads == 1 ? "" : "s");
+                    runtime.size() == 1 ? "" : "s", threads, threads == 1 ? "" : "s");
     RunFigures figures;
     for (const auto& extension : run_command_extensions())
       for (const auto& [name, value] : extension->before_first_step(deck, run, *comm))
@@ -137,8 +145,7 @@ int run(int& argc, char**& argv, const RunOptions& options) {
     const RunOutcome outcome = run_training(deck, *comm, context, true, peak);
     print_summary(deck, outcome.stages);
     if (runtime.rank() == 0) {
-      write_summary_json(deck.output.dir + "/summary.json", deck, outcome,
-                         {placement.node.nodes, placement.rank.kokkos_threads});
+      write_summary_json(deck.output.dir + "/summary.json", deck, outcome, {nodes, threads});
       log_root("Results: {0}/results.h5, {0}/summary.json\n", deck.output.dir);
     }
     int status = exit_code(outcome.end);

@@ -12,7 +12,6 @@
 #include "core/exit_codes.hpp"
 #include "core/modules.hpp"
 #include "core/stop_signal.hpp"
-#include "plan/largest.hpp"
 #include "plan/plan_extensions.hpp"
 #include "train/command_extensions.hpp"
 
@@ -22,16 +21,16 @@ CLI::App* add_plan(CLI::App& app, zm::cli::PlanOptions& options) {
   CLI::App* plan = app.add_subcommand(
       "plan", "Predict per-rank memory, traffic and step time for any rank count (no MPI)");
   plan->add_option("deck", options.deck, "Input deck (TOML)")->required();
+  // The modules' modes of plan (plan/plan_extensions.hpp), their defaults of --ranks.
+  std::string ranks_default = "1";
+  for (const auto& mode : zm::plan_modes())
+    if (!mode->default_ranks().empty()) ranks_default += ", or " + mode->default_ranks();
   plan->add_option("--ranks", options.ranks,
-                   "Rank counts, comma separated (e.g. 1,4,16); default 1, or 1,2,4,...,1024 "
-                   "with --largest");
+                   "Rank counts, comma separated (e.g. 1,4,16); default " + ranks_default);
   // The modules' axes (plan/plan_extensions.hpp), e.g. a degree of model parallelism.
   options.axis_values.resize(zm::plan_axes().size());
-  std::string axes_names;
-  for (size_t i = 0; i < zm::plan_axes().size(); ++i) {
+  for (size_t i = 0; i < zm::plan_axes().size(); ++i)
     plan->add_option(zm::plan_axes()[i].option, options.axis_values[i], zm::plan_axes()[i].help);
-    axes_names += " x " + zm::plan_axes()[i].name;
-  }
   plan->add_option("--stage", options.stage, "ZeRO stage 0..3 or all")->capture_default_str();
   plan->add_option("--machine", options.machine,
                    "Machine file (inputs/machines/*.toml) for fit and step-time estimates");
@@ -41,16 +40,17 @@ CLI::App* add_plan(CLI::App& app, zm::cli::PlanOptions& options) {
   plan->add_option("--set", options.overrides, "Override a deck key (as for run)")
       ->type_name("KEY=VALUE");
   plan->add_option("--format", options.format, "Output: table or csv")->capture_default_str();
-  plan->add_flag("--largest", options.largest,
-                 "Instead: the deepest model of the deck's width that fits a device, with its "
-                 "parameters and step time, for each rank count" +
-                     axes_names +
-                     " x stage x sharding {all, node, "
-                     "hpZ node (stage 3)} x model.recompute {none, blocks} (needs --machine)");
-  // The modules' axes of --largest (plan/largest.hpp).
-  options.axes.assign(zm::largest_axes().size(), 0);
-  for (size_t a = 0; a < zm::largest_axes().size(); ++a)
-    plan->add_flag(zm::largest_axes()[a].flag, options.axes[a], zm::largest_axes()[a].help);
+  // The modules' modes, each flag with those that go with it.
+  for (const auto& mode : zm::plan_modes()) {
+    std::vector<zm::PlanFlag> flags = mode->flags();
+    flags.insert(flags.begin(), mode->flag());
+    options.modes.push_back(flags.front().value);
+    for (const zm::PlanFlag& flag : flags)
+      if (flag.count)
+        plan->add_flag(flag.flag, *flag.count, flag.help);
+      else
+        plan->add_flag(flag.flag, *flag.value, flag.help);
+  }
   plan->add_flag("--schedule", options.schedule,
                  "Also print each point's step schedule for one block: the collectives the run "
                  "posts, with their strategy, group, counts and where they are posted and waited "

@@ -9,7 +9,7 @@
 #
 # Needs a build whose Kokkos has the OpenMP backend (scripts/test.sh builds one in
 # build-openmp/). The threads are not bound and the ranks not pinned, as with a plain mpiexec on
-# a workstation; on a cluster use the binding of the README's recipe for both.
+# a workstation; on a cluster use the binding of the recipe in scripts/README.md (Threads and cores) for both.
 # shellcheck source=lib/prologue.sh source-path=SCRIPTDIR
 . "$(dirname "$0")/lib/prologue.sh"
 out=${1:-/dev/stdout}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Packs a build into a device kit: everything a bare machine lacks to run zeromini, its tests and
-# benchmarks, in one archive of at most 60 MiB, with check.sh beside it (README, "The device kit").
+# benchmarks, in one archive of at most 60 MiB, with check.sh beside it (scripts/README.md, "The device kit").
 #
 #   scripts/device-kit.sh [--flavor cuda|openmp] [--build DIR] [--out DIR]
 #     --flavor  cuda (default; build-cuda/, cmake --preset cuda) or openmp (build-openmp/)

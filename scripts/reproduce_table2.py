@@ -144,7 +144,7 @@ def main(argv):
               f"`inputs/machines/dgx2-v100-32gb.toml` ({device_bytes:.4g} bytes per GPU), "
               "`--precision` from the deck (bf16: 2 + 2 + 12 bytes per parameter, K = 12), "
               f"{DATA_PARALLEL}-way data parallelism x MP-way tensor parallelism (`--tp`). "
-              "Paper figures: `inputs/paper/published.toml`. Differences: README.md.")
+              "Paper figures: `inputs/paper/published.toml`. Differences: src/modules/tensor_parallel/README.md and results/paper-table2/README.md.")
         print()
         print_theory(published, theory)
         print_measured(published, cells)

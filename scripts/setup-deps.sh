@@ -63,7 +63,7 @@ report_without_apt() {
   need "python3 (reference tests, results, plots)" "load a python module" command -v python3
   echo "setup-deps: Kokkos >= 4 and Kokkos Kernels: a module (Kokkos_ROOT), or scripts/build-kokkos.sh into your home"
   echo "setup-deps: toml++, CLI11, fmt, GoogleTest, Google Benchmark: used where installed, else built from"
-  echo "setup-deps: source by cmake (ZEROMINI_DEPS_DIR=DIR of release tarballs, or the network); see README, On a cluster"
+  echo "setup-deps: source by cmake (ZEROMINI_DEPS_DIR=DIR of release tarballs, or the network); see scripts/README.md, On a cluster"
   ((lacking == 0)) || echo "setup-deps: provide what is MISSING above before building"
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The device check of a zeromini device kit (scripts/device-kit.sh; README, "The device kit").
+# The device check of a zeromini device kit (scripts/device-kit.sh; scripts/README.md, "The device kit").
 #
 #   DIR/check.sh [STEP...]      steps: env unit mpi nccl bf16 sanitize perf (default: all)
 #

@@ -8,8 +8,8 @@
 #include "comm/watchdog.hpp"
 
 #include "core/compat.hpp"
-#include "core/host_threads.hpp"
 #include "core/log.hpp"
+#include "core/sequential_blas.hpp"
 #include "core/stop_signal.hpp"
 
 namespace zm {

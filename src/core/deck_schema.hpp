@@ -46,8 +46,8 @@ struct KeySpec {
   // what is wrong with a value ("" for nothing) and `expects` is expected()'s text.
   std::function<std::string(const RawValue&)> check;
   std::string expects;
-  std::string module;                               // the module owning it; "" for the core's
-  ModuleValue module_default;                       // a module key's default (Deck::value)
+  std::string module;          // the module owning it; "" for the core's
+  ModuleValue module_default;  // a module key's default (Deck::value)
 
   std::string full_name() const { return section + "." + key; }
   std::string expected() const;  // "an integer in 1..1024", "one of "mpi", "nccl", "auto""

@@ -117,7 +117,8 @@ std::string check_value(const KeySpec& spec, const RawValue& v) {
       if (v.type != RawValue::Type::Integer) return wrong_type();
       return v.integer >= 0 && v.integer <= 1000000000 ? "" : out_of_range();
     case Kind::Custom: {
-      if (v.type != RawValue::Type::Integer && v.type != RawValue::Type::String) return wrong_type();
+      if (v.type != RawValue::Type::Integer && v.type != RawValue::Type::String)
+        return wrong_type();
       const std::string error = spec.check(v);
       return error.empty() ? "" : fmt::format("{}: expected {}", error, spec.expected());
     }

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "comm/agree.hpp"
@@ -21,11 +22,11 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/regular_file.hpp"
+#include "io/checkpoint_readers.hpp"
 #include "io/durable_file.hpp"
 #include "io/file_integrity.hpp"
 #include "io/h5.hpp"
 #include "io/io_faults.hpp"
-#include "io/resume_check.hpp"
 #include "io/space_reservation.hpp"
 #include "model/layout.hpp"
 #include "zero/partition.hpp"
@@ -505,14 +506,9 @@ int64_t check_header(hid_t file, const std::string& path, const ModelConfig& m) 
   return attr_int("step");
 }
 
-// What the resumed run changes against the one that wrote the checkpoint (resume_check.hpp).
-void warn_about_changes(hid_t file, const std::string& path, const Deck& deck, int64_t ranks) {
-  if (!h5::has_attr(file, "deck") || !h5::has_attr(file, "ranks")) return;
-  const Deck written = parse_deck(h5::read_attr_string(file, "deck"),
-                                  path + " (the deck it was written with)", {}, BuildChecks::Skip);
-  for (const std::string& change :
-       resume_changes(written, h5::read_attr_int(file, "ranks"), deck, ranks))
-    log_root("warning: resuming from {}: {}\n", path, change);
+std::vector<CheckpointReader>& checkpoint_readers() {
+  static std::vector<CheckpointReader> readers;
+  return readers;
 }
 
 // One state's dataset of unit u checked, and the part this rank holds under the current stage,
@@ -545,6 +541,10 @@ void read_unit_state(hid_t file, ZeroEngine& engine, int s, int u, const std::st
 }
 
 }  // namespace
+
+void add_checkpoint_reader(CheckpointReader reader) {
+  checkpoint_readers().push_back(std::move(reader));
+}
 
 std::string resolve_resume(const Deck& deck) {
   const std::string& resume = deck.train.resume;
@@ -579,7 +579,8 @@ int64_t load_checkpoint(ZeroEngine& engine, const Deck& deck, const std::string&
     BlockingRegion region(watchdog, "reading " + path, kLocalRegion, WaitKind::Io);
     h5::Handle file = h5::open_file(path);
     steps_done = check_header(file, path, deck.model);
-    warn_about_changes(file, path, deck, engine.comms().mesh().world());
+    for (const CheckpointReader& reader : checkpoint_readers())
+      reader(file, path, deck, engine.comms().mesh().world());
     const Partition& partition = engine.partition();
     for (int u = 0; u < partition.num_units(); ++u)
       for (int state = 0; state < kStateCount; ++state)

@@ -14,7 +14,7 @@
 
 #include <KokkosBlas_Host_tpl.hpp>
 
-#include "core/host_threads.hpp"
+#include "core/sequential_blas.hpp"
 
 namespace zm::kernels::detail {
 

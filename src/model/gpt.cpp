@@ -10,7 +10,7 @@
 
 namespace zm {
 
-std::vector<UnitEvent> gpt_schedule(const ParamLayout& layout) {
+std::vector<UnitEvent> gpt_unit_order(const ParamLayout& layout) {
   std::vector<UnitEvent> events;
   const int L = static_cast<int>(layout.config().layers);
   events.push_back({layout.embedding_unit(), UnitUse::Forward});

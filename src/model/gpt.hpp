@@ -47,7 +47,7 @@ std::vector<ModelCollective> gpt_model_collectives(const ParamLayout& layout, in
                                                    int element_bytes);
 
 // The order in which forward() and backward() acquire units (stage 3 prefetches along it).
-std::vector<UnitEvent> gpt_schedule(const ParamLayout& layout);
+std::vector<UnitEvent> gpt_unit_order(const ParamLayout& layout);
 
 // What a forward pass is for: training, which backward follows, or the loss only (a forward-only
 // pass between steps: it touches no gradient and releases every unit it acquires).

@@ -52,5 +52,11 @@ void add_plan_axis(PlanAxis axis) {
 const std::vector<PlanAxis>& plan_axes() {
   return plan_registry<PlanAxis>();
 }
+void add_plan_mode(std::unique_ptr<PlanMode> mode) {
+  plan_registry<std::unique_ptr<PlanMode>>().push_back(std::move(mode));
+}
+const std::vector<std::unique_ptr<PlanMode>>& plan_modes() {
+  return plan_registry<std::unique_ptr<PlanMode>>();
+}
 
 }  // namespace zm

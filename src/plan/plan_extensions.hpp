@@ -2,12 +2,14 @@
 // list-valued option that sets a deck key per point), its pricing of a point (the figures and
 // seconds of what it adds to a step), and to the output lines of the header (after the core's)
 // and before the table, groups of CSV columns at fixed places of the row (so that scripts keep
-// reading columns by name and by position), columns of the table's rows, and notes after the
-// table. Registered at start-up (core/modules.hpp).
+// reading columns by name and by position), columns of the table's rows, notes after the table,
+// and modes of `plan` that print something else than the table. Registered at start-up
+// (core/modules.hpp).
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -76,7 +78,7 @@ const std::vector<PlanTableNote>& plan_table_notes();
 // "1,2,4"), each of which sets a deck key. `plan` prices every rank count x value (x the values of
 // the axes added after it) x stage, leaving out a rank count that the deck's model-parallel
 // size (core/zero_mesh.hpp) does not divide at that value; without the option, the deck's value.
-// `plan --largest` takes the axes as dimensions of its cells.
+// A mode of `plan` (PlanMode) gets the deck at every point of the axes.
 struct PlanAxis {
   std::string option;  // "--name"
   std::string help;    // the option's help
@@ -85,14 +87,43 @@ struct PlanAxis {
   // The deck's value, and the deck at `value` (fails naming what does not fit the deck).
   std::function<int64_t(const Deck& deck)> value;
   std::function<Deck(const Deck& deck, int64_t value)> at;
-  // --largest: the CSV columns it appends (",a,b") where some cell's value is not 1, and a cell's
-  // (`point`: the cell's plan, nullptr where none fits or it cannot run); the sentence the
-  // closing note ends with.
-  std::string largest_header;
-  std::function<std::string(int64_t value, const PlanPoint* point)> largest_cells;
-  std::string largest_note;
 };
 void add_plan_axis(PlanAxis axis);
 const std::vector<PlanAxis>& plan_axes();
+
+// A flag of `zeromini plan` (no value): *value is set where it is given (once), or *count counts
+// how often it was.
+struct PlanFlag {
+  std::string flag;  // "--name"
+  std::string help;
+  bool* value = nullptr;
+  int* count = nullptr;
+};
+
+// What `zeromini plan` was asked for, as a mode gets it.
+struct PlanRequest {
+  std::vector<Deck> decks;  // the deck (its precision resolved) at every point of the plan's axes
+  const Machine* machine;   // --machine's, or nullptr
+  // --ranks's counts (fails on a bad one), empty where it was not given.
+  std::function<std::vector<int64_t>()> ranks;
+  std::vector<int> stages;
+  std::string format;  // "table" or "csv"
+};
+
+// A mode of `zeromini plan`: asked for by a flag of its own (in `plan --help` after --format,
+// with the flags that go with it), it prints instead of the plan's table or CSV. miniapp/ adds
+// the flags and calls the mode.
+class PlanMode {
+ public:
+  virtual ~PlanMode() = default;
+  virtual PlanFlag flag() = 0;                              // the flag that asks for the mode
+  virtual std::vector<PlanFlag> flags() { return {}; }      // the flags that go with it
+  virtual std::string default_ranks() const { return ""; }  // --ranks's default for it, "" none
+  // Where the plan runs without the mode: refuses its flags (zm::Error).
+  virtual void check_unused() {}
+  virtual int run(const PlanRequest& request) = 0;  // the exit status
+};
+void add_plan_mode(std::unique_ptr<PlanMode> mode);
+const std::vector<std::unique_ptr<PlanMode>>& plan_modes();
 
 }  // namespace zm

@@ -1,6 +1,6 @@
 /* Preloaded into the ranks (LD_PRELOAD) where MPICH 4.0.x's ch4:ucx device talks TCP between
  * nodes: scripts/netns-cluster.sh and the multinode tests load it, and users of such an MPICH
- * may too (README, "Several nodes on one machine").
+ * may too (scripts/README.md, "Several nodes on one machine").
  *
  * Why: MPICH 4.0.2's MPI_Finalize (src/mpid/ch4/netmod/ucx/ucx_init.c, finalize hook) closes
  * every UCX endpoint with ucp_disconnect_nb, waits for the closes, and only then enters the PMI

@@ -68,7 +68,8 @@ void print_inter_group_traffic(const std::vector<StageResult>& results) {
     log_root(
         "  stage {}: {} shard groups of {} ranks; {:.3f} MiB per rank per step within a group, "
         "{:.3f} MiB across groups\n",
-        s.stage, s.ranks / s.model_parallel / s.shard_size, s.shard_size, (total - inter) / kMiB, inter / kMiB);
+        s.stage, s.ranks / s.model_parallel / s.shard_size, s.shard_size, (total - inter) / kMiB,
+        inter / kMiB);
   }
 }
 

@@ -84,7 +84,7 @@ TrainerT<Real>::TrainerT(const Deck& deck, int stage, Communicator& comm, const 
                                          splits_group_by_node(deck, stage))),
       partition_(layout_, comms_->mesh().group_ranks(), comms_->mesh().sub_shards()),
       engine_(make_engine<Real>(stage, partition_, *comms_,
-                                zero_options(deck, stage, comms_->mesh()), gpt_schedule(layout_),
+                                zero_options(deck, stage, comms_->mesh()), gpt_unit_order(layout_),
                                 team_shape, context.ledger)),
       model_(layout_, deck.train.micro_batch, deck.model.seq_len, context,
              deck.train.policy().gemm_math, team_shape, model_parallel_group(),

@@ -5,11 +5,11 @@ namespace zm {
 template <typename Real>
 ComposedEngine<Real>::ComposedEngine(const StageSpec& spec, const Partition& partition,
                                      MeshComms& comms, const ZeroOptions& options,
-                                     const std::vector<UnitEvent>& schedule,
+                                     const std::vector<UnitEvent>& unit_order,
                                      kernels::TeamShape team_shape, MemoryLedger* ledger)
     : ZeroEngineT<Real>(spec, partition, comms, options, team_shape, ledger),
       gradients_(make_gradient_path<Real>(spec, partition, options, comms, ledger)),
-      parameters_(make_parameter_path<Real>(spec, partition, options, schedule, ledger)) {}
+      parameters_(make_parameter_path<Real>(spec, partition, options, unit_order, ledger)) {}
 
 template <typename Real>
 void ComposedEngine<Real>::begin_micro_step(int64_t micro, int64_t micro_steps) {

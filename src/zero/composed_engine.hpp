@@ -20,7 +20,7 @@ class ComposedEngine final : public ZeroEngineT<Real> {
  public:
   // Allocates the model state, then the gradient path's buffers, then the parameter path's.
   ComposedEngine(const StageSpec& spec, const Partition& partition, MeshComms& comms,
-                 const ZeroOptions& options, const std::vector<UnitEvent>& schedule,
+                 const ZeroOptions& options, const std::vector<UnitEvent>& unit_order,
                  kernels::TeamShape team_shape, MemoryLedger* ledger);
 
   const Real* acquire(UnitEvent event) override { return parameters_->acquire(event, *this); }

@@ -76,48 +76,6 @@ float* ZeroEngine::adam_v_at(int u, int64_t e) const {
   return base_of(adam_v_.data(), optim_piece_, u, e);
 }
 
-std::vector<float> ZeroEngine::full_state(State which) {
-  const ParamLayout& layout = partition_->layout();
-  const Placement& placement = which == State::Params ? master_storage() : optim_storage_;
-  auto state_at = [&](int u, int64_t e) {
-    return which == State::Params  ? master_at(u, e)
-           : which == State::AdamM ? adam_m_at(u, e)
-                                   : adam_v_at(u, e);
-  };
-  std::vector<float> out(static_cast<size_t>(layout.total()));
-  // A diagnostic path, outside the training step: its transient unit buffer is not
-  // part of the run's accounted memory.
-  Kokkos::View<float*, MemSpace> gathered, shard;
-  if (!placement.replicated())
-    gathered = Kokkos::View<float*, MemSpace>(
-        "full_state",
-        static_cast<size_t>(partition_->max_padded_unit(0, partition_->num_units() - 1)));
-  if (placement.shards(kReplicateDim))
-    shard = Kokkos::View<float*, MemSpace>("full_state_shard",
-                                           static_cast<size_t>(partition_->max_shard()));
-  for (int u = 0; u < partition_->num_units(); ++u) {
-    const UnitPartition& p = partition_->unit(u);
-    const float* unit_data = gathered.data();
-    const int64_t first = rank_ * p.shard;
-    if (placement.replicated()) {
-      unit_data = state_at(u, 0);
-    } else if (!placement.shards(kReplicateDim)) {
-      comm_->all_gather(state_at(u, first), gathered.data(), static_cast<size_t>(p.shard),
-                        DType::F32);
-    } else {  // hpZ: the sub-shards into this rank's shard, then the shards into the unit
-      replicas_->all_gather(state_at(u, first + replica_ * p.sub_shard), shard.data(),
-                            static_cast<size_t>(p.sub_shard), DType::F32);
-      comm_->all_gather(shard.data(), gathered.data(), static_cast<size_t>(p.shard), DType::F32);
-    }
-    using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
-    Kokkos::View<const float*, MemSpace, Unmanaged> src(unit_data, static_cast<size_t>(p.size));
-    Kokkos::View<float*, HostSpace, Unmanaged> dst(out.data() + layout.unit(u).offset,
-                                                   static_cast<size_t>(p.size));
-    Kokkos::deep_copy(dst, src);
-  }
-  return out;
-}
-
 // ---- ZeroEngineT<Real> ----
 
 std::vector<BufferSpec> model_state_buffers(const Partition& partition, const ZeroOptions& options,

@@ -146,12 +146,6 @@ class ZeroEngine {
   // parameters from them (collective where the stage gathers parameters).
   virtual void masters_written() = 0;
 
-  // A whole fp32 state vector in logical layout order (no padding) on the host, gathered where
-  // this stage shards it: collective then (every rank must call it).
-  enum class State { Params, AdamM, AdamV };
-  std::vector<float> full_state(State which);
-  std::vector<float> full_parameters() { return full_state(State::Params); }
-
  protected:
   // The model state of `spec` in its placements on the mesh (ZeroMesh::placements).
   ZeroEngine(const StageSpec& spec, const Partition& partition, MeshComms& comms,
@@ -326,7 +320,7 @@ std::unique_ptr<ShardSourceT<Real>> resident_shard();
 template <typename Real>
 std::unique_ptr<ZeroEngineT<Real>> make_engine(int stage, const Partition& partition,
                                                MeshComms& comms, const ZeroOptions& options,
-                                               const std::vector<UnitEvent>& schedule,
+                                               const std::vector<UnitEvent>& unit_order,
                                                kernels::TeamShape team_shape,
                                                MemoryLedger* ledger = nullptr);
 

@@ -10,11 +10,11 @@ namespace zm {
 template <typename Real>
 std::unique_ptr<ZeroEngineT<Real>> make_engine(int stage, const Partition& partition,
                                                MeshComms& comms, const ZeroOptions& options,
-                                               const std::vector<UnitEvent>& schedule,
+                                               const std::vector<UnitEvent>& unit_order,
                                                kernels::TeamShape team_shape,
                                                MemoryLedger* ledger) {
   return std::make_unique<ComposedEngine<Real>>(stage_spec(stage), partition, comms, options,
-                                                schedule, team_shape, ledger);
+                                                unit_order, team_shape, ledger);
 }
 
 template std::unique_ptr<ZeroEngineT<float>> make_engine(int, const Partition&, MeshComms&,

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/gathered_state.hpp"
 #include "common/test_watchdog.hpp"
 #include "common/zero_test_util.hpp"
 #include "io/checkpoint.hpp"
@@ -52,8 +53,8 @@ struct State {
 };
 
 inline State full_state(ZeroEngine& engine) {
-  return {engine.full_state(ZeroEngine::State::Params), engine.full_state(ZeroEngine::State::AdamM),
-          engine.full_state(ZeroEngine::State::AdamV)};
+  return {gathered_state(engine, StateVector::Params), gathered_state(engine, StateVector::AdamM),
+          gathered_state(engine, StateVector::AdamV)};
 }
 
 // Runs steps [first, last) and returns their losses.

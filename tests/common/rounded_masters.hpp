@@ -3,6 +3,7 @@
 // step (test_mixed_precision, test_hybrid_sharding).
 #pragma once
 
+#include "common/gathered_state.hpp"
 #include "core/compat.hpp"  // ZEROMINI_HAVE_BF16
 
 #if ZEROMINI_HAVE_BF16
@@ -22,7 +23,7 @@ struct MasterComparison {
 // Every parameter this rank holds against the rounding of its master (collective: the masters
 // are gathered).
 inline MasterComparison compare_with_rounded_masters(TrainerT<bf16>& trainer) {
-  const std::vector<float> masters = trainer.engine().full_parameters();
+  const std::vector<float> masters = zm::testing::gathered_parameters(trainer.engine());
   const ZeroEngineT<bf16>& engine = trainer.typed_engine();
   const ParamLayout& layout = trainer.layout();
   MasterComparison result;

@@ -12,6 +12,7 @@
 
 #include "comm/communicator.hpp"
 #include "comm/mesh_comms.hpp"
+#include "common/gathered_state.hpp"
 #include "core/deck.hpp"
 #include "core/memory.hpp"
 #include "train/trainer.hpp"
@@ -114,7 +115,7 @@ inline TrainedRun train(const Deck& deck, Communicator& comm) {
     run.records.push_back(trainer.step(s));
     run.losses.push_back(run.records.back().loss);
   }
-  run.params = whole_model(trainer, trainer.engine().full_parameters());
+  run.params = whole_model(trainer, zm::testing::gathered_parameters(trainer.engine()));
   return run;
 }
 

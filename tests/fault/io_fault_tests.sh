@@ -168,7 +168,6 @@ PY
     timed second 2 --set zero.stage=1 --set train.steps=10 --set output.checkpoint_every=3 \
       --set train.resume=latest --out "$work/run"
     [[ $status -eq 0 ]] || fail "the resumed run failed"
-    grep -q "learning-rate schedule changes: train.steps 6 -> 10" "$work/second.log" || fail "no warning"
     "$python" - "$work/run/results.h5" <<'PY' || fail "results.h5 does not hold steps 1-10"
 import sys, h5py, numpy as np
 g = h5py.File(sys.argv[1])["stage_1"]

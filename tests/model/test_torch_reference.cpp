@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "comm/communicator.hpp"
+#include "common/gathered_state.hpp"
 #include "common/test_paths.hpp"
 #include "common/test_team_shape.hpp"
 #include "common/test_watchdog.hpp"
@@ -89,7 +90,7 @@ TEST(TorchReference, LossGradientsAndThreeAdamWStepsMatchPyTorch) {
   // under ZEROMINI_TEAM_SHAPE).
   zm::TrainerT<float> trainer(deck, 0, *comm, {}, zm::testing::test_team_shape());
   trainer.init_parameters();
-  write_raw(dir / "params_init.f32", trainer.engine().full_parameters());
+  write_raw(dir / "params_init.f32", zm::testing::gathered_parameters(trainer.engine()));
   trainer.engine().begin_micro_step(0, 1);
   const zm::Batch batch = trainer.model().upload(inputs.data(), targets.data());
   const double loss0 = trainer.model().forward(trainer.typed_engine(), batch);
@@ -104,7 +105,7 @@ TEST(TorchReference, LossGradientsAndThreeAdamWStepsMatchPyTorch) {
   // The step reports the same loss; it passes through the step's fp32 statistics all-reduce.
   EXPECT_NEAR(losses[0], loss0, 1e-6 * loss0);
   write_raw(dir / "losses.f64", losses);
-  write_raw(dir / "params_step3.f32", trainer.engine().full_parameters());
+  write_raw(dir / "params_step3.f32", zm::testing::gathered_parameters(trainer.engine()));
 
   std::ofstream manifest(dir / "manifest.txt");
   manifest << deck.resolved_toml() << "\n# tensors\n";

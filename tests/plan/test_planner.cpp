@@ -9,7 +9,6 @@
 #include "common/test_paths.hpp"
 #include "core/deck.hpp"
 #include "core/error.hpp"
-#include "plan/largest.hpp"
 #include "plan/machine.hpp"
 #include "plan/planner.hpp"
 #include "plan/run_declarations.hpp"

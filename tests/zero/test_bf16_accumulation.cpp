@@ -73,7 +73,7 @@ TEST_P(Bf16MicroSteps, AccumulateInFp32) {
   const zm::ParamLayout layout(deck.model);
   zm::MeshComms comms(*world, zm::run_zero_mesh(deck, stage, *world));
   const zm::Partition partition(layout, comms.mesh().group_ranks(), comms.mesh().sub_shards());
-  const auto schedule = zm::gpt_schedule(layout);
+  const auto schedule = zm::gpt_unit_order(layout);
   const k::TeamShape shape = zm::testing::test_team_shape();
   auto engine = zm::make_engine<bf16>(stage, partition, comms,
                                       zm::zero_options(deck, stage, comms.mesh()), schedule, shape);

@@ -78,14 +78,6 @@ void add_plan_parts() {
   axis.what = "tensor-parallel degree";
   axis.value = [](const Deck& deck) { return tp_of(deck); };
   axis.at = with_tensor_parallel;
-  axis.largest_header = ",tp,tensor_parallel_bytes";
-  axis.largest_cells = [](int64_t tp, const PlanPoint* p) {
-    return fmt::format(",{},{}", tp,
-                       p ? fmt::format("{:.0f}", p->bytes_at_level(CommLevel::ModelParallel)) : "");
-  };
-  axis.largest_note =
-      "tp: parallel.tp, each tp group of consecutive devices holds 1/tp of the split\n"
-      "tensors and ZeRO shards over devices / tp; the parameters are the whole model's.";
   add_plan_axis(std::move(axis));
 
   // The CSV: the mesh's tp and the bytes of the model's collectives, after the traffic by level.

@@ -60,12 +60,15 @@ class TensorParallelFigures final : public StageFigures {
   }
 
   std::vector<RankDataset> datasets() const override {
-    RankDataset bytes{"comm_bytes_tensor_parallel", op_names(),
+    RankDataset bytes{"comm_bytes_tensor_parallel",
+                      op_names(),
                       "bytes sent per rank along tp, the model's own collectives (ring "
                       "convention; part of comm_bytes)",
                       {}};
-    RankDataset seconds{"comm_seconds_tensor_parallel", op_names(),
-                        "seconds waiting along tp (part of comm_seconds)", {}};
+    RankDataset seconds{"comm_seconds_tensor_parallel",
+                        op_names(),
+                        "seconds waiting along tp (part of comm_seconds)",
+                        {}};
     for (int r = 0; r < ranks_; ++r)
       for (int op = 0; op < kCommOps; ++op) {
         const double* v = all_.data() + static_cast<size_t>(r) * 2 * kCommOps;
@@ -128,8 +131,7 @@ class TrafficHook final : public StepHook {
     CommStats all_per_step;
     const double n = static_cast<double>(o_.result.steps.size());
     for (const StepRecord& r : o_.result.steps)
-      for (int op = 0; op < kCommOps; ++op)
-        all_per_step.ops[op].bytes += r.comm.ops[op].bytes / n;
+      for (int op = 0; op < kCommOps; ++op) all_per_step.ops[op].bytes += r.comm.ops[op].bytes / n;
     figures_->gather(all_per_step, comms().world());
   }
 

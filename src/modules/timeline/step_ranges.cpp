@@ -49,7 +49,8 @@ std::string parse_step_ranges(const std::string& text, std::vector<StepRange>* o
 }
 
 std::string check_step_list(const deck_detail::RawValue& value) {
-  if (value.type == deck_detail::RawValue::Type::Integer) return value.integer >= 1 ? "" : "out of range";
+  if (value.type == deck_detail::RawValue::Type::Integer)
+    return value.integer >= 1 ? "" : "out of range";
   std::vector<StepRange> ranges;
   return parse_step_ranges(value.text, &ranges);
 }

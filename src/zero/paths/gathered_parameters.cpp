@@ -1,13 +1,13 @@
 // ParameterPath::GatheredPerUnit (stage 3, P_os+g+p): each rank holds its shard of the parameters.
 // Before a unit's forward, and again before its backward, its parameters are all-gathered into a
-// slot, used and released; gathers run `zero.prefetch` units ahead along the model's schedule so
+// slot, used and released; gathers run `zero.prefetch` units ahead along the model's unit order so
 // that they overlap compute.
 //
 // Each gather is the unit's UnitGather of the step's schedule (zero/schedule.hpp), posted through
 // its strategy into the slot; acquire() waits for it and lets the strategy finish its work on the
 // slot (a compressed gather unpacks into it: zero/collective_strategy.hpp, `arrived`).
 //
-// A forward-only pass (between steps) walks the schedule's events up to the head's, which come
+// A forward-only pass (between steps) walks the unit order's events up to the head's, which come
 // first in it, and gathers nothing beyond them: the UnitGather posts the schedule counts per
 // forward-only micro-batch (ScheduledCollective::per_forward_only).
 //
@@ -50,7 +50,7 @@ template <typename Real>
 class GatheredParameters final : public ParameterPathT<Real> {
  public:
   GatheredParameters(const Partition& partition, const ZeroOptions& options,
-                     const std::vector<UnitEvent>& schedule, MemoryLedger* ledger);
+                     const std::vector<UnitEvent>& unit_order, MemoryLedger* ledger);
   ~GatheredParameters() override;
 
   const Real* acquire(UnitEvent event, ZeroEngineT<Real>& engine) override;
@@ -62,7 +62,7 @@ class GatheredParameters final : public ParameterPathT<Real> {
  private:
   struct Slot {
     TrackedBuffer<Real> buffer;
-    int event = -1;  // index into schedule_ of the event using it, -1 when free
+    int event = -1;  // index into unit_order_ of the event using it, -1 when free
     CommRequest gather;
   };
   int slot_kind(int event) const;  // 0 embedding slot, 1 other slots
@@ -72,28 +72,28 @@ class GatheredParameters final : public ParameterPathT<Real> {
   // Posts the gather of unit's shards into slot `index`.
   CommRequest post_gather(int index, int unit, ZeroEngineT<Real>& engine) const;
 
-  std::vector<UnitEvent> schedule_;
+  std::vector<UnitEvent> unit_order_;
   int embedding_unit_;
   std::vector<Slot> slots_;  // [0] embedding, [1..] others
-  int next_event_ = 0;       // next schedule_ entry acquire() expects
-  int next_gather_ = 0;      // next schedule_ entry without a posted gather
-  int end_event_ = 0;        // the events of this pass: [0, end_event_) of schedule_
+  int next_event_ = 0;       // next unit_order_ entry acquire() expects
+  int next_gather_ = 0;      // next unit_order_ entry without a posted gather
+  int end_event_ = 0;        // the events of this pass: [0, end_event_) of unit_order_
   int forward_events_ = 0;   // the events of a forward: up to the first backward's
   int prefetch_ = 0;
 };
 
 template <typename Real>
 GatheredParameters<Real>::GatheredParameters(const Partition& partition, const ZeroOptions& options,
-                                             const std::vector<UnitEvent>& schedule,
+                                             const std::vector<UnitEvent>& unit_order,
                                              MemoryLedger* ledger)
-    : schedule_(schedule),
+    : unit_order_(unit_order),
       embedding_unit_(partition.layout().embedding_unit()),
       prefetch_(static_cast<int>(prefetch_of(options))) {
-  end_event_ = static_cast<int>(schedule_.size());
+  end_event_ = static_cast<int>(unit_order_.size());
   forward_events_ =
-      static_cast<int>(std::find_if(schedule_.begin(), schedule_.end(),
+      static_cast<int>(std::find_if(unit_order_.begin(), unit_order_.end(),
                                     [](const UnitEvent& e) { return e.use == UnitUse::Backward; }) -
-                       schedule_.begin());
+                       unit_order_.begin());
   PlannedAllocator alloc(gather_buffers(partition, options), ledger);
   for (TrackedBuffer<Real>& buffer : gather_slot_set(partition, options).take<Real>(alloc)) {
     slots_.emplace_back();
@@ -109,7 +109,7 @@ GatheredParameters<Real>::~GatheredParameters() {
 
 template <typename Real>
 int GatheredParameters<Real>::slot_kind(int event) const {
-  return schedule_[static_cast<size_t>(event)].unit == embedding_unit_ ? 0 : 1;
+  return unit_order_[static_cast<size_t>(event)].unit == embedding_unit_ ? 0 : 1;
 }
 
 template <typename Real>
@@ -132,7 +132,7 @@ CommRequest GatheredParameters<Real>::post_gather(int index, int unit,
 
 template <typename Real>
 void GatheredParameters<Real>::post_gathers(ZeroEngineT<Real>& engine) {
-  // In schedule order only, so that every rank posts the same collectives in the same order.
+  // In the unit order only, so that every rank posts the same collectives in the same order.
   while (next_gather_ < end_event_ && next_gather_ <= next_event_ + prefetch_) {
     int free_slot = -1;
     if (slot_kind(next_gather_) == 0) {
@@ -144,7 +144,8 @@ void GatheredParameters<Real>::post_gathers(ZeroEngineT<Real>& engine) {
     if (free_slot < 0) return;
     Slot& slot = slots_[static_cast<size_t>(free_slot)];
     slot.event = next_gather_;
-    slot.gather = post_gather(free_slot, schedule_[static_cast<size_t>(next_gather_)].unit, engine);
+    slot.gather =
+        post_gather(free_slot, unit_order_[static_cast<size_t>(next_gather_)].unit, engine);
     ++next_gather_;
   }
 }
@@ -153,7 +154,7 @@ template <typename Real>
 void GatheredParameters<Real>::begin_micro_step(ZeroEngineT<Real>& engine) {
   next_event_ = 0;
   next_gather_ = 0;
-  end_event_ = static_cast<int>(schedule_.size());
+  end_event_ = static_cast<int>(unit_order_.size());
   post_gathers(engine);
 }
 
@@ -171,13 +172,13 @@ void GatheredParameters<Real>::end_forward_only(ZeroEngineT<Real>&) {
             next_event_, end_event_);
   for (const Slot& slot : slots_)
     ZM_ASSERT(slot.event < 0, "the forward-only pass left event {} gathered", slot.event);
-  end_event_ = static_cast<int>(schedule_.size());
+  end_event_ = static_cast<int>(unit_order_.size());
 }
 
 template <typename Real>
 const Real* GatheredParameters<Real>::acquire(UnitEvent event, ZeroEngineT<Real>& engine) {
-  ZM_ASSERT(next_event_ < end_event_ && schedule_[static_cast<size_t>(next_event_)] == event,
-            "unit {} acquired out of the schedule (expected event {})", event.unit, next_event_);
+  ZM_ASSERT(next_event_ < end_event_ && unit_order_[static_cast<size_t>(next_event_)] == event,
+            "unit {} acquired out of the unit order (expected event {})", event.unit, next_event_);
   post_gathers(engine);
   const int slot = find_slot(next_event_);
   ZM_ASSERT(slot >= 0, "no slot holds event {}", next_event_);
@@ -194,7 +195,7 @@ template <typename Real>
 void GatheredParameters<Real>::release(UnitEvent event, ZeroEngineT<Real>& engine) {
   for (Slot& slot : slots_) {
     if (slot.event >= 0 && slot.event < next_event_ &&
-        schedule_[static_cast<size_t>(slot.event)] == event) {
+        unit_order_[static_cast<size_t>(slot.event)] == event) {
       slot.event = -1;
       post_gathers(engine);
       return;
@@ -231,9 +232,9 @@ PathDeclaration gathered_parameters_declaration(const Partition& partition,
 
 template <typename Real>
 std::unique_ptr<ParameterPathT<Real>> make_gathered_parameters(
-    const Partition& partition, const ZeroOptions& options, const std::vector<UnitEvent>& schedule,
-    MemoryLedger* ledger) {
-  return std::make_unique<GatheredParameters<Real>>(partition, options, schedule, ledger);
+    const Partition& partition, const ZeroOptions& options,
+    const std::vector<UnitEvent>& unit_order, MemoryLedger* ledger) {
+  return std::make_unique<GatheredParameters<Real>>(partition, options, unit_order, ledger);
 }
 
 template std::unique_ptr<ParameterPathT<float>> make_gathered_parameters(

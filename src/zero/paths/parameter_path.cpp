@@ -19,13 +19,13 @@ template <typename Real>
 std::unique_ptr<ParameterPathT<Real>> make_parameter_path(const StageSpec& spec,
                                                           const Partition& partition,
                                                           const ZeroOptions& options,
-                                                          const std::vector<UnitEvent>& schedule,
+                                                          const std::vector<UnitEvent>& unit_order,
                                                           MemoryLedger* ledger) {
   switch (spec.parameters) {
     case ParameterPath::Replicated:
       return make_replicated_parameters<Real>();
     case ParameterPath::GatheredPerUnit:
-      return make_gathered_parameters<Real>(partition, options, schedule, ledger);
+      return make_gathered_parameters<Real>(partition, options, unit_order, ledger);
   }
   return nullptr;
 }

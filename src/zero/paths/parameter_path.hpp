@@ -27,14 +27,14 @@ class ParameterPathT {
   virtual void release(UnitEvent event, ZeroEngineT<Real>& engine) = 0;
   // A micro-step starts (after the engine's own begin_micro_step).
   virtual void begin_micro_step(ZeroEngineT<Real>& engine) = 0;
-  // A forward-only pass starts between steps: the schedule's events up to the head's follow, and
+  // A forward-only pass starts between steps: the unit order's events up to the head's follow, and
   // no backward. end_forward_only: it ended, every unit it acquired released.
   virtual void begin_forward_only(ZeroEngineT<Real>& engine) = 0;
   virtual void end_forward_only(ZeroEngineT<Real>& engine) = 0;
 };
 
 // The buffers of `spec`'s parameter path, and the path itself for compute type Real,
-// its buffers allocated (after the gradient path's) and recorded in `ledger`. `schedule`: the
+// its buffers allocated (after the gradient path's) and recorded in `ledger`. `unit_order`: the
 // order in which the model uses the units in a step (a gathering path prefetches along it).
 PathDeclaration declare_parameter_path(const StageSpec& spec, const Partition& partition,
                                        const ZeroOptions& options);
@@ -42,7 +42,7 @@ template <typename Real>
 std::unique_ptr<ParameterPathT<Real>> make_parameter_path(const StageSpec& spec,
                                                           const Partition& partition,
                                                           const ZeroOptions& options,
-                                                          const std::vector<UnitEvent>& schedule,
+                                                          const std::vector<UnitEvent>& unit_order,
                                                           MemoryLedger* ledger);
 
 // The components (one file each), as declare_parameter_path and make_parameter_path reach them.
@@ -53,7 +53,7 @@ PathDeclaration gathered_parameters_declaration(const Partition& partition,
                                                 const ZeroOptions& options);
 template <typename Real>
 std::unique_ptr<ParameterPathT<Real>> make_gathered_parameters(
-    const Partition& partition, const ZeroOptions& options, const std::vector<UnitEvent>& schedule,
-    MemoryLedger* ledger);
+    const Partition& partition, const ZeroOptions& options,
+    const std::vector<UnitEvent>& unit_order, MemoryLedger* ledger);
 
 }  // namespace zm

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/equivalence.hpp"
+#include "common/gathered_state.hpp"
 #include "common/zero_test_util.hpp"
 #include "modules/evaluation/held_out.hpp"
 #include "modules/evaluation/settings.hpp"
@@ -30,7 +31,8 @@ inline EvaluatedRun train(const zm::Deck& deck, zm::Communicator& comm, bool eva
     run.losses.push_back(trainer->step(s).loss);
     if (evaluate) run.eval_losses.push_back(trainer->forward_only_loss(*held_out.data, batches));
   }
-  run.params = zm::testing::whole_model(*trainer, trainer->engine().full_parameters());
+  run.params =
+      zm::testing::whole_model(*trainer, zm::testing::gathered_parameters(trainer->engine()));
   return run;
 }
 

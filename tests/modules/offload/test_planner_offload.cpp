@@ -1,6 +1,7 @@
 // ZeRO-Offload in the planner: the machine file's [host] table, the copies and host update priced
-// from the run's own transfers, host memory per node as a fit condition, the largest model with
-// and without offload, and a machine without [host] refused by name.
+// from the run's own transfers, host memory per node as a fit condition, and a machine without
+// [host] refused by name (the largest model with and without offload:
+// tests/modules/largest_model/).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,7 +13,6 @@
 #include "core/error.hpp"
 #include "core/stage_spec.hpp"
 #include "modules/offload/offload_cost.hpp"
-#include "plan/largest.hpp"
 #include "plan/machine.hpp"
 #include "plan/planner.hpp"
 #include "plan/planner_test_util.hpp"
@@ -140,16 +140,6 @@ zm::Deck offload_deck(const char* params = "none") {
   return deck;
 }
 
-// --largest's offload axis, as the module registered it; its variants none, optimizer and
-// optimizer + params are 0, 1 and 2.
-const zm::LargestAxis* offload_axis() {
-  for (const zm::LargestAxis& axis : zm::largest_axes())
-    if (axis.flag == "--offload") return &axis;
-  ADD_FAILURE() << "no --offload axis";
-  return nullptr;
-}
-constexpr int kNoOffload = 0, kOptimizer = 1, kOptimizerAndParams = 2;
-
 // transfer_seconds is the run's own copies (run_transfers) at the link: bytes / bandwidth plus
 // the latency per copy; the host update is the rank's adam_m elements at its share of the host
 // rate; both enter the step times.
@@ -242,7 +232,8 @@ TEST(PlannerOffload, HostMemoryPerNodeMustFit) {
   EXPECT_GT(zm::plan_memory(d, 1, tight.mesh).host() * 4, m.host->memory_per_node_bytes);
 }
 
-// A machine without [host] cannot price offload: plan and --largest refuse, naming the file.
+// A machine without [host] cannot price offload: plan refuses, naming the file (--largest:
+// tests/modules/largest_model/).
 TEST(PlannerOffload, MachineWithoutHostIsRefused) {
   const std::string path = write_machine("no-host.toml", machine_text(""));
   const zm::Machine m = zm::load_machine(path);
@@ -257,42 +248,6 @@ TEST(PlannerOffload, MachineWithoutHostIsRefused) {
   // Where offload does not apply (stage 0), or without a machine, the plan goes on.
   EXPECT_NO_THROW(zm::plan_point(offload_deck(), 0, 8, &m));
   EXPECT_NO_THROW(zm::plan_point(offload_deck(), 2, 8, nullptr));
-  EXPECT_THROW(zm::plan_largest_models(deck_with(4, 256, 4, "bf16"), m, {8}, {2}, offload_axis()),
-               zm::Error);
-}
-
-// On a DGX-2 of 32 GB V100s, offloading the optimizer at stage 2 fits more layers than keeping it
-// on the device (the ZeRO-Offload paper's point), and the parameters too at stage 3 more again.
-TEST(PlannerOffload, LargestFitsMoreWithOffloadOnDgx2) {
-  const std::string path = zm_test::inputs_dir() + "/machines/dgx2-v100-32gb.toml";
-  if (!fs::exists(path)) GTEST_SKIP() << "no machine file";
-  const zm::Machine m = zm::load_machine(path);
-  zm::Deck deck = deck_with(50, 4096, 32, "bf16");
-  const auto cells = zm::plan_largest_models(deck, m, {1, 16}, {2, 3}, offload_axis());
-  auto layers = [&](int64_t devices, int stage, int offload) {
-    for (const zm::LargestModel& c : cells)
-      if (c.devices == devices && c.stage == stage && c.option.variant == offload &&
-          c.option.sharding == zm::LargestSharding::All && !c.option.recompute)
-        return c.layers;
-    ADD_FAILURE() << "no cell";
-    return int64_t(-1);
-  };
-  for (int64_t devices : {1, 16}) {
-    SCOPED_TRACE(fmt::format("{} devices", devices));
-    EXPECT_GT(layers(devices, 2, kOptimizer), layers(devices, 2, kNoOffload));
-    EXPECT_GT(layers(devices, 3, kOptimizerAndParams), layers(devices, 3, kOptimizer));
-  }
-  for (const zm::LargestModel& c : cells) {
-    // hpZ and the offload of the parameters are stage 3 options, and exclude each other; the
-    // cells that offload keep host bytes.
-    const bool params = c.option.variant == kOptimizerAndParams;
-    const bool hpz = c.option.sharding == zm::LargestSharding::Hpz;
-    EXPECT_EQ(c.applies, c.stage == 3 ? !(params && hpz) : !(params || hpz));
-    if (!c.applies || c.layers == 0) continue;
-    EXPECT_EQ(c.point.host_bytes_per_node > 0, c.option.variant != kNoOffload);
-    EXPECT_LE(c.point.memory.total(), m.device_memory_bytes);
-    EXPECT_LE(c.point.host_bytes_per_node, m.host->memory_per_node_bytes);
-  }
 }
 
 }  // namespace

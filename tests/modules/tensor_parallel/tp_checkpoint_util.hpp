@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/checkpoint_test_util.hpp"
+#include "common/gathered_state.hpp"
 #include "common/test_watchdog.hpp"
 #include "core/zero_mesh.hpp"
 #include "io/checkpoint.hpp"
@@ -60,8 +61,8 @@ inline int64_t whole_index(const TensorInfo& t, int tp, int tp_rank, int64_t i) 
 // Collective over the world: the engine's fp32 state `which` of the whole model (tp = 1 layout),
 // on every rank. The first data-parallel rank of each tp coordinate contributes its slice (tp
 // rank 0 alone the replicated tensors), the others zeros: the sum is exact.
-inline std::vector<float> whole_state(ZeroEngine& engine, ZeroEngine::State which) {
-  const std::vector<float> slice = engine.full_state(which);
+inline std::vector<float> whole_state(ZeroEngine& engine, zm::testing::StateVector which) {
+  const std::vector<float> slice = zm::testing::gathered_state(engine, which);
   const ParamLayout& layout = engine.partition().layout();
   const int tp = layout.slices(), tp_rank = engine.slice_rank();
   const int world_rank = engine.comms().world().rank();
@@ -83,9 +84,9 @@ inline std::vector<float> whole_state(ZeroEngine& engine, ZeroEngine::State whic
 }
 
 inline State whole_state(ZeroEngine& engine) {
-  return {whole_state(engine, ZeroEngine::State::Params),
-          whole_state(engine, ZeroEngine::State::AdamM),
-          whole_state(engine, ZeroEngine::State::AdamV)};
+  return {whole_state(engine, zm::testing::StateVector::Params),
+          whole_state(engine, zm::testing::StateVector::AdamM),
+          whole_state(engine, zm::testing::StateVector::AdamV)};
 }
 
 // The unsharded run: world rank 0 alone, tp = 1, stage 0, the whole global batch in one

@@ -19,6 +19,7 @@
 #include <cstring>
 
 #include "common/equivalence.hpp"
+#include "common/gathered_state.hpp"
 #include "common/rounded_masters.hpp"
 #include "common/test_watchdog.hpp"
 #include "plan/planner.hpp"
@@ -166,7 +167,8 @@ Bf16Run train_bf16(const zm::Deck& deck, zm::Communicator& comm) {
   trainer.init_parameters();
   Bf16Run out;
   for (int64_t s = 0; s < deck.train.steps; ++s) out.run.losses.push_back(trainer.step(s).loss);
-  out.run.params = zm::testing::whole_model(trainer, trainer.engine().full_parameters());
+  out.run.params =
+      zm::testing::whole_model(trainer, zm::testing::gathered_parameters(trainer.engine()));
   out.masters = zm::testing::compare_with_rounded_masters(trainer);
   out.replica_bits_differing = bits_differing_between_replicas(trainer);
   return out;

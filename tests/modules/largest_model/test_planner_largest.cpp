@@ -1,14 +1,14 @@
-// The largest-model table (plan --largest): split from test_planner.cpp, same target.
+// The largest-model table (plan --largest, the module largest_model).
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
 #include "common/test_paths.hpp"
 #include "core/deck.hpp"
-#include "plan/largest.hpp"
+#include "modules/largest_model/largest.hpp"
 #include "plan/machine.hpp"
 #include "plan/planner.hpp"
-#include "planner_test_util.hpp"
+#include "plan/planner_test_util.hpp"
 
 namespace {
 

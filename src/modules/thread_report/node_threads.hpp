@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "core/host_threads.hpp"
+#include "modules/thread_report/host_threads.hpp"
 
 namespace zm {
 

@@ -1,4 +1,4 @@
-#include "io/resume_check.hpp"
+#include "modules/resume_check/resume_changes.hpp"
 
 #include <fmt/format.h>
 

@@ -24,11 +24,6 @@ struct HostThreads {
 // Read once Kokkos is initialised.
 HostThreads host_threads();
 
-// With several Kokkos host threads, every thread calls the BLAS on its own block of a GEMM
-// (kernels/gemm_host.cpp), so each BLAS call must run sequentially. An OpenMP BLAS does so inside
-// a parallel region by itself; a pthreads OpenBLAS is set to one thread here. Idempotent.
-void make_blas_calls_sequential();
-
 // "Kokkos OpenMP 2 threads, BLAS OpenBLAS 0.3.21 (OpenMP) 2 threads, 2 cores visible"
 std::string describe(const HostThreads& threads);
 

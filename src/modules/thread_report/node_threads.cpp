@@ -1,4 +1,4 @@
-#include "comm/node_threads.hpp"
+#include "modules/thread_report/node_threads.hpp"
 
 #include <sched.h>
 

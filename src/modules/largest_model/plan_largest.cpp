@@ -1,28 +1,29 @@
-// `zeromini plan DECK --machine FILE --largest`: the largest model of the deck's width that fits a
-// device, for each device count x the plan's axes (PlanAxis, plan/plan_extensions.hpp) x stage x
-// sharding {all, node, hpZ node} x model.recompute {none, blocks} (plan/largest.hpp). The table
-// has one block per recompute setting, with the three shardings of a devices x axes x stage side
-// by side; the CSV has one row per cell, for scripts. With a module's axis (plan/largest.hpp:
-// LargestAxis, e.g.
-// --offload): one block per recompute x sharding, the axis's variants side by side, each cell with
-// the axis's figures.
+// `zeromini plan DECK --machine FILE --largest`, a mode of `plan` (PlanMode,
+// plan/plan_extensions.hpp): the largest model of the deck's width that fits a device, for each
+// device count x the plan's axes (PlanAxis) x stage x sharding {all, node, hpZ node} x
+// model.recompute {none, blocks} (largest.hpp). The table has one block per recompute setting,
+// with the three shardings of a devices x axes x stage side by side; the CSV has one row per
+// cell, for scripts. With a module's axis (largest.hpp: LargestAxis, e.g. --offload): one block
+// per recompute x sharding, the axis's variants side by side, each cell with the axis's figures.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "commands.hpp"
+#include "modules/largest_model/plan_largest.hpp"
+
 #include "core/deck.hpp"
 #include "core/error.hpp"
 #include "core/zero_mesh.hpp"
-#include "plan/largest.hpp"
+#include "modules/largest_model/largest.hpp"
 #include "plan/machine.hpp"
 #include "plan/plan_extensions.hpp"
 #include "plan/planner.hpp"
 
-namespace zm::cli {
+namespace zm {
 
 namespace {
 
@@ -70,7 +71,7 @@ void print_csv(const Deck& deck, const Machine& machine, const std::vector<Large
                const LargestAxis* axis) {
   const std::vector<size_t> axes = shown_axes(cells);
   std::string axes_header;
-  for (size_t a : axes) axes_header += plan_axes()[a].largest_header;
+  for (size_t a : axes) axes_header += largest_axis_columns(plan_axes()[a]).header;
   fmt::print(
       "deck,machine,precision,devices,stage,shard,shard_size,groups,recompute,layers,params,"
       "total_bytes,model_states_bytes,activations_bytes,compute_s,comm_s,step_overlapped_s,"
@@ -79,7 +80,7 @@ void print_csv(const Deck& deck, const Machine& machine, const std::vector<Large
   // The plan axes' columns of a cell, with its plan when it has a model; then the axis's.
   auto tail = [&](const LargestModel& c, const PlanPoint* point) {
     std::string text;
-    for (size_t a : axes) text += plan_axes()[a].largest_cells(c.axes[a], point);
+    for (size_t a : axes) text += largest_axis_columns(plan_axes()[a]).cells(c.axes[a], point);
     return axis ? text + axis->csv_cells(c) : text;
   };
   for (const LargestModel& c : cells) {
@@ -244,7 +245,7 @@ void print_table(const Deck& deck, const Machine& machine, const std::vector<Lar
   std::string axes_names, axes_notes;
   for (const PlanAxis& plan_axis : plan_axes()) {
     axes_names += ", or " + plan_axis.name + ",";
-    axes_notes += " " + plan_axis.largest_note;
+    axes_notes += " " + largest_axis_columns(plan_axis).note;
   }
   fmt::print(
       "n/a: the node's devices{} do not divide the device count. -: hpZ is a stage 3\n"
@@ -268,4 +269,69 @@ int plan_largest(const std::vector<Deck>& decks, const Machine& machine,
   return 0;
 }
 
-}  // namespace zm::cli
+namespace {
+
+// Without --ranks: 1, 2, 4, ..., 1024 devices.
+std::vector<int64_t> default_devices() {
+  std::vector<int64_t> devices;
+  for (int64_t n = 1; n <= 1024; n *= 2) devices.push_back(n);
+  return devices;
+}
+
+class LargestMode : public PlanMode {
+ public:
+  PlanFlag flag() override {
+    std::string axes_names;
+    for (const PlanAxis& axis : plan_axes()) axes_names += " x " + axis.name;
+    return {"--largest",
+            "Instead: the deepest model of the deck's width that fits a device, with its "
+            "parameters and step time, for each rank count" +
+                axes_names +
+                " x stage x sharding {all, node, "
+                "hpZ node (stage 3)} x model.recompute {none, blocks} (needs --machine)",
+            &asked_};
+  }
+  // The modules' axes (largest.hpp), a flag each.
+  std::vector<PlanFlag> flags() override {
+    axes_.assign(largest_axes().size(), 0);
+    std::vector<PlanFlag> out;
+    for (size_t a = 0; a < largest_axes().size(); ++a)
+      out.push_back({largest_axes()[a].flag, largest_axes()[a].help, nullptr, &axes_[a]});
+    return out;
+  }
+  std::string default_ranks() const override { return "1,2,4,...,1024 with --largest"; }
+  void check_unused() override {
+    for (size_t a = 0; a < axes_.size(); ++a)
+      if (axes_[a]) fail("{}: only with --largest", largest_axes()[a].flag);
+  }
+  int run(const PlanRequest& request) override {
+    if (!request.machine) fail("--largest: needs --machine FILE (the device memory to fit in)");
+    std::vector<int64_t> devices = request.ranks();
+    if (devices.empty()) devices = default_devices();
+    return plan_largest(request.decks, *request.machine, devices, request.stages, request.format,
+                        chosen_axis());
+  }
+
+ private:
+  // The one module axis asked for, or none.
+  const LargestAxis* chosen_axis() const {
+    const LargestAxis* chosen = nullptr;
+    for (size_t a = 0; a < axes_.size(); ++a) {
+      if (!axes_[a]) continue;
+      if (chosen)
+        fail("{} and {}: --largest takes one axis at a time", chosen->flag, largest_axes()[a].flag);
+      chosen = &largest_axes()[a];
+    }
+    return chosen;
+  }
+  bool asked_ = false;
+  std::vector<int> axes_;  // per axis, how often its flag was given
+};
+
+}  // namespace
+
+std::unique_ptr<PlanMode> largest_plan_mode() {
+  return std::make_unique<LargestMode>();
+}
+
+}  // namespace zm

@@ -21,6 +21,7 @@
 #include "core/stage_spec.hpp"
 #include "core/zero_mesh.hpp"
 #include "plan/machine.hpp"
+#include "plan/plan_extensions.hpp"
 #include "plan/planner.hpp"
 
 namespace zm {
@@ -78,6 +79,19 @@ const std::vector<LargestAxis>& largest_axes();
 using LargestNote = std::function<std::string(const Deck& deck)>;
 void add_largest_note(LargestNote note);
 const std::vector<LargestNote>& largest_notes();
+
+// What a plan axis (PlanAxis, plan/plan_extensions.hpp) adds to `plan --largest`, where the
+// cells take other values than 1: CSV columns (",a,b"), a cell's (`point`: the cell's plan,
+// nullptr where none fits or it cannot run), and the sentence the closing note ends with.
+struct LargestAxisColumns {
+  std::string option;  // the plan axis's ("--name")
+  std::string header;
+  std::function<std::string(int64_t value, const PlanPoint* point)> cells;
+  std::string note;
+};
+void add_largest_axis_columns(LargestAxisColumns columns);
+// A plan axis's (none where it added none).
+const LargestAxisColumns& largest_axis_columns(const PlanAxis& axis);
 
 // The options of a cell: kLargestOptions, or with an axis each of them at every variant (the
 // axis outermost).

@@ -1,11 +1,10 @@
-#include "plan/largest.hpp"
+#include "modules/largest_model/largest.hpp"
 
 #include <iterator>
 
 #include "core/error.hpp"
 #include "core/stage_spec.hpp"
 #include "model/layout.hpp"
-#include "plan/plan_extensions.hpp"
 
 namespace zm {
 
@@ -28,6 +27,15 @@ void add_largest_note(LargestNote note) {
 }
 const std::vector<LargestNote>& largest_notes() {
   return largest_registry<LargestNote>();
+}
+void add_largest_axis_columns(LargestAxisColumns columns) {
+  largest_registry<LargestAxisColumns>().push_back(std::move(columns));
+}
+const LargestAxisColumns& largest_axis_columns(const PlanAxis& axis) {
+  static const LargestAxisColumns none{"", "", [](int64_t, const PlanPoint*) { return ""; }, ""};
+  for (const LargestAxisColumns& c : largest_registry<LargestAxisColumns>())
+    if (c.option == axis.option) return c;
+  return none;
 }
 
 std::vector<LargestOption> largest_options(const LargestAxis* axis) {

@@ -1,4 +1,4 @@
-#include "core/host_threads.hpp"
+#include "modules/thread_report/host_threads.hpp"
 
 #include <dlfcn.h>
 #include <sched.h>
@@ -85,15 +85,6 @@ HostThreads host_threads() {
   t.blas = blas_threads();
   t.cpus = affinity_cpus();
   return t;
-}
-
-void make_blas_calls_sequential() {
-  if (Kokkos::DefaultHostExecutionSpace().concurrency() <= 1) return;
-  // Only a pthreads OpenBLAS: an OpenMP one is sequential inside a parallel region already, and
-  // its openblas_set_num_threads would set OpenMP's thread count too.
-  const auto parallel = blas_function<int (*)()>("openblas_get_parallel");
-  const auto set_threads = blas_function<void (*)(int)>("openblas_set_num_threads");
-  if (parallel && set_threads && parallel() == 1) set_threads(1);
 }
 
 std::string describe(const HostThreads& t) {
