@@ -4,6 +4,9 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
 
 #include "core/deck.hpp"
 #include "plan/machine.hpp"
@@ -34,6 +37,26 @@ inline zm::Machine two_link_machine(int64_t per_node, double intra_bandwidth,
   m.intra_node_bandwidth = intra_bandwidth;
   m.inter_node_bandwidth = inter_bandwidth;
   return m;
+}
+
+// The [machine], [compute] and [network] tables every machine file needs, then `extra`.
+inline std::string machine_text(const std::string& extra) {
+  return "[machine]\nname = \"t\"\ndevices_per_node = 4\ndevice_memory_gib = 16.0\n"
+         "[compute]\nsustained_tflops_fp32 = 10.0\nsustained_tflops_mixed = 100.0\n"
+         "memory_bandwidth_gbs = 1000.0\n"
+         "[network]\nintra_node_bandwidth_gbs = 100.0\nintra_node_latency_us = 1.0\n"
+         "inter_node_bandwidth_gbs = 10.0\ninter_node_latency_us = 5.0\n" +
+         extra;
+}
+
+// Writes `text` to the file `name` in the temporary folder `folder` and returns its path.
+inline std::string write_machine(const std::string& folder, const std::string& name,
+                                 const std::string& text) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / folder;
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path path = dir / name;
+  std::ofstream(path) << text;
+  return path.string();
 }
 
 }  // namespace zm_test

@@ -25,23 +25,11 @@ namespace fs = std::filesystem;
 using zm_test::deck_with;
 using zm_test::two_link_machine;
 
-// The [machine], [compute] and [network] tables every machine file needs, then `extra`.
-std::string machine_text(const std::string& extra) {
-  return "[machine]\nname = \"t\"\ndevices_per_node = 4\ndevice_memory_gib = 16.0\n"
-         "[compute]\nsustained_tflops_fp32 = 10.0\nsustained_tflops_mixed = 100.0\n"
-         "memory_bandwidth_gbs = 1000.0\n"
-         "[network]\nintra_node_bandwidth_gbs = 100.0\nintra_node_latency_us = 1.0\n"
-         "inter_node_bandwidth_gbs = 10.0\ninter_node_latency_us = 5.0\n" +
-         extra;
-}
+using zm_test::machine_text;
 
 // Writes `text` to a file of its own and returns its path.
 std::string write_machine(const std::string& name, const std::string& text) {
-  const fs::path dir = fs::temp_directory_path() / "zeromini-test-planner-offload";
-  fs::create_directories(dir);
-  const fs::path path = dir / name;
-  std::ofstream(path) << text;
-  return path.string();
+  return zm_test::write_machine("zeromini-test-planner-offload", name, text);
 }
 
 // The message load_machine fails with ("" if it loads).

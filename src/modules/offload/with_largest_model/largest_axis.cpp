@@ -18,7 +18,7 @@ namespace zm {
 
 namespace {
 
-double figure(const PlanPoint& p, const char* name) {
+double point_figure(const PlanPoint& p, const char* name) {
   const auto found = p.figures.find(name);
   return found == p.figures.end() ? 0.0 : found->second;
 }
@@ -101,8 +101,8 @@ LargestAxis largest_offload_axis() {
     if (!c.possible || c.layers == 0) return text + ",,,,";
     const PlanPoint& p = c.point;
     return text + fmt::format(",{:.0f},{:.6g},{:.6g},{:.6g}", p.host_bytes_per_node,
-                              figure(p, "transfer_s"), figure(p, "host_update_s"),
-                              figure(p, "offload_s"));
+                              point_figure(p, "transfer_s"), point_figure(p, "host_update_s"),
+                              point_figure(p, "offload_s"));
   };
   return axis;
 }
