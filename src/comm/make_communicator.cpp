@@ -22,16 +22,14 @@ constexpr bool kBuildHasNccl = false;
 // MPI on a device whose memory the library cannot read needs the buffers staged through host
 // memory (DeviceStaging, mpi_communicator.hpp); a build without that refuses before the first
 // collective, the same on every rank (one build, one library, one agreed backend).
-void check_mpi_reaches_the_device(const BackendChoice& choice) {
+void check_mpi_reaches_the_device() {
   if (device_is_host() || has_device_staging() || mpi_reads_device_memory()) return;
   const std::string option = option_providing("device staging");
   throw CollectiveError(fmt::format(
-      "comm.backend: the MPI backend{} would hand MPI device buffers, and this MPI library does "
-      "not read device memory; this build cannot stage them through host memory: rebuild with "
-      "-D{}=ON, use an MPI library that reads device memory, or give each rank a GPU of its own "
-      "for NCCL",
-      choice.reason.empty() ? "" : " (chosen because " + choice.reason + ")",
-      option.empty() ? "<the module that provides device staging>" : option));
+      "the MPI backend would hand MPI device buffers, which this MPI library does not read, and "
+      "this build cannot stage them through host memory: rebuild with {}, use an MPI library "
+      "that reads device memory (CUDA-aware), or run one rank per GPU (NCCL)",
+      option.empty() ? "host staging of device buffers" : "-D" + option + "=ON"));
 }
 }  // namespace
 
@@ -47,7 +45,7 @@ std::unique_ptr<Communicator> make_communicator(const std::string& backend, MPI_
 #ifdef ZEROMINI_HAVE_NCCL
   if (choice.backend == "nccl") return std::make_unique<NcclCommunicator>(comm, watchdog);
 #endif
-  check_mpi_reaches_the_device(choice);
+  check_mpi_reaches_the_device();
   return std::make_unique<MpiCommunicator>(comm, watchdog);
 }
 
