@@ -9,6 +9,9 @@
 #     KEYS zero.offload_optimizer zero.offload_params   # the deck keys it owns
 #     NAMES "ZeRO-Offload"                              # other names of it, which the core
 #                                                       # never uses either
+#     PROVIDES ""                                       # what the core asks for by a general
+#                                                       # name, to name this module's option
+#                                                       # where it is not built
 #     REQUIRES "")                                      # modules it builds on
 #
 # Each module gets an option ZEROMINI_WITH_<NAME> and, when on, a static library
@@ -29,10 +32,10 @@
 # ZEROMINI_WITH_<NAME> given on the command line wins.
 set(ZEROMINI_MODULES "all" CACHE STRING "Modules built by default: all, none, or a list of names")
 
-# zm_module(NAME DESCRIPTION text KEYS key... NAMES name... REQUIRES module...)
+# zm_module(NAME DESCRIPTION text KEYS key... NAMES name... PROVIDES what... REQUIRES module...)
 # (NAMES is read by tests/tools/check_core_names.py, which fails where a core file names a module.)
 macro(zm_module name)
-  cmake_parse_arguments(ZM_MODULE "" "DESCRIPTION" "KEYS;NAMES;REQUIRES" ${ARGN})
+  cmake_parse_arguments(ZM_MODULE "" "DESCRIPTION" "KEYS;NAMES;PROVIDES;REQUIRES" ${ARGN})
   string(TOUPPER ${name} _zm_upper)
   set(_zm_default OFF)
   if(ZEROMINI_MODULES STREQUAL "all" OR "${name}" IN_LIST ZEROMINI_MODULES)
@@ -42,6 +45,7 @@ macro(zm_module name)
   set_property(GLOBAL APPEND PROPERTY ZM_MODULES ${name})
   set_property(GLOBAL PROPERTY ZM_MODULE_DESCRIPTION_${name} "${ZM_MODULE_DESCRIPTION}")
   set_property(GLOBAL PROPERTY ZM_MODULE_KEYS_${name} "${ZM_MODULE_KEYS}")
+  set_property(GLOBAL PROPERTY ZM_MODULE_PROVIDES_${name} "${ZM_MODULE_PROVIDES}")
   set_property(GLOBAL PROPERTY ZM_MODULE_REQUIRES_${name} "${ZM_MODULE_REQUIRES}")
   set_property(GLOBAL PROPERTY ZM_MODULE_DIR_${name} "${CMAKE_CURRENT_LIST_DIR}")
 endmacro()
@@ -77,9 +81,15 @@ function(zm_add_modules modules_dir)
     zm_cxx_string(name_literal "${name}")
     zm_cxx_string(option_literal "ZEROMINI_WITH_${upper}")
     zm_cxx_string(description_literal "${description}")
+    get_property(provides GLOBAL PROPERTY ZM_MODULE_PROVIDES_${name})
     set(key_literals "")
     foreach(key IN LISTS keys)
       string(APPEND key_literals "\"${key}\", ")
+    endforeach()
+    set(provides_literals "")
+    foreach(what IN LISTS provides)
+      zm_cxx_string(what_literal "${what}")
+      string(APPEND provides_literals "${what_literal}, ")
     endforeach()
     set(present false)
     if(ZEROMINI_WITH_${upper})
@@ -88,7 +98,7 @@ function(zm_add_modules modules_dir)
       string(APPEND declare "void register_module_${name}();\n")
     endif()
     string(APPEND calls "  add_module({${name_literal}, ${option_literal}, ${description_literal}, "
-                        "{${key_literals}}, ${present}});\n")
+                        "{${key_literals}}, ${present}, {${provides_literals}}});\n")
     if(ZEROMINI_WITH_${upper})
       string(APPEND calls "  register_module_${name}();\n")
     endif()

@@ -1,10 +1,10 @@
 // Collective bandwidth: the Communicator call beside the raw MPI call on the same buffers, in
 // the same run. The Communicator's backend is zeromini-bench's --backend=mpi|nccl (bench_util.hpp).
 // The raw MPI baseline does what a user's code would on device buffers: it hands MPI the device
-// pointers only where MPI reads device memory (mpi_gpu_aware.hpp), and otherwise copies through
-// host buffers around each call; the case's label says which. Reported as nccl-tests does:
-// algorithm bandwidth S/t and bus bandwidth (x 2(N-1)/N for all-reduce, x (N-1)/N for
-// reduce-scatter and all-gather), S the whole buffer.
+// pointers where the MPI backend would too (no DeviceStaging made: mpi_communicator.hpp), and
+// otherwise copies through host buffers around each call; the case's label says which. Reported
+// as nccl-tests does: algorithm bandwidth S/t and bus bandwidth (x 2(N-1)/N for all-reduce,
+// x (N-1)/N for reduce-scatter and all-gather), S the whole buffer.
 //
 // Google Benchmark chooses iteration counts per process, which would desynchronise the ranks
 // of a collective; every case here has a fixed iteration count, and each iteration's time is
@@ -18,9 +18,9 @@
 #include <utility>
 
 #include "bench_util.hpp"
-#include "comm/comm_types/mpi_gpu_aware.hpp"
-#include "comm/comm_types/staging_pool.hpp"
+#include "comm/comm_types/mpi_communicator.hpp"
 #include "comm/communicator.hpp"
+#include "core/memory.hpp"
 
 namespace {
 
@@ -31,7 +31,7 @@ enum class RawPath { Host, DevicePointers, StagedThroughHost };
 
 RawPath raw_path() {
   if (zm::device_is_host()) return RawPath::Host;
-  static const bool aware = zm::mpi_gpu_aware().aware;
+  static const bool aware = zm::make_device_staging() == nullptr;
   return aware ? RawPath::DevicePointers : RawPath::StagedThroughHost;
 }
 
@@ -49,7 +49,7 @@ const char* raw_path_label(RawPath path) {
 
 struct CommBuffers {
   Kokkos::View<float*, zm::MemSpace> send, recv;
-  Kokkos::View<float*, zm::StagingSpace> host_send, host_recv;  // the raw baseline's staging
+  Kokkos::View<float*, zm::HostStagingSpace> host_send, host_recv;  // the raw baseline's staging
 };
 
 // The Communicator of the Comm/* cases, on the chosen backend; freed before finalize.
@@ -81,8 +81,8 @@ CommBuffers& buffers(size_t elements, int ranks) {
   Kokkos::deep_copy(b.send, 1.0f);
   (void)ranks;
   if (raw_path() == RawPath::StagedThroughHost) {
-    b.host_send = Kokkos::View<float*, zm::StagingSpace>("host_send", elements);
-    b.host_recv = Kokkos::View<float*, zm::StagingSpace>("host_recv", elements);
+    b.host_send = Kokkos::View<float*, zm::HostStagingSpace>("host_send", elements);
+    b.host_recv = Kokkos::View<float*, zm::HostStagingSpace>("host_recv", elements);
   }
   return cache.emplace(elements, b).first->second;
 }

@@ -2,7 +2,9 @@
 #include "comm/comm_types/mpi_communicator.hpp"
 #include "comm/communicator.hpp"
 #include "comm/device_select.hpp"
+#include "core/error.hpp"
 #include "core/log.hpp"
+#include "core/modules.hpp"
 
 #ifdef ZEROMINI_HAVE_NCCL
 #include "comm/comm_types/nccl_communicator.hpp"
@@ -16,6 +18,19 @@ constexpr bool kBuildHasNccl = true;
 #else
 constexpr bool kBuildHasNccl = false;
 #endif
+
+// MPI on a device whose memory the library cannot read needs the buffers staged through host
+// memory (DeviceStaging, mpi_communicator.hpp); a build without that refuses before the first
+// collective, the same on every rank (one build, one library, one agreed backend).
+void check_mpi_reaches_the_device() {
+  if (device_is_host() || has_device_staging() || mpi_reads_device_memory()) return;
+  const std::string option = option_providing("device staging");
+  throw CollectiveError(fmt::format(
+      "the MPI backend would hand MPI device buffers, which this MPI library does not read, and "
+      "this build cannot stage them through host memory: rebuild with {}, use an MPI library "
+      "that reads device memory (CUDA-aware), or run one rank per GPU (NCCL)",
+      option.empty() ? "host staging of device buffers" : "-D" + option + "=ON"));
+}
 }  // namespace
 
 std::unique_ptr<Communicator> make_communicator(const std::string& backend, MPI_Comm comm,
@@ -30,6 +45,7 @@ std::unique_ptr<Communicator> make_communicator(const std::string& backend, MPI_
 #ifdef ZEROMINI_HAVE_NCCL
   if (choice.backend == "nccl") return std::make_unique<NcclCommunicator>(comm, watchdog);
 #endif
+  check_mpi_reaches_the_device();
   return std::make_unique<MpiCommunicator>(comm, watchdog);
 }
 

@@ -26,6 +26,13 @@ const ModuleInfo* module_of_key(const std::string& full_name) {
   return nullptr;
 }
 
+std::string option_providing(const std::string& what) {
+  for (const ModuleInfo& module : registry())
+    if (std::find(module.provides.begin(), module.provides.end(), what) != module.provides.end())
+      return module.option;
+  return "";
+}
+
 std::string built_modules() {
   std::string names;
   for (const ModuleInfo& module : registry())

@@ -27,7 +27,7 @@ def declarations(modules_dir):
         names = {name, name.replace("_", " "), name.replace("_", "-")}
         field = None
         for token in re.findall(r'"[^"]*"|[^\s"]+', call):
-            if token in ("DESCRIPTION", "KEYS", "NAMES", "REQUIRES"):
+            if token in ("DESCRIPTION", "KEYS", "NAMES", "PROVIDES", "REQUIRES"):
                 field = token
             elif field in ("KEYS", "NAMES"):
                 names.add(token.strip('"'))

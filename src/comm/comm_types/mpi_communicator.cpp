@@ -2,15 +2,22 @@
 
 #include <utility>
 
-#include "comm/comm_types/mpi_gpu_aware.hpp"
 #include "comm/comm_types/mpi_pending_op.hpp"
-#include "comm/comm_types/mpi_staging.hpp"
 #include "comm/watchdog.hpp"
-#include "core/log.hpp"
+
+// Open MPI declares its CUDA query in mpi-ext.h; MPICH >= 4 in mpi.h.
+#if defined(OPEN_MPI) && OPEN_MPI && __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
 
 namespace zm {
 
 namespace {
+
+std::function<std::unique_ptr<DeviceStaging>()>& registered_staging() {
+  static std::function<std::unique_ptr<DeviceStaging>()> factory;
+  return factory;
+}
 
 #if ZEROMINI_HAVE_BF16
 void bf16_sum(void* in, void* inout, int* len, MPI_Datatype*) {
@@ -31,33 +38,62 @@ MPI_Comm duplicate(MPI_Comm comm) {
   return copy;
 }
 
-// Where device buffers go, said once per process (communicators are made per shard group too).
-void log_device_path(const GpuAwareDecision& decision) {
-  static bool said = false;
-  if (device_is_host() || said) return;
-  said = true;
-  log_root("MPI backend: device buffers {} ({})\n",
-           decision.aware ? "go to MPI directly" : "are staged through pinned host memory",
-           decision.why);
-}
-
 // Whether `a` + `shard` * `bytes` is `b`: a call whose buffers overlap that way is in place.
 bool at_slot(const void* a, int shard, size_t bytes, const void* b) {
   return static_cast<const char*>(a) + static_cast<size_t>(shard) * bytes ==
          static_cast<const char*>(b);
 }
 
+// An in-place operation's whole buffer, of which MPI reads `read_bytes` from `read_offset`.
+MpiBuffers in_place_buffers(void* recv, size_t bytes, size_t read_offset, size_t read_bytes,
+                            void* result, size_t result_bytes) {
+  return {MPI_IN_PLACE, 0, recv, bytes, read_offset, read_bytes, result, result_bytes};
+}
+MpiBuffers separate_buffers(const void* send, size_t send_bytes, void* recv, size_t recv_bytes) {
+  return {send, send_bytes, recv, recv_bytes, 0, 0, recv, recv_bytes};
+}
+
+// Moves an unstaged in-place reduce-scatter result from the start of the buffer to its slot. The
+// two never overlap (the slot is rank * bytes in, and rank 0's result is in place already), so
+// one copy does it, on the device too, without a temporary.
+void move_to_slot(void* slot, const void* start, size_t bytes) {
+  using Bytes = Kokkos::View<char*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using ConstBytes = Kokkos::View<const char*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  Kokkos::deep_copy(Bytes(static_cast<char*>(slot), bytes),
+                    ConstBytes(static_cast<const char*>(start), bytes));
+}
+
 }  // namespace
 
-MpiCommunicator::MpiCommunicator(MPI_Comm comm, Watchdog& watchdog, MpiStaging staging)
-    : Communicator(watchdog), comm_(duplicate(comm)), counted_(Watchdog::spans_world(comm_)) {
+void set_device_staging(std::function<std::unique_ptr<DeviceStaging>()> factory) {
+  registered_staging() = std::move(factory);
+}
+
+bool has_device_staging() {
+  return static_cast<bool>(registered_staging());
+}
+
+std::unique_ptr<DeviceStaging> make_device_staging() {
+  return has_device_staging() ? registered_staging()() : nullptr;
+}
+
+bool mpi_reads_device_memory() {
+#if defined(KOKKOS_ENABLE_CUDA) && ((defined(MPICH_NUMVERSION) && MPICH_NUMVERSION >= 40000000) || \
+                                    (defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT))
+  return MPIX_Query_cuda_support() == 1;
+#else
+  return false;
+#endif
+}
+
+MpiCommunicator::MpiCommunicator(MPI_Comm comm, Watchdog& watchdog,
+                                 std::unique_ptr<DeviceStaging> staging)
+    : Communicator(watchdog),
+      comm_(duplicate(comm)),
+      staging_(std::move(staging)),
+      counted_(Watchdog::spans_world(comm_)) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
-  const GpuAwareDecision decision = mpi_gpu_aware();
-  gpu_aware_ = decision.aware;
-  log_device_path(decision);
-  if (staging == MpiStaging::Always || (!device_is_host() && !gpu_aware_))
-    staging_pool_ = std::make_shared<StagingPool>();
   MPI_Type_contiguous(2, MPI_BYTE, &bf16_type_);
   MPI_Type_commit(&bf16_type_);
 #if ZEROMINI_HAVE_BF16
@@ -94,6 +130,21 @@ int64_t MpiCommunicator::next_sequence() {
   return counted_ ? watchdog().next_sequence() : kLocalRegion;
 }
 
+// Stages `call` where there is staging (else an in-place reduce-scatter's result is moved to its
+// slot on completion), and starts it with `start`.
+std::unique_ptr<detail::PendingOp> MpiCommunicator::post(const MpiOpInfo& op, MpiBuffers call,
+                                                         const MpiStart& start) {
+  Kokkos::fence();  // the kernels that produced the data are done
+  std::function<void()> complete = staging_ ? staging_->stage(call) : nullptr;
+  if (!complete && call.result != call.recv)
+    complete = [call] { move_to_slot(call.result, call.recv, call.result_bytes); };
+  MPI_Request request = MPI_REQUEST_NULL;
+  const int64_t sequence = next_sequence();
+  const int code = start(call, &request);
+  if (code != MPI_SUCCESS) mpi_failure(code, op);
+  return std::make_unique<MpiPendingOp>(watchdog(), request, op, sequence, std::move(complete));
+}
+
 void MpiCommunicator::do_progress() {
   // Any call into the MPI library advances its outstanding non-blocking collectives.
   int flag = 0;
@@ -104,14 +155,12 @@ std::unique_ptr<detail::PendingOp> MpiCommunicator::post_all_reduce(void* data, 
                                                                     DType type) {
   const MpiOpInfo op{"all_reduce", count, type, rank_};
   const int n = checked_count(count, op);
-  Kokkos::fence();  // the kernels that produced the data are done
-  StagedBuffers buffers = stage_in_place(data, count * dtype_size(type), staging_pool_.get());
-  MPI_Request request = MPI_REQUEST_NULL;
-  const int64_t sequence = next_sequence();
-  const int code = MPI_Iallreduce(buffers.send, buffers.recv, n, types(type).type, types(type).sum,
-                                  comm_, &request);
-  if (code != MPI_SUCCESS) mpi_failure(code, op);
-  return std::make_unique<MpiPendingOp>(watchdog(), request, op, sequence, std::move(buffers));
+  const size_t bytes = count * dtype_size(type);
+  return post(op, in_place_buffers(data, bytes, 0, bytes, data, bytes),
+              [&](const MpiBuffers& b, MPI_Request* request) {
+                return MPI_Iallreduce(b.send, b.recv, n, types(type).type, types(type).sum, comm_,
+                                      request);
+              });
 }
 
 std::unique_ptr<detail::PendingOp> MpiCommunicator::post_reduce_scatter(const void* send,
@@ -122,16 +171,17 @@ std::unique_ptr<detail::PendingOp> MpiCommunicator::post_reduce_scatter(const vo
   const int n = checked_count(recv_count, op);
   checked_count(recv_count * static_cast<size_t>(size_), op);
   const size_t shard_bytes = recv_count * dtype_size(type);
-  const bool in_place = at_slot(send, rank_, shard_bytes, recv);
-  Kokkos::fence();
-  StagedBuffers buffers =
-      stage_reduce_scatter(send, recv, shard_bytes, rank_, size_, in_place, staging_pool_.get());
-  MPI_Request request = MPI_REQUEST_NULL;
-  const int64_t sequence = next_sequence();
-  const int code = MPI_Ireduce_scatter_block(buffers.send, buffers.recv, n, types(type).type,
-                                             types(type).sum, comm_, &request);
-  if (code != MPI_SUCCESS) mpi_failure(code, op);
-  return std::make_unique<MpiPendingOp>(watchdog(), request, op, sequence, std::move(buffers));
+  const size_t total = shard_bytes * static_cast<size_t>(size_);
+  // In place, MPI reads the whole input from the receive buffer and leaves the result at its
+  // start; the caller's convention wants it at this rank's slot (the rest is scratch afterwards).
+  return post(op,
+              at_slot(send, rank_, shard_bytes, recv)
+                  ? in_place_buffers(const_cast<void*>(send), total, 0, total, recv, shard_bytes)
+                  : separate_buffers(send, total, recv, shard_bytes),
+              [&](const MpiBuffers& b, MPI_Request* request) {
+                return MPI_Ireduce_scatter_block(b.send, b.recv, n, types(type).type,
+                                                 types(type).sum, comm_, request);
+              });
 }
 
 std::unique_ptr<detail::PendingOp> MpiCommunicator::post_all_gather(const void* send, void* recv,
@@ -141,32 +191,31 @@ std::unique_ptr<detail::PendingOp> MpiCommunicator::post_all_gather(const void* 
   checked_count(send_count * static_cast<size_t>(size_), op);
   const MPI_Datatype mpi_type = types(type).type;
   const size_t shard_bytes = send_count * dtype_size(type);
+  const size_t total = shard_bytes * static_cast<size_t>(size_);
   const bool in_place = at_slot(recv, rank_, shard_bytes, send);
-  Kokkos::fence();
-  StagedBuffers buffers =
-      stage_all_gather(send, recv, shard_bytes, rank_, size_, in_place, staging_pool_.get());
-  MPI_Request request = MPI_REQUEST_NULL;
-  const int64_t sequence = next_sequence();
-  // In place, MPI ignores the send count and type.
-  const int code =
-      MPI_Iallgather(buffers.send, in_place ? 0 : n, in_place ? MPI_DATATYPE_NULL : mpi_type,
-                     buffers.recv, n, mpi_type, comm_, &request);
-  if (code != MPI_SUCCESS) mpi_failure(code, op);
-  return std::make_unique<MpiPendingOp>(watchdog(), request, op, sequence, std::move(buffers));
+  // In place, MPI reads this rank's shard from its slot of the receive buffer, and ignores the
+  // send count and type.
+  return post(op,
+              in_place ? in_place_buffers(recv, total, static_cast<size_t>(rank_) * shard_bytes,
+                                          shard_bytes, recv, total)
+                       : separate_buffers(send, shard_bytes, recv, total),
+              [&](const MpiBuffers& b, MPI_Request* request) {
+                return MPI_Iallgather(b.send, in_place ? 0 : n,
+                                      in_place ? MPI_DATATYPE_NULL : mpi_type, b.recv, n, mpi_type,
+                                      comm_, request);
+              });
 }
 
 std::unique_ptr<detail::PendingOp> MpiCommunicator::post_broadcast(void* data, size_t count,
                                                                    DType type, int root) {
   const MpiOpInfo op{"broadcast", count, type, rank_};
   const int n = checked_count(count, op);
-  Kokkos::fence();
-  StagedBuffers buffers = stage_in_place(data, count * dtype_size(type), staging_pool_.get());
-  MPI_Request request = MPI_REQUEST_NULL;
-  const int64_t sequence = next_sequence();
+  const size_t bytes = count * dtype_size(type);
   // The root sends from the buffer and the others receive into it: MPI's one buffer.
-  const int code = MPI_Ibcast(buffers.recv, n, types(type).type, root, comm_, &request);
-  if (code != MPI_SUCCESS) mpi_failure(code, op);
-  return std::make_unique<MpiPendingOp>(watchdog(), request, op, sequence, std::move(buffers));
+  return post(op, in_place_buffers(data, bytes, 0, bytes, data, bytes),
+              [&](const MpiBuffers& b, MPI_Request* request) {
+                return MPI_Ibcast(b.recv, n, types(type).type, root, comm_, request);
+              });
 }
 
 std::unique_ptr<detail::PendingOp> MpiCommunicator::post_all_to_all(const void* send, void* recv,
@@ -175,16 +224,12 @@ std::unique_ptr<detail::PendingOp> MpiCommunicator::post_all_to_all(const void* 
   const MpiOpInfo op{"all_to_all", block_count, type, rank_};
   const int n = checked_count(block_count, op);
   checked_count(block_count * static_cast<size_t>(size_), op);
-  Kokkos::fence();
-  StagedBuffers buffers =
-      stage_all_to_all(send, recv, block_count * dtype_size(type), size_, staging_pool_.get());
-  MPI_Request request = MPI_REQUEST_NULL;
-  const int64_t sequence = next_sequence();
+  const size_t total = block_count * dtype_size(type) * static_cast<size_t>(size_);
   const MPI_Datatype mpi_type = types(type).type;
-  const int code =
-      MPI_Ialltoall(buffers.send, n, mpi_type, buffers.recv, n, mpi_type, comm_, &request);
-  if (code != MPI_SUCCESS) mpi_failure(code, op);
-  return std::make_unique<MpiPendingOp>(watchdog(), request, op, sequence, std::move(buffers));
+  return post(op, separate_buffers(send, total, recv, total),
+              [&](const MpiBuffers& b, MPI_Request* request) {
+                return MPI_Ialltoall(b.send, n, mpi_type, b.recv, n, mpi_type, comm_, request);
+              });
 }
 
 void MpiCommunicator::do_barrier() {

@@ -1,33 +1,61 @@
 // The MPI backend: non-blocking MPI collectives (MPI_Iallreduce, MPI_Ireduce_scatter_block,
-// MPI_Iallgather, MPI_Ibcast, MPI_Ialltoall) on a private duplicate of the given communicator. Host
-// memory goes to MPI directly; device memory is staged through host buffers (mpi_staging.hpp, lent
-// by a pool the communicator owns) unless MPI reads device memory itself (mpi_gpu_aware.hpp). Waits
-// poll under the watchdog (comm/watchdog.hpp), which ends a wait that lasts longer than
-// comm.timeout_s.
+// MPI_Iallgather, MPI_Ibcast, MPI_Ialltoall) on a private duplicate of the given communicator. MPI
+// gets the buffers as they are, unless a DeviceStaging points it at host copies of device memory
+// that the library cannot read. Waits poll under the watchdog (comm/watchdog.hpp), which ends a
+// wait that lasts longer than comm.timeout_s.
 #pragma once
 
 #include <mpi.h>
 
+#include <functional>
 #include <memory>
 
-#include "comm/comm_types/staging_pool.hpp"
 #include "comm/communicator.hpp"
 
 namespace zm {
+
+// One collective as the backend posts it: the buffers MPI works on, and where its result belongs.
+struct MpiBuffers {
+  const void* send;                // MPI_IN_PLACE for an in-place operation
+  size_t send_bytes;               // what MPI reads from send (0 in place)
+  void* recv;                      // the only buffer of an in-place operation
+  size_t recv_bytes;               // its size
+  size_t read_offset, read_bytes;  // in place: the part of recv that MPI reads
+  // Where recv's first result_bytes belong once MPI has completed: recv, or for an in-place
+  // reduce-scatter this rank's slot (MPI leaves the result at the start).
+  void* result;
+  size_t result_bytes;
+};
+
+// Points a call at host copies of its device buffers; returns what completes it once MPI has
+// (the result copied to `result`), or nothing for a call of no bytes.
+class DeviceStaging {
+ public:
+  virtual ~DeviceStaging() = default;
+  virtual std::function<void()> stage(MpiBuffers& call) = 0;
+};
+
+// What makes each MPI communicator's staging (a module's; nullptr where none is needed). Without
+// one a device build's MPI backend needs an MPI library that reads device memory
+// (make_communicator refuses it otherwise).
+void set_device_staging(std::function<std::unique_ptr<DeviceStaging>()> factory);
+bool has_device_staging();
+std::unique_ptr<DeviceStaging> make_device_staging();  // nullptr where none is registered
+// The MPI library's answer (MPIX_Query_cuda_support, MPICH >= 4, Open MPI); false in host builds.
+bool mpi_reads_device_memory();
+
+struct MpiOpInfo;
 
 struct MpiDatatypes {
   MPI_Datatype type;
   MPI_Op sum;
 };
 
-// How device buffers reach MPI. Auto: through host staging where the device is a GPU whose memory
-// MPI cannot read, directly otherwise. Always: through host staging even where the device is the
-// host, so that tests exercise the staging path on any build.
-enum class MpiStaging { Auto, Always };
-
 class MpiCommunicator : public Communicator {
  public:
-  MpiCommunicator(MPI_Comm comm, Watchdog& watchdog, MpiStaging staging = MpiStaging::Auto);
+  // `staging`: the build's (make_device_staging), unless given.
+  MpiCommunicator(MPI_Comm comm, Watchdog& watchdog,
+                  std::unique_ptr<DeviceStaging> staging = make_device_staging());
   ~MpiCommunicator() override;
 
   int rank() const override { return rank_; }
@@ -36,12 +64,6 @@ class MpiCommunicator : public Communicator {
   MPI_Comm mpi_comm() const override { return comm_; }
   void do_progress() override;
   void set_timeout(double seconds) override;
-
-  // Whether device buffers go to MPI directly (GPU-aware MPI) or through host staging.
-  bool gpu_aware() const { return gpu_aware_; }
-  bool staging() const { return staging_pool_ != nullptr; }
-  // The staging buffers (their allocations, how many are lent); nullptr without staging.
-  const StagingPool* staging_pool() const { return staging_pool_.get(); }
 
  protected:
   std::unique_ptr<detail::PendingOp> post_all_reduce(void* data, size_t count, DType type) override;
@@ -58,12 +80,13 @@ class MpiCommunicator : public Communicator {
  private:
   MpiDatatypes types(DType type) const;
   int64_t next_sequence();  // the watchdog's number for the next collective
+  // Posts one collective: `start` hands MPI the (staged) buffers and returns MPI's error code.
+  using MpiStart = std::function<int(const MpiBuffers&, MPI_Request*)>;
+  std::unique_ptr<detail::PendingOp> post(const MpiOpInfo& op, MpiBuffers call,
+                                          const MpiStart& start);
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
-  bool gpu_aware_ = false;
-  // Set when device memory is staged. Shared with the leases, so a buffer can outlive the
-  // communicator if a request does.
-  std::shared_ptr<StagingPool> staging_pool_;
+  std::unique_ptr<DeviceStaging> staging_;  // nullptr: MPI gets the buffers as they are
   MPI_Datatype bf16_type_ = MPI_DATATYPE_NULL;
   MPI_Op bf16_sum_ = MPI_OP_NULL;
   bool counted_ = false;  // comm_ spans MPI_COMM_WORLD's ranks: the watchdog counts its collectives

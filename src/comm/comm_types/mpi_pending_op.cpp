@@ -28,12 +28,12 @@ int checked_count(size_t count, const MpiOpInfo& op) {
 }
 
 MpiPendingOp::MpiPendingOp(Watchdog& watchdog, MPI_Request request, const MpiOpInfo& op,
-                           int64_t sequence, StagedBuffers buffers)
+                           int64_t sequence, std::function<void()> on_complete)
     : watchdog_(watchdog),
       request_(request),
       op_(op),
       sequence_(sequence),
-      buffers_(std::move(buffers)) {}
+      on_complete_(std::move(on_complete)) {}
 
 MpiPendingOp::~MpiPendingOp() {
   if (request_ != MPI_REQUEST_NULL) wait();
@@ -59,12 +59,11 @@ void MpiPendingOp::wait() {
 }
 
 // Completion on the device side (staged results copied back, an in-place result moved to its
-// slot), once; then the host buffer goes back to the pool for the next collective.
+// slot), once; then what it held (a staged call's host buffer) goes.
 void MpiPendingOp::finish() {
   request_ = MPI_REQUEST_NULL;
-  if (buffers_.on_complete) buffers_.on_complete();
-  buffers_.on_complete = nullptr;
-  buffers_.host = StagingLease();
+  if (on_complete_) on_complete_();
+  on_complete_ = nullptr;
 }
 
 }  // namespace zm

@@ -1,15 +1,15 @@
-// A posted MPI collective until it completes: its request, the staged buffers MPI works on, and a
-// wait that polls under the watchdog (comm/watched_mpi.hpp). Also how the MPI backend
-// fails: an MPI error is not something a rank can recover from, so it ends the job with a message
-// naming the operation, its size and the rank.
+// A posted MPI collective until it completes: its request, what completes it on the device side
+// (mpi_communicator.hpp: MpiBuffers), and a wait that polls under the watchdog
+// (comm/watched_mpi.hpp). Also how the MPI backend fails: an MPI error is not something a rank can
+// recover from, so it ends the job with a message naming the operation, its size and the rank.
 #pragma once
 
 #include <mpi.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
-#include "comm/comm_types/mpi_staging.hpp"
 #include "comm/communicator.hpp"
 
 namespace zm {
@@ -33,9 +33,9 @@ int checked_count(size_t count, const MpiOpInfo& op);
 class MpiPendingOp : public detail::PendingOp {
  public:
   // `sequence` is the operation's number from Watchdog::sequence_for (for the watchdog's report);
-  // a wait runs under `watchdog` (the communicator's).
+  // a wait runs under `watchdog` (the communicator's); `on_complete` runs once MPI has completed.
   MpiPendingOp(Watchdog& watchdog, MPI_Request request, const MpiOpInfo& op, int64_t sequence,
-               StagedBuffers buffers = {});
+               std::function<void()> on_complete = nullptr);
   ~MpiPendingOp() override;
   MpiPendingOp(const MpiPendingOp&) = delete;
   MpiPendingOp& operator=(const MpiPendingOp&) = delete;
@@ -49,7 +49,7 @@ class MpiPendingOp : public detail::PendingOp {
   MPI_Request request_;
   MpiOpInfo op_;
   int64_t sequence_;
-  StagedBuffers buffers_;  // its host buffer is lent until completion
+  std::function<void()> on_complete_;  // holds a staged call's host buffer until completion
 };
 
 }  // namespace zm

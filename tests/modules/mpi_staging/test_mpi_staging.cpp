@@ -1,26 +1,28 @@
-// The MPI backend's host staging (what a CUDA build without CUDA-aware MPI runs), forced on the
-// host with MpiStaging::Always: every collective gives the same result staged as unstaged (and the
-// exact sum), several collectives in flight each get a buffer of their own, and the staging pool
-// allocates once per buffer in flight, not once per collective. Also the ZEROMINI_MPI_GPU_AWARE
-// override.
+// The MPI backend's host staging (src/modules/mpi_staging/: what a CUDA build without CUDA-aware
+// MPI runs), given to a communicator on the host: every collective gives the same result staged
+// as unstaged (and the exact sum), several collectives in flight each get a buffer of their own,
+// and the staging pool allocates once per buffer in flight, not once per collective. Also the
+// ZEROMINI_MPI_GPU_AWARE override, and what the module registers.
 //
 // Values are small integers, exact in fp32 and bf16 and so are their sums over up to 4 ranks, so
 // results compare exactly whatever order MPI sums in.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <vector>
 
 #include "comm/comm_types/mpi_communicator.hpp"
-#include "comm/comm_types/mpi_gpu_aware.hpp"
 #include "common/kernel_test_util.hpp"
 #include "common/test_watchdog.hpp"
 #include "core/error.hpp"
+#include "core/modules.hpp"
+#include "modules/mpi_staging/gpu_aware.hpp"
+#include "modules/mpi_staging/host_staging.hpp"
 
 namespace {
 
 using zm::DType;
 using zm::MpiCommunicator;
-using zm::MpiStaging;
 using zm::testing::DeviceVec;
 
 float staging_value(int rank, size_t i) {
@@ -128,7 +130,10 @@ std::vector<float> expected(Op op, int rank, int ranks, size_t shard) {
 
 class MpiStagingTest : public ::testing::Test {
  protected:
-  MpiCommunicator staged{MPI_COMM_WORLD, zm::testing::watchdog(), MpiStaging::Always};
+  std::shared_ptr<zm::StagingPool> pool_ = std::make_shared<zm::StagingPool>();
+  const zm::StagingPool& pool = *pool_;
+  MpiCommunicator staged{MPI_COMM_WORLD, zm::testing::watchdog(),
+                         std::make_unique<zm::HostStaging>(pool_)};
   MpiCommunicator direct{MPI_COMM_WORLD, zm::testing::watchdog()};
   int rank = staged.rank(), ranks = staged.size();
 
@@ -145,17 +150,18 @@ class MpiStagingTest : public ::testing::Test {
   }
 };
 
-TEST_F(MpiStagingTest, StagingIsForcedOnTheHost) {
-  EXPECT_TRUE(staged.staging());
-  ASSERT_NE(staged.staging_pool(), nullptr);
-  if (zm::device_is_host()) {
-    EXPECT_FALSE(direct.staging());
-  }
+// The module stages only where the device is a GPU whose memory MPI cannot read, and is the one
+// a build without it names.
+TEST(MpiStagingModule, StagesOnlyWhereMpiCannotReadTheDevice) {
+  ASSERT_TRUE(zm::has_device_staging());
+  const bool needed = !zm::device_is_host() && !zm::mpi_gpu_aware().aware;
+  EXPECT_EQ(zm::make_device_staging() != nullptr, needed);
+  EXPECT_EQ(zm::option_providing("device staging"), "ZEROMINI_WITH_MPI_STAGING");
 }
 
 TEST_F(MpiStagingTest, EveryCollectiveGivesTheSameResultStagedAndUnstagedF32) {
   every_collective_agrees<float>();
-  EXPECT_GT(staged.staging_pool()->allocations(), 0u);  // the staged path really ran
+  EXPECT_GT(pool.allocations(), 0u);  // the staged path really ran
 }
 
 #if ZEROMINI_HAVE_BF16
@@ -168,7 +174,6 @@ TEST_F(MpiStagingTest, EveryCollectiveGivesTheSameResultStagedAndUnstagedBf16) {
 // needs a buffer of its own while in flight, and the pool allocates those three once.
 TEST_F(MpiStagingTest, SeveralInFlightEachHaveABufferAllocatedOnce) {
   const size_t shard = 517, whole = shard * static_cast<size_t>(ranks);
-  const zm::StagingPool& pool = *staged.staging_pool();
   for (int step = 0; step < 40; ++step) {
     SCOPED_TRACE(step);
     DeviceVec<float> reduced(values_of<float>(rank, whole));
@@ -197,7 +202,6 @@ TEST_F(MpiStagingTest, SeveralInFlightEachHaveABufferAllocatedOnce) {
 // One collective at a time, of every kind and growing sizes: one buffer, grown during the first
 // step, and nothing allocated in the steps after it.
 TEST_F(MpiStagingTest, SteadyStepsAllocateNothing) {
-  const zm::StagingPool& pool = *staged.staging_pool();
   auto step = [&] {
     for (size_t shard : {size_t(3), size_t(64), size_t(1031)})
       for (Op op : kOps) run<float>(staged, op, shard);

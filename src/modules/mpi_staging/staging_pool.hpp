@@ -1,10 +1,11 @@
 // Host buffers for staging device data through MPI, allocated once and reused.
 //
 // Allocating page-locked memory (and freeing it) synchronises a CUDA device, so a collective must
-// not allocate its staging memory. The MPI communicator owns one pool; each staged collective
-// takes one buffer at post and gives it back when it completes, so the pool holds as many buffers
-// as collectives were ever in flight at once (buckets and prefetch keep several), each as large
-// as the largest collective it served. Buffers only grow: steady-state steps allocate nothing.
+// not allocate its staging memory. Each MPI communicator's HostStaging owns one pool; each staged
+// collective takes one buffer at post and gives it back when it completes, so the pool holds as
+// many buffers as collectives were ever in flight at once (buckets and prefetch keep several),
+// each as large as the largest collective it served. Buffers only grow: steady-state steps
+// allocate nothing.
 #pragma once
 
 #include <cstddef>
@@ -12,17 +13,12 @@
 #include <memory>
 #include <vector>
 
-#include "core/compat.hpp"
+#include "core/memory.hpp"
 
 namespace zm {
 
 // Page-locked memory where the device is a CUDA GPU, so that the copies run at full bandwidth.
-#if defined(KOKKOS_ENABLE_CUDA)
-using StagingSpace = Kokkos::CudaHostPinnedSpace;
-#else
-using StagingSpace = Kokkos::HostSpace;
-#endif
-using HostBytes = Kokkos::View<char*, StagingSpace>;
+using HostBytes = Kokkos::View<char*, HostStagingSpace>;
 
 class StagingPool;
 

@@ -1,7 +1,7 @@
-// Whether the MPI library reads device (CUDA) memory itself, decided once per communicator:
-// the library's own answer (MPIX_Query_cuda_support, MPICH >= 4 and Open MPI), overridden by the
-// environment variable ZEROMINI_MPI_GPU_AWARE=0|1 (for a library that answers wrongly, or to
-// compare the two paths).
+// Whether the MPI library reads device (CUDA) memory itself, decided once per communicator: the
+// library's own answer (mpi_reads_device_memory, comm/comm_types/mpi_communicator.hpp),
+// overridden by the environment variable ZEROMINI_MPI_GPU_AWARE=0|1 (for a library that answers
+// wrongly, or to compare the two paths).
 #pragma once
 
 #include <string>
@@ -17,8 +17,7 @@ struct GpuAwareDecision {
 // when unset. A value other than "0" or "1" is an error (zm::Error).
 GpuAwareDecision decide_gpu_aware(bool library_says, const char* override_value);
 
-// The decision for this process: the library's answer (false where it has no query, and in
-// builds without CUDA) and the environment.
+// The decision for this process: the library's answer and the environment.
 GpuAwareDecision mpi_gpu_aware();
 
 }  // namespace zm

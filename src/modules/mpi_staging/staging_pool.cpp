@@ -1,4 +1,4 @@
-#include "comm/comm_types/staging_pool.hpp"
+#include "modules/mpi_staging/staging_pool.hpp"
 
 #include <utility>
 

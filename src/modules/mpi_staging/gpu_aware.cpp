@@ -1,34 +1,12 @@
-#include "comm/comm_types/mpi_gpu_aware.hpp"
-
-#include <mpi.h>
+#include "modules/mpi_staging/gpu_aware.hpp"
 
 #include <cstdlib>
 #include <cstring>
 
-#include "core/compat.hpp"
+#include "comm/comm_types/mpi_communicator.hpp"
 #include "core/error.hpp"
 
-// Open MPI declares its CUDA query in mpi-ext.h; MPICH >= 4 in mpi.h.
-#if defined(OPEN_MPI) && OPEN_MPI && __has_include(<mpi-ext.h>)
-#include <mpi-ext.h>
-#endif
-
 namespace zm {
-
-namespace {
-
-bool library_reads_cuda_memory() {
-#if defined(KOKKOS_ENABLE_CUDA)
-#if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION >= 40000000
-  return MPIX_Query_cuda_support() == 1;
-#elif defined(OPEN_MPI) && defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
-  return MPIX_Query_cuda_support() == 1;
-#endif
-#endif
-  return false;
-}
-
-}  // namespace
 
 GpuAwareDecision decide_gpu_aware(bool library_says, const char* override_value) {
   if (override_value == nullptr || *override_value == '\0')
@@ -43,7 +21,7 @@ GpuAwareDecision decide_gpu_aware(bool library_says, const char* override_value)
 }
 
 GpuAwareDecision mpi_gpu_aware() {
-  return decide_gpu_aware(library_reads_cuda_memory(), std::getenv("ZEROMINI_MPI_GPU_AWARE"));
+  return decide_gpu_aware(mpi_reads_device_memory(), std::getenv("ZEROMINI_MPI_GPU_AWARE"));
 }
 
 }  // namespace zm
