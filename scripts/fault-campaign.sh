@@ -187,7 +187,8 @@ if [[ -z $only ]]; then
     from_tests "status after a second signal (the abort record: its reason)" \
       exit_code_tests.sh second_signal
   fi
-  from_tests "MPI_Init that does not return: the deadline, and a SIGTERM during it" mpi_init_deadline.sh mpi_init
+  from_tests "MPI_Init that does not return: the deadline, and a SIGTERM during it" \
+    ../modules/fault_injection/mpi_init_deadline.sh mpi_init
   from_tests "resume into the same directory (history)" io_fault_tests.sh resume_history
   from_tests "non-finite gradient" fault_tests.sh nan
 fi

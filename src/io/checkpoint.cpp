@@ -8,8 +8,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <csignal>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -20,13 +18,13 @@
 #include "comm/watchdog.hpp"
 #include "core/build_info.hpp"
 #include "core/error.hpp"
+#include "core/fault_points.hpp"
 #include "core/log.hpp"
 #include "core/regular_file.hpp"
 #include "io/checkpoint_readers.hpp"
 #include "io/durable_file.hpp"
 #include "io/file_integrity.hpp"
 #include "io/h5.hpp"
-#include "io/io_faults.hpp"
 #include "io/space_reservation.hpp"
 #include "model/layout.hpp"
 #include "zero/partition.hpp"
@@ -339,8 +337,6 @@ std::string CheckpointWrite::prepare() {
     fs::create_directories(dir_, failed);
     if (failed)
       error = fmt::format("cannot create {}: {}", dir_.string(), failed.message());
-    else if (io_fault_planned("enospc_checkpoint", 0, steps_done_))
-      error = fmt::format("{}: {} (injected)", dir_.string(), errno_text(ENOSPC));
     else
       error = space_.reserve(dir_.string(), expected_bytes());
   }
@@ -363,13 +359,10 @@ std::string CheckpointWrite::write_file() {
       make_room(4 * static_cast<uint64_t>(engine_.partition().layout().unit(u).global_size) +
                 kBytesPerDataset);
       error = collective_step(fmt::format("writing {}", unit_dataset(kStates[s], u)), [&] {
-        if (u == units - 1 && s == 0 && io_fault_planned("stall_checkpoint", rank_, steps_done_))
-          stop_this_process("the checkpoint write");
+        const bool last = u == units - 1 && s == 0;
+        if (last) fault_point("checkpoint.unit", rank_, steps_done_);
         write_unit_state(file, xfer, engine_, s, u, temporary_);
-        if (u == units - 1 && s == 0 && rank_ > 0 &&
-            io_fault_planned("enospc_checkpoint", rank_, steps_done_))
-          fail("{}: writing {} failed: {} (injected)", temporary_, unit_dataset(kStates[s], u),
-               errno_text(ENOSPC));
+        if (last) fault_point("checkpoint.written", rank_, steps_done_, temporary_);
       });
     }
   if (rank_ == 0) space_.release_all();  // the metadata, written by the flush and the close
@@ -417,10 +410,7 @@ CheckpointWritten write_checkpoint(ZeroEngine& engine, const Deck& deck, int64_t
   std::string error = write.prepare();
   if (error.empty()) error = write.write_file();
   if (error.empty()) error = write.seal();
-  // Fault injection for the crash-safety test: die after the data is written, before it is
-  // published under its final name.
-  if (const char* crash = std::getenv("ZEROMINI_TEST_CRASH_BEFORE_RENAME"))
-    if (std::atoll(crash) == steps_done && engine.comms().world().rank() == 0) std::raise(SIGKILL);
+  fault_point("checkpoint.publish", engine.comms().world().rank(), steps_done);
   if (error.empty()) error = write.publish();
   if (!error.empty()) {
     write.discard();

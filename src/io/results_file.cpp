@@ -19,13 +19,13 @@
 #include "core/abort_record.hpp"
 #include "core/build_info.hpp"
 #include "core/error.hpp"
+#include "core/fault_points.hpp"
 #include "core/log.hpp"
 #include "core/regular_file.hpp"
 #include "core/stage_spec.hpp"
 #include "core/text.hpp"
 #include "io/durable_file.hpp"
 #include "io/h5.hpp"
-#include "io/io_faults.hpp"
 #include "io/run_status.hpp"
 
 namespace zm {
@@ -279,8 +279,7 @@ void ResultsWriter::record_step(const StepRecord& record,
     }
   const int phase_count = static_cast<int>(columns.size());
   std::vector<double> all(static_cast<size_t>(phase_count * ranks_));
-  if (io_fault_planned("stall_gather", rank_, record.step + 1))
-    stop_this_process("the results gather");
+  fault_point("results.gather", rank_, record.step + 1);
   watched_gather(watchdog_, mine.data(), phase_count, MPI_DOUBLE, all.data(), 0, comm_,
                  fmt::format("the results gather of step {}", record.step + 1));
   stage_comm_ += record.comm;
@@ -475,8 +474,7 @@ std::string ResultsWriter::write_file(const std::string& status) const {
     if (!file.close()) fail("{}: closing failed: {}", temporary, h5::last_error());
     const int64_t steps =
         stages_.empty() || stages_.back().step.empty() ? 0 : stages_.back().step.back();
-    if (io_fault_planned("enospc_results", 0, steps))
-      fail("{}: writing failed: {} (injected)", temporary, errno_text(ENOSPC));
+    fault_point("results.write", rank_, steps, temporary);
     error = sync_file(temporary);
     if (error.empty() && std::rename(temporary.c_str(), path_.c_str()) != 0)
       error = fmt::format("renaming {} failed: {}", temporary, errno_text(errno));

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/fault_points.hpp"
 #include "core/validate.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/matmul.hpp"
@@ -128,8 +129,6 @@ StepRecord TrainerT<Real>::step(int64_t step) {
   StepRecord record;
   record.step = step;
   record.lr = learning_rate(t, step);
-  const Fault fault = injected_fault(comm_->rank(), step);
-  if (fault == Fault::Kill || fault == Fault::Stall || fault == Fault::Error) enact_fault(fault);
   const StepCounters before{comms_->stats(), comms_->stats(CommLevel::InterGroup),
                             comms_->cross_node_stats()};
   {
@@ -149,7 +148,7 @@ StepRecord TrainerT<Real>::step(int64_t step) {
         Phase finish(context_, PhaseSpec("finish_backward").span(SpanKind::Compute));
         engine_->finish_backward();  // the reductions still in flight
       }
-      if (fault == Fault::NaN) engine_->poison_gradient();
+      fault_point("step.gradients", comm_->rank(), step + 1, engine_.get());
     }
     // The optimizer's time covers the global loss and gradient norm too.
     const double micro_batches = static_cast<double>(data_parallel_ranks() * t.grad_accum);

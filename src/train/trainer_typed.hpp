@@ -11,7 +11,6 @@
 #include "core/memory.hpp"
 #include "model/gpt.hpp"
 #include "train/data.hpp"
-#include "train/fault_injection.hpp"
 #include "train/trainer.hpp"
 
 namespace zm {

@@ -1,8 +1,6 @@
 #include "zero/engine.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <type_traits>
 
 #include "core/error.hpp"
 #include "core/stage_spec.hpp"
@@ -224,16 +222,6 @@ double ZeroEngineT<Real>::sumsq_of_slices(int u, int64_t begin, int64_t end) con
     });
   }
   return total;
-}
-
-template <typename Real>
-void ZeroEngineT<Real>::poison_gradient() {
-  const auto [begin, end] = owned_gradients(0);
-  if (end <= begin) return;
-  with_reduced_grads(0, begin, [&](auto* grads) {
-    using Grad = std::remove_pointer_t<decltype(grads)>;
-    kernels::fill(team_shape_, grads, 1, Grad(std::nanf("")));
-  });
 }
 
 namespace {

@@ -128,8 +128,6 @@ class ZeroEngine {
   // AdamW over the optimizer state this rank holds, then whatever re-distribution the stage
   // needs (stages 1 and 2 all-gather the updated shards).
   virtual void optimizer_step(const OptimizerSettings& settings) = 0;
-  // Writes NaN into the first gradient element this rank owns (fault injection).
-  virtual void poison_gradient() = 0;
 
   // The held range of unit u (logical elements) under a placement: the whole unit when
   // replicated, else the logical elements of this rank's piece.
@@ -216,7 +214,6 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
   // The sum of squares of unit u's owned gradients [begin, end) of a model held in slices.
   double sumsq_of_slices(int u, int64_t begin, int64_t end) const;
   void optimizer_step(const OptimizerSettings& settings) override;
-  void poison_gradient() override;
   float* master_at(int u, int64_t e) const override;
   void masters_written() override;
 

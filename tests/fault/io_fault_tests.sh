@@ -56,14 +56,19 @@ case $case_name in
     latest_is "$work/run" step_00000001.h5
     loadable "$work/run/checkpoints/step_00000001.h5"
     ;;
-  disk_full_np1 | disk_full_np2 | disk_full_np4)
+  disk_full_np1 | disk_full_np2 | disk_full_np4 | disk_full_injected_np*)
     # The disk fills up during the run: room for the first checkpoint, not for the second. The run
     # ends with exit 4 within 60 s naming the write and ENOSPC, leaves no partial file, and the
-    # first checkpoint stays 'latest', intact and loadable.
-    ranks=${case_name#disk_full_np}
-    mount_small_disk 16m
+    # first checkpoint stays 'latest', intact and loadable. disk_full_npN: a real small disk,
+    # skipped (77) where none can be mounted; disk_full_injected_npN: ENOSPC injected (the module
+    # fault_injection) into the last rank's part of the second checkpoint.
+    ranks=${case_name##*_np}
+    disk=""
+    [[ $case_name == disk_full_injected_* ]] || mount_small_disk 16m
+    [[ $case_name == disk_full_injected_* || -n $disk ]] \
+      || { echo "skipped: no tmpfs can be mounted here (disk_full_injected_np2 injects ENOSPC)"; exit 77; }
     common=(--set zero.stage=2 --set train.steps=6 --set output.checkpoint_every=1 --set comm.timeout_s=20)
-    if [[ -n $disk ]]; then
+    if [[ $case_name != disk_full_injected_* ]]; then
       # What a checkpoint write holds ahead: a run on a full disk says it ("needs about X MiB").
       fallocate -l "$(($(df --output=avail -B1 "$disk" | tail -1) - 65536))" "$disk/filler"
       timed probe 1 "${common[@]}" --out "$disk/probe"
@@ -77,7 +82,6 @@ case $case_name in
       out=$disk/run
       timed full "$ranks" "${common[@]}" --out "$out"
     else
-      echo "no tmpfs can be mounted here: fault injection (ENOSPC in the second checkpoint)"
       out=$work/run
       ZEROMINI_TEST_FAULT=enospc_checkpoint ZEROMINI_TEST_FAULT_STEP=2 ZEROMINI_TEST_FAULT_RANK=$((ranks - 1)) \
         timed full "$ranks" "${common[@]}" --out "$out"
