@@ -94,6 +94,9 @@ CLI::App* add_run(CLI::App& app, zm::cli::RunOptions& options) {
                   "--set zero.stage=3 --set train.steps=20")
       ->type_name("KEY=VALUE");
   run->add_option("--out", options.out_dir, "Output directory (overrides output.dir)");
+  run->add_flag("--print-deck", options.print_deck,
+                "Print the whole resolved deck (every key, defaults filled in) at start, not only "
+                "the settings that differ from the defaults; it is in OUT/deck.toml either way");
   run->add_option("--peak-tflops", options.peak_tflops,
                   "Peak TFLOP/s per device in the deck's precision: MFU is reported against it "
                   "(without a peak, MFU is not available)")
