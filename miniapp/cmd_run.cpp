@@ -108,6 +108,7 @@ int run(int& argc, char**& argv, const RunOptions& options) {
   try {
     // Every rank reads the deck; they fail identically, so only rank 0 reports.
     deck = load_deck(options.deck, overrides);
+    if (!options.out_dir.empty()) deck.origin["output.dir"] = "--out";  // what the user typed
     // A token shard that is not one (a FIFO, which would block its open; a file of another
     // kind; too short for a sequence) is bad input too, as is what the modules refuse of the
     // data they read (before_training below).
@@ -128,7 +129,8 @@ int run(int& argc, char**& argv, const RunOptions& options) {
     log_root("zeromini {} | {} ranks on {} node{} | Kokkos {} ({}) | {}\n", git_revision(),
              runtime.size(), nodes, nodes == 1 ? "" : "s", build_features().kokkos_version,
              kokkos_backends(), mpi_library_version());
-    log_root("{}\n", deck.resolved_toml());
+    // What this run chose; the whole resolved deck is in <output.dir>/deck.toml.
+    log_root("{}", options.print_deck ? deck.resolved_toml() + "\n" : deck.changed_settings());
     auto comm = make_communicator(deck.comm.backend, MPI_COMM_WORLD, runtime.watchdog());
     RunInvocation run = invocation(options, runtime.size());
     run.nodes = nodes;

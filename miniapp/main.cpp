@@ -63,6 +63,15 @@ CLI::App* add_sweep(CLI::App& app, zm::cli::SweepOptions& options) {
   CLI::App* sweep = app.add_subcommand(
       "sweep", "Scaling studies (sweep files for scripts/sweep.py, inputs/sweeps/*.toml)");
   sweep->require_subcommand(1);
+  sweep->footer(
+      "A sweep file gives a deck and the axes of a study (stages, nodes, ranks_per_node, models, "
+      "shard_sizes, recompute, tp, quantize_weights, quantize_grads, error_feedback); each "
+      "combination is a point, one job. repeat = N runs every point N times, in alternating "
+      "rounds: round 1 runs every point once (the -r0 points), round 2 every point again (-r1), "
+      "and so on, so that a point's repeats never run back to back and a slow spell of the "
+      "machine falls on a round, not on one point. `expand` lists the points in that order; "
+      "scripts/sweep.py runs (--local), submits (sbatch) and prints (--dry-run) them in it, and "
+      "scripts/collect.py takes the medians over the repeats. Reference: scripts/README.md.");
   CLI::App* expand = sweep->add_subcommand(
       "expand", "Check a sweep file and print its settings and its points (one job each) as JSON");
   expand->add_option("file", options.file, "Sweep file (TOML)")->required();
@@ -85,6 +94,9 @@ CLI::App* add_run(CLI::App& app, zm::cli::RunOptions& options) {
                   "--set zero.stage=3 --set train.steps=20")
       ->type_name("KEY=VALUE");
   run->add_option("--out", options.out_dir, "Output directory (overrides output.dir)");
+  run->add_flag("--print-deck", options.print_deck,
+                "Print the whole resolved deck (every key, defaults filled in) at start, not only "
+                "the settings that differ from the defaults; it is in OUT/deck.toml either way");
   run->add_option("--peak-tflops", options.peak_tflops,
                   "Peak TFLOP/s per device in the deck's precision: MFU is reported against it "
                   "(without a peak, MFU is not available)")

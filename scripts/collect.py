@@ -288,6 +288,15 @@ def run_status(summary, stage, point):
     return "completed"
 
 
+def shown_path(path):
+    """A path under the current directory, relative to it: the CSVs committed to results/ then
+    hold no path of the machine that made them. Other paths are kept as they are."""
+    if not path or not os.path.isabs(path):
+        return path
+    relative = os.path.relpath(path)
+    return path if relative == ".." or relative.startswith("../") else relative
+
+
 def run_columns(run_dir, summary, stage, point, job):
     """The columns that describe the run and its deck, sweep ... final_loss and run_dir."""
     model = summary.get("model", {}) or {}
@@ -299,7 +308,7 @@ def run_columns(run_dir, summary, stage, point, job):
     return {
         "sweep": point.get("sweep", ""),
         "point": point.get("name", os.path.basename(run_dir)),
-        "deck": summary.get("deck", ""),
+        "deck": shown_path(summary.get("deck", "")),
         "model": point.get("model", ""),
         "scaling": point.get("scaling", "weak"),
         "stage": stage.get("stage"),
@@ -328,7 +337,7 @@ def run_columns(run_dir, summary, stage, point, job):
         "tokens_per_second": tokens_per_second_per_rank * ranks
         if tokens_per_second_per_rank is not None and isinstance(ranks, int) else None,
         "final_loss": _number(stage.get("final_loss")),
-        "run_dir": run_dir,
+        "run_dir": shown_path(run_dir),
     }
 
 

@@ -230,7 +230,12 @@ def write_plans(cfg, points, sweep_dir, binary):
                  if v is not None]
         what = " ".join([name] + [f"{k.split('.')[1]}={v}" for k, v in given])
         out = os.path.join(sweep_dir, plan_name(name, *values))
-        cmd = [binary, "plan", model["deck"], "--ranks", ",".join(map(str, sorted(ranks))),
+        # The deck as the CSV's first column names it: relative to here when under here, so that
+        # a CSV committed to results/ holds no path of the machine that made it.
+        deck = model["deck"]
+        if not os.path.relpath(deck).startswith(".."):
+            deck = os.path.relpath(deck)
+        cmd = [binary, "plan", deck, "--ranks", ",".join(map(str, sorted(ranks))),
                "--stage", "all", "--format", "csv"]
         sets = [o for o in model["set"] + cfg["set"] if not o.startswith("zero.stage=")]
         if cfg["micro_batch"] is not None:

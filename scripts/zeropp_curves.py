@@ -15,7 +15,6 @@ import datetime
 import json
 import os
 import platform
-import shutil
 import statistics
 import sys
 
@@ -258,8 +257,12 @@ def main(argv=None):
     runs = gather(args.work, combos, args.rounds)
     os.makedirs(os.path.join(args.out, "runs"), exist_ok=True)
     for name, _ in combos:
-        shutil.copyfile(os.path.join(args.work, f"{name}-1", "summary.json"),
-                        os.path.join(args.out, "runs", f"{name}.json"))
+        # The copy names the run's scratch directory by its own name (none-1), not by this
+        # machine's path: committed results hold no absolute path.
+        with open(os.path.join(args.work, f"{name}-1", "summary.json"), encoding="utf-8") as f:
+            text = f.read().replace(os.path.abspath(args.work) + "/", "")
+        with open(os.path.join(args.out, "runs", f"{name}.json"), "w", encoding="utf-8") as f:
+            f.write(text)
     write_table(os.path.join(args.out, "table.md"), runs, combos, args)
     write_losses(os.path.join(args.out, "losses.csv"), runs, combos)
     plot(os.path.join(args.out, "loss.png"), runs, combos)

@@ -133,8 +133,12 @@ struct Deck {
   // "(default)": the start of every message about that key.
   std::string where(const std::string& key) const;
 
-  // The deck with every default filled in, as TOML text (printed at start, stored in outputs).
+  // The deck with every default filled in, as TOML text (in <output.dir>/deck.toml, results.h5
+  // and checkpoints; on screen with `run --print-deck`).
   std::string resolved_toml() const;
+  // The settings whose value differs from the default, one line each with where it was set
+  // ("  zero.stage = 3  (deck.toml:12)"): what a run prints before its first step.
+  std::string changed_settings() const;
   // The stages this run trains: {stage} or {0,1,2,3} for stage = "all".
   std::vector<int> stages() const;
 };

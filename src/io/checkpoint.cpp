@@ -542,7 +542,7 @@ std::string resolve_resume(const Deck& deck) {
   if (resume != "latest") return resume;
   const fs::path pointer = fs::path(checkpoint_dir(deck)) / "latest";
   if (!fs::exists(pointer)) return "";  // nothing written yet: a fresh start
-  require_regular_file(pointer.string(), "'latest' checkpoint pointer");
+  require_regular_file(pointer.string(), "'latest' checkpoint pointer (train.resume)");
   std::ifstream in(pointer);
   std::string name;
   std::getline(in, name);

@@ -121,6 +121,10 @@ std::string OutputDirectory::claim(const Deck& deck) {
   std::string error = lock(out.string());
   if (!error.empty()) return error;
   remove_stale_temporaries(out, checkpoints);
+  // The whole resolved deck beside the results (the screen shows only what differs from the
+  // defaults): what this run ran, as a deck that runs it again.
+  error = write_file_durably((out / "deck.toml").string(), deck.resolved_toml());
+  if (!error.empty()) return error;
   if (!deck.train.resume.empty()) return "";
   const std::vector<fs::path> earlier = checkpoints_in(checkpoints);
   if (earlier.empty()) return "";

@@ -1,7 +1,8 @@
 // A run owns its output directory: an advisory lock (flock) held for the whole run, so that a
 // second run there is refused with the first one's host and PID; a fresh run is refused where
-// another run's checkpoints are (unless output.overwrite); and the temporary files a killed run
-// left behind are removed before anything is written.
+// another run's checkpoints are (unless output.overwrite); the temporary files a killed run
+// left behind are removed before anything is written; and the resolved deck is written to
+// deck.toml there.
 #pragma once
 
 #include <mpi.h>

@@ -192,7 +192,7 @@ size_t ResultsStage::drop_rows_after(int64_t last_step) {
 std::vector<ResultsStage> read_results_history(const std::string& path) {
   std::vector<ResultsStage> stages;
   if (!std::filesystem::exists(path)) return stages;
-  require_regular_file(path, "results file of the run being resumed");
+  require_regular_file(path, "results file of the run being resumed (train.resume)");
   try {
     h5::Handle file = h5::open_file(path);
     for (const StageSpec& spec : kStageSpecs)

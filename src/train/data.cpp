@@ -109,9 +109,9 @@ std::unique_ptr<DataSource> chain_source(const Deck& deck, int64_t first, std::s
 
 std::unique_ptr<DataSource> token_shard_source(const std::string& path, const Deck& deck,
                                                ShardPart part, double tail,
-                                               const std::string& what) {
+                                               const std::string& what, const std::string& key) {
   const int64_t T = deck.model.seq_len;
-  auto tokens = std::make_shared<const Tokens>(read_token_shard(path, deck.model.vocab, T));
+  auto tokens = std::make_shared<const Tokens>(read_token_shard(path, deck.model.vocab, T, key));
   const int64_t count = static_cast<int64_t>(tokens->size());
   const int64_t split = part == ShardPart::Whole ? count : count - tail_tokens(count, tail);
   const int64_t begin = part == ShardPart::Tail ? split : 0;
@@ -126,11 +126,11 @@ std::unique_ptr<DataSource> make_data_source(const Deck& deck, double reserved_t
         fmt::format("synthetic Markov chain ({} successors per token)", MarkovChain::kSuccessors));
   return token_shard_source(deck.data.source, deck,
                             reserved_tail > 0 ? ShardPart::Head : ShardPart::Whole, reserved_tail,
-                            "the training split");
+                            "the training split", "data.source");
 }
 
 void check_data(const Deck& deck) {
-  if (deck.data.source != "synthetic") check_token_shard(deck.data.source, deck.model.seq_len);
+  if (deck.data.source != "synthetic") check_token_shard(deck.data.source, deck.model.seq_len, "data.source");
 }
 
 int64_t first_sequence(int64_t step, int64_t micro_step, int64_t grad_accum, int ranks, int rank,

@@ -54,11 +54,12 @@ std::unique_ptr<DataSource> make_data_source(const Deck& deck, double reserved_t
 // (training reads those from 0), described as `description`.
 std::unique_ptr<DataSource> chain_source(const Deck& deck, int64_t first, std::string description);
 // The tokens of a token shard: all of them, or those before (Head) or in (Tail) its last
-// floor(count x `tail`) tokens (tail_tokens); `what` names the part in describe().
+// floor(count x `tail`) tokens (tail_tokens); `what` names the part in describe(), `key` the deck
+// key that gave the path (in every message about the file).
 enum class ShardPart { Whole, Head, Tail };
 std::unique_ptr<DataSource> token_shard_source(const std::string& path, const Deck& deck,
                                                ShardPart part, double tail,
-                                               const std::string& what);
+                                               const std::string& what, const std::string& key);
 // The tokens of a shard of `count` tokens in its last `tail` (a fraction).
 int64_t tail_tokens(int64_t count, double tail);
 

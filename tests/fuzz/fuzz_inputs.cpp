@@ -154,7 +154,7 @@ void feed(const std::string& target, const Bytes& input, zm::Trainer* trainer) {
   if (target == "deck")
     zm::parse_deck(input, "fuzz.toml", {}, zm::BuildChecks::Skip);
   else if (target == "shard")
-    zm::read_token_shard(g_current.string(), 16, 4);
+    zm::read_token_shard(g_current.string(), 16, 4, "data.source");
   else
     zm::load_checkpoint(trainer->engine(), trainer->deck(), g_current.string());
 }

@@ -25,7 +25,7 @@ std::filesystem::path temp_file(const std::string& name) {
 
 std::string error_reading(const std::string& path, int64_t vocab, int64_t seq_len) {
   try {
-    zm::read_token_shard(path, vocab, seq_len);
+    zm::read_token_shard(path, vocab, seq_len, "data.source");
   } catch (const zm::Error& e) {
     return e.what();
   }
@@ -36,7 +36,7 @@ TEST(TokenShard, RoundTrip) {
   const auto path = temp_file("ok.bin").string();
   std::vector<uint16_t> tokens = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
   zm::write_token_shard(path, tokens);
-  EXPECT_EQ(zm::read_token_shard(path, 11, 4), tokens);
+  EXPECT_EQ(zm::read_token_shard(path, 11, 4, "data.source"), tokens);
   std::filesystem::remove(path);
 }
 

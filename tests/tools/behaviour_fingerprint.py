@@ -11,10 +11,26 @@ same numbers when their outputs are equal:
     tests/tools/behaviour_fingerprint.py build/bin > after.txt    # on the new one
     diff before.txt after.txt
 
---bf16 adds the runs in bf16 (a build with bf16: the openmp configuration).
+--bf16 adds the runs in bf16 (a build with bf16: the openmp configuration); --only bf16 runs
+only those. The first line names the BLAS kernels the build ran on (OpenBLAS picks them by CPU,
+and another set of kernels sums in another order).
+
+Numbers change only on purpose: tests/data/fingerprint.txt (the fp32 runs and the plans) and
+tests/data/fingerprint-bf16.txt (the bf16 runs) are this project's fingerprints, and the ctests
+`behaviour_fingerprint` / `behaviour_fingerprint_bf16` check a build against them:
+
+    tests/tools/behaviour_fingerprint.py build/bin --expect tests/data/fingerprint.txt
+
+exits 1 listing every line that differs, and 77 (skipped) on a machine whose BLAS kernels are
+not the ones the file was made with. A commit that moves a number on purpose remakes the file
+(`... build/bin > tests/data/fingerprint.txt`) and says why in its message.
 """
 import argparse
+import ctypes
+import difflib
 import hashlib
+import io
+import re
 import os
 import subprocess
 import sys
@@ -133,21 +149,75 @@ def plan_fingerprint(bindir, args):
           flush=True)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("bindir", help="the build's bin/ (zeromini)")
-    parser.add_argument("--bf16", action="store_true", help="also the bf16 runs")
-    parser.add_argument("--only", choices=("runs", "plans"), help="only runs or only plans")
-    args = parser.parse_args()
-    bindir = os.path.abspath(args.bindir)
+def blas_core(zeromini):
+    """The name of the kernels OpenBLAS runs on this CPU (openblas_get_corename of the BLAS the
+    binary loads), or "unknown" for another BLAS."""
+    out = subprocess.run(["ldd", zeromini], capture_output=True, text=True).stdout
+    for library in re.findall(r"=> (\S*blas\S*)", out):
+        try:
+            corename = getattr(ctypes.CDLL(library), "openblas_get_corename", None)
+        except OSError:
+            continue
+        if corename:
+            corename.restype = ctypes.c_char_p
+            return corename().decode()
+    return "unknown"
+
+
+def fingerprint(args, bindir):
+    print(f"# blas core: {blas_core(os.path.join(bindir, 'zeromini'))}", flush=True)
     if args.only != "plans":
+        runs = (RUNS if args.only != "bf16" else []) + (BF16_RUNS if args.bf16 or
+                                                        args.only == "bf16" else [])
         with tempfile.TemporaryDirectory(prefix="zm-fingerprint-") as out:
-            for name, ranks, sets in RUNS + (BF16_RUNS if args.bf16 else []):
+            for name, ranks, sets in runs:
                 run_fingerprint(bindir, name, ranks, sets, out)
-    if args.only != "runs":
+    if args.only not in ("runs", "bf16"):
         for plan in PLANS:
             plan_fingerprint(bindir, plan)
 
 
+def check(expected_path, lines):
+    """0 when `lines` equal the file's, 77 when the file was made on other BLAS kernels, else 1
+    with the differing lines."""
+    with open(expected_path, encoding="utf-8") as f:
+        expected = f.read().splitlines()
+    if expected[:1] != lines[:1]:
+        print(f"behaviour_fingerprint: {expected_path} was made on '{expected[0]}', this build "
+              f"runs on '{lines[0]}': other kernels sum in another order; not compared")
+        return 77
+    if expected == lines:
+        print(f"behaviour_fingerprint: equal to {expected_path} ({len(lines)} lines)")
+        return 0
+    sys.stdout.writelines(line + "\n" for line in difflib.unified_diff(
+        expected, lines, expected_path, "this build", n=0, lineterm=""))
+    print(f"behaviour_fingerprint: this build computes other numbers than {expected_path}. If "
+          "the change is on purpose, remake the file in the same commit and say why in its "
+          "message (the docstring of tests/tools/behaviour_fingerprint.py says how)")
+    return 1
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("bindir", help="the build's bin/ (zeromini)")
+    parser.add_argument("--bf16", action="store_true", help="also the bf16 runs")
+    parser.add_argument("--only", choices=("runs", "plans", "bf16"),
+                        help="only the fp32 runs, the plans, or the bf16 runs")
+    parser.add_argument("--expect", metavar="FILE",
+                        help="compare with FILE instead of printing (exit 0, 1 or 77)")
+    args = parser.parse_args()
+    bindir = os.path.abspath(args.bindir)
+    if not args.expect:
+        fingerprint(args, bindir)
+        return 0
+    captured = io.StringIO()
+    stdout, sys.stdout = sys.stdout, captured
+    try:
+        fingerprint(args, bindir)
+    finally:
+        sys.stdout = stdout
+    return check(args.expect, captured.getvalue().splitlines())
+
+
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -16,9 +16,10 @@ double run_seconds_of(const Deck& deck, const Machine& machine, int64_t ranks,
                       std::vector<double>* per_stage) {
   double total = 0;
   for (const int stage : deck.stages()) {
-    const double step = plan_point(deck, stage, ranks, &machine).step_seconds_overlapped;
+    const PlanPoint point = plan_point(deck, stage, ranks, &machine);
+    const double step = point.step_seconds_overlapped;
     if (per_stage) per_stage->push_back(step);
-    total += step * static_cast<double>(deck.train.steps);
+    total += step * static_cast<double>(deck.train.steps) + point.added_run_seconds;
   }
   return total;
 }

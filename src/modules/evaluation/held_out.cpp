@@ -16,6 +16,7 @@ namespace zm {
 HeldOutSplit held_out_split(const Deck& deck) {
   const EvaluationSettings s = evaluation_settings(deck);
   const std::string& path = s.val_source.empty() ? deck.data.source : s.val_source;
+  const char* key = s.val_source.empty() ? "data.source" : "data.val_source";
   HeldOutSplit split;
   if (path == "synthetic") {
     split.data = chain_source(
@@ -28,7 +29,7 @@ HeldOutSplit held_out_split(const Deck& deck) {
   }
   split.data =
       token_shard_source(path, deck, holds_out_tail(deck) ? ShardPart::Tail : ShardPart::Whole,
-                         s.val_fraction, "the held-out split");
+                         s.val_fraction, "the held-out split", key);
   return split;
 }
 
@@ -79,7 +80,7 @@ void check_held_out(const Deck& deck, int64_t data_parallel_ranks) {
   int64_t held = 0;  // tokens of the held-out split
   std::string split;
   if (holds_out_tail(deck)) {
-    const int64_t count = check_token_shard(deck.data.source, T);
+    const int64_t count = check_token_shard(deck.data.source, T, "data.source");
     held = tail_tokens(count, s.val_fraction);
     const int64_t kept = count - held;
     if (held < T + 1 || kept < T + 1)
@@ -93,7 +94,7 @@ void check_held_out(const Deck& deck, int64_t data_parallel_ranks) {
     split = fmt::format("the last {} tokens of {} (data.val_fraction = {})", held, deck.data.source,
                         s.val_fraction);
   } else if (!s.val_source.empty() && s.val_source != "synthetic") {
-    held = check_token_shard(s.val_source, T);
+    held = check_token_shard(s.val_source, T, "data.val_source");
     split = fmt::format("{} ({} tokens)", s.val_source, held);
   } else {
     return;  // the chain's held-out sequences never run out

@@ -46,7 +46,11 @@ void price(const Deck& deck, int stage, const ZeroMesh& mesh, const Machine* mac
   const EvaluationCost cost = evaluation_cost(deck, stage, mesh, machine, settings.batches);
   p.figures["eval_bytes"] = cost.total_bytes();
   p.figures["eval_copy_bytes"] = cost.copies.bytes;
-  if (machine) p.figures["eval_s"] = cost.seconds();
+  if (!machine) return;
+  p.figures["eval_s"] = cost.seconds();
+  // Every train.eval_every steps and after the last step: ceil(steps / every) in a run.
+  const int64_t evaluations = (deck.train.steps + settings.every - 1) / settings.every;
+  p.added_run_seconds += static_cast<double>(evaluations) * cost.seconds();
 }
 
 bool any_evaluation(const std::vector<PlanPoint>& points) {

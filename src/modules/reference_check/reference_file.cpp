@@ -249,9 +249,9 @@ Reference parse_reference(const std::string& text, const std::string& name) {
 
 Reference read_reference(const std::string& path) {
   // Before the open, which would wait forever on a FIFO.
-  require_regular_file(path, "reference file");
+  require_regular_file(path, "reference file (--check-reference)");
   std::ifstream in(path);
-  if (!in) fail("{}: cannot open the reference file (is it readable?)", path);
+  if (!in) fail("{}: cannot open the reference file (--check-reference; is it readable?)", path);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   return parse_reference(text, path);
 }

@@ -19,6 +19,7 @@
 #include "bench_util.hpp"
 #include "core/compat.hpp"
 #include "core/memory.hpp"
+#include "core/stage_spec.hpp"
 #include "kernels/adamw.hpp"
 #include "kernels/init.hpp"
 #include "paired_steps.hpp"
@@ -98,7 +99,10 @@ BENCHMARK(adamw_host_and_device)
 zm::Deck quickstart_deck(int stage, bool offload) {
   std::vector<std::string> overrides = {fmt::format("zero.stage={}", stage)};
   if (offload) overrides.push_back("zero.offload_optimizer=host");
-  if (offload && stage == 3) overrides.push_back("zero.offload_params=host");
+  // Parameters go to the host too where the stage holds a shard of them (the stage table says
+  // which, as the deck's validation asks it).
+  if (offload && zm::stage_spec(stage).gathers_parameters())
+    overrides.push_back("zero.offload_params=host");
   return zm::bench::quickstart_model_deck(64, 4, 512, overrides);
 }
 
