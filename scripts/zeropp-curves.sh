@@ -15,8 +15,9 @@
 #   ZEROMINI_BIN=build/bin/zeromini RANKS=4 STEPS=200 ROUNDS=3 COMBOS="none g-int8" scripts/zeropp-curves.sh
 #
 # The losses of every round must be bitwise equal (the runs are deterministic); the script fails
-# otherwise. Needs /usr/bin/python3 with h5py and matplotlib (Debian: python3-h5py,
-# python3-matplotlib).
+# otherwise. The binary must be built from a commit (not "-dirty"; ALLOW_DIRTY=1 for a trial), so
+# that the committed numbers can be made again. Needs /usr/bin/python3 with h5py and matplotlib
+# (Debian: python3-h5py, python3-matplotlib).
 # shellcheck source=lib/prologue.sh source-path=SCRIPTDIR
 . "$(dirname "$0")/lib/prologue.sh"
 out=${1:-$root/results/zeropp}
@@ -26,6 +27,7 @@ steps=${STEPS:-200}
 rounds=${ROUNDS:-3}
 deck=inputs/zeropp.toml
 require_executable "$bin"
+require_clean_build "$bin"
 
 # name and the --set overrides of each combination (error feedback applies to gradients only)
 declare -A sets=(

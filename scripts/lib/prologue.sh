@@ -18,6 +18,18 @@ require_executable() {
   [ -x "$1" ] || { echo "${script%.sh}: $1: no such executable (ZEROMINI_BIN)" >&2; exit 2; }
 }
 
+# require_clean_build BIN: a committed result must come from a build of a commit, so that it can
+# be made again: refuses a binary whose revision is "-dirty" (built from uncommitted changes)
+# unless ALLOW_DIRTY=1.
+require_clean_build() {
+  local script=${0##*/} version
+  version=$("$1" --version 2>/dev/null | head -n 1)
+  [[ $version != *-dirty* || ${ALLOW_DIRTY:-0} == 1 ]] && return 0
+  echo "${script%.sh}: $1 is $version: built from uncommitted changes, so its numbers could not" \
+    "be made again from any commit. Commit and rebuild (or ALLOW_DIRTY=1 for a trial)" >&2
+  exit 2
+}
+
 # tool MODULE ARGS...: runs zeromini_tools.MODULE (scripts/zeromini_tools) with $python.
 tool() {
   PYTHONPATH="$root/scripts${PYTHONPATH:+:$PYTHONPATH}" "$python" -m "zeromini_tools.$1" "${@:2}"
