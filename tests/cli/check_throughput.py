@@ -2,7 +2,7 @@
 """check_throughput.py OUT_DIR [--peak TFLOPS] [--summary]: a run's throughput figures, read back
 from results.h5 (h5py), are present and consistent with one another: TFLOP/s x step time = FLOPs,
 MFU = TFLOP/s / peak (absent without a peak), and the manifest names what ran. --summary: and
-summary.json (the report module's) holds the same figures and manifest. Exits non-zero naming the
+summary.json (the run_summary module's) holds the same figures and manifest. Exits non-zero naming the
 first figure that disagrees."""
 import argparse
 import json

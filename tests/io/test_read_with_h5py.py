@@ -25,8 +25,8 @@ def main(zeromini, mpiexec, deck, work):
                     "--set", "train.steps=4", "--set", "output.checkpoint_every=4", "--out", out],
                    check=True, env=env, stdout=subprocess.DEVNULL)
     modules = built_modules(zeromini)
-    # summary.json is the report module's: where it is built, it agrees with results.h5.
-    summary = json.load(open(os.path.join(out, "summary.json"))) if "report" in modules else None
+    # summary.json is the run_summary module's: where it is built, it agrees with results.h5.
+    summary = json.load(open(os.path.join(out, "summary.json"))) if "run_summary" in modules else None
     with h5py.File(os.path.join(out, "results.h5"), "r") as f:
         assert f.attrs["status"] == b"completed" or f.attrs["status"] == "completed", f.attrs["status"]
         assert int(f.attrs["world_size"]) == 2

@@ -1,4 +1,4 @@
-#include "modules/report/summary_table.hpp"
+#include "modules/run_summary/summary_table.hpp"
 
 #include <fmt/format.h>
 

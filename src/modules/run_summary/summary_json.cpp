@@ -1,4 +1,4 @@
-#include "modules/report/summary_json.hpp"
+#include "modules/run_summary/summary_json.hpp"
 
 #include <fmt/format.h>
 

@@ -4,8 +4,8 @@
 #include <Kokkos_Core.hpp>
 
 #include "io/run_report.hpp"
-#include "modules/report/summary_json.hpp"
-#include "modules/report/summary_table.hpp"
+#include "modules/run_summary/summary_json.hpp"
+#include "modules/run_summary/summary_table.hpp"
 #include "train/command_extensions.hpp"
 
 namespace zm {
@@ -27,7 +27,7 @@ class SummaryJson final : public RunCommandExtension {
 
 }  // namespace
 
-void register_module_report() {
+void register_module_run_summary() {
   RunReport table;
   table.before_figure_of_merit = summary_table;
   add_run_report(std::move(table));
