@@ -16,7 +16,6 @@
 #include "core/log.hpp"
 #include "core/memory.hpp"
 #include "core/zero_mesh.hpp"
-#include "io/summary.hpp"
 #include "plan/machine.hpp"
 #include "train/command_extensions.hpp"
 #include "train/data.hpp"
@@ -145,10 +144,13 @@ int run(int& argc, char**& argv, const RunOptions& options) {
     MemoryLedger ledger;
     const RunContext context{nullptr, &runtime.watchdog(), &ledger, &figures};
     const RunOutcome outcome = run_training(deck, *comm, context, true, peak);
-    print_summary(deck, outcome.stages);
+    print_closing_lines(deck, outcome.stages);
     if (runtime.rank() == 0) {
-      write_summary_json(deck.output.dir + "/summary.json", deck, outcome, {nodes, threads});
-      log_root("Results: {0}/results.h5, {0}/summary.json\n", deck.output.dir);
+      std::string written = deck.output.dir + "/results.h5";
+      for (const auto& extension : run_command_extensions())
+        for (const std::string& path : extension->write_results(deck, run, outcome))
+          written += ", " + path;
+      log_root("Results: {}\n", written);
     }
     int status = exit_code(outcome.end);
     for (const auto& extension : run_command_extensions())

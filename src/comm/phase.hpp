@@ -15,7 +15,7 @@
 //
 // The comm and io layers keep the narrower BlockingRegion (comm/watchdog.hpp) for their blocking
 // calls: a wait inside a collective or a file operation is a leaf of a phase, with a deadline and
-// a collective number but nothing to time or report as a span of its own (collectives are told
+// a collective number but nothing to time or show as a span of its own (collectives are told
 // to their communicator's observer, comm/collective_observer.hpp), and those layers are called
 // where no RunContext reaches.
 #pragma once

@@ -9,7 +9,6 @@
 #include "comm/device_info.hpp"
 #include "comm/watched_mpi.hpp"
 #include "core/build_info.hpp"
-#include "core/text.hpp"
 #include "core/zero_mesh.hpp"
 #include "io/h5.hpp"
 
@@ -34,12 +33,6 @@ std::vector<std::string> gather_names(const std::string& mine, MPI_Comm comm, Wa
   if (rank == 0)
     for (int r = 0; r < ranks; ++r) names.emplace_back(all.data() + kNameBytes * r);
   return names;
-}
-
-std::string json_list(const std::vector<std::string>& values) {
-  std::string out = "[";
-  for (size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + quoted(values[i]);
-  return out + "]";
 }
 
 }  // namespace
@@ -85,29 +78,6 @@ void write_manifest(hid_t file, const RunManifest& m) {
   for (const auto& [name, size] : m.model_dimensions)
     h5::write_attr(group, name, static_cast<int64_t>(size));
   h5::write_attr(group, "data_parallel", static_cast<int64_t>(m.data_parallel));
-}
-
-std::string manifest_json(const RunManifest& m) {
-  std::string out = "{\n";
-  auto field = [&](const char* key, const std::string& value) {
-    out += fmt::format("    \"{}\": {},\n", key, value);
-  };
-  field("deck_path", quoted(m.deck_path));
-  field("zeromini_version", quoted(m.zeromini_version));
-  field("git_revision", quoted(m.git_revision));
-  field("kokkos_version", quoted(m.kokkos_version));
-  field("kokkos_backends", quoted(m.kokkos_backends));
-  field("mpi_library", quoted(m.mpi_library));
-  field("nccl_version", quoted(m.nccl_version));
-  field("hdf5_version", quoted(m.hdf5_version));
-  field("hostnames", json_list(m.hostnames));
-  field("device_names", json_list(m.device_names));
-  field("ranks", std::to_string(m.ranks));
-  field("nodes", std::to_string(m.nodes));
-  for (const auto& [name, size] : m.model_dimensions) field(name.c_str(), std::to_string(size));
-  field("data_parallel", std::to_string(m.data_parallel));
-  out += fmt::format("    \"deck\": {}\n  }}", quoted(m.deck));
-  return out;
 }
 
 }  // namespace zm

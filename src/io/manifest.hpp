@@ -1,5 +1,5 @@
 // The manifest of a run: what ran, where and with what, so that a figure can be reproduced and
-// compared. results.h5 holds it as the attributes of /manifest, summary.json under "manifest".
+// compared. results.h5 holds it as the attributes of /manifest.
 #pragma once
 
 #include <hdf5.h>
@@ -35,8 +35,5 @@ RunManifest gather_manifest(const Deck& deck, MPI_Comm comm, Watchdog& watchdog)
 
 // The /manifest group of results.h5.
 void write_manifest(hid_t file, const RunManifest& manifest);
-
-// The "manifest" object of summary.json (a JSON object, indented for its place there).
-std::string manifest_json(const RunManifest& manifest);
 
 }  // namespace zm

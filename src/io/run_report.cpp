@@ -9,8 +9,8 @@ std::vector<RunReport>& registered() {
 }
 }  // namespace
 
-void add_run_report(RunReport report) {
-  registered().push_back(std::move(report));
+void add_run_report(RunReport added) {
+  registered().push_back(std::move(added));
 }
 
 const std::vector<RunReport>& run_reports() {

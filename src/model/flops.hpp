@@ -1,5 +1,5 @@
 // Floating-point operations of one training step, counted from the model's shape: the one count
-// the run's throughput report (achieved TFLOP/s, MFU) and the planner's predicted step time use.
+// the run's throughput figures (achieved TFLOP/s, MFU) and the planner's predicted step time use.
 //
 // Per token, for the whole model (all ranks of a model-parallel group together):
 //   dense      6 N          N = the parameters less the position embedding (a lookup, no

@@ -115,7 +115,7 @@ class ParamLayout {
   // Elements in the flat buffer (padded vocabulary, no partition padding; this rank's slices).
   int64_t total() const { return total_; }
   int64_t global_total() const { return global_total_; }
-  // Parameters of the model with the real vocabulary (what GPT-2 papers report).
+  // Parameters of the model with the real vocabulary (what GPT-2 papers give).
   int64_t real_param_count() const;
 
   // Within the embedding unit (wte: the vocab_rows() rows this rank holds).

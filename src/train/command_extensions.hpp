@@ -1,8 +1,8 @@
 // What a module adds to zeromini's command line (core/modules.hpp): subcommands of its own, and
 // to the `zeromini run` command options, a check before training, a step of the ranks together
-// before the first step that may give the run figures, and a step after training that may set the
-// exit status. miniapp/ adds them to the command line (CLI11 stays there) and calls them; the core
-// names none of them.
+// before the first step that may give the run figures, files of the run's results, and a step
+// after training that may set the exit status. miniapp/ adds them to the command line (CLI11 stays
+// there) and calls them; the core names none of them.
 #pragma once
 
 #include <mpi.h>
@@ -55,6 +55,14 @@ class RunCommandExtension {
   virtual RunFigures before_first_step(const Deck& deck, const RunInvocation& run,
                                        Communicator& comm) {
     (void)deck, (void)run, (void)comm;
+    return {};
+  }
+  // On rank 0, once the run's closing lines are printed: the files of the run's results it writes
+  // beside results.h5 (zm::Error where one cannot be written); their paths, which the line naming
+  // the run's results lists after results.h5's.
+  virtual std::vector<std::string> write_results(const Deck& deck, const RunInvocation& run,
+                                                 const RunOutcome& outcome) {
+    (void)deck, (void)run, (void)outcome;
     return {};
   }
   // On every rank, after training, collectively: the exit status, `status` (the run's) unless

@@ -22,8 +22,9 @@ namespace zm {
 RunOutcome run_training(const Deck& deck, Communicator& comm, const RunContext& context,
                         bool write_outputs = true, const PeakRate& peak = {});
 
-// Rank 0 prints: the comparison table (one line per stage), the figure of merit and a throughput
-// line per stage (tokens/s, TFLOP/s, MFU with its peak, and what the modules' figures add).
-void print_summary(const Deck& deck, const std::vector<StageResult>& results);
+// Rank 0 prints the run's closing lines: what the run reports say before the figure of merit
+// (io/run_report.hpp), the figure of merit (the last stage's tokens/s per rank) and, over several
+// stages, each stage's against the first, then what the reports say after it.
+void print_closing_lines(const Deck& deck, const std::vector<StageResult>& results);
 
 }  // namespace zm

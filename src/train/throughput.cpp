@@ -1,8 +1,5 @@
 #include "train/throughput.hpp"
 
-#include <fmt/format.h>
-
-#include "core/text.hpp"
 #include "model/flops.hpp"
 
 namespace zm {
@@ -33,22 +30,6 @@ Throughput measure_throughput(const StageResult& s, const ModelConfig& model,
     t.hfu = t.hardware_tflops_per_device / t.peak_tflops_per_device;
   }
   return t;
-}
-
-std::string throughput_line(const StageResult& s) {
-  const Throughput& t = s.throughput;
-  std::string line = fmt::format(
-      "stage {}: {} tokens/s on {} ranks, {:.4g} TFLOP/s per device ({:.4g} in total; model "
-      "FLOPs, {:.4g} per token)",
-      s.stage, thousands(t.tokens_per_second), s.ranks, t.tflops_per_device, t.tflops_total,
-      t.model_flops_per_token);
-  if (std::isfinite(t.mfu))
-    line += fmt::format(", MFU {:.3g}% of {:.4g} TFLOP/s ({})", 100.0 * t.mfu,
-                        t.peak_tflops_per_device, t.peak_source);
-  else
-    line += ", MFU n/a (no peak: give --peak-tflops or --machine FILE)";
-  for (const auto& f : s.figures) line += f->throughput_line_end();
-  return line;
 }
 
 }  // namespace zm

@@ -1,9 +1,7 @@
-// A stage's throughput as the run reports it (results.h5, summary.json, the closing lines):
+// A stage's throughput as the run reports it (results.h5, and what the modules write of the run):
 // tokens/s, achieved TFLOP/s and MFU from the model's FLOP count (model/flops.hpp) over the
-// measured step time; the modules' figures may add to its line (io/stage_figures.hpp).
+// measured step time.
 #pragma once
-
-#include <string>
 
 #include "core/deck.hpp"
 #include "io/run_records.hpp"
@@ -16,9 +14,5 @@ namespace zm {
 // must be set. `attention`: the kernels the model ran.
 Throughput measure_throughput(const StageResult& s, const ModelConfig& model,
                               const AttentionKernels& attention, const PeakRate& peak);
-
-// The one line a run closes with, e.g. "stage 3: 12,345 tokens/s, 0.61 TFLOP/s per device (1.22
-// total), MFU 4.1% of 15 TFLOP/s (--peak-tflops)", and what the stage's figures add to it.
-std::string throughput_line(const StageResult& s);
 
 }  // namespace zm

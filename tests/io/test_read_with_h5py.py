@@ -24,7 +24,9 @@ def main(zeromini, mpiexec, deck, work):
     subprocess.run([mpiexec, "-n", "2", zeromini, "run", deck, "--set", "zero.stage=3",
                     "--set", "train.steps=4", "--set", "output.checkpoint_every=4", "--out", out],
                    check=True, env=env, stdout=subprocess.DEVNULL)
-    summary = json.load(open(os.path.join(out, "summary.json")))
+    modules = built_modules(zeromini)
+    # summary.json is the run_summary module's: where it is built, it agrees with results.h5.
+    summary = json.load(open(os.path.join(out, "summary.json"))) if "run_summary" in modules else None
     with h5py.File(os.path.join(out, "results.h5"), "r") as f:
         assert f.attrs["status"] == b"completed" or f.attrs["status"] == "completed", f.attrs["status"]
         assert int(f.attrs["world_size"]) == 2
@@ -45,7 +47,7 @@ def main(zeromini, mpiexec, deck, work):
         # Nothing in host memory; a build with the offload module also writes its host-device
         # copies, none here, in their own datasets (every run has them).
         assert np.all(np.array(stage["memory_peak"])[:, -1] == 0)
-        if "offload" in built_modules(zeromini):
+        if "offload" in modules:
             for name in ("transfer_calls", "transfer_bytes", "transfer_seconds"):
                 assert stage[name].shape == (2, 2), (name, stage[name].shape)
             assert np.all(np.array(stage["transfer_bytes"]) == 0)
@@ -61,9 +63,11 @@ def main(zeromini, mpiexec, deck, work):
         # One node: nothing leaves it.
         assert np.all(np.array(stage["comm_bytes_cross_node"]) == 0)
         fom = float(f.attrs["figure_of_merit"])
-        assert abs(fom - summary["figure_of_merit"]["value"]) < 1e-6 * fom, (fom, summary)
-        loss = np.array(stage["loss"])
-        assert abs(loss[-1] - summary["stages"][0]["final_loss"]) < 1e-9
+        assert fom > 0, fom
+        if summary is not None:
+            assert abs(fom - summary["figure_of_merit"]["value"]) < 1e-6 * fom, (fom, summary)
+            loss = np.array(stage["loss"])
+            assert abs(loss[-1] - summary["stages"][0]["final_loss"]) < 1e-9
     checkpoint = os.path.join(out, "checkpoints", "step_00000004.h5")
     with h5py.File(checkpoint, "r") as f:
         assert f["params/unit_0000"].fletcher32

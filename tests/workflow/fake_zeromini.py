@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A stand-in for zeromini in the workflow unit tests: `run` writes a summary.json in zeromini's
-format (src/io/summary.cpp) without training anything; `plan --format csv` prints the planner's
+format (src/modules/run_summary/summary_json.cpp) without training anything; `plan --format csv` prints the planner's
 columns (memory per category, traffic by collective and within/across shard groups, from the same
 model of the figures as `run`, so that measured equals planned); `sweep ...` (sweep.py reading
 its sweep file) is handed to the real zeromini. Under mpiexec only rank 0 writes. Environment knobs for the tests:
@@ -148,7 +148,7 @@ def stage_summary(stage, ranks, params, steps_run, micro_batch, sets):
         "bytes_per_rank_per_step": total,
         "shard_size": group,
         "bytes_per_rank_per_step_inter_group": inter,
-        # As zeromini writes it without a peak (src/io/summary.cpp): MFU null, 1 GB/s per kind.
+        # As zeromini writes it without a peak (src/modules/run_summary/summary_json.cpp): MFU null, 1 GB/s per kind.
         "throughput": {"tflops_per_device": 1e-4, "tflops_total": 1e-4 * ranks,
                        "model_flops_per_step": 3e9 * ranks, "peak_tflops_per_device": None,
                        "mfu": None, "hfu": None,

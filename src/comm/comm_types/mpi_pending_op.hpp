@@ -32,7 +32,7 @@ int checked_count(size_t count, const MpiOpInfo& op);
 
 class MpiPendingOp : public detail::PendingOp {
  public:
-  // `sequence` is the operation's number from Watchdog::sequence_for (for the watchdog's report);
+  // `sequence` is the operation's number from Watchdog::sequence_for (for what the watchdog says);
   // a wait runs under `watchdog` (the communicator's); `on_complete` runs once MPI has completed.
   MpiPendingOp(Watchdog& watchdog, MPI_Request request, const MpiOpInfo& op, int64_t sequence,
                std::function<void()> on_complete = nullptr);

@@ -1,11 +1,12 @@
-// The module's registration (core/modules.hpp): its deck keys and their checks, and the
-// strategies it gives a run's collectives.
+// The module's registration (core/modules.hpp): its deck keys and their checks, the strategies it
+// gives a run's collectives, and the closing lines' note of qgZ's all-to-alls.
 #include <fmt/format.h>
 
 #include "core/deck_keys.hpp"
 #include "core/error.hpp"
 #include "core/stage_spec.hpp"
 #include "core/validate.hpp"
+#include "modules/zeropp/all_to_all_figures.hpp"
 #include "modules/zeropp/strategies.hpp"
 #include "plan/plan_extensions.hpp"
 #include "plan/run_extensions.hpp"
@@ -149,6 +150,7 @@ void register_module_zeropp() {
     if (auto provider = zeropp_strategies(zeropp_options(deck)))
       extensions.strategies.push_back(std::move(provider));
   });
+  add_training_extension(make_all_to_all_figures);
 }
 
 }  // namespace zm

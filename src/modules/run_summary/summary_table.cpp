@@ -1,15 +1,13 @@
-// The table rank 0 prints at the end of a run: one line per stage, and the figure of merit.
+#include "modules/run_summary/summary_table.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <iterator>
 
-#include "core/log.hpp"
 #include "core/text.hpp"
 #include "io/run_report.hpp"
-#include "train/run.hpp"
-#include "train/throughput.hpp"
 
 namespace zm {
 
@@ -41,10 +39,6 @@ std::vector<Cell> cells_of(const StageResult& s) {
   return out;
 }
 
-}  // namespace
-
-namespace {
-
 // Each category's peak, and the total's, at their largest over ranks.
 MemoryFigures largest_over_ranks(const std::vector<MemoryFigures>& by_rank) {
   MemoryFigures worst;
@@ -57,7 +51,8 @@ MemoryFigures largest_over_ranks(const std::vector<MemoryFigures>& by_rank) {
 }
 
 // Hybrid sharding: how much of each stage's traffic crossed shard groups (the rest stayed in one).
-void print_inter_group_traffic(const std::vector<StageResult>& results) {
+std::string inter_group_traffic(const std::vector<StageResult>& results) {
+  std::string out;
   for (const StageResult& s : results) {
     if (s.shard_size >= s.ranks / s.model_parallel) continue;
     double inter = 0, total = 0;
@@ -65,17 +60,18 @@ void print_inter_group_traffic(const std::vector<StageResult>& results) {
       inter += s.comm_inter_group_per_step.ops[static_cast<size_t>(op)].bytes;
       total += s.comm_per_step.ops[static_cast<size_t>(op)].bytes;
     }
-    log_root(
+    out += fmt::format(
         "  stage {}: {} shard groups of {} ranks; {:.3f} MiB per rank per step within a group, "
         "{:.3f} MiB across groups\n",
         s.stage, s.ranks / s.model_parallel / s.shard_size, s.shard_size, (total - inter) / kMiB,
         inter / kMiB);
   }
+  return out;
 }
 
 // Runs over several nodes: the bytes that left this rank's node (comm/cross_node.hpp), a line per
 // stage once any stage sent some.
-void print_cross_node_traffic(const std::vector<StageResult>& results) {
+std::string cross_node_traffic(const std::vector<StageResult>& results) {
   const auto leaving = [](const StageResult& s) {
     double bytes = 0;
     for (const CommOpStats& op : s.comm_cross_node_per_step.ops) bytes += op.bytes;
@@ -83,35 +79,45 @@ void print_cross_node_traffic(const std::vector<StageResult>& results) {
   };
   if (std::none_of(results.begin(), results.end(),
                    [&](const StageResult& s) { return leaving(s) != 0; }))
-    return;
+    return "";
+  std::string out;
   for (const StageResult& s : results)
     if (std::isnan(leaving(s)))
-      log_root("  stage {}: n/a left the node (a communicator spread unevenly over nodes)\n",
-               s.stage);
+      out += fmt::format(
+          "  stage {}: n/a left the node (a communicator spread unevenly over nodes)\n", s.stage);
     else
-      log_root("  stage {}: {:.3f} MiB per rank per step left the node ({} B)\n", s.stage,
-               leaving(s) / kMiB, leaving(s));
+      out += fmt::format("  stage {}: {:.3f} MiB per rank per step left the node ({} B)\n", s.stage,
+                         leaving(s) / kMiB, leaving(s));
+  return out;
 }
 
-// The all-to-alls (gradient exchanges), which the table's columns do not show.
-void print_all_to_all_traffic(const std::vector<StageResult>& results) {
-  for (const StageResult& s : results) {
-    const CommOpStats& exchanged = s.comm_per_step[CommOp::AllToAll];
-    if (exchanged.calls == 0) continue;
-    log_root("  stage {}: {:.3f} MiB per rank per step in {} quantized gradient all-to-alls\n",
-             s.stage, exchanged.bytes / kMiB, exchanged.calls);
-  }
+// The stage's line under "Throughput", e.g. "stage 3: 12,345 tokens/s on 2 ranks, 0.61 TFLOP/s per
+// device (1.22 in total; ...), MFU 4.1% of 15 TFLOP/s (--peak-tflops 15)", and what the stage's
+// figures add to it.
+std::string throughput_line(const StageResult& s) {
+  const Throughput& t = s.throughput;
+  std::string line = fmt::format(
+      "stage {}: {} tokens/s on {} ranks, {:.4g} TFLOP/s per device ({:.4g} in total; model "
+      "FLOPs, {:.4g} per token)",
+      s.stage, thousands(t.tokens_per_second), s.ranks, t.tflops_per_device, t.tflops_total,
+      t.model_flops_per_token);
+  if (std::isfinite(t.mfu))
+    line += fmt::format(", MFU {:.3g}% of {:.4g} TFLOP/s ({})", 100.0 * t.mfu,
+                        t.peak_tflops_per_device, t.peak_source);
+  else
+    line += ", MFU n/a (no peak: give --peak-tflops or --machine FILE)";
+  for (const auto& f : s.figures) line += f->throughput_line_end();
+  return line;
 }
 
 }  // namespace
 
-void print_summary(const Deck& deck, const std::vector<StageResult>& results) {
-  if (!log_is_root() || results.empty()) return;
-  const int ranks = results.front().ranks;
-  log_root(
+std::string summary_table(const Deck& deck, const std::vector<StageResult>& results) {
+  if (results.empty()) return "";
+  std::string out = fmt::format(
       "\nSummary: {} ranks, {} (real vocabulary) parameters, {} tokens per rank per step; "
       "times are means over the timed steps, memory is the largest over ranks\n",
-      ranks, thousands(static_cast<double>(results.front().param_count)),
+      results.front().ranks, thousands(static_cast<double>(results.front().param_count)),
       thousands(static_cast<double>(results.front().tokens_per_rank_per_step)));
   // Memory columns in the MemCategory enum's order: the device's, the peak of their total, then
   // host memory (model state kept there), which is not in that total.
@@ -128,8 +134,9 @@ void print_summary(const Deck& deck, const std::vector<StageResult>& results) {
   heading += " |";
   for (const char* name : kMemoryHeadings) heading += fmt::format(" {:>9}", name);
   heading += fmt::format(" | {:>10} {:>10} {:>10}", "allreduce", "reducescat", "allgather");
-  log_root("{}\n", heading);
-  log_root("{} | {:>79} | {:>32}\n", blanks, "MiB per rank (peak)", "MiB moved per rank per step");
+  out += heading + "\n";
+  out += fmt::format("{} | {:>79} | {:>32}\n", blanks, "MiB per rank (peak)",
+                     "MiB moved per rank per step");
   for (const StageResult& s : results) {
     const MemoryFigures worst = largest_over_ranks(s.memory_by_rank);
     auto mib = [](size_t bytes) { return static_cast<double>(bytes) / kMiB; };
@@ -144,32 +151,21 @@ void print_summary(const Deck& deck, const std::vector<StageResult>& results) {
     line += fmt::format(" {:>9.2f} |", mib(worst.peak[static_cast<size_t>(MemCategory::Host)]));
     for (CommOp op : kReportedOps)
       line += fmt::format(" {:>10.3f}", s.comm_per_step[op].bytes / kMiB);
-    log_root("{}\n", line);
+    out += line + "\n";
   }
-  print_inter_group_traffic(results);
-  print_cross_node_traffic(results);
-  print_all_to_all_traffic(results);
+  out += inter_group_traffic(results);
+  out += cross_node_traffic(results);
   for (const StageResult& s : results)
-    for (const auto& f : s.figures) log_root("{}", f->table_note());
+    for (const auto& f : s.figures) out += f->table_note();
   std::string notes;
   for (const auto& f : results.front().figures)
     if (!f->throughput_heading().empty()) notes += "; " + f->throughput_heading();
-  log_root("\nThroughput (model FLOPs = 6N + 12 L T C per token{}):\n", notes);
-  for (const StageResult& s : results) log_root("  {}\n", throughput_line(s));
-  // What the modules say of the whole run (io/run_report.hpp).
+  out += fmt::format("\nThroughput (model FLOPs = 6N + 12 L T C per token{}):\n", notes);
+  for (const StageResult& s : results) out += "  " + throughput_line(s) + "\n";
+  // What the modules say of the whole run after it (io/run_report.hpp).
   for (const RunReport& report : run_reports())
-    if (report.after_throughput) log_root("{}", report.after_throughput(deck, results));
-  const StageResult& last = results.back();
-  log_root("\nFigure of merit: {} tokens/s per rank (stage {}, {} ranks, {})\n",
-           thousands(last.tokens_per_second_per_rank), last.stage, ranks, deck.path);
-  if (results.size() > 1) {
-    for (const StageResult& s : results)
-      log_root("  stage {}: {} tokens/s per rank, step time {:.2f}x stage {}\n", s.stage,
-               thousands(s.tokens_per_second_per_rank),
-               s.mean_step_seconds / results.front().mean_step_seconds, results.front().stage);
-  }
-  for (const RunReport& report : run_reports())
-    if (report.after_figure_of_merit) log_root("{}", report.after_figure_of_merit(deck, results));
+    if (report.after_throughput) out += report.after_throughput(deck, results);
+  return out;
 }
 
 }  // namespace zm

@@ -1,4 +1,4 @@
-#include "io/summary.hpp"
+#include "modules/run_summary/summary_json.hpp"
 
 #include <fmt/format.h>
 
@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/text.hpp"
 #include "io/durable_file.hpp"
+#include "io/manifest.hpp"
 #include "io/run_report.hpp"
 
 namespace zm {
@@ -18,6 +19,36 @@ namespace {
 std::string json_number(double value) {
   if (!std::isfinite(value)) return "null";
   return fmt::format("{}", value);
+}
+
+std::string json_list(const std::vector<std::string>& values) {
+  std::string out = "[";
+  for (size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + quoted(values[i]);
+  return out + "]";
+}
+
+// The run's manifest (io/manifest.hpp), as results.h5's /manifest holds it.
+std::string manifest_json(const RunManifest& m) {
+  std::string out = "{\n";
+  auto field = [&](const char* key, const std::string& value) {
+    out += fmt::format("    \"{}\": {},\n", key, value);
+  };
+  field("deck_path", quoted(m.deck_path));
+  field("zeromini_version", quoted(m.zeromini_version));
+  field("git_revision", quoted(m.git_revision));
+  field("kokkos_version", quoted(m.kokkos_version));
+  field("kokkos_backends", quoted(m.kokkos_backends));
+  field("mpi_library", quoted(m.mpi_library));
+  field("nccl_version", quoted(m.nccl_version));
+  field("hdf5_version", quoted(m.hdf5_version));
+  field("hostnames", json_list(m.hostnames));
+  field("device_names", json_list(m.device_names));
+  field("ranks", std::to_string(m.ranks));
+  field("nodes", std::to_string(m.nodes));
+  for (const auto& [name, size] : m.model_dimensions) field(name.c_str(), std::to_string(size));
+  field("data_parallel", std::to_string(m.data_parallel));
+  out += fmt::format("    \"deck\": {}\n  }}", quoted(m.deck));
+  return out;
 }
 
 // Memory: the largest peak over ranks, per category.

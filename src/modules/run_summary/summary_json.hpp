@@ -2,7 +2,6 @@
 #pragma once
 
 #include <string>
-#include <vector>
 
 #include "core/deck.hpp"
 #include "io/run_records.hpp"
@@ -11,7 +10,7 @@ namespace zm {
 
 // Where the run ran.
 struct RunPlacement {
-  int nodes = 1;             // hosts (shared-memory domains) the ranks ran on
+  int64_t nodes = 1;         // hosts (shared-memory domains) the ranks ran on
   int threads_per_rank = 1;  // Kokkos host threads of each rank
 };
 
