@@ -72,7 +72,7 @@ struct PlanPoint {
   double added_serial_seconds = 0;
   double added_exposed_seconds = 0;
   // Seconds a module adds once per run of the deck's train.steps, outside its steps (the
-  // evaluations): what a run's estimate adds to steps x step time.
+  // evaluations): a whole run takes steps x step time plus these.
   double added_run_seconds = 0;
   // Compute and the passes around compressed collectives (device work) overlapped with
   // communication, or not; the modules' additions added to each.
