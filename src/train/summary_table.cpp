@@ -73,26 +73,6 @@ void print_inter_group_traffic(const std::vector<StageResult>& results) {
   }
 }
 
-// Runs over several nodes: the bytes that left this rank's node (comm/cross_node.hpp), a line per
-// stage once any stage sent some.
-void print_cross_node_traffic(const std::vector<StageResult>& results) {
-  const auto leaving = [](const StageResult& s) {
-    double bytes = 0;
-    for (const CommOpStats& op : s.comm_cross_node_per_step.ops) bytes += op.bytes;
-    return bytes;
-  };
-  if (std::none_of(results.begin(), results.end(),
-                   [&](const StageResult& s) { return leaving(s) != 0; }))
-    return;
-  for (const StageResult& s : results)
-    if (std::isnan(leaving(s)))
-      log_root("  stage {}: n/a left the node (a communicator spread unevenly over nodes)\n",
-               s.stage);
-    else
-      log_root("  stage {}: {:.3f} MiB per rank per step left the node ({} B)\n", s.stage,
-               leaving(s) / kMiB, leaving(s));
-}
-
 // The all-to-alls (gradient exchanges), which the table's columns do not show.
 void print_all_to_all_traffic(const std::vector<StageResult>& results) {
   for (const StageResult& s : results) {
@@ -147,7 +127,6 @@ void print_summary(const Deck& deck, const std::vector<StageResult>& results) {
     log_root("{}\n", line);
   }
   print_inter_group_traffic(results);
-  print_cross_node_traffic(results);
   print_all_to_all_traffic(results);
   for (const StageResult& s : results)
     for (const auto& f : s.figures) log_root("{}", f->table_note());
