@@ -104,10 +104,8 @@ const char* fits_text(const PlanPoint& p) {
 }
 
 // After the traffic by level, the modules' columns there (plan/plan_extensions.hpp); with
-// all-to-alls anywhere, then all_to_all_bytes, and the modules' columns that follow them; after
-// cross_node_bytes, when the deck sets ZeRO-Offload, its settings, the host bytes per node, the
-// copies per direction and (with a machine) their seconds, the host update's and the step's
-// share; then the modules' columns at the end.
+// all-to-alls anywhere, then all_to_all_bytes, and the modules' columns that follow them; then the
+// modules' columns at the end.
 void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoint>& points,
                bool have_machine) {
   const bool exchanged = any_all_to_all(points);
@@ -138,8 +136,7 @@ void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoin
   // Columns are only ever appended: scripts read them by name and by position.
   fmt::print(
       "{},compute_s,comm_s,step_overlapped_s,step_serial_s,fits,largest_layers,"
-      "largest_params,shard_size,recompute,intra_group_bytes,inter_group_bytes{}{}{}{},"
-      "cross_node_bytes{}\n",
+      "largest_params,shard_size,recompute,intra_group_bytes,inter_group_bytes{}{}{}{}{}\n",
       header, module_header(PlanColumnsAt::AfterLevels),
       have_machine ? ",model_flops_per_step,tflops_per_device,mfu_overlapped,mfu_serial" : "",
       exchanged ? ",all_to_all_bytes" : "", module_header(PlanColumnsAt::AfterAllToAll),
@@ -163,14 +160,12 @@ void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoin
     const std::string all_to_all =
         exchanged ? fmt::format(",{:.0f}", p.bytes_per_step[static_cast<int>(CommOp::AllToAll)])
                   : "";
-    fmt::print("{},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{:.0f},{:.0f}{}{}{}{},{}{}\n", row,
+    fmt::print("{},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{:.0f},{:.0f}{}{}{}{}{}\n", row,
                p.compute_seconds, p.comm_seconds, p.step_seconds_overlapped, p.step_seconds_serial,
                have_machine ? fits_text(p) : "", p.largest_layers, p.largest_params,
                p.mesh.group_ranks(), deck.model.recompute, p.bytes_at_level(CommLevel::IntraGroup),
                p.bytes_at_level(CommLevel::InterGroup), module_row(PlanColumnsAt::AfterLevels, p),
                predicted, all_to_all, module_row(PlanColumnsAt::AfterAllToAll, p),
-               std::isfinite(p.cross_node_bytes()) ? fmt::format("{:.0f}", p.cross_node_bytes())
-                                                   : std::string(),
                module_row(PlanColumnsAt::AtEnd, p));
   }
 }
@@ -292,22 +287,6 @@ void print_table(const std::vector<PlanPoint>& points, const Machine* machine) {
       fmt::print(" | {:>10}", gb(p.bytes_per_step[static_cast<int>(CommOp::AllToAll)]));
     for (const PlanTableColumns* c : at_end) fmt::print("{}", c->cells(p, machine != nullptr));
     fmt::print("\n");
-  }
-}
-
-// Points over several nodes: what leaves a node (comm/cross_node.hpp), as a run counts it.
-void print_cross_node(const std::vector<PlanPoint>& points) {
-  bool heading = false;
-  for (const PlanPoint& p : points) {
-    if (p.cross_node_bytes() == 0) continue;  // one node; NaN: a communicator spread unevenly
-    if (!heading)
-      fmt::print("\nCross-node: GB each rank sends out of its node per step (node-aware):\n");
-    heading = true;
-    const double bytes = p.cross_node_bytes();
-    fmt::print("  {:>8} ranks, stage {}, {} per node: {}\n", p.ranks, p.stage,
-               p.mesh.ranks_per_node,
-               std::isnan(bytes) ? std::string("n/a (a communicator spread unevenly over nodes)")
-                                 : fmt::format("{} ({:.0f} bytes)", gb(bytes), bytes));
   }
 }
 
@@ -467,9 +446,10 @@ int plan(const PlanOptions& options) {
   print_heading(deck, precision, points.front(), have_machine ? &machine : nullptr);
   print_table_notes(deck, points, skipped);
   print_table(points, have_machine ? &machine : nullptr);
-  print_cross_node(points);
+  for (const PlanFootnote& note : plan_footnotes(PlanFootnoteAt::AfterTable))
+    fmt::print("{}", note(points, have_machine ? &machine : nullptr));
   if (have_machine) print_machine_note(deck, stages.front(), precision, machine);
-  for (const PlanFootnote& note : plan_footnotes())
+  for (const PlanFootnote& note : plan_footnotes(PlanFootnoteAt::AtEnd))
     fmt::print("{}", note(points, have_machine ? &machine : nullptr));
   if (options.schedule) print_schedules(decks, points);
   return 0;

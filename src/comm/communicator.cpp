@@ -1,7 +1,8 @@
 #include "comm/communicator.hpp"
 
+#include <algorithm>
+
 #include "comm/collective_observer.hpp"
-#include "comm/cross_node.hpp"
 
 #include "core/error.hpp"
 #include "core/timer.hpp"
@@ -145,7 +146,8 @@ void CommRequest::wait(bool blocking) {
   // Only a wait for an observed collective still in flight is told: one already seen complete
   // cost the rank nothing.
   const bool observed = owner_->in_flight(observed_, observation_);
-  if (observed) owner_->observer_->wait_begins(observed_, blocking);
+  if (observed)
+    for (CollectiveObserver* o : owner_->followers_) o->wait_begins(observed_, blocking);
   const double start = wall_seconds();
   pending_->wait();
   owner_->stats_[op_].seconds += wall_seconds() - start;
@@ -166,7 +168,7 @@ bool CommRequest::test() {
 }
 
 bool Communicator::in_flight(int64_t id, uint64_t observation) const {
-  if (id < 0 || observation != observation_ || !observer_) return false;
+  if (id < 0 || observation != observation_ || followers_.empty()) return false;
   for (const InFlight& f : in_flight_)
     if (f.id == id) return true;
   return false;
@@ -178,10 +180,12 @@ void Communicator::observed_done(int64_t id, bool waited) {
     in_flight_.erase(in_flight_.begin() + static_cast<std::ptrdiff_t>(i));
     break;
   }
-  if (waited)
-    observer_->wait_ended(id);
-  else
-    observer_->completed(id);
+  for (CollectiveObserver* o : followers_) {
+    if (waited)
+      o->wait_ended(id);
+    else
+      o->completed(id);
+  }
 }
 
 void Communicator::progress() {
@@ -193,22 +197,34 @@ void Communicator::progress() {
     }
     const int64_t id = in_flight_[i].id;
     in_flight_.erase(in_flight_.begin() + static_cast<std::ptrdiff_t>(i));
-    observer_->completed(id);
+    for (CollectiveObserver* o : followers_) o->completed(id);
   }
 }
 
 void Communicator::observe(CollectiveObserver* observer) {
-  observer_ = observer;
+  observers_.push_back(observer);
+  if (observer->follows()) followers_.push_back(observer);
   ++observation_;
   in_flight_.clear();
 }
 
+void Communicator::unobserve(CollectiveObserver* observer) {
+  for (auto* list : {&observers_, &followers_})
+    list->erase(std::remove(list->begin(), list->end(), observer), list->end());
+  ++observation_;
+  in_flight_.clear();
+}
+
+// One follower at most marks streams (the others return no mark).
 StreamMark Communicator::mark_stream(void* stream) {
-  return observer_ ? observer_->mark_stream(stream) : StreamMark{};
+  StreamMark mark;
+  for (CollectiveObserver* o : followers_)
+    if (mark.id < 0) mark = o->mark_stream(stream);
+  return mark;
 }
 
 double Communicator::now_if_observed() const {
-  return observer_ ? wall_seconds() : 0.0;
+  return followers_.empty() ? 0.0 : wall_seconds();
 }
 
 CommRequest Communicator::account(CommOp op, double whole_buffer_bytes, CommTag tag, double before,
@@ -217,28 +233,25 @@ CommRequest Communicator::account(CommOp op, double whole_buffer_bytes, CommTag 
   s.calls += 1;
   const double bytes = ring_bytes(op, whole_buffer_bytes, size());
   s.bytes += bytes;
-  const double leaving = cross_node_bytes(op, whole_buffer_bytes, size(), node_span_);
-  if (leaving != 0.0) {  // NaN too: a communicator spread unevenly over nodes has no figure
-    cross_node_stats_[op].calls += 1;
-    cross_node_stats_[op].bytes += leaving;
-  }
   const int64_t id = next_id_++;
-  if (!observer_) return CommRequest(this, op, std::move(pending), -1);
+  if (observers_.empty()) return CommRequest(this, op, std::move(pending), -1);
   PostedCollective posted;
   posted.id = id;
   posted.op = op;
   posted.tag = tag;
   posted.bytes = bytes;
+  posted.whole_buffer_bytes = whole_buffer_bytes;
   posted.host_seconds = before;
   posted.complete = !pending;
   if (pending) {
     posted.stream_ordered = pending->stream_ordered();
     posted.began = pending->device_posted;
     posted.ended = pending->device_completed;
-    in_flight_.push_back({id, pending.get()});
+    if (!followers_.empty()) in_flight_.push_back({id, pending.get()});
   }
-  observer_->posted(posted);
-  return CommRequest(this, op, std::move(pending), posted.complete ? -1 : id);
+  for (CollectiveObserver* o : observers_) o->posted(posted);
+  const bool followed = !posted.complete && !followers_.empty();
+  return CommRequest(this, op, std::move(pending), followed ? id : -1);
 }
 
 CommRequest Communicator::iall_reduce_sum(void* data, size_t count, DType type, CommTag tag) {
@@ -285,22 +298,23 @@ CommRequest Communicator::iall_to_all(const void* send, void* recv, size_t block
                  post_all_to_all(send, recv, block_count, type));
 }
 
-// Blocking: posted, waited for and completed in one interval.
+// Blocking: posted, waited for and completed in one interval (told to the followers only: it
+// moves no data).
 void Communicator::barrier() {
   const double start = wall_seconds();
   int64_t id = -1;
-  if (observer_) {
-    id = next_id_++;
+  if (!followers_.empty()) id = next_id_++;
+  for (CollectiveObserver* o : followers_) {
     PostedCollective posted;
     posted.id = id;
     posted.host_seconds = start;
-    observer_->posted(posted);
-    observer_->wait_begins(id, true);
+    o->posted(posted);
+    o->wait_begins(id, true);
   }
   do_barrier();
   stats_[CommOp::Barrier].calls += 1;
   stats_[CommOp::Barrier].seconds += wall_seconds() - start;
-  if (observer_) observer_->wait_ended(id);
+  for (CollectiveObserver* o : followers_) o->wait_ended(id);
 }
 
 }  // namespace zm

@@ -69,8 +69,8 @@ constexpr DType dtype_of<bf16>() {
 // the formula and by test of the calls.
 double ring_bytes(CommOp op, double whole_buffer_bytes, int ranks);
 
-// The nodes a communicator's ranks sit on, for the bytes it sends out of a node
-// (comm/cross_node.hpp).
+// The nodes a communicator's ranks sit on (a collective declares it where its communicator is not a
+// mesh dimension's, e.g. an exchange in hops by node: plan/planner.hpp prices its links by it).
 struct NodeSpan {
   int nodes = 1;     // distinct nodes among the communicator's ranks
   int per_node = 1;  // its ranks on each of them (k); 0: not the same on every node
@@ -134,7 +134,7 @@ class Communicator;
 class CommRequest {
  public:
   CommRequest() = default;
-  // `observed`: the collective's id when the communicator's observer follows it, else -1.
+  // `observed`: the collective's id when the communicator's observers follow it, else -1.
   CommRequest(Communicator* owner, CommOp op, std::unique_ptr<detail::PendingOp> pending,
               int64_t observed);
   CommRequest(CommRequest&&) noexcept;
@@ -234,13 +234,15 @@ class Communicator {
 
   // Lets in-flight operations advance. MPI libraries progress non-blocking collectives only
   // inside MPI calls, so the engine calls this between kernels to overlap communication. It
-  // also tells the observer of the observed collectives it sees complete.
+  // also tells the observers of the observed collectives it sees complete.
   void progress();
 
-  // From now on `observer` is told of every collective this communicator posts, waits for and
-  // sees complete (comm/collective_observer.hpp); nullptr: nobody, from now on. Collectives
-  // posted before stay unobserved. The observer must outlive the observation.
+  // From now on `observer` too is told of every collective this communicator posts, waits for
+  // and sees complete (comm/collective_observer.hpp), until unobserve(observer). Each change of
+  // the observers starts a new observation: collectives posted before it are followed no more.
+  // An observer must outlive its observation.
   void observe(CollectiveObserver* observer);
+  void unobserve(CollectiveObserver* observer);
 
   // The watchdog: a wait that lasts longer than this ends the job with a message naming the
   // operation and the ranks that have not reached it (comm.timeout_s). Collective the first time
@@ -251,15 +253,7 @@ class Communicator {
   Watchdog& watchdog() const { return watchdog_; }
 
   const CommStats& stats() const { return stats_; }
-  // The part of stats()' bytes that left this rank's node (comm/cross_node.hpp), counted from
-  // the span set by whoever knows the nodes (comm/mesh_comms.hpp; one node until then).
-  const CommStats& cross_node_stats() const { return cross_node_stats_; }
-  void set_node_span(NodeSpan span) { node_span_ = span; }
-  NodeSpan node_span() const { return node_span_; }
-  void reset_stats() {
-    stats_ = CommStats{};
-    cross_node_stats_ = CommStats{};
-  }
+  void reset_stats() { stats_ = CommStats{}; }
 
  protected:
   // Backends post the operation and return its pending state (nullptr when already complete).
@@ -277,7 +271,8 @@ class Communicator {
   // The backend's part of progress().
   virtual void do_progress() {}
   // Stream-ordered backends mark their stream where a collective begins and where it ends
-  // (PendingOp::device_posted, device_completed): the observer's mark, none when unobserved.
+  // (PendingOp::device_posted, device_completed): a following observer's mark, none when no
+  // observer follows.
   StreamMark mark_stream(void* stream);
 
  private:
@@ -297,10 +292,9 @@ class Communicator {
   void observed_done(int64_t id, bool waited);
   Watchdog& watchdog_;
   CommStats stats_;
-  CommStats cross_node_stats_;  // bytes only, with the calls that sent any
-  NodeSpan node_span_;
-  CollectiveObserver* observer_ = nullptr;
-  uint64_t observation_ = 0;  // counts observe() calls
+  std::vector<CollectiveObserver*> observers_;
+  std::vector<CollectiveObserver*> followers_;  // those of them that follow waits and completions
+  uint64_t observation_ = 0;                    // counts the changes of the observers
   int64_t next_id_ = 0;
   std::vector<InFlight> in_flight_;  // the observed collectives not yet seen complete
 };

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "comm/cross_node.hpp"
 #include "core/error.hpp"
 
 namespace zm {
@@ -27,8 +26,7 @@ CommLevel world_level(const ZeroMesh& mesh) {
   return mesh.hybrid() ? CommLevel::InterGroup : CommLevel::IntraGroup;
 }
 
-MeshComms::MeshComms(Communicator& world, const ZeroMesh& mesh, bool split_group_by_node)
-    : mesh_(mesh), world_(&world) {
+MeshComms::MeshComms(Communicator& world, const ZeroMesh& mesh) : mesh_(mesh), world_(&world) {
   ZM_ASSERT(mesh.world() == world.size(), "mesh of {} ranks, communicator of {}", mesh.world(),
             world.size());
   const DeviceMesh& m = mesh.mesh;
@@ -45,22 +43,19 @@ MeshComms::MeshComms(Communicator& world, const ZeroMesh& mesh, bool split_group
       std::any_of(members_.begin(), members_.end(),
                   [&](const Member& member) { return member.comm == world_; });
   if (!world_listed) members_.push_back({world_, world_level(mesh)});
-  for (const Member& member : members_) count_nodes(*member.comm);
-  if (split_group_by_node) this->split_group_by_node();
 }
 
-void MeshComms::split_group_by_node() {
-  Communicator& shard_group = group();
-  const NodeSpan span = shard_group.node_span();
-  if (!hops_by_node(span)) return;
-  const int rank = shard_group.rank(), k = span.per_node;
-  group_within_node_ = split(shard_group, rank / k, rank);
-  group_across_nodes_ = split(shard_group, rank % k, rank);
-  const CommLevel level = level_along(mesh_, kShardDim);
-  for (Communicator* comm : {group_within_node_, group_across_nodes_}) {
-    members_.push_back({comm, level});
-    count_nodes(*comm);
-  }
+Communicator& MeshComms::add_split(const std::string& name, Communicator& parent, int color,
+                                   int key, CommLevel level) {
+  ZM_ASSERT(added(name) == nullptr, "a second communicator named {}", name);
+  members_.push_back({split(parent, color, key), level, name});
+  return *members_.back().comm;
+}
+
+Communicator* MeshComms::added(const std::string& name) const {
+  for (const Member& m : members_)
+    if (!m.name.empty() && m.name == name) return m.comm;
+  return nullptr;
 }
 
 Communicator* MeshComms::split(Communicator& parent, int color, int key) {
@@ -69,15 +64,6 @@ Communicator* MeshComms::split(Communicator& parent, int color, int key) {
   splits_.push_back(comm);
   owned_.push_back(make_communicator(world_->name(), comm, world_->watchdog()));
   return owned_.back().get();
-}
-
-void MeshComms::count_nodes(Communicator& comm) const {
-  // The members' world ranks, from the members themselves: the nodes they span as the run placed
-  // them, not as the mesh arithmetic says (the planner's, which the tests compare with).
-  const int world_rank = world_->rank();
-  std::vector<int> ranks(static_cast<size_t>(comm.size()));
-  MPI_Allgather(&world_rank, 1, MPI_INT, ranks.data(), 1, MPI_INT, comm.mpi_comm());
-  comm.set_node_span(node_span(ranks, mesh_.ranks_per_node));
 }
 
 Communicator* MeshComms::make_along(int d) {
@@ -120,12 +106,6 @@ void MeshComms::progress() {
 CommStats MeshComms::stats() const {
   CommStats total;
   for (const Member& m : members_) total += m.comm->stats();
-  return total;
-}
-
-CommStats MeshComms::cross_node_stats() const {
-  CommStats total;
-  for (const Member& m : members_) total += m.comm->cross_node_stats();
   return total;
 }
 

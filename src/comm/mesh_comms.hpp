@@ -9,14 +9,10 @@
 // Accounting by network level: a collective is intra-group when its ranks are one shard group,
 // inter-group when they span groups. A dimension's communicator is inter-group when it runs
 // along `replicate`; the world's when there is more than one group (the step statistics,
-// stage 0's all-reduce). Across the levels, the bytes that leave nodes are counted apart
-// (cross_node_stats, comm/cross_node.hpp).
+// stage 0's all-reduce).
 //
-// Under split_group_by_node a shard group that spans nodes (hops_by_node) is also split in
-// two ways, once: its ranks on this rank's node, and its ranks of this rank's local index on every
-// node (one per node), the two hops of zero/quantized_gradients.hpp. Both are intra-group. A
-// node is ranks_per_node consecutive world ranks, and the group's ranks keep the world's order,
-// so group rank r sits on the group's node r / k with local index r % k.
+// A module's collectives may need more communicators (e.g. splits of the shard group): it adds
+// them (add_split, from StrategyProvider::prepare), under a name the schedule's hops use.
 #pragma once
 
 #include <memory>
@@ -39,9 +35,9 @@ CommLevel world_level(const ZeroMesh& mesh);
 
 class MeshComms {
  public:
-  // Collective over `world` (it splits it along each dimension of a hybrid mesh, and the shard
-  // group by node under split_group_by_node). The new communicators use the world's backend.
-  MeshComms(Communicator& world, const ZeroMesh& mesh, bool split_group_by_node = false);
+  // Collective over `world` (it splits it along each dimension of a hybrid mesh). The new
+  // communicators use the world's backend.
+  MeshComms(Communicator& world, const ZeroMesh& mesh);
   ~MeshComms();
   MeshComms(const MeshComms&) = delete;
   MeshComms& operator=(const MeshComms&) = delete;
@@ -59,16 +55,19 @@ class MeshComms {
   Communicator* model_parallel() const {
     return mesh_.model_dim() < 0 ? nullptr : along_[static_cast<size_t>(mesh_.model_dim())];
   }
-  // The shard group's ranks on this rank's node, and its ranks of this rank's local index on every
-  // node (ranked by node); nullptr unless the group was split by node.
-  Communicator* group_within_node() const { return group_within_node_; }
-  Communicator* group_across_nodes() const { return group_across_nodes_; }
+  // Collective over `parent` (a member): a member named `name`, of the ranks of `parent` with
+  // this rank's `color`, ranked by `key`, whose collectives count at `level`.
+  Communicator& add_split(const std::string& name, Communicator& parent, int color, int key,
+                          CommLevel level);
+  // The member added under `name`, or nullptr.
+  Communicator* added(const std::string& name) const;
 
   // The distinct communicators, with the level of each: the dimensions' from the innermost out,
-  // then the world, then the group's splits by node.
+  // then the world, then those added (named).
   struct Member {
     Communicator* comm;
     CommLevel level;
+    std::string name = "";
   };
   const std::vector<Member>& members() const { return members_; }
 
@@ -79,20 +78,13 @@ class MeshComms {
   // The members' statistics summed, in total and for one level.
   CommStats stats() const;
   CommStats stats(CommLevel level) const;
-  // The bytes that left this rank's node (comm/cross_node.hpp), over every level: the nodes are
-  // the mesh's ranks_per_node consecutive world ranks.
-  CommStats cross_node_stats() const;
   void reset_stats();
 
  private:
   // The communicator along dimension d: the world's, a split of it, or none.
   Communicator* make_along(int d);
-  // Collective over `comm`: sets the nodes its ranks span.
-  void count_nodes(Communicator& comm) const;
   // Collective over `parent`: a communicator of the ranks of equal `color`, ranked by `key`.
   Communicator* split(Communicator& parent, int color, int key);
-  // Collective over the group: its two splits by node, where hops_by_node says so.
-  void split_group_by_node();
 
   ZeroMesh mesh_;
   Communicator* world_;
@@ -100,8 +92,6 @@ class MeshComms {
   std::vector<MPI_Comm> splits_;
   std::vector<std::unique_ptr<Communicator>> owned_;  // the splits' communicators
   std::vector<Member> members_;
-  Communicator* group_within_node_ = nullptr;
-  Communicator* group_across_nodes_ = nullptr;
 };
 
 }  // namespace zm

@@ -69,7 +69,7 @@ struct ZeroMesh {
   // and then replicate.
   Placement sharded_optimizer = Placement::shard({kShardDim});
   // The consecutive world ranks that share a node (node_ranks: zero.ranks_per_node, else MPI's
-  // or the machine's); 0: all on one. For the bytes that leave nodes (comm/cross_node.hpp).
+  // or the machine's); 0: all on one. For what a module counts by node.
   int ranks_per_node = 0;
 
   int world() const { return mesh.world(); }  // every rank

@@ -236,7 +236,6 @@ ResultsWriter::ResultsWriter(const Deck& deck, MPI_Comm comm, Watchdog& watchdog
 void ResultsWriter::begin_stage(int stage, int64_t first_step, const std::string& resumed_from) {
   stage_comm_ = CommStats{};
   stage_comm_inter_ = CommStats{};
-  stage_comm_cross_ = CommStats{};
   if (rank_ != 0) return;
   auto earlier = std::find_if(stages_.begin(), stages_.end(),
                               [&](const ResultsStage& s) { return s.stage == stage; });
@@ -284,7 +283,6 @@ void ResultsWriter::record_step(const StepRecord& record,
                  fmt::format("the results gather of step {}", record.step + 1));
   stage_comm_ += record.comm;
   stage_comm_inter_ += record.comm_inter_group;
-  stage_comm_cross_ += record.comm_cross_node;
   if (rank_ != 0) return;
   stages_.back().append_row(record.step + 1, record.loss, record.grad_norm, record.lr, all, ranks_);
 }
@@ -305,14 +303,13 @@ void ResultsWriter::add_series_row(const std::string& series, int64_t step,
 }
 
 void ResultsWriter::end_stage(const StageResult& result) {
-  constexpr int kFigures = 5 * kCommOps;
+  constexpr int kFigures = 4 * kCommOps;
   double mine[kFigures];
   for (int op = 0; op < kCommOps; ++op) {
     mine[op] = static_cast<double>(stage_comm_.ops[op].calls);
     mine[kCommOps + op] = stage_comm_.ops[op].bytes;
     mine[2 * kCommOps + op] = stage_comm_.ops[op].seconds;
     mine[3 * kCommOps + op] = stage_comm_inter_.ops[op].bytes;
-    mine[4 * kCommOps + op] = stage_comm_cross_.ops[op].bytes;
   }
   std::vector<double> all(static_cast<size_t>(kFigures * ranks_));
   watched_gather(watchdog_, mine, kFigures, MPI_DOUBLE, all.data(), 0, comm_,
@@ -321,8 +318,8 @@ void ResultsWriter::end_stage(const StageResult& result) {
   ResultsStage& s = stages_.back();
   s.memory_allocated.clear();
   s.memory_peak.clear();
-  for (std::vector<double>* figures : {&s.comm_calls, &s.comm_bytes, &s.comm_seconds,
-                                       &s.comm_bytes_inter_group, &s.comm_bytes_cross_node})
+  for (std::vector<double>* figures :
+       {&s.comm_calls, &s.comm_bytes, &s.comm_seconds, &s.comm_bytes_inter_group})
     figures->clear();
   s.shard_size = result.shard_size;
   for (int r = 0; r < ranks_; ++r) {
@@ -332,7 +329,6 @@ void ResultsWriter::end_stage(const StageResult& result) {
       s.comm_bytes.push_back(v[kCommOps + op]);
       s.comm_seconds.push_back(v[2 * kCommOps + op]);
       s.comm_bytes_inter_group.push_back(v[3 * kCommOps + op]);
-      s.comm_bytes_cross_node.push_back(v[4 * kCommOps + op]);
     }
     const MemoryFigures& f = result.memory_by_rank[static_cast<size_t>(r)];
     for (int c = 0; c < kMemCategories; ++c) {
@@ -439,11 +435,6 @@ void ResultsWriter::write_stage_figures(hid_t group, const ResultsStage& s) cons
   with_units("comm_bytes_inter_group",
              "bytes sent per rank across shard groups (ring convention; the rest of comm_bytes "
              "stayed in the shard group)",
-             ops);
-  h5::write_dataset(group, "comm_bytes_cross_node", s.comm_bytes_cross_node, {ranks, kCommOps});
-  with_units("comm_bytes_cross_node",
-             "bytes sent per rank out of its node (node-aware convention, comm/cross_node.hpp; "
-             "nodes of zero.ranks_per_node ranks when set, else of MPI's shared-memory split)",
              ops);
   h5::write_dataset(group, "comm_seconds", s.comm_seconds, {ranks, kCommOps});
   with_units("comm_seconds", "seconds waiting", ops);

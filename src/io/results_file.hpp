@@ -14,8 +14,6 @@
 //                comm_calls, comm_bytes, comm_seconds    (ranks, 5) by collective kind
 //                comm_bytes_inter_group                  (ranks, 5) the part of comm_bytes that
 //                                                        crossed shard groups (hybrid sharding)
-//                comm_bytes_cross_node                   (ranks, 5) bytes that left the rank's
-//                                                        node (comm/cross_node.hpp)
 //                the modules' series (io/stage_figures.hpp): (records) a step dataset and one per
 //                value, rows recorded after some of the steps
 //                segment_first_step, attribute segments  one entry per run that wrote rows
@@ -69,7 +67,6 @@ struct ResultsStage {
   std::vector<int64_t> memory_allocated, memory_peak;        // ranks x categories
   std::vector<double> comm_calls, comm_bytes, comm_seconds;  // ranks x ops
   std::vector<double> comm_bytes_inter_group;                // ranks x ops
-  std::vector<double> comm_bytes_cross_node;                 // ranks x ops
   int64_t shard_size = 0;                                    // ranks per shard group
   double tokens_per_second_per_rank = 0;
   Throughput throughput;  // rank 0's (train/throughput.hpp)
@@ -140,7 +137,6 @@ class ResultsWriter {
   std::vector<ResultsStage> stages_;
   CommStats stage_comm_;        // this rank's collectives in the current stage
   CommStats stage_comm_inter_;  // the part of them across shard groups
-  CommStats stage_comm_cross_;  // their bytes that left the node
   double figure_of_merit_ = -1;
   RunManifest manifest_;
   bool have_manifest_ = false;

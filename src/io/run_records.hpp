@@ -33,7 +33,6 @@ struct StepRecord {
   StepTimes times;
   CommStats comm;              // this step's collectives on this rank
   CommStats comm_inter_group;  // the part of `comm` that crossed shard groups (hybrid sharding)
-  CommStats comm_cross_node;   // bytes of `comm` that left this rank's node (any level)
 };
 
 // The peak a run's MFU is measured against: from the machine file (zeromini run --machine) or
@@ -71,7 +70,6 @@ struct StageResult {
   StepTimes mean_times;
   CommStats comm_per_step;              // mean per step on this rank
   CommStats comm_inter_group_per_step;  // the part of it across shard groups
-  CommStats comm_cross_node_per_step;   // its bytes that left the node
   int shard_size = 1;      // ranks per shard group (all the data-parallel ranks with one group)
   int model_parallel = 1;  // ranks per model-parallel group
   bool stopped_non_finite = false;

@@ -1,5 +1,7 @@
 #include "plan/plan_extensions.hpp"
 
+#include <utility>
+
 namespace zm {
 
 namespace {
@@ -22,11 +24,14 @@ void add_plan_table_columns(PlanTableColumns columns) {
 const std::vector<PlanTableColumns>& plan_table_columns() {
   return plan_registry<PlanTableColumns>();
 }
-void add_plan_footnote(PlanFootnote footnote) {
-  plan_registry<PlanFootnote>().push_back(std::move(footnote));
+void add_plan_footnote(PlanFootnote footnote, PlanFootnoteAt at) {
+  plan_registry<std::pair<PlanFootnoteAt, PlanFootnote>>().emplace_back(at, std::move(footnote));
 }
-const std::vector<PlanFootnote>& plan_footnotes() {
-  return plan_registry<PlanFootnote>();
+std::vector<PlanFootnote> plan_footnotes(PlanFootnoteAt at) {
+  std::vector<PlanFootnote> out;
+  for (const auto& note : plan_registry<std::pair<PlanFootnoteAt, PlanFootnote>>())
+    if (note.first == at) out.push_back(note.second);
+  return out;
 }
 void add_plan_note(PlanNote note) {
   plan_registry<PlanNote>().push_back(std::move(note));

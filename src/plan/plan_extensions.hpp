@@ -62,11 +62,13 @@ struct PlanTableColumns {
 void add_plan_table_columns(PlanTableColumns columns);
 const std::vector<PlanTableColumns>& plan_table_columns();
 
-// A note printed after the table ("" for none), with the machine where there is one.
+// A note printed after the table ("" for none), with the machine where there is one: right after
+// it, or at the end (after the core's note on the machine).
 using PlanFootnote =
     std::function<std::string(const std::vector<PlanPoint>& points, const Machine* machine)>;
-void add_plan_footnote(PlanFootnote footnote);
-const std::vector<PlanFootnote>& plan_footnotes();
+enum class PlanFootnoteAt { AfterTable, AtEnd };
+void add_plan_footnote(PlanFootnote footnote, PlanFootnoteAt at = PlanFootnoteAt::AtEnd);
+std::vector<PlanFootnote> plan_footnotes(PlanFootnoteAt at);
 
 // Lines printed after the header, before the table, for these points ("" for none).
 using PlanTableNote =

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "comm/cross_node.hpp"
 #include "core/error.hpp"
 #include "core/stage_spec.hpp"
 #include "core/validate.hpp"
@@ -47,12 +46,6 @@ double MemoryPlan::host() const {
 double PlanPoint::bytes_at_level(CommLevel level) const {
   double sum = 0;
   for (double b : bytes_per_level[static_cast<size_t>(level)]) sum += b;
-  return sum;
-}
-
-double PlanPoint::cross_node_bytes() const {
-  double sum = 0;
-  for (double b : cross_node_bytes_per_step) sum += b;
   return sum;
 }
 
@@ -113,62 +106,6 @@ LevelTraffic plan_traffic(const Deck& deck, int stage, const ZeroMesh& mesh) {
   for (const auto& c : run_traffic(deck, stage, partition, mesh))
     bytes[static_cast<size_t>(c.level)][static_cast<size_t>(c.op)] +=
         ring_bytes(c.op, static_cast<double>(c.count * c.element_bytes), c.ranks);
-  return bytes;
-}
-
-namespace {
-
-// The index of the mesh dimension a level's collectives run along (comm/mesh_comms.hpp), or -1
-// (the model's level in a mesh without model dimensions).
-int dim_of(const ZeroMesh& mesh, CommLevel level) {
-  if (level == CommLevel::ModelParallel) return mesh.model_dim();
-  return mesh.mesh.index_of(level == CommLevel::IntraGroup ? kShardDim : kReplicateDim);
-}
-
-// The nodes spanned by each communicator a declared collective can run on (comm/mesh_comms.hpp):
-// the model dimension's, the shard group's and the replicas' (rank 0's group along each; the
-// others span theirs alike), and the world's.
-struct MeshSpans {
-  std::array<NodeSpan, kCommLevels> level;
-  NodeSpan world;
-};
-
-MeshSpans mesh_spans(const ZeroMesh& mesh) {
-  const DeviceMesh& m = mesh.mesh;
-  MeshSpans spans;
-  for (int l = 0; l < kCommLevels; ++l) {
-    const int d = dim_of(mesh, static_cast<CommLevel>(l));
-    if (d < 0) continue;
-    spans.level[static_cast<size_t>(l)] =
-        node_span(m.dim(d).size, stride_along(m, d), mesh.ranks_per_node);
-  }
-  spans.world = node_span(mesh.world(), 1, mesh.ranks_per_node);
-  return spans;
-}
-
-}  // namespace
-
-std::array<double, kCommOps> plan_cross_node_traffic(const Deck& deck, int stage,
-                                                     const ZeroMesh& mesh) {
-  std::array<double, kCommOps> bytes{};
-  const ParamLayout layout = run_layout(deck, stage);
-  const Partition partition(layout, mesh.group_ranks(), mesh.sub_shards());
-  const MeshSpans spans = mesh_spans(mesh);
-  for (const auto& c : run_traffic(deck, stage, partition, mesh)) {
-    // A collective of every rank runs on the world's (the step statistics), or on a dimension
-    // that spans it: the same ranks either way. One that declares its span (an exchange in hops by
-    // node) runs on a split of its level's group.
-    const bool world = c.ranks == mesh.world();
-    ZM_ASSERT(
-        c.span || world ||
-            (dim_of(mesh, c.level) >= 0 && c.ranks == mesh.mesh.dim(dim_of(mesh, c.level)).size),
-        "a collective of {} ranks at level {}", c.ranks, comm_level_name(c.level));
-    const NodeSpan span = c.span  ? *c.span
-                          : world ? spans.world
-                                  : spans.level[static_cast<size_t>(c.level)];
-    bytes[static_cast<size_t>(c.op)] +=
-        cross_node_bytes(c.op, static_cast<double>(c.count * c.element_bytes), c.ranks, span);
-  }
   return bytes;
 }
 
@@ -293,7 +230,6 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
   p.memory = plan_memory(deck, stage, mesh);
   p.host_bytes_per_node = p.memory.host() * static_cast<double>(ranks_on_a_node(mesh));
   p.bytes_per_level = plan_traffic(deck, stage, mesh);
-  p.cross_node_bytes_per_step = plan_cross_node_traffic(deck, stage, mesh);
   for (const auto& level : p.bytes_per_level)
     for (int op = 0; op < kCommOps; ++op)
       p.bytes_per_step[static_cast<size_t>(op)] += level[static_cast<size_t>(op)];

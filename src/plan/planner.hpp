@@ -53,9 +53,6 @@ struct PlanPoint {
   std::array<std::array<double, kCommOps>, kCommLevels> bytes_per_level{};  // [level][op]
   double bytes_per_step_total() const;
   double bytes_at_level(CommLevel level) const;
-  // The bytes of them that leave the rank's node (comm/cross_node.hpp), by collective.
-  std::array<double, kCommOps> cross_node_bytes_per_step{};
-  double cross_node_bytes() const;
   double flops_per_step = 0;        // per rank: hardware FLOPs (model/flops.hpp), as priced
   double model_flops_per_step = 0;  // per rank: model FLOPs, MFU's numerator
   // The predicted step time (only with a machine).
@@ -101,11 +98,6 @@ MemoryPlan plan_memory(const Deck& deck, int stage, const ZeroMesh& mesh);
 // Bytes per rank and step by collective, at each level ([level][op]).
 using LevelTraffic = std::array<std::array<double, kCommOps>, kCommLevels>;
 LevelTraffic plan_traffic(const Deck& deck, int stage, const ZeroMesh& mesh);
-// Bytes per rank and step by collective that leave the rank's node: each collective on the nodes
-// its communicator spans (the mesh's ranks_per_node consecutive ranks to a node), as the run
-// counts them (comm/cross_node.hpp).
-std::array<double, kCommOps> plan_cross_node_traffic(const Deck& deck, int stage,
-                                                     const ZeroMesh& mesh);
 // Everything for one point; machine may be nullptr (no time or fit estimates).
 PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* machine);
 

@@ -20,20 +20,13 @@ ZeroOptions zero_options(const Deck& deck, int stage, const ZeroMesh& mesh) {
   return options;
 }
 
-bool splits_group_by_node(const Deck& deck, int stage) {
-  for (const auto& provider : run_extensions(deck, stage).strategies)
-    if (provider->splits_group_by_node()) return true;
-  return false;
-}
-
 int run_ranks_per_node(const Deck& deck, Communicator& world) {
   if (deck.zero.ranks_per_node != 0) return world.size();  // zero_mesh takes the deck's
   return NodeComm(world.mpi_comm()).size();
 }
 
 ZeroMesh run_zero_mesh(const Deck& deck, int stage, Communicator& world) {
-  // Always asked (not only for "node"): the mesh also says where the nodes are, for the bytes
-  // that leave them.
+  // Always asked (not only for "node"): the mesh also says where the nodes are.
   return zero_mesh(deck, stage, world.size(), run_ranks_per_node(deck, world));
 }
 

@@ -15,12 +15,8 @@ namespace zm {
 // only on some meshes: zero/state_tier.hpp).
 ZeroOptions zero_options(const Deck& deck, int stage, const ZeroMesh& mesh);
 
-// Whether the run's collectives need the shard group split by node (MeshComms), for exchanges
-// in hops by node.
-bool splits_group_by_node(const Deck& deck, int stage);
-
 // The ranks of `world` that share a node (collective: MPI's shared-memory split, unless
-// zero.ranks_per_node says; "node" shard sizes and the cross-node counts use it).
+// zero.ranks_per_node says; "node" shard sizes use it, and what a module counts by node).
 int run_ranks_per_node(const Deck& deck, Communicator& world);
 // The mesh of a run on `world` under the deck (collective, as run_ranks_per_node).
 ZeroMesh run_zero_mesh(const Deck& deck, int stage, Communicator& world);

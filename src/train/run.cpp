@@ -50,8 +50,6 @@ void summarise(StageResult& s) {
           r.comm.ops[op].seconds / static_cast<double>(s.steps.size());
       s.comm_inter_group_per_step.ops[op].bytes +=
           r.comm_inter_group.ops[op].bytes / static_cast<double>(s.steps.size());
-      s.comm_cross_node_per_step.ops[op].bytes +=
-          r.comm_cross_node.ops[op].bytes / static_cast<double>(s.steps.size());
     }
   for (auto& op : s.comm_per_step.ops) op.calls /= s.steps.size();
   s.mean_step_seconds = s.mean_times.total;

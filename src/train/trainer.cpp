@@ -60,6 +60,13 @@ ZeroMesh validated_mesh(const Deck& deck, int stage, Communicator& comm) {
   return zero_mesh(deck, stage, comm.size(), ranks_per_node);
 }
 
+// The run's communicators on the validated mesh, with those the strategies add. Collective.
+std::unique_ptr<MeshComms> prepared_comms(const Deck& deck, int stage, Communicator& comm) {
+  auto comms = std::make_unique<MeshComms>(comm, validated_mesh(deck, stage, comm));
+  for (const auto& provider : run_extensions(deck, stage).strategies) provider->prepare(*comms);
+  return comms;
+}
+
 }  // namespace
 
 std::unique_ptr<Trainer> make_trainer(const Deck& deck, int stage, Communicator& comm,
@@ -81,8 +88,7 @@ TrainerT<Real>::TrainerT(const Deck& deck, int stage, Communicator& comm, const 
       context_(context),
       comm_(&comm),
       layout_(run_layout(deck, stage)),
-      comms_(std::make_unique<MeshComms>(comm, validated_mesh(deck, stage, comm),
-                                         splits_group_by_node(deck, stage))),
+      comms_(prepared_comms(deck, stage, comm)),
       partition_(layout_, comms_->mesh().group_ranks(), comms_->mesh().sub_shards()),
       engine_(make_engine<Real>(stage, partition_, *comms_,
                                 zero_options(deck, stage, comms_->mesh()), gpt_unit_order(layout_),
@@ -129,8 +135,7 @@ StepRecord TrainerT<Real>::step(int64_t step) {
   StepRecord record;
   record.step = step;
   record.lr = learning_rate(t, step);
-  const StepCounters before{comms_->stats(), comms_->stats(CommLevel::InterGroup),
-                            comms_->cross_node_stats()};
+  const StepCounters before{comms_->stats(), comms_->stats(CommLevel::InterGroup)};
   {
     Phase whole(context_, step_phase(step, record));
     double loss_sum = 0.0;
@@ -241,7 +246,6 @@ template <typename Real>
 void TrainerT<Real>::count_communication(const StepCounters& before, StepRecord& record) {
   record.comm = comms_->stats() - before.all;
   record.comm_inter_group = comms_->stats(CommLevel::InterGroup) - before.inter_group;
-  record.comm_cross_node = comms_->cross_node_stats() - before.cross_node;
   record.times.comm_wait = record.comm.total().seconds;
 }
 

@@ -17,7 +17,7 @@ namespace zm {
 
 // The communicator's statistics when a step began, for the step's own figures.
 struct StepCounters {
-  CommStats all, inter_group, cross_node;
+  CommStats all, inter_group;
 };
 
 template <typename Real>

@@ -58,18 +58,15 @@ Communicator& communicator_of(const MeshComms& comms, const ScheduleHop& hop) {
     case MeshGroup::Replicate:
       comm = comms.replicas();
       break;
-    case MeshGroup::ShardWithinNode:
-      comm = comms.group_within_node();
-      break;
-    case MeshGroup::ShardAcrossNodes:
-      comm = comms.group_across_nodes();
-      break;
     case MeshGroup::World:
       comm = &comms.world();
       break;
+    case MeshGroup::Added:
+      comm = comms.added(hop.added);
+      break;
   }
   ZM_ASSERT(comm != nullptr, "the schedule names the {} communicator, which this mesh lacks",
-            mesh_group_name(hop.group));
+            hop.added.empty() ? mesh_group_name(hop.group) : hop.added);
   return *comm;
 }
 

@@ -3,9 +3,10 @@
 // type the engine holds it in. A module may supply others (a compressed or hierarchical exchange)
 // through a StrategyProvider in the run's options: when the step's schedule is built, the
 // providers make that schedule's strategies, each entry the core made is offered to them in turn,
-// and the first that takes it rewrites the entry (its hops' wire records, where it is waited). The engine posts every entry through
-// its strategy, and a strategy posts each hop through post_hop, which checks the call against the
-// hop's wire record: what the planner prices is what a step posts.
+// and the first that takes it rewrites the entry (its hops' wire records, where it is waited). The
+// engine posts every entry through its strategy, and a strategy posts each hop through post_hop,
+// which checks the call against the hop's wire record: what the planner prices is what a step
+// posts.
 #pragma once
 
 #include <cstdint>
@@ -31,9 +32,8 @@ struct ScheduleContext {
   const Partition& partition;
   const ZeroMesh& mesh;
   const ZeroOptions& options;
-  int group_ranks, replicas;  // ranks of the shard group and of the replicas
-  CommLevel in_group, across;  // the levels of collectives along `shard` and `replicate`
-  NodeSpan group_span;         // the nodes rank 0's shard group spans
+  int group_ranks, replicas;      // ranks of the shard group and of the replicas
+  CommLevel in_group, across;     // the levels of collectives along `shard` and `replicate`
   int reduce_bytes, param_bytes;  // element sizes of the reductions and the parameter gathers
   // The parameter slots of a gathering parameter path (each may hold a gather in flight).
   int gather_slots;
@@ -102,8 +102,9 @@ class StrategyProvider {
   virtual ~StrategyProvider() = default;
   virtual std::vector<std::shared_ptr<CollectiveStrategy>> strategies(
       const ScheduleContext& context) const = 0;
-  // Whether its exchanges need the shard group split by node (MeshComms::group_within_node).
-  virtual bool splits_group_by_node() const { return false; }
+  // Collective, once per run's communicators, before any post: adds the communicators its
+  // hops name (MeshGroup::Added).
+  virtual void prepare(MeshComms& comms) const { (void)comms; }
 };
 
 // The core's plain collective of `op` (all-reduce, reduce-scatter or all-gather) on the entry's

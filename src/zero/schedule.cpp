@@ -4,7 +4,6 @@
 
 #include <algorithm>
 
-#include "comm/cross_node.hpp"
 #include "comm/mesh_comms.hpp"
 #include "core/error.hpp"
 #include "zero/engine.hpp"
@@ -219,15 +218,11 @@ int unit_gather_slots(const ZeroOptions& options) {
 
 ScheduleContext schedule_context(const StageSpec& spec, const Partition& partition,
                                  const ZeroOptions& options, const ZeroMesh& mesh) {
-  const int group = mesh.group_ranks();
-  return {
-      partition, mesh, options, group, mesh.groups(), level_along(mesh, kShardDim),
-      level_along(mesh, kReplicateDim),
-      // The nodes rank 0's shard group spans (comm/cross_node.hpp), for exchanges in hops
-      // by node.
-      node_span(group, stride_along(mesh.mesh, mesh.mesh.index_of(kShardDim)), mesh.ranks_per_node),
-      reduce_element_bytes(options.policy), param_element_bytes(options.policy),
-      spec.gathers_parameters() ? unit_gather_slots(options) : 0};
+  return {partition, mesh, options, mesh.group_ranks(), mesh.groups(),
+          // The levels along shard and replicate.
+          level_along(mesh, kShardDim), level_along(mesh, kReplicateDim),
+          reduce_element_bytes(options.policy), param_element_bytes(options.policy),
+          spec.gathers_parameters() ? unit_gather_slots(options) : 0};
 }
 
 StepSchedule build_step_schedule(const StageSpec& spec, const Partition& partition,
@@ -334,12 +329,10 @@ const char* mesh_group_name(MeshGroup group) {
       return "shard";
     case MeshGroup::Replicate:
       return "replicate";
-    case MeshGroup::ShardWithinNode:
-      return "shard_within_node";
-    case MeshGroup::ShardAcrossNodes:
-      return "shard_across_nodes";
     case MeshGroup::World:
       return "world";
+    case MeshGroup::Added:
+      return "added";
   }
   return "?";
 }
@@ -386,7 +379,8 @@ std::vector<std::string> describe_schedule(const StepSchedule& schedule, int uni
       lines.push_back(fmt::format(
           "{:<17} {:<28} {:<18} {:<14} {:>12} x {}B on {:>5} ranks  x{} per step  posted {}, "
           "waited {}  ({}){}",
-          schedule_role_name(c.role), c.strategy->name(c), mesh_group_name(hop.group),
+          schedule_role_name(c.role), c.strategy->name(c),
+          hop.added.empty() ? mesh_group_name(hop.group) : hop.added.c_str(),
           comm_op_name(hop.wire.op), hop.wire.count, hop.wire.element_bytes, hop.wire.ranks,
           c.per_step, step_point_name(c.posted), step_point_name(c.waited), what,
           c.per_forward_only > 0

@@ -68,11 +68,10 @@ enum class ScheduleRole {
 constexpr int64_t kStepStatsCount = 2;
 // The communicator it runs on (comm/mesh_comms.hpp).
 enum class MeshGroup {
-  Shard,             // the shard group (the `shard` dimension)
-  Replicate,         // one rank per group holding the same shard
-  ShardWithinNode,   // the shard group's ranks on this node (a first hop by node)
-  ShardAcrossNodes,  // the shard group's ranks of this local index (a second hop by node)
-  World,             // every rank
+  Shard,      // the shard group (the `shard` dimension)
+  Replicate,  // one rank per group holding the same shard
+  World,      // every rank
+  Added,      // one a module added (MeshComms::add_split), named by the hop
 };
 // Points of the step.
 enum class StepPoint {
@@ -92,6 +91,7 @@ enum class StepPoint {
 struct ScheduleHop {
   PlannedCollective wire;
   MeshGroup group;
+  std::string added = "";  // MeshGroup::Added: the communicator's name
 };
 
 struct ScheduledCollective {

@@ -1,6 +1,7 @@
 // What a Communicator tells its observer (comm/collective_observer.hpp): every collective posted
 // while observed, with its op, tag and ring bytes; a wait on one still in flight (blocking for a
 // blocking collective); a completion seen without a wait; and nothing once observation stops.
+// Several observers: each is told, those that do not follow of the posts alone.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -84,10 +85,45 @@ TEST(CollectiveObserver, IsToldOfPostsWaitsAndCompletions) {
   // Observation ends: nothing more is told, and requests of the observation are not either.
   log.told.clear();
   CommRequest late = comm->iall_reduce_sum(data);
-  comm->observe(nullptr);
+  comm->unobserve(&log);
   late.wait();
   comm->all_reduce_sum(data.data(), data.extent(0), DType::F32);
   EXPECT_EQ(log.told, (std::vector<std::string>{posted(4)}));
+}
+
+// A count of posts (follows() false) beside a follower: both told of every post, only the
+// follower of waits, completions and barriers; each removed alone.
+class PostCount final : public CollectiveObserver {
+ public:
+  bool follows() const override { return false; }
+  void posted(const PostedCollective& c) override {
+    ++posts;
+    whole_bytes += c.whole_buffer_bytes;
+  }
+  int posts = 0;
+  double whole_bytes = 0;
+};
+
+TEST(CollectiveObserver, FansOutToEveryObserver) {
+  auto comm = make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
+  Kokkos::View<float*, MemSpace> data("data", 256);
+  PostCount count;
+  Log log;
+  comm->observe(&count);
+  comm->observe(&log);
+  comm->all_reduce_sum(data.data(), data.extent(0), DType::F32);
+  comm->barrier();
+  EXPECT_EQ(count.posts, 1);
+  EXPECT_EQ(count.whole_bytes, 256 * 4.0);
+  EXPECT_EQ(log.posts.size(), 2u);
+  EXPECT_EQ(log.told.back(), "waited " + std::to_string(log.posts.back().id));
+  comm->unobserve(&log);
+  comm->all_reduce_sum(data.data(), data.extent(0), DType::F32);
+  EXPECT_EQ(count.posts, 2);
+  EXPECT_EQ(log.posts.size(), 2u);
+  comm->unobserve(&count);
+  comm->all_reduce_sum(data.data(), data.extent(0), DType::F32);
+  EXPECT_EQ(count.posts, 2);
 }
 
 }  // namespace

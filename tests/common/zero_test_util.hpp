@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -106,13 +107,18 @@ struct TrainedRun {
   std::vector<StepRecord> records;
 };
 
-inline TrainedRun train(const Deck& deck, Communicator& comm) {
+// `around_step`, where given, is called with the trainer right before (false) and right after
+// (true) each step.
+inline TrainedRun train(const Deck& deck, Communicator& comm,
+                        const std::function<void(Trainer& trainer, bool after)>& around_step = {}) {
   TrainedRun run;
   const auto owned_trainer = make_trainer(deck, deck.zero.stage, comm);
   Trainer& trainer = *owned_trainer;
   trainer.init_parameters();
   for (int64_t s = 0; s < deck.train.steps; ++s) {
+    if (around_step) around_step(trainer, false);
     run.records.push_back(trainer.step(s));
+    if (around_step) around_step(trainer, true);
     run.losses.push_back(run.records.back().loss);
   }
   run.params = whole_model(trainer, zm::testing::gathered_parameters(trainer.engine()));

@@ -1,11 +1,9 @@
 // What `zeromini plan` predicts for a rank count is what a run at that rank count allocates and
 // sends, byte for byte, for every stage, in fp32 and (where the build has bf16) mixed precision,
 // also with the fp32 gradient reduction (train.reduce_precision), with and without hybrid sharding
-// (zero.shard_size: traffic within and across shard groups compared separately). Every case also
-// compares the bytes that leave nodes (comm/cross_node.hpp): none on this host's one node,
-// and at 4 ranks on two faked nodes of 2 (zero.ranks_per_node) what each stage sends out. The
-// modules compare theirs in tests/modules/<name>/ with the same check
-// (common/planned_equals_measured.hpp).
+// (zero.shard_size: traffic within and across shard groups compared separately). The modules
+// compare theirs in tests/modules/<name>/ with the same check (common/planned_equals_measured.hpp),
+// the bytes that leave nodes among them (tests/modules/zeropp/).
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
@@ -64,26 +62,6 @@ TEST_P(PlannedEqualsMeasured, MemoryAndTrafficWithClassifierChunks) {
                                                 fmt::format("model.classifier_chunk={}", chunk)};
     check_planned_equals_measured(zm::testing::test_deck(stage, 3, 2, overrides), stage, *comm);
   }
-}
-
-// Two faked nodes of 2 ranks (zero.ranks_per_node = 2) at 4 ranks: the bytes each rank sends out
-// of its node, plain and under each sharding option that changes which communicators span the
-// nodes and what they move.
-TEST(PlannedEqualsMeasuredCrossNode, TwoNodesOfTwoRanks) {
-  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
-  if (comm->size() != 4) GTEST_SKIP() << "4 ranks on two nodes of 2";
-  std::vector<std::string> precisions = {"train.precision=fp32"};
-  if (ZEROMINI_HAVE_BF16) precisions.push_back("train.precision=bf16");
-  const std::vector<std::vector<std::string>> options = {
-      {}, {"zero.shard_size=2"}, {"zero.secondary_shard_size=2"}};  // hpZ at stage 3, ignored below
-  for (int stage = 1; stage <= 3; ++stage)
-    for (const auto& option : options)
-      for (const auto& precision : precisions) {
-        SCOPED_TRACE(fmt::format("stage {}, {}, {}", stage, fmt::join(option, " "), precision));
-        std::vector<std::string> overrides = {"train.steps=2", "zero.ranks_per_node=2", precision};
-        overrides.insert(overrides.end(), option.begin(), option.end());
-        check_planned_equals_measured(zm::testing::test_deck(stage, 3, 1, overrides), stage, *comm);
-      }
 }
 
 INSTANTIATE_TEST_SUITE_P(Stages, PlannedEqualsMeasured, ::testing::Values(0, 1, 2, 3));

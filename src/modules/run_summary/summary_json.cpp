@@ -139,8 +139,6 @@ std::string stage_json(const StageResult& s) {
   // Hybrid sharding: the ranks per shard group, and the traffic that crossed groups.
   out += fmt::format("      \"shard_size\": {},\n", s.shard_size);
   out += traffic_json("bytes_per_rank_per_step_inter_group", s.comm_inter_group_per_step);
-  // What left the rank's node (comm/cross_node.hpp), over every level.
-  out += traffic_json("bytes_per_rank_per_step_cross_node", s.comm_cross_node_per_step);
   out += throughput_json(s);
   for (const std::string& member : module_members(s, SummaryObject::Stage)) out += ",\n" + member;
   return out + "\n";

@@ -69,28 +69,6 @@ std::string inter_group_traffic(const std::vector<StageResult>& results) {
   return out;
 }
 
-// Runs over several nodes: the bytes that left this rank's node (comm/cross_node.hpp), a line per
-// stage once any stage sent some.
-std::string cross_node_traffic(const std::vector<StageResult>& results) {
-  const auto leaving = [](const StageResult& s) {
-    double bytes = 0;
-    for (const CommOpStats& op : s.comm_cross_node_per_step.ops) bytes += op.bytes;
-    return bytes;
-  };
-  if (std::none_of(results.begin(), results.end(),
-                   [&](const StageResult& s) { return leaving(s) != 0; }))
-    return "";
-  std::string out;
-  for (const StageResult& s : results)
-    if (std::isnan(leaving(s)))
-      out += fmt::format(
-          "  stage {}: n/a left the node (a communicator spread unevenly over nodes)\n", s.stage);
-    else
-      out += fmt::format("  stage {}: {:.3f} MiB per rank per step left the node ({} B)\n", s.stage,
-                         leaving(s) / kMiB, leaving(s));
-  return out;
-}
-
 // The stage's line under "Throughput", e.g. "stage 3: 12,345 tokens/s on 2 ranks, 0.61 TFLOP/s per
 // device (1.22 in total; ...), MFU 4.1% of 15 TFLOP/s (--peak-tflops 15)", and what the stage's
 // figures add to it.
@@ -154,7 +132,6 @@ std::string summary_table(const Deck& deck, const std::vector<StageResult>& resu
     out += line + "\n";
   }
   out += inter_group_traffic(results);
-  out += cross_node_traffic(results);
   for (const StageResult& s : results)
     for (const auto& f : s.figures) out += f->table_note();
   std::string notes;

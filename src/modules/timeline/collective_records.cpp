@@ -9,7 +9,7 @@ namespace zm {
 
 // A step cut short (an exception through the step's hooks): the communicator observes no more.
 CollectiveRecorder::~CollectiveRecorder() {
-  if (comm_) comm_->observe(nullptr);
+  if (comm_) comm_->unobserve(this);
 }
 
 void CollectiveRecorder::begin(Communicator& comm) {
@@ -22,7 +22,7 @@ void CollectiveRecorder::begin(Communicator& comm) {
 }
 
 std::vector<CollectiveTimes> CollectiveRecorder::end() {
-  if (comm_) comm_->observe(nullptr);
+  if (comm_) comm_->unobserve(this);
   comm_ = nullptr;
   std::vector<CollectiveTimes> out;
   out.reserve(records_.size());

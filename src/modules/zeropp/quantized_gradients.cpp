@@ -2,10 +2,10 @@
 
 #include <algorithm>
 
-#include "comm/cross_node.hpp"
 #include "core/error.hpp"
 #include "kernels/counter_rng.hpp"
 #include "kernels/elementwise.hpp"
+#include "modules/zeropp/cross_node.hpp"
 #include "zero/engine.hpp"
 
 namespace zm {
@@ -192,8 +192,7 @@ void QuantizedGradients::reduce_in_group_by_node(const ScheduledCollective& c,
   const auto bytes = static_cast<size_t>(segment.bytes());
   // 2a: to local peer j the segments of the destinations of local index j, node by node.
   quantize_contribution(shape, c.unit, x, int64_t(k) * nodes, k);
-  post_hop(c, within, CommOp::AllToAll, send_.data(), recv_.data(), nodes * bytes, DType::U8,
-           comms)
+  post_hop(c, within, CommOp::AllToAll, send_.data(), recv_.data(), nodes * bytes, DType::U8, comms)
       .wait(true);
   // 2b: from each local peer, in local order, N segments: node n's sum takes every N-th segment
   // from the n-th. The sums go into x (scratch now, and N shards long at least).
@@ -234,15 +233,13 @@ void QuantizedGradients::reduce_across(const ScheduledCollective& c, const MeshC
   kernels::dequantize_sum(shape, recv_.data(), groups, p.shard, segment.block, segment.bits, shard);
 }
 
-#define ZM_INSTANTIATE_QGZ(T)                                                                   \
-  template void QuantizedGradients::reduce_in_group<T>(const ScheduledCollective&,              \
-                                                       const MeshComms&, T*, T*,                \
-                                                       kernels::TeamShape);                     \
-  template void QuantizedGradients::reduce_in_group_by_node<T>(const ScheduledCollective&,      \
-                                                               const MeshComms&, T*, T*,        \
-                                                               kernels::TeamShape);             \
-  template void QuantizedGradients::reduce_across<T>(const ScheduledCollective&,                \
-                                                     const MeshComms&, T*, kernels::TeamShape);
+#define ZM_INSTANTIATE_QGZ(T)                                                                      \
+  template void QuantizedGradients::reduce_in_group<T>(                                            \
+      const ScheduledCollective&, const MeshComms&, T*, T*, kernels::TeamShape);                   \
+  template void QuantizedGradients::reduce_in_group_by_node<T>(                                    \
+      const ScheduledCollective&, const MeshComms&, T*, T*, kernels::TeamShape);                   \
+  template void QuantizedGradients::reduce_across<T>(const ScheduledCollective&, const MeshComms&, \
+                                                     T*, kernels::TeamShape);
 ZM_INSTANTIATE_QGZ(float)
 #if ZEROMINI_HAVE_BF16
 ZM_INSTANTIATE_QGZ(bf16)

@@ -16,8 +16,8 @@
 // rank, the count of quantizations so far, the element), so it repeats too.
 //
 // A shard group that spans N > 1 nodes with k > 1 of its ranks on each (hops_by_node,
-// comm/cross_node.hpp) takes steps 2-3 in two hops by node (ZeRO++'s hierarchical all-to-all),
-// over the group's splits of comm/mesh_comms.hpp:
+// cross_node.hpp) takes steps 2-3 in two hops by node (ZeRO++'s hierarchical all-to-all),
+// over the group's splits by node (split_group_by_node, cross_node.hpp):
 //   2a. an all-to-all within the node: to the local peer of index j go the N segments of the
 //       group's ranks of local index j on every node (node by node);
 //   2b. each rank dequantizes and sums, per node n, the k contributions of its node to the shard
@@ -49,11 +49,11 @@
 #include "comm/communicator.hpp"
 #include "core/memory.hpp"
 #include "core/zero_mesh.hpp"
-#include "modules/zeropp/quantize.hpp"
-#include "zero/partition.hpp"
-#include "zero/collective_strategy.hpp"
-#include "zero/schedule.hpp"
 #include "modules/zeropp/options.hpp"
+#include "modules/zeropp/quantize.hpp"
+#include "zero/collective_strategy.hpp"
+#include "zero/partition.hpp"
+#include "zero/schedule.hpp"
 
 namespace zm {
 

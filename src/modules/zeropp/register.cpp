@@ -7,6 +7,7 @@
 #include "core/stage_spec.hpp"
 #include "core/validate.hpp"
 #include "modules/zeropp/all_to_all_figures.hpp"
+#include "modules/zeropp/cross_node_figures.hpp"
 #include "modules/zeropp/strategies.hpp"
 #include "plan/plan_extensions.hpp"
 #include "plan/run_extensions.hpp"
@@ -146,6 +147,7 @@ void register_module_zeropp() {
   });
   add_plan_note(plan_note);
   add_plan_columns(settings_columns());
+  add_cross_node_figures();  // after the settings' columns: the CSV's cross_node_bytes follows them
   add_run_configurer([](const Deck& deck, int, RunExtensions& extensions) {
     if (auto provider = zeropp_strategies(zeropp_options(deck)))
       extensions.strategies.push_back(std::move(provider));

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "comm/cross_node.hpp"
 #include "core/error.hpp"
+#include "modules/zeropp/cross_node.hpp"
 #include "modules/zeropp/int8_gather.hpp"
 #include "modules/zeropp/quantized_gradients.hpp"
 #include "zero/schedule.hpp"
@@ -44,9 +44,9 @@ class QuantizedReduction final : public CollectiveStrategy {
     if (entry.role == ScheduleRole::ReplicaReduction) {
       entry.elements = context.mesh.hpz() ? p.sub_shard : p.shard;
       entry.waited = StepPoint::Posted;
-      entry.hops = {{grad_exchange_across(options_, p, context.replicas, context.mesh.hpz(),
-                                          context.across),
-                     MeshGroup::Replicate}};
+      entry.hops = {
+          {grad_exchange_across(options_, p, context.replicas, context.mesh.hpz(), context.across),
+           MeshGroup::Replicate}};
       return;
     }
     // The exchange itself blocks (the sum needs the segments); stage 1 (reducing once, on the
@@ -54,11 +54,12 @@ class QuantizedReduction final : public CollectiveStrategy {
     // again, as unquantized.
     if (entry.posted == StepPoint::LastBackward) entry.waited = StepPoint::Posted;
     const PlannedCollectives hops = grad_exchange_in_group(
-        options_, p, context.group_ranks, context.group_span, context.in_group);
+        options_, p, context.group_ranks, shard_group_span(context.mesh), context.in_group);
     if (hops.size() == 1)
       entry.hops = {{hops[0], MeshGroup::Shard}};
     else
-      entry.hops = {{hops[0], MeshGroup::ShardWithinNode}, {hops[1], MeshGroup::ShardAcrossNodes}};
+      entry.hops = {{hops[0], MeshGroup::Added, kShardWithinNode},
+                    {hops[1], MeshGroup::Added, kShardAcrossNodes}};
   }
   std::vector<BufferSpec> buffers(const ScheduleContext& context) const override {
     return quantized_gradient_buffers(context.partition, options_, context.mesh);
@@ -76,8 +77,7 @@ class QuantizedReduction final : public CollectiveStrategy {
       else if (c.hops.size() == 1)
         state_->reduce_in_group(c, context.comms, in, static_cast<T*>(b.out), context.team);
       else
-        state_->reduce_in_group_by_node(c, context.comms, in, static_cast<T*>(b.out),
-                                        context.team);
+        state_->reduce_in_group_by_node(c, context.comms, in, static_cast<T*>(b.out), context.team);
     });
     return {};
   }
@@ -138,8 +138,8 @@ class Int8UnitGather final : public CollectiveStrategy {
   UnitBufferSet packed_slots(const ScheduleContext& context) const {
     const Partition& partition = context.partition;
     auto bytes = [&](int u) {
-      return partition.ranks() * int8_segment(partition.unit(u).shard, options_.quantize_block)
-                                     .bytes();
+      return partition.ranks() *
+             int8_segment(partition.unit(u).shard, options_.quantize_block).bytes();
     };
     UnitBufferSet packed;
     packed.prefix = "gathered_int8";
@@ -196,7 +196,8 @@ class Int8ReplicaGather final : public CollectiveStrategy {
   }
   void prepare(PlannedAllocator& alloc, const ScheduleContext& context, int) override {
     partition_ = &context.partition;
-    for (const BufferSpec& spec : buffers(context)) packed_.push_back(alloc.take<uint8_t>(spec.name));
+    for (const BufferSpec& spec : buffers(context))
+      packed_.push_back(alloc.take<uint8_t>(spec.name));
     in_flight_.resize(packed_.size());
   }
   // Quantizes this replica's updated sub-shard (b.in) of the group shard (b.out) and posts its
@@ -262,15 +263,18 @@ class ZeroppProvider final : public StrategyProvider {
     options.overlap = context.options.overlap;
     std::vector<std::shared_ptr<CollectiveStrategy>> out;
     if (options.quantize_grads)
-      out.push_back(
-          std::make_shared<QuantizedReduction>(options, hops_by_node(context.group_span)));
+      out.push_back(std::make_shared<QuantizedReduction>(
+          options, hops_by_node(shard_group_span(context.mesh))));
     if (options.quantize_weights) {
       out.push_back(std::make_shared<Int8UnitGather>(options));
       if (options.policy.mixed()) out.push_back(std::make_shared<Int8ReplicaGather>(options));
     }
     return out;
   }
-  bool splits_group_by_node() const override { return options_.quantize_grads; }
+  // qgZ's exchange in two hops by node needs the shard group split by node.
+  void prepare(MeshComms& comms) const override {
+    if (options_.quantize_grads) split_group_by_node(comms);
+  }
 
  private:
   ZeroppOptions options_;

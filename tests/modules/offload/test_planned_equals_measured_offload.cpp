@@ -17,7 +17,7 @@ void check_planned_equals_measured(const zm::Deck& deck, int stage, zm::Communic
   const zm::ZeroMesh mesh = zm::plan_zero_mesh(deck, stage, comm.size(), nullptr);
   const zm::PlannedTransfers planned = zm::run_transfers(deck, stage, mesh);
   zm::TransferStats before;
-  zm::testing::check_planned_equals_measured(deck, stage, comm, [&](bool after) {
+  zm::testing::check_planned_equals_measured(deck, stage, comm, [&](zm::Trainer&, bool after) {
     if (!after) {
       before = zm::this_rank_copies().stats();
       return;

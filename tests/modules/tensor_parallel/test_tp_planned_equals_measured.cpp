@@ -104,8 +104,8 @@ TEST(TpPlannedEqualsMeasuredQuantized, BesideZeroppCompression) {
           }
 }
 
-// Two faked nodes of 2 ranks (zero.ranks_per_node = 2) at 4 ranks: the bytes each rank sends out
-// of its node with tp 2 (a tp group within each node, the shard groups across them).
+// Two faked nodes of 2 ranks (zero.ranks_per_node = 2) at 4 ranks with tp 2 (a tp group within
+// each node, the shard groups across them); the bytes out of the node: tests/modules/zeropp/.
 TEST(TpPlannedEqualsMeasuredCrossNode, TwoNodesOfTwoRanks) {
   auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   if (comm->size() != 4) GTEST_SKIP() << "4 ranks on two nodes of 2";

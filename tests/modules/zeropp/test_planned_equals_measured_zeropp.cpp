@@ -7,11 +7,13 @@
 #include "common/planned_equals_measured.hpp"
 #include "common/test_watchdog.hpp"
 #include "common/zero_test_util.hpp"
+#include "cross_node_steps.hpp"
 #include "plan/planner.hpp"
 
 namespace {
 
 using zm::testing::check_planned_equals_measured;
+using zm::testing::check_planned_equals_measured_cross_node;
 
 // qwZ (stage 3): the parameter gathers as packed int8 segments, with the default block and one
 // that cuts shards unevenly (7), alone, within shard groups of 2 and under hpZ with groups of 2
@@ -129,26 +131,37 @@ TEST(PlannedEqualsMeasuredQuantized, Int8GradientsMoveAboutAQuarterOfFp32) {
 }
 
 // Two faked nodes of 2 ranks (zero.ranks_per_node = 2) at 4 ranks: the bytes each rank sends out
-// of its node under ZeRO++. Plain qgZ (one group of 4 over both nodes) takes its two hops by node:
-// the all-to-all within each node and the one across, in int8 and int4, with error feedback too;
-// stage 3's qwZ alone, and with hpZ and qgZ (int4, groups of a node).
+// of its node (modules/zeropp/cross_node.hpp, counted as a run counts them: cross_node_steps.hpp),
+// plain and under each sharding option that changes which communicators span the nodes and what
+// they move (hpZ at stage 3, ignored below), with tp 2 where the build has it (a tp group within
+// each node, the shard groups across them), and under ZeRO++. Plain qgZ (one group of 4 over both
+// nodes) takes its two hops by node: the all-to-all within each node and the one across, in int8
+// and int4, with error feedback too; stage 3's qwZ alone, and with hpZ and qgZ (int4, groups of a
+// node).
 TEST(PlannedEqualsMeasuredCrossNodeZeropp, TwoNodesOfTwoRanks) {
   auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   if (comm->size() != 4) GTEST_SKIP() << "4 ranks on two nodes of 2";
   std::vector<std::string> precisions = {"train.precision=fp32"};
   if (ZEROMINI_HAVE_BF16) precisions.push_back("train.precision=bf16");
-  const std::vector<std::vector<std::string>> options = {
+  std::vector<std::vector<std::string>> options = {
+      {},
+      {"zero.shard_size=2"},
+      {"zero.secondary_shard_size=2"},
       {"zero.quantize_grads=int8"},
       {"zero.quantize_grads=int4"},
       {"zero.quantize_grads=int8", "zero.error_feedback=true", "zero.quantize_block=10"},
       {"zero.quantize_grads=int4", "zero.shard_size=2"}};
+#if ZEROMINI_TEST_TENSOR_PARALLEL
+  options.push_back({"parallel.tp=2"});
+#endif
   for (int stage = 1; stage <= 3; ++stage)
     for (const auto& option : options)
       for (const auto& precision : precisions) {
         SCOPED_TRACE(fmt::format("stage {}, {}, {}", stage, fmt::join(option, " "), precision));
         std::vector<std::string> overrides = {"train.steps=2", "zero.ranks_per_node=2", precision};
         overrides.insert(overrides.end(), option.begin(), option.end());
-        check_planned_equals_measured(zm::testing::test_deck(stage, 3, 1, overrides), stage, *comm);
+        check_planned_equals_measured_cross_node(zm::testing::test_deck(stage, 3, 1, overrides),
+                                                 stage, *comm);
       }
   const std::vector<std::vector<std::string>> zeropp = {
       {"zero.quantize_weights=int8"},
@@ -158,7 +171,8 @@ TEST(PlannedEqualsMeasuredCrossNodeZeropp, TwoNodesOfTwoRanks) {
       SCOPED_TRACE(fmt::format("stage 3, {}, {}", fmt::join(option, " "), precision));
       std::vector<std::string> overrides = {"train.steps=2", "zero.ranks_per_node=2", precision};
       overrides.insert(overrides.end(), option.begin(), option.end());
-      check_planned_equals_measured(zm::testing::test_deck(3, 3, 1, overrides), 3, *comm);
+      check_planned_equals_measured_cross_node(zm::testing::test_deck(3, 3, 1, overrides), 3,
+                                               *comm);
     }
 }
 

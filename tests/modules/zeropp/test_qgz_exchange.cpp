@@ -1,5 +1,5 @@
-// qgZ's exchange (src/modules/zeropp/quantized_gradients.hpp) on known data, against the plain reduce-scatter
-// and all-reduce computed exactly on the host:
+// qgZ's exchange (src/modules/zeropp/quantized_gradients.hpp) on known data, against the plain
+// reduce-scatter and all-reduce computed exactly on the host:
 //   - within the group, every element of the rank's shard is the group's sum within the int8
 //     (int4) bound: the sum over the group's ranks of scale / 2 of the block holding it in that
 //     rank's segment (scale = max |x| / 127, or / 7);
@@ -21,9 +21,10 @@
 #include "common/test_team_shape.hpp"
 #include "common/test_watchdog.hpp"
 #include "common/zero_test_util.hpp"
+#include "core/stage_spec.hpp"
 #include "kernels/counter_rng.hpp"
 #include "model/layout.hpp"
-#include "core/stage_spec.hpp"
+#include "modules/zeropp/cross_node.hpp"
 #include "modules/zeropp/quantized_gradients.hpp"
 #include "plan/run_options.hpp"
 #include "zero/schedule.hpp"
@@ -67,7 +68,8 @@ std::unique_ptr<Setup> setup(zm::Communicator& world, int group, bool hpz, const
                               std::string("zero.error_feedback=") + (feedback ? "true" : "false")});
   s->mesh = zm::hybrid_mesh(world.size(), group, hpz);
   s->mesh.ranks_per_node = ranks_per_node;
-  s->comms = std::make_unique<zm::MeshComms>(world, s->mesh, ranks_per_node > 0);
+  s->comms = std::make_unique<zm::MeshComms>(world, s->mesh);
+  if (ranks_per_node > 0) zm::split_group_by_node(*s->comms);
   s->layout = std::make_unique<zm::ParamLayout>(s->deck.model);
   s->partition = std::make_unique<zm::Partition>(*s->layout, group, s->mesh.sub_shards());
   const zm::ZeroOptions options = zm::zero_options(s->deck, 2, s->mesh);
@@ -76,8 +78,7 @@ std::unique_ptr<Setup> setup(zm::Communicator& world, int group, bool hpz, const
   qgz.policy = options.policy;
   s->alloc = std::make_unique<zm::PlannedAllocator>(
       zm::quantized_gradient_buffers(*s->partition, qgz, s->mesh), nullptr);
-  s->qgz =
-      std::make_unique<zm::QuantizedGradients>(*s->partition, qgz, *s->alloc, world.rank());
+  s->qgz = std::make_unique<zm::QuantizedGradients>(*s->partition, qgz, *s->alloc, world.rank());
   s->alloc->finish();
   return s;
 }
@@ -189,7 +190,7 @@ TEST_P(QgzExchange, InTwoHopsByNodeMatchesThePlainReduceScatterWithinTheBound) {
   const int N = world->size();
   if (N != 4) GTEST_SKIP() << "4 ranks on two nodes of 2";
   auto s = setup(*world, N, false, GetParam(), false, 2);
-  ASSERT_NE(s->comms->group_within_node(), nullptr);
+  ASSERT_NE(s->comms->added(zm::kShardWithinNode), nullptr);
   const int unit = 1;
   const zm::UnitPartition& p = s->partition->unit(unit);
   std::vector<float> mine(static_cast<size_t>(p.padded));
@@ -236,7 +237,7 @@ TEST_P(QgzExchange, ErrorFeedbackMakesUpTheLastError) {
     for (int time = 0; time < 2; ++time) {
       DeviceVec<float> x(mine), out(static_cast<size_t>(p.shard));
       s->qgz->reduce_in_group(s->in_group(unit), *s->comms, x.data(), out.data(),
-                          zm::testing::test_team_shape());
+                              zm::testing::test_team_shape());
       const auto got = out.get();
       for (int64_t i = 0; i < p.shard; ++i) total[i] += got[i];
     }

@@ -1,5 +1,5 @@
-// qgZ in two hops by node (zero/quantized_gradients.hpp), at 4 ranks on two faked nodes of 2
-// (zero.ranks_per_node = 2), plain stages 2 and 3 (one shard group of 4 spanning both nodes):
+// qgZ in two hops by node (modules/zeropp/quantized_gradients.hpp), at 4 ranks on two faked nodes
+// of 2 (zero.ranks_per_node = 2), plain stages 2 and 3 (one shard group of 4 spanning both nodes):
 //   - the run splits the group by node, trains within 1% of the unquantized loss in int8 at
 //     every step (fp32, and bf16 where the build has it), and the ranks keep one model;
 //   - the bytes its all-to-alls send out of the node are (N-1)/N * S / k per unit (S a rank's
@@ -16,10 +16,11 @@
 
 #include "common/equivalence.hpp"
 #include "common/test_watchdog.hpp"
+#include "cross_node_steps.hpp"
 #include "model/layout.hpp"
-#include "plan/run_options.hpp"
 #include "modules/zeropp/options.hpp"
 #include "modules/zeropp/quantized_gradients.hpp"
+#include "plan/run_options.hpp"
 
 namespace {
 
@@ -81,14 +82,18 @@ void QgzNodeHops::check_two_hops(int stage, const std::string& precision) {
   const zm::Deck deck = zm::testing::test_deck(stage, kGlobalBatch / G, 1, with(two_nodes, kInt8));
   {
     const auto trainer = zm::make_trainer(deck, stage, *comm);
-    ASSERT_NE(trainer->comms().group_within_node(), nullptr) << "the group was not split by node";
-    EXPECT_EQ(trainer->comms().group_within_node()->size(), k);
-    EXPECT_EQ(trainer->comms().group_across_nodes()->size(), nodes);
-    EXPECT_EQ(trainer->comms().group_across_nodes()->rank(), comm->rank() / k);
+    const zm::Communicator* within = trainer->comms().added(zm::kShardWithinNode);
+    const zm::Communicator* across = trainer->comms().added(zm::kShardAcrossNodes);
+    ASSERT_NE(within, nullptr) << "the group was not split by node";
+    ASSERT_NE(across, nullptr);
+    EXPECT_EQ(within->size(), k);
+    EXPECT_EQ(across->size(), nodes);
+    EXPECT_EQ(across->rank(), comm->rank() / k);
   }
   const auto plain =
       zm::testing::train(zm::testing::test_deck(stage, kGlobalBatch / G, 1, two_nodes), *comm);
-  const auto run = zm::testing::train(deck, *comm);
+  zm::testing::CrossNodeSteps left(deck.train.steps);
+  const auto run = zm::testing::train(deck, *comm, left.around_step());
   const double gap = largest_loss_gap(run, plain);
   EXPECT_LE(gap, kInt8LossTolerance);
   EXPECT_NE(run.params, plain.params) << "the gradients were not quantized";
@@ -103,9 +108,10 @@ void QgzNodeHops::check_two_hops(int stage, const std::string& precision) {
     // requantized segments among N ranks.
     within += (k - 1.0) / k * S + (nodes - 1.0) / nodes * (nodes * S / G);
   }
-  for (const auto& record : run.records) {
-    EXPECT_DOUBLE_EQ(all_to_all(record.comm_cross_node), two_hops);
-    EXPECT_DOUBLE_EQ(all_to_all(record.comm), within);
+  ASSERT_EQ(left.left.size(), run.records.size());
+  for (size_t s = 0; s < run.records.size(); ++s) {
+    EXPECT_DOUBLE_EQ(all_to_all(left.left[s]), two_hops);
+    EXPECT_DOUBLE_EQ(all_to_all(run.records[s].comm), within);
   }
   EXPECT_LT(two_hops, flat);
   if (comm->rank() == 0)
@@ -121,18 +127,17 @@ TEST_P(QgzNodeHops, OneNodeKeepsTheFlatExchange) {
   const zm::Deck deck = zm::testing::test_deck(stage, kGlobalBatch / G, 2, kInt8);
   {
     const auto trainer = zm::make_trainer(deck, stage, *comm);
-    EXPECT_EQ(trainer->comms().group_within_node(), nullptr);
-    EXPECT_EQ(trainer->comms().group_across_nodes(), nullptr);
+    EXPECT_EQ(trainer->comms().added(zm::kShardWithinNode), nullptr);
+    EXPECT_EQ(trainer->comms().added(zm::kShardAcrossNodes), nullptr);
   }
   const auto plain = zm::testing::train(zm::testing::test_deck(stage, kGlobalBatch / G, 2), *comm);
-  const auto run = zm::testing::train(deck, *comm);
+  zm::testing::CrossNodeSteps left(deck.train.steps);
+  const auto run = zm::testing::train(deck, *comm, left.around_step());
   EXPECT_LE(largest_loss_gap(run, plain), kInt8LossTolerance);
   double flat = 0;  // one all-to-all per unit and micro-step (stages 2 and 3 reduce each)
   for (const double S : contribution_bytes(deck, stage, G)) flat += 2 * (G - 1.0) / G * S;
-  for (const auto& record : run.records) {
-    EXPECT_DOUBLE_EQ(all_to_all(record.comm), flat);
-    EXPECT_EQ(all_to_all(record.comm_cross_node), 0.0);
-  }
+  for (const auto& record : run.records) EXPECT_DOUBLE_EQ(all_to_all(record.comm), flat);
+  for (const zm::CommStats& step : left.left) EXPECT_EQ(all_to_all(step), 0.0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Stages, QgzNodeHops, ::testing::Values(2, 3));

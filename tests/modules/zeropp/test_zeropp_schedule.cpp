@@ -10,6 +10,7 @@
 #include "core/stage_spec.hpp"
 #include "core/zero_mesh.hpp"
 #include "model/layout.hpp"
+#include "modules/zeropp/cross_node.hpp"
 #include "plan/planner_test_util.hpp"
 #include "plan/run_options.hpp"
 #include "zero/schedule.hpp"
@@ -73,8 +74,10 @@ TEST(ZeroppSchedule, QuantizedGradientsTakeBothLevels) {
   const zm::ScheduledCollective by_node = hops.of(3, 0, ScheduleRole::GroupReduction);
   EXPECT_EQ(strategy(by_node), "quantized_all_to_all_by_node");
   ASSERT_EQ(by_node.hops.size(), 2u);
-  EXPECT_EQ(by_node.hops[0].group, MeshGroup::ShardWithinNode);
-  EXPECT_EQ(by_node.hops[1].group, MeshGroup::ShardAcrossNodes);
+  EXPECT_EQ(by_node.hops[0].group, MeshGroup::Added);
+  EXPECT_EQ(by_node.hops[0].added, zm::kShardWithinNode);
+  EXPECT_EQ(by_node.hops[1].group, MeshGroup::Added);
+  EXPECT_EQ(by_node.hops[1].added, zm::kShardAcrossNodes);
 }
 
 }  // namespace

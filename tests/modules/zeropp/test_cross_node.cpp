@@ -1,12 +1,12 @@
-// The bytes that leave a node (comm/cross_node.hpp): the nodes a communicator spans, the ranks
-// along a mesh dimension, and the formula per collective against values worked by hand and the
-// total a node-aware algorithm must move between nodes.
+// The bytes that leave a node (modules/zeropp/cross_node.hpp): the nodes a communicator spans, the
+// ranks along a mesh dimension, and the formula per collective against values worked by hand and
+// the total a node-aware algorithm must move between nodes.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "comm/cross_node.hpp"
 #include "core/zero_mesh.hpp"
+#include "modules/zeropp/cross_node.hpp"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // ZeRO++'s claim in bytes that leave nodes: a stage-3 step with qwZ, hpZ (groups of a node) and
 // qgZ moves a fraction of plain stage 3's across nodes. Measured by the run's own counters
-// (comm/cross_node.hpp) at 4 ranks on two faked nodes of 2, in bf16, and printed.
+// (modules/zeropp/cross_node.hpp) at 4 ranks on two faked nodes of 2, in bf16, and printed.
 //
 // Per padded parameter, with k = 2 ranks per node and two nodes, each collective over all ranks
 // sends (nodes - 1) / nodes / k = 1/4 of its buffer out of the node. Plain stage 3: the forward
@@ -14,6 +14,7 @@
 
 #include "common/test_watchdog.hpp"
 #include "common/zero_test_util.hpp"
+#include "cross_node_steps.hpp"
 
 namespace {
 
@@ -21,11 +22,10 @@ namespace {
 
 // Bytes per step that left this rank's node, over every collective, from one trainer step.
 double cross_node_bytes_per_step(const zm::Deck& deck, zm::Communicator& comm) {
-  const auto trainer = zm::make_trainer(deck, 3, comm, zm::RunContext{});
-  trainer->init_parameters();
-  const zm::StepRecord record = trainer->step(0);
+  zm::testing::CrossNodeSteps steps(1);
+  zm::testing::train(deck, comm, steps.around_step());
   double bytes = 0;
-  for (const zm::CommOpStats& op : record.comm_cross_node.ops) bytes += op.bytes;
+  for (const zm::CommOpStats& op : steps.left.at(0).ops) bytes += op.bytes;
   return bytes;
 }
 
