@@ -22,7 +22,4 @@ int64_t check_token_shard(const std::string& path, int64_t seq_len);
 // Reads and validates a whole shard: check_token_shard, then every token against the vocabulary.
 std::vector<uint16_t> read_token_shard(const std::string& path, int64_t vocab, int64_t seq_len);
 
-// Writes a shard (tests and tools).
-void write_token_shard(const std::string& path, const std::vector<uint16_t>& tokens);
-
 }  // namespace zm
