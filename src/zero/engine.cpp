@@ -44,7 +44,6 @@ ZeroEngine::ZeroEngine(const StageSpec& spec, const Partition& partition, MeshCo
       ledger_(ledger),
       rank_(comm_->rank()),
       ranks_(comm_->size()),
-      replica_(replicas_ ? replicas_->rank() : 0),
       world_rank_(comms.world().rank()),
       schedule_(build_step_schedule(spec, partition, options, comms.mesh())),
       transfers_(std::make_unique<HostTransfers>()),

@@ -180,8 +180,7 @@ class ZeroEngine {
   ZeroOptions options_;
   MemoryLedger* ledger_;  // where the engine's buffers are recorded (the run's)
   int rank_, ranks_;
-  int replica_ = 0;  // this rank's group: its sub-shard under hpZ
-  int world_rank_;   // this rank in the mesh
+  int world_rank_;  // this rank in the mesh
   StepSchedule schedule_;
   std::unique_ptr<HostTransfers> transfers_;
   Placement params_storage_, grads_storage_, optim_storage_;

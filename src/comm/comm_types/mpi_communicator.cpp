@@ -54,9 +54,8 @@ MpiCommunicator::MpiCommunicator(MPI_Comm comm, Watchdog& watchdog, MpiStaging s
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
   const GpuAwareDecision decision = mpi_gpu_aware();
-  gpu_aware_ = decision.aware;
   log_device_path(decision);
-  if (staging == MpiStaging::Always || (!device_is_host() && !gpu_aware_))
+  if (staging == MpiStaging::Always || (!device_is_host() && !decision.aware))
     staging_pool_ = std::make_shared<StagingPool>();
   MPI_Type_contiguous(2, MPI_BYTE, &bf16_type_);
   MPI_Type_commit(&bf16_type_);

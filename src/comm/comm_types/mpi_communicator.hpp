@@ -37,8 +37,7 @@ class MpiCommunicator : public Communicator {
   void do_progress() override;
   void set_timeout(double seconds) override;
 
-  // Whether device buffers go to MPI directly (GPU-aware MPI) or through host staging.
-  bool gpu_aware() const { return gpu_aware_; }
+  // Whether device buffers go to MPI through host staging (not GPU-aware MPI).
   bool staging() const { return staging_pool_ != nullptr; }
   // The staging buffers (their allocations, how many are lent); nullptr without staging.
   const StagingPool* staging_pool() const { return staging_pool_.get(); }
@@ -60,7 +59,6 @@ class MpiCommunicator : public Communicator {
   int64_t next_sequence();  // the watchdog's number for the next collective
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
-  bool gpu_aware_ = false;
   // Set when device memory is staged. Shared with the leases, so a buffer can outlive the
   // communicator if a request does.
   std::shared_ptr<StagingPool> staging_pool_;
