@@ -37,6 +37,10 @@ struct GemmShape {
 template <typename T>
 void gemm_backend(const GemmShape& s, T alpha, const T* A, int64_t stride_a, const T* B,
                   int64_t stride_b, T beta, T* C, int64_t stride_c, int64_t batch);
+// Its explicit instantiation for T, in the backend's file.
+#define ZM_INSTANTIATE_GEMM_BACKEND(T)                                                            \
+  template void gemm_backend<T>(const GemmShape&, T, const T*, int64_t, const T*, int64_t, T, T*, \
+                                int64_t, int64_t);
 
 // C_i = beta * C_i for the `batch` matrices C + i * stride_c (one where stride_c is 0): a GEMM
 // whose sums have no terms (K = 0), as BLAS defines it; beta = 0 writes zeros whatever C held.
