@@ -52,6 +52,32 @@ add_library(zeromini_kokkos INTERFACE)
 add_library(zeromini::kokkos ALIAS zeromini_kokkos)
 target_link_libraries(zeromini_kokkos INTERFACE Kokkos::kokkos ${_zm_kernels_target})
 
+# Every GEMM goes to a vendor BLAS: cuBLAS where Kokkos runs on CUDA, the host BLAS behind Kokkos
+# Kernels where it runs on the host (the condition of src/kernels/gemm_backend.hpp).
+include(CheckCXXSourceCompiles)
+set(CMAKE_REQUIRED_LIBRARIES Kokkos::kokkos ${_zm_kernels_target})
+set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
+set(CMAKE_REQUIRED_QUIET ON)
+check_cxx_source_compiles([[
+#include <Kokkos_Macros.hpp>
+#include <KokkosKernels_config.h>
+#if defined(KOKKOS_ENABLE_CUDA) && defined(KOKKOSKERNELS_ENABLE_TPL_CUBLAS)
+#elif !defined(KOKKOS_ENABLE_CUDA) && !defined(KOKKOS_ENABLE_HIP) && !defined(KOKKOS_ENABLE_SYCL) && defined(KOKKOSKERNELS_ENABLE_TPL_BLAS)
+#else
+#error no vendor BLAS
+#endif
+int main() { return 0; }
+]] ZEROMINI_KOKKOS_KERNELS_HAS_BLAS)
+unset(CMAKE_REQUIRED_LIBRARIES)
+unset(CMAKE_TRY_COMPILE_TARGET_TYPE)
+unset(CMAKE_REQUIRED_QUIET)
+if(NOT ZEROMINI_KOKKOS_KERNELS_HAS_BLAS)
+  message(FATAL_ERROR "zeromini: the Kokkos Kernels found has no vendor BLAS for GEMMs: it needs "
+                      "cuBLAS (KokkosKernels_ENABLE_TPL_CUBLAS) with CUDA, or a host BLAS "
+                      "(KokkosKernels_ENABLE_TPL_BLAS) with host backends; "
+                      "scripts/build-kokkos.sh builds it so")
+endif()
+
 if(DEFINED Kokkos_VERSION)
   set(ZEROMINI_KOKKOS_VERSION "${Kokkos_VERSION}")
 else()

@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "bench_util.hpp"
+#include "column_sums_reference.hpp"
 #include "core/compat.hpp"
 #include "kernels/adamw.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/column_sums.hpp"
-#include "kernels/column_sums_reference.hpp"
 #include "kernels/crossentropy.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/encoder.hpp"

@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
-#include <sstream>
 
 #include "comm/agree.hpp"
 #include "comm/node_split.hpp"
@@ -57,16 +56,6 @@ VisibleDevices query_visible_devices() {
   }
   if (count == 0) visible.error = "the CUDA runtime reports no GPU";
 #endif
-  return visible;
-}
-
-VisibleDevices devices_named_by_environment() {
-  VisibleDevices visible;
-  const char* text = std::getenv("CUDA_VISIBLE_DEVICES");
-  std::stringstream entries(text ? text : "");
-  std::string entry;
-  while (std::getline(entries, entry, ','))
-    if (!entry.empty()) visible.identities.push_back(entry);
   return visible;
 }
 

@@ -4,7 +4,7 @@
 // of their own decides whether NCCL can run at all (it refuses two ranks on one GPU), so the
 // ranks of a node exchange the identities of the GPUs they took. The identities come from the
 // CUDA runtime (PCI bus ids: two ranks that name one GPU differently still match) in CUDA builds;
-// from CUDA_VISIBLE_DEVICES where a host test models that view (devices_named_by_environment).
+// from CUDA_VISIBLE_DEVICES where a host test models that view (tests/comm/test_backend_choice).
 #pragma once
 
 #include <mpi.h>
@@ -24,10 +24,6 @@ struct VisibleDevices {
 
 // What the CUDA runtime reports in CUDA builds; no devices (and no error) in host builds.
 VisibleDevices query_visible_devices();
-
-// The devices CUDA_VISIBLE_DEVICES names, its entries taken as identities (unset or empty: none),
-// which is what the runtime shows a process on a node whose GPUs are handed out that way.
-VisibleDevices devices_named_by_environment();
 
 // The GPU this rank takes on its node and those every rank of the node takes. Collective over
 // `comm` (the ranks of the node are found with MPI's shared-memory split).

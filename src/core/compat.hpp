@@ -59,13 +59,14 @@ using bf16 = Kokkos::Experimental::bhalf_t;
 #define ZEROMINI_HAVE_BF16 0
 #endif
 
-// Applies MACRO to each element type the kernels are instantiated for: float, double, and bf16
-// where this Kokkos has it.
+// Explicit instantiations: MACRO applied to each compute type of the model and the engine (float,
+// and bf16 where this Kokkos has it), or to each element type of the kernels (those and double).
 #if ZEROMINI_HAVE_BF16
-#define ZM_FOR_EACH_KERNEL_REAL(MACRO) MACRO(float) MACRO(double) MACRO(bf16)
+#define ZM_FOR_EACH_REAL(MACRO) MACRO(float) MACRO(bf16)
 #else
-#define ZM_FOR_EACH_KERNEL_REAL(MACRO) MACRO(float) MACRO(double)
+#define ZM_FOR_EACH_REAL(MACRO) MACRO(float)
 #endif
+#define ZM_FOR_EACH_KERNEL_REAL(MACRO) MACRO(double) ZM_FOR_EACH_REAL(MACRO)
 
 namespace zm {
 

@@ -37,19 +37,6 @@ int DeviceMesh::coordinate(int rank, int d) const {
   return rank / stride % dim(d).size;
 }
 
-int DeviceMesh::rank_at(const std::vector<int>& coordinates) const {
-  ZM_ASSERT(static_cast<int>(coordinates.size()) == ndims(), "{} coordinates for {} dimensions",
-            coordinates.size(), ndims());
-  int rank = 0;
-  for (int d = 0; d < ndims(); ++d) {
-    const int c = coordinates[static_cast<size_t>(d)];
-    ZM_ASSERT(c >= 0 && c < dim(d).size, "coordinate {} along {} of size {}", c, dim(d).name,
-              dim(d).size);
-    rank = rank * dim(d).size + c;
-  }
-  return rank;
-}
-
 int DeviceMesh::group_along(int rank, int d) const {
   int group = 0;
   for (int other = 0; other < ndims(); ++other)

@@ -35,12 +35,11 @@ class DeviceMesh {
   int size(const std::string& name) const { return dim(index_of(name)).size; }
   int world() const;  // ranks in the mesh: the product of the sizes
 
-  // Rank `rank`'s coordinate along dimension d, and the rank at a set of coordinates.
+  // Rank `rank`'s coordinate along dimension d.
   int coordinate(int rank, int d) const;
   int coordinate(int rank, const std::string& name) const {
     return coordinate(rank, index_of(name));
   }
-  int rank_at(const std::vector<int>& coordinates) const;
   // The group along dimension d that `rank` belongs to: the ranks sharing all its other
   // coordinates, numbered by those coordinates (row-major). Their coordinate along d orders them
   // as their rank does.

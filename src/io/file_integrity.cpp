@@ -151,18 +151,6 @@ std::string seal_file(const std::string& path, uint64_t user_block, MPI_Comm com
   return agree(watchdog, comm, error, "sealing the checkpoint").message;
 }
 
-void reseal_file(const std::string& path, MPI_Comm comm, Watchdog& watchdog) {
-  uint64_t head[kHeaderWords] = {};
-  {
-    File file(path, O_RDONLY);
-    if (file.fd < 0 || !read_at(file.fd, reinterpret_cast<unsigned char*>(head), sizeof(head), 0) ||
-        std::memcmp(head, kMagic, 8) != 0)
-      fail("{}: not a sealed checkpoint", path);
-  }
-  const std::string error = seal_file(path, head[1], comm, watchdog);
-  if (!error.empty()) throw Error(error);
-}
-
 namespace {
 
 // This rank's view of the file: "" when the header is sound and the blocks this rank checks

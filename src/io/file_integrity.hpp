@@ -30,10 +30,6 @@ uint64_t integrity_user_block_size(uint64_t expected_bytes);
 std::string seal_file(const std::string& path, uint64_t user_block_size, MPI_Comm comm,
                       Watchdog& watchdog);
 
-// seal_file() again on a file that was sealed before (after a deliberate edit; used by tests to
-// make files that are intact but different).
-void reseal_file(const std::string& path, MPI_Comm comm, Watchdog& watchdog);
-
 // Collective over `comm` (or MPI_COMM_SELF for one reader), under `watchdog`: "" when the file is
 // intact, else the reason (naming the file). Every rank returns the same answer.
 std::string verify_file(const std::string& path, MPI_Comm comm, Watchdog& watchdog);

@@ -207,17 +207,16 @@ std::vector<ResultsStage> read_results_history(const std::string& path) {
   return stages;
 }
 
-ResultsWriter::ResultsWriter(const Deck& deck, MPI_Comm comm, Watchdog& watchdog,
-                             const std::string& path, bool keep_history)
-    : deck_(&deck), comm_(comm), watchdog_(watchdog), path_(path), start_time_(utc_now()) {
+ResultsWriter::ResultsWriter(const Deck& deck, const RunManifest& manifest, MPI_Comm comm,
+                             Watchdog& watchdog, const std::string& path, bool keep_history)
+    : deck_(&deck),
+      comm_(comm),
+      watchdog_(watchdog),
+      path_(path),
+      start_time_(utc_now()),
+      manifest_(manifest) {
   MPI_Comm_rank(comm, &rank_);
   MPI_Comm_size(comm, &ranks_);
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
-  std::vector<char> all(static_cast<size_t>(256 * ranks_));
-  watched_gather(watchdog_, host, 256, MPI_CHAR, all.data(), 0, comm, "the gather of host names");
-  if (rank_ == 0)
-    for (int r = 0; r < ranks_; ++r) hostnames_.emplace_back(all.data() + 256 * r);
   std::string error;
   if (rank_ == 0 && keep_history) {
     try {
@@ -354,7 +353,7 @@ void ResultsWriter::write_run_attributes(hid_t file, const std::string& status) 
   h5::write_attr(file, "version", version_report());
   h5::write_attr(file, "git_revision", git_revision());
   h5::write_attr(file, "world_size", static_cast<int64_t>(ranks_));
-  h5::write_attr(file, "hostnames", hostnames_);
+  h5::write_attr(file, "hostnames", manifest_.hostnames);
   h5::write_attr(file, "start_time", start_time_);
   h5::write_attr(file, "written_time", utc_now());
   h5::write_attr(file, "status", status);
@@ -458,7 +457,7 @@ std::string ResultsWriter::write_file(const std::string& status) const {
   try {
     h5::Handle file = h5::create_file(temporary);
     write_run_attributes(file, status);
-    if (have_manifest_) write_manifest(file, manifest_);
+    write_manifest(file, manifest_);
     for (const ResultsStage& s : stages_) write_stage(file, s);
     if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0)
       fail("{}: flush failed: {}", temporary, h5::last_error());

@@ -93,10 +93,11 @@ class Watchdog;
 
 class ResultsWriter {
  public:
-  // Collective over `comm`, whose gathers and file waits run under `watchdog`. `keep_history`: a
+  // Collective over `comm`, whose file waits run under `watchdog`. `manifest`: the run's
+  // (io/manifest.hpp), written as /manifest, its host names as the run's. `keep_history`: a
   // resumed run, which keeps the rows already in `path`.
-  ResultsWriter(const Deck& deck, MPI_Comm comm, Watchdog& watchdog, const std::string& path,
-                bool keep_history);
+  ResultsWriter(const Deck& deck, const RunManifest& manifest, MPI_Comm comm, Watchdog& watchdog,
+                const std::string& path, bool keep_history);
 
   // Collective: every rank calls these at the same points. `first_step`: the steps done before
   // this run's first (0, or the resumed checkpoint's), `resumed_from` that checkpoint or "".
@@ -112,12 +113,6 @@ class ResultsWriter {
   // Collective: rank 0 writes the file now; every rank learns the outcome. Throws IoError on
   // every rank when the write failed (the previous results.h5 is then untouched).
   void flush(const std::string& status);
-  // The run's manifest (io/manifest.hpp), written as /manifest from the next flush on.
-  void set_manifest(const RunManifest& manifest) {
-    manifest_ = manifest;
-    have_manifest_ = true;
-  }
-
   const std::string& path() const { return path_; }
 
  private:
@@ -133,13 +128,11 @@ class ResultsWriter {
   int rank_ = 0, ranks_ = 1;
   std::string path_;
   std::string start_time_;
-  std::vector<std::string> hostnames_;
   std::vector<ResultsStage> stages_;
   CommStats stage_comm_;        // this rank's collectives in the current stage
   CommStats stage_comm_inter_;  // the part of them across shard groups
   double figure_of_merit_ = -1;
   RunManifest manifest_;
-  bool have_manifest_ = false;
 };
 
 // A stage's throughput in results.h5 (/stage_<s>):

@@ -58,17 +58,4 @@ std::vector<uint16_t> read_token_shard(const std::string& path, int64_t vocab, i
   return tokens;
 }
 
-void write_token_shard(const std::string& path, const std::vector<uint16_t>& tokens) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) fail("{}: cannot create the token shard", path);
-  int32_t header[kShardHeaderInts] = {};
-  header[0] = kShardMagic;
-  header[1] = kShardVersion;
-  header[2] = static_cast<int32_t>(tokens.size());
-  out.write(reinterpret_cast<const char*>(header), sizeof(header));
-  out.write(reinterpret_cast<const char*>(tokens.data()),
-            static_cast<std::streamsize>(tokens.size() * sizeof(uint16_t)));
-  if (!out) fail("{}: write failed", path);
-}
-
 }  // namespace zm

@@ -24,7 +24,4 @@ int64_t check_token_shard(const std::string& path, int64_t seq_len, const std::s
 std::vector<uint16_t> read_token_shard(const std::string& path, int64_t vocab, int64_t seq_len,
                                        const std::string& key);
 
-// Writes a shard (tests and tools).
-void write_token_shard(const std::string& path, const std::vector<uint16_t>& tokens);
-
 }  // namespace zm

@@ -9,19 +9,6 @@ namespace zm::kernels {
 
 namespace detail {
 
-#if !ZEROMINI_GEMM_CUBLAS && !ZEROMINI_GEMM_HOST_BLAS
-// No vendor BLAS: Kokkos Kernels' own GEMM, a batch as one team kernel.
-template <typename T>
-void gemm_backend(const GemmShape& s, T alpha, const T* A, int64_t stride_a, const T* B,
-                  int64_t stride_b, T beta, T* C, int64_t stride_c, int64_t batch) {
-  gemm_kokkos(s, alpha, A, stride_a, B, stride_b, beta, C, stride_c, batch);
-}
-template void gemm_backend<float>(const GemmShape&, float, const float*, int64_t, const float*,
-                                  int64_t, float, float*, int64_t, int64_t);
-template void gemm_backend<double>(const GemmShape&, double, const double*, int64_t, const double*,
-                                   int64_t, double, double*, int64_t, int64_t);
-#endif
-
 #if ZEROMINI_HAVE_BF16 && !ZEROMINI_GEMM_CUBLAS
 // bf16 off the GPU (host tests of the bf16 path): the float GEMM on converted copies.
 template <>

@@ -10,12 +10,14 @@
 #include "core/precision.hpp"
 
 // cuBLAS where the kernels run on a GPU; the host BLAS behind Kokkos Kernels where they run on
-// the host; otherwise Kokkos Kernels' own GEMM.
+// the host. CMake refuses a Kokkos Kernels with neither (cmake/ZeroMiniKokkos.cmake).
 #if defined(KOKKOS_ENABLE_CUDA) && defined(KOKKOSKERNELS_ENABLE_TPL_CUBLAS)
 #define ZEROMINI_GEMM_CUBLAS 1
 #elif !defined(KOKKOS_ENABLE_CUDA) && !defined(KOKKOS_ENABLE_HIP) && \
     !defined(KOKKOS_ENABLE_SYCL) && defined(KOKKOSKERNELS_ENABLE_TPL_BLAS)
 #define ZEROMINI_GEMM_HOST_BLAS 1
+#else
+#error "zeromini needs Kokkos Kernels with cuBLAS (CUDA builds) or a host BLAS (host builds)"
 #endif
 
 namespace zm::kernels::detail {
@@ -35,20 +37,17 @@ struct GemmShape {
 template <typename T>
 void gemm_backend(const GemmShape& s, T alpha, const T* A, int64_t stride_a, const T* B,
                   int64_t stride_b, T beta, T* C, int64_t stride_c, int64_t batch);
+// Its explicit instantiation for T, in the backend's file.
+#define ZM_INSTANTIATE_GEMM_BACKEND(T)                                                            \
+  template void gemm_backend<T>(const GemmShape&, T, const T*, int64_t, const T*, int64_t, T, T*, \
+                                int64_t, int64_t);
 
 // C_i = beta * C_i for the `batch` matrices C + i * stride_c (one where stride_c is 0): a GEMM
 // whose sums have no terms (K = 0), as BLAS defines it; beta = 0 writes zeros whatever C held.
-// Every backend's GEMM (gemm.cpp, gemm_kokkos) takes this path for K = 0 rather than call its
-// library: cuBLAS rejects the leading dimension 0 that K = 0 gives A or B, so does a reference
-// host BLAS (its xerbla stops the program; OpenBLAS takes it), and Kokkos Kernels 3.x returns with
-// C unscaled.
+// Every backend's GEMM (gemm.cpp) takes this path for K = 0 rather than call its library: cuBLAS
+// rejects the leading dimension 0 that K = 0 gives A or B, so does a reference host BLAS (its
+// xerbla stops the program; OpenBLAS takes it), and Kokkos Kernels 3.x returns with C unscaled.
 template <typename T>
 void gemm_without_terms(const GemmShape& s, T beta, T* C, int64_t stride_c, int64_t batch);
-
-// Kokkos Kernels' own GEMM (gemm_kokkos.cpp), built everywhere: the backend where there is no
-// vendor BLAS, and a second implementation for the tests.
-template <typename T>
-void gemm_kokkos(const GemmShape& s, T alpha, const T* A, int64_t stride_a, const T* B,
-                 int64_t stride_b, T beta, T* C, int64_t stride_c, int64_t batch);
 
 }  // namespace zm::kernels::detail

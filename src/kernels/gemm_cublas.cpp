@@ -71,14 +71,7 @@ void gemm_backend(const GemmShape& s, T alpha, const T* A, int64_t stride_a, con
   if (status != CUBLAS_STATUS_SUCCESS) Kokkos::abort("zeromini: cuBLAS GEMM failed");
 }
 
-template void gemm_backend<float>(const GemmShape&, float, const float*, int64_t, const float*,
-                                  int64_t, float, float*, int64_t, int64_t);
-template void gemm_backend<double>(const GemmShape&, double, const double*, int64_t, const double*,
-                                   int64_t, double, double*, int64_t, int64_t);
-#if ZEROMINI_HAVE_BF16
-template void gemm_backend<bf16>(const GemmShape&, bf16, const bf16*, int64_t, const bf16*, int64_t,
-                                 bf16, bf16*, int64_t, int64_t);
-#endif
+ZM_FOR_EACH_KERNEL_REAL(ZM_INSTANTIATE_GEMM_BACKEND)
 
 }  // namespace detail
 

@@ -80,10 +80,8 @@ void gemm_backend(const GemmShape& s, T alpha, const T* A, int64_t stride_a, con
   });
 }
 
-template void gemm_backend<float>(const GemmShape&, float, const float*, int64_t, const float*,
-                                  int64_t, float, float*, int64_t, int64_t);
-template void gemm_backend<double>(const GemmShape&, double, const double*, int64_t, const double*,
-                                   int64_t, double, double*, int64_t, int64_t);
+ZM_INSTANTIATE_GEMM_BACKEND(float)
+ZM_INSTANTIATE_GEMM_BACKEND(double)
 
 }  // namespace zm::kernels::detail
 

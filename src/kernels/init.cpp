@@ -23,9 +23,9 @@ void init_normal(TeamShape shape, T* x, int64_t n, float stddev, uint64_t seed,
       });
 }
 
-template void init_normal<float>(TeamShape, float*, int64_t, float, uint64_t, uint64_t);
-#if ZEROMINI_HAVE_BF16
-template void init_normal<bf16>(TeamShape, bf16*, int64_t, float, uint64_t, uint64_t);
-#endif
+#define ZM_INSTANTIATE(T) \
+  template void init_normal<T>(TeamShape, T*, int64_t, float, uint64_t, uint64_t);
+ZM_FOR_EACH_REAL(ZM_INSTANTIATE)
+#undef ZM_INSTANTIATE
 
 }  // namespace zm::kernels

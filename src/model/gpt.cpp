@@ -327,9 +327,8 @@ void GPT<Real>::sync(ModelSync point, Real* data, int64_t count, int unit) {
   if (scheme_ != nullptr) scheme_->sum(call(unit), point, data, count);
 }
 
-template class GPT<float>;
-#if ZEROMINI_HAVE_BF16
-template class GPT<bf16>;
-#endif
+#define ZM_INSTANTIATE(R) template class GPT<R>;
+ZM_FOR_EACH_REAL(ZM_INSTANTIATE)
+#undef ZM_INSTANTIATE
 
 }  // namespace zm

@@ -181,20 +181,14 @@ std::vector<BufferSpec> gpt_buffers(const ParamLayout& layout, const AttentionKe
   return plan;
 }
 
-template const std::vector<GPT<float>::LayerBuffer>& GPT<float>::layer_buffers();
-template const std::vector<GPT<float>::ModelBuffer>& GPT<float>::model_buffers();
-template std::string GPT<float>::block_prefix(const ModelBuffer&, int64_t);
-template std::vector<DeclaredBuffer> GPT<float>::declared_by(Declarer, const AttentionKernels&,
-                                                             const ModelParallelScheme*,
-                                                             MemCategory);
-#if ZEROMINI_HAVE_BF16
-template const std::vector<GPT<bf16>::LayerBuffer>& GPT<bf16>::layer_buffers();
-template const std::vector<GPT<bf16>::ModelBuffer>& GPT<bf16>::model_buffers();
-template std::string GPT<bf16>::block_prefix(const ModelBuffer&, int64_t);
-template std::vector<DeclaredBuffer> GPT<bf16>::declared_by(Declarer, const AttentionKernels&,
-                                                            const ModelParallelScheme*,
-                                                            MemCategory);
-#endif
+#define ZM_INSTANTIATE(R)                                                   \
+  template const std::vector<GPT<R>::LayerBuffer>& GPT<R>::layer_buffers(); \
+  template const std::vector<GPT<R>::ModelBuffer>& GPT<R>::model_buffers(); \
+  template std::string GPT<R>::block_prefix(const ModelBuffer&, int64_t);   \
+  template std::vector<DeclaredBuffer> GPT<R>::declared_by(                 \
+      Declarer, const AttentionKernels&, const ModelParallelScheme*, MemCategory);
+ZM_FOR_EACH_REAL(ZM_INSTANTIATE)
+#undef ZM_INSTANTIATE
 
 std::vector<ModelCollective> gpt_model_collectives(const ParamLayout& layout, int64_t B, int64_t T,
                                                    int element_bytes) {

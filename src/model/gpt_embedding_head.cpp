@@ -105,10 +105,7 @@ void GPT<Real>::head_backward(Real* dembed, const Batch& batch, int unit) {
   template void GPT<R>::head_crossentropy(const Batch&, int64_t, int64_t, R, int); \
   template void GPT<R>::head_chunk(const Batch&, int64_t, int64_t, R*, int);       \
   template void GPT<R>::head_backward(R*, const Batch&, int);
-ZM_INSTANTIATE(float)
-#if ZEROMINI_HAVE_BF16
-ZM_INSTANTIATE(bf16)
-#endif
+ZM_FOR_EACH_REAL(ZM_INSTANTIATE)
 #undef ZM_INSTANTIATE
 
 }  // namespace zm

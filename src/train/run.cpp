@@ -123,9 +123,8 @@ bool resumes_here(const RunSetup& run) {
 
 std::unique_ptr<ResultsWriter> open_results(const RunSetup& run, const RunManifest& manifest) {
   auto results =
-      std::make_unique<ResultsWriter>(run.deck, run.comm.mpi_comm(), run.comm.watchdog(),
+      std::make_unique<ResultsWriter>(run.deck, manifest, run.comm.mpi_comm(), run.comm.watchdog(),
                                       run.deck.output.dir + "/results.h5", resumes_here(run));
-  results->set_manifest(manifest);
   results->flush("running");
   return results;
 }

@@ -249,9 +249,8 @@ void TrainerT<Real>::count_communication(const StepCounters& before, StepRecord&
   record.times.comm_wait = record.comm.total().seconds;
 }
 
-template class TrainerT<float>;
-#if ZEROMINI_HAVE_BF16
-template class TrainerT<bf16>;
-#endif
+#define ZM_INSTANTIATE(R) template class TrainerT<R>;
+ZM_FOR_EACH_REAL(ZM_INSTANTIATE)
+#undef ZM_INSTANTIATE
 
 }  // namespace zm

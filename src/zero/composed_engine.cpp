@@ -17,9 +17,8 @@ void ComposedEngine<Real>::begin_micro_step(int64_t micro, int64_t micro_steps) 
   parameters_->begin_micro_step(*this);
 }
 
-template class ComposedEngine<float>;
-#if ZEROMINI_HAVE_BF16
-template class ComposedEngine<bf16>;
-#endif
+#define ZM_INSTANTIATE(R) template class ComposedEngine<R>;
+ZM_FOR_EACH_REAL(ZM_INSTANTIATE)
+#undef ZM_INSTANTIATE
 
 }  // namespace zm

@@ -42,7 +42,6 @@ ZeroEngine::ZeroEngine(const StageSpec& spec, const Partition& partition, MeshCo
       ledger_(ledger),
       rank_(comm_->rank()),
       ranks_(comm_->size()),
-      replica_(replicas_ ? replicas_->rank() : 0),
       world_rank_(comms.world().rank()),
       schedule_(build_step_schedule(spec, partition, options, comms.mesh())),
       params_storage_(comms.mesh().placements(spec).params),
@@ -332,11 +331,10 @@ void ZeroEngineT<Real>::wait_parameter_gathers() {
   finish_scheduled(ScheduleRole::UpdateGather, *this);
 }
 
-template class ZeroEngineT<float>;
-template std::unique_ptr<UnitOptimizerT<float>> device_adamw();
-#if ZEROMINI_HAVE_BF16
-template class ZeroEngineT<bf16>;
-template std::unique_ptr<UnitOptimizerT<bf16>> device_adamw();
-#endif
+#define ZM_INSTANTIATE(R)        \
+  template class ZeroEngineT<R>; \
+  template std::unique_ptr<UnitOptimizerT<R>> device_adamw();
+ZM_FOR_EACH_REAL(ZM_INSTANTIATE)
+#undef ZM_INSTANTIATE
 
 }  // namespace zm

@@ -172,8 +172,7 @@ class ZeroEngine {
   ZeroOptions options_;
   MemoryLedger* ledger_;  // where the engine's buffers are recorded (the run's)
   int rank_, ranks_;
-  int replica_ = 0;  // this rank's group: its sub-shard under hpZ
-  int world_rank_;   // this rank in the mesh
+  int world_rank_;  // this rank in the mesh
   StepSchedule schedule_;
   Placement params_storage_, grads_storage_, optim_storage_;
   Piece params_piece_, grads_piece_, optim_piece_;  // this rank's, under those placements

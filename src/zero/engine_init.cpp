@@ -68,9 +68,8 @@ void ZeroEngineT<Real>::init_parameters(uint64_t seed) {
   if (has_master()) init_held(master_.data(), optim_storage_, seed);
 }
 
-template void ZeroEngineT<float>::init_parameters(uint64_t);
-#if ZEROMINI_HAVE_BF16
-template void ZeroEngineT<bf16>::init_parameters(uint64_t);
-#endif
+#define ZM_INSTANTIATE(R) template void ZeroEngineT<R>::init_parameters(uint64_t);
+ZM_FOR_EACH_REAL(ZM_INSTANTIATE)
+#undef ZM_INSTANTIATE
 
 }  // namespace zm

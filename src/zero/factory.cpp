@@ -17,16 +17,12 @@ std::unique_ptr<ZeroEngineT<Real>> make_engine(int stage, const Partition& parti
                                                 unit_order, team_shape, ledger);
 }
 
-template std::unique_ptr<ZeroEngineT<float>> make_engine(int, const Partition&, MeshComms&,
-                                                         const ZeroOptions&,
-                                                         const std::vector<UnitEvent>&,
-                                                         kernels::TeamShape, MemoryLedger*);
-#if ZEROMINI_HAVE_BF16
-template std::unique_ptr<ZeroEngineT<bf16>> make_engine(int, const Partition&, MeshComms&,
-                                                        const ZeroOptions&,
-                                                        const std::vector<UnitEvent>&,
-                                                        kernels::TeamShape, MemoryLedger*);
-#endif
+#define ZM_INSTANTIATE(R)                                                                   \
+  template std::unique_ptr<ZeroEngineT<R>> make_engine(                                     \
+      int, const Partition&, MeshComms&, const ZeroOptions&, const std::vector<UnitEvent>&, \
+      kernels::TeamShape, MemoryLedger*);
+ZM_FOR_EACH_REAL(ZM_INSTANTIATE)
+#undef ZM_INSTANTIATE
 
 std::vector<BufferSpec> ZeroEngine::declared_buffers(int stage, const Partition& partition,
                                                      const ZeroOptions& options,

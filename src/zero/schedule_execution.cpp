@@ -52,10 +52,7 @@ void finish_scheduled(ScheduleRole role, ZeroEngineT<Real>& engine) {
   template void scheduled_arrived(const ScheduledCollective&, ZeroEngineT<Real>&,     \
                                   const ScheduledBuffers&);                           \
   template void finish_scheduled(ScheduleRole, ZeroEngineT<Real>&);
-ZM_INSTANTIATE_EXECUTION(float)
-#if ZEROMINI_HAVE_BF16
-ZM_INSTANTIATE_EXECUTION(bf16)
-#endif
+ZM_FOR_EACH_REAL(ZM_INSTANTIATE_EXECUTION)
 #undef ZM_INSTANTIATE_EXECUTION
 
 }  // namespace zm

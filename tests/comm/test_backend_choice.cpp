@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <sstream>
 #include <string>
 
 #include "comm/backend_choice.hpp"
@@ -15,6 +16,18 @@
 #include "core/error.hpp"
 
 namespace {
+
+// The devices CUDA_VISIBLE_DEVICES names, its entries taken as identities (unset or empty: none),
+// which is what the runtime shows a process on a node whose GPUs are handed out that way.
+zm::VisibleDevices devices_named_by_environment() {
+  zm::VisibleDevices visible;
+  const char* text = std::getenv("CUDA_VISIBLE_DEVICES");
+  std::stringstream entries(text ? text : "");
+  std::string entry;
+  while (std::getline(entries, entry, ','))
+    if (!entry.empty()) visible.identities.push_back(entry);
+  return visible;
+}
 
 using zm::BackendChoice;
 using zm::choose_backend;
@@ -76,7 +89,7 @@ class BackendOnNode : public ::testing::Test {
   BackendChoice choose_with_visible(const char* devices, const std::string& requested) {
     setenv("CUDA_VISIBLE_DEVICES", devices, 1);
     const zm::NodeDevices plan =
-        zm::plan_node_devices(MPI_COMM_WORLD, zm::devices_named_by_environment());
+        zm::plan_node_devices(MPI_COMM_WORLD, devices_named_by_environment());
     unsetenv("CUDA_VISIBLE_DEVICES");
     device_ = plan.device;
     return zm::agree_on_backend(zm::testing::watchdog(), MPI_COMM_WORLD, requested, true,

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "common/token_shard_writer.hpp"
 #include "core/deck.hpp"
 #include "core/error.hpp"
 #include "io/token_shard.hpp"
@@ -35,7 +36,7 @@ std::string error_reading(const std::string& path, int64_t vocab, int64_t seq_le
 TEST(TokenShard, RoundTrip) {
   const auto path = temp_file("ok.bin").string();
   std::vector<uint16_t> tokens = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
-  zm::write_token_shard(path, tokens);
+  zm::testing::write_token_shard(path, tokens);
   EXPECT_EQ(zm::read_token_shard(path, 11, 4, "data.source"), tokens);
   std::filesystem::remove(path);
 }
@@ -43,7 +44,7 @@ TEST(TokenShard, RoundTrip) {
 TEST(TokenShard, BadFilesAreRefusedWithTheirCause) {
   const auto path = temp_file("bad.bin").string();
   std::vector<uint16_t> tokens = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
-  zm::write_token_shard(path, tokens);
+  zm::testing::write_token_shard(path, tokens);
   EXPECT_EQ(error_reading(path, 10, 4),
             path + ": token 10 at position 9 is outside the vocabulary (model.vocab = 10)");
   EXPECT_EQ(error_reading(path, 11, 16),
@@ -66,7 +67,7 @@ TEST(TokenShard, BadFilesAreRefusedWithTheirCause) {
             path + ": not a token shard: magic number 12345 (expected 20240520)");
 
   // A hostile header: a huge count must be refused before anything is allocated.
-  zm::write_token_shard(path, tokens);
+  zm::testing::write_token_shard(path, tokens);
   {
     std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
     f.seekp(8);

@@ -11,7 +11,7 @@
 #include "kernels/attention.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/gemm.hpp"
-#include "kernels/gemm_backend.hpp"
+#include "kernels/gemm_kokkos.hpp"
 #include "kernels/matmul.hpp"
 
 namespace {
@@ -59,8 +59,8 @@ struct BuildGemm {
 struct KokkosGemm {
   template <typename T>
   void operator()(const Case& c, T alpha, const T* A, const T* B, T beta, T* C) const {
-    k::detail::gemm_kokkos<T>({c.trans_a, c.trans_b, c.M, c.N, c.K}, alpha, A, c.M * c.K, B,
-                              c.K * c.N, beta, C, c.M * c.N, c.batch);
+    zm::testing::gemm_kokkos<T>({c.trans_a, c.trans_b, c.M, c.N, c.K}, alpha, A, c.M * c.K, B,
+                                c.K * c.N, beta, C, c.M * c.N, c.batch);
   }
 };
 

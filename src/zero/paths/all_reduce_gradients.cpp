@@ -46,9 +46,8 @@ std::unique_ptr<GradientPathT<Real>> make_all_reduce_gradients() {
   return std::make_unique<AllReduceGradients<Real>>();
 }
 
-template std::unique_ptr<GradientPathT<float>> make_all_reduce_gradients();
-#if ZEROMINI_HAVE_BF16
-template std::unique_ptr<GradientPathT<bf16>> make_all_reduce_gradients();
-#endif
+#define ZM_INSTANTIATE(R) template std::unique_ptr<GradientPathT<R>> make_all_reduce_gradients();
+ZM_FOR_EACH_REAL(ZM_INSTANTIATE)
+#undef ZM_INSTANTIATE
 
 }  // namespace zm

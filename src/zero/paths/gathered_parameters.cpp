@@ -219,10 +219,6 @@ template <typename Real>
 std::unique_ptr<ShardSourceT<Real>> resident_shard() {
   return std::make_unique<ResidentShard<Real>>();
 }
-template std::unique_ptr<ShardSourceT<float>> resident_shard();
-#if ZEROMINI_HAVE_BF16
-template std::unique_ptr<ShardSourceT<bf16>> resident_shard();
-#endif
 
 // The gather slots.
 PathDeclaration gathered_parameters_declaration(const Partition& partition,
@@ -237,11 +233,11 @@ std::unique_ptr<ParameterPathT<Real>> make_gathered_parameters(
   return std::make_unique<GatheredParameters<Real>>(partition, options, unit_order, ledger);
 }
 
-template std::unique_ptr<ParameterPathT<float>> make_gathered_parameters(
-    const Partition&, const ZeroOptions&, const std::vector<UnitEvent>&, MemoryLedger*);
-#if ZEROMINI_HAVE_BF16
-template std::unique_ptr<ParameterPathT<bf16>> make_gathered_parameters(
-    const Partition&, const ZeroOptions&, const std::vector<UnitEvent>&, MemoryLedger*);
-#endif
+#define ZM_INSTANTIATE(R)                                               \
+  template std::unique_ptr<ShardSourceT<R>> resident_shard();           \
+  template std::unique_ptr<ParameterPathT<R>> make_gathered_parameters( \
+      const Partition&, const ZeroOptions&, const std::vector<UnitEvent>&, MemoryLedger*);
+ZM_FOR_EACH_REAL(ZM_INSTANTIATE)
+#undef ZM_INSTANTIATE
 
 }  // namespace zm

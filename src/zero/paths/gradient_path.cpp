@@ -33,14 +33,10 @@ std::unique_ptr<GradientPathT<Real>> make_gradient_path(const StageSpec& spec,
   return nullptr;
 }
 
-template std::unique_ptr<GradientPathT<float>> make_gradient_path(const StageSpec&,
-                                                                  const Partition&,
-                                                                  const ZeroOptions&, MeshComms&,
-                                                                  MemoryLedger*);
-#if ZEROMINI_HAVE_BF16
-template std::unique_ptr<GradientPathT<bf16>> make_gradient_path(const StageSpec&, const Partition&,
-                                                                 const ZeroOptions&, MeshComms&,
-                                                                 MemoryLedger*);
-#endif
+#define ZM_INSTANTIATE(R)                                        \
+  template std::unique_ptr<GradientPathT<R>> make_gradient_path( \
+      const StageSpec&, const Partition&, const ZeroOptions&, MeshComms&, MemoryLedger*);
+ZM_FOR_EACH_REAL(ZM_INSTANTIATE)
+#undef ZM_INSTANTIATE
 
 }  // namespace zm

@@ -30,17 +30,11 @@ std::unique_ptr<ParameterPathT<Real>> make_parameter_path(const StageSpec& spec,
   return nullptr;
 }
 
-template std::unique_ptr<ParameterPathT<float>> make_parameter_path(const StageSpec&,
-                                                                    const Partition&,
-                                                                    const ZeroOptions&,
-                                                                    const std::vector<UnitEvent>&,
-                                                                    MemoryLedger*);
-#if ZEROMINI_HAVE_BF16
-template std::unique_ptr<ParameterPathT<bf16>> make_parameter_path(const StageSpec&,
-                                                                   const Partition&,
-                                                                   const ZeroOptions&,
-                                                                   const std::vector<UnitEvent>&,
-                                                                   MemoryLedger*);
-#endif
+#define ZM_INSTANTIATE(R)                                                                    \
+  template std::unique_ptr<ParameterPathT<R>> make_parameter_path(                           \
+      const StageSpec&, const Partition&, const ZeroOptions&, const std::vector<UnitEvent>&, \
+      MemoryLedger*);
+ZM_FOR_EACH_REAL(ZM_INSTANTIATE)
+#undef ZM_INSTANTIATE
 
 }  // namespace zm

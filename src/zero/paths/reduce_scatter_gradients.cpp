@@ -66,9 +66,9 @@ std::unique_ptr<GradientPathT<Real>> make_reduce_scatter_gradients() {
   return std::make_unique<ReduceScatterGradients<Real>>();
 }
 
-template std::unique_ptr<GradientPathT<float>> make_reduce_scatter_gradients();
-#if ZEROMINI_HAVE_BF16
-template std::unique_ptr<GradientPathT<bf16>> make_reduce_scatter_gradients();
-#endif
+#define ZM_INSTANTIATE(R) \
+  template std::unique_ptr<GradientPathT<R>> make_reduce_scatter_gradients();
+ZM_FOR_EACH_REAL(ZM_INSTANTIATE)
+#undef ZM_INSTANTIATE
 
 }  // namespace zm

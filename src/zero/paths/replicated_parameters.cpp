@@ -33,9 +33,8 @@ std::unique_ptr<ParameterPathT<Real>> make_replicated_parameters() {
   return std::make_unique<ReplicatedParameters<Real>>();
 }
 
-template std::unique_ptr<ParameterPathT<float>> make_replicated_parameters();
-#if ZEROMINI_HAVE_BF16
-template std::unique_ptr<ParameterPathT<bf16>> make_replicated_parameters();
-#endif
+#define ZM_INSTANTIATE(R) template std::unique_ptr<ParameterPathT<R>> make_replicated_parameters();
+ZM_FOR_EACH_REAL(ZM_INSTANTIATE)
+#undef ZM_INSTANTIATE
 
 }  // namespace zm

@@ -290,10 +290,6 @@ template <typename Real>
 std::unique_ptr<ShardHomeT<Real>> device_shard_home() {
   return std::make_unique<DeviceShardHome<Real>>();
 }
-template std::unique_ptr<ShardHomeT<float>> device_shard_home();
-#if ZEROMINI_HAVE_BF16
-template std::unique_ptr<ShardHomeT<bf16>> device_shard_home();
-#endif
 
 // The buckets and the receive buffers.
 PathDeclaration sharded_gradients_declaration(const Partition& partition,
@@ -309,13 +305,11 @@ std::unique_ptr<GradientPathT<Real>> make_sharded_gradients(const Partition& par
   return std::make_unique<ShardedGradients<Real>>(partition, options, comms, ledger);
 }
 
-template std::unique_ptr<GradientPathT<float>> make_sharded_gradients(const Partition&,
-                                                                      const ZeroOptions&,
-                                                                      MeshComms&, MemoryLedger*);
-#if ZEROMINI_HAVE_BF16
-template std::unique_ptr<GradientPathT<bf16>> make_sharded_gradients(const Partition&,
-                                                                     const ZeroOptions&, MeshComms&,
-                                                                     MemoryLedger*);
-#endif
+#define ZM_INSTANTIATE(R)                                            \
+  template std::unique_ptr<ShardHomeT<R>> device_shard_home();       \
+  template std::unique_ptr<GradientPathT<R>> make_sharded_gradients( \
+      const Partition&, const ZeroOptions&, MeshComms&, MemoryLedger*);
+ZM_FOR_EACH_REAL(ZM_INSTANTIATE)
+#undef ZM_INSTANTIATE
 
 }  // namespace zm

@@ -13,8 +13,8 @@
 
 #include "common/equivalence.hpp"
 #include "common/test_watchdog.hpp"
+#include "common/token_shard_writer.hpp"
 #include "common/zero_test_util.hpp"
-#include "io/token_shard.hpp"
 #include "modules/evaluation/evaluated_run.hpp"
 
 namespace {
@@ -68,7 +68,7 @@ std::string shared_shard(const std::string& name, const std::vector<uint16_t>& t
                                .string();
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank == 0) zm::write_token_shard(path, tokens);
+  if (rank == 0) zm::testing::write_token_shard(path, tokens);
   MPI_Barrier(MPI_COMM_WORLD);
   return path;
 }

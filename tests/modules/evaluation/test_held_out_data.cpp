@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "common/token_shard_writer.hpp"
 #include "core/deck.hpp"
 #include "core/error.hpp"
 #include "core/validate.hpp"
-#include "io/token_shard.hpp"
 #include "modules/evaluation/held_out.hpp"
 #include "plan/run_extensions.hpp"
 #include "train/data.hpp"
@@ -68,7 +68,7 @@ TEST(LossFloor, EqualsTheChainsConditionalEntropyMeasuredFromItsSequences) {
 
 TEST(LossFloor, UnknownForATokenShard) {
   const std::string shard = temp_file("floor.bin");
-  zm::write_token_shard(shard, std::vector<uint16_t>(200, 3));
+  zm::testing::write_token_shard(shard, std::vector<uint16_t>(200, 3));
   const zm::Deck deck = zm::parse_deck(
       "[model]\nvocab = 11\nseq_len = 4\n[train]\neval_every = 1\n[data]\nsource = \"" + shard +
           "\"\n",
@@ -96,7 +96,7 @@ TEST(HeldOut, ShardTailIsReadOnlyByEvaluation) {
   const std::string shard = temp_file("tail.bin");
   std::vector<uint16_t> tokens(1000);
   for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<uint16_t>(i < 900 ? 1 : 2);
-  zm::write_token_shard(shard, tokens);
+  zm::testing::write_token_shard(shard, tokens);
   const zm::Deck deck = zm::parse_deck(
       "[model]\nvocab = 11\nseq_len = 10\n[train]\neval_every = "
       "5\n[data]\nval_fraction = 0.1\nsource = \"" +
@@ -132,7 +132,7 @@ TEST(HeldOut, ShardTailIsReadOnlyByEvaluation) {
 
 TEST(HeldOut, SplitsTooSmallAreRefusedNamingTheKeys) {
   const std::string shard = temp_file("small.bin");
-  zm::write_token_shard(shard, std::vector<uint16_t>(1000, 1));
+  zm::testing::write_token_shard(shard, std::vector<uint16_t>(1000, 1));
   const std::string base =
       "[model]\nvocab = 11\nseq_len = 10\n[data]\nsource = \"" + shard + "\"\n";
   // 9 held-out sequences: 2 ranks x micro_batch 2 x 2 batches = 8 fit, 3 batches do not.

@@ -1,16 +1,19 @@
-// Kokkos Kernels' own GEMM, what builds with neither cuBLAS nor a host BLAS run (gemm.cpp), and
-// what tests compare with the vendor backends: one GEMM through KokkosBlas::gemm, and a batch as
-// one kernel, a team per matrix (KokkosBatched::TeamGemm), so that no host loop over batch or
-// head launches GEMMs one by one.
+// Kokkos Kernels' own GEMM, a second implementation that test_gemm compares with the build's
+// backend (cuBLAS or the host BLAS, kernels/gemm_backend.hpp): one GEMM through KokkosBlas::gemm,
+// and a batch as one kernel, a team per matrix (KokkosBatched::TeamGemm).
+#pragma once
+
 #include <KokkosBatched_Gemm_Decl.hpp>
 #include <KokkosBlas3_gemm.hpp>
 
 #include "kernels/gemm_backend.hpp"
 #include "kernels/team.hpp"
 
-namespace zm::kernels::detail {
+namespace zm::testing {
 
-namespace {
+using zm::kernels::detail::GemmShape;
+
+namespace gemm_kokkos_detail {
 
 using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
 template <typename T>
@@ -38,14 +41,15 @@ void team_gemms(const GemmShape& s, T alpha, const T* A, int64_t stride_a, const
       });
 }
 
-}  // namespace
+}  // namespace gemm_kokkos_detail
 
 template <typename T>
 void gemm_kokkos(const GemmShape& s, T alpha, const T* A, int64_t stride_a, const T* B,
                  int64_t stride_b, T beta, T* C, int64_t stride_c, int64_t batch) {
   using KokkosBatched::Trans;
+  using namespace gemm_kokkos_detail;
   if (s.M == 0 || s.N == 0 || batch == 0) return;
-  if (s.K == 0) return gemm_without_terms(s, beta, C, stride_c, batch);
+  if (s.K == 0) return kernels::detail::gemm_without_terms(s, beta, C, stride_c, batch);
   if (batch == 1) {
     const ConstMatrix<T> a(A, s.trans_a ? s.K : s.M, s.trans_a ? s.M : s.K);
     const ConstMatrix<T> b(B, s.trans_b ? s.N : s.K, s.trans_b ? s.K : s.N);
@@ -66,9 +70,4 @@ void gemm_kokkos(const GemmShape& s, T alpha, const T* A, int64_t stride_a, cons
   }
 }
 
-template void gemm_kokkos<float>(const GemmShape&, float, const float*, int64_t, const float*,
-                                 int64_t, float, float*, int64_t, int64_t);
-template void gemm_kokkos<double>(const GemmShape&, double, const double*, int64_t, const double*,
-                                  int64_t, double, double*, int64_t, int64_t);
-
-}  // namespace zm::kernels::detail
+}  // namespace zm::testing

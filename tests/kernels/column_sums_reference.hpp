@@ -1,7 +1,8 @@
-// The previous level 1 of the column sums (column_sums.hpp), kept as a reference for the kernel
-// benchmark (old and new side by side) and the tests (the same bits): a team per block of
-// kRowBlock rows, its threads and lanes over all the columns. On a GPU that is only N / kRowBlock
-// teams, each lane looping over columns / 128 columns: latency-bound. Not used by the model.
+// The previous level 1 of the column sums (kernels/column_sums.hpp), kept as a reference for the
+// tests (the same bits) and the kernel benchmark (old and new side by side, miniapp/bench): a
+// team per block of kRowBlock rows, its threads and lanes over all the columns. On a GPU that is
+// only N / kRowBlock teams, each lane looping over columns / 128 columns: latency-bound. Not used
+// by the model.
 #pragma once
 
 #include "kernels/column_sums.hpp"
