@@ -166,10 +166,19 @@ def list_line(test, paths, unmapped, base_env, source, ignored):
     return "\t".join(row[f] or "-" for f in FIELDS)
 
 
+def build_folders(build):
+    """(folder, files) of the build tree, not descending into a kit packed there earlier (the
+    kit_bare_check test packs one inside the build): its copy of the test files names its own
+    folders."""
+    for folder, dirs, files in os.walk(build):
+        dirs[:] = [d for d in dirs if not d.startswith("device-kit-")]
+        yield folder, files
+
+
 def test_include_environment(build):
     """The set(ENV{X} v) lines of the files ctest includes before the tests (TEST_INCLUDE_FILES)."""
     env = []
-    for folder, _, files in os.walk(build):
+    for folder, files in build_folders(build):
         if "CTestTestfile.cmake" not in files:
             continue
         text = open(os.path.join(folder, "CTestTestfile.cmake")).read()
@@ -209,7 +218,7 @@ def rewrite_ctest_file(path, paths, kit, unmapped):
 
 
 def rewrite_ctest_tree(paths, kit, unmapped):
-    for folder, _, files in os.walk(paths.build):
+    for folder, files in build_folders(paths.build):
         if "CTestTestfile.cmake" not in files or "CMakeFiles" in folder:
             continue
         path = os.path.join(folder, "CTestTestfile.cmake")

@@ -83,7 +83,7 @@ case $case_name in
     expect_cli 2 "required" no_deck run
     expect_cli 2 "Unrecognized|The following argument" bad_option run "$deck" --no-such-option
     mkdir -p "$work/fifo/checkpoints" && mkfifo "$work/fifo/checkpoints/latest"
-    expect 2 "'latest' checkpoint pointer is a FIFO" latest_fifo 2 --set train.resume=latest \
+    expect 2 "'latest' checkpoint pointer .*is a FIFO" latest_fifo 2 --set train.resume=latest \
       --out "$work/fifo"
     expect 2 "checkpoint not found" missing_checkpoint 2 --set train.resume="$work/none.h5" \
       --out "$work/missing"

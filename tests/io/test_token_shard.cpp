@@ -45,17 +45,20 @@ TEST(TokenShard, BadFilesAreRefusedWithTheirCause) {
   const auto path = temp_file("bad.bin").string();
   std::vector<uint16_t> tokens = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
   zm::testing::write_token_shard(path, tokens);
-  EXPECT_EQ(error_reading(path, 10, 4),
-            path + ": token 10 at position 9 is outside the vocabulary (model.vocab = 10)");
-  EXPECT_EQ(error_reading(path, 11, 16),
-            path + ": 10 tokens are too few for one sequence of model.seq_len = 16 (need 17)");
+  EXPECT_EQ(
+      error_reading(path, 10, 4),
+      path + " (data.source): token 10 at position 9 is outside the vocabulary (model.vocab = 10)");
+  EXPECT_EQ(
+      error_reading(path, 11, 16),
+      path +
+          " (data.source): 10 tokens are too few for one sequence of model.seq_len = 16 (need 17)");
 
   // Truncated: the header promises more tokens than the file holds.
   std::filesystem::resize_file(path, 1024 + 2 * 7);
-  EXPECT_EQ(error_reading(path, 11, 4),
-            path +
-                ": truncated or corrupt: header says 10 tokens (1044 bytes) but the file has "
-                "1038 bytes");
+  EXPECT_EQ(error_reading(path, 11, 4), path +
+                                            " (data.source): truncated or corrupt: header says 10 "
+                                            "tokens (1044 bytes) but the file has "
+                                            "1038 bytes");
 
   // Wrong magic.
   {
@@ -64,7 +67,7 @@ TEST(TokenShard, BadFilesAreRefusedWithTheirCause) {
     f.write(reinterpret_cast<const char*>(&magic), sizeof(magic));
   }
   EXPECT_EQ(error_reading(path, 11, 4),
-            path + ": not a token shard: magic number 12345 (expected 20240520)");
+            path + " (data.source): not a token shard: magic number 12345 (expected 20240520)");
 
   // A hostile header: a huge count must be refused before anything is allocated.
   zm::testing::write_token_shard(path, tokens);
@@ -77,8 +80,9 @@ TEST(TokenShard, BadFilesAreRefusedWithTheirCause) {
   EXPECT_NE(error_reading(path, 11, 4).find("header says 2000000000 tokens"), std::string::npos);
 
   std::filesystem::resize_file(path, 100);
-  EXPECT_EQ(error_reading(path, 11, 4),
-            path + ": not a token shard: 100 bytes, shorter than the 1024-byte header");
+  EXPECT_EQ(
+      error_reading(path, 11, 4),
+      path + " (data.source): not a token shard: 100 bytes, shorter than the 1024-byte header");
   std::filesystem::remove(path);
   EXPECT_EQ(error_reading(path, 11, 4), path + ": the token shard (data.source) does not exist");
 }

@@ -10,6 +10,7 @@
 #include "io/h5.hpp"
 #include "io/stage_figures.hpp"
 #include "modules/offload/host_transfer.hpp"
+#include "train/stage_hooks_extension.hpp"
 
 namespace zm {
 
@@ -139,17 +140,11 @@ class TransferHook final : public StepHook {
   TransferStats before_;
 };
 
-class TransferExtension final : public TrainingExtension {
- public:
-  void add_stage_hooks(const StageOutputs& outputs, StepHooks& hooks) override {
-    hooks.add(std::make_unique<TransferHook>(outputs));
-  }
-};
-
 }  // namespace
 
 std::unique_ptr<TrainingExtension> make_transfer_figures() {
-  return std::make_unique<TransferExtension>();
+  return stage_hooks_extension(
+      [](const StageOutputs& outputs) { return std::make_unique<TransferHook>(outputs); });
 }
 
 std::string describe_transfers(hid_t group) {

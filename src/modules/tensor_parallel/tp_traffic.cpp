@@ -10,6 +10,7 @@
 #include "comm/watched_mpi.hpp"
 #include "core/log.hpp"
 #include "io/stage_figures.hpp"
+#include "train/stage_hooks_extension.hpp"
 
 namespace zm {
 
@@ -142,17 +143,11 @@ class TrafficHook final : public StepHook {
   CommStats before_;
 };
 
-class TensorParallelTraffic final : public TrainingExtension {
- public:
-  void add_stage_hooks(const StageOutputs& outputs, StepHooks& hooks) override {
-    hooks.add(std::make_unique<TrafficHook>(outputs));
-  }
-};
-
 }  // namespace
 
 std::unique_ptr<TrainingExtension> make_tensor_parallel_traffic() {
-  return std::make_unique<TensorParallelTraffic>();
+  return stage_hooks_extension(
+      [](const StageOutputs& outputs) { return std::make_unique<TrafficHook>(outputs); });
 }
 
 }  // namespace zm

@@ -11,7 +11,7 @@
 #include "io/stage_figures.hpp"
 #include "modules/zeropp/cross_node.hpp"
 #include "plan/plan_extensions.hpp"
-#include "train/training_extensions.hpp"
+#include "train/stage_hooks_extension.hpp"
 
 namespace zm {
 
@@ -106,16 +106,6 @@ class CrossNodeHook final : public StepHook {
   CommStats before_;
 };
 
-class CrossNodeTraffic final : public TrainingExtension {
- public:
-  void add_stage_hooks(const StageOutputs& outputs, StepHooks& hooks) override {
-    hooks.add(std::make_unique<CrossNodeHook>(outputs, any_left_));
-  }
-
- private:
-  std::shared_ptr<bool> any_left_ = std::make_shared<bool>(false);
-};
-
 double planned_bytes(const PlanPoint& p) {
   return p.figures.at(kCrossNodeFigure);
 }
@@ -139,7 +129,12 @@ std::string plan_lines(const std::vector<PlanPoint>& points, const Machine*) {
 }  // namespace
 
 void add_cross_node_figures() {
-  add_training_extension([] { return std::make_unique<CrossNodeTraffic>(); });
+  add_training_extension([] {
+    auto any_left = std::make_shared<bool>(false);  // one run's: whether any stage sent some
+    return stage_hooks_extension([any_left](const StageOutputs& outputs) {
+      return std::make_unique<CrossNodeHook>(outputs, any_left);
+    });
+  });
   add_plan_pricing([](const Deck& deck, int stage, const ZeroMesh& mesh, const Machine*, double,
                       PlanPoint& point) {
     double bytes = 0;
