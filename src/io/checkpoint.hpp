@@ -25,6 +25,8 @@
 namespace zm {
 
 constexpr int64_t kCheckpointFormatVersion = 1;
+// Elements per chunk of a dataset at most (HDF5 allows 4 GiB a chunk; chunks stay well below).
+constexpr uint64_t kCheckpointMaxChunkElements = uint64_t(1) << 28;
 
 struct CheckpointWritten {
   std::string path;

@@ -1,0 +1,41 @@
+#include "io/checkpoint_guard.hpp"
+
+#include <utility>
+
+#include "core/error.hpp"
+
+namespace zm {
+
+namespace {
+
+CheckpointGuard& guard() {
+  static CheckpointGuard registered;
+  return registered;
+}
+
+}  // namespace
+
+void set_checkpoint_guard(CheckpointGuard guard_to_set) {
+  ZM_ASSERT(!guard().written, "a second checkpoint guard");
+  guard() = std::move(guard_to_set);
+}
+
+uint64_t checkpoint_header_bytes(uint64_t approximate_bytes) {
+  return guard().header_bytes ? guard().header_bytes(approximate_bytes) : 0;
+}
+
+std::string guard_written_checkpoint(const std::string& path, uint64_t header_bytes, MPI_Comm comm,
+                                     Watchdog& watchdog) {
+  return guard().written ? guard().written(path, header_bytes, comm, watchdog) : "";
+}
+
+std::string check_checkpoint_file(const std::string& path, MPI_Comm comm, Watchdog& watchdog,
+                                  bool any_file) {
+  return guard().check_file ? guard().check_file(path, comm, watchdog, any_file) : "";
+}
+
+void check_checkpoint_dataset(hid_t set, const std::string& path, const std::string& name) {
+  if (guard().check_dataset) guard().check_dataset(set, path, name);
+}
+
+}  // namespace zm
