@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -25,7 +26,6 @@
 #include "io/checkpoint_readers.hpp"
 #include "io/durable_file.hpp"
 #include "io/h5.hpp"
-#include "io/space_reservation.hpp"
 #include "model/layout.hpp"
 #include "zero/partition.hpp"
 
@@ -149,15 +149,6 @@ std::string checkpoint_dir(const Deck& deck) {
 
 namespace {
 
-// The file beyond its datasets' bytes: HDF5's object header per dataset, and the superblock,
-// groups and attributes (the deck) once. Measured on the tiny, quickstart and l6d384 decks: 2.7 to
-// 3.0 KiB per dataset, everything included; the figures below hold that with room to spare, and
-// expected_bytes adds kDataMarginPercent of the data bytes on top (a file system's allocation
-// granularity, HDF5's free-space slack).
-constexpr uint64_t kBytesPerDataset = 4u << 10;
-constexpr uint64_t kFixedBytes = 64u << 10;
-constexpr uint64_t kDataMarginPercent = 10;
-
 void write_metadata(hid_t file, const ZeroEngine& engine, const Deck& deck, int64_t steps_done) {
   const ModelConfig& m = deck.model;
   h5::write_attr(file, "format_version", kCheckpointFormatVersion);
@@ -280,8 +271,8 @@ class CheckpointWrite {
   std::string publish();
   void discard();
   const fs::path& final_path() const { return final_; }
-  // The room the file needs, estimated from its datasets' sizes (reserved before writing).
-  uint64_t expected_bytes() const;
+  // The file's size as estimated by the room held for it (rank 0; 0 without).
+  uint64_t estimated_bytes() const { return room_ ? room_->estimated_bytes() : 0; }
 
  private:
   // Runs `work` on every rank, catching its error, then agrees on the outcome.
@@ -299,9 +290,11 @@ class CheckpointWrite {
     }
     return agree(watchdog_, comm_, error, what).message;
   }
-  // Rank 0: hands over the held space for the part about to be written.
-  void make_room(uint64_t bytes) {
-    if (rank_ == 0) space_.release(bytes);
+  // The data bytes of each dataset, in the order written (write_unit_state).
+  std::vector<uint64_t> dataset_bytes() const;
+  // Rank 0: hands over the room held for the part about to be written (io/checkpoint_guard.hpp).
+  void make_room(size_t part) {
+    if (room_) room_->before_part(part);
   }
 
   ZeroEngine& engine_;
@@ -313,17 +306,16 @@ class CheckpointWrite {
   fs::path dir_, final_;
   std::string temporary_;
   uint64_t user_block_;
-  SpaceReservation space_;  // rank 0: the file's space, held until each part is written
+  std::unique_ptr<CheckpointRoom> room_;  // rank 0's, where a module holds room
 };
 
-uint64_t CheckpointWrite::expected_bytes() const {
+std::vector<uint64_t> CheckpointWrite::dataset_bytes() const {
   const Partition& partition = engine_.partition();
-  uint64_t data = 0;  // what write_unit_state writes: kStateCount fp32 states of every unit
+  std::vector<uint64_t> bytes;
   for (int u = 0; u < partition.num_units(); ++u)
-    data += kStateCount * 4 * static_cast<uint64_t>(partition.layout().unit(u).global_size);
-  const uint64_t datasets = static_cast<uint64_t>(kStateCount * partition.num_units());
-  return user_block_ + data + data * kDataMarginPercent / 100 + datasets * kBytesPerDataset +
-         kFixedBytes;
+    for (int s = 0; s < kStateCount; ++s)
+      bytes.push_back(4 * static_cast<uint64_t>(partition.layout().unit(u).global_size));
+  return bytes;
 }
 
 // The directory, and room on its file system for the whole file (rank 0).
@@ -334,17 +326,18 @@ std::string CheckpointWrite::prepare() {
                           WaitKind::Io);
     std::error_code failed;
     fs::create_directories(dir_, failed);
+    room_ = make_checkpoint_room();
     if (failed)
       error = fmt::format("cannot create {}: {}", dir_.string(), failed.message());
-    else
-      error = space_.reserve(dir_.string(), expected_bytes());
+    else if (room_)
+      error = room_->hold(dir_.string(), user_block_, dataset_bytes());
   }
   return agree(watchdog_, comm_, error, "the checkpoint's directory and space").message;
 }
 
 std::string CheckpointWrite::write_file() {
   h5::Handle file, xfer;
-  make_room(user_block_ + kFixedBytes / 2);
+  make_room(0);
   std::string error = collective_step("creating the HDF5 file", [&] {
     file = h5::create_file(temporary_, &comm_, user_block_);
     write_metadata(file, engine_, deck_, steps_done_);
@@ -355,8 +348,7 @@ std::string CheckpointWrite::write_file() {
   const int units = engine_.partition().num_units();
   for (int u = 0; u < units && error.empty(); ++u)
     for (int s = 0; s < kStateCount && error.empty(); ++s) {
-      make_room(4 * static_cast<uint64_t>(engine_.partition().layout().unit(u).global_size) +
-                kBytesPerDataset);
+      make_room(1 + static_cast<size_t>(u * kStateCount + s));
       error = collective_step(fmt::format("writing {}", unit_dataset(kStates[s], u)), [&] {
         const bool last = u == units - 1 && s == 0;
         if (last) fault_point("checkpoint.unit", rank_, steps_done_);
@@ -364,7 +356,7 @@ std::string CheckpointWrite::write_file() {
         if (last) fault_point("checkpoint.written", rank_, steps_done_, temporary_);
       });
     }
-  if (rank_ == 0) space_.release_all();  // the metadata, written by the flush and the close
+  if (room_) room_->release_all();  // the metadata, written by the flush and the close
   if (error.empty())
     error = collective_step("flushing the HDF5 file", [&] {
       if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0)
@@ -420,7 +412,7 @@ CheckpointWritten write_checkpoint(ZeroEngine& engine, const Deck& deck, int64_t
   }
   CheckpointWritten written;
   written.path = write.final_path().string();
-  written.estimated_bytes = write.expected_bytes();
+  written.estimated_bytes = write.estimated_bytes();
   std::error_code unknown;
   const uintmax_t size = fs::file_size(write.final_path(), unknown);
   written.written_bytes = unknown ? 0 : static_cast<uint64_t>(size);

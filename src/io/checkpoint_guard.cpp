@@ -13,6 +13,11 @@ CheckpointGuard& guard() {
   return registered;
 }
 
+std::function<std::unique_ptr<CheckpointRoom>()>& room_maker() {
+  static std::function<std::unique_ptr<CheckpointRoom>()> registered;
+  return registered;
+}
+
 }  // namespace
 
 void set_checkpoint_guard(CheckpointGuard guard_to_set) {
@@ -36,6 +41,15 @@ std::string check_checkpoint_file(const std::string& path, MPI_Comm comm, Watchd
 
 void check_checkpoint_dataset(hid_t set, const std::string& path, const std::string& name) {
   if (guard().check_dataset) guard().check_dataset(set, path, name);
+}
+
+void set_checkpoint_room(std::function<std::unique_ptr<CheckpointRoom>()> make) {
+  ZM_ASSERT(!room_maker(), "a second maker of checkpoint rooms");
+  room_maker() = std::move(make);
+}
+
+std::unique_ptr<CheckpointRoom> make_checkpoint_room() {
+  return room_maker() ? room_maker()() : nullptr;
 }
 
 }  // namespace zm

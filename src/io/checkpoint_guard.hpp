@@ -1,8 +1,15 @@
-// What a module adds around a checkpoint file (io/checkpoint.hpp) to guard it: room of its own at
-// the start of the file (an HDF5 user block), a step once the file is written and closed (before
-// it is renamed into place), a check of the whole file before the HDF5 library opens it, and one
-// of each dataset before it is read. Without a guard a checkpoint is written and read as HDF5
-// leaves it (still atomically: written under a temporary name, fsynced and renamed).
+// What modules add around a checkpoint file (io/checkpoint.hpp).
+//
+// A guard: room of its own at the start of the file (an HDF5 user block), a step once the file is
+// written and closed (before it is renamed into place), a check of the whole file before the HDF5
+// library opens it, and one of each dataset before it is read. Without a guard a checkpoint is
+// written and read as HDF5 leaves it (still atomically: written under a temporary name, fsynced
+// and renamed).
+//
+// Room on disk: held on rank 0 from before the file's first byte is written and handed over part
+// by part as the ranks write them, so that a disk that fills up stops the write at its start,
+// where every rank stops together. Without it the space is what the file system has as the file
+// grows.
 #pragma once
 
 #include <hdf5.h>
@@ -10,7 +17,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace zm {
 
@@ -46,5 +55,26 @@ std::string guard_written_checkpoint(const std::string& path, uint64_t header_by
 std::string check_checkpoint_file(const std::string& path, MPI_Comm comm, Watchdog& watchdog,
                                   bool any_file = false);
 void check_checkpoint_dataset(hid_t set, const std::string& path, const std::string& name);
+
+// One checkpoint write's room, rank 0's. The file's parts, in the order written: its header (the
+// guard's bytes and HDF5's superblock, part 0), then each dataset's data (part 1 + i).
+class CheckpointRoom {
+ public:
+  virtual ~CheckpointRoom() = default;
+  // Before the file is created in `dir`: "" when there is room (held), else why not.
+  virtual std::string hold(const std::string& dir, uint64_t header_bytes,
+                           const std::vector<uint64_t>& dataset_bytes) = 0;
+  // The file's size as estimated when room was held.
+  virtual uint64_t estimated_bytes() const = 0;
+  // Part `part` is about to be written: its room handed over.
+  virtual void before_part(size_t part) = 0;
+  // The parts are written (the rest, HDF5's metadata, by the flush and the close): all handed over.
+  virtual void release_all() = 0;
+};
+
+// At most one maker (a second is a programming error).
+void set_checkpoint_room(std::function<std::unique_ptr<CheckpointRoom>()> make);
+// A room for one write, or nullptr without a maker.
+std::unique_ptr<CheckpointRoom> make_checkpoint_room();
 
 }  // namespace zm
