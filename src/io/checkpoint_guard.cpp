@@ -8,7 +8,7 @@ namespace zm {
 
 namespace {
 
-CheckpointGuard& guard() {
+CheckpointGuard& registered_guard() {
   static CheckpointGuard registered;
   return registered;
 }
@@ -20,27 +20,31 @@ std::function<std::unique_ptr<CheckpointRoom>()>& room_maker() {
 
 }  // namespace
 
-void set_checkpoint_guard(CheckpointGuard guard_to_set) {
-  ZM_ASSERT(!guard().written, "a second checkpoint guard");
-  guard() = std::move(guard_to_set);
+void set_checkpoint_guard(CheckpointGuard guard) {
+  ZM_ASSERT(!registered_guard().written, "a second checkpoint guard");
+  registered_guard() = std::move(guard);
 }
 
 uint64_t checkpoint_header_bytes(uint64_t approximate_bytes) {
-  return guard().header_bytes ? guard().header_bytes(approximate_bytes) : 0;
+  const CheckpointGuard& guard = registered_guard();
+  return guard.header_bytes ? guard.header_bytes(approximate_bytes) : 0;
 }
 
 std::string guard_written_checkpoint(const std::string& path, uint64_t header_bytes, MPI_Comm comm,
                                      Watchdog& watchdog) {
-  return guard().written ? guard().written(path, header_bytes, comm, watchdog) : "";
+  const CheckpointGuard& guard = registered_guard();
+  return guard.written ? guard.written(path, header_bytes, comm, watchdog) : "";
 }
 
 std::string check_checkpoint_file(const std::string& path, MPI_Comm comm, Watchdog& watchdog,
                                   bool any_file) {
-  return guard().check_file ? guard().check_file(path, comm, watchdog, any_file) : "";
+  const CheckpointGuard& guard = registered_guard();
+  return guard.check_file ? guard.check_file(path, comm, watchdog, any_file) : "";
 }
 
 void check_checkpoint_dataset(hid_t set, const std::string& path, const std::string& name) {
-  if (guard().check_dataset) guard().check_dataset(set, path, name);
+  const CheckpointGuard& guard = registered_guard();
+  if (guard.check_dataset) guard.check_dataset(set, path, name);
 }
 
 void set_checkpoint_room(std::function<std::unique_ptr<CheckpointRoom>()> make) {
