@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -21,11 +22,10 @@
 #include "core/fault_points.hpp"
 #include "core/log.hpp"
 #include "core/regular_file.hpp"
+#include "io/checkpoint_guard.hpp"
 #include "io/checkpoint_readers.hpp"
 #include "io/durable_file.hpp"
-#include "io/file_integrity.hpp"
 #include "io/h5.hpp"
-#include "io/space_reservation.hpp"
 #include "model/layout.hpp"
 #include "zero/partition.hpp"
 
@@ -37,9 +37,6 @@ namespace fs = std::filesystem;
 // lives in the engine, and where a rank's part of each unit lies in the file.
 
 namespace {
-
-// Largest chunk HDF5 allows is 4 GiB; keep chunks well below.
-constexpr hsize_t kMaxChunkElements = hsize_t(1) << 28;
 
 constexpr int kStateCount = 3;
 const char* const kStates[kStateCount] = {"params", "adam_m", "adam_v"};
@@ -152,15 +149,6 @@ std::string checkpoint_dir(const Deck& deck) {
 
 namespace {
 
-// The file beyond its datasets' bytes: HDF5's object header per dataset, and the superblock,
-// groups and attributes (the deck) once. Measured on the tiny, quickstart and l6d384 decks: 2.7 to
-// 3.0 KiB per dataset, everything included; the figures below hold that with room to spare, and
-// expected_bytes adds kDataMarginPercent of the data bytes on top (a file system's allocation
-// granularity, HDF5's free-space slack).
-constexpr uint64_t kBytesPerDataset = 4u << 10;
-constexpr uint64_t kFixedBytes = 64u << 10;
-constexpr uint64_t kDataMarginPercent = 10;
-
 void write_metadata(hid_t file, const ZeroEngine& engine, const Deck& deck, int64_t steps_done) {
   const ModelConfig& m = deck.model;
   h5::write_attr(file, "format_version", kCheckpointFormatVersion);
@@ -219,7 +207,7 @@ void write_unit_state(hid_t file, hid_t xfer, ZeroEngine& engine, int s, int u,
   const hsize_t count = static_cast<hsize_t>(std::max<int64_t>(end - begin, 0));
   h5::Handle space(H5Screate_simple(1, &size, nullptr));
   h5::Handle dcpl(H5Pcreate(H5P_DATASET_CREATE));
-  const hsize_t chunk = std::min(size, kMaxChunkElements);
+  const hsize_t chunk = std::min<hsize_t>(size, kCheckpointMaxChunkElements);
   H5Pset_chunk(dcpl, 1, &chunk);
   H5Pset_fletcher32(dcpl);
   const std::string name = unit_dataset(kStates[s], u);
@@ -273,16 +261,18 @@ class CheckpointWrite {
         dir_(checkpoint_dir(deck)),
         final_(dir_ / fmt::format("step_{:08d}.h5", steps_done)),
         temporary_(final_.string() + ".tmp"),
-        user_block_(integrity_user_block_size(approximate_file_bytes(engine))) {}
+        user_block_(checkpoint_header_bytes(approximate_file_bytes(engine))) {}
 
   std::string prepare();
   std::string write_file();
-  std::string seal() { return seal_file(temporary_, user_block_, comm_, watchdog_); }
+  std::string guard() {
+    return guard_written_checkpoint(temporary_, user_block_, comm_, watchdog_);
+  }
   std::string publish();
   void discard();
   const fs::path& final_path() const { return final_; }
-  // The room the file needs, estimated from its datasets' sizes (reserved before writing).
-  uint64_t expected_bytes() const;
+  // The file's size as estimated by the room held for it (rank 0; 0 without).
+  uint64_t estimated_bytes() const { return room_ ? room_->estimated_bytes() : 0; }
 
  private:
   // Runs `work` on every rank, catching its error, then agrees on the outcome.
@@ -300,9 +290,11 @@ class CheckpointWrite {
     }
     return agree(watchdog_, comm_, error, what).message;
   }
-  // Rank 0: hands over the held space for the part about to be written.
-  void make_room(uint64_t bytes) {
-    if (rank_ == 0) space_.release(bytes);
+  // The data bytes of each dataset, in the order written (write_unit_state).
+  std::vector<uint64_t> dataset_bytes() const;
+  // Rank 0: hands over the room held for the part about to be written (io/checkpoint_guard.hpp).
+  void make_room(size_t part) {
+    if (room_) room_->before_part(part);
   }
 
   ZeroEngine& engine_;
@@ -314,17 +306,16 @@ class CheckpointWrite {
   fs::path dir_, final_;
   std::string temporary_;
   uint64_t user_block_;
-  SpaceReservation space_;  // rank 0: the file's space, held until each part is written
+  std::unique_ptr<CheckpointRoom> room_;  // rank 0's, where a module holds room
 };
 
-uint64_t CheckpointWrite::expected_bytes() const {
+std::vector<uint64_t> CheckpointWrite::dataset_bytes() const {
   const Partition& partition = engine_.partition();
-  uint64_t data = 0;  // what write_unit_state writes: kStateCount fp32 states of every unit
+  std::vector<uint64_t> bytes;
   for (int u = 0; u < partition.num_units(); ++u)
-    data += kStateCount * 4 * static_cast<uint64_t>(partition.layout().unit(u).global_size);
-  const uint64_t datasets = static_cast<uint64_t>(kStateCount * partition.num_units());
-  return user_block_ + data + data * kDataMarginPercent / 100 + datasets * kBytesPerDataset +
-         kFixedBytes;
+    for (int s = 0; s < kStateCount; ++s)
+      bytes.push_back(4 * static_cast<uint64_t>(partition.layout().unit(u).global_size));
+  return bytes;
 }
 
 // The directory, and room on its file system for the whole file (rank 0).
@@ -335,17 +326,18 @@ std::string CheckpointWrite::prepare() {
                           WaitKind::Io);
     std::error_code failed;
     fs::create_directories(dir_, failed);
+    room_ = make_checkpoint_room();
     if (failed)
       error = fmt::format("cannot create {}: {}", dir_.string(), failed.message());
-    else
-      error = space_.reserve(dir_.string(), expected_bytes());
+    else if (room_)
+      error = room_->hold(dir_.string(), user_block_, dataset_bytes());
   }
   return agree(watchdog_, comm_, error, "the checkpoint's directory and space").message;
 }
 
 std::string CheckpointWrite::write_file() {
   h5::Handle file, xfer;
-  make_room(user_block_ + kFixedBytes / 2);
+  make_room(0);
   std::string error = collective_step("creating the HDF5 file", [&] {
     file = h5::create_file(temporary_, &comm_, user_block_);
     write_metadata(file, engine_, deck_, steps_done_);
@@ -356,8 +348,7 @@ std::string CheckpointWrite::write_file() {
   const int units = engine_.partition().num_units();
   for (int u = 0; u < units && error.empty(); ++u)
     for (int s = 0; s < kStateCount && error.empty(); ++s) {
-      make_room(4 * static_cast<uint64_t>(engine_.partition().layout().unit(u).global_size) +
-                kBytesPerDataset);
+      make_room(1 + static_cast<size_t>(u * kStateCount + s));
       error = collective_step(fmt::format("writing {}", unit_dataset(kStates[s], u)), [&] {
         const bool last = u == units - 1 && s == 0;
         if (last) fault_point("checkpoint.unit", rank_, steps_done_);
@@ -365,7 +356,7 @@ std::string CheckpointWrite::write_file() {
         if (last) fault_point("checkpoint.written", rank_, steps_done_, temporary_);
       });
     }
-  if (rank_ == 0) space_.release_all();  // the metadata, written by the flush and the close
+  if (room_) room_->release_all();  // the metadata, written by the flush and the close
   if (error.empty())
     error = collective_step("flushing the HDF5 file", [&] {
       if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0)
@@ -379,7 +370,7 @@ std::string CheckpointWrite::write_file() {
   return error.empty() ? closed : error;
 }
 
-// Rank 0: the sealed file under its final name, then `latest`, then older checkpoints pruned.
+// Rank 0: the file under its final name, then `latest`, then older checkpoints pruned.
 std::string CheckpointWrite::publish() {
   std::string error;
   if (rank_ == 0) {
@@ -409,7 +400,7 @@ CheckpointWritten write_checkpoint(ZeroEngine& engine, const Deck& deck, int64_t
   CheckpointWrite write(engine, deck, steps_done);
   std::string error = write.prepare();
   if (error.empty()) error = write.write_file();
-  if (error.empty()) error = write.seal();
+  if (error.empty()) error = write.guard();
   fault_point("checkpoint.publish", engine.comms().world().rank(), steps_done);
   if (error.empty()) error = write.publish();
   if (!error.empty()) {
@@ -421,7 +412,7 @@ CheckpointWritten write_checkpoint(ZeroEngine& engine, const Deck& deck, int64_t
   }
   CheckpointWritten written;
   written.path = write.final_path().string();
-  written.estimated_bytes = write.expected_bytes();
+  written.estimated_bytes = write.estimated_bytes();
   std::error_code unknown;
   const uintmax_t size = fs::file_size(write.final_path(), unknown);
   written.written_bytes = unknown ? 0 : static_cast<uint64_t>(size);
@@ -431,45 +422,6 @@ CheckpointWritten write_checkpoint(ZeroEngine& engine, const Deck& deck, int64_t
 // Reading.
 
 namespace {
-
-// The storage zeromini writes, checked before any data is read: little-endian fp32, chunked,
-// Fletcher32 as the only filter, and every stored chunk exactly one chunk of data plus its 4-byte
-// checksum. A file that differs (damaged metadata, or not written by zeromini) is refused here
-// rather than handed to the HDF5 library's read path.
-void validate_storage(hid_t set, const std::string& path, const std::string& name) {
-  auto refuse = [&](const std::string& why) {
-    fail(
-        "{}: dataset {} is not stored as zeromini writes it ({}); the file is damaged or not a "
-        "zeromini checkpoint",
-        path, name, why);
-  };
-  h5::Handle type(H5Dget_type(set));
-  if (!type.valid() || H5Tequal(type, H5T_IEEE_F32LE) <= 0) refuse("not little-endian fp32");
-  h5::Handle dcpl(H5Dget_create_plist(set));
-  if (!dcpl.valid() || H5Pget_layout(dcpl) != H5D_CHUNKED) refuse("not chunked");
-  hsize_t chunk = 0;
-  if (H5Pget_chunk(dcpl, 1, &chunk) != 1 || chunk == 0 || chunk > kMaxChunkElements)
-    refuse("unexpected chunk shape");
-  unsigned flags = 0;
-  size_t values = 0;
-  if (H5Pget_nfilters(dcpl) != 1 || H5Pget_filter2(dcpl, 0, &flags, &values, nullptr, 0, nullptr,
-                                                   nullptr) != H5Z_FILTER_FLETCHER32)
-    refuse("no Fletcher32 checksum");
-  h5::Handle space(H5Dget_space(set));
-  hsize_t chunks = 0;
-  if (H5Dget_num_chunks(set, space, &chunks) < 0) refuse("unreadable chunk index");
-  hsize_t size = 0;
-  H5Sget_simple_extent_dims(space, &size, nullptr);
-  if (chunks != (size + chunk - 1) / chunk) refuse("missing chunks");
-  for (hsize_t i = 0; i < chunks; ++i) {
-    hsize_t offset = 0, stored = 0;
-    unsigned mask = 0;
-    haddr_t address = HADDR_UNDEF;
-    if (H5Dget_chunk_info(set, space, i, &offset, &mask, &address, &stored) < 0 ||
-        address == HADDR_UNDEF || stored != chunk * sizeof(float) + 4 || mask != 0)
-      refuse("chunk " + std::to_string(i) + " has the wrong size or filters");
-  }
-}
 
 // The format version and the model's shape; returns the steps the checkpoint had done.
 int64_t check_header(hid_t file, const std::string& path, const ModelConfig& m) {
@@ -516,7 +468,7 @@ void read_unit_state(hid_t file, ZeroEngine& engine, int s, int u, const std::st
       H5Sget_simple_extent_dims(file_space, &size, nullptr) != 1 ||
       size != static_cast<hsize_t>(whole))
     fail("{}: dataset {} has {} elements, the model's unit {} has {}", path, name, size, u, whole);
-  validate_storage(set, path, name);
+  check_checkpoint_dataset(set, path, name);
   const auto [begin, end] = engine.held_range(storage_of(engine, s), u);
   const hsize_t count = static_cast<hsize_t>(end - begin);
   if (count == 0) return;
@@ -563,8 +515,9 @@ int64_t load_checkpoint(ZeroEngine& engine, const Deck& deck, const std::string&
     error = e.what();
   }
   agree_or_fail(watchdog, comm, error, "finding the checkpoint");
-  // The whole file is verified before the HDF5 library parses any of it.
-  agree_or_fail(watchdog, comm, verify_file(path, comm, watchdog), "verifying the checkpoint");
+  // The whole file is checked before the HDF5 library parses any of it.
+  agree_or_fail(watchdog, comm, check_checkpoint_file(path, comm, watchdog),
+                "verifying the checkpoint");
   try {
     BlockingRegion region(watchdog, "reading " + path, kLocalRegion, WaitKind::Io);
     h5::Handle file = h5::open_file(path);

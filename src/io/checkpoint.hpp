@@ -25,10 +25,12 @@
 namespace zm {
 
 constexpr int64_t kCheckpointFormatVersion = 1;
+// Elements per chunk of a dataset at most (HDF5 allows 4 GiB a chunk; chunks stay well below).
+constexpr uint64_t kCheckpointMaxChunkElements = uint64_t(1) << 28;
 
 struct CheckpointWritten {
   std::string path;
-  uint64_t estimated_bytes = 0;  // the room checked for and reserved before writing (rank 0)
+  uint64_t estimated_bytes = 0;  // the room held before writing (rank 0; 0: none held)
   uint64_t written_bytes = 0;    // the file's size once published
 };
 

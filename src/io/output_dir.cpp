@@ -6,11 +6,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "comm/agree.hpp"
 #include "comm/watchdog.hpp"
@@ -18,7 +22,6 @@
 #include "core/log.hpp"
 #include "io/checkpoint.hpp"
 #include "io/durable_file.hpp"
-#include "io/space_reservation.hpp"
 
 namespace zm {
 
@@ -48,13 +51,19 @@ std::vector<fs::path> checkpoints_in(const fs::path& dir) {
   return found;
 }
 
-// What a run killed mid-write leaves: temporary files, and the space held for a checkpoint.
+std::vector<std::string>& leftover_files() {
+  static std::vector<std::string> names;
+  return names;
+}
+
+// What a run killed mid-write leaves: temporary files, and those named by add_leftover_file.
 void remove_stale_temporaries(const fs::path& out, const fs::path& checkpoints) {
   for (const fs::path& dir : {out, checkpoints}) {
     if (!fs::is_directory(dir)) continue;
     for (const auto& entry : fs::directory_iterator(dir)) {
       const std::string name = entry.path().filename().string();
-      if (entry.path().extension() == ".tmp" || name == SpaceReservation::kFileName) {
+      if (entry.path().extension() == ".tmp" ||
+          std::count(leftover_files().begin(), leftover_files().end(), name) > 0) {
         log_root("note: removing {}, left by a run that ended while writing it\n",
                  entry.path().string());
         fs::remove(entry.path());
@@ -64,6 +73,10 @@ void remove_stale_temporaries(const fs::path& out, const fs::path& checkpoints) 
 }
 
 }  // namespace
+
+void add_leftover_file(std::string name) {
+  leftover_files().push_back(std::move(name));
+}
 
 OutputDirectory::OutputDirectory(const Deck& deck, MPI_Comm comm, Watchdog& watchdog) {
   int rank = 0;

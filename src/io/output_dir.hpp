@@ -1,8 +1,8 @@
 // A run owns its output directory: an advisory lock (flock) held for the whole run, so that a
 // second run there is refused with the first one's host and PID; a fresh run is refused where
 // another run's checkpoints are (unless output.overwrite); the temporary files a killed run
-// left behind are removed before anything is written; and the resolved deck is written to
-// deck.toml there.
+// left behind (and the files named by add_leftover_file) are removed before anything is written;
+// and the resolved deck is written to deck.toml there.
 #pragma once
 
 #include <mpi.h>
@@ -32,5 +32,9 @@ class OutputDirectory {
   std::string lock(const std::string& dir);
   int lock_fd_ = -1;
 };
+
+// A file that a run which ended while writing a checkpoint may leave in the output directory or
+// its checkpoints/, under this name: removed, with a note, by the next run that claims it.
+void add_leftover_file(std::string name);
 
 }  // namespace zm

@@ -61,8 +61,12 @@ class Checkpoints final : public StepHook {
                     .span(SpanKind::Io)
                     .watched(fmt::format("checkpoint write after step {}", steps_done)));
     const CheckpointWritten written = write_checkpoint(*o_.checkpointed, o_.deck, steps_done);
-    log_root("[stage {}] checkpoint {} ({} bytes written, {} estimated and reserved before)\n",
-             o_.stage, written.path, written.written_bytes, written.estimated_bytes);
+    if (written.estimated_bytes == 0)
+      log_root("[stage {}] checkpoint {} ({} bytes written)\n", o_.stage, written.path,
+               written.written_bytes);
+    else
+      log_root("[stage {}] checkpoint {} ({} bytes written, {} estimated and reserved before)\n",
+               o_.stage, written.path, written.written_bytes, written.estimated_bytes);
   }
 
  private:

@@ -8,10 +8,10 @@
 #include <memory>
 
 #include "common/checkpoint_test_util.hpp"
+#include "common/damaged_checkpoint.hpp"
 #include "common/test_watchdog.hpp"
 #include "core/error.hpp"
 #include "io/checkpoint.hpp"
-#include "io/file_integrity.hpp"
 
 namespace {
 
@@ -72,129 +72,27 @@ TEST(Checkpoint, ReshardsToOtherRankCountsAndStages) {
   }
 }
 
-std::string load_error(const zm::Deck& deck, int stage, zm::Communicator& comm,
-                       const std::string& path) {
-  const auto owned_trainer = zm::make_trainer(deck, stage, comm);
-  zm::Trainer& trainer = *owned_trainer;
-  try {
-    zm::load_checkpoint(trainer.engine(), trainer.deck(), path);
-  } catch (const zm::Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using zm::testing::DamagedCheckpoint;
+using zm::testing::guard_again;
+using zm::testing::load_error;
 
-// Offset in the file of the first byte of a dataset's (single) chunk: HDF5's address plus the
-// user block in front of HDF5's data.
-haddr_t chunk_address(const std::string& path, const std::string& dataset) {
-  hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  hid_t fcpl = H5Fget_create_plist(file);
-  hsize_t user_block = 0;
-  H5Pget_userblock(fcpl, &user_block);
-  H5Pclose(fcpl);
-  hid_t set = H5Dopen2(file, dataset.c_str(), H5P_DEFAULT);
-  hsize_t offset[1] = {0};
-  unsigned filter_mask = 0;
-  haddr_t address = HADDR_UNDEF;
-  hsize_t size = 0;
-  H5Dget_chunk_info_by_coord(set, offset, &filter_mask, &address, &size);
-  H5Dclose(set);
-  H5Fclose(file);
-  return address + user_block;
-}
-
-// seal_file() again around a deliberate edit: a file that is intact but different. The user block
-// size is the integrity header's second word (io/file_integrity.hpp).
-void reseal(const std::string& path) {
-  uint64_t head[2] = {};
-  std::ifstream(path, std::ios::binary).read(reinterpret_cast<char*>(head), sizeof(head));
-  EXPECT_EQ(zm::seal_file(path, head[1], MPI_COMM_SELF, zm::testing::watchdog()), "");
-}
-
-// A good checkpoint written at 2 ranks in stage 2, and damaged or mismatched copies of it.
-class DamagedCheckpoint : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const auto owned_trainer = zm::make_trainer(deck_, 2, *comm_);
-    zm::Trainer& trainer = *owned_trainer;
-    trainer.init_parameters();
-    run_steps(trainer, 0, 2);
-    good_ = zm::write_checkpoint(trainer.engine(), trainer.deck(), 2).path;
-  }
-
-  // A copy of the good checkpoint, made by rank 0 and seen by all.
-  std::string variant(const std::string& name) const {
-    const std::string copy = dir_ + "/" + name + ".h5";
-    if (root_) fs::copy_file(good_, copy, fs::copy_options::overwrite_existing);
-    MPI_Barrier(MPI_COMM_WORLD);
-    return copy;
-  }
-
-  std::string error_loading(const std::string& path) const {
-    return load_error(deck_, 2, *comm_, path);
-  }
-
-  std::unique_ptr<zm::Communicator> comm_ =
-      zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
-  const std::string dir_ = shared_dir(MPI_COMM_WORLD, "damage");
-  const zm::Deck deck_ = deck_for(2, 2, dir_);
-  const bool root_ = comm_->rank() == 0;
-  std::string good_;
-};
-
-void flip_dataset_byte(const std::string& path) {
-  const haddr_t at = chunk_address(path, "params/unit_0001");
-  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
-  f.seekg(static_cast<std::streamoff>(at + 40));
-  char byte = 0;
-  f.read(&byte, 1);
-  byte = static_cast<char>(byte ^ 0x5a);
-  f.seekp(static_cast<std::streamoff>(at + 40));
-  f.write(&byte, 1);
-}
-
-// A flipped byte inside a dataset: the whole-file checksum refuses it before HDF5 reads the
-// file; and if the file is resealed around the damage, HDF5's Fletcher32 still catches it.
-TEST_F(DamagedCheckpoint, AFlippedByteIsRefusedByTheChecksumAndByFletcher32) {
+// A flipped byte inside a dataset of a file that is otherwise intact (its guard made again
+// around the damage): HDF5's Fletcher32 catches it.
+TEST_F(DamagedCheckpoint, AFlippedByteIsRefusedByFletcher32) {
   const std::string flipped = variant("flipped");
-  const std::string resealed = variant("resealed");
   if (root_) {
-    flip_dataset_byte(flipped);
-    flip_dataset_byte(resealed);
-    reseal(resealed);
+    zm::testing::flip_dataset_byte(flipped);
+    guard_again(flipped);
   }
   MPI_Barrier(MPI_COMM_WORLD);
-  std::string error = error_loading(flipped);
-  EXPECT_NE(error.find(flipped + ": corrupted: bytes "), std::string::npos) << error;
-  EXPECT_NE(error.find("fail their checksum"), std::string::npos) << error;
-  error = error_loading(resealed);
-  EXPECT_NE(
-      error.find(resealed + ": reading params/unit_0001 failed (corrupted or truncated file)"),
-      std::string::npos)
+  const std::string error = error_loading(flipped);
+  EXPECT_NE(error.find(flipped + ": reading params/unit_0001 failed (corrupted or truncated file)"),
+            std::string::npos)
       << error;
   EXPECT_NE(error.find("Fletcher32"), std::string::npos) << error;
 }
 
-TEST_F(DamagedCheckpoint, ATruncatedFileIsRefusedWithBothSizes) {
-  const std::string truncated = variant("truncated");
-  uintmax_t full_size = 0;
-  if (root_) {
-    full_size = fs::file_size(truncated);
-    fs::resize_file(truncated, full_size / 2);
-  }
-  MPI_Bcast(&full_size, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-  MPI_Barrier(MPI_COMM_WORLD);
-  EXPECT_EQ(error_loading(truncated),
-            fmt::format("{}: truncated or extended: {} bytes, the checkpoint was {} bytes",
-                        truncated, full_size / 2, full_size));
-}
-
-TEST_F(DamagedCheckpoint, OtherFilesAndOtherModelsAreRefused) {
-  const std::string stranger = dir_ + "/stranger.h5";
-  if (root_) std::ofstream(stranger) << "just some text";
-  MPI_Barrier(MPI_COMM_WORLD);
-  EXPECT_EQ(error_loading(stranger),
-            stranger + ": not a zeromini checkpoint (no integrity header; 14 bytes)");
+TEST_F(DamagedCheckpoint, AMissingFileAndOtherModelsAreRefused) {
   EXPECT_EQ(error_loading(dir_ + "/nope.h5"), dir_ + "/nope.h5: checkpoint not found");
 
   zm::Deck other = deck_for(2, 2, dir_ + "/other");
@@ -217,8 +115,8 @@ TEST_F(DamagedCheckpoint, AnotherFormatVersionOrAMissingDatasetIsRefused) {
     file = H5Fopen(missing.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
     H5Ldelete(file, "adam_m/unit_0002", H5P_DEFAULT);
     H5Fclose(file);
-    reseal(version);
-    reseal(missing);
+    guard_again(version);
+    guard_again(missing);
   }
   MPI_Barrier(MPI_COMM_WORLD);
   EXPECT_EQ(

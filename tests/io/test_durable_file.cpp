@@ -1,4 +1,4 @@
-// Small files written durably, and disk space held ahead of a checkpoint write.
+// Small files written durably.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,7 +8,6 @@
 #include <sstream>
 
 #include "io/durable_file.hpp"
-#include "io/space_reservation.hpp"
 
 namespace fs = std::filesystem;
 
@@ -50,34 +49,5 @@ TEST(DurableFile, AFailedWriteLeavesTheOldFileUntouched) {
   const std::string error = zm::write_file_durably(latest.string(), "step_00000002.h5\n");
   EXPECT_NE(error.find("latest.tmp"), std::string::npos) << error;
   EXPECT_EQ(contents(latest), "step_00000001.h5\n");
-  fs::remove_all(dir);
-}
-
-TEST(SpaceReservation, HoldsSpaceAndGivesItBackPieceByPiece) {
-  const fs::path dir = fresh_dir("reserve");
-  const fs::path held = dir / zm::SpaceReservation::kFileName;
-  {
-    zm::SpaceReservation space;
-    ASSERT_EQ(space.reserve(dir.string(), 1 << 20), "");
-    struct stat st {};
-    ASSERT_EQ(stat(held.c_str(), &st), 0);
-    EXPECT_EQ(st.st_size, 1 << 20);
-    space.release(1 << 18);
-    ASSERT_EQ(stat(held.c_str(), &st), 0);
-    EXPECT_EQ(st.st_size, 3 << 18);
-    space.release(1 << 30);  // more than is held: all of it
-    ASSERT_EQ(stat(held.c_str(), &st), 0);
-    EXPECT_EQ(st.st_size, 0);
-  }
-  EXPECT_FALSE(fs::exists(held));  // gone with the reservation
-  fs::remove_all(dir);
-}
-
-TEST(SpaceReservation, RefusesMoreThanTheFileSystemHas) {
-  const fs::path dir = fresh_dir("reserve-too-much");
-  zm::SpaceReservation space;
-  const std::string error = space.reserve(dir.string(), uint64_t(1) << 60);  // an exabyte
-  EXPECT_NE(error.find("needs about"), std::string::npos) << error;
-  EXPECT_FALSE(fs::exists(dir / zm::SpaceReservation::kFileName));
   fs::remove_all(dir);
 }

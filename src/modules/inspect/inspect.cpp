@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <numeric>
 #include <vector>
 
@@ -14,7 +13,7 @@
 #include "core/stage_spec.hpp"
 #include "core/zero_mesh.hpp"
 #include "io/checkpoint.hpp"
-#include "io/file_integrity.hpp"
+#include "io/checkpoint_guard.hpp"
 #include "io/h5.hpp"
 #include "io/results_file.hpp"
 #include "io/stage_figures.hpp"
@@ -244,22 +243,11 @@ herr_t list_object(hid_t, const char* name, const H5O_info_t* info, void* out) {
 
 }  // namespace
 
-namespace {
-// Checkpoints carry a whole-file checksum; other files are opened as they are.
-void verify_if_checkpoint(const std::string& path, Watchdog& watchdog) {
-  std::ifstream in(path, std::ios::binary);
-  char magic[8] = {};
-  in.read(magic, 8);
-  if (in && std::string(magic, 8) == "ZMCKPT01") {
-    const std::string problem = verify_file(path, MPI_COMM_SELF, watchdog);
-    if (!problem.empty()) throw Error(problem);
-  }
-}
-}  // namespace
-
 std::string describe_hdf5(const std::string& path, Watchdog& watchdog) {
   require_regular_file(path, "file to inspect");  // before any open: a FIFO would block it
-  verify_if_checkpoint(path, watchdog);
+  // A checkpoint is checked whole (io/checkpoint_guard.hpp); other files are opened as they are.
+  const std::string problem = check_checkpoint_file(path, MPI_COMM_SELF, watchdog, true);
+  if (!problem.empty()) throw Error(problem);
   h5::Handle file = h5::open_file(path);
   if (h5::has_attr(file, "format_version") && h5::has_attr(file, "model.layers"))
     return describe_checkpoint(file, path);
@@ -273,7 +261,7 @@ std::string describe_hdf5(const std::string& path, Watchdog& watchdog) {
 int export_parameters(const std::string& checkpoint, const std::string& out, Watchdog& watchdog) {
   require_regular_file(checkpoint, "checkpoint to export");
   require_regular_or_absent(out, "export's output file");
-  const std::string problem = verify_file(checkpoint, MPI_COMM_SELF, watchdog);
+  const std::string problem = check_checkpoint_file(checkpoint, MPI_COMM_SELF, watchdog);
   if (!problem.empty()) throw Error(problem);
   h5::Handle in = h5::open_file(checkpoint);
   if (!h5::has_attr(in, "format_version") || !h5::has_attr(in, "model.layers"))

@@ -1,4 +1,4 @@
-#include "io/file_integrity.hpp"
+#include "modules/checkpoint_seal/file_integrity.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -193,6 +193,13 @@ std::string local_problem(Watchdog& watchdog, const std::string& path, int rank,
 }
 
 }  // namespace
+
+bool has_integrity_header(const std::string& path) {
+  char magic[8] = {};
+  File file(path, O_RDONLY);
+  return file.fd >= 0 && read_at(file.fd, reinterpret_cast<unsigned char*>(magic), 8, 0) &&
+         std::memcmp(magic, kMagic, 8) == 0;
+}
 
 std::string verify_file(const std::string& path, MPI_Comm comm, Watchdog& watchdog) {
   int rank = 0, ranks = 1;

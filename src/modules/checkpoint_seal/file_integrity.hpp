@@ -11,6 +11,7 @@
 // file size, block count, one hash per block, then a hash of all of the above.
 #pragma once
 
+#include <hdf5.h>
 #include <mpi.h>
 
 #include <cstdint>
@@ -33,5 +34,14 @@ std::string seal_file(const std::string& path, uint64_t user_block_size, MPI_Com
 // Collective over `comm` (or MPI_COMM_SELF for one reader), under `watchdog`: "" when the file is
 // intact, else the reason (naming the file). Every rank returns the same answer.
 std::string verify_file(const std::string& path, MPI_Comm comm, Watchdog& watchdog);
+
+// One rank: whether the file starts with the header's magic (a sealed file, intact or not).
+bool has_integrity_header(const std::string& path);
+
+// The storage zeromini writes, checked before any data of the dataset `name` is read: little-endian
+// fp32, chunked, Fletcher32 as the only filter, and every stored chunk exactly one chunk of data
+// plus its 4-byte checksum. A file that differs (damaged metadata, or not written by zeromini) is
+// refused here (zm::Error) rather than handed to the HDF5 library's read path.
+void validate_storage(hid_t set, const std::string& path, const std::string& name);
 
 }  // namespace zm

@@ -1,4 +1,4 @@
-#include "io/space_reservation.hpp"
+#include "modules/space_reservation/space_reservation.hpp"
 
 #include <fcntl.h>
 #include <sys/statvfs.h>
