@@ -262,6 +262,20 @@ Deck deck_from_table(const toml::table& root, const std::string& name,
   return deck;
 }
 
+// The lines `line` makes of each key of the schema, each section's under its "[section]" line.
+template <typename Line>
+std::string by_section(Line&& line) {
+  std::string out, current;
+  for (const auto& spec : deck_detail::schema()) {
+    if (spec.section != current) {
+      out += fmt::format("{}[{}]\n", current.empty() ? "" : "\n", spec.section);
+      current = spec.section;
+    }
+    out += line(spec);
+  }
+  return out;
+}
+
 }  // namespace
 
 Deck parse_deck(const std::string& toml_text, const std::string& name,
@@ -287,16 +301,10 @@ Deck load_deck(const std::string& path, const std::vector<std::string>& override
 }
 
 std::string Deck::resolved_toml() const {
-  std::string out = fmt::format("# resolved deck (from {}; defaults filled in)\n", path);
-  std::string current;
-  for (const auto& spec : deck_detail::schema()) {
-    if (spec.section != current) {
-      out += fmt::format("{}[{}]\n", current.empty() ? "" : "\n", spec.section);
-      current = spec.section;
-    }
-    out += fmt::format("{} = {}\n", spec.key, spec.get(*this));
-  }
-  return out;
+  return fmt::format("# resolved deck (from {}; defaults filled in)\n", path) +
+         by_section([&](const KeySpec& spec) {
+           return fmt::format("{} = {}\n", spec.key, spec.get(*this));
+         });
 }
 
 std::string Deck::changed_settings() const {
@@ -310,8 +318,9 @@ std::string Deck::changed_settings() const {
     changed.emplace_back(fmt::format("{} = {}", full, value), where(full));
     width = std::max(width, changed.back().first.size());
   }
-  std::string out = fmt::format("Settings ({}; {} differ from the defaults, `--print-deck` shows all):\n",
-                                path, changed.size());
+  std::string out =
+      fmt::format("Settings ({}; {} differ from the defaults, `--print-deck` shows all):\n", path,
+                  changed.size());
   for (const auto& [setting, from] : changed)
     out += fmt::format("  {:<{}}  ({})\n", setting, width, from);
   return out;
@@ -329,19 +338,12 @@ std::vector<int> Deck::stages() const {
 }
 
 std::string describe_schema() {
-  std::string out;
-  std::string current;
   const Deck defaults;
-  for (const auto& spec : deck_detail::schema()) {
-    if (spec.section != current) {
-      out += fmt::format("{}[{}]\n", current.empty() ? "" : "\n", spec.section);
-      current = spec.section;
-    }
+  return by_section([&](const KeySpec& spec) {
     const std::string module = spec.module.empty() ? "" : " (module " + spec.module + ")";
-    out += fmt::format("  {:<18} default {:<14} {}{}\n  {:<18} expected {}\n", spec.key,
+    return fmt::format("  {:<18} default {:<14} {}{}\n  {:<18} expected {}\n", spec.key,
                        spec.get(defaults), spec.doc, module, "", spec.expected());
-  }
-  return out;
+  });
 }
 
 }  // namespace zm
