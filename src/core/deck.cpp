@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/modules.hpp"
 #include "core/regular_file.hpp"
+#include "core/text.hpp"
 
 namespace zm {
 
@@ -116,7 +117,7 @@ RawValue raw_from_node(const toml::node& node) {
   } else if (auto s = node.as_string()) {
     v.type = RawValue::Type::String;
     v.text = s->get();
-    v.as_found = deck_detail::toml_quote(v.text);
+    v.as_found = quoted(v.text);
   } else {
     v.type = RawValue::Type::Other;
     v.text = node.is_table() ? "a table" : node.is_array() ? "an array" : "a date or time";
@@ -184,7 +185,7 @@ RawValue override_value(const std::string& where, const std::string& name,
   RawValue value;
   value.type = RawValue::Type::String;
   value.text = text;
-  value.as_found = deck_detail::toml_quote(text);
+  value.as_found = quoted(text);
   return value;
 }
 

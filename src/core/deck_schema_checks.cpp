@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "core/stage_spec.hpp"
+#include "core/text.hpp"
 
 namespace zm::deck_detail {
 
@@ -33,7 +34,7 @@ std::string KeySpec::expected() const {
       return "a string";
     case Kind::Choice: {
       std::string list;
-      for (size_t i = 0; i < choices.size(); ++i) list += (i ? ", " : "") + toml_quote(choices[i]);
+      for (size_t i = 0; i < choices.size(); ++i) list += (i ? ", " : "") + quoted(choices[i]);
       return "one of " + list;
     }
     case Kind::Stage:
