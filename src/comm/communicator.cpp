@@ -1,55 +1,30 @@
 #include "comm/communicator.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 #include "comm/collective_observer.hpp"
 
 #include "core/error.hpp"
+#include "core/text.hpp"
 #include "core/timer.hpp"
 
 namespace zm {
 
 const char* comm_op_name(CommOp op) {
-  switch (op) {
-    case CommOp::AllReduce:
-      return "all_reduce";
-    case CommOp::ReduceScatter:
-      return "reduce_scatter";
-    case CommOp::AllGather:
-      return "all_gather";
-    case CommOp::Broadcast:
-      return "broadcast";
-    case CommOp::Barrier:
-      return "barrier";
-    case CommOp::AllToAll:
-      return "all_to_all";
-    case CommOp::Count:
-      break;
-  }
-  return "?";
+  static const char* const kNames[] = {"all_reduce", "reduce_scatter", "all_gather",
+                                       "broadcast",  "barrier",        "all_to_all"};
+  static_assert(std::size(kNames) == kCommOps);
+  return enum_name(kNames, op);
 }
 
 size_t dtype_size(DType type) {
-  switch (type) {
-    case DType::F32:
-      return 4;
-    case DType::BF16:
-      return 2;
-    case DType::U8:
-      return 1;
-  }
-  return 0;
+  static const size_t kSizes[] = {4, 2, 1};
+  return kSizes[static_cast<int>(type)];
 }
 const char* dtype_name(DType type) {
-  switch (type) {
-    case DType::F32:
-      return "fp32";
-    case DType::BF16:
-      return "bf16";
-    case DType::U8:
-      return "bytes";
-  }
-  return "?";
+  static const char* const kNames[] = {"fp32", "bf16", "bytes"};
+  return enum_name(kNames, type);
 }
 
 double ring_bytes(CommOp op, double whole_buffer_bytes, int ranks) {
@@ -100,19 +75,9 @@ CommStats& operator+=(CommStats& total, const CommStats& part) {
 }
 
 const char* comm_purpose_name(CommPurpose purpose) {
-  switch (purpose) {
-    case CommPurpose::GradReduce:
-      return "grad_reduce";
-    case CommPurpose::ParamGather:
-      return "param_gather";
-    case CommPurpose::Stats:
-      return "stats";
-    case CommPurpose::ModelParallel:
-      return "model_parallel";
-    case CommPurpose::Other:
-      break;
-  }
-  return "other";
+  static const char* const kNames[] = {"other", "grad_reduce", "param_gather", "stats",
+                                       "model_parallel"};
+  return enum_name(kNames, purpose);
 }
 
 CommRequest::CommRequest(Communicator* owner, CommOp op, std::unique_ptr<detail::PendingOp> pending,

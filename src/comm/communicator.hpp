@@ -210,26 +210,10 @@ class Communicator {
   }
   void barrier();
 
-  // --- the same on 1-D Views of float (or bf16) in the default memory space ------------------
+  // --- the same on a 1-D View of float (or bf16) in the default memory space -----------------
   template <typename T, typename... P>
   CommRequest iall_reduce_sum(const Kokkos::View<T*, P...>& data, CommTag tag = {}) {
     return iall_reduce_sum(data.data(), data.extent(0), dtype_of<std::remove_const_t<T>>(), tag);
-  }
-  template <typename T, typename... P, typename U, typename... Q>
-  CommRequest ireduce_scatter_sum(const Kokkos::View<T*, P...>& send,
-                                  const Kokkos::View<U*, Q...>& recv, CommTag tag = {}) {
-    return ireduce_scatter_sum(send.data(), recv.data(), recv.extent(0),
-                               dtype_of<std::remove_const_t<U>>(), tag);
-  }
-  template <typename T, typename... P, typename U, typename... Q>
-  CommRequest iall_gather(const Kokkos::View<T*, P...>& send, const Kokkos::View<U*, Q...>& recv,
-                          CommTag tag = {}) {
-    return iall_gather(send.data(), recv.data(), send.extent(0), dtype_of<std::remove_const_t<T>>(),
-                       tag);
-  }
-  template <typename T, typename... P>
-  CommRequest ibroadcast(const Kokkos::View<T*, P...>& data, int root) {
-    return ibroadcast(data.data(), data.extent(0), dtype_of<std::remove_const_t<T>>(), root);
   }
 
   // Lets in-flight operations advance. MPI libraries progress non-blocking collectives only

@@ -62,9 +62,8 @@ VisibleDevices query_visible_devices() {
 NodeDevices plan_node_devices(MPI_Comm comm, const VisibleDevices& visible) {
   NodeComm node(comm);
   NodeDevices plan;
-  plan.local_rank = node.rank();
   const int count = static_cast<int>(visible.identities.size());
-  plan.device = count > 0 ? plan.local_rank % count : -1;
+  plan.device = count > 0 ? node.rank() % count : -1;
   const std::string mine = count > 0 ? visible.identities[static_cast<size_t>(plan.device)] : "";
   plan.node_identities = allgather_identities(node.get(), mine);
   return plan;

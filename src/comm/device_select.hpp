@@ -28,7 +28,6 @@ VisibleDevices query_visible_devices();
 // The GPU this rank takes on its node and those every rank of the node takes. Collective over
 // `comm` (the ranks of the node are found with MPI's shared-memory split).
 struct NodeDevices {
-  int local_rank = 0;
   int device = -1;                           // ordinal among the visible GPUs; -1: none
   std::vector<std::string> node_identities;  // per local rank; "" where a rank has none
 };

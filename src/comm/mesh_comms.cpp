@@ -1,20 +1,17 @@
 #include "comm/mesh_comms.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 #include "core/error.hpp"
+#include "core/text.hpp"
 
 namespace zm {
 
 const char* comm_level_name(CommLevel level) {
-  switch (level) {
-    case CommLevel::IntraGroup:
-      return "intra_group";
-    case CommLevel::InterGroup:
-      return "inter_group";
-    default:
-      return "model_parallel";
-  }
+  static const char* const kNames[] = {"intra_group", "inter_group", "model_parallel"};
+  static_assert(std::size(kNames) == kCommLevels);
+  return enum_name(kNames, level);
 }
 
 CommLevel level_along(const ZeroMesh& mesh, const std::string& dim) {

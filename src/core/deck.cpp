@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/modules.hpp"
 #include "core/regular_file.hpp"
+#include "core/text.hpp"
 
 namespace zm {
 
@@ -116,7 +117,7 @@ RawValue raw_from_node(const toml::node& node) {
   } else if (auto s = node.as_string()) {
     v.type = RawValue::Type::String;
     v.text = s->get();
-    v.as_found = deck_detail::toml_quote(v.text);
+    v.as_found = quoted(v.text);
   } else {
     v.type = RawValue::Type::Other;
     v.text = node.is_table() ? "a table" : node.is_array() ? "an array" : "a date or time";
@@ -184,7 +185,7 @@ RawValue override_value(const std::string& where, const std::string& name,
   RawValue value;
   value.type = RawValue::Type::String;
   value.text = text;
-  value.as_found = deck_detail::toml_quote(text);
+  value.as_found = quoted(text);
   return value;
 }
 
@@ -262,6 +263,20 @@ Deck deck_from_table(const toml::table& root, const std::string& name,
   return deck;
 }
 
+// The lines `line` makes of each key of the schema, each section's under its "[section]" line.
+template <typename Line>
+std::string by_section(Line&& line) {
+  std::string out, current;
+  for (const auto& spec : deck_detail::schema()) {
+    if (spec.section != current) {
+      out += fmt::format("{}[{}]\n", current.empty() ? "" : "\n", spec.section);
+      current = spec.section;
+    }
+    out += line(spec);
+  }
+  return out;
+}
+
 }  // namespace
 
 Deck parse_deck(const std::string& toml_text, const std::string& name,
@@ -287,16 +302,10 @@ Deck load_deck(const std::string& path, const std::vector<std::string>& override
 }
 
 std::string Deck::resolved_toml() const {
-  std::string out = fmt::format("# resolved deck (from {}; defaults filled in)\n", path);
-  std::string current;
-  for (const auto& spec : deck_detail::schema()) {
-    if (spec.section != current) {
-      out += fmt::format("{}[{}]\n", current.empty() ? "" : "\n", spec.section);
-      current = spec.section;
-    }
-    out += fmt::format("{} = {}\n", spec.key, spec.get(*this));
-  }
-  return out;
+  return fmt::format("# resolved deck (from {}; defaults filled in)\n", path) +
+         by_section([&](const KeySpec& spec) {
+           return fmt::format("{} = {}\n", spec.key, spec.get(*this));
+         });
 }
 
 std::string Deck::changed_settings() const {
@@ -310,8 +319,9 @@ std::string Deck::changed_settings() const {
     changed.emplace_back(fmt::format("{} = {}", full, value), where(full));
     width = std::max(width, changed.back().first.size());
   }
-  std::string out = fmt::format("Settings ({}; {} differ from the defaults, `--print-deck` shows all):\n",
-                                path, changed.size());
+  std::string out =
+      fmt::format("Settings ({}; {} differ from the defaults, `--print-deck` shows all):\n", path,
+                  changed.size());
   for (const auto& [setting, from] : changed)
     out += fmt::format("  {:<{}}  ({})\n", setting, width, from);
   return out;
@@ -329,19 +339,12 @@ std::vector<int> Deck::stages() const {
 }
 
 std::string describe_schema() {
-  std::string out;
-  std::string current;
   const Deck defaults;
-  for (const auto& spec : deck_detail::schema()) {
-    if (spec.section != current) {
-      out += fmt::format("{}[{}]\n", current.empty() ? "" : "\n", spec.section);
-      current = spec.section;
-    }
+  return by_section([&](const KeySpec& spec) {
     const std::string module = spec.module.empty() ? "" : " (module " + spec.module + ")";
-    out += fmt::format("  {:<18} default {:<14} {}{}\n  {:<18} expected {}\n", spec.key,
+    return fmt::format("  {:<18} default {:<14} {}{}\n  {:<18} expected {}\n", spec.key,
                        spec.get(defaults), spec.doc, module, "", spec.expected());
-  }
-  return out;
+  });
 }
 
 }  // namespace zm

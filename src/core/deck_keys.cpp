@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/text.hpp"
 
 namespace zm {
 
@@ -15,11 +16,7 @@ namespace {
 
 KeySpec module_key(const std::string& module, std::string section, std::string key, Kind kind,
                    ModuleValue default_value, std::string doc) {
-  KeySpec s;
-  s.section = std::move(section);
-  s.key = std::move(key);
-  s.kind = kind;
-  s.doc = std::move(doc);
+  KeySpec s = deck_detail::key_spec(std::move(section), std::move(key), kind, std::move(doc));
   s.module = module;
   s.module_default = std::move(default_value);
   const std::string full = s.full_name();
@@ -53,7 +50,7 @@ KeySpec module_key(const std::string& module, std::string section, std::string k
       case Kind::Boolean:
         return d.value<bool>(full) ? "true" : "false";
       default:
-        return deck_detail::toml_quote(d.value<std::string>(full));
+        return quoted(d.value<std::string>(full));
     }
   };
   return s;

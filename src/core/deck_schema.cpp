@@ -11,16 +11,21 @@
 
 namespace zm::deck_detail {
 
-std::string toml_quote(const std::string& text) {
-  return quoted(text);
-}
-
 std::string format_number(double value) {
   // Shortest text that reads back to the same double, always with a '.' or exponent so that
   // TOML reads it back as a float.
   std::string text = fmt::format("{}", value);
   if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
   return text;
+}
+
+KeySpec key_spec(std::string section, std::string key, Kind kind, std::string doc) {
+  KeySpec s;
+  s.section = std::move(section);
+  s.key = std::move(key);
+  s.kind = kind;
+  s.doc = std::move(doc);
+  return s;
 }
 
 namespace {
@@ -32,21 +37,12 @@ double as_double(const RawValue& v) {
   return v.type == RawValue::Type::Integer ? static_cast<double>(v.integer) : v.number;
 }
 
-KeySpec spec(std::string section, std::string key, Kind kind, std::string doc) {
-  KeySpec s;
-  s.section = std::move(section);
-  s.key = std::move(key);
-  s.kind = kind;
-  s.doc = std::move(doc);
-  return s;
-}
-
 // Builders that keep the table below to one entry per key.
 
 template <typename Section, typename Member>
 KeySpec make_int(std::string section, std::string key, Section Deck::*sec, Member Section::*mem,
                  double lo, double hi, std::string doc) {
-  KeySpec s = spec(std::move(section), std::move(key), Kind::Integer, std::move(doc));
+  KeySpec s = key_spec(std::move(section), std::move(key), Kind::Integer, std::move(doc));
   s.min = lo;
   s.max = hi;
   s.set = [sec, mem](Deck& d, const RawValue& v) { d.*sec.*mem = static_cast<Member>(v.integer); };
@@ -57,7 +53,7 @@ KeySpec make_int(std::string section, std::string key, Section Deck::*sec, Membe
 template <typename Section>
 KeySpec make_float(std::string section, std::string key, Section Deck::*sec, double Section::*mem,
                    double lo, bool lo_excl, double hi, bool hi_excl, std::string doc) {
-  KeySpec s = spec(std::move(section), std::move(key), Kind::Float, std::move(doc));
+  KeySpec s = key_spec(std::move(section), std::move(key), Kind::Float, std::move(doc));
   s.min = lo;
   s.min_exclusive = lo_excl;
   s.max = hi;
@@ -70,7 +66,7 @@ KeySpec make_float(std::string section, std::string key, Section Deck::*sec, dou
 template <typename Section>
 KeySpec make_bool(std::string section, std::string key, Section Deck::*sec, bool Section::*mem,
                   std::string doc) {
-  KeySpec s = spec(std::move(section), std::move(key), Kind::Boolean, std::move(doc));
+  KeySpec s = key_spec(std::move(section), std::move(key), Kind::Boolean, std::move(doc));
   s.set = [sec, mem](Deck& d, const RawValue& v) { d.*sec.*mem = v.boolean; };
   s.get = [sec, mem](const Deck& d) { return std::string(d.*sec.*mem ? "true" : "false"); };
   return s;
@@ -79,17 +75,17 @@ KeySpec make_bool(std::string section, std::string key, Section Deck::*sec, bool
 template <typename Section>
 KeySpec make_string(std::string section, std::string key, Section Deck::*sec,
                     std::string Section::*mem, std::vector<std::string> choices, std::string doc) {
-  KeySpec s = spec(std::move(section), std::move(key),
-                   choices.empty() ? Kind::String : Kind::Choice, std::move(doc));
+  KeySpec s = key_spec(std::move(section), std::move(key),
+                       choices.empty() ? Kind::String : Kind::Choice, std::move(doc));
   s.choices = std::move(choices);
   s.set = [sec, mem](Deck& d, const RawValue& v) { d.*sec.*mem = v.text; };
-  s.get = [sec, mem](const Deck& d) { return toml_quote(d.*sec.*mem); };
+  s.get = [sec, mem](const Deck& d) { return quoted(d.*sec.*mem); };
   return s;
 }
 
 // A [zero] key holding a number of ranks or "node" (kShardSizeNode).
 KeySpec make_shard_size(std::string key, int64_t ZeroConfig::*mem, std::string doc) {
-  KeySpec s = spec("zero", std::move(key), Kind::ShardSize, std::move(doc));
+  KeySpec s = key_spec("zero", std::move(key), Kind::ShardSize, std::move(doc));
   s.set = [mem](Deck& d, const RawValue& v) {
     d.zero.*mem = v.type == RawValue::Type::String ? kShardSizeNode : v.integer;
   };
@@ -149,23 +145,23 @@ void add_train_keys(std::vector<KeySpec>& s) {
   s.push_back(make_int("train", "seed", &Deck::train, &TrainConfig::seed, 0, kNoMax,
                        "seed of parameter initialisation and synthetic data"));
   {
-    KeySpec precision = spec("train", "precision", Kind::Choice,
-                             "fp32; tf32 (TF32 tensor-core GEMMs); bf16 (mixed, fp32 master)");
+    KeySpec precision = key_spec("train", "precision", Kind::Choice,
+                                 "fp32; tf32 (TF32 tensor-core GEMMs); bf16 (mixed, fp32 master)");
     precision.choices = {"fp32", "tf32", "bf16"};
     // The schema's choices checked the text before this runs.
     precision.set = [](Deck& d, const RawValue& v) { parse_precision(v.text, d.train.precision); };
-    precision.get = [](const Deck& d) { return toml_quote(precision_name(d.train.precision)); };
+    precision.get = [](const Deck& d) { return quoted(precision_name(d.train.precision)); };
     s.push_back(precision);
-    KeySpec reduce = spec("train", "reduce_precision", Kind::Choice,
-                          "type of the cross-rank gradient sums: compute (that of "
-                          "train.precision) or fp32 (bf16 backward, fp32 reduction and AdamW "
-                          "gradients)");
+    KeySpec reduce = key_spec("train", "reduce_precision", Kind::Choice,
+                              "type of the cross-rank gradient sums: compute (that of "
+                              "train.precision) or fp32 (bf16 backward, fp32 reduction and AdamW "
+                              "gradients)");
     reduce.choices = {"compute", "fp32"};
     reduce.set = [](Deck& d, const RawValue& v) {
       parse_reduce_precision(v.text, d.train.reduce_precision);
     };
     reduce.get = [](const Deck& d) {
-      return toml_quote(reduce_precision_name(d.train.reduce_precision));
+      return quoted(reduce_precision_name(d.train.reduce_precision));
     };
     s.push_back(reduce);
   }
@@ -189,8 +185,8 @@ void add_comm_keys(std::vector<KeySpec>& s) {
 void add_zero_keys(std::vector<KeySpec>& s) {
   // [zero]
   {
-    KeySpec stage = spec("zero", "stage", Kind::Stage,
-                         "ZeRO stage 0..3, or \"all\" to run the four one after another");
+    KeySpec stage = key_spec("zero", "stage", Kind::Stage,
+                             "ZeRO stage 0..3, or \"all\" to run the four one after another");
     stage.set = [](Deck& d, const RawValue& v) {
       d.zero.all_stages = v.type == RawValue::Type::String;
       d.zero.stage = d.zero.all_stages ? 0 : static_cast<int>(v.integer);

@@ -68,7 +68,8 @@ std::string check_value(const KeySpec& spec, const RawValue& value);
 // printed back); "" or the reason, phrased to follow "<key>: ".
 std::string check_length(const KeySpec& spec, const RawValue& value);
 
-std::string toml_quote(const std::string& text);
+// A key of `kind` with its documentation; the caller sets the rest.
+KeySpec key_spec(std::string section, std::string key, Kind kind, std::string doc);
 std::string format_number(double value);
 
 }  // namespace zm::deck_detail

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "core/stage_spec.hpp"
+#include "core/text.hpp"
 
 namespace zm::deck_detail {
 
@@ -33,7 +34,7 @@ std::string KeySpec::expected() const {
       return "a string";
     case Kind::Choice: {
       std::string list;
-      for (size_t i = 0; i < choices.size(); ++i) list += (i ? ", " : "") + toml_quote(choices[i]);
+      for (size_t i = 0; i < choices.size(); ++i) list += (i ? ", " : "") + quoted(choices[i]);
       return "one of " + list;
     }
     case Kind::Stage:
@@ -47,19 +48,10 @@ std::string KeySpec::expected() const {
 }
 
 static std::string type_name(const RawValue& v) {
-  switch (v.type) {
-    case RawValue::Type::Integer:
-      return "an integer";
-    case RawValue::Type::Float:
-      return "a floating-point number";
-    case RawValue::Type::Boolean:
-      return "a boolean";
-    case RawValue::Type::String:
-      return "a string";
-    case RawValue::Type::Other:
-      return v.text;
-  }
-  return "";
+  if (v.type == RawValue::Type::Other) return v.text;
+  static const char* const kNames[] = {"an integer", "a floating-point number", "a boolean",
+                                       "a string"};
+  return enum_name(kNames, v.type);
 }
 
 std::string check_length(const KeySpec& spec, const RawValue& v) {

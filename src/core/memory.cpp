@@ -1,31 +1,18 @@
 #include "core/memory.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 #include "core/error.hpp"
+#include "core/text.hpp"
 
 namespace zm {
 
 const char* mem_category_name(MemCategory category) {
-  switch (category) {
-    case MemCategory::Parameters:
-      return "parameters";
-    case MemCategory::Gradients:
-      return "gradients";
-    case MemCategory::Optimizer:
-      return "optimizer";
-    case MemCategory::Activations:
-      return "activations";
-    case MemCategory::CommBuffers:
-      return "comm_buffers";
-    case MemCategory::Workspace:
-      return "workspace";
-    case MemCategory::Host:
-      return "host";
-    case MemCategory::Count:
-      break;
-  }
-  return "?";
+  static const char* const kNames[] = {"parameters",   "gradients", "optimizer", "activations",
+                                       "comm_buffers", "workspace", "host"};
+  static_assert(std::size(kNames) == kMemCategories);
+  return enum_name(kNames, category);
 }
 
 void MemoryLedger::add(MemCategory category, size_t bytes) {

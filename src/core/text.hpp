@@ -1,6 +1,7 @@
 // Text helpers shared by the TOML (resolved deck) and JSON (summary) writers.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 namespace zm {
@@ -11,5 +12,12 @@ std::string quoted(const std::string& text);
 
 // `value` rounded to an integer with thousands separators: 1234567 -> "1,234,567".
 std::string thousands(double value);
+
+// The name of enumerator `e` in a table listing every enumerator's in order ("?" past its end).
+template <typename Enum, size_t N>
+const char* enum_name(const char* const (&names)[N], Enum e) {
+  const auto i = static_cast<size_t>(e);
+  return i < N ? names[i] : "?";
+}
 
 }  // namespace zm

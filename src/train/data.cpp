@@ -5,18 +5,13 @@
 #include <cmath>
 
 #include "io/token_shard.hpp"
+#include "kernels/counter_rng.hpp"
 
 namespace zm {
 
 namespace {
 
-// splitmix64: a good 64-bit mix, used as a counter-based generator.
-uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
+using kernels::splitmix64;
 
 class MarkovData : public DataSource {
  public:
@@ -27,12 +22,14 @@ class MarkovData : public DataSource {
   void sequences(int64_t first, int64_t B, int* inputs, int* targets) const override {
     for (int64_t b = 0; b < B; ++b) {
       const uint64_t sequence = static_cast<uint64_t>(offset_ + first + b);
-      uint64_t token = mix(chain_.seed ^ mix(sequence)) % static_cast<uint64_t>(chain_.vocab);
+      uint64_t token =
+          splitmix64(chain_.seed ^ splitmix64(sequence)) % static_cast<uint64_t>(chain_.vocab);
       for (int64_t t = 0; t <= T_; ++t) {
         if (t < T_) inputs[b * T_ + t] = static_cast<int>(token);
         if (t > 0) targets[b * T_ + t - 1] = static_cast<int>(token);
         const uint64_t choice =
-            mix(mix(sequence * 0x100000001b3ull + static_cast<uint64_t>(t)) ^ chain_.seed) %
+            splitmix64(splitmix64(sequence * 0x100000001b3ull + static_cast<uint64_t>(t)) ^
+                       chain_.seed) %
             MarkovChain::kSuccessors;
         token = chain_.successor(token, choice);
       }
@@ -91,11 +88,11 @@ class ShardData : public DataSource {
 }  // namespace
 
 uint64_t MarkovChain::successor(uint64_t token, uint64_t choice) const {
-  return mix(seed + token * kSuccessors + choice) % static_cast<uint64_t>(vocab);
+  return splitmix64(seed + token * kSuccessors + choice) % static_cast<uint64_t>(vocab);
 }
 
 MarkovChain markov_chain(const Deck& deck) {
-  return {deck.model.vocab, mix(static_cast<uint64_t>(deck.train.seed))};
+  return {deck.model.vocab, splitmix64(static_cast<uint64_t>(deck.train.seed))};
 }
 
 int64_t tail_tokens(int64_t count, double tail) {
@@ -108,8 +105,8 @@ std::unique_ptr<DataSource> chain_source(const Deck& deck, int64_t first, std::s
 }
 
 std::unique_ptr<DataSource> token_shard_source(const std::string& path, const Deck& deck,
-                                               ShardPart part, double tail,
-                                               const std::string& what, const std::string& key) {
+                                               ShardPart part, double tail, const std::string& what,
+                                               const std::string& key) {
   const int64_t T = deck.model.seq_len;
   auto tokens = std::make_shared<const Tokens>(read_token_shard(path, deck.model.vocab, T, key));
   const int64_t count = static_cast<int64_t>(tokens->size());
@@ -130,7 +127,8 @@ std::unique_ptr<DataSource> make_data_source(const Deck& deck, double reserved_t
 }
 
 void check_data(const Deck& deck) {
-  if (deck.data.source != "synthetic") check_token_shard(deck.data.source, deck.model.seq_len, "data.source");
+  if (deck.data.source != "synthetic")
+    check_token_shard(deck.data.source, deck.model.seq_len, "data.source");
 }
 
 int64_t first_sequence(int64_t step, int64_t micro_step, int64_t grad_accum, int ranks, int rank,

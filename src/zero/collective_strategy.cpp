@@ -30,23 +30,13 @@ class PlainCollective final : public CollectiveStrategy {
 
 std::shared_ptr<CollectiveStrategy> plain_collective(CommOp op) {
   // Stateless: one object per kind serves every entry of every schedule.
-  static const std::shared_ptr<CollectiveStrategy> all_reduce =
-      std::make_shared<PlainCollective>(CommOp::AllReduce);
-  static const std::shared_ptr<CollectiveStrategy> reduce_scatter =
-      std::make_shared<PlainCollective>(CommOp::ReduceScatter);
-  static const std::shared_ptr<CollectiveStrategy> all_gather =
-      std::make_shared<PlainCollective>(CommOp::AllGather);
-  switch (op) {
-    case CommOp::AllReduce:
-      return all_reduce;
-    case CommOp::ReduceScatter:
-      return reduce_scatter;
-    case CommOp::AllGather:
-      return all_gather;
-    default:
-      ZM_ASSERT(false, "no plain strategy for {}", comm_op_name(op));
-      return nullptr;
-  }
+  static const std::shared_ptr<CollectiveStrategy> kStrategies[] = {
+      std::make_shared<PlainCollective>(CommOp::AllReduce),
+      std::make_shared<PlainCollective>(CommOp::ReduceScatter),
+      std::make_shared<PlainCollective>(CommOp::AllGather)};
+  ZM_ASSERT(op == CommOp::AllReduce || op == CommOp::ReduceScatter || op == CommOp::AllGather,
+            "no plain strategy for {}", comm_op_name(op));
+  return kStrategies[static_cast<int>(op)];
 }
 
 Communicator& communicator_of(const MeshComms& comms, const ScheduleHop& hop) {

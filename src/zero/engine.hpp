@@ -1,31 +1,14 @@
 // The ZeRO engine: where parameters, gradients and optimizer state live on a rank, and which
-// collectives move them. One base class does what all stages share (storage addressing, the
-// optimizer over held state, initialisation, the gradient norm); a stage is a record of
-// core/stage_spec.hpp (its table says which paths each stage composes), and its engine
-// (ComposedEngine, composed_engine.hpp) composes the record's gradient path
-// (paths/gradient_path.hpp) and parameter path (paths/parameter_path.hpp), which implement the
-// hooks the model calls, over model state in the placements the record implies on the mesh
-// (ZeroMesh::placements), and posting the collectives of the step's schedule (schedule.hpp):
+// collectives move them. The base class does what all stages share (storage addressing, the
+// optimizer over held state, initialisation, the gradient norm); a stage's engine
+// (ComposedEngine) composes the gradient and parameter paths its core/stage_spec.hpp record
+// names (ARCHITECTURE.md, "Stages as data"), posting the entries of the step's schedule.
 //
-//   gradient path            gradients        collectives per step
-//   AllReduce                full             all-reduce of gradients (buckets)
-//   ReduceScatterPerUnit     full             reduce-scatter per unit (last micro-step)
-//   ReduceScatterAsComplete  shard (+buckets) reduce-scatter per unit (every micro-step)
-//   parameter path           parameters       collectives per step
-//   Replicated               full             all-gather of the updated shards (sharded optimizer)
-//   GatheredPerUnit          shard (+slots)   all-gather per unit (fwd and bwd)
-//   optimizer partition      Adam m, v
-//   Replicated / Sharded     full / shard
-// "full" is the padded layout of the partition, "shard" this rank's shard of every unit.
-//
-// Precision: parameters and gradients are stored in the model's compute type Real (float, or
-// bf16 under train.precision = "bf16"), and every collective moves that type, except that under
-// train.reduce_precision = "fp32" the gradients are reduced in fp32 into grad_sum (stages 0 and 1
-// reduce grad_sum itself, stages 2 and 3 an fp32 copy of each bucket), and AdamW and the norm
-// read them from it (the policy's reduce type). Adam m and v are
-// fp32; under bf16 the optimizer state also holds an fp32 master copy of the parameters (with
-// the storage of m and v), updated by AdamW and rounded into the bf16 parameters: the ZeRO
-// paper's 2 + 2 + 12 bytes per parameter. Under fp32 the parameters are their own master.
+// Precision: parameters and gradients are stored, and moved, in the compute type Real, except
+// that under train.reduce_precision = "fp32" the gradients are reduced in fp32 into grad_sum,
+// which AdamW and the norm then read. Adam m and v are fp32; under bf16 the optimizer state also
+// holds an fp32 master copy of the parameters, rounded into the bf16 parameters after each
+// update: the ZeRO paper's 2 + 2 + 12 bytes per parameter.
 #pragma once
 
 #include <cstdint>
@@ -70,24 +53,18 @@ bool sums_gradients_in_fp32(const ZeroOptions& options);
 // an engine through this class.
 class ZeroEngine {
  public:
-  // Every buffer the stage's engine allocates (make_engine), for the planner: element sizes come
-  // from the options' precision policy, so any build prices any precision without a typed engine.
+  // For the planner: every buffer the stage's engine allocates (element sizes from the options'
+  // precision policy, so any build prices any precision), and the collectives one optimizer step
+  // posts on each rank (the step schedule's; the trainer adds its statistics all-reduce).
   static std::vector<BufferSpec> declared_buffers(int stage, const Partition& partition,
                                                   const ZeroOptions& options, const ZeroMesh& mesh);
-  // The collectives one optimizer step posts on each rank (gradient and parameter traffic; the
-  // trainer adds its 2-float statistics all-reduce), for the planner: the stage's step schedule
-  // (zero/schedule.hpp), which the engine executes.
-  // `mesh`: the run's mesh (partition is over the ranks of its `shard` dimension).
   static PlannedCollectives declared_traffic(int stage, const Partition& partition,
                                              const ZeroOptions& options, const ZeroMesh& mesh);
 
   virtual ~ZeroEngine();
   int stage() const { return stage_; }
-  // The collectives of one step, which the engine's paths post (zero/schedule_execution.hpp).
   const StepSchedule& schedule() const { return schedule_; }
-  // Where each kind of model state lives (zero/state_tier.hpp).
   const StateHomes& homes() const { return options_.homes; }
-  // What the run told the ZeRO layer (zero_options.hpp), for this stage and mesh.
   const ZeroOptions& options() const { return options_; }
   const Partition& partition() const { return *partition_; }
   // The shard group's communicator: the engine's ranks, rank() its shard of every unit.
@@ -98,7 +75,6 @@ class ZeroEngine {
   // This rank's place in its model-parallel group: which slice of each cut tensor its layout
   // holds.
   int slice_rank() const { return mesh().model_rank(world_rank_); }
-  // The placements of the model state on the mesh.
   const Placement& param_storage() const { return params_storage_; }
   const Placement& optimizer_storage() const { return optim_storage_; }
   // This rank's piece of a unit under the optimizer's placement (the state it updates).
@@ -201,8 +177,6 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
  public:
   static constexpr bool kMixed = !std::is_same_v<Real, float>;
 
-  // A master apart from the parameters (keeps_master): under bf16, and under fp32 where the
-  // optimizer state lives in another memory than the parameters.
   bool has_master() const { return master_.size() > 0; }
   const Placement& master_storage() const override {
     return has_master() ? optim_storage_ : params_storage_;

@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 
 #include "comm/mesh_comms.hpp"
 #include "core/error.hpp"
+#include "core/text.hpp"
 #include "zero/engine.hpp"
 
 namespace zm {
@@ -306,63 +308,25 @@ DType wire_dtype(const PlannedCollective& c) {
 }
 
 const char* schedule_role_name(ScheduleRole role) {
-  switch (role) {
-    case ScheduleRole::Buckets:
-      return "buckets";
-    case ScheduleRole::GroupReduction:
-      return "group_reduction";
-    case ScheduleRole::ReplicaReduction:
-      return "replica_reduction";
-    case ScheduleRole::UpdateGather:
-      return "update_gather";
-    case ScheduleRole::UnitGather:
-      return "unit_gather";
-    case ScheduleRole::StepStatistics:
-      return "step_statistics";
-  }
-  return "?";
+  static const char* const kNames[] = {"buckets",       "group_reduction", "replica_reduction",
+                                       "update_gather", "unit_gather",     "step_statistics"};
+  static_assert(std::size(kNames) == static_cast<size_t>(ScheduleRole::StepStatistics) + 1);
+  return enum_name(kNames, role);
 }
 
 const char* mesh_group_name(MeshGroup group) {
-  switch (group) {
-    case MeshGroup::Shard:
-      return "shard";
-    case MeshGroup::Replicate:
-      return "replicate";
-    case MeshGroup::World:
-      return "world";
-    case MeshGroup::Added:
-      return "added";
-  }
-  return "?";
+  static const char* const kNames[] = {"shard", "replicate", "world", "added"};
+  static_assert(std::size(kNames) == static_cast<size_t>(MeshGroup::Added) + 1);
+  return enum_name(kNames, group);
 }
 
 const char* step_point_name(StepPoint point) {
-  switch (point) {
-    case StepPoint::Posted:
-      return "at_post";
-    case StepPoint::Backward:
-      return "backward";
-    case StepPoint::LastBackward:
-      return "last_backward";
-    case StepPoint::GroupReduced:
-      return "group_reduced";
-    case StepPoint::BucketReuse:
-      return "bucket_reuse";
-    case StepPoint::FinishBackward:
-      return "finish_backward";
-    case StepPoint::UnitUpdated:
-      return "unit_updated";
-    case StepPoint::OptimizerEnd:
-      return "optimizer_end";
-    case StepPoint::Prefetch:
-      return "prefetch";
-    case StepPoint::Acquire:
-      return "acquire";
-    case StepPoint::Statistics:
-      return "statistics";
-  }
-  return "?";
+  static const char* const kNames[] = {"at_post",       "backward",      "last_backward",
+                                       "group_reduced", "bucket_reuse",  "finish_backward",
+                                       "unit_updated",  "optimizer_end", "prefetch",
+                                       "acquire",       "statistics"};
+  static_assert(std::size(kNames) == static_cast<size_t>(StepPoint::Statistics) + 1);
+  return enum_name(kNames, point);
 }
 
 std::vector<std::string> describe_schedule(const StepSchedule& schedule, int unit) {
