@@ -192,11 +192,7 @@ void print_heading(const Deck& deck, Precision precision, const PlanPoint& first
     fmt::print(
         "  hybrid sharding: zero.shard_size = {}: stages 1-3 shard within groups of consecutive "
         "ranks (groups x ranks per group), each group a replica; stage 0 has one group\n",
-        shard_size_name(deck));
-  if (deck.zero.secondary_shard_size != 0)
-    fmt::print(
-        "  hpZ: zero.secondary_shard_size set: at stage 3 the parameters are sharded within "
-        "groups (groups x ranks per group), the optimizer state over all ranks\n");
+        shard_size_text(deck.zero.shard_size));
   for (const PlanNote& note : plan_notes()) fmt::print("{}", note(deck));
   fmt::print(
       "\nPer rank, GB (1e9 bytes). Model states = parameters + gradients + optimizer; "

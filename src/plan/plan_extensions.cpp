@@ -33,8 +33,9 @@ std::vector<PlanFootnote> plan_footnotes(PlanFootnoteAt at) {
     if (note.first == at) out.push_back(note.second);
   return out;
 }
-void add_plan_note(PlanNote note) {
-  plan_registry<PlanNote>().push_back(std::move(note));
+void add_plan_note(PlanNote note, bool on_mesh) {
+  std::vector<PlanNote>& notes = plan_registry<PlanNote>();
+  notes.insert(on_mesh ? notes.begin() : notes.end(), std::move(note));
 }
 const std::vector<PlanNote>& plan_notes() {
   return plan_registry<PlanNote>();

@@ -30,9 +30,10 @@ using PlanPricing =
 void add_plan_pricing(PlanPricing pricing);
 const std::vector<PlanPricing>& plan_pricings();
 
-// The header's lines for the deck ("" for none; each line ends with "\n").
+// The header's lines for the deck ("" for none; each line ends with "\n"). `on_mesh`: what a
+// module says of the mesh, first, right after the core's line on hybrid sharding.
 using PlanNote = std::function<std::string(const Deck& deck)>;
-void add_plan_note(PlanNote note);
+void add_plan_note(PlanNote note, bool on_mesh = false);
 const std::vector<PlanNote>& plan_notes();
 
 // Where a group of CSV columns goes: after the traffic by level (intra_group_bytes,
