@@ -206,7 +206,7 @@ StageResult run_stage(const RunSetup& run, int stage, RunEnd& end) {
   result.ranks = run.comm.size();
   run.context.ledger->reset_peaks();
   run.comm.reset_stats();
-  check_memory_fits(run.deck, stage, run.comm);
+  for (const auto& extension : *run.extensions) extension->before_stage(run.deck, stage, run.comm);
   {
     const std::unique_ptr<Trainer> owned = make_trainer(run.deck, stage, run.comm, run.context);
     Trainer& trainer = *owned;

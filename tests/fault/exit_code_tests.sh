@@ -89,6 +89,8 @@ case $case_name in
       --out "$work/missing"
     expect 2 "resuming needs a single zero\.stage" all_stages 2 --set zero.stage=all \
       --set train.resume="$deck" --out "$work/all"
+    ;;
+  cannot_fit)  # 2: a run that cannot fit, refused before it allocates (module memory_preflight)
     expect 2 "needs [0-9.]+ GiB per rank" cannot_fit 1 --set model.layers=200 --set model.dim=2048 \
       --set model.heads=16 --set train.micro_batch=64 --set model.seq_len=1024 --out "$work/fit"
     ;;
