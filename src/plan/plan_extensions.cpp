@@ -46,6 +46,12 @@ void add_plan_columns(PlanColumns group) {
 const std::vector<PlanColumns>& plan_columns() {
   return plan_registry<PlanColumns>();
 }
+void add_plan_throughput_note(PlanThroughputNote note) {
+  plan_registry<PlanThroughputNote>().push_back(std::move(note));
+}
+const std::vector<PlanThroughputNote>& plan_throughput_notes() {
+  return plan_registry<PlanThroughputNote>();
+}
 void add_plan_table_note(PlanTableNote note) {
   plan_registry<PlanTableNote>().push_back(std::move(note));
 }
