@@ -106,7 +106,7 @@ case $case_name in
     ;;
   watchdog)  # 5
     ZEROMINI_TEST_FAULT=stall ZEROMINI_TEST_FAULT_STEP=2 ZEROMINI_TEST_FAULT_RANK=1 \
-      expect 5 "watchdog: step 2 .* ranks still missing: 1" stall 2 --set train.steps=4 \
+      expect 5 "watchdog: step 2 .* more than comm\\.timeout_s = 3; .*Aborting the job" stall 2 --set train.steps=4 \
       --set comm.timeout_s=3 --out "$work/run"
     # results.h5 left "running", the abort record beside it: the rank, its exit status, the reason.
     abort_recorded "$work/run/results.h5" "^rank 0$"
