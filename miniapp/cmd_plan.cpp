@@ -55,15 +55,6 @@ std::string gb(double bytes) {
   return fmt::format("{:.3f}", bytes / 1e9);
 }
 
-std::string csv_number(double value) {
-  return std::isfinite(value) ? fmt::format("{:.6g}", value) : std::string();
-}
-
-// MFU as a percentage, "n/a" without a peak.
-std::string percent(double fraction) {
-  return std::isfinite(fraction) ? fmt::format("{:.1f}", 100.0 * fraction) : std::string("n/a");
-}
-
 // The memory categories' columns, in the enum's order: the CSV name and the table heading.
 struct CategoryColumn {
   const char* csv;
@@ -138,7 +129,9 @@ void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoin
       "{},compute_s,comm_s,step_overlapped_s,step_serial_s,fits,largest_layers,"
       "largest_params,shard_size,recompute,intra_group_bytes,inter_group_bytes{}{}{}{}{}\n",
       header, module_header(PlanColumnsAt::AfterLevels),
-      have_machine ? ",model_flops_per_step,tflops_per_device,mfu_overlapped,mfu_serial" : "",
+      have_machine ? ",model_flops_per_step,tflops_per_device" +
+                         module_header(PlanColumnsAt::AfterThroughput)
+                   : "",
       exchanged ? ",all_to_all_bytes" : "", module_header(PlanColumnsAt::AfterAllToAll),
       module_header(PlanColumnsAt::AtEnd));
   for (const PlanPoint& p : points) {
@@ -150,12 +143,11 @@ void print_csv(const Deck& deck, Precision precision, const std::vector<PlanPoin
     row += fmt::format(",{:.0f}", p.memory.total());
     for (CommOp op : kReportedOps)
       row += fmt::format(",{:.0f}", p.bytes_per_step[static_cast<int>(op)]);
-    // Predicted throughput: an empty MFU where the machine file has no peak for the precision.
+    // Predicted throughput, and what the modules say of it.
     const std::string predicted = have_machine
-                                      ? fmt::format(",{:.6g},{:.6g},{},{}", p.model_flops_per_step,
-                                                    p.predicted_flops_per_second() / 1e12,
-                                                    csv_number(p.predicted_mfu_overlapped()),
-                                                    csv_number(p.predicted_mfu_serial()))
+                                      ? fmt::format(",{:.6g},{:.6g}", p.model_flops_per_step,
+                                                    p.predicted_flops_per_second() / 1e12) +
+                                            module_row(PlanColumnsAt::AfterThroughput, p)
                                       : "";
     const std::string all_to_all =
         exchanged ? fmt::format(",{:.0f}", p.bytes_per_step[static_cast<int>(CommOp::AllToAll)])
@@ -192,11 +184,7 @@ void print_heading(const Deck& deck, Precision precision, const PlanPoint& first
     fmt::print(
         "  hybrid sharding: zero.shard_size = {}: stages 1-3 shard within groups of consecutive "
         "ranks (groups x ranks per group), each group a replica; stage 0 has one group\n",
-        shard_size_name(deck));
-  if (deck.zero.secondary_shard_size != 0)
-    fmt::print(
-        "  hpZ: zero.secondary_shard_size set: at stage 3 the parameters are sharded within "
-        "groups (groups x ranks per group), the optimizer state over all ranks\n");
+        shard_size_text(deck.zero.shard_size));
   for (const PlanNote& note : plan_notes()) fmt::print("{}", note(deck));
   fmt::print(
       "\nPer rank, GB (1e9 bytes). Model states = parameters + gradients + optimizer; "
@@ -246,6 +234,7 @@ void print_table(const std::vector<PlanPoint>& points, const Machine* machine) {
     return out;
   };
   const auto after_levels = module_columns(PlanTableColumnsAt::AfterLevels);
+  const auto after_throughput = module_columns(PlanTableColumnsAt::AfterThroughput);
   const auto at_end = module_columns(PlanTableColumnsAt::AtEnd);
   // The passes' share of the step where a point has compressed collectives.
   const bool quantized = std::any_of(points.begin(), points.end(),
@@ -253,9 +242,11 @@ void print_table(const std::vector<PlanPoint>& points, const Machine* machine) {
   const bool exchanged = any_all_to_all(points);  // all-to-alls: a column of their own, last
   if (hybrid) fmt::print(" | {:>9} {:>10} {:>10}", "groups", "intra-grp", "inter-grp");
   for (const PlanTableColumns* c : after_levels) fmt::print("{}", c->heading(machine != nullptr));
-  if (machine)
-    fmt::print(" | {:>4} {:>10} {:>10} {:>14} | {:>8} {:>7} {:>7}", "fits", "step s ovl",
-               "step s ser", "largest fits", "TFLOP/s", "MFU%ovl", "MFU%ser");
+  if (machine) {
+    fmt::print(" | {:>4} {:>10} {:>10} {:>14} | {:>8}", "fits", "step s ovl", "step s ser",
+               "largest fits", "TFLOP/s");
+    for (const PlanTableColumns* c : after_throughput) fmt::print("{}", c->heading(true));
+  }
   if (machine && quantized) fmt::print(" | {:>10}", "quant s");
   if (exchanged) fmt::print(" | {:>10}", "alltoall");
   for (const PlanTableColumns* c : at_end) fmt::print("{}", c->heading(machine != nullptr));
@@ -279,9 +270,10 @@ void print_table(const std::vector<PlanPoint>& points, const Machine* machine) {
                  p.largest_layers > 0
                      ? fmt::format("L={} {:.3g}B", p.largest_layers, p.largest_params / 1e9)
                      : std::string("none"));
-    if (machine)
-      fmt::print(" | {:>8.4g} {:>7} {:>7}", p.predicted_flops_per_second() / 1e12,
-                 percent(p.predicted_mfu_overlapped()), percent(p.predicted_mfu_serial()));
+    if (machine) {
+      fmt::print(" | {:>8.4g}", p.predicted_flops_per_second() / 1e12);
+      for (const PlanTableColumns* c : after_throughput) fmt::print("{}", c->cells(p, true));
+    }
     if (machine && quantized) fmt::print(" | {:>10.4g}", p.pass_seconds);
     if (exchanged)
       fmt::print(" | {:>10}", gb(p.bytes_per_step[static_cast<int>(CommOp::AllToAll)]));
@@ -305,18 +297,10 @@ void print_machine_note(const Deck& deck, int stage, Precision precision, const 
       "none. 'largest fits': the deepest model of this width, heads, vocabulary and batch whose "
       "per-rank total fits the device memory.\n",
       f.hardware(), f.model());
-  const double peak = machine.peak_flops(precision);
-  if (peak > 0)
-    fmt::print(
-        "Predicted throughput: TFLOP/s = model FLOPs per device / overlapped step time; MFU = "
-        "that / the {} peak {:.4g} TFLOP/s per device ({} in the machine file), at the "
-        "overlapped and at the serial step time.\n",
-        precision_name(precision), peak / 1e12, Machine::peak_key(precision));
-  else
-    fmt::print(
-        "Predicted throughput: TFLOP/s = model FLOPs per device / overlapped step time; MFU "
-        "n/a: the machine file gives no {} peak ({}).\n",
-        precision_name(precision), Machine::peak_key(precision));
+  std::string throughput;
+  for (const PlanThroughputNote& note : plan_throughput_notes()) throughput += note(deck, machine);
+  fmt::print("Predicted throughput: TFLOP/s = model FLOPs per device / overlapped step time{}.\n",
+             throughput);
 }
 
 }  // namespace

@@ -39,43 +39,6 @@ int exit_code(RunEnd end) {
   return kExitNonFinite;
 }
 
-// A positive, finite number of TFLOP/s, all of `text`.
-double parse_peak_tflops(const std::string& text) {
-  size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size() || !std::isfinite(value) || value <= 0)
-    fail(
-        "--peak-tflops {}: expected a positive number of TFLOP/s per device (the device's dense "
-        "peak in the deck's precision, e.g. 989.4 for an H100 SXM in bf16)",
-        text);
-  return value;
-}
-
-// The peak MFU is reported against: --peak-tflops, or the machine file's for the deck's
-// precision; none (MFU not available) when neither gives one.
-PeakRate resolve_peak(const RunOptions& options, const Deck& deck) {
-  if (!options.peak_tflops.empty() && !options.machine.empty())
-    fail("--peak-tflops and --machine both give a peak: give one of them");
-  if (!options.peak_tflops.empty())
-    return {parse_peak_tflops(options.peak_tflops) * 1e12, "--peak-tflops " + options.peak_tflops};
-  if (options.machine.empty()) return {};
-  const Machine machine = load_machine(options.machine);
-  const Precision precision = deck.train.precision;
-  const double peak = machine.peak_flops(precision);
-  if (peak <= 0) {
-    log_root("note: {} gives no {} peak ({}): MFU is not available\n", options.machine,
-             precision_name(precision), Machine::peak_key(precision));
-    return {};
-  }
-  return {peak,
-          fmt::format("{}, {} in {}", machine.name, Machine::peak_key(precision), options.machine)};
-}
-
 // How the run was asked for, for the modules' steps around it.
 RunInvocation invocation(const RunOptions& options, int ranks) {
   RunInvocation run;
@@ -101,7 +64,6 @@ int count_nodes(MPI_Comm comm) {
 int run(int& argc, char**& argv, const RunOptions& options) {
   Runtime runtime(argc, argv);
   Deck deck;
-  PeakRate peak;
   std::vector<std::string> overrides = options.overrides;
   if (!options.out_dir.empty()) overrides.push_back("output.dir=" + options.out_dir);
   try {
@@ -112,7 +74,6 @@ int run(int& argc, char**& argv, const RunOptions& options) {
     // kind; too short for a sequence) is bad input too, as is what the modules refuse of the
     // data they read (before_training below).
     check_data(deck);
-    peak = resolve_peak(options, deck);
     for (const auto& extension : run_command_extensions())
       extension->before_training(deck, invocation(options, runtime.size()));
   } catch (const Error& error) {
@@ -143,7 +104,7 @@ int run(int& argc, char**& argv, const RunOptions& options) {
         figures[name] = value;
     MemoryLedger ledger;
     const RunContext context{nullptr, &runtime.watchdog(), &ledger, &figures};
-    const RunOutcome outcome = run_training(deck, *comm, context, true, peak);
+    const RunOutcome outcome = run_training(deck, *comm, context, true);
     print_closing_lines(deck, outcome.stages);
     if (runtime.rank() == 0) {
       std::string written = deck.output.dir + "/results.h5";

@@ -11,8 +11,7 @@ struct RunOptions {
   std::string deck;
   std::vector<std::string> overrides;  // --set section.key=value
   std::string out_dir;                 // --out, overrides output.dir when non-empty
-  std::string machine;                 // --machine: its peak for the deck's precision is MFU's
-  std::string peak_tflops;             // --peak-tflops: the peak per device, TFLOP/s
+  std::string machine;                 // --machine: for the modules (RunInvocation::machine)
   bool print_deck = false;             // --print-deck: the whole resolved deck on screen
 };
 int run(int& argc, char**& argv, const RunOptions& options);

@@ -97,13 +97,9 @@ CLI::App* add_run(CLI::App& app, zm::cli::RunOptions& options) {
   run->add_flag("--print-deck", options.print_deck,
                 "Print the whole resolved deck (every key, defaults filled in) at start, not only "
                 "the settings that differ from the defaults; it is in OUT/deck.toml either way");
-  run->add_option("--peak-tflops", options.peak_tflops,
-                  "Peak TFLOP/s per device in the deck's precision: MFU is reported against it "
-                  "(without a peak, MFU is not available)")
-      ->type_name("TFLOPS");
   run->add_option("--machine", options.machine,
-                  "Machine file (inputs/machines/*.toml): MFU against its "
-                  "compute.peak_tflops_<precision> (not with --peak-tflops)")
+                  "Machine file (inputs/machines/*.toml), for what the modules measure against "
+                  "it (its peak per precision, its prices)")
       ->type_name("FILE");
   // What the modules add to the command (train/command_extensions.hpp).
   for (const auto& extension : zm::run_command_extensions())

@@ -9,7 +9,6 @@
 #include <thread>
 #include <vector>
 
-#include "comm/progress_slots.hpp"
 #include "core/abort_job.hpp"
 #include "core/abort_record.hpp"
 #include "core/exit_codes.hpp"
@@ -26,8 +25,6 @@ constexpr auto kTick = std::chrono::milliseconds(100);
 constexpr double kPolledGraceSeconds = 2.0;
 // A stop signal during blocking I/O: the I/O may still finish this quickly, else the rank ends.
 constexpr double kSignalGraceSeconds = 3.0;
-// A heartbeat older than this: the rank's process is stopped or hung as a whole.
-constexpr int64_t kSilentAfterMs = 1500;
 
 struct Region {
   std::string operation;
@@ -49,11 +46,16 @@ int64_t milliseconds(double seconds) {
   return static_cast<int64_t>(seconds * 1e3);
 }
 
-void append(std::string& list, const std::string& item) {
-  list += (list.empty() ? "" : ", ") + item;
+std::function<std::unique_ptr<WaitDiagnosis>()>& diagnosis_maker() {
+  static std::function<std::unique_ptr<WaitDiagnosis>()> make;
+  return make;
 }
 
 }  // namespace
+
+void set_wait_diagnosis(std::function<std::unique_ptr<WaitDiagnosis>()> make) {
+  diagnosis_maker() = std::move(make);
+}
 
 struct Watchdog::State {
   std::mutex mutex;  // guards everything below but `running`
@@ -63,7 +65,7 @@ struct Watchdog::State {
   int rank = 0;
   int finalize_status = kExitWatchdog;
   int64_t posted = 0;
-  ProgressSlots slots;
+  std::unique_ptr<WaitDiagnosis> diagnosis;  // a module's, or none
   std::thread thread;
   std::atomic<bool> running{false};
   // Held while the device checks run, so that unwatch_device waits for a running one.
@@ -80,10 +82,8 @@ struct Watchdog::State {
   [[noreturn]] void end_job(const std::string& message, int code);
   [[noreturn]] void end_in_finalize(double waited);
   std::string describe(const Region& region, double waited, const std::string& ranks) const;
-  // " on HOST" where the job spans nodes (empty otherwise, or before the slots exist).
-  std::string on_host(int r) const;
-  // "2, 3 on node-b, 6 on node-c": ranks grouped by their host, in rank order.
-  std::string ranks_by_host(const std::vector<int>& ranks) const;
+  // " on HOST" where the job spans nodes (empty otherwise, or without a diagnosis).
+  std::string on_host(int r) const { return diagnosis ? diagnosis->on_host(r) : ""; }
   std::string waited_for(const Region& region, double now, bool remote);
 };
 
@@ -99,7 +99,10 @@ void Watchdog::arm(double timeout_seconds) {
   }
   if (s.running) return;
   MPI_Comm_rank(MPI_COMM_WORLD, &s.rank);
-  s.slots.create(MPI_COMM_WORLD, s.posted);
+  if (diagnosis_maker()) {
+    s.diagnosis = diagnosis_maker()();
+    s.diagnosis->create(s.posted);
+  }
   int key = MPI_KEYVAL_INVALID;
   MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, release_at_finalize, &key, this);
   MPI_Comm_set_attr(MPI_COMM_SELF, key, nullptr);
@@ -115,13 +118,14 @@ void Watchdog::set_finalize_status(int status) {
 
 void Watchdog::release() {
   State& s = state();
+  if (!s.diagnosis) return;
   {
     std::lock_guard<std::mutex> lock(s.mutex);
-    s.slots.forget();  // the thread no longer reads the windows
+    s.diagnosis->forget();  // the thread no longer reads the windows
   }
   BlockingRegion region(*this, "freeing the watchdog's progress windows", kLocalRegion,
                         WaitKind::Blocking);
-  s.slots.release();
+  s.diagnosis->release();
 }
 
 void Watchdog::stop() {
@@ -158,7 +162,7 @@ int64_t Watchdog::next_sequence() {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   ++s.posted;
-  s.slots.publish_posted(s.posted);
+  if (s.diagnosis) s.diagnosis->publish_posted(s.posted);
   return s.posted;
 }
 
@@ -229,7 +233,7 @@ void Watchdog::State::watch() {
     check_devices();
     const double now = wall_seconds();
     std::lock_guard<std::mutex> lock(mutex);
-    slots.beat(milliseconds(now));
+    if (diagnosis) diagnosis->beat(milliseconds(now));
     if (regions.empty()) continue;
     const Region& region = regions.back();
     const double signalled = stop_signal() ? stop_signal_time() : -1.0;
@@ -285,66 +289,18 @@ std::string Watchdog::State::describe(const Region& region, double waited,
       rank, on_host(rank), phase, region.operation, which, waited, timeout, ranks);
 }
 
-std::string Watchdog::State::on_host(int r) const {
-  if (!slots.ready() || !slots.spans_nodes()) return "";
-  return " on " + slots.host(r);
-}
-
-std::string Watchdog::State::ranks_by_host(const std::vector<int>& ranks) const {
-  std::string text;
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    const std::string host = on_host(ranks[i]);
-    append(text, std::to_string(ranks[i]));
-    const bool last_of_host = i + 1 == ranks.size() || on_host(ranks[i + 1]) != host;
-    if (last_of_host) text += host;
-  }
-  return text;
-}
-
-// Who the region waits for: ranks that have not reached the collective, and ranks whose heartbeat
-// stopped; what was checked when none is found. `remote`: read other nodes' counts too (MPI).
+// Who the region waits for, as the diagnosis says; `remote`: it may read other nodes (MPI).
 std::string Watchdog::State::waited_for(const Region& region, double now, bool remote) {
   if (region.sequence == kLocalRegion)
     return "no other rank's progress is watched in this operation: the file system, the device or "
            "the network does not answer";
-  if (!slots.ready()) return "the ranks' progress is not published (watchdog not armed)";
-  std::vector<int64_t> reached = slots.node_posted();
-  const std::vector<int64_t> beats = slots.node_heartbeats();
-  std::string missing, unknown;
-  if (remote) {
-    const std::string last_words =
-        describe(region, now - region.progress,
-                 "ranks on other nodes could not be read (the reads hung)") +
-        "\n";
-    slots.read_remote_posted(reached, last_words.c_str());
-  }
-  int checked = 0;
-  std::vector<int> unread;
-  for (int r = 0; r < slots.size(); ++r) {
-    const int64_t count = reached[static_cast<size_t>(r)];
-    const int64_t beat = beats[static_cast<size_t>(r)];
-    if (r == rank) continue;
-    if (count < 0) {
-      unread.push_back(r);
-      continue;
-    }
-    ++checked;
-    if (count < region.sequence)
-      append(missing, fmt::format("{}{} (has not reached it)", r, on_host(r)));
-    else if (beat >= 0 && milliseconds(now) - beat > kSilentAfterMs)
-      append(missing,
-             fmt::format("{}{} (not responding for {:.1f} s: stopped or hung)", r, on_host(r),
-                         static_cast<double>(milliseconds(now) - beat) * 1e-3));
-  }
-  unknown = ranks_by_host(unread);
-  std::string text =
-      !missing.empty() ? "ranks still missing: " + missing
-                       : fmt::format(
-                             "every other rank checked ({}) has reached it and is responding: the "
-                             "operation itself is stuck (file system, network or MPI progress)",
-                             checked);
-  if (!unknown.empty()) text += "; ranks on other nodes, not readable from this thread: " + unknown;
-  return text;
+  if (!diagnosis) return "the other ranks' progress is not watched in this build";
+  const std::string last_words =
+      remote ? describe(region, now - region.progress,
+                        "ranks on other nodes could not be read (the reads hung)") +
+                   "\n"
+             : "";
+  return diagnosis->waited_for(rank, region.sequence, milliseconds(now), remote, last_words);
 }
 
 }  // namespace zm

@@ -5,10 +5,9 @@
 // (numbered, so that the ranks that have not reached it can be named) and what kind of wait it
 // is. A rank that waits in one region longer than comm.timeout_s ends the job with a message
 // naming the run's phase ("checkpoint write after step 12"), the operation, how long it waited
-// and the ranks it waits for: those that have not reached the collective, and those whose
-// watchdog has stopped beating (a process stopped or hung as a whole). A wait that polls (the MPI
-// waits) checks its own deadline and can read the progress of ranks on other nodes; every other
-// region is ended by the watchdog's thread, which needs nothing from the blocked thread.
+// and what a module's WaitDiagnosis (below) says of the ranks it waits for. A wait that polls
+// (the MPI waits) checks its own deadline and may call MPI for that diagnosis; every other region
+// is ended by the watchdog's thread, which needs nothing from the blocked thread.
 //
 // The same thread ends a rank that is blocked in I/O when a stop signal arrives (a write to a
 // full disk that never returns must not swallow SIGTERM).
@@ -37,6 +36,29 @@ enum class WaitKind {
   Finalize,
 };
 
+// What the watchdog says of the other ranks when a collective times out, and where the ranks
+// publish what it reads (a module's, set at start-up, before a watchdog is armed; without one
+// the message names only this rank's wait). The calls but create, release and a `remote`
+// waited_for come from the watchdog's thread, under its lock.
+class WaitDiagnosis {
+ public:
+  virtual ~WaitDiagnosis() = default;
+  // Collective over MPI_COMM_WORLD, as the watchdog is armed: `posted` collectives counted so far.
+  virtual void create(int64_t posted) = 0;
+  virtual void publish_posted(int64_t posted) = 0;  // this rank's count of collectives reached
+  virtual void beat(int64_t now_ms) = 0;            // every tick of the watchdog's thread
+  // Stops all reads (local), then frees what create made (collective, before MPI_Finalize).
+  virtual void forget() = 0;
+  virtual void release() = 0;
+  // " on HOST" for a rank where the job spans nodes, else "".
+  virtual std::string on_host(int rank) const = 0;
+  // Who this rank's collective number `sequence` waits for. `remote`: from the waiting thread,
+  // which may call MPI (ending the process with `last_words` if that hangs).
+  virtual std::string waited_for(int rank, int64_t sequence, int64_t now_ms, bool remote,
+                                 const std::string& last_words) = 0;
+};
+void set_wait_diagnosis(std::function<std::unique_ptr<WaitDiagnosis>()> make);
+
 // Owned by what starts MPI (Runtime, the test, benchmark and fuzz mains): one per process, since
 // its progress slots span MPI_COMM_WORLD. It is handed to what blocks: every Communicator holds
 // it (Communicator::watchdog()), and the raw MPI and file waits take it as an argument.
@@ -47,13 +69,13 @@ class Watchdog {
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
 
-  // Collective over MPI_COMM_WORLD the first time (the progress slots, the thread); later calls
-  // only change the timeout.
+  // Collective over MPI_COMM_WORLD the first time (the diagnosis, the thread); later calls only
+  // change the timeout.
   void arm(double timeout_seconds);
   // The status this rank ends with if MPI_Finalize passes the deadline (WaitKind::Finalize):
   // kExitWatchdog until a command that completed sets its own.
   void set_finalize_status(int status);
-  // Collective: frees the progress slots (before MPI_Finalize). The thread keeps watching
+  // Collective: frees the diagnosis's windows (before MPI_Finalize). The thread keeps watching
   // regions, without naming other ranks, until stop().
   void release();
   void stop();

@@ -81,8 +81,6 @@ struct ZeroConfig {
   // Hybrid sharding: consecutive ranks sharing one copy of the sharded states (stages 1-3).
   int64_t shard_size = 0;      // 0 = all ranks; kShardSizeNode = the ranks of a node
   int64_t ranks_per_node = 0;  // what "node" means; 0 = the MPI shared-memory split
-  // hpZ (stage 3): parameters sharded within groups of this size, the rest over all ranks.
-  int64_t secondary_shard_size = 0;  // 0 = off; kShardSizeNode = the ranks of a node
 };
 
 struct CommConfig {

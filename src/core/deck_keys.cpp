@@ -36,6 +36,9 @@ KeySpec module_key(const std::string& module, std::string section, std::string k
         d.module_values[full] =
             v.type == RawValue::Type::Integer ? std::to_string(v.integer) : v.text;
         return;
+      case Kind::ShardSize:
+        d.module_values[full] = v.type == RawValue::Type::String ? kShardSizeNode : v.integer;
+        return;
       default:
         d.module_values[full] = v.text;
         return;
@@ -49,6 +52,10 @@ KeySpec module_key(const std::string& module, std::string section, std::string k
         return deck_detail::format_number(d.value<double>(full));
       case Kind::Boolean:
         return d.value<bool>(full) ? "true" : "false";
+      case Kind::ShardSize: {
+        const int64_t size = d.value<int64_t>(full);
+        return size == kShardSizeNode ? std::string("\"node\"") : fmt::format("{}", size);
+      }
       default:
         return quoted(d.value<std::string>(full));
     }
@@ -98,6 +105,12 @@ KeySpec number(const std::string& module, std::string section, std::string key,
 KeySpec boolean(const std::string& module, std::string section, std::string key, bool default_value,
                 std::string doc) {
   return module_key(module, std::move(section), std::move(key), Kind::Boolean, default_value,
+                    std::move(doc));
+}
+
+KeySpec shard_size(const std::string& module, std::string section, std::string key,
+                   std::string doc) {
+  return module_key(module, std::move(section), std::move(key), Kind::ShardSize, int64_t{0},
                     std::move(doc));
 }
 

@@ -31,6 +31,9 @@ KeySpec number(const std::string& module, std::string section, std::string key,
                std::string doc);
 KeySpec boolean(const std::string& module, std::string section, std::string key, bool default_value,
                 std::string doc);
+// A number of ranks or "node" (kShardSizeNode), like zero.shard_size; default 0; read as int64_t.
+KeySpec shard_size(const std::string& module, std::string section, std::string key,
+                   std::string doc);
 // An integer or a string in a form of the key's own: `check` says what is wrong with a value
 // ("" for nothing), `expects` describes what it takes; read as a string.
 KeySpec custom(const std::string& module, std::string section, std::string key,

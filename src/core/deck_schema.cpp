@@ -206,11 +206,6 @@ void add_zero_keys(std::vector<KeySpec>& s) {
       "shard_size", &ZeroConfig::shard_size,
       "stages 1-3: consecutive ranks that share one copy of the sharded model states (hybrid "
       "sharding); 0 = all ranks, \"node\" = the ranks of a node"));
-  s.push_back(make_shard_size(
-      "secondary_shard_size", &ZeroConfig::secondary_shard_size,
-      "stage 3 (hpZ): a secondary copy of the parameters sharded within groups of this many "
-      "ranks (\"node\": a node), so that gathers stay in the group; optimizer state and "
-      "gradients stay sharded over all ranks; 0 = off"));
   s.push_back(make_int("zero", "ranks_per_node", &Deck::zero, &ZeroConfig::ranks_per_node, 0, 1e6,
                        "ranks per node for \"node\" shard sizes and the cross-node byte counts; "
                        "0 = the MPI shared-memory split (set it to treat groups of ranks as "

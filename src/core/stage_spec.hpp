@@ -39,7 +39,7 @@ struct StageSpec {
 
   // Whether any model state is partitioned: zero.shard_size (hybrid sharding) applies.
   bool shards_states() const { return optimizer == OptimizerPartition::Sharded; }
-  // Whether parameters are gathered per unit: zero.secondary_shard_size (hpZ) applies.
+  // Whether parameters are gathered per unit (a secondary partition of them may apply).
   bool gathers_parameters() const { return parameters == ParameterPath::GatheredPerUnit; }
   // Whether the gradients are kept as a shard only.
   bool shards_gradients() const { return gradients == GradientPath::ReduceScatterAsComplete; }

@@ -23,7 +23,7 @@ void add_validation(RunCheck check) {
 
 void validate(const Deck& deck, const RunShape& shape, Validation purpose) {
   // The mesh's own checks: the model dimensions divide the ranks, the shard sizes divide the
-  // data-parallel ranks, hpZ and hybrid sharding exclude each other.
+  // data-parallel ranks, and the modules' mesh configurers' own checks.
   zero_mesh(deck, shape.stage, static_cast<int>(shape.ranks),
             static_cast<int>(shape.ranks_per_node));
   for (const RunCheck& check : run_checks()) check(deck, shape, purpose);

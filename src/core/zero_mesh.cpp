@@ -13,16 +13,23 @@ std::vector<ModelDimension>& dimensions() {
   return all;
 }
 
-std::string size_name(int64_t size) {
+std::vector<MeshConfigurer>& configurers() {
+  static std::vector<MeshConfigurer> all;
+  return all;
+}
+
+}  // namespace
+
+std::string shard_size_text(int64_t size) {
   if (size == kShardSizeNode) return "node";
   if (size == 0) return "all";
   return std::to_string(size);
 }
 
-// Ranks per group for a shard size (0 = all, kShardSizeNode = a node), checked against the world.
 // `world`: the data-parallel ranks; a node holds 1/(model-parallel size) of its ranks' worth of
 // them.
-int group_ranks(const Deck& deck, const char* key, int64_t size, int world, int ranks_per_node) {
+int shard_group_ranks(const Deck& deck, const char* key, int64_t size, int world,
+                      int ranks_per_node) {
   int64_t group = size == 0 ? world : size;
   if (size == kShardSizeNode) {
     const int64_t per_node =
@@ -33,11 +40,13 @@ int group_ranks(const Deck& deck, const char* key, int64_t size, int world, int 
     fail(
         "{}: {} = {} ({} ranks per shard group): expected a divisor of the rank count {} (ranks "
         "are grouped consecutively, and every group holds a whole replica)",
-        deck.where(key), key, size_name(size), group, world);
+        deck.where(key), key, shard_size_text(size), group, world);
   return static_cast<int>(group);
 }
 
-}  // namespace
+void add_mesh_configurer(MeshConfigurer configurer) {
+  configurers().push_back(std::move(configurer));
+}
 
 void add_model_dimension(ModelDimension dimension) {
   dimensions().push_back(std::move(dimension));
@@ -62,7 +71,7 @@ ModelPlacements ZeroMesh::placements(const StageSpec& spec) const {
   return p;
 }
 
-ZeroMesh hybrid_mesh(int data_parallel, int group_ranks, bool hpz,
+ZeroMesh hybrid_mesh(int data_parallel, int group_ranks, bool optimizer_over_groups,
                      const std::vector<MeshDim>& model) {
   ZM_ASSERT(group_ranks >= 1 && data_parallel % group_ranks == 0, "{} ranks in groups of {}",
             data_parallel, group_ranks);
@@ -71,7 +80,8 @@ ZeroMesh hybrid_mesh(int data_parallel, int group_ranks, bool hpz,
   dims.insert(dims.end(), model.begin(), model.end());
   ZeroMesh m;
   m.mesh = DeviceMesh(std::move(dims));
-  if (hpz && m.hybrid()) m.sharded_optimizer = Placement::shard({kShardDim, kReplicateDim});
+  if (optimizer_over_groups && m.hybrid())
+    m.sharded_optimizer = Placement::shard({kShardDim, kReplicateDim});
   return m;
 }
 
@@ -82,7 +92,6 @@ int64_t node_ranks(const Deck& deck, int64_t ranks_per_node) {
 namespace {
 // The mesh's dimensions and placements (zero_mesh adds where the nodes are).
 ZeroMesh sharded_mesh(const Deck& deck, int stage, int ranks, int ranks_per_node) {
-  const ZeroConfig& z = deck.zero;
   std::vector<MeshDim> model;
   int64_t model_ranks = 1;
   for (const ModelDimension& d : model_dimensions()) {
@@ -98,23 +107,17 @@ ZeroMesh sharded_mesh(const Deck& deck, int stage, int ranks, int ranks_per_node
   // The ZeRO dimensions count the ranks holding the same parts of the model.
   const int world = ranks / static_cast<int>(model_ranks);
   const StageSpec& spec = stage_spec(stage);
-  const bool secondary = spec.gathers_parameters() && z.secondary_shard_size != 0;
-  if (secondary && z.shard_size != 0)
-    fail(
-        "{}: zero.secondary_shard_size = {} with zero.shard_size = {} (set at {}): hpZ shards "
-        "the optimizer state over all ranks and only the parameters within groups; set one of "
-        "the two",
-        deck.where("zero.secondary_shard_size"), size_name(z.secondary_shard_size),
-        size_name(z.shard_size), deck.where("zero.shard_size"));
-  if (secondary) {
-    const int group = group_ranks(deck, "zero.secondary_shard_size", z.secondary_shard_size, world,
-                                  ranks_per_node);
-    return hybrid_mesh(world, group, true, model);
-  }
-  if (spec.shards_states() && z.shard_size != 0)
-    return hybrid_mesh(world,
-                       group_ranks(deck, "zero.shard_size", z.shard_size, world, ranks_per_node),
-                       false, model);
+  for (const MeshConfigurer& configurer : configurers())
+    if (const std::optional<ShardGroups> groups = configurer(deck, spec, world, ranks_per_node)) {
+      ZeroMesh m = hybrid_mesh(world, groups->group_ranks, groups->optimizer_over_groups, model);
+      m.description = groups->description;
+      return m;
+    }
+  if (spec.shards_states() && deck.zero.shard_size != 0)
+    return hybrid_mesh(
+        world,
+        shard_group_ranks(deck, "zero.shard_size", deck.zero.shard_size, world, ranks_per_node),
+        false, model);
   return hybrid_mesh(world, world, false, model);
 }
 }  // namespace
@@ -125,21 +128,12 @@ ZeroMesh zero_mesh(const Deck& deck, int stage, int ranks, int ranks_per_node) {
   return m;
 }
 
-std::string shard_size_name(const Deck& deck) {
-  return size_name(deck.zero.shard_size);
-}
-
 std::string describe_zero_mesh(const ZeroMesh& mesh, const Deck& deck) {
   if (!mesh.hybrid()) return "";
-  const std::string groups =
-      std::to_string(mesh.groups()) + " groups of " + std::to_string(mesh.group_ranks()) + " ranks";
-  if (mesh.hpz())
-    return "hpZ: parameters in " + groups + ", optimizer state over all " +
-           std::to_string(mesh.world()) +
-           " ranks (zero.secondary_shard_size = " + size_name(deck.zero.secondary_shard_size) + ")";
+  if (!mesh.description.empty()) return mesh.description;
   return "hybrid sharding: " + std::to_string(mesh.groups()) + " shard groups of " +
          std::to_string(mesh.group_ranks()) +
-         " ranks (zero.shard_size = " + size_name(deck.zero.shard_size) + ")";
+         " ranks (zero.shard_size = " + shard_size_text(deck.zero.shard_size) + ")";
 }
 
 std::vector<std::string> describe_model_dimensions(const ZeroMesh& mesh) {

@@ -1,5 +1,5 @@
-// The device mesh of a ZeRO run (zero.shard_size, zero.secondary_shard_size) and where each kind
-// of model state lives on it.
+// The device mesh of a ZeRO run (zero.shard_size, or a module's mesh configurer) and where each
+// kind of model state lives on it.
 //
 // Two dimensions today, outermost first: `replicate`, the shard groups, each holding a replica of
 // the sharded model states; and `shard`, the consecutive ranks of one group, over which stages
@@ -10,10 +10,10 @@
 //
 // The placements, per stage (core/stage_spec.hpp): what a stage replicates is replicated along
 // every dimension; parameters and gradients it shards are sharded along `shard`; optimizer state
-// it shards is sharded along `shard`, or under hpZ (hierarchical partitioning,
-// zero.secondary_shard_size, stage 3) along `shard` and then `replicate`: each group shard is cut
-// again into one sub-shard per replica, so that the optimizer state spans all ranks while the
-// forward and backward gathers stay within the group.
+// it shards is sharded along `shard`, or where a module's mesh configurer says so (a secondary
+// partition of stage 3) along `shard` and then `replicate`: each group shard is cut again into one
+// sub-shard per replica, so that the optimizer state spans all ranks while the forward and
+// backward gathers stay within the group.
 //
 // Model parallelism adds dimensions along which the model itself is split (ModelDimension, each
 // declared by a module), innermost, so that the ranks of one model-parallel group are consecutive
@@ -28,6 +28,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,12 +67,13 @@ struct ModelPlacements {
 
 struct ZeroMesh {
   DeviceMesh mesh;  // replicate x shard x the model dimensions
-  // Where a stage that shards the optimizer state puts it: along shard, or under hpZ along shard
-  // and then replicate.
+  // Where a stage that shards the optimizer state puts it: along shard, or along shard and then
+  // replicate (sub-shards).
   Placement sharded_optimizer = Placement::shard({kShardDim});
   // The consecutive world ranks that share a node (node_ranks: zero.ranks_per_node, else MPI's
   // or the machine's); 0: all on one. For what a module counts by node.
   int ranks_per_node = 0;
+  std::string description;  // a mesh configurer's line for logs ("": the core's)
 
   int world() const { return mesh.world(); }  // every rank
   // The ranks of one model-parallel group (consecutive), and the ranks holding the same parts of
@@ -86,23 +89,42 @@ struct ZeroMesh {
   int group_ranks() const { return mesh.size(kShardDim); }  // ranks per shard group
   int groups() const { return mesh.size(kReplicateDim); }
   bool hybrid() const { return groups() > 1; }
-  bool hpz() const { return sharded_optimizer.shards(kReplicateDim); }
-  // The pieces the sharded optimizer state cuts each group shard into: one per replica under
-  // hpZ, else 1.
+  // Whether the sharded optimizer state cuts each group shard again, over the replicas.
+  bool sub_sharded() const { return sharded_optimizer.shards(kReplicateDim); }
+  // The pieces the sharded optimizer state cuts each group shard into: one per replica where
+  // sub_sharded(), else 1.
   int sub_shards() const { return pieces(mesh, sharded_optimizer) / group_ranks(); }
   // The stage's model state on this mesh.
   ModelPlacements placements(const StageSpec& spec) const;
 };
 
 // `data_parallel` ranks times the model dimensions' sizes: the data-parallel ranks in groups of
-// `group_ranks` consecutive ones; hpZ (with more than one group) shards the optimizer state over
-// both ZeRO dimensions.
-ZeroMesh hybrid_mesh(int data_parallel, int group_ranks, bool hpz,
+// `group_ranks` consecutive ones; optimizer_over_groups (with more than one group) shards the
+// optimizer state over both ZeRO dimensions.
+ZeroMesh hybrid_mesh(int data_parallel, int group_ranks, bool optimizer_over_groups,
                      const std::vector<MeshDim>& model = {});
 
-// The mesh of `world` ranks at `stage` under the deck's zero.shard_size, or where the stage
-// gathers parameters its zero.secondary_shard_size (hpZ; the two exclude each other), and the
-// deck's sizes of the model dimensions.
+// A module's shard groups for a deck and stage over `data_parallel` ranks instead of
+// zero.shard_size's, or nullopt (registered at start-up, core/modules.hpp; the first that returns
+// groups decides). Fails (zm::Error) naming its keys.
+struct ShardGroups {
+  int group_ranks = 0;
+  bool optimizer_over_groups = false;  // the optimizer state along shard and replicate
+  std::string description;             // the mesh's line for logs
+};
+using MeshConfigurer = std::function<std::optional<ShardGroups>(
+    const Deck&, const StageSpec&, int data_parallel, int ranks_per_node)>;
+void add_mesh_configurer(MeshConfigurer configurer);
+
+// Ranks per group for the value of a shard-size key (0 = all, kShardSizeNode = a node) over
+// `data_parallel` ranks; fails naming `key` when it does not divide them.
+int shard_group_ranks(const Deck& deck, const char* key, int64_t size, int data_parallel,
+                      int ranks_per_node);
+// "all", "node" or the number, as a deck spells a shard size.
+std::string shard_size_text(int64_t size);
+
+// The mesh of `world` ranks at `stage` under the modules' mesh configurers, else the deck's
+// zero.shard_size, and the deck's sizes of the model dimensions.
 // ranks_per_node: the ranks that share a node (zero.ranks_per_node wins when set); "node" uses
 // it, capped at the world, and the mesh keeps it (ZeroMesh::ranks_per_node). Fails, naming the key,
 // when a size does not divide the rank count.
@@ -112,8 +134,6 @@ ZeroMesh zero_mesh(const Deck& deck, int stage, int world, int ranks_per_node);
 // `ranks_per_node` (MPI's shared-memory split in a run, the machine file's in the planner).
 int64_t node_ranks(const Deck& deck, int64_t ranks_per_node);
 
-// "all", "node" or the number, as the deck spells zero.shard_size.
-std::string shard_size_name(const Deck& deck);
 // One line for logs: the groups and the key that made them ("" with one group).
 std::string describe_zero_mesh(const ZeroMesh& mesh, const Deck& deck);
 // One line for logs per model dimension of size above 1: its title, its groups and the key.

@@ -167,7 +167,7 @@ void write_metadata(hid_t file, const ZeroEngine& engine, const Deck& deck, int6
   // it: every unit is stored whole, and any layout reads it back.
   h5::write_attr(file, "shard_size", static_cast<int64_t>(engine.mesh().group_ranks()));
   // hpZ: the shard groups hold the parameters only; the optimizer state spans all ranks.
-  h5::write_attr(file, "hpz", static_cast<int64_t>(engine.mesh().hpz() ? 1 : 0));
+  h5::write_attr(file, "hpz", static_cast<int64_t>(engine.mesh().sub_sharded() ? 1 : 0));
   // The model dimensions' sizes (core/zero_mesh.hpp), each as an attribute of its name:
   // informational too, each unit is stored as the whole model's.
   const DeviceMesh& mesh = engine.mesh().mesh;

@@ -499,13 +499,6 @@ void write_stage_throughput(hid_t group, const ResultsStage& s) {
   h5::write_attr(group, "tflops_per_device", t.tflops_per_device);
   h5::write_attr(group, "tflops_total", t.tflops_total);
   h5::write_attr(group, "hardware_tflops_per_device", t.hardware_tflops_per_device);
-  // MFU exists only against a stated peak: without one the attributes are absent.
-  if (std::isfinite(t.mfu)) {
-    h5::write_attr(group, "peak_tflops_per_device", t.peak_tflops_per_device);
-    h5::write_attr(group, "peak_source", t.peak_source);
-    h5::write_attr(group, "mfu", t.mfu);
-    h5::write_attr(group, "hfu", t.hfu);
-  }
 }
 
 }  // namespace zm

@@ -19,7 +19,7 @@
 //                segment_first_step, attribute segments  one entry per run that wrote rows
 //                attributes: stage, steps_completed, tokens_per_second_per_rank,
 //                shard_size (ranks per shard group), ...
-//                throughput (write_stage_throughput below): FLOPs, TFLOP/s and MFU
+//                throughput (write_stage_throughput below): FLOPs and TFLOP/s
 //                what the modules measured (io/stage_figures.hpp): attributes, and datasets of
 //                (ranks, columns)
 //   /manifest/   attributes: what ran (io/manifest.hpp)
@@ -140,8 +140,7 @@ class ResultsWriter {
 //               model_flops_per_token, hardware_flops_per_token (model/flops.hpp),
 //               model_flops_per_step, hardware_flops_per_step (all ranks),
 //               tflops_per_device, tflops_total, hardware_tflops_per_device (model FLOPs, or
-//               hardware FLOPs, / step_seconds);
-//               with a peak only: peak_tflops_per_device, peak_source, mfu, hfu
+//               hardware FLOPs, / step_seconds); and the stage's figures' attributes
 void write_stage_throughput(hid_t group, const ResultsStage& s);
 
 }  // namespace zm

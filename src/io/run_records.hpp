@@ -35,13 +35,6 @@ struct StepRecord {
   CommStats comm_inter_group;  // the part of `comm` that crossed shard groups (hybrid sharding)
 };
 
-// The peak a run's MFU is measured against: from the machine file (zeromini run --machine) or
-// --peak-tflops. 0: none given, and MFU is not available.
-struct PeakRate {
-  double flops_per_second = 0;  // per device
-  std::string source;           // where the figure comes from, said with it
-};
-
 // A stage's throughput over its timed steps (train/throughput.cpp; model/flops.hpp counts).
 struct Throughput {
   double tokens_per_second = 0;                                    // all ranks
@@ -51,9 +44,6 @@ struct Throughput {
   double tflops_per_device = 0;  // model FLOPs per rank / step_seconds, in 1e12
   double tflops_total = 0;       // all ranks
   double hardware_tflops_per_device = 0;
-  double peak_tflops_per_device = 0;  // 0: none given
-  std::string peak_source;
-  double mfu = NAN, hfu = NAN;  // NaN without a peak
 };
 
 struct StageResult {

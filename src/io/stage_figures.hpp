@@ -36,11 +36,13 @@ struct RankDataset {
   std::vector<double> values;  // ranks x columns, row-major
 };
 
-// An attribute of /stage_<s>: a number, or an integer (written as a 64-bit integer).
+// An attribute of /stage_<s>: a number, an integer (written as a 64-bit integer) or a string.
 struct StageAttribute {
   std::string name;
-  std::variant<double, int64_t> value = 0.0;
+  std::variant<double, int64_t, std::string> value = 0.0;
 };
+
+struct Throughput;
 
 // Where a module's members go in the stage's entry of summary.json: the entry itself, or its
 // "throughput" object.
@@ -64,6 +66,9 @@ class StageFigures {
     (void)step;
     return {};
   }
+  // Once the stage's throughput is measured (io/run_records.hpp), before its results are written:
+  // what the figures derive from it.
+  virtual void throughput_measured(const Throughput& throughput) { (void)throughput; }
   // Rank 0, once the stage is over: its datasets and attributes in results.h5.
   virtual std::vector<RankDataset> datasets() const { return {}; }
   virtual std::vector<StageAttribute> attributes() const { return {}; }

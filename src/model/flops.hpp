@@ -1,5 +1,5 @@
 // Floating-point operations of one training step, counted from the model's shape: the one count
-// the run's throughput figures (achieved TFLOP/s, MFU) and the planner's predicted step time use.
+// the run's throughput figures (achieved TFLOP/s) and the planner's predicted step time use.
 //
 // Per token, for the whole model (all ranks of a model-parallel group together):
 //   dense      6 N          N = the parameters less the position embedding (a lookup, no
@@ -12,13 +12,13 @@
 //                           halved, as in PaLM (Appendix B) and nanoGPT/llm.c, so the figures
 //                           compare with theirs. (Kernels that skip the tiles above the
 //                           diagonal do about half of this work.)
-//   model      dense + attention: what MFU counts (PaLM's "model FLOPs").
+//   model      dense + attention: PaLM's "model FLOPs".
 //   recompute  work the hardware does again: model.recompute = "blocks" runs each block's
 //              forward twice (L (2 (12 C^2 + 13 C) + 4 T C)); attention kernels whose backward
 //              recomputes what their forward did not keep add it (e.g. Q K^T: 2 L T C;
 //              AttentionKernels::recomputed_flops_per_token).
 //   padding    the LM head's matmul over the padded vocabulary rows: 6 C (Vp - V).
-//   hardware   model + recompute + padding: what HFU counts and the planner prices.
+//   hardware   model + recompute + padding: what the hardware does and the planner prices.
 #pragma once
 
 #include "core/deck.hpp"

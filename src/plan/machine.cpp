@@ -25,8 +25,8 @@ namespace {
 // section -> key -> whether the value is a number (else a string).
 using MachineSchema = std::map<std::string, std::map<std::string, bool>>;
 
-// Keys a file may leave out: a peak not published (or not measured) stays absent, and MFU is then
-// reported as not available rather than against a guess; a link latency not given is not charged.
+// Keys a file may leave out: a peak not published (or not measured) stays absent (0), never a
+// guess; a link latency not given is not charged.
 bool optional_key(const std::string& full) {
   return full == "machine.description" || full.rfind("compute.peak_tflops_", 0) == 0 ||
          full == "host.link_latency_us";
@@ -175,30 +175,6 @@ Machine load_machine(const std::string& path) {
     m.host = host;
   }
   return m;
-}
-
-double Machine::peak_flops(Precision precision) const {
-  switch (precision) {
-    case Precision::TF32:
-      return peak_flops_tf32;
-    case Precision::BF16:
-      return peak_flops_mixed;
-    case Precision::FP32:
-      break;
-  }
-  return peak_flops_fp32;
-}
-
-const char* Machine::peak_key(Precision precision) {
-  switch (precision) {
-    case Precision::TF32:
-      return "compute.peak_tflops_tf32";
-    case Precision::BF16:
-      return "compute.peak_tflops_mixed";
-    case Precision::FP32:
-      break;
-  }
-  return "compute.peak_tflops_fp32";
 }
 
 }  // namespace zm

@@ -1,6 +1,6 @@
 // A machine description for the planner (inputs/machines/*.toml): memory per device, sustained
 // compute rate, the alpha-beta parameters of the network inside and between nodes, the device's
-// published dense peak per precision (optional: MFU's denominator, for plan and run), and the host
+// published dense peak per precision (optional, for what modules measure against it), and the host
 // side (optional [host]: host memory, the host-device link, the host's AdamW).
 #pragma once
 
@@ -44,9 +44,6 @@ struct Machine {
   // [host]: absent where the file has none; the planner then refuses to price host memory's copies.
   std::optional<HostSide> host;
 
-  // The peak for a run in `precision` (0: none given), and its key in the file.
-  double peak_flops(Precision precision) const;
-  static const char* peak_key(Precision precision);
   // The file it came from, else its name: what a message about it names.
   std::string source() const { return path.empty() ? name : path; }
 };

@@ -33,8 +33,9 @@ std::vector<PlanFootnote> plan_footnotes(PlanFootnoteAt at) {
     if (note.first == at) out.push_back(note.second);
   return out;
 }
-void add_plan_note(PlanNote note) {
-  plan_registry<PlanNote>().push_back(std::move(note));
+void add_plan_note(PlanNote note, bool on_mesh) {
+  std::vector<PlanNote>& notes = plan_registry<PlanNote>();
+  notes.insert(on_mesh ? notes.begin() : notes.end(), std::move(note));
 }
 const std::vector<PlanNote>& plan_notes() {
   return plan_registry<PlanNote>();
@@ -44,6 +45,12 @@ void add_plan_columns(PlanColumns group) {
 }
 const std::vector<PlanColumns>& plan_columns() {
   return plan_registry<PlanColumns>();
+}
+void add_plan_throughput_note(PlanThroughputNote note) {
+  plan_registry<PlanThroughputNote>().push_back(std::move(note));
+}
+const std::vector<PlanThroughputNote>& plan_throughput_notes() {
+  return plan_registry<PlanThroughputNote>();
 }
 void add_plan_table_note(PlanTableNote note) {
   plan_registry<PlanTableNote>().push_back(std::move(note));

@@ -30,14 +30,16 @@ using PlanPricing =
 void add_plan_pricing(PlanPricing pricing);
 const std::vector<PlanPricing>& plan_pricings();
 
-// The header's lines for the deck ("" for none; each line ends with "\n").
+// The header's lines for the deck ("" for none; each line ends with "\n"). `on_mesh`: what a
+// module says of the mesh, first, right after the core's line on hybrid sharding.
 using PlanNote = std::function<std::string(const Deck& deck)>;
-void add_plan_note(PlanNote note);
+void add_plan_note(PlanNote note, bool on_mesh = false);
 const std::vector<PlanNote>& plan_notes();
 
 // Where a group of CSV columns goes: after the traffic by level (intra_group_bytes,
-// inter_group_bytes), after the all-to-all bytes, or at the end of the row.
-enum class PlanColumnsAt { AfterLevels, AfterAllToAll, AtEnd };
+// inter_group_bytes), after the predicted throughput (tflops_per_device; with a machine only),
+// after the all-to-all bytes, or at the end of the row.
+enum class PlanColumnsAt { AfterLevels, AfterThroughput, AfterAllToAll, AtEnd };
 struct PlanColumns {
   PlanColumnsAt at;
   // Whether the columns are printed for this deck and these points.
@@ -50,8 +52,8 @@ void add_plan_columns(PlanColumns columns);
 const std::vector<PlanColumns>& plan_columns();
 
 // Where columns of the table go: after the core's traffic by level (the shard groups' columns),
-// or at the end of the rows.
-enum class PlanTableColumnsAt { AfterLevels, AtEnd };
+// after the predicted TFLOP/s (with a machine only), or at the end of the rows.
+enum class PlanTableColumnsAt { AfterLevels, AfterThroughput, AtEnd };
 // Columns of the table's rows (after the core's at `at`), where shown for these points.
 struct PlanTableColumns {
   std::function<bool(const std::vector<PlanPoint>& points)> shown;
@@ -69,6 +71,12 @@ using PlanFootnote =
 enum class PlanFootnoteAt { AfterTable, AtEnd };
 void add_plan_footnote(PlanFootnote footnote, PlanFootnoteAt at = PlanFootnoteAt::AtEnd);
 std::vector<PlanFootnote> plan_footnotes(PlanFootnoteAt at);
+
+// What follows "Predicted throughput: TFLOP/s = model FLOPs per device / overlapped step time" in
+// the note on the machine ("; ...", or "" for nothing), in the order added.
+using PlanThroughputNote = std::function<std::string(const Deck& deck, const Machine& machine)>;
+void add_plan_throughput_note(PlanThroughputNote note);
+const std::vector<PlanThroughputNote>& plan_throughput_notes();
 
 // Lines printed after the header, before the table, for these points ("" for none).
 using PlanTableNote =

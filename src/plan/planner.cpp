@@ -59,16 +59,6 @@ double PlanPoint::predicted_flops_per_second() const {
   return step_seconds_overlapped > 0 ? model_flops_per_step / step_seconds_overlapped : NAN;
 }
 
-double PlanPoint::predicted_mfu_overlapped() const {
-  return peak_flops > 0 ? predicted_flops_per_second() / peak_flops : NAN;
-}
-
-double PlanPoint::predicted_mfu_serial() const {
-  return peak_flops > 0 && step_seconds_serial > 0
-             ? model_flops_per_step / step_seconds_serial / peak_flops
-             : NAN;
-}
-
 namespace {
 
 Deck with_layers(const Deck& deck, int64_t layers) {
@@ -247,7 +237,6 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
     return p;
   }
 
-  p.peak_flops = machine->peak_flops(deck.train.precision);
   const double rate = deck.train.policy().compute == Element::BF16 ? machine->sustained_flops_mixed
                                                                    : machine->sustained_flops_fp32;
   p.compute_seconds = p.flops_per_step / rate;

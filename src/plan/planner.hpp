@@ -54,9 +54,8 @@ struct PlanPoint {
   double bytes_per_step_total() const;
   double bytes_at_level(CommLevel level) const;
   double flops_per_step = 0;        // per rank: hardware FLOPs (model/flops.hpp), as priced
-  double model_flops_per_step = 0;  // per rank: model FLOPs, MFU's numerator
+  double model_flops_per_step = 0;  // per rank: model FLOPs
   // The predicted step time (only with a machine).
-  double peak_flops = 0;  // the machine's peak per device in this precision; 0: none
   double compute_seconds = 0;
   double pass_seconds = 0;  // passes around compressed collectives (memory-bound)
   double comm_seconds = 0;
@@ -75,11 +74,8 @@ struct PlanPoint {
   // communication, or not; the modules' additions added to each.
   double step_seconds_overlapped = 0;
   double step_seconds_serial = 0;
-  // Model FLOP/s per device at the overlapped step time, and MFU at the overlapped and the
-  // serial step time (NaN without a peak in the machine file).
+  // Model FLOP/s per device at the overlapped step time.
   double predicted_flops_per_second() const;
-  double predicted_mfu_overlapped() const;
-  double predicted_mfu_serial() const;
   // Device memory per rank within the device's, and host memory per node within the machine's
   // [host] memory (true without [host] where nothing is in host memory); fits = both.
   bool device_fits = true;

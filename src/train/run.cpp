@@ -75,7 +75,6 @@ struct RunSetup {
   std::string resume;  // the checkpoint to start from, or ""
   bool checkpoints;    // write checkpoints at the deck's cadence
   ResultsWriter* results;
-  PeakRate peak;  // MFU's denominator (none: MFU not available)
   // What the modules add to the run (train/training_extensions.hpp).
   std::vector<std::unique_ptr<TrainingExtension>>* extensions;
 };
@@ -91,7 +90,6 @@ RunSetup check_run_options(const Deck& deck, Communicator& comm, const RunContex
                  "",
                  write_outputs && deck.output.checkpoint_every > 0 && !deck.zero.all_stages,
                  nullptr,
-                 {},
                  nullptr};
   std::string error;
   const int ranks_per_node = run_ranks_per_node(deck, comm);  // collective: before the try
@@ -206,7 +204,7 @@ StageResult run_stage(const RunSetup& run, int stage, RunEnd& end) {
   result.ranks = run.comm.size();
   run.context.ledger->reset_peaks();
   run.comm.reset_stats();
-  check_memory_fits(run.deck, stage, run.comm);
+  for (const auto& extension : *run.extensions) extension->before_stage(run.deck, stage, run.comm);
   {
     const std::unique_ptr<Trainer> owned = make_trainer(run.deck, stage, run.comm, run.context);
     Trainer& trainer = *owned;
@@ -246,8 +244,9 @@ StageResult run_stage(const RunSetup& run, int stage, RunEnd& end) {
     result.memory_by_rank = gather_memory_figures(result.memory, run.comm);
   }
   summarise(result);
-  result.throughput = measure_throughput(
-      result, run.deck.model, attention_kernels(run_extensions(run.deck, stage)), run.peak);
+  result.throughput = measure_throughput(result, run.deck.model,
+                                         attention_kernels(run_extensions(run.deck, stage)));
+  for (const auto& figures : result.figures) figures->throughput_measured(result.throughput);
   if (run.results) run.results->end_stage(result);
   return result;
 }
@@ -255,14 +254,13 @@ StageResult run_stage(const RunSetup& run, int stage, RunEnd& end) {
 }  // namespace
 
 RunOutcome run_training(const Deck& deck, Communicator& comm, const RunContext& given,
-                        bool write_outputs, const PeakRate& peak) {
+                        bool write_outputs) {
   ZM_ASSERT(given.ledger != nullptr, "run_training needs the run's memory ledger");
   // The modules' extensions of the run; they may give its phases a span observer.
   std::vector<std::unique_ptr<TrainingExtension>> extensions = make_training_extensions();
   RunContext context = given;
   RunOutcome outcome;
   RunSetup run = check_run_options(deck, comm, context, write_outputs);
-  run.peak = peak;
   run.extensions = &extensions;
   outcome.manifest = gather_manifest(deck, comm.mpi_comm(), comm.watchdog());
   std::unique_ptr<OutputDirectory> owned_dir;

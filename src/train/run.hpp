@@ -17,10 +17,9 @@ namespace zm {
 // Trains every stage the deck asks for; writes results.h5 and checkpoints under output.dir
 // (when `write_outputs`), resumes from train.resume, and stops cleanly on SIGTERM. Every phase of
 // the run reports to `context` (its ledger is required), or to a copy with the span observer a
-// module gave it (train/training_extensions.hpp). `peak`: the device peak MFU is reported against
-// (none: MFU not available).
+// module gave it (train/training_extensions.hpp).
 RunOutcome run_training(const Deck& deck, Communicator& comm, const RunContext& context,
-                        bool write_outputs = true, const PeakRate& peak = {});
+                        bool write_outputs = true);
 
 // Rank 0 prints the run's closing lines: what the run reports say before the figure of merit
 // (io/run_report.hpp), the figure of merit (the last stage's tokens/s per rank) and, over several

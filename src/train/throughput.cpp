@@ -5,7 +5,7 @@
 namespace zm {
 
 Throughput measure_throughput(const StageResult& s, const ModelConfig& model,
-                              const AttentionKernels& attention, const PeakRate& peak) {
+                              const AttentionKernels& attention) {
   Throughput t;
   const size_t first = s.steps.size() >= 2 ? 1 : 0;
   const double timed = static_cast<double>(s.steps.size() - first);
@@ -22,12 +22,6 @@ Throughput measure_throughput(const StageResult& s, const ModelConfig& model,
     t.tflops_per_device = flops.model_per_rank() / t.step_seconds / 1e12;
     t.tflops_total = flops.model / t.step_seconds / 1e12;
     t.hardware_tflops_per_device = flops.hardware_per_rank() / t.step_seconds / 1e12;
-  }
-  if (peak.flops_per_second > 0 && t.tflops_per_device > 0) {
-    t.peak_tflops_per_device = peak.flops_per_second / 1e12;
-    t.peak_source = peak.source;
-    t.mfu = t.tflops_per_device / t.peak_tflops_per_device;
-    t.hfu = t.hardware_tflops_per_device / t.peak_tflops_per_device;
   }
   return t;
 }

@@ -1,6 +1,6 @@
 // A stage's throughput as the run reports it (results.h5, and what the modules write of the run):
-// tokens/s, achieved TFLOP/s and MFU from the model's FLOP count (model/flops.hpp) over the
-// measured step time.
+// tokens/s and achieved TFLOP/s from the model's FLOP count (model/flops.hpp) over the measured
+// step time.
 #pragma once
 
 #include "core/deck.hpp"
@@ -13,6 +13,6 @@ namespace zm {
 // records: its mean step time. `s.tokens_per_rank_per_step`, `s.ranks` and the mean step time
 // must be set. `attention`: the kernels the model ran.
 Throughput measure_throughput(const StageResult& s, const ModelConfig& model,
-                              const AttentionKernels& attention, const PeakRate& peak);
+                              const AttentionKernels& attention);
 
 }  // namespace zm

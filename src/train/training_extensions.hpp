@@ -1,9 +1,9 @@
 // What a module adds to a run of the trainer (core/modules.hpp), beside what `zeromini run` adds
 // (train/command_extensions.hpp): outputs of its own beside results.h5, opened once results.h5 is
-// and finished before its last write, a span observer for the run's phases, and step hooks
-// around each stage's steps, which may measure the stage and add figures to its results
-// (io/stage_figures.hpp). run_training (train/run.hpp) makes one of each registered extension
-// per run; the core names none of them.
+// and finished before its last write, a span observer for the run's phases, a check before each
+// stage, and step hooks around each stage's steps, which may measure the stage and add figures to
+// its results (io/stage_figures.hpp). run_training (train/run.hpp) makes one of each registered
+// extension per run; the core names none of them.
 #pragma once
 
 #include <functional>
@@ -24,6 +24,11 @@ class TrainingExtension {
   // give the run's phases a span observer (context.spans), which must outlive the run.
   virtual void open_outputs(const Deck& deck, Communicator& comm, RunContext& context) {
     (void)deck, (void)comm, (void)context;
+  }
+  // Collective, before a stage builds its trainer: a check that may stop the run (a
+  // CollectiveError thrown by every rank alike).
+  virtual void before_stage(const Deck& deck, int stage, Communicator& comm) {
+    (void)deck, (void)stage, (void)comm;
   }
   // Its step hooks for one stage, which run before the core's (train/step_hooks.hpp).
   virtual void add_stage_hooks(const StageOutputs& outputs, StepHooks& hooks) {

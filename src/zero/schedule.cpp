@@ -110,7 +110,7 @@ class ScheduleBuilder {
         1,
         StepPoint::GroupReduced,
         wait_or(StepPoint::FinishBackward)};
-    if (mesh_.hpz()) {  // into this rank's sub-shard, in place
+    if (mesh_.sub_sharded()) {  // into this rank's sub-shard, in place
       c.strategy = plain_collective(CommOp::ReduceScatter);
       c.elements = p.sub_shard;
       c.hops = {
@@ -123,7 +123,7 @@ class ScheduleBuilder {
   // updated by shard) gather the updated shards in the group; with secondary shards (group shard,
   // updated by sub-shard) the updated sub-shards across the replicas.
   void update_gather(int u, std::vector<ScheduledCollective>& out) const {
-    if (!spec_.shards_states() || (spec_.gathers_parameters() && !mesh_.hpz())) return;
+    if (!spec_.shards_states() || (spec_.gathers_parameters() && !mesh_.sub_sharded())) return;
     const UnitPartition& p = partition_.unit(u);
     ScheduledCollective c{
         ScheduleRole::UpdateGather,
@@ -136,7 +136,7 @@ class ScheduleBuilder {
         1,
         StepPoint::UnitUpdated,
         wait_or(StepPoint::OptimizerEnd)};
-    if (mesh_.hpz()) {
+    if (mesh_.sub_sharded()) {
       c.elements = p.sub_shard;
       c.hops = {
           {{CommOp::AllGather, p.shard, gathered_, replicas_, across_}, MeshGroup::Replicate}};

@@ -2,6 +2,7 @@
 // state of an engine, and a run of steps.
 #pragma once
 
+#include <hdf5.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -112,6 +113,43 @@ inline void expect_resumes_on(int ranks, int stage, const std::string& dir, int6
       EXPECT_NEAR(losses[i], continued[i], 1e-5 * continued[i]) << "step " << 4 + i;
   }
   MPI_Comm_free(&sub);
+}
+
+inline int64_t shard_size_written(const std::string& path) {
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  const hid_t attr = H5Aopen(file, "shard_size", H5P_DEFAULT);
+  int64_t value = -1;
+  H5Aread(attr, H5T_NATIVE_INT64, &value);
+  H5Aclose(attr);
+  H5Fclose(file);
+  return value;
+}
+
+// Written at 4 ranks in shard groups of 2 at stage 3 (`sharding`: the deck override that makes
+// them); read back at 3
+// ranks, stage 1, one group (the case), at 4 ranks, stage 2, one group, and at 2 ranks,
+// stage 3, groups of 1.
+inline void check_reshard_from(const std::string& sharding, zm::Communicator& world) {
+  const std::string dir = shared_dir(MPI_COMM_WORLD, "hybrid-reshard");
+  const int64_t global_batch = 12;
+  const zm::Deck written_deck = deck_for(3, global_batch / 4, dir, 8, "fp32", {sharding});
+  const auto writer = zm::make_trainer(written_deck, 3, world);
+  ASSERT_EQ(writer->comms().mesh().groups(), 2);
+  writer->init_parameters();
+  run_steps(*writer, 0, 4);
+  const std::string path = zm::write_checkpoint(writer->engine(), writer->deck(), 4).path;
+  EXPECT_EQ(shard_size_written(path), 2);
+  const State written = full_state(writer->engine());
+  const std::vector<double> continued = run_steps(*writer, 4, 8);  // the uninterrupted run
+
+  const struct { int ranks, stage, shard_size; } targets[] = {{3, 1, 0}, {4, 2, 0}, {2, 3, 1}};
+  for (const auto& target : targets) {
+    SCOPED_TRACE(fmt::format("{} ranks, stage {}, shard_size {}", target.ranks, target.stage,
+                             target.shard_size));
+    expect_resumes_on(target.ranks, target.stage, dir, global_batch,
+                      {fmt::format("zero.shard_size={}", target.shard_size)}, path, written,
+                      continued);
+  }
 }
 
 }  // namespace zm::testing

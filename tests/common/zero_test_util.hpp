@@ -15,6 +15,7 @@
 #include "comm/mesh_comms.hpp"
 #include "common/gathered_state.hpp"
 #include "core/deck.hpp"
+#include "core/deck_keys.hpp"
 #include "core/memory.hpp"
 #include "train/trainer.hpp"
 
@@ -51,6 +52,12 @@ inline float largest_difference_from_rank0(const std::vector<float>& params) {
   for (size_t i = 0; i < params.size(); ++i) mine = std::max(mine, std::fabs(params[i] - rank0[i]));
   MPI_Allreduce(&mine, &worst, 1, MPI_FLOAT, MPI_MAX, MPI_COMM_WORLD);
   return worst;
+}
+
+// Whether this build has deck key `key` ("section.key"): a module's test of another module's
+// key runs it only where that module is built.
+inline bool key_built(const std::string& key) {
+  return !module_setting(Deck{}, key, "").empty();
 }
 
 // tiny-test.toml's model with the batch and stage given.

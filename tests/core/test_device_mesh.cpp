@@ -96,7 +96,7 @@ TEST(Placement, PiecesAndPieceIndicesOnThreeDimensions) {
 TEST(ZeroMesh, StagesAndHpzArePlacements) {
   const zm::ZeroMesh hybrid = zm::hybrid_mesh(16, 8, false);
   EXPECT_TRUE(hybrid.hybrid());
-  EXPECT_FALSE(hybrid.hpz());
+  EXPECT_FALSE(hybrid.sub_sharded());
   EXPECT_EQ(hybrid.groups(), 2);
   EXPECT_EQ(hybrid.sub_shards(), 1);
   const zm::Placement shard = zm::Placement::shard({zm::kShardDim});
@@ -113,7 +113,7 @@ TEST(ZeroMesh, StagesAndHpzArePlacements) {
   EXPECT_EQ(s3.optim, shard);
 
   const zm::ZeroMesh hpz = zm::hybrid_mesh(16, 8, true);
-  EXPECT_TRUE(hpz.hpz());
+  EXPECT_TRUE(hpz.sub_sharded());
   EXPECT_EQ(hpz.sub_shards(), 2);
   const zm::ModelPlacements h3 = hpz.placements(zm::stage_spec(3));
   EXPECT_EQ(h3.params, shard);  // parameters over one dimension
@@ -124,7 +124,7 @@ TEST(ZeroMesh, StagesAndHpzArePlacements) {
   EXPECT_EQ(zm::piece_index(hpz.mesh, h3.params, 11), 3);
   EXPECT_EQ(zm::piece_index(hpz.mesh, h3.optim, 11), 3 * 2 + 1);
   // With one group hpZ is plain stage 3.
-  EXPECT_FALSE(zm::hybrid_mesh(8, 8, true).hpz());
+  EXPECT_FALSE(zm::hybrid_mesh(8, 8, true).sub_sharded());
 }
 
 }  // namespace

@@ -89,6 +89,8 @@ case $case_name in
       --out "$work/missing"
     expect 2 "resuming needs a single zero\.stage" all_stages 2 --set zero.stage=all \
       --set train.resume="$deck" --out "$work/all"
+    ;;
+  cannot_fit)  # 2: a run that cannot fit, refused before it allocates (module memory_preflight)
     expect 2 "needs [0-9.]+ GiB per rank" cannot_fit 1 --set model.layers=200 --set model.dim=2048 \
       --set model.heads=16 --set train.micro_batch=64 --set model.seq_len=1024 --out "$work/fit"
     ;;
@@ -104,7 +106,7 @@ case $case_name in
     ;;
   watchdog)  # 5
     ZEROMINI_TEST_FAULT=stall ZEROMINI_TEST_FAULT_STEP=2 ZEROMINI_TEST_FAULT_RANK=1 \
-      expect 5 "watchdog: step 2 .* ranks still missing: 1" stall 2 --set train.steps=4 \
+      expect 5 "watchdog: step 2 .* more than comm\\.timeout_s = 3; .*Aborting the job" stall 2 --set train.steps=4 \
       --set comm.timeout_s=3 --out "$work/run"
     # results.h5 left "running", the abort record beside it: the rank, its exit status, the reason.
     abort_recorded "$work/run/results.h5" "^rank 0$"

@@ -31,7 +31,6 @@ TEST_P(PlannedEqualsMeasured, MemoryAndTraffic) {
   if (N >= 4 && N % 2 == 0) {
     shardings.push_back({"zero.shard_size=2"});
     shardings.push_back({"zero.shard_size=node", "zero.ranks_per_node=2"});
-    shardings.push_back({"zero.secondary_shard_size=2"});  // hpZ at stage 3, ignored below
   }
   for (const auto& sharding : shardings)
     for (const auto& precision : precisions)

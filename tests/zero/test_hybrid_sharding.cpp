@@ -1,6 +1,6 @@
 // Hybrid sharding (zero.shard_size): stages 1-3 shard within groups of consecutive ranks and
-// replicate across the groups; hpZ (zero.secondary_shard_size, stage 3) shards the parameters
-// within groups and the rest over all ranks. They must train the same model as stage 0 at one
+// replicate across the groups (the secondary partition of stage 3: tests/modules/zeropp/
+// test_hpz.cpp). They must train the same model as stage 0 at one
 // rank with the same global batch (the tolerances of test_zero_equivalence,
 // common/equivalence.hpp), every group must end with bitwise the same model, and each rank holds
 // its share of the model states.
@@ -23,17 +23,14 @@ using zm::testing::kGlobalBatch;
 using zm::testing::largest_difference_from_rank0;
 
 // The shard sizes that make two or more groups of N ranks, each with its deck overrides: the
-// number itself, and "node" with faked nodes of that many ranks; at stage 3 also hpZ's.
-std::vector<std::vector<std::string>> hybrid_shardings(int N, int stage) {
+// number itself, and "node" with faked nodes of that many ranks.
+std::vector<std::vector<std::string>> hybrid_shardings(int N) {
   std::vector<std::vector<std::string>> out;
-  for (const char* key : {"zero.shard_size", "zero.secondary_shard_size"}) {
-    if (std::string(key) == "zero.secondary_shard_size" && stage != 3) continue;
-    for (int g = 1; g < N; ++g)
-      if (N % g == 0) {
-        out.push_back({fmt::format("{}={}", key, g)});
-        out.push_back({fmt::format("{}=node", key), fmt::format("zero.ranks_per_node={}", g)});
-      }
-  }
+  for (int g = 1; g < N; ++g)
+    if (N % g == 0) {
+      out.push_back({fmt::format("zero.shard_size={}", g)});
+      out.push_back({"zero.shard_size=node", fmt::format("zero.ranks_per_node={}", g)});
+    }
   return out;
 }
 
@@ -44,7 +41,7 @@ TEST_P(HybridSharding, MatchesStageZeroOnOneRank) {
   auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   const int N = comm->size();
   if (N < 2 || kGlobalBatch % N != 0) GTEST_SKIP() << "needs 2 or more ranks dividing 12";
-  for (const auto& sharding : hybrid_shardings(N, stage))
+  for (const auto& sharding : hybrid_shardings(N))
     for (const int64_t grad_accum : {1, 2}) {
       SCOPED_TRACE(
           fmt::format("{} ranks, {}, grad_accum {}", N, fmt::join(sharding, " "), grad_accum));
@@ -61,7 +58,7 @@ TEST_P(HybridSharding, OverlapOffGivesBitwiseTheSameResult) {
   auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   const int N = comm->size();
   if (N < 2 || kGlobalBatch % N != 0) GTEST_SKIP() << "needs 2 or more ranks dividing 12";
-  std::vector<std::string> sharding = hybrid_shardings(N, stage).back();
+  std::vector<std::string> sharding = hybrid_shardings(N).back();
   const auto with =
       zm::testing::train(zm::testing::test_deck(stage, kGlobalBatch / N, 2, sharding), *comm);
   sharding.push_back("zero.overlap=false");
@@ -102,35 +99,12 @@ TEST_P(HybridSharding, EachGroupHoldsItsShareOfTheModelStates) {
             8.0 * padded / G);
 }
 
-// hpZ: the parameters (and the gradient shards they are reduced into) in groups of G, Adam's m
-// and v over all N ranks.
-TEST(HybridShardingHpz, ParametersInTheGroupOptimizerStateOverAllRanks) {
-  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
-  const int N = comm->size();
-  if (N < 4 || N % 2 != 0) GTEST_SKIP() << "needs an even number of ranks >= 4";
-  const int G = N / 2;
-  zm::MemoryLedger ledger;
-  const zm::MemoryFigures before = ledger.figures();
-  const auto trainer = zm::make_trainer(
-      zm::testing::test_deck(3, 2, 1, {fmt::format("zero.secondary_shard_size={}", G)}), 3, *comm,
-      zm::RunContext{nullptr, nullptr, &ledger});
-  ASSERT_TRUE(trainer->comms().mesh().hpz());
-  const double padded = static_cast<double>(trainer->partition().padded_total());
-  auto held = [&](zm::MemCategory c) {
-    const auto i = static_cast<size_t>(c);
-    return static_cast<double>(ledger.figures().current[i] - before.current[i]);
-  };
-  EXPECT_EQ(held(zm::MemCategory::Parameters), 4.0 * padded / G);
-  EXPECT_EQ(held(zm::MemCategory::Gradients), 4.0 * padded / G);
-  EXPECT_EQ(held(zm::MemCategory::Optimizer), 8.0 * padded / N);
-}
-
 INSTANTIATE_TEST_SUITE_P(Stages, HybridSharding, ::testing::Values(1, 2, 3));
 
 #if ZEROMINI_HAVE_BF16
 // Mixed precision: the bf16 compute parameters each rank holds are the rounding of the fp32
-// masters after every step, whether the stage gathers them in the group (hybrid) or the sub-shards
-// across the groups (hpZ); and the run follows the one without groups.
+// masters after every step when the stage gathers them in the group; and the run follows the one
+// without groups.
 TEST(HybridMixedPrecision, ParametersAreTheRoundedMastersAndTrainingFollows) {
   auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   const int N = comm->size();
@@ -138,7 +112,7 @@ TEST(HybridMixedPrecision, ParametersAreTheRoundedMastersAndTrainingFollows) {
   const struct {
     int stage;
     const char* key;
-  } cases[] = {{1, "zero.shard_size"}, {3, "zero.shard_size"}, {3, "zero.secondary_shard_size"}};
+  } cases[] = {{1, "zero.shard_size"}, {3, "zero.shard_size"}};
   for (const auto& [stage, key] : cases) {
     SCOPED_TRACE(fmt::format("stage {}, {} = {}", stage, key, N / 2));
     const zm::Deck plain =
@@ -207,19 +181,6 @@ TEST(HybridShardingDeck, ShardSizeMustDivideTheRanks) {
   const zm::Deck node = zm::testing::test_deck(3, 1, 1, {"zero.shard_size=node"});
   EXPECT_EQ(zm::zero_mesh(node, 3, 16, 8).group_ranks(), 8);
   EXPECT_EQ(zm::zero_mesh(node, 3, 4, 8).group_ranks(), 4);  // one node, not full
-  const zm::Deck both =
-      zm::testing::test_deck(3, 1, 1, {"zero.shard_size=2", "zero.secondary_shard_size=2"});
-  try {
-    zm::zero_mesh(both, 3, 4, 4);
-    FAIL() << "shard_size and secondary_shard_size together were accepted";
-  } catch (const zm::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("set one of the two"), std::string::npos) << e.what();
-  }
-  EXPECT_EQ(zm::zero_mesh(both, 2, 4, 4).group_ranks(), 2);  // below stage 3, hpZ does not apply
-  const zm::Deck hpz = zm::testing::test_deck(3, 1, 1, {"zero.secondary_shard_size=node"});
-  EXPECT_TRUE(zm::zero_mesh(hpz, 3, 16, 8).hpz());
-  EXPECT_EQ(zm::zero_mesh(hpz, 3, 16, 8).sub_shards(), 2);
-  EXPECT_FALSE(zm::zero_mesh(hpz, 3, 8, 8).hpz());  // one group: plain stage 3
 }
 
 }  // namespace

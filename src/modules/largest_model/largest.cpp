@@ -2,6 +2,7 @@
 
 #include <iterator>
 
+#include "core/deck_keys.hpp"
 #include "core/error.hpp"
 #include "core/stage_spec.hpp"
 #include "model/layout.hpp"
@@ -13,6 +14,12 @@ template <typename T>
 std::vector<T>& largest_registry() {
   static std::vector<T> registered;
   return registered;
+}
+
+// Whether this build has hpZ (the zeropp module's zero.secondary_shard_size); without it the
+// hpZ options are no run.
+bool hpz_built(const Deck& deck) {
+  return !module_setting(deck, "zero.secondary_shard_size", "").empty();
 }
 }  // namespace
 
@@ -53,7 +60,10 @@ std::vector<LargestOption> largest_options(const LargestAxis* axis) {
 Deck with_option(const Deck& deck, const LargestOption& option, const LargestAxis* axis) {
   Deck d = deck;
   d.zero.shard_size = option.sharding == LargestSharding::Node ? kShardSizeNode : 0;
-  d.zero.secondary_shard_size = option.sharding == LargestSharding::Hpz ? kShardSizeNode : 0;
+  if (option.sharding == LargestSharding::Hpz)
+    d.set_value("zero.secondary_shard_size", kShardSizeNode);
+  else if (hpz_built(deck))
+    d.set_value("zero.secondary_shard_size", int64_t{0});
   d.model.recompute = option.recompute ? "blocks" : "none";
   if (axis && option.variant >= 0)
     for (const auto& [key, value] : axis->variants[static_cast<size_t>(option.variant)].values)
@@ -74,7 +84,9 @@ LargestModel largest_model(const Deck& deck, const Machine& machine, int64_t dev
   const bool variant_applies =
       !axis || option.variant < 0 ||
       axis->variants[static_cast<size_t>(option.variant)].applies(spec, option.sharding);
-  if ((option.sharding == LargestSharding::Hpz && !spec.gathers_parameters()) || !variant_applies) {
+  if ((option.sharding == LargestSharding::Hpz &&
+       (!spec.gathers_parameters() || !hpz_built(deck))) ||
+      !variant_applies) {
     cell.applies = false;
     return cell;
   }

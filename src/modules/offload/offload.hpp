@@ -49,7 +49,8 @@ inline Offload offload_of(const OffloadSettings& settings, const StageSpec& spec
                           const ZeroMesh& mesh) {
   Offload offload;
   offload.optimizer = settings.optimizer && spec.shards_states();
-  offload.params = offload.optimizer && settings.params && spec.gathers_parameters() && !mesh.hpz();
+  offload.params =
+      offload.optimizer && settings.params && spec.gathers_parameters() && !mesh.sub_sharded();
   offload.gradients = offload.optimizer && spec.shards_gradients() && mesh.groups() == 1;
   return offload;
 }

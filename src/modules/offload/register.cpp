@@ -207,7 +207,8 @@ OffloadSettings offload_settings(const Deck& deck) {
   OffloadSettings settings;
   settings.optimizer = deck.value<std::string>("zero.offload_optimizer") == "host";
   settings.params = deck.value<std::string>("zero.offload_params") == "host";
-  settings.secondary_shards = deck.zero.secondary_shard_size != 0;
+  // hpZ's key where the module that owns it is built (core/deck_keys.hpp module_setting).
+  settings.secondary_shards = module_setting(deck, "zero.secondary_shard_size", "0") != "0";
   return settings;
 }
 

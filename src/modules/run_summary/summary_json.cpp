@@ -84,7 +84,8 @@ std::vector<std::string> module_members(const StageResult& s, SummaryObject obje
   return out;
 }
 
-// Throughput over the timed steps (train/throughput.hpp): MFU and its peak are null without one.
+// Throughput over the timed steps (train/throughput.hpp), then the stage's figures' members (the
+// mfu module's: MFU and its peak, null without one).
 std::string throughput_json(const StageResult& s) {
   const Throughput& t = s.throughput;
   std::vector<std::string> fields;
@@ -100,11 +101,6 @@ std::string throughput_json(const StageResult& s) {
   field("tflops_per_device", json_number(t.tflops_per_device));
   field("tflops_total", json_number(t.tflops_total));
   field("hardware_tflops_per_device", json_number(t.hardware_tflops_per_device));
-  const bool peak = std::isfinite(t.mfu);
-  field("peak_tflops_per_device", peak ? json_number(t.peak_tflops_per_device) : "null");
-  field("peak_source", peak ? quoted(t.peak_source) : "null");
-  field("mfu", json_number(t.mfu));
-  field("hfu", json_number(t.hfu));
   for (std::string& member : module_members(s, SummaryObject::Throughput))
     fields.push_back(std::move(member));
   std::string out = "      \"throughput\": {";

@@ -70,8 +70,8 @@ std::string inter_group_traffic(const std::vector<StageResult>& results) {
 }
 
 // The stage's line under "Throughput", e.g. "stage 3: 12,345 tokens/s on 2 ranks, 0.61 TFLOP/s per
-// device (1.22 in total; ...), MFU 4.1% of 15 TFLOP/s (--peak-tflops 15)", and what the stage's
-// figures add to it.
+// device (1.22 in total; ...)", and what the stage's figures add to it (the mfu module's ", MFU
+// 4.1% of 15 TFLOP/s (--peak-tflops 15)").
 std::string throughput_line(const StageResult& s) {
   const Throughput& t = s.throughput;
   std::string line = fmt::format(
@@ -79,11 +79,6 @@ std::string throughput_line(const StageResult& s) {
       "FLOPs, {:.4g} per token)",
       s.stage, thousands(t.tokens_per_second), s.ranks, t.tflops_per_device, t.tflops_total,
       t.model_flops_per_token);
-  if (std::isfinite(t.mfu))
-    line += fmt::format(", MFU {:.3g}% of {:.4g} TFLOP/s ({})", 100.0 * t.mfu,
-                        t.peak_tflops_per_device, t.peak_source);
-  else
-    line += ", MFU n/a (no peak: give --peak-tflops or --machine FILE)";
   for (const auto& f : s.figures) line += f->throughput_line_end();
   return line;
 }

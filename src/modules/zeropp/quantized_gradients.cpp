@@ -45,7 +45,7 @@ std::vector<BufferSpec> quantized_gradient_buffers(const Partition& partition,
   const int64_t in_group =
       partition.ranks() * grad_segment(options, largest_shard(partition, false)).bytes();
   int64_t send = in_group, recv = in_group;
-  if (mesh.hpz()) {  // across: one segment per replica of the largest sub-shard
+  if (mesh.sub_sharded()) {  // across: one segment per replica of the largest sub-shard
     const int64_t across =
         mesh.groups() * grad_segment(options, largest_shard(partition, true)).bytes();
     send = std::max(send, across);

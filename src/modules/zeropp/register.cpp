@@ -1,5 +1,6 @@
-// The module's registration (core/modules.hpp): its deck keys and their checks, the strategies it
-// gives a run's collectives, and the closing lines' note of qgZ's all-to-alls.
+// The module's registration (core/modules.hpp): hpZ (secondary_shards.hpp), its deck keys and their
+// checks, the strategies it gives a run's collectives, and the closing lines' note of qgZ's
+// all-to-alls.
 #include <fmt/format.h>
 
 #include "core/deck_keys.hpp"
@@ -8,6 +9,7 @@
 #include "core/validate.hpp"
 #include "modules/zeropp/all_to_all_figures.hpp"
 #include "modules/zeropp/cross_node_figures.hpp"
+#include "modules/zeropp/secondary_shards.hpp"
 #include "modules/zeropp/strategies.hpp"
 #include "plan/plan_extensions.hpp"
 #include "plan/run_extensions.hpp"
@@ -134,6 +136,7 @@ PlanColumns settings_columns() {
 }  // namespace
 
 void register_module_zeropp() {
+  add_secondary_shards();
   add_deck_keys(keys());
   add_validation([](const Deck& deck, const RunShape& shape, Validation purpose) {
     const ZeroppOptions options = zeropp_options(deck);

@@ -42,11 +42,11 @@ class QuantizedReduction final : public CollectiveStrategy {
   void describe(ScheduledCollective& entry, const ScheduleContext& context) const override {
     const UnitPartition& p = context.partition.unit(entry.unit);
     if (entry.role == ScheduleRole::ReplicaReduction) {
-      entry.elements = context.mesh.hpz() ? p.sub_shard : p.shard;
+      entry.elements = context.mesh.sub_sharded() ? p.sub_shard : p.shard;
       entry.waited = StepPoint::Posted;
-      entry.hops = {
-          {grad_exchange_across(options_, p, context.replicas, context.mesh.hpz(), context.across),
-           MeshGroup::Replicate}};
+      entry.hops = {{grad_exchange_across(options_, p, context.replicas, context.mesh.sub_sharded(),
+                                          context.across),
+                     MeshGroup::Replicate}};
       return;
     }
     // The exchange itself blocks (the sum needs the segments); stage 1 (reducing once, on the
@@ -173,7 +173,7 @@ class Int8ReplicaGather final : public CollectiveStrategy {
 
   std::string name(const ScheduledCollective&) const override { return "int8_all_gather"; }
   bool takes(const ScheduledCollective& entry, const ScheduleContext& context) const override {
-    return entry.role == ScheduleRole::UpdateGather && context.mesh.hpz();
+    return entry.role == ScheduleRole::UpdateGather && context.mesh.sub_sharded();
   }
   void describe(ScheduledCollective& entry, const ScheduleContext& context) const override {
     const UnitPartition& p = context.partition.unit(entry.unit);

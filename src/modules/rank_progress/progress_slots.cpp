@@ -1,4 +1,4 @@
-#include "comm/progress_slots.hpp"
+#include "modules/rank_progress/progress_slots.hpp"
 
 #include <unistd.h>
 
