@@ -19,6 +19,7 @@
 
 #include <cmath>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "common/test_watchdog.hpp"
@@ -30,6 +31,19 @@ namespace zm::testing {
 inline constexpr int64_t kGlobalBatch = 12;
 inline constexpr double kLossTolerance = 1e-5;
 inline constexpr double kParamTolerance = 1e-5;
+
+// The group sizes of `key` (a shard size: zero.shard_size, zero.secondary_shard_size) that make
+// two or more groups of N ranks, each with its deck overrides: the number itself, and "node" with
+// faked nodes of that many ranks.
+inline std::vector<std::vector<std::string>> group_shardings(int N, const std::string& key) {
+  std::vector<std::vector<std::string>> out;
+  for (int g = 1; g < N; ++g)
+    if (N % g == 0) {
+      out.push_back({key + "=" + std::to_string(g)});
+      out.push_back({key + "=node", "zero.ranks_per_node=" + std::to_string(g)});
+    }
+  return out;
+}
 
 inline const TrainedRun& reference(int64_t grad_accum) {
   static std::map<int64_t, TrainedRun> cache;

@@ -3,7 +3,10 @@
 // (scripts/device-kit.sh) points them at its own files.
 #pragma once
 
+#include <unistd.h>
+
 #include <cstdlib>
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 
@@ -21,6 +24,15 @@ inline std::string path_from_environment(const char* name) {
 // The repository's inputs/ directory (decks and machine files).
 inline std::string inputs_dir() {
   return path_from_environment("ZEROMINI_INPUTS_DIR");
+}
+
+// An empty directory of the system's temporary directory, named for the test and this process.
+inline std::filesystem::path fresh_dir(const std::string& name) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("zeromini-" + name + "-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
 }
 
 }  // namespace zm_test

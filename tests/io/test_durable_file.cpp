@@ -7,19 +7,14 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/test_paths.hpp"
 #include "io/durable_file.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-fs::path fresh_dir(const std::string& name) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("zeromini-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+using zm_test::fresh_dir;
 
 std::string contents(const fs::path& path) {
   std::ifstream in(path);

@@ -22,18 +22,6 @@ namespace {
 using zm::testing::kGlobalBatch;
 using zm::testing::largest_difference_from_rank0;
 
-// The shard sizes that make two or more groups of N ranks, each with its deck overrides: the
-// number itself, and "node" with faked nodes of that many ranks.
-std::vector<std::vector<std::string>> hybrid_shardings(int N) {
-  std::vector<std::vector<std::string>> out;
-  for (int g = 1; g < N; ++g)
-    if (N % g == 0) {
-      out.push_back({fmt::format("zero.shard_size={}", g)});
-      out.push_back({"zero.shard_size=node", fmt::format("zero.ranks_per_node={}", g)});
-    }
-  return out;
-}
-
 class HybridSharding : public ::testing::TestWithParam<int> {};
 
 TEST_P(HybridSharding, MatchesStageZeroOnOneRank) {
@@ -41,7 +29,7 @@ TEST_P(HybridSharding, MatchesStageZeroOnOneRank) {
   auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   const int N = comm->size();
   if (N < 2 || kGlobalBatch % N != 0) GTEST_SKIP() << "needs 2 or more ranks dividing 12";
-  for (const auto& sharding : hybrid_shardings(N))
+  for (const auto& sharding : zm::testing::group_shardings(N, "zero.shard_size"))
     for (const int64_t grad_accum : {1, 2}) {
       SCOPED_TRACE(
           fmt::format("{} ranks, {}, grad_accum {}", N, fmt::join(sharding, " "), grad_accum));
@@ -58,7 +46,7 @@ TEST_P(HybridSharding, OverlapOffGivesBitwiseTheSameResult) {
   auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   const int N = comm->size();
   if (N < 2 || kGlobalBatch % N != 0) GTEST_SKIP() << "needs 2 or more ranks dividing 12";
-  std::vector<std::string> sharding = hybrid_shardings(N).back();
+  std::vector<std::string> sharding = zm::testing::group_shardings(N, "zero.shard_size").back();
   const auto with =
       zm::testing::train(zm::testing::test_deck(stage, kGlobalBatch / N, 2, sharding), *comm);
   sharding.push_back("zero.overlap=false");

@@ -6,19 +6,17 @@
 #include <filesystem>
 
 #include "common/test_paths.hpp"
-#include "model/flops.hpp"
 #include "modules/mfu/peak.hpp"
 #include "plan/planner.hpp"
 #include "plan/planner_test_util.hpp"
-#include "plan/run_extensions.hpp"
 
 namespace {
 
 using zm_test::deck_with;
 using zm_test::two_link_machine;
 
-// Predicted MFU: model FLOPs per device over the step time, against the machine file's peak
-// for the precision; the step time prices the hardware FLOPs (recomputation included).
+// Predicted MFU: the predicted throughput (model FLOPs per device over the step time, checked by
+// tests/plan/test_planner.cpp) against the machine file's peak for the precision.
 TEST(Planner, PredictsMfuAgainstTheMachinePeak) {
   const std::string machines = zm_test::inputs_dir() + "/machines";
   if (!std::filesystem::exists(machines + "/dgx-h100.toml")) GTEST_SKIP() << "no machine file";
@@ -29,15 +27,6 @@ TEST(Planner, PredictsMfuAgainstTheMachinePeak) {
   zm::Deck deck = deck_with(12, 768, 12, "bf16");
   deck.model.recompute = "blocks";
   const zm::PlanPoint p = zm::plan_point(deck, 3, 8, &m);
-  // 8 data-parallel ranks x 1 sequence of 1024 tokens, an eighth of it per rank.
-  const zm::StepFlops flops =
-      zm::step_flops(deck.model, zm::attention_kernels(zm::run_extensions(deck, 3)), 8.0 * 1024, 8);
-  EXPECT_DOUBLE_EQ(p.model_flops_per_step, flops.model_per_rank());
-  EXPECT_DOUBLE_EQ(p.flops_per_step, flops.hardware_per_rank());
-  EXPECT_GT(p.flops_per_step, p.model_flops_per_step);
-  EXPECT_DOUBLE_EQ(p.compute_seconds, p.flops_per_step / m.sustained_flops_mixed);
-  EXPECT_DOUBLE_EQ(p.predicted_flops_per_second(),
-                   p.model_flops_per_step / p.step_seconds_overlapped);
   EXPECT_DOUBLE_EQ(zm::predicted_mfu(p, p.step_seconds_overlapped),
                    p.predicted_flops_per_second() / 989.4e12);
   EXPECT_LE(zm::predicted_mfu(p, p.step_seconds_serial),

@@ -6,19 +6,14 @@
 #include <filesystem>
 #include <string>
 
+#include "common/test_paths.hpp"
 #include "modules/space_reservation/space_reservation.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-fs::path fresh_dir(const std::string& name) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("zeromini-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+using zm_test::fresh_dir;
 
 TEST(SpaceReservation, HoldsSpaceAndGivesItBackPieceByPiece) {
   const fs::path dir = fresh_dir("reserve");

@@ -18,23 +18,11 @@ namespace {
 using zm::testing::kGlobalBatch;
 using zm::testing::largest_difference_from_rank0;
 
-// The secondary shard sizes that make two or more groups of N ranks: the number itself, and
-// "node" with faked nodes of that many ranks.
-std::vector<std::vector<std::string>> hpz_shardings(int N) {
-  std::vector<std::vector<std::string>> out;
-  for (int g = 1; g < N; ++g)
-    if (N % g == 0) {
-      out.push_back({fmt::format("zero.secondary_shard_size={}", g)});
-      out.push_back({"zero.secondary_shard_size=node", fmt::format("zero.ranks_per_node={}", g)});
-    }
-  return out;
-}
-
 TEST(Hpz, MatchesStageZeroOnOneRank) {
   auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   const int N = comm->size();
   if (N < 2 || kGlobalBatch % N != 0) GTEST_SKIP() << "needs 2 or more ranks dividing 12";
-  for (const auto& sharding : hpz_shardings(N))
+  for (const auto& sharding : zm::testing::group_shardings(N, "zero.secondary_shard_size"))
     for (const int64_t grad_accum : {1, 2}) {
       SCOPED_TRACE(
           fmt::format("{} ranks, {}, grad_accum {}", N, fmt::join(sharding, " "), grad_accum));
@@ -50,7 +38,8 @@ TEST(Hpz, OverlapOffGivesBitwiseTheSameResult) {
   auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   const int N = comm->size();
   if (N < 2 || kGlobalBatch % N != 0) GTEST_SKIP() << "needs 2 or more ranks dividing 12";
-  std::vector<std::string> sharding = hpz_shardings(N).back();
+  std::vector<std::string> sharding =
+      zm::testing::group_shardings(N, "zero.secondary_shard_size").back();
   const auto with =
       zm::testing::train(zm::testing::test_deck(3, kGlobalBatch / N, 2, sharding), *comm);
   sharding.push_back("zero.overlap=false");
