@@ -166,8 +166,9 @@ void write_metadata(hid_t file, const ZeroEngine& engine, const Deck& deck, int6
   // Ranks per shard group (hybrid sharding; = ranks with one group). The data does not depend on
   // it: every unit is stored whole, and any layout reads it back.
   h5::write_attr(file, "shard_size", static_cast<int64_t>(engine.mesh().group_ranks()));
-  // hpZ: the shard groups hold the parameters only; the optimizer state spans all ranks.
-  h5::write_attr(file, "hpz", static_cast<int64_t>(engine.mesh().sub_sharded() ? 1 : 0));
+  // A sub-sharded optimizer: the shard groups hold the parameters only; the optimizer state spans
+  // all ranks.
+  h5::write_attr(file, "sub_sharded", static_cast<int64_t>(engine.mesh().sub_sharded() ? 1 : 0));
   // The model dimensions' sizes (core/zero_mesh.hpp), each as an attribute of its name:
   // informational too, each unit is stored as the whole model's.
   const DeviceMesh& mesh = engine.mesh().mesh;
@@ -188,9 +189,9 @@ void write_metadata(hid_t file, const ZeroEngine& engine, const Deck& deck, int6
 
 // One state's dataset of unit u, in the whole model's layout: created whole by every rank, each
 // writing the part of its slice it owns: the ranks of the first shard group their shards (the
-// other groups hold copies of the same), or under hpZ every rank the sub-shard of the optimizer
-// state it alone holds; of the tensors every rank of a model-parallel group holds whole, its
-// first rank's alone.
+// other groups hold copies of the same), or with a sub-sharded optimizer every rank the sub-shard
+// of the optimizer state it alone holds; of the tensors every rank of a model-parallel group holds
+// whole, its first rank's alone.
 void write_unit_state(hid_t file, hid_t xfer, ZeroEngine& engine, int s, int u,
                       const std::string& temporary) {
   const Partition& partition = engine.partition();

@@ -200,7 +200,7 @@ double ZeroEngineT<Real>::grad_sumsq_owned() const {
       return kernels::sum_of_squares(team_shape_, grads, end - begin);
     });
   }
-  // Every rank holding the same piece of summed gradients (every group its shard; under hpZ
+  // Every rank holding the same piece of summed gradients (every group its shard; sub-sharded,
   // each sub-shard is one rank's) counts it: the trainer's sum over all ranks counts each once.
   const int copies = comms_->mesh().data_parallel() / pieces(comms_->mesh().mesh, owned_grads_);
   return copies > 1 ? total / copies : total;

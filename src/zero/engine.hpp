@@ -109,7 +109,7 @@ class ZeroEngine {
   // replicated, else the logical elements of this rank's piece.
   std::pair<int64_t, int64_t> held_range(const Placement& placement, int u) const;
   // The logical elements of unit u whose summed gradients this rank owns after backward: its
-  // shard, or under hpZ its sub-shard.
+  // shard, or with a sub-sharded optimizer its sub-shard.
   std::pair<int64_t, int64_t> owned_gradients(int u) const;
   // Pointers to logical element e of unit u (e inside the held range) of the fp32 state: master
   // parameters (held_range(master_storage())) and Adam m and v (held_range(optimizer_storage())).
@@ -238,9 +238,9 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
   ZeroEngineT(const StageSpec& spec, const Partition& partition, MeshComms& comms,
               const ZeroOptions& options, kernels::TeamShape team_shape, MemoryLedger* ledger);
   // Called after the optimizer updated unit u's held range. Where parameters are held more
-  // widely than they are updated (stages 1 and 2: full, updated by shard; hpZ: group shard,
-  // updated by sub-shard), each rank all-gathers its updated part in place, overlapping the next
-  // unit's update; after_optimizer waits for them all.
+  // widely than they are updated (stages 1 and 2: full, updated by shard; a sub-sharded optimizer:
+  // group shard, updated by sub-shard), each rank all-gathers its updated part in place,
+  // overlapping the next unit's update; after_optimizer waits for them all.
   virtual void after_unit_update(int u);
   virtual void after_optimizer() { wait_parameter_gathers(); }
   bool gathers_updates() const { return cuts_finer(optim_storage_, params_storage_); }

@@ -21,11 +21,11 @@ namespace zm {
 constexpr int64_t kShardAlign = 64;
 
 struct UnitPartition {
-  int64_t size = 0;           // logical elements of the unit
-  int64_t shard = 0;          // elements per rank
-  int64_t sub_shard = 0;      // elements per sub-shard (hpZ: shard / sub_shards; else shard)
-  int64_t sub_offset = 0;     // offset of this unit's sub-shard in a rank's sub-shard buffer
-  int64_t padded = 0;         // shard * ranks >= size
+  int64_t size = 0;        // logical elements of the unit
+  int64_t shard = 0;       // elements per rank
+  int64_t sub_shard = 0;   // elements per sub-shard (sub-sharded: shard / sub_shards; else shard)
+  int64_t sub_offset = 0;  // offset of this unit's sub-shard in a rank's sub-shard buffer
+  int64_t padded = 0;      // shard * ranks >= size
   int64_t padded_offset = 0;  // offset of the unit in a full (padded) buffer
   int64_t shard_offset = 0;   // offset of this unit's shard in a rank's shard buffer
 };
@@ -41,8 +41,8 @@ struct TensorSegment {
 
 class Partition {
  public:
-  // sub_shards: hpZ splits every shard again into this many sub-shards (core/zero_mesh.hpp);
-  // units are then padded to a multiple of ranks * sub_shards * kShardAlign.
+  // sub_shards: a sub-sharded optimizer splits every shard again into this many sub-shards
+  // (core/zero_mesh.hpp); units are then padded to a multiple of ranks * sub_shards * kShardAlign.
   Partition(const ParamLayout& layout, int ranks, int sub_shards = 1);
 
   const ParamLayout& layout() const { return *layout_; }

@@ -69,7 +69,11 @@ std::string describe_shard_size(hid_t file) {
   if (!h5::has_attr(file, "shard_size")) return "";
   const int64_t ranks = h5::read_attr_int(file, "ranks") / model_parallel_written(file);
   const int64_t group = h5::read_attr_int(file, "shard_size");
-  const bool hpz = h5::has_attr(file, "hpz") && h5::read_attr_int(file, "hpz") != 0;
+  // "hpz": the attribute's name in checkpoints written before it was "sub_sharded".
+  const auto flag = [&](const char* name) {
+    return h5::has_attr(file, name) && h5::read_attr_int(file, name) != 0;
+  };
+  const bool hpz = flag("sub_sharded") || flag("hpz");
   if (hpz)
     return fmt::format(
         "  shard size        {} (hpZ: parameters in {} groups of {} ranks, optimizer state "
