@@ -70,9 +70,9 @@ int run(int& argc, char**& argv, const RunOptions& options) {
     // Every rank reads the deck; they fail identically, so only rank 0 reports.
     deck = load_deck(options.deck, overrides);
     if (!options.out_dir.empty()) deck.origin["output.dir"] = "--out";  // what the user typed
-    // A token shard that is not one (a FIFO, which would block its open; a file of another
-    // kind; too short for a sequence) is bad input too, as is what the modules refuse of the
-    // data they read (before_training below).
+    // A data file its reader refuses (a FIFO, which would block its open; a file of another
+    // kind; too short for a sequence), or one this build has no reader for, is bad input too, as
+    // is what the modules refuse of the data they read (before_training below).
     check_data(deck);
     for (const auto& extension : run_command_extensions())
       extension->before_training(deck, invocation(options, runtime.size()));

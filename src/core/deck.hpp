@@ -89,7 +89,7 @@ struct CommConfig {
 };
 
 struct DataConfig {
-  std::string source = "synthetic";  // "synthetic" or the path of a token shard
+  std::string source = "synthetic";  // "synthetic" or the path of a data file (train/data.hpp)
 };
 
 struct OutputConfig {

@@ -215,7 +215,7 @@ void add_zero_keys(std::vector<KeySpec>& s) {
 void add_data_and_output_keys(std::vector<KeySpec>& s) {
   // [data]
   s.push_back(make_string("data", "source", &Deck::data, &DataConfig::source, {},
-                          "\"synthetic\" or the path of a token shard (llm.c format)"));
+                          "\"synthetic\" or the path of a data file (a module reads it)"));
   // [output]
   s.push_back(make_string("output", "dir", &Deck::output, &OutputConfig::dir, {},
                           "directory for results and checkpoints (--out overrides)"));

@@ -8,7 +8,7 @@
 namespace zm {
 
 // Throws zm::Error unless `path` names a regular file (symbolic links are followed). `what` is
-// what the file is for ("deck", "token shard (data.source)"); the messages read
+// what the file is for ("deck", "machine file"); the messages read
 // "<path>: the <what> is a FIFO (named pipe), not a regular file", "<path>: the <what> does not
 // exist" and so on.
 void require_regular_file(const std::string& path, const std::string& what);

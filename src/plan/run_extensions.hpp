@@ -32,8 +32,8 @@ struct RunExtensions {
   // How the model is cut into slices along the model dimensions (model/model_parallel.hpp), an
   // object that lives as long as the program; nullptr: the model is held whole.
   const ModelParallelScheme* model_parallel = nullptr;
-  // The fraction of a token shard's tokens (data.source), at its end, that training leaves to
-  // another reader of the shard (train/data.hpp, make_data_source); 0: training reads them all.
+  // The fraction of a data file's tokens (data.source), at its end, that training leaves to
+  // another reader of the file (train/data.hpp, make_data_source); 0: training reads them all.
   double reserved_data_tail = 0;
 };
 

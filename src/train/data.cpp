@@ -4,7 +4,8 @@
 
 #include <cmath>
 
-#include "io/token_shard.hpp"
+#include "core/error.hpp"
+#include "core/modules.hpp"
 #include "kernels/counter_rng.hpp"
 
 namespace zm {
@@ -44,46 +45,10 @@ class MarkovData : public DataSource {
   std::string description_;
 };
 
-using Tokens = std::vector<uint16_t>;
-
-// Sequences of T tokens (and their next tokens) from tokens [begin, end) of a shard.
-class ShardData : public DataSource {
- public:
-  ShardData(std::string path, std::shared_ptr<const Tokens> tokens, int64_t begin, int64_t end,
-            int64_t T, std::string what)
-      : path_(std::move(path)),
-        tokens_(std::move(tokens)),
-        begin_(begin),
-        end_(end),
-        T_(T),
-        what_(std::move(what)) {}
-
-  void sequences(int64_t first, int64_t B, int* inputs, int* targets) const override {
-    // Sequence g starts at (g * T) modulo the last start that leaves T + 1 tokens.
-    const int64_t starts = end_ - begin_ - T_;
-    for (int64_t b = 0; b < B; ++b) {
-      const int64_t start = begin_ + ((first + b) * T_) % starts;
-      for (int64_t t = 0; t < T_; ++t) {
-        inputs[b * T_ + t] = (*tokens_)[static_cast<size_t>(start + t)];
-        targets[b * T_ + t] = (*tokens_)[static_cast<size_t>(start + t + 1)];
-      }
-    }
-  }
-  std::string describe() const override {
-    if (begin_ == 0 && end_ == static_cast<int64_t>(tokens_->size()))
-      return fmt::format("token shard {} ({} tokens)", path_, tokens_->size());
-    return fmt::format("token shard {}, {} tokens [{}, {}) of {}", path_, what_, begin_, end_,
-                       tokens_->size());
-  }
-  // Sequence g < this count starts at g * T and ends inside the range without wrapping.
-  int64_t distinct_sequences() const override { return (end_ - begin_ - 1) / T_; }
-
- private:
-  std::string path_;
-  std::shared_ptr<const Tokens> tokens_;
-  int64_t begin_, end_, T_;
-  std::string what_;
-};
+std::vector<DataFileReader>& data_file_readers() {
+  static std::vector<DataFileReader> readers;
+  return readers;
+}
 
 }  // namespace
 
@@ -104,16 +69,18 @@ std::unique_ptr<DataSource> chain_source(const Deck& deck, int64_t first, std::s
                                       std::move(description));
 }
 
-std::unique_ptr<DataSource> token_shard_source(const std::string& path, const Deck& deck,
-                                               ShardPart part, double tail, const std::string& what,
-                                               const std::string& key) {
-  const int64_t T = deck.model.seq_len;
-  auto tokens = std::make_shared<const Tokens>(read_token_shard(path, deck.model.vocab, T, key));
-  const int64_t count = static_cast<int64_t>(tokens->size());
-  const int64_t split = part == ShardPart::Whole ? count : count - tail_tokens(count, tail);
-  const int64_t begin = part == ShardPart::Tail ? split : 0;
-  const int64_t end = part == ShardPart::Head ? split : count;
-  return std::make_unique<ShardData>(path, std::move(tokens), begin, end, T, what);
+void add_data_file_reader(DataFileReader reader) {
+  data_file_readers().push_back(std::move(reader));
+}
+
+const DataFileReader& data_file_reader(const std::string& path, const Deck& deck,
+                                       const std::string& key) {
+  for (const DataFileReader& reader : data_file_readers())
+    if (!reader.reads || reader.reads(path)) return reader;
+  const std::string option = option_providing("data files");
+  fail("{}: {} = \"{}\" names a data file, and this build reads none: expected \"synthetic\"{}",
+       deck.where(key), key, path,
+       option.empty() ? "" : ", or configure with -D" + option + "=ON and build again");
 }
 
 std::unique_ptr<DataSource> make_data_source(const Deck& deck, double reserved_tail) {
@@ -121,14 +88,15 @@ std::unique_ptr<DataSource> make_data_source(const Deck& deck, double reserved_t
     return chain_source(
         deck, 0,
         fmt::format("synthetic Markov chain ({} successors per token)", MarkovChain::kSuccessors));
-  return token_shard_source(deck.data.source, deck,
-                            reserved_tail > 0 ? ShardPart::Head : ShardPart::Whole, reserved_tail,
-                            "the training split", "data.source");
+  return data_file_reader(deck.data.source, deck, "data.source")
+      .open(deck.data.source, deck, reserved_tail > 0 ? DataPart::Head : DataPart::Whole,
+            reserved_tail, "the training split", "data.source");
 }
 
 void check_data(const Deck& deck) {
   if (deck.data.source != "synthetic")
-    check_token_shard(deck.data.source, deck.model.seq_len, "data.source");
+    data_file_reader(deck.data.source, deck, "data.source")
+        .check(deck.data.source, deck, "data.source");
 }
 
 int64_t first_sequence(int64_t step, int64_t micro_step, int64_t grad_accum, int ranks, int rank,

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -45,26 +46,39 @@ struct MarkovChain {
 };
 MarkovChain markov_chain(const Deck& deck);
 
-// The training split: the chain's sequences from 0 on ("synthetic"), else the token shard
+// Data files: what data.source (or another deck key naming data) may name besides "synthetic",
+// read by a module (add_data_file_reader). A file's parts: all of its tokens, or those before
+// (Head) or in (Tail) its last tail_tokens(count, tail) tokens.
+enum class DataPart { Whole, Head, Tail };
+int64_t tail_tokens(int64_t count, double tail);
+struct DataFileReader {
+  // Whether it reads `path`; unset: every path.
+  std::function<bool(const std::string& path)> reads;
+  // Checks the file without reading its tokens (that it holds a sequence of model.seq_len + 1);
+  // returns its token count. Errors (zm::Error) name the file and `key`, the key that gave it.
+  std::function<int64_t(const std::string& path, const Deck& deck, const std::string& key)> check;
+  // Its part's sequences; `what` names the part in describe().
+  std::function<std::unique_ptr<DataSource>(const std::string& path, const Deck& deck,
+                                            DataPart part, double tail, const std::string& what,
+                                            const std::string& key)>
+      open;
+};
+void add_data_file_reader(DataFileReader reader);
+// The reader of `path`, the file deck key `key` names; where this build has none, throws zm::Error
+// naming the key, where it was set and the CMake option of the module that reads data files.
+const DataFileReader& data_file_reader(const std::string& path, const Deck& deck,
+                                       const std::string& key);
+
+// The training split: the chain's sequences from 0 on ("synthetic"), else the data file
 // data.source, less the last `reserved_tail` (a fraction) of its tokens, which another reader
 // keeps (RunExtensions::reserved_data_tail).
 std::unique_ptr<DataSource> make_data_source(const Deck& deck, double reserved_tail = 0.0);
-
-// Sources for other readers of the data. The chain's sequences numbered from `first` on
-// (training reads those from 0), described as `description`.
+// The chain's sequences numbered from `first` on (training reads those from 0), for other
+// readers of the data, described as `description`.
 std::unique_ptr<DataSource> chain_source(const Deck& deck, int64_t first, std::string description);
-// The tokens of a token shard: all of them, or those before (Head) or in (Tail) its last
-// floor(count x `tail`) tokens (tail_tokens); `what` names the part in describe(), `key` the deck
-// key that gave the path (in every message about the file).
-enum class ShardPart { Whole, Head, Tail };
-std::unique_ptr<DataSource> token_shard_source(const std::string& path, const Deck& deck,
-                                               ShardPart part, double tail,
-                                               const std::string& what, const std::string& key);
-// The tokens of a shard of `count` tokens in its last `tail` (a fraction).
-int64_t tail_tokens(int64_t count, double tail);
 
-// Before any rank reads a token: data.source is a token shard where it is not synthetic
-// (core/token_shard checks). Throws zm::Error naming the key.
+// Before any rank reads a token: data.source is a file its reader accepts where it is not
+// synthetic. Throws zm::Error naming the key.
 void check_data(const Deck& deck);
 
 int64_t first_sequence(int64_t step, int64_t micro_step, int64_t grad_accum, int ranks, int rank,

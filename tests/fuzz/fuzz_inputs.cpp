@@ -1,10 +1,10 @@
-// A seeded mutation fuzzer for zeromini's input readers: the deck parser, the token-shard reader
-// and the checkpoint loader. For a bounded time it mutates the files of a corpus (bit flips,
-// byte substitutions with boundary values, insertions, deletions, truncation, splicing, TOML
-// tokens) and feeds each result to the reader. A reader may refuse an input only with zm::Error;
-// any other exception, a crash (the build uses AddressSanitizer and UBSan), or an input that takes
-// longer than the per-input time limit fails the run. The input being tried is kept in
-// OUT/current_input so a failure can be replayed.
+// A seeded mutation fuzzer for zeromini's input readers: the deck parser, the reader of data files
+// (data.source, where a module registered one: train/data.hpp) and the checkpoint loader. For a
+// bounded time it mutates the files of a corpus (bit flips, byte substitutions with boundary
+// values, insertions, deletions, truncation, splicing, TOML tokens) and feeds each result to the
+// reader. A reader may refuse an input only with zm::Error; any other exception, a crash (the build
+// uses AddressSanitizer and UBSan), or an input that takes longer than the per-input time limit
+// fails the run. The input being tried is kept in OUT/current_input so a failure can be replayed.
 //
 //   zeromini-fuzz deck|shard|checkpoint CORPUS_DIR SECONDS SEED OUT_DIR
 #include <unistd.h>
@@ -29,7 +29,7 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "io/checkpoint.hpp"
-#include "io/token_shard.hpp"
+#include "train/data.hpp"
 #include "train/trainer.hpp"
 
 namespace {
@@ -40,6 +40,8 @@ using Bytes = std::string;
 // The model the checkpoint corpus was written for (tests/fuzz/corpus/checkpoint/).
 const char* kCheckpointDeck =
     "[model]\nlayers = 1\nheads = 2\ndim = 8\nvocab = 16\nseq_len = 4\n[train]\nmicro_batch = 1\n";
+// The model a data file is read for: tokens below 16, sequences of 4.
+const char* kShardDeck = "[model]\nvocab = 16\nseq_len = 4\n";
 constexpr int kPerInputSeconds = 20;
 
 const char* const kTomlTokens[] = {"=",
@@ -154,7 +156,7 @@ void feed(const std::string& target, const Bytes& input, zm::Trainer* trainer) {
   if (target == "deck")
     zm::parse_deck(input, "fuzz.toml", {}, zm::BuildChecks::Skip);
   else if (target == "shard")
-    zm::read_token_shard(g_current.string(), 16, 4, "data.source");
+    zm::make_data_source(zm::parse_deck(kShardDeck, "fuzz", {"data.source=" + g_current.string()}));
   else
     zm::load_checkpoint(trainer->engine(), trainer->deck(), g_current.string());
 }

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "io/token_shard.hpp"
 #include "modules/evaluation/settings.hpp"
 
 namespace zm {
@@ -27,8 +26,8 @@ HeldOutSplit held_out_split(const Deck& deck) {
     split.loss_floor = chain_loss_floor(markov_chain(deck), deck.model.seq_len);
     return split;
   }
-  split.data =
-      token_shard_source(path, deck, holds_out_tail(deck) ? ShardPart::Tail : ShardPart::Whole,
+  split.data = data_file_reader(path, deck, key)
+                   .open(path, deck, holds_out_tail(deck) ? DataPart::Tail : DataPart::Whole,
                          s.val_fraction, "the held-out split", key);
   return split;
 }
@@ -80,7 +79,8 @@ void check_held_out(const Deck& deck, int64_t data_parallel_ranks) {
   int64_t held = 0;  // tokens of the held-out split
   std::string split;
   if (holds_out_tail(deck)) {
-    const int64_t count = check_token_shard(deck.data.source, T, "data.source");
+    const int64_t count = data_file_reader(deck.data.source, deck, "data.source")
+                              .check(deck.data.source, deck, "data.source");
     held = tail_tokens(count, s.val_fraction);
     const int64_t kept = count - held;
     if (held < T + 1 || kept < T + 1)
@@ -94,7 +94,8 @@ void check_held_out(const Deck& deck, int64_t data_parallel_ranks) {
     split = fmt::format("the last {} tokens of {} (data.val_fraction = {})", held, deck.data.source,
                         s.val_fraction);
   } else if (!s.val_source.empty() && s.val_source != "synthetic") {
-    held = check_token_shard(s.val_source, T, "data.val_source");
+    held = data_file_reader(s.val_source, deck, "data.val_source")
+               .check(s.val_source, deck, "data.val_source");
     split = fmt::format("{} ({} tokens)", s.val_source, held);
   } else {
     return;  // the chain's held-out sequences never run out

@@ -83,6 +83,7 @@ std::vector<uint16_t> random_tokens(size_t count, uint32_t seed) {
 // Tokens of the held-out split changed: the training losses are unchanged and the evaluation
 // losses change. Tokens of the training split changed: the training losses change.
 TEST(Evaluation, ReadsOnlyTheHeldOutSplit) {
+  if (!zm::testing::reads_data_files()) GTEST_SKIP() << "this build reads no data files";
   auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   const int N = comm->size();
   // 2,000 tokens; the last quarter held out (31 sequences of 16 for the 24 evaluated).

@@ -67,6 +67,7 @@ TEST(LossFloor, EqualsTheChainsConditionalEntropyMeasuredFromItsSequences) {
 }
 
 TEST(LossFloor, UnknownForATokenShard) {
+  if (!zm::testing::reads_data_files()) GTEST_SKIP() << "this build reads no data files";
   const std::string shard = temp_file("floor.bin");
   zm::testing::write_token_shard(shard, std::vector<uint16_t>(200, 3));
   const zm::Deck deck = zm::parse_deck(
@@ -93,6 +94,7 @@ TEST(HeldOut, SyntheticValidationSequencesAreNotTrainingSequences) {
 
 // A shard's tail is held out: training reads only tokens before it, evaluation only tokens in it.
 TEST(HeldOut, ShardTailIsReadOnlyByEvaluation) {
+  if (!zm::testing::reads_data_files()) GTEST_SKIP() << "this build reads no data files";
   const std::string shard = temp_file("tail.bin");
   std::vector<uint16_t> tokens(1000);
   for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<uint16_t>(i < 900 ? 1 : 2);
@@ -131,6 +133,7 @@ TEST(HeldOut, ShardTailIsReadOnlyByEvaluation) {
 }
 
 TEST(HeldOut, SplitsTooSmallAreRefusedNamingTheKeys) {
+  if (!zm::testing::reads_data_files()) GTEST_SKIP() << "this build reads no data files";
   const std::string shard = temp_file("small.bin");
   zm::testing::write_token_shard(shard, std::vector<uint16_t>(1000, 1));
   const std::string base =
