@@ -104,7 +104,7 @@ CLI::App* add_run(CLI::App& app, zm::cli::RunOptions& options) {
   // What the modules add to the command (train/command_extensions.hpp).
   for (const auto& extension : zm::run_command_extensions())
     for (const zm::CommandOption& option : extension->options())
-      run->add_option(option.flag, *option.value, option.help)->type_name("FILE");
+      run->add_option(option.flag, *option.value, option.help)->type_name(option.value_name);
   return run;
 }
 
@@ -116,7 +116,7 @@ std::vector<std::pair<CLI::App*, zm::Subcommand*>> add_subcommands(CLI::App& app
     for (const zm::CommandArgument& argument : subcommand->arguments())
       command->add_option(argument.name, *argument.value, argument.help)->required();
     for (const zm::CommandOption& option : subcommand->options())
-      command->add_option(option.flag, *option.value, option.help);
+      command->add_option(option.flag, *option.value, option.help)->type_name(option.value_name);
     added.emplace_back(command, subcommand.get());
   }
   return added;

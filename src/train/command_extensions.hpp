@@ -21,11 +21,13 @@ namespace zm {
 class Communicator;
 class Watchdog;
 
-// An option that takes a value, e.g. "--some-file FILE"; the value goes to *value.
+// An option that takes a value, e.g. "--some-file FILE"; the value goes to *value. `value_name`
+// is what --help shows for the value.
 struct CommandOption {
   std::string flag;
   std::string help;
   std::string* value;
+  std::string value_name = "FILE";
 };
 
 // How the run was asked for, for what a module writes about it (e.g. the command that repeats it).

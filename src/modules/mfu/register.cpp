@@ -32,7 +32,7 @@ class PeakOption final : public RunCommandExtension {
              "Peak TFLOP/s per device in the deck's precision: MFU is reported against it "
              "(without a peak, MFU is not available; --machine FILE: its "
              "compute.peak_tflops_<precision>)",
-             &peak_tflops_}};
+             &peak_tflops_, "TFLOPS"}};
   }
   void before_training(const Deck& deck, const RunInvocation& run) override {
     run_peak() = resolve_peak(peak_tflops_, run.machine, deck);
