@@ -198,6 +198,20 @@ case ${1:-} in
   rate) check_node "${2:-}"; shape "$2" "${3:?rate: a rate or off}" ;;
   link)
     check_node "${2:-}"
-    case ${3:-} in up | down) ip link set "$prefix-v$2" "$3" ;; *) die "link: up or down" ;; esac ;;
+    case ${3:-} in
+      up)
+        ip link set "$prefix-v$2" up
+        # The node's interface back with its carrier, and the neighbours either side failed to
+        # reach while the link was down forgotten: otherwise a new connection across it fails at
+        # once ("No route to host") until the failed entry expires.
+        for _ in $(seq 50); do
+          ip -n "$(node_name "$2")" link show eth0 | grep -q LOWER_UP && break
+          sleep 0.1
+        done
+        ip -n "$(node_name "$2")" neigh flush all
+        ip neigh flush dev "$bridge" ;;
+      down) ip link set "$prefix-v$2" down ;;
+      *) die "link: up or down" ;;
+    esac ;;
   *) usage ;;
 esac
