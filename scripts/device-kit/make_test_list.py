@@ -229,12 +229,16 @@ def rewrite_ctest_tree(paths, kit, unmapped):
 
 def copy_named_sources(tests, paths, kit):
     """Every file of the source tree a test names (scripts, decks, README.md), and of the build
-    tree outside bin/ (a tool library); bin/ is the packer's."""
+    tree its tool libraries (*.so outside bin/; bin/ is the packer's). Not the other files of the
+    build tree a test names: those are what tests wrote where tests ran before the packing (a
+    reference holding this machine's paths, an export), and the kit's own run makes them again."""
     for test in tests:
         words = test["command"] + [e.split("=", 1)[-1] for e in properties(test).get("ENVIRONMENT", [])]
         for word in words:
             rel = paths.to_kit(word)
             if rel is None or rel.startswith("bin/") or not os.path.isfile(word):
+                continue
+            if rel.startswith("build/") and not rel.endswith(".so"):
                 continue
             os.makedirs(os.path.join(kit, os.path.dirname(rel)), exist_ok=True)
             shutil.copy2(word, os.path.join(kit, rel))
