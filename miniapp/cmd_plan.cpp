@@ -282,7 +282,7 @@ void print_table(const std::vector<PlanPoint>& points, const Machine* machine) {
   }
 }
 
-void print_machine_note(const Deck& deck, int stage, Precision precision, const Machine& machine) {
+void print_machine_note(const Deck& deck, int stage, const Machine& machine) {
   const FlopsPerToken f =
       flops_per_token(deck.model, attention_kernels(run_extensions(deck, stage)));
   fmt::print(
@@ -432,7 +432,7 @@ int plan(const PlanOptions& options) {
   print_table(points, have_machine ? &machine : nullptr);
   for (const PlanFootnote& note : plan_footnotes(PlanFootnoteAt::AfterTable))
     fmt::print("{}", note(points, have_machine ? &machine : nullptr));
-  if (have_machine) print_machine_note(deck, stages.front(), precision, machine);
+  if (have_machine) print_machine_note(deck, stages.front(), machine);
   for (const PlanFootnote& note : plan_footnotes(PlanFootnoteAt::AtEnd))
     fmt::print("{}", note(points, have_machine ? &machine : nullptr));
   if (options.schedule) print_schedules(decks, points);
