@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "common/rounded_masters.hpp"
 #include "common/test_watchdog.hpp"
 #include "common/zero_test_util.hpp"
 #include "model/layout.hpp"
@@ -90,5 +91,24 @@ inline void expect_same_training(const TrainedRun& run, const TrainedRun& ref) {
   // The loss must actually fall: a frozen model would pass the comparisons trivially.
   EXPECT_LT(ref.losses.back(), ref.losses.front());
 }
+
+#if ZEROMINI_HAVE_BF16
+// A bf16 run of `deck` at `stage`: after its steps every bf16 compute parameter a rank holds is
+// the rounding of its fp32 master, and its losses follow `plain`'s (the same run without the
+// setting under test) within 1%.
+inline void expect_bf16_follows(const zm::Deck& deck, int stage, const zm::Deck& plain,
+                                zm::Communicator& comm) {
+  zm::TrainerT<zm::bf16> trainer(deck, stage, comm);
+  trainer.init_parameters();
+  std::vector<double> losses;
+  for (int64_t s = 0; s < deck.train.steps; ++s) losses.push_back(trainer.step(s).loss);
+  const auto [compared, differing] = compare_with_rounded_masters(trainer);
+  EXPECT_GT(compared, 0);
+  EXPECT_EQ(differing, 0) << "of " << compared << " parameters";
+  const TrainedRun reference_run = train(plain, comm);
+  for (size_t s = 0; s < losses.size(); ++s)
+    EXPECT_NEAR(losses[s], reference_run.losses[s], 0.01 * reference_run.losses[s]) << "step " << s;
+}
+#endif
 
 }  // namespace zm::testing

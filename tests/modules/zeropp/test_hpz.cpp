@@ -84,16 +84,7 @@ TEST(Hpz, MixedPrecisionParametersAreTheRoundedMasters) {
   const zm::Deck deck = zm::testing::test_deck(
       3, kGlobalBatch / N, 1,
       {"train.precision=bf16", fmt::format("zero.secondary_shard_size={}", N / 2)});
-  zm::TrainerT<zm::bf16> trainer(deck, 3, *comm);
-  trainer.init_parameters();
-  std::vector<double> losses;
-  for (int64_t s = 0; s < deck.train.steps; ++s) losses.push_back(trainer.step(s).loss);
-  const auto [compared, differing] = zm::testing::compare_with_rounded_masters(trainer);
-  EXPECT_GT(compared, 0);
-  EXPECT_EQ(differing, 0) << "of " << compared << " parameters";
-  const zm::testing::TrainedRun reference_run = zm::testing::train(plain, *comm);
-  for (size_t s = 0; s < losses.size(); ++s)
-    EXPECT_NEAR(losses[s], reference_run.losses[s], 0.01 * reference_run.losses[s]) << "step " << s;
+  zm::testing::expect_bf16_follows(deck, 3, plain, *comm);
 }
 #endif
 
