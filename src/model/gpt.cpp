@@ -1,5 +1,7 @@
 #include "model/gpt.hpp"
 
+#include <algorithm>
+
 #include "comm/phase.hpp"
 #include "core/error.hpp"
 #include "kernels/crossentropy.hpp"
@@ -75,6 +77,10 @@ GPT<Real>::GPT(const ParamLayout& layout, int64_t B, int64_t T, const RunContext
     });
   }
   alloc.finish();
+  if (scheme_ != nullptr) {
+    sync_uses_ = gpt_sync_uses(layout.config(), B, T);
+    sync_counts_.assign(sync_uses_.size(), 0);
+  }
 }
 
 template <typename Real>
@@ -144,6 +150,7 @@ double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch, ForwardPa
   namespace k = kernels;
   const ModelConfig& c = layout_->config();
   const int64_t C = c.dim, N = B_ * T_;
+  std::fill(sync_counts_.begin(), sync_counts_.end(), 0);  // the uses of this pass
 
   // Each unit's part is a profiling region and a span, its parameter wait included.
   // Embeddings.
@@ -196,6 +203,7 @@ double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch, ForwardPa
   if (!training) {  // no backward follows to release the head
     units.release(head);
     head_params_ = nullptr;
+    check_sync_uses(pass);
   }
   return loss;
 }
@@ -320,11 +328,69 @@ void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
   k::encoder_backward(team_shape_, dembed + layout_->wte_offset(), dembed + layout_->wpe_offset(),
                       dresidual_.data(), batch.input_groups, B, T, C);
   units.grads_ready(embed_unit);
+  if (scheme_ != nullptr) check_sync_uses(ForwardPass::Training);
 }
 
 template <typename Real>
 void GPT<Real>::sync(ModelSync point, Real* data, int64_t count, int unit) {
-  if (scheme_ != nullptr) scheme_->sum(call(unit), point, data, count);
+  if (scheme_ == nullptr) return;
+  at_sync(point, count / layout_->config().dim, unit,
+          [&](const ModelParallelCall<Real>& c) { scheme_->sum(c, point, data, count); });
+}
+
+template <typename Real>
+void GPT<Real>::at_sync(ModelSync point, int64_t rows, int unit,
+                        const std::function<void(const ModelParallelCall<Real>&)>& hook) {
+  ModelPosts posts{scheme_->collectives(point, buffer_shape(*layout_, B_, T_), rows,
+                                        static_cast<int>(sizeof(Real)))};
+  hook(call(unit, &posts));
+  ZM_ASSERT(posts.posted == posts.declared.size(), "{} of {} rows: {} of {} collectives posted",
+            model_sync_name(point), rows, posts.posted, posts.declared.size());
+  size_t use = 0;
+  while (use < sync_uses_.size() &&
+         (sync_uses_[use].point != point || sync_uses_[use].rows != rows))
+    ++use;
+  ZM_ASSERT(use < sync_uses_.size(), "{} of {} rows is not a use gpt_sync_uses declares",
+            model_sync_name(point), rows);
+  ++sync_counts_[use];
+}
+
+template <typename Real>
+void GPT<Real>::check_sync_uses(ForwardPass pass) {
+  for (size_t use = 0; use < sync_uses_.size(); ++use) {
+    const ModelSyncUse& u = sync_uses_[use];
+    const int64_t declared = pass == ForwardPass::Training ? u.per_micro_batch : u.per_forward_only;
+    ZM_ASSERT(sync_counts_[use] == declared, "a {} pass used {} of {} rows {} times, declared {}",
+              pass == ForwardPass::Training ? "training" : "forward-only", model_sync_name(u.point),
+              u.rows, sync_counts_[use], declared);
+    sync_counts_[use] = 0;
+  }
+}
+
+std::vector<ModelSyncUse> gpt_sync_uses(const ModelConfig& c, int64_t B, int64_t T) {
+  const int64_t N = B * T, L = c.layers, chunk = c.classifier_rows(N);
+  const int64_t forwards = c.recomputes_blocks() ? 2 : 1;  // a block's in a training micro-batch
+  std::vector<ModelSyncUse> uses = {{ModelSync::Embedding, N, 1, 1},
+                                    {ModelSync::AttentionOutput, N, forwards * L, L},
+                                    {ModelSync::MlpOutput, N, forwards * L, L},
+                                    {ModelSync::MlpInputGrad, N, L, 0},
+                                    {ModelSync::AttentionInputGrad, N, L, 0},
+                                    {ModelSync::HeadStatistics, chunk, N / chunk, N / chunk}};
+  if (N % chunk != 0) uses.push_back({ModelSync::HeadStatistics, N % chunk, 1, 1});
+  uses.push_back({ModelSync::HeadInputGrad, N, 1, 0});
+  return uses;
+}
+
+std::vector<ModelSyncPost> gpt_sync_posts(const ParamLayout& layout, int64_t B, int64_t T,
+                                          int element_bytes) {
+  const ModelParallelScheme* scheme = layout.scheme();
+  if (scheme == nullptr) return {};
+  const BufferShape shape = buffer_shape(layout, B, T);
+  std::vector<ModelSyncPost> posts;
+  for (const ModelSyncUse& u : gpt_sync_uses(layout.config(), B, T))
+    for (const ModelCollective& wire : scheme->collectives(u.point, shape, u.rows, element_bytes))
+      posts.push_back({u.point, wire, u.per_micro_batch, u.per_forward_only});
+  return posts;
 }
 
 #define ZM_INSTANTIATE(R) template class GPT<R>;

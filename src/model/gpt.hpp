@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,15 +38,24 @@ struct Batch {
 std::vector<BufferSpec> gpt_buffers(const ParamLayout& layout, const AttentionKernels& attention,
                                     int64_t B, int64_t T, int element_bytes);
 
-// The collectives the model posts over its model-parallel group in one micro-batch's forward
-// and backward (none without a scheme): at every ModelSync point in the order below, what the
-// layout's scheme declares there (ModelParallelScheme::collectives): the embedding's, the blocks'
-// (two per block forward, two more where model.recompute recomputes it, two per block backward),
-// the head's statistics once per chunk of model.classifier_chunk, and the head's input gradient.
-// `element_bytes`: of the activations. The model posts exactly these.
-std::vector<ModelCollective> gpt_model_collectives(const ParamLayout& layout, int64_t B, int64_t T,
-                                                   int element_bytes);
+// One sync point as a micro-batch reaches it: `rows` rows of tokens combined at `point`, so many
+// times in a training micro-batch (forward and backward) and in a forward-only pass.
+struct ModelSyncUse {
+  ModelSync point;
+  int64_t rows;
+  int64_t per_micro_batch, per_forward_only;
+};
+// Where forward() and backward() combine their slices under model parallelism, in the order they
+// reach them: the embedding, the blocks' two outputs (again where model.recompute recomputes a
+// block) and their inputs' gradients, the head's statistics once per chunk of
+// model.classifier_chunk and the head's input gradient. Written beside forward() and backward()
+// and checked against what they do after every pass (GPT::check_sync_uses).
+std::vector<ModelSyncUse> gpt_sync_uses(const ModelConfig& c, int64_t B, int64_t T);
 
+// The model's collectives over its model-parallel group (none without a scheme): what the step's
+// schedule lists and the planner prices (zero/schedule.hpp: ScheduleRole::ModelSync).
+std::vector<ModelSyncPost> gpt_sync_posts(const ParamLayout& layout, int64_t B, int64_t T,
+                                          int element_bytes);
 // The order in which forward() and backward() acquire units (stage 3 prefetches along it).
 std::vector<UnitEvent> gpt_unit_order(const ParamLayout& layout);
 
@@ -175,8 +185,15 @@ class GPT {
   // Model parallelism (model/model_parallel.hpp); without a scheme each is the plain
   // computation. The sum over the group at `point`, in place.
   void sync(ModelSync point, Real* data, int64_t count, int unit);
-  ModelParallelCall<Real> call(int unit) const {
-    return {group_, team_shape_, split_workspace_, unit};
+  // Runs `hook` (a scheme's, given a call) at a use of `point` for `rows` rows: with the
+  // collectives the scheme declares there, each of which it must post, and counted.
+  void at_sync(ModelSync point, int64_t rows, int unit,
+               const std::function<void(const ModelParallelCall<Real>&)>& hook);
+  // Whether the pass that ends posted at each use of a sync point as gpt_sync_uses says (fails
+  // the run where not); starts the next pass's counts.
+  void check_sync_uses(ForwardPass pass);
+  ModelParallelCall<Real> call(int unit, ModelPosts* posts = nullptr) const {
+    return {group_, team_shape_, split_workspace_, unit, posts};
   }
   // The bias of a layer whose output is summed over the group: added by one rank only.
   const Real* summed_bias(const Real* bias) const {
@@ -211,7 +228,9 @@ class GPT {
   const ParamLayout* layout_;
   int64_t B_, T_;
   ModelParallelGroup group_;
-  const ModelParallelScheme* scheme_;  // the layout's (nullptr: a whole model)
+  const ModelParallelScheme* scheme_;    // the layout's (nullptr: a whole model)
+  std::vector<ModelSyncUse> sync_uses_;  // gpt_sync_uses, with scheme_
+  std::vector<int64_t> sync_counts_;     // this pass's uses of each
   RunContext context_;
   GemmMath gemm_math_;
   kernels::TeamShape team_shape_;

@@ -2,8 +2,6 @@
 // category, element type, element count and the member it is allocated into (the attention
 // kernels' and the model-parallel scheme's buffers: those they declare). gpt_buffers prices them
 // for the planner and GPT's constructor allocates them, walking the same rows.
-// Beside them, the collectives the model itself posts over its model-parallel group
-// (gpt_model_collectives).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -189,35 +187,5 @@ std::vector<BufferSpec> gpt_buffers(const ParamLayout& layout, const AttentionKe
       Declarer, const AttentionKernels&, const ModelParallelScheme*, MemCategory);
 ZM_FOR_EACH_REAL(ZM_INSTANTIATE)
 #undef ZM_INSTANTIATE
-
-std::vector<ModelCollective> gpt_model_collectives(const ParamLayout& layout, int64_t B, int64_t T,
-                                                   int element_bytes) {
-  const ModelParallelScheme* scheme = layout.scheme();
-  if (scheme == nullptr) return {};
-  const ModelConfig& c = layout.config();
-  const BufferShape shape = buffer_shape(layout, B, T);
-  const int64_t N = B * T;
-  std::vector<ModelCollective> list;
-  const auto at = [&](ModelSync point, int64_t rows) {
-    for (const ModelCollective& m : scheme->collectives(point, shape, rows, element_bytes))
-      list.push_back(m);
-  };
-  at(ModelSync::Embedding, N);
-  // Per block: forward's two (again where the block is recomputed), then backward's two.
-  for (int64_t l = 0; l < c.layers; ++l) {
-    for (int pass = 0; pass < (c.recomputes_blocks() ? 2 : 1); ++pass) {
-      at(ModelSync::AttentionOutput, N);
-      at(ModelSync::MlpOutput, N);
-    }
-    at(ModelSync::MlpInputGrad, N);
-    at(ModelSync::AttentionInputGrad, N);
-  }
-  // The head's statistics once per chunk (the last chunk may be short), and its input gradient.
-  const int64_t chunk = c.classifier_rows(N);
-  for (int64_t first = 0; first < N; first += chunk)
-    at(ModelSync::HeadStatistics, std::min(chunk, N - first));
-  at(ModelSync::HeadInputGrad, N);
-  return list;
-}
 
 }  // namespace zm

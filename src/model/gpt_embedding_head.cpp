@@ -36,8 +36,9 @@ void GPT<Real>::head_crossentropy(const Batch& batch, int64_t first, int64_t row
   Stat* losses = losses_.data() + first;
   const bool fused = layout_->config().chunked_classifier();
   if (scheme_ != nullptr) {
-    scheme_->crossentropy(call(unit), logits_.data(), losses, targets, rows, V, slice, dloss,
-                          fused);
+    at_sync(ModelSync::HeadStatistics, rows, unit, [&](const ModelParallelCall<Real>& c) {
+      scheme_->crossentropy(c, logits_.data(), losses, targets, rows, V, slice, dloss, fused);
+    });
     return;
   }
   if (fused)

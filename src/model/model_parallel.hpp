@@ -49,6 +49,27 @@ struct ModelCollective {
   int element_bytes;
 };
 
+// Its name for a sync point ("embedding", "attention_output", ...).
+const char* model_sync_name(ModelSync point);
+
+// One collective the model posts: at a use of a sync point, each of what the layout's scheme
+// declares there (ModelParallelScheme::collectives), so many times in a training micro-batch and
+// in a forward-only pass (model/gpt.hpp: gpt_sync_posts).
+struct ModelSyncPost {
+  ModelSync point;
+  ModelCollective wire;
+  int64_t per_micro_batch, per_forward_only;
+};
+
+// The collectives one use of a sync point posts: what the scheme declares there (collectives()),
+// in order. The scheme posts each through post_model_collective, which checks it against the next
+// one declared, and the model checks that all were posted: what a pass posts is what the step's
+// schedule lists and the planner prices (zero/schedule.hpp: ScheduleRole::ModelSync).
+struct ModelPosts {
+  std::vector<ModelCollective> declared;
+  size_t posted = 0;
+};
+
 // This rank's model-parallel group: the communicator along the model dimension (nullptr with
 // one rank), its size and this rank's place in it (the slice it holds).
 struct ModelParallelGroup {
@@ -58,15 +79,22 @@ struct ModelParallelGroup {
 };
 
 // What a scheme's hook is given: the group, the model's team shape, the scheme's buffers as the
-// model allocated them (workspace, in declaration order) and the unit whose phase runs (-1: a
-// block's), for the collectives' tags.
+// model allocated them (workspace, in declaration order), the unit whose phase runs (-1: a
+// block's), for the collectives' tags, and the collectives it may post (nullptr: none).
 template <typename Real>
 struct ModelParallelCall {
   const ModelParallelGroup& group;
   kernels::TeamShape shape;
   const DeclaredBuffers<Real>& workspace;
   int unit;
+  ModelPosts* posts = nullptr;
 };
+
+// How a scheme posts: the next of `posts`' declared collectives, as `op` of `count` elements of
+// `type` (all-reduce: the whole buffer, in place in `recv`; all-gather: each rank's part) over the
+// group, after checking op, type and the whole buffer's count against the declaration.
+void post_model_collective(const ModelParallelGroup& group, ModelPosts* posts, int unit, CommOp op,
+                           const void* send, void* recv, size_t count, DType type);
 
 class ModelParallelScheme {
  public:

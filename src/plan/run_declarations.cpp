@@ -28,21 +28,7 @@ std::vector<BufferSpec> run_buffers(const Deck& deck, int stage, const ZeroMesh&
 
 std::vector<PlannedCollective> run_traffic(const Deck& deck, int stage, const Partition& partition,
                                            const ZeroMesh& mesh) {
-  const ZeroOptions options = zero_options(deck, stage, mesh);
-  auto collectives = ZeroEngine::declared_traffic(stage, partition, options, mesh);
-  // The model's own over its model-parallel group, every micro-batch, before the step's
-  // statistics (the schedule's last entry) as the step posts them.
-  const PlannedCollective statistics = collectives.back();
-  collectives.pop_back();
-  const auto model =
-      gpt_model_collectives(partition.layout(), deck.train.micro_batch, deck.model.seq_len,
-                            compute_element_bytes(options.policy));
-  for (int64_t micro = 0; micro < options.grad_accum; ++micro)
-    for (const ModelCollective& c : model)
-      collectives.push_back(
-          {c.op, c.count, c.element_bytes, mesh.model_parallel(), CommLevel::ModelParallel});
-  collectives.push_back(statistics);
-  return collectives;
+  return ZeroEngine::declared_traffic(stage, partition, zero_options(deck, stage, mesh), mesh);
 }
 
 ForwardOnlyDeclaration run_forward_only(const Deck& deck, int stage, const ZeroMesh& mesh,

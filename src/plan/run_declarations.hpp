@@ -22,8 +22,9 @@ BufferSpec step_stats_buffer();
 std::vector<BufferSpec> run_buffers(const Deck& deck, int stage, const ZeroMesh& mesh,
                                     const AttentionKernels& attention);
 
-// Every collective a rank posts in one step: the stage's and the step statistics' all-reduce
-// (over all ranks). `partition` is over the ranks of the mesh's shard dimension.
+// Every collective a rank posts in one step, the entries of its schedule: the stage's, the
+// model's own over its model-parallel group and the step statistics' all-reduce (over all ranks).
+// `partition` is over the ranks of the mesh's shard dimension.
 std::vector<PlannedCollective> run_traffic(const Deck& deck, int stage, const Partition& partition,
                                            const ZeroMesh& mesh);
 

@@ -2,6 +2,8 @@
 
 #include "comm/node_split.hpp"
 #include "core/stage_spec.hpp"
+#include "model/gpt.hpp"
+#include "zero/engine.hpp"
 #include "plan/run_extensions.hpp"
 
 namespace zm {
@@ -17,6 +19,8 @@ ZeroOptions zero_options(const Deck& deck, int stage, const ZeroMesh& mesh) {
   options.strategies = extensions.strategies;
   options.tier = extensions.tier;
   if (options.tier) options.homes = options.tier->homes(stage_spec(stage), mesh);
+  options.model_posts = gpt_sync_posts(run_layout(deck, stage), deck.train.micro_batch,
+                                       deck.model.seq_len, compute_element_bytes(options.policy));
   return options;
 }
 

@@ -51,6 +51,9 @@ Communicator& communicator_of(const MeshComms& comms, const ScheduleHop& hop) {
     case MeshGroup::World:
       comm = &comms.world();
       break;
+    case MeshGroup::Model:
+      comm = comms.model_parallel();
+      break;
     case MeshGroup::Added:
       comm = comms.added(hop.added);
       break;

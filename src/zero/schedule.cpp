@@ -161,6 +161,27 @@ class ScheduleBuilder {
               StepPoint::Posted});
   }
 
+  // The model's own collectives over its model-parallel group, blocking, as the model posts them
+  // (not offered to the strategies: they are the scheme's).
+  void model_syncs(std::vector<ScheduledCollective>& out) const {
+    for (const ModelSyncPost& post : options_.model_posts) {
+      const ModelCollective& w = post.wire;
+      const int ranks = mesh_.model_parallel();
+      out.push_back(
+          {ScheduleRole::ModelSync,
+           plain_collective(w.op),
+           -1,
+           -1,
+           model_sync_name(post.point),
+           w.op == CommOp::AllReduce ? w.count : w.count / ranks,
+           {{{w.op, w.count, w.element_bytes, ranks, CommLevel::ModelParallel}, MeshGroup::Model}},
+           post.per_micro_batch * options_.grad_accum,
+           StepPoint::ModelSync,
+           StepPoint::Posted,
+           post.per_forward_only});
+    }
+  }
+
   // Stage 3: before the unit's forward and again before its backward, every micro-step (the
   // embedding unit's second gather serves the LM head's forward and backward). A forward-only
   // micro-batch gathers each unit for its forward, and the embedding unit again for the head.
@@ -243,6 +264,7 @@ StepSchedule build_step_schedule(const StageSpec& spec, const Partition& partiti
       build.unit_gather(u, out);
     }
   }
+  build.model_syncs(out);
   build.step_statistics(out);
   for (CollectiveStrategy* strategy : schedule.strategies())
     for (const BufferSpec& buffer : strategy->buffers(context))
@@ -308,14 +330,15 @@ DType wire_dtype(const PlannedCollective& c) {
 }
 
 const char* schedule_role_name(ScheduleRole role) {
-  static const char* const kNames[] = {"buckets",       "group_reduction", "replica_reduction",
-                                       "update_gather", "unit_gather",     "step_statistics"};
+  static const char* const kNames[] = {"buckets",        "group_reduction", "replica_reduction",
+                                       "update_gather",  "unit_gather",     "model_sync",
+                                       "step_statistics"};
   static_assert(std::size(kNames) == static_cast<size_t>(ScheduleRole::StepStatistics) + 1);
   return enum_name(kNames, role);
 }
 
 const char* mesh_group_name(MeshGroup group) {
-  static const char* const kNames[] = {"shard", "replicate", "world", "added"};
+  static const char* const kNames[] = {"shard", "replicate", "world", "model", "added"};
   static_assert(std::size(kNames) == static_cast<size_t>(MeshGroup::Added) + 1);
   return enum_name(kNames, group);
 }
@@ -324,8 +347,8 @@ const char* step_point_name(StepPoint point) {
   static const char* const kNames[] = {"at_post",       "backward",      "last_backward",
                                        "group_reduced", "bucket_reuse",  "finish_backward",
                                        "unit_updated",  "optimizer_end", "prefetch",
-                                       "acquire",       "statistics"};
-  static_assert(std::size(kNames) == static_cast<size_t>(StepPoint::Statistics) + 1);
+                                       "acquire",       "statistics",    "model_sync"};
+  static_assert(std::size(kNames) == static_cast<size_t>(StepPoint::ModelSync) + 1);
   return enum_name(kNames, point);
 }
 

@@ -21,6 +21,11 @@
 //   UpdateGather       all-gather                                   shard or   unit updated
 //                                                                   replicate
 //   UnitGather         all-gather                                   shard      prefetch
+//   ModelSync          the model's (model/gpt.hpp: gpt_sync_posts)  model      model_sync
+//   StepStatistics     all-reduce                                   world      statistics
+//
+// The model posts its own entries (ModelParallelScheme, through post_model_collective, which
+// checks each against the model's declaration); the engine posts the others.
 #pragma once
 
 #include <cstdint>
@@ -62,6 +67,7 @@ enum class ScheduleRole {
   ReplicaReduction,  // a shard's group sum summed over its replicas (hybrid sharding)
   UpdateGather,      // the updated pieces of a unit brought to every rank holding it more widely
   UnitGather,        // a unit's shards gathered for its forward or backward (stage 3)
+  ModelSync,         // the model's own, where forward or backward combine its slices
   StepStatistics,    // the step's loss and gradient sum of squares summed over every rank
 };
 // The step's statistics: {loss sum, gradient sum of squares} in fp32 (StepStatistics).
@@ -71,6 +77,7 @@ enum class MeshGroup {
   Shard,      // the shard group (the `shard` dimension)
   Replicate,  // one rank per group holding the same shard
   World,      // every rank
+  Model,      // the model-parallel group (along the mesh's model dimension)
   Added,      // one a module added (MeshComms::add_split), named by the hop
 };
 // Points of the step.
@@ -86,6 +93,7 @@ enum class StepPoint {
   Prefetch,        // zero.prefetch uses ahead of the unit's forward and backward
   Acquire,         // when the model acquires the unit
   Statistics,      // after backward, before the optimizer: the step's loss and gradient norm
+  ModelSync,       // where forward or backward reach the model's sync point
 };
 
 struct ScheduleHop {

@@ -1,9 +1,10 @@
 // What the ZeRO layer is told about a run, as plain values: the precision policy, the micro-steps
 // of a step, the bucket, overlap and prefetch settings, the strategies modules offer for its
-// collectives, and where the model state lives. The plan layer fills one per stage from the run's
-// settings, in one function (plan/run_options.hpp: zero_options), so that the engine, its paths,
-// the step's schedule and the planner's declarations read the same values and no file below the
-// plan and io layers parses a setting. Each field names the key it comes from.
+// collectives, where the model state lives and the model's own collectives. The plan layer fills
+// one per stage from the run's settings, in one function (plan/run_options.hpp: zero_options), so
+// that the engine, its paths, the step's schedule and the planner's declarations read the same
+// values and no file below the plan and io layers parses a setting. Each field names the key it
+// comes from.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "core/precision.hpp"
+#include "model/model_parallel.hpp"
 #include "zero/state_tier.hpp"
 
 namespace zm {
@@ -37,6 +39,10 @@ struct ZeroOptions {
   // of it off the device (zero/state_tier.hpp; nullptr: all on the device).
   StateHomes homes;
   std::shared_ptr<const StateTier> tier;
+
+  // The model's own collectives over its model-parallel group (model/gpt.hpp: gpt_sync_posts of
+  // the run's micro-batch; none without model parallelism), which the step's schedule lists.
+  std::vector<ModelSyncPost> model_posts;
 };
 
 }  // namespace zm

@@ -16,22 +16,6 @@ ModelCollective megatron_collective(ModelSync point, int64_t rows, int64_t C, in
 
 namespace {
 
-// The one function that posts the scheme's collectives: `c` as megatron_collective declares it,
-// over the group (all-reduce in place in `recv`; all-gather of the group's equal parts).
-template <typename T>
-void post_megatron(const ModelParallelGroup& group, int unit, const ModelCollective& c,
-                   const T* send, T* recv) {
-  ZM_ASSERT(group.comm != nullptr && c.element_bytes == static_cast<int>(sizeof(T)),
-            "a model-parallel collective of {}-byte elements on {} ranks", c.element_bytes,
-            group.size);
-  const CommTag tag{unit, CommPurpose::ModelParallel};
-  if (c.op == CommOp::AllReduce)
-    group.comm->all_reduce_sum(recv, static_cast<size_t>(c.count), dtype_of<T>(), tag);
-  else
-    group.comm->all_gather(send, recv, static_cast<size_t>(c.count / group.size), dtype_of<T>(),
-                           tag);
-}
-
 bool ends_with(const std::string& name, const char* suffix) {
   const std::string s(suffix);
   return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
@@ -94,9 +78,9 @@ class Megatron final : public ModelParallelScheme {
     }
   }
 
-  void sum(const ModelParallelCall<float>& call, ModelSync point, float* data,
+  void sum(const ModelParallelCall<float>& call, ModelSync, float* data,
            int64_t count) const override {
-    sum_of(call, point, data, count);
+    sum_of(call, data, count);
   }
   void embed(const ModelParallelCall<float>& call, float* out, const int* tokens, const float* wte,
              const float* wpe, int64_t vocab_rows, int64_t B, int64_t T, int64_t C) const override {
@@ -114,9 +98,9 @@ class Megatron final : public ModelParallelScheme {
                                          dloss, rows, V, vocab_rows);
   }
 #if ZEROMINI_HAVE_BF16
-  void sum(const ModelParallelCall<bf16>& call, ModelSync point, bf16* data,
+  void sum(const ModelParallelCall<bf16>& call, ModelSync, bf16* data,
            int64_t count) const override {
-    sum_of(call, point, data, count);
+    sum_of(call, data, count);
   }
   void embed(const ModelParallelCall<bf16>& call, bf16* out, const int* tokens, const bf16* wte,
              const bf16* wpe, int64_t vocab_rows, int64_t B, int64_t T, int64_t C) const override {
@@ -138,11 +122,9 @@ class Megatron final : public ModelParallelScheme {
  private:
   // An all-reduce of `count` activations in place: rows of C (the point's declaration).
   template <typename Real>
-  static void sum_of(const ModelParallelCall<Real>& call, ModelSync point, Real* data,
-                     int64_t count) {
-    const ModelCollective c =
-        megatron_collective(point, 1, count, call.group.size, static_cast<int>(sizeof(Real)));
-    post_megatron<Real>(call.group, call.unit, c, data, data);
+  static void sum_of(const ModelParallelCall<Real>& call, Real* data, int64_t count) {
+    post_model_collective(call.group, call.posts, call.unit, CommOp::AllReduce, data, data,
+                          static_cast<size_t>(count), dtype_of<Real>());
   }
 
   // Each rank embeds the tokens of its rows (zeros elsewhere), the first adds the positions; the
@@ -169,9 +151,9 @@ class Megatron final : public ModelParallelScheme {
     const int64_t begin = group.rank * vocab_rows;
     k::crossentropy_slice_stats(call.shape, logits, stats[kSliceStatsBuffer].data(), targets, begin,
                                 rows, V, vocab_rows);
-    post_megatron(group, call.unit,
-                  megatron_collective(ModelSync::HeadStatistics, rows, 0, group.size, 0),
-                  stats[kSliceStatsBuffer].data(), stats[kGatheredStats].data());
+    post_model_collective(group, call.posts, call.unit, CommOp::AllGather,
+                          stats[kSliceStatsBuffer].data(), stats[kGatheredStats].data(),
+                          static_cast<size_t>(k::kSliceStats * rows), DType::F32);
     k::crossentropy_combine(call.shape, stats[kGatheredStats].data(), group.size, losses,
                             stats[kRowStats].data(), rows);
     if (fused)

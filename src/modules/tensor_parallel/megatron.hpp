@@ -15,8 +15,8 @@
 //     row;
 //   - LayerNorms, wpe and the row-parallel biases are held whole by every rank.
 //
-// Its collectives are declared in one place (megatron_collective) and posted through one
-// function (post_megatron); the planner prices the declaration.
+// Its collectives are declared in one place (megatron_collective) and posted through the core's
+// post_model_collective, which checks each against it; the step's schedule lists them.
 #pragma once
 
 #include <cstdint>
