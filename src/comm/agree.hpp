@@ -1,11 +1,6 @@
 // All ranks of a communicator agreeing on the outcome of work each did on its own: success
-// everywhere, or the first failing rank's message everywhere.
-//
-// A rank that fails alone and stops alone leaves the others waiting in their next collective; one
-// that throws a message only it can see leaves the others without the cause. So work whose
-// failure is local (a file a rank cannot read, a block whose checksum fails on one rank) ends
-// with an agreement, after which every rank goes on together or stops together with the same
-// message.
+// everywhere, or the first failing rank's message everywhere. A rank that failed and stopped
+// alone would leave the others waiting, without the cause.
 #pragma once
 
 #include <mpi.h>
@@ -17,7 +12,7 @@ namespace zm {
 
 class Watchdog;
 
-// Longest message an agreement carries, in bytes; a longer one is cut to this length.
+// Longest message an agreement carries, in bytes (a longer one is cut).
 constexpr size_t kAgreedMessageMax = 1023;
 
 struct Agreement {
@@ -26,8 +21,7 @@ struct Agreement {
   bool ok() const { return failed_rank < 0; }
 };
 
-// Collective over `comm`, under `watchdog`. `error` is this rank's failure, empty when it
-// succeeded; `what` names the work for the watchdog ("the checkpoint write").
+// Collective over `comm`. `error`: this rank's failure, empty on success; `what` names the work.
 Agreement agree(Watchdog& watchdog, MPI_Comm comm, const std::string& error,
                 const std::string& what = "the outcome of local work");
 

@@ -108,8 +108,7 @@ CommRequest::~CommRequest() {
 
 void CommRequest::wait(bool blocking) {
   if (!pending_) return;
-  // Only a wait for an observed collective still in flight is told: one already seen complete
-  // cost the rank nothing.
+  // Only a wait for an observed collective still in flight is told (a completed one cost nothing).
   const bool observed = owner_->in_flight(observed_, observation_);
   if (observed)
     for (CollectiveObserver* o : owner_->followers_) o->wait_begins(observed_, blocking);
@@ -134,17 +133,13 @@ bool CommRequest::test() {
 
 bool Communicator::in_flight(int64_t id, uint64_t observation) const {
   if (id < 0 || observation != observation_ || followers_.empty()) return false;
-  for (const InFlight& f : in_flight_)
-    if (f.id == id) return true;
-  return false;
+  return std::any_of(in_flight_.begin(), in_flight_.end(),
+                     [id](const InFlight& f) { return f.id == id; });
 }
 
 void Communicator::observed_done(int64_t id, bool waited) {
-  for (size_t i = 0; i < in_flight_.size(); ++i) {
-    if (in_flight_[i].id != id) continue;
-    in_flight_.erase(in_flight_.begin() + static_cast<std::ptrdiff_t>(i));
-    break;
-  }
+  const auto same = [id](const InFlight& f) { return f.id == id; };
+  in_flight_.erase(std::remove_if(in_flight_.begin(), in_flight_.end(), same), in_flight_.end());
   for (CollectiveObserver* o : followers_) {
     if (waited)
       o->wait_ended(id);
@@ -156,13 +151,10 @@ void Communicator::observed_done(int64_t id, bool waited) {
 void Communicator::progress() {
   do_progress();
   for (size_t i = 0; i < in_flight_.size();) {
-    if (!in_flight_[i].pending->test()) {
+    if (in_flight_[i].pending->test())
+      observed_done(in_flight_[i].id, false);  // removes entry i
+    else
       ++i;
-      continue;
-    }
-    const int64_t id = in_flight_[i].id;
-    in_flight_.erase(in_flight_.begin() + static_cast<std::ptrdiff_t>(i));
-    for (CollectiveObserver* o : followers_) o->completed(id);
   }
 }
 
@@ -200,13 +192,7 @@ CommRequest Communicator::account(CommOp op, double whole_buffer_bytes, CommTag 
   s.bytes += bytes;
   const int64_t id = next_id_++;
   if (observers_.empty()) return CommRequest(this, op, std::move(pending), -1);
-  PostedCollective posted;
-  posted.id = id;
-  posted.op = op;
-  posted.tag = tag;
-  posted.bytes = bytes;
-  posted.whole_buffer_bytes = whole_buffer_bytes;
-  posted.host_seconds = before;
+  PostedCollective posted{id, op, tag, bytes, whole_buffer_bytes, before};
   posted.complete = !pending;
   if (pending) {
     posted.stream_ordered = pending->stream_ordered();
@@ -263,17 +249,13 @@ CommRequest Communicator::iall_to_all(const void* send, void* recv, size_t block
                  post_all_to_all(send, recv, block_count, type));
 }
 
-// Blocking: posted, waited for and completed in one interval (told to the followers only: it
-// moves no data).
+// Posted, waited for and completed in one interval; told to the followers only (it moves no data).
 void Communicator::barrier() {
   const double start = wall_seconds();
   int64_t id = -1;
   if (!followers_.empty()) id = next_id_++;
   for (CollectiveObserver* o : followers_) {
-    PostedCollective posted;
-    posted.id = id;
-    posted.host_seconds = start;
-    o->posted(posted);
+    o->posted({id, CommOp::Barrier, {}, 0.0, 0.0, start});
     o->wait_begins(id, true);
   }
   do_barrier();

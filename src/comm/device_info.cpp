@@ -9,9 +9,6 @@
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cuda_runtime.h>
 #endif
-#if defined(KOKKOS_ENABLE_HIP)
-#include <hip/hip_runtime.h>
-#endif
 #ifdef ZEROMINI_HAVE_NCCL
 #include <nccl.h>
 #endif
@@ -40,12 +37,6 @@ std::string this_device_name() {
   cudaDeviceProp properties{};
   if (cudaGetDevice(&device) == cudaSuccess &&
       cudaGetDeviceProperties(&properties, device) == cudaSuccess)
-    return properties.name;
-#elif defined(KOKKOS_ENABLE_HIP)
-  int device = 0;
-  hipDeviceProp_t properties{};
-  if (hipGetDevice(&device) == hipSuccess &&
-      hipGetDeviceProperties(&properties, device) == hipSuccess)
     return properties.name;
 #endif
   return host_cpu_name();

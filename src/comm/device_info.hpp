@@ -5,8 +5,8 @@
 
 namespace zm {
 
-// The device this rank's kernels run on: the GPU's name in CUDA and HIP builds, else the host
-// CPU's model name from /proc/cpuinfo, marked "(host)".
+// The device this rank's kernels run on: the GPU's name in CUDA builds, else the host CPU's model
+// name from /proc/cpuinfo, marked "(host)".
 std::string this_device_name();
 
 // The NCCL library's version when built with it (ncclGetVersion), else "not built".

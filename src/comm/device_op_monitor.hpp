@@ -1,16 +1,9 @@
-// Collectives that complete on a device stream (NCCL), watched from outside the thread that posted
-// them.
-//
-// A stream-ordered collective never blocks the host where it is posted or waited for: a hung one
-// shows only later, as a host that blocks in a fence or a copy, and an error in the library (a
-// peer that died, a network failure) is reported asynchronously by the communicator. So the
-// watchdog's thread polls this monitor: it retires the collectives whose completion events have
-// fired (in stream order), and when the oldest one has been in flight longer than comm.timeout_s,
-// or the communicator reports an asynchronous error, it aborts the communicator (which returns
-// every pending operation) and says which rank, which collective and how many bytes.
-//
-// The device side is a seam (Device): the NCCL backend implements it with cudaEventQuery,
-// ncclCommGetAsyncError and ncclCommAbort; the tests, with a fake device and a fake clock.
+// Collectives that complete on a device stream (NCCL), watched from the watchdog's thread: such a
+// collective never blocks the host, so a hung one would show only later (in a fence or a copy),
+// and the library reports its errors asynchronously. The monitor retires the collectives whose
+// completion events fired; when the oldest has been in flight longer than comm.timeout_s, or an
+// asynchronous error comes, it aborts the communicator and says which rank, collective and bytes.
+// Device is the seam: NCCL's events and calls, or the tests' fakes.
 #pragma once
 
 #include <cstddef>
@@ -38,8 +31,7 @@ class DeviceOpMonitor {
   DeviceOpMonitor& operator=(const DeviceOpMonitor&) = delete;
 
   void set_timeout(double seconds);
-  // A collective just posted: `done` fires when it completes on the device. `elements` of
-  // `element_bytes` each, for the message.
+  // A collective just posted; `done` fires when it completes on the device.
   void posted(const char* op, size_t elements, size_t element_bytes, void* done);
   // Retires what completed. On an asynchronous error or a collective older than the timeout:
   // aborts the communicator (once) and returns the failure message; else "".

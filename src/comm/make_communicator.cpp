@@ -19,9 +19,8 @@ constexpr bool kBuildHasNccl = true;
 constexpr bool kBuildHasNccl = false;
 #endif
 
-// MPI on a device whose memory the library cannot read needs the buffers staged through host
-// memory (DeviceStaging, mpi_communicator.hpp); a build without that refuses before the first
-// collective, the same on every rank (one build, one library, one agreed backend).
+// MPI on a device whose memory it cannot read needs DeviceStaging: a build without it refuses
+// before the first collective, the same on every rank.
 void check_mpi_reaches_the_device() {
   if (device_is_host() || has_device_staging() || mpi_reads_device_memory()) return;
   const std::string option = option_providing("device staging");

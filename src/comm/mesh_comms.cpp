@@ -65,16 +65,14 @@ Communicator* MeshComms::split(Communicator& parent, int color, int key) {
 
 Communicator* MeshComms::make_along(int d) {
   const DeviceMesh& m = mesh_.mesh;
-  // A model dimension always has its own communicator (none at size 1), also where it spans the
-  // world: its traffic is the model's, counted apart from the world's step statistics.
+  // A model dimension's traffic is the model's, counted apart from the world's statistics.
   const bool model = m.dim(d).name != kReplicateDim && m.dim(d).name != kShardDim;
   if (model && m.dim(d).size == 1) return nullptr;
   if (!mesh_.hybrid() && !model) {  // the shard dimension always has one: the engine's group
     if (m.dim(d).size == 1 && m.dim(d).name != kShardDim) return nullptr;
     if (m.dim(d).size == m.world()) return world_;
   }
-  // Keyed by the world rank, so that the ranks along the dimension keep the world's order: their
-  // rank there is their coordinate along it.
+  // Keyed by the world rank: a rank's rank along the dimension is its coordinate there.
   const int rank = world_->rank();
   return split(*world_, m.group_along(rank, d), rank);
 }

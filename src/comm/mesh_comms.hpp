@@ -1,18 +1,10 @@
 // The communicators of a ZeRO mesh (core/zero_mesh.hpp): one per mesh dimension, over the ranks
-// that share every other coordinate, and the world. With one shard group a dimension spanning
-// the world is the world itself and any other of one rank has none: `shard` is the world and
-// `replicate` has none, so that a run without zero.shard_size posts exactly what it always did,
-// on one communicator. With more groups every dimension is split off the world (a group of one
-// rank still has its own). A model dimension (core/zero_mesh.hpp) has its own communicator
-// whenever its size is above 1, even when it spans the world.
-//
-// Accounting by network level: a collective is intra-group when its ranks are one shard group,
-// inter-group when they span groups. A dimension's communicator is inter-group when it runs
-// along `replicate`; the world's when there is more than one group (the step statistics,
-// stage 0's all-reduce).
-//
-// A module's collectives may need more communicators (e.g. splits of the shard group): it adds
-// them (add_split, from StrategyProvider::prepare), under a name the schedule's hops use.
+// that share every other coordinate, and the world. With one shard group `shard` is the world and
+// `replicate` has none, so that a run without zero.shard_size posts on one communicator; with
+// more, every dimension is split off the world. A model dimension has its own communicator
+// whenever its size is above 1. Collectives are counted by network level: inter-group along
+// `replicate`, and the world's with more than one group; intra-group otherwise. A module may add
+// communicators (add_split, from StrategyProvider::prepare) under a name its hops use.
 #pragma once
 
 #include <memory>
@@ -24,7 +16,6 @@
 
 namespace zm {
 
-// ModelParallel: the collectives along the model dimensions (the model's, not ZeRO's).
 enum class CommLevel : int { IntraGroup = 0, InterGroup, ModelParallel, Count };
 constexpr int kCommLevels = static_cast<int>(CommLevel::Count);
 const char* comm_level_name(CommLevel level);  // "intra_group" | "inter_group" | "model_parallel"
@@ -35,8 +26,7 @@ CommLevel world_level(const ZeroMesh& mesh);
 
 class MeshComms {
  public:
-  // Collective over `world` (it splits it along each dimension of a hybrid mesh). The new
-  // communicators use the world's backend.
+  // Collective over `world`; the new communicators use its backend.
   MeshComms(Communicator& world, const ZeroMesh& mesh);
   ~MeshComms();
   MeshComms(const MeshComms&) = delete;
@@ -46,24 +36,20 @@ class MeshComms {
   Communicator& world() const { return *world_; }
   // The communicator along a dimension; nullptr where it has none (replicate with one group).
   Communicator* along(const std::string& dim) const;
-  // The shard group's (the world's with one group), and the replicas' (one rank of every group,
-  // holding the same shard; nullptr with one group).
+  // The shard group's, and the replicas' (one rank of every group; nullptr with one group).
   Communicator& group() const { return *along(kShardDim); }
   Communicator* replicas() const { return along(kReplicateDim); }
-  // The model-parallel group's: along the innermost model dimension (nullptr without one, or at
-  // size 1).
+  // Along the innermost model dimension (nullptr without one, or at size 1).
   Communicator* model_parallel() const {
     return mesh_.model_dim() < 0 ? nullptr : along_[static_cast<size_t>(mesh_.model_dim())];
   }
-  // Collective over `parent` (a member): a member named `name`, of the ranks of `parent` with
-  // this rank's `color`, ranked by `key`, whose collectives count at `level`.
+  // Collective over `parent`: a member `name` of its ranks of this rank's `color`, ranked by
+  // `key`, counted at `level`.
   Communicator& add_split(const std::string& name, Communicator& parent, int color, int key,
                           CommLevel level);
-  // The member added under `name`, or nullptr.
-  Communicator* added(const std::string& name) const;
+  Communicator* added(const std::string& name) const;  // the member `name`, or nullptr
 
-  // The distinct communicators, with the level of each: the dimensions' from the innermost out,
-  // then the world, then those added (named).
+  // The distinct communicators: the dimensions' from the innermost out, the world, those added.
   struct Member {
     Communicator* comm;
     CommLevel level;
@@ -71,19 +57,15 @@ class MeshComms {
   };
   const std::vector<Member>& members() const { return members_; }
 
-  // Over every member: the watchdog's limit, progress.
   void set_timeout(double seconds);
   void progress();
 
-  // The members' statistics summed, in total and for one level.
   CommStats stats() const;
   CommStats stats(CommLevel level) const;
   void reset_stats();
 
  private:
-  // The communicator along dimension d: the world's, a split of it, or none.
-  Communicator* make_along(int d);
-  // Collective over `parent`: a communicator of the ranks of equal `color`, ranked by `key`.
+  Communicator* make_along(int d);  // the world, a split of it, or none
   Communicator* split(Communicator& parent, int color, int key);
 
   ZeroMesh mesh_;

@@ -16,10 +16,9 @@ NodeComm::~NodeComm() {
   release();
 }
 
-NodeComm::NodeComm(NodeComm&& other) noexcept
-    : comm_(std::exchange(other.comm_, MPI_COMM_NULL)),
-      rank_(std::exchange(other.rank_, 0)),
-      size_(std::exchange(other.size_, 1)) {}
+NodeComm::NodeComm(NodeComm&& other) noexcept {
+  *this = std::move(other);
+}
 
 NodeComm& NodeComm::operator=(NodeComm&& other) noexcept {
   if (this != &other) {

@@ -1,9 +1,5 @@
-// The ranks of a communicator that share this rank's node (its shared-memory domain), as a
-// communicator of their own that is freed with this object.
-//
-// Device selection, thread placement, the memory check and the watchdog all need "who else is on
-// this node"; MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) answers it, keyed by the rank in the
-// parent so that node ranks keep the parent's order.
+// The ranks of a communicator that share this rank's node (MPI_COMM_TYPE_SHARED), in the parent's
+// order, as a communicator freed with this object.
 #pragma once
 
 #include <mpi.h>

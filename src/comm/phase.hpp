@@ -1,23 +1,11 @@
-// A Phase is one named piece of a run: the step, a unit's forward, the optimizer, a checkpoint
-// write, the agreement to stop. One scope does the four things such a piece may need:
-//   - a Kokkos Tools region "zeromini::<region>", always (a tool connector such as
-//     space-time-stack or NVTX shows zeromini's structure; the cost is a pointer check when no
-//     tool is loaded);
-//   - a span (span()), told to the run's span observer (core/spans.hpp) while it observes;
-//   - the watchdog: the run's phase named in its messages (watched()), restored when the scope
-//     ends, and a deadline (deadline()): a wait longer than comm.timeout_s ends the job;
-//   - a timer (timed()): the seconds from start to end, device work included (fences at both
-//     ends), added to a total.
-// What a Phase does is declared by its PhaseSpec, e.g.
+// A Phase is one named piece of a run (the step, a unit's forward, a checkpoint write). One scope
+// gives it, as its PhaseSpec declares: a Kokkos Tools region "zeromini::<region>" (always; a
+// pointer check when no tool is loaded), a span for the run's span observer (span()), the run's
+// phase in the watchdog's messages (watched()) and a deadline (deadline()), and a timer, device
+// work included (timed()). E.g.
 //   Phase phase(context, PhaseSpec("forward").timed(record.times.forward));
-//   Phase phase(context, PhaseSpec("checkpoint").span(SpanKind::Io)
-//                            .watched("checkpoint write after step 12"));
-//
-// The comm and io layers keep the narrower BlockingRegion (comm/watchdog.hpp) for their blocking
-// calls: a wait inside a collective or a file operation is a leaf of a phase, with a deadline and
-// a collective number but nothing to time or show as a span of its own (collectives are told
-// to their communicator's observer, comm/collective_observer.hpp), and those layers are called
-// where no RunContext reaches.
+// The comm and io layers, which no RunContext reaches, keep the narrower BlockingRegion
+// (comm/watchdog.hpp) for their blocking calls.
 #pragma once
 
 #include <cstdint>
@@ -40,7 +28,8 @@ struct PhaseSpec {
     span_name = std::move(name);
     return *this;
   }
-  // The run's phase as the watchdog's messages name it ("checkpoint write after step 12").
+  // The run's phase in the watchdog's messages ("checkpoint write after step 12"), restored at
+  // the end.
   PhaseSpec& watched(std::string run_phase) {
     watch = std::move(run_phase);
     return *this;

@@ -1,9 +1,6 @@
-// What a run's code reaches besides its arguments: the observer of its spans (core/spans.hpp),
-// the watchdog of comm.timeout_s, the memory ledger and the run's figures. The program makes one
-// (miniapp/cmd_run.cpp) and passes it down: run_training (where a module may give it a span
-// observer, train/training_extensions.hpp), the Trainer, the model, and every Phase. A default
-// RunContext holds none of them: its phases are Kokkos Tools regions and timers only (tests and
-// benchmarks that build a Trainer or a model directly).
+// What a run's code reaches besides its arguments, passed down from the program to the Trainer,
+// the model and every Phase. A default RunContext holds none of them (tests and benchmarks): its
+// phases are Kokkos Tools regions and timers only.
 #pragma once
 
 #include <map>
@@ -15,8 +12,7 @@ class SpanObserver;
 class Watchdog;
 class MemoryLedger;
 
-// Figures by name that the steps before training give a run (RunCommandExtension::
-// before_first_step, train/command_extensions.hpp), for what runs around its steps to read.
+// Figures by name that the steps before training give a run (train/command_extensions.hpp).
 using RunFigures = std::map<std::string, double>;
 
 struct RunContext {

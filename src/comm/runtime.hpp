@@ -1,6 +1,5 @@
-// Process-wide setup of MPI and Kokkos for commands that run on ranks (run, and the subcommands
-// that read files with MPI's help). Commands that only read and write files start MPI alone
-// (Devices::None): they never touch a GPU, so they work on a login node without one.
+// Process-wide setup of MPI and Kokkos for commands that run on ranks. Devices::None starts MPI
+// alone, for commands that only read and write files (on a login node without a GPU).
 #pragma once
 
 #include "comm/watchdog.hpp"

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -34,9 +35,8 @@ struct Region {
   double progress;  // when it began, or when the last region nested in it ended
 };
 
-// MPI_Finalize deletes MPI_COMM_SELF's attributes first: the progress windows are freed there
-// when a program did not release them itself (windows still locked at MPI_Finalize make the
-// UCX layer abort).
+// MPI_Finalize deletes MPI_COMM_SELF's attributes first: the diagnosis is released there when a
+// program did not release it (windows still locked at MPI_Finalize make UCX abort).
 extern "C" int release_at_finalize(MPI_Comm, int, void*, void* watchdog) {
   static_cast<Watchdog*>(watchdog)->release();
   return MPI_SUCCESS;
@@ -82,7 +82,6 @@ struct Watchdog::State {
   [[noreturn]] void end_job(const std::string& message, int code);
   [[noreturn]] void end_in_finalize(double waited);
   std::string describe(const Region& region, double waited, const std::string& ranks) const;
-  // " on HOST" where the job spans nodes (empty otherwise, or without a diagnosis).
   std::string on_host(int r) const { return diagnosis ? diagnosis->on_host(r) : ""; }
   std::string waited_for(const Region& region, double now, bool remote);
 };
@@ -111,9 +110,8 @@ void Watchdog::arm(double timeout_seconds) {
 }
 
 void Watchdog::set_finalize_status(int status) {
-  State& s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  s.finalize_status = status;
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->finalize_status = status;
 }
 
 void Watchdog::release() {
@@ -135,20 +133,14 @@ void Watchdog::stop() {
   s.thread.join();
 }
 
-bool Watchdog::armed() const {
-  return state().running;
-}
-
 double Watchdog::timeout() const {
-  State& s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  return s.timeout;
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->timeout;
 }
 
 std::string Watchdog::set_phase(std::string phase) {
-  State& s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  std::swap(s.phase, phase);
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  std::swap(state_->phase, phase);
   return phase;
 }
 
@@ -167,10 +159,9 @@ int64_t Watchdog::next_sequence() {
 }
 
 void Watchdog::enter(std::string operation, int64_t sequence, WaitKind kind) {
-  State& s = state();
   const double now = wall_seconds();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  s.regions.push_back(Region{std::move(operation), sequence, kind, now, now});
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->regions.push_back(Region{std::move(operation), sequence, kind, now, now});
 }
 
 void Watchdog::leave() {
@@ -190,11 +181,9 @@ int Watchdog::watch_device(std::function<std::string()> check) {
 void Watchdog::unwatch_device(int id) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.device_mutex);
-  for (auto it = s.device_checks.begin(); it != s.device_checks.end(); ++it) {
-    if (it->first != id) continue;
-    s.device_checks.erase(it);
-    return;
-  }
+  const auto watched = [id](const auto& entry) { return entry.first == id; };
+  s.device_checks.erase(std::remove_if(s.device_checks.begin(), s.device_checks.end(), watched),
+                        s.device_checks.end());
 }
 
 // From the thread, outside `mutex`: a check may take its own locks and call the device.
@@ -225,8 +214,7 @@ void Watchdog::check_deadline() {
   abort_job(message.c_str(), kExitWatchdog);
 }
 
-// The thread: renews this rank's heartbeat, and ends the job when the innermost region is past
-// its deadline, or is I/O that a stop signal interrupted.
+// The thread: the heartbeat, and the end of a region past its deadline or of interrupted I/O.
 void Watchdog::State::watch() {
   while (running) {
     std::this_thread::sleep_for(kTick);

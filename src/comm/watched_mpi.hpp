@@ -1,7 +1,5 @@
-// Raw MPI collectives (agreements, gathers of results, checksum reductions) under the watchdog:
-// posted non-blocking and waited on by polling, like the Communicator's, so that a wait past
-// comm.timeout_s ends the job naming the operation and the ranks that have not arrived. `what`
-// names the operation in that message ("agreement on the checkpoint write").
+// Raw MPI collectives under the watchdog: posted non-blocking and polled, like the Communicator's.
+// `what` names the operation in the watchdog's message ("agreement on the checkpoint write").
 #pragma once
 
 #include <mpi.h>
@@ -12,12 +10,10 @@ namespace zm {
 
 class Watchdog;
 
-// Ends the job: MPI returned `code` in `what` ("all_reduce of 1024 f32 elements"). A rank cannot
-// recover from an MPI error alone, and returning would leave the others waiting.
+// Ends the job: MPI returned `code` in `what`. Returning would leave the other ranks waiting.
 [[noreturn]] void abort_on_mpi_error(int code, const std::string& what);
 
-// Waits for `request`, posted as the collective numbered `sequence` (Watchdog::sequence_for),
-// under `watchdog` (the Communicator's, Communicator::watchdog(), where the caller holds one).
+// Waits for `request`, posted as the collective numbered `sequence` (Watchdog::sequence_for).
 void watched_wait(Watchdog& watchdog, MPI_Request& request, const std::string& what,
                   int64_t sequence);
 

@@ -6,7 +6,6 @@
 
 namespace zm::kernels {
 
-// The arithmetic type for a storage type: bf16 data is computed (and accumulated) in float.
 template <typename T>
 struct AccumulateType {
   using type = T;

@@ -40,7 +40,6 @@ KOKKOS_INLINE_FUNCTION float adamw_element(float grad, float& master, float& m, 
   return p;
 }
 
-
 }  // namespace
 
 void host_adamw_update(float* params, const float* grads, float* m, float* v, int64_t n,
@@ -48,6 +47,14 @@ void host_adamw_update(float* params, const float* grads, float* m, float* v, in
   const AdamWConstants k = constants(hp);
   for_each_on_host("zeromini::host_adamw_update", n,
                    [=](int64_t i) { adamw_element(grads[i], params[i], m[i], v[i], k); });
+}
+
+void adamw_update(TeamShape shape, float* params, const float* grads, float* m, float* v, int64_t n,
+                  const AdamWParams& hp) {
+  const AdamWConstants k = constants(hp);
+  for_each_element(
+      shape, "zeromini::adamw_update", n,
+      KOKKOS_LAMBDA(int64_t i) { adamw_element(grads[i], params[i], m[i], v[i], k); });
 }
 
 #if ZEROMINI_HAVE_BF16
@@ -59,36 +66,24 @@ void host_adamw_update_mixed(float* master, const Grad* grads, float* m, float* 
     params[i] = bf16(adamw_element(float(grads[i]), master[i], m[i], v[i], k));
   });
 }
-template void host_adamw_update_mixed<bf16>(float*, const bf16*, float*, float*, bf16*, int64_t,
-                                            const AdamWParams&);
-template void host_adamw_update_mixed<float>(float*, const float*, float*, float*, bf16*, int64_t,
-                                             const AdamWParams&);
-#endif
 
-void adamw_update(TeamShape shape, float* params, const float* grads, float* m, float* v, int64_t n,
-                  const AdamWParams& hp) {
-  if (n <= 0) return;
-  const AdamWConstants k = constants(hp);
-  for_each_element(
-      shape, "zeromini::adamw_update", n,
-      KOKKOS_LAMBDA(int64_t i) { adamw_element(grads[i], params[i], m[i], v[i], k); });
-}
-
-#if ZEROMINI_HAVE_BF16
 template <typename Grad>
 void adamw_update_mixed(TeamShape shape, float* master, const Grad* grads, float* m, float* v,
                         bf16* params, int64_t n, const AdamWParams& hp) {
-  if (n <= 0) return;
   const AdamWConstants k = constants(hp);
   for_each_element(
       shape, "zeromini::adamw_update_mixed", n, KOKKOS_LAMBDA(int64_t i) {
         params[i] = bf16(adamw_element(float(grads[i]), master[i], m[i], v[i], k));
       });
 }
-template void adamw_update_mixed<bf16>(TeamShape, float*, const bf16*, float*, float*, bf16*,
-                                       int64_t, const AdamWParams&);
-template void adamw_update_mixed<float>(TeamShape, float*, const float*, float*, float*, bf16*,
-                                        int64_t, const AdamWParams&);
+
+#define ZM_INSTANTIATE(Grad)                                                                       \
+  template void host_adamw_update_mixed<Grad>(float*, const Grad*, float*, float*, bf16*, int64_t, \
+                                              const AdamWParams&);                                 \
+  template void adamw_update_mixed<Grad>(TeamShape, float*, const Grad*, float*, float*, bf16*,    \
+                                         int64_t, const AdamWParams&);
+ZM_FOR_EACH_REAL(ZM_INSTANTIATE)
+#undef ZM_INSTANTIATE
 #endif
 
 }  // namespace zm::kernels

@@ -28,18 +28,15 @@ void adamw_update(TeamShape shape, float* params, const float* grads, float* m, 
                   const AdamWParams& hp);
 
 #if ZEROMINI_HAVE_BF16
-// Mixed precision: the same update on the fp32 master weights from bf16 gradients (or fp32 ones,
-// under train.reduce_precision = "fp32"), writing the updated weights' bf16 compute copy to
-// `params`. Grad: bf16 or float.
+// Mixed precision: the same update on the fp32 master weights from bf16 or fp32 gradients,
+// writing the updated weights' bf16 compute copy to `params`.
 template <typename Grad>
 void adamw_update_mixed(TeamShape shape, float* master, const Grad* grads, float* m, float* v,
                         bf16* params, int64_t n, const AdamWParams& hp);
 #endif
 
-// Over state in host memory: the same updates on the host execution space (Kokkos::DefaultHostExecutionSpace:
-// its threads over chunks of elements, each chunk one plain loop that the compiler vectorises),
-// over state in host memory. The arithmetic and its order are those of adamw_update: the same
-// element function, so the results are the device's bit for bit.
+// The same updates over state in host memory (kernels/host_loop.hpp): the same element function,
+// so the results are the device's bit for bit.
 void host_adamw_update(float* params, const float* grads, float* m, float* v, int64_t n,
                        const AdamWParams& hp);
 #if ZEROMINI_HAVE_BF16

@@ -9,33 +9,7 @@ namespace zm::kernels {
 // In this file S is the sequence length (T in the headers) and T the element type.
 namespace {
 
-// qkv (B,S,3C) -> q, k, v (B,NH,S,hd): a team per (b, h, t) row.
-template <typename T>
-void permute_qkv(TeamShape shape, const AttentionSaved<T>& saved, const T* qkv, int64_t B,
-                 int64_t S, int64_t C, int64_t NH) {
-  const int64_t hd = C / NH;
-  T* q = saved.q;
-  T* k = saved.k;
-  T* v = saved.v;
-  Kokkos::parallel_for(
-      "zeromini::attention_permute_qkv", team_policy(shape, B * NH * S),
-      KOKKOS_LAMBDA(const TeamMember& team) {
-        const int64_t row = team.league_rank();
-        const int64_t t = row % S, h = (row / S) % NH, b = row / (S * NH);
-        const T* src = qkv + (b * S + t) * 3 * C + h * hd;
-        T* dq = q + row * hd;
-        T* dk = k + row * hd;
-        T* dv = v + row * hd;
-        team_for(team, hd, [&](int64_t d) {
-          dq[d] = src[d];
-          dk[d] = src[C + d];
-          dv[d] = src[2 * C + d];
-        });
-      });
-}
-
-// (B,NH,S,hd) -> rows of (B,S,row_stride) at column h*hd, a team per (b, t, h); `accumulate`
-// adds instead of writing.
+// (B,NH,S,hd) -> rows of (B,S,row_stride) at column h*hd (added where `accumulate`).
 template <typename T>
 void heads_to_tokens(TeamShape shape, T* dst, const T* src, int64_t B, int64_t S, int64_t C,
                      int64_t NH, int64_t row_stride, bool accumulate) {
@@ -55,17 +29,17 @@ void heads_to_tokens(TeamShape shape, T* dst, const T* src, int64_t B, int64_t S
       });
 }
 
-// (B,S,C) -> (B,NH,S,hd), a team per (b, h, t).
+// Rows of (B,S,row_stride) from column 0 -> (B,NH,S,hd), a team per (b, h, t).
 template <typename T>
 void tokens_to_heads(TeamShape shape, T* dst, const T* src, int64_t B, int64_t S, int64_t C,
-                     int64_t NH) {
+                     int64_t NH, int64_t row_stride) {
   const int64_t hd = C / NH;
   Kokkos::parallel_for(
       "zeromini::attention_tokens_to_heads", team_policy(shape, B * NH * S),
       KOKKOS_LAMBDA(const TeamMember& team) {
         const int64_t row = team.league_rank();
         const int64_t t = row % S, h = (row / S) % NH, b = row / (S * NH);
-        const T* s = src + (b * S + t) * C + h * hd;
+        const T* s = src + (b * S + t) * row_stride + h * hd;
         T* d = dst + row * hd;
         team_for(team, hd, [&](int64_t e) { d[e] = s[e]; });
       });
@@ -79,7 +53,10 @@ void attention_forward(TeamShape shape, T* out, const AttentionSaved<T>& saved,
                        int64_t C, int64_t NH, GemmMath math) {
   const int64_t hd = C / NH;
   const T scale = T(Acc<T>(1) / math::sqrt(static_cast<Acc<T>>(hd)));
-  permute_qkv(shape, saved, qkv, B, S, C, NH);
+  // qkv (B,S,3C) -> q, k, v (B,NH,S,hd).
+  tokens_to_heads(shape, saved.q, qkv, B, S, C, NH, 3 * C);
+  tokens_to_heads(shape, saved.k, qkv + C, B, S, C, NH, 3 * C);
+  tokens_to_heads(shape, saved.v, qkv + 2 * C, B, S, C, NH, 3 * C);
   const int64_t BNH = B * NH, SS = S * S, Sd = S * hd;
   // Scores: one batched GEMM over (batch, head).
   gemm_strided_batched<T>(false, true, S, S, hd, scale, saved.q, Sd, saved.k, Sd, T(0), saved.att,
@@ -108,7 +85,7 @@ void attention_backward(TeamShape shape, T* dqkv, const AttentionScratch<T>& scr
   const T scale = T(Acc<T>(1) / math::sqrt(static_cast<Acc<T>>(hd)));
   const int64_t BNH = B * NH, SS = S * S, Sd = S * hd;
   T* dy = scratch.y;
-  tokens_to_heads(shape, dy, dout, B, S, C, NH);
+  tokens_to_heads(shape, dy, dout, B, S, C, NH, C);
   gemm_strided_batched<T>(false, true, S, S, hd, T(1), dy, Sd, saved.v, Sd, T(0), scratch.datt, SS,
                           BNH, math);
   gemm_strided_batched<T>(true, false, S, hd, S, T(1), saved.att, SS, dy, Sd, T(0), scratch.dv, Sd,

@@ -1,11 +1,8 @@
-// Sums down the columns of row-major data (the bias and LayerNorm parameter gradients) in two
-// levels. Level 1: a team per (block of kRowBlock rows) x (tile of kColumnTile columns), its
-// threads and vector lanes one column each (consecutive addresses of a row: coalesced on a GPU),
-// writes the block's column sums to `partials`. Level 2: every column adds the blocks' partials
-// in block order. A fixed order and no atomics: each column's rows are summed in ascending order
-// within a block, and the blocks in ascending order, whatever the team shape, the tile width or
-// the thread count. On a GPU (N / kRowBlock) x (columns / kColumnTile) teams of 128 lanes are at
-// work, e.g. 128 x 24 for GPT-2 124M's 8 x 1024 rows of 4 x 768 columns.
+// Sums down the columns of row-major data (bias and LayerNorm gradients) in two levels: a team
+// per (block of kRowBlock rows) x (tile of kColumnTile columns), a lane per column (coalesced on
+// a GPU), writes the block's sums to `partials`; then every column adds the blocks' partials in
+// block order. No atomics: rows and blocks in ascending order, whatever the team shape or the
+// thread count.
 #pragma once
 
 #include "kernels/team.hpp"
@@ -20,12 +17,7 @@ inline int64_t row_blocks(int64_t rows) {
   return (rows + kRowBlock - 1) / kRowBlock;
 }
 
-inline int64_t column_tiles(int64_t columns) {
-  return (columns + kColumnTile - 1) / kColumnTile;
-}
-
-// Elements (of the arithmetic type) of the partials for `sums` column sums of `columns` columns
-// over `rows` rows: what callers of the kernels that take `partials` allocate.
+// Elements of the partials for `sums` column sums of `columns` columns over `rows` rows.
 inline int64_t column_partials_size(int64_t rows, int64_t columns, int sums = 1) {
   return row_blocks(rows) * sums * columns;
 }
@@ -35,7 +27,7 @@ inline int64_t column_partials_size(int64_t rows, int64_t columns, int sums = 1)
 template <int K, typename A, typename Term>
 void block_column_sums(TeamShape shape, const char* name, int64_t rows, int64_t columns,
                        A* partials, const Term& term) {
-  const int64_t tiles = column_tiles(columns);
+  const int64_t tiles = (columns + kColumnTile - 1) / kColumnTile;
   // Tiles inner: on the host a thread's contiguous share of the league covers whole blocks.
   Kokkos::parallel_for(
       name, team_policy(shape, row_blocks(rows) * tiles), KOKKOS_LAMBDA(const TeamMember& team) {
@@ -46,8 +38,7 @@ void block_column_sums(TeamShape shape, const char* name, int64_t rows, int64_t 
         const int64_t r0 = b * kRowBlock, r1 = r0 + kRowBlock < rows ? r0 + kRowBlock : rows;
         A* p = partials + b * K * columns + c0;
         if (team_is_one_thread(team)) {
-          // Rows outside, the tile's columns inside (the inner loop vectorises, the sums stay in
-          // registers or L1), every column adding its rows in ascending order as the lanes do.
+          // Rows outside, the tile's columns inside: the inner loop vectorises.
           A sums[K][kColumnTile];
           for (int k = 0; k < K; ++k)
             for (int64_t c = 0; c < width; ++c) sums[k][c] = A(0);
@@ -74,9 +65,8 @@ void block_column_sums(TeamShape shape, const char* name, int64_t rows, int64_t 
       });
 }
 
-// Level 2: finish(k, c, total), total the sum over the blocks, in block order, of what level 1
-// left for column c of sum k: a thread per (sum, column), consecutive threads reading consecutive
-// partials.
+// Level 2: finish(k, c, total) with the sum over the blocks, in block order, of level 1's
+// partials of column c of sum k.
 template <int K, typename A, typename Finish>
 void add_column_partials(TeamShape shape, const char* name, int64_t rows, int64_t columns,
                          const A* partials, const Finish& finish) {

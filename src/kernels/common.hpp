@@ -13,10 +13,6 @@ namespace zm::kernels {
 constexpr bool kHostExecution =
     Kokkos::SpaceAccessibility<Kokkos::HostSpace, ExecSpace::memory_space>::accessible;
 
-}  // namespace zm::kernels
-
-namespace zm::kernels {
-
 // Sums and maxima along a row with 8 independent accumulators: a fixed order (deterministic),
 // and one the compiler can turn into vector instructions, which a single running sum is not.
 template <typename T, typename F>
@@ -30,14 +26,11 @@ KOKKOS_INLINE_FUNCTION T lane_sum(int64_t n, F&& term) {
   return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])) + rest;
 }
 
-// a * b rounded once, as a product written to memory and read back by another kernel is, even
-// where the caller goes on to add to it. Compilers fuse a product with the addition that uses it
-// into one multiply-add, rounded once (nvcc by default, -fmad=true; GCC and Clang wherever the
-// target has FMA instructions, as -march=native hosts do), and may do so in one kernel and not
-// in another that reads the product back from memory: two paths meant to give the same bits
-// then differ in the last one. An explicit fma with a zero addend is that rounded product (the
-// operands' product is never -0 where this is used) and is not fused with what follows: it is no
-// multiplication, and compilers keep fma(a, b, +0) as it is (it differs from a * b at -0).
+// a * b rounded on its own, as a product written to memory and read back is, even where the
+// caller adds to it: compilers may fuse a product with the addition that uses it (nvcc by default,
+// GCC and Clang on FMA targets) in one kernel and not in another, and two paths meant to give the
+// same bits then differ in the last one. fma(a, b, +0) is that rounded product (never -0 where
+// used), and compilers keep it as it is (it differs from a * b at -0).
 template <typename A>
 KOKKOS_INLINE_FUNCTION A rounded_product(A a, A b) {
   return math::fma(a, b, A(0));

@@ -14,9 +14,8 @@ void softmax_crossentropy_forward(TeamShape shape, T* logits_to_probs, Acc<T>* l
       KOKKOS_LAMBDA(const TeamMember& team) {
         const int64_t i = team.league_rank();
         T* p = logits_to_probs + i * Vp;
-        // The loss from the log-sum-exp (as log_softmax computes it), not from -log(prob): a
-        // probability that underflows to 0 must not make the loss infinite. The softmax's
-        // reductions synchronise the team before any lane overwrites the target's logit.
+        // The loss from the log-sum-exp, not -log(prob), which is infinite where prob underflows.
+        // The softmax's reductions synchronise the team before the target's logit is overwritten.
         const A target_logit = A(p[targets[i]]);
         const SoftmaxRow<A> row = team_softmax_in_place(team, p, V);
         team_for(team, Vp - V, [&](int64_t v) { p[V + v] = T(0); });  // padding never wins
@@ -52,8 +51,7 @@ void softmax_crossentropy_fused(TeamShape shape, T* logits_to_dlogits, Acc<T>* l
         const int64_t i = team.league_rank();
         T* p = logits_to_dlogits + i * Vp;
         const int64_t target = targets[i];
-        // Read before the softmax's reductions, which synchronise the team before any lane
-        // overwrites it (as in softmax_crossentropy_forward).
+        // Read before the softmax's reductions (as in softmax_crossentropy_forward).
         const A target_logit = A(p[target]);
         const SoftmaxRow<A> row = team_softmax_in_place(team, p, V);
         // Every probability is written before any lane turns its own into a gradient.

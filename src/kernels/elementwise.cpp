@@ -68,7 +68,6 @@ void residual_backward(TeamShape shape, T* da, T* db, const T* dout, int64_t n) 
 
 template <typename T>
 void fill(TeamShape shape, T* x, int64_t n, T value) {
-  if (n <= 0) return;
   for_each_element(
       shape, "zeromini::fill", n, KOKKOS_LAMBDA(int64_t i) { x[i] = value; });
 }
@@ -106,9 +105,8 @@ void accumulate_gradient(TeamShape shape, Acc<T>* sum, const T* x, T* out, int64
 
 namespace {
 
-// The sum in double of term(i) over [0, n): a team sum per chunk of elements, and the chunks'
-// sums joined by Kokkos in a fixed order (per-thread partials in thread order on the host, a
-// fixed tree on GPUs): the same bits run after run.
+// The sum in double of term(i) over [0, n): a team sum per chunk, the chunks' sums joined by
+// Kokkos in a fixed order (team.hpp): the same bits run after run.
 template <typename F>
 double chunked_sum(TeamShape shape, const char* name, int64_t n, const F& term) {
   double total = 0.0;

@@ -1,5 +1,4 @@
-// Element-wise kernels: GELU, residual add, and the small vector operations the trainer needs.
-// Instantiated for float and double, and for bf16 where Kokkos has it (computed in float).
+// Element-wise kernels, for float, double and bf16 (computed in float).
 #pragma once
 
 #include <cstdint>
@@ -36,18 +35,16 @@ void residual_of(TeamShape shape, T* e, const T* x, int64_t n);
 template <typename T>
 void add_into(TeamShape shape, T* y, const T* x, int64_t n);
 // Gradient accumulation over micro-steps in the arithmetic type: sum = x when `first`, else
-// sum += x (each element converted to Acc<T>); then, when `out` is given, out = sum rounded to T
-// (out may be x). Under bf16 the sum is fp32, so micro-steps' gradients add without bf16 rounding.
+// sum += x; then, when `out` is given, out = sum rounded to T (out may be x).
 template <typename T>
 void accumulate_gradient(TeamShape shape, Acc<T>* sum, const T* x, T* out, int64_t n, bool first);
-// Sum of squares accumulated in double; deterministic.
+// Sums (of squares) accumulated in double; deterministic.
 template <typename T>
 double sum_of_squares(TeamShape shape, const T* x, int64_t n);
-// Sum accumulated in double; deterministic.
 template <typename T>
 double sum(TeamShape shape, const T* x, int64_t n);
 
-// dst = src converted element by element (e.g. fp32 master weights to their bf16 compute copy).
+// dst = src converted element by element.
 template <typename From, typename To>
 void convert(TeamShape shape, To* dst, const From* src, int64_t n);
 

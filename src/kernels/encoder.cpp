@@ -23,10 +23,8 @@ template <typename T>
 void encoder_backward(TeamShape shape, T* dwte, T* dwpe, const T* dout, const TokenGroups& groups,
                       int64_t B, int64_t S, int64_t C) {
   using A = Acc<T>;
-  // A team per token: each channel sums the token's rows in increasing (b, t) order in the
-  // arithmetic type, starting from what the gradient row holds, and is rounded to T once. (Under
-  // bf16, rounding at every addition would drop the contributions of a frequent token once its
-  // row outgrows them by 2^8.)
+  // A team per token: each channel sums the token's rows in (b, t) order in the arithmetic type
+  // and is rounded once (rounding every bf16 addition would drop a frequent token's rows).
   const int* ids = groups.ids;
   const int* starts = groups.starts;
   const int* rows = groups.rows;
@@ -37,8 +35,7 @@ void encoder_backward(TeamShape shape, T* dwte, T* dwpe, const T* dout, const To
         T* g = dwte + static_cast<int64_t>(ids[u]) * C;
         const int begin = starts[u], end = starts[u + 1];
         if (team_is_one_thread(team)) {
-          // Rows outside, a tile of channels inside (the inner loop vectorises): the same
-          // additions in the same order as the lanes below.
+          // Rows outside, a tile of channels inside (vectorised): the lanes' order.
           constexpr int64_t kTile = 256;
           for (int64_t c0 = 0; c0 < C; c0 += kTile) {
             const int64_t n = C - c0 < kTile ? C - c0 : kTile;
@@ -58,7 +55,6 @@ void encoder_backward(TeamShape shape, T* dwte, T* dwpe, const T* dout, const To
           g[c] = T(total);
         });
       });
-  // A team per position: each channel sums over the batch in the arithmetic type, adds once.
   Kokkos::parallel_for(
       "zeromini::encoder_backward_wpe", team_policy(shape, S),
       KOKKOS_LAMBDA(const TeamMember& team) {

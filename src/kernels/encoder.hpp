@@ -14,9 +14,8 @@ template <typename T>
 void encoder_forward(TeamShape shape, T* out, const int* tokens, const T* wte, const T* wpe,
                      int64_t B, int64_t S, int64_t C);
 
-// dwte[tokens[b,t],:] += dout[b,t,:]; dwpe[t,:] += sum_b dout[b,t,:]. `groups` are the rows of
-// the batch grouped by token (HostTokenGroups, uploaded). Deterministic, no atomics: a team per
-// token adds its rows in increasing (b,t) order, a team per position sums over the batch.
+// dwte[tokens[b,t],:] += dout[b,t,:]; dwpe[t,:] += sum_b dout[b,t,:], in a fixed order (a team
+// per token of `groups`, the rows grouped by token, and per position).
 template <typename T>
 void encoder_backward(TeamShape shape, T* dwte, T* dwpe, const T* dout, const TokenGroups& groups,
                       int64_t B, int64_t S, int64_t C);

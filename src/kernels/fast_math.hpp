@@ -1,12 +1,7 @@
-// exp and tanh for the element-wise kernels, written so that compilers vectorise them.
-//
-// libm's expf/tanhf are scalar calls (20-50 ns each on the test machine), and in GELU and
-// softmax they were most of a training step's non-GEMM time. For float these functions use the
-// Cephes single-precision exp (range reduction by ln 2 split in two parts, a degree-5 polynomial,
-// and 2^n assembled in the exponent bits): relative error below 2 ulp, checked against the C
-// library in tests/kernels. tanh is built from it as sign(u)(1 - e)/(1 + e) with e = exp(-2|u|):
-// absolute error ~1e-7, which is what GELU's 0.5x(1 + tanh) needs. Double precision (used by the
-// finite-difference tests) calls the exact library functions.
+// exp and tanh that compilers vectorise: libm's scalar expf/tanhf were most of a step's non-GEMM
+// time (GELU, softmax). Float uses the Cephes exp (relative error below 2 ulp, tested) and
+// tanh(u) = sign(u)(1 - e)/(1 + e), e = exp(-2|u|) (absolute error ~1e-7, enough for GELU);
+// double (the finite-difference tests) calls the library.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +26,6 @@ KOKKOS_INLINE_FUNCTION float fast_exp(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r2 + r + 1.0f;
-  // 2^n in the exponent field.
   const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
   float scale;
   __builtin_memcpy(&scale, &bits, sizeof(scale));

@@ -59,15 +59,6 @@ ZM_FOR_EACH_KERNEL_REAL(ZM_INSTANTIATE)
 }  // namespace detail
 
 template <typename T>
-void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
-          const T* B, T beta, T* C, GemmMath math) {
-  if (M == 0 || N == 0) return;
-  const detail::GemmShape shape{trans_a, trans_b, M, N, K, math};
-  if (K == 0) return detail::gemm_without_terms(shape, beta, C, 0, 1);
-  detail::gemm_backend(shape, alpha, A, 0, B, 0, beta, C, 0, 1);
-}
-
-template <typename T>
 void gemm_strided_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha,
                           const T* A, int64_t stride_a, const T* B, int64_t stride_b, T beta, T* C,
                           int64_t stride_c, int64_t batch, GemmMath math) {
@@ -78,8 +69,6 @@ void gemm_strided_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int6
 }
 
 #define ZM_INSTANTIATE(T)                                                                    \
-  template void gemm<T>(bool, bool, int64_t, int64_t, int64_t, T, const T*, const T*, T, T*, \
-                        GemmMath);                                                           \
   template void gemm_strided_batched<T>(bool, bool, int64_t, int64_t, int64_t, T, const T*,  \
                                         int64_t, const T*, int64_t, T, T*, int64_t, int64_t, \
                                         GemmMath);

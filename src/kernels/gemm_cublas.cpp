@@ -1,8 +1,6 @@
-// GEMMs on NVIDIA GPUs: cuBLAS on Kokkos Kernels' handle and the default execution space's
-// stream, called directly because Kokkos Kernels has neither a bf16 nor a strided-batched GEMM
-// to dispatch to. bf16 inputs accumulate in float on tensor cores; float runs in full fp32 or,
-// where the shape's math says so (PrecisionPolicy::gemm_math, train.precision = "tf32"), on TF32
-// tensor cores.
+// GEMMs on NVIDIA GPUs: cuBLAS on Kokkos Kernels' handle and stream, called directly (Kokkos
+// Kernels has no bf16 or strided-batched GEMM). bf16 accumulates in float; float runs in fp32 or,
+// where the shape's math says so, on TF32 tensor cores.
 #include "kernels/gemm_backend.hpp"
 
 #if ZEROMINI_GEMM_CUBLAS

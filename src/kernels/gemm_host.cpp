@@ -1,13 +1,8 @@
-// GEMMs on the host: the BLAS behind Kokkos Kernels (KokkosBlas::Impl::HostBlas), called on
-// blocks of output rows, one contiguous block per Kokkos host thread.
-//
-// Why not one BLAS call that threads itself: the BLAS cuts C by columns, while every kernel
-// before and after it (Kokkos static schedules over rows) gives each thread a contiguous block
-// of rows. Then half of every GEMM's output moves between cores on its way to the next kernel,
-// and small GEMMs (attention's, per head) are not threaded at all. Cutting C by rows keeps each
-// row on the thread that produced its inputs and consumes its outputs, and a batch of small
-// GEMMs is spread over the threads whole. Inside a parallel region the BLAS runs sequentially
-// (an OpenMP BLAS sees omp_in_parallel; a pthreads one is set to one thread at start-up).
+// GEMMs on the host: the BLAS behind Kokkos Kernels, called on blocks of output rows, one
+// contiguous block per Kokkos host thread. A threaded BLAS would cut C by columns, while the
+// kernels around it give each thread a contiguous block of rows (static schedules): rows then
+// stay on one core, and a batch of small GEMMs (attention's) is spread over the threads whole.
+// Inside the parallel region the BLAS runs sequentially.
 #include "kernels/gemm_backend.hpp"
 
 #if ZEROMINI_GEMM_HOST_BLAS
@@ -26,8 +21,7 @@ using OnePerThread = Kokkos::RangePolicy<HostExec, Kokkos::Schedule<Kokkos::Stat
 // Row blocks start at multiples of this (a whole number of the BLAS micro-kernel's tiles).
 constexpr int64_t kRowAlign = 8;
 
-// Rows [m0, m1) of one row-major GEMM. The BLAS is column-major: row-major C = op(A) op(B) is
-// column-major C^T = op(B)^T op(A)^T, so B comes first and the row block is a column block.
+// Rows [m0, m1) of one row-major GEMM: column-major C^T = op(B)^T op(A)^T, B first.
 template <typename T>
 void gemm_rows(const GemmShape& s, int64_t m0, int64_t m1, T alpha, const T* A, const T* B, T beta,
                T* C) {
@@ -45,8 +39,7 @@ int64_t part_start(int64_t rows, int part, int parts) {
   return start < rows ? start : rows;
 }
 
-// The rows [r0, r1) of the batch seen as one tall matrix of batch * M rows: each piece that
-// lies within one matrix is one BLAS call.
+// Rows [r0, r1) of the batch seen as one matrix of batch * M rows: a BLAS call per matrix.
 template <typename T>
 void gemm_row_range(const GemmShape& s, int64_t r0, int64_t r1, T alpha, const T* A,
                     int64_t stride_a, const T* B, int64_t stride_b, T beta, T* C,
@@ -72,8 +65,7 @@ void gemm_backend(const GemmShape& s, T alpha, const T* A, int64_t stride_a, con
   }
   static const bool sequential_blas = (make_blas_calls_sequential(), true);
   (void)sequential_blas;
-  // One iteration per thread: a static schedule gives thread p part p, the same rows that a
-  // static team policy over the rows gives it in the kernels around this GEMM.
+  // One iteration per thread: thread p gets part p, the rows the kernels around it give it.
   Kokkos::parallel_for("zeromini::gemm_row_blocks", OnePerThread(0, parts), [=](int part) {
     gemm_row_range(s, part_start(rows, part, parts), part_start(rows, part + 1, parts), alpha, A,
                    stride_a, B, stride_b, beta, C, stride_c);

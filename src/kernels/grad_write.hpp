@@ -3,10 +3,9 @@
 
 namespace zm::kernels {
 
-// Accumulate adds to what the buffer holds, so that gradients arriving by several paths sum (the
-// default, and the only mode for parameter gradients). Overwrite writes the gradient over the
-// buffer: the same values as accumulating into zeros, without the caller's pass over memory to
-// zero it first.
+// Accumulate adds to the buffer (gradients arriving by several paths sum; the only mode for
+// parameter gradients). Overwrite gives the values of accumulating into zeros, without first
+// zeroing the buffer.
 enum class GradWrite { Accumulate, Overwrite };
 
 }  // namespace zm::kernels

@@ -1,6 +1,5 @@
-// The element loop of the host kernels over state in host memory: the host execution space's threads over chunks
-// of elements (statically scheduled), each chunk one plain loop that the compiler vectorises.
-// Element functions shared with the device kernels keep the arithmetic and its order the same.
+// The element loop of the kernels over state in host memory: the host threads over chunks of
+// elements (statically scheduled), each chunk one plain loop that the compiler vectorises.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +9,7 @@
 
 namespace zm::kernels {
 
-// body(i) for i in [0, n) on the host's threads; returns when all are done.
+// body(i) for i in [0, n); returns when all are done.
 template <typename F>
 void for_each_on_host(const char* name, int64_t n, const F& body) {
   if (n <= 0) return;

@@ -8,7 +8,6 @@ namespace zm::kernels {
 template <typename T>
 void init_normal(TeamShape shape, T* x, int64_t n, float stddev, uint64_t seed,
                  uint64_t first_index) {
-  if (n <= 0) return;
   const uint64_t key = splitmix64(seed ^ 0x5a4f52304d494e49ull);
   for_each_element(
       shape, "zeromini::init_normal", n, KOKKOS_LAMBDA(int64_t i) {

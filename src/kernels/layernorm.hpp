@@ -16,8 +16,7 @@ template <typename T>
 void layernorm_forward(TeamShape shape, T* out, Acc<T>* mean, Acc<T>* rstd, const T* inp,
                        const T* weight, const T* bias, int64_t N, int64_t C);
 
-// dinp += ..., dweight += ..., dbias += ... (dweight/dbias: column sums over the rows in a fixed
-// order, in two levels through `partials`, column_partials_size(N, C, 2) elements of scratch).
+// dinp, dweight, dbias += their gradients (`partials`: column_partials_size(N, C, 2) elements).
 template <typename T>
 void layernorm_backward(TeamShape shape, T* dinp, T* dweight, T* dbias, const T* dout, const T* inp,
                         const T* weight, const Acc<T>* mean, const Acc<T>* rstd, int64_t N,

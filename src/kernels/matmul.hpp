@@ -17,10 +17,9 @@ template <typename T>
 void matmul_forward(TeamShape shape, T* out, const T* inp, const T* weight, const T* bias,
                     int64_t N, int64_t C, int64_t OC, GemmMath math = GemmMath::FP32);
 
-// dinp (N,C) += dout * weight (= with GradWrite::Overwrite); dweight (OC,C) += dout^T * inp;
-// dbias (OC) += column sums of dout (fixed order, in two levels through bias_partials,
-// column_partials_size(N, OC) elements of scratch). dbias may be nullptr (no bias; then
-// bias_partials may be too); dinp may be nullptr (input needs no gradient).
+// dinp (N,C) += dout * weight; dweight (OC,C) += dout^T * inp; dbias (OC) += column sums of dout
+// (through bias_partials, column_partials_size(N, OC) elements). dbias (then bias_partials too)
+// and dinp may be nullptr.
 template <typename T>
 void matmul_backward(TeamShape shape, T* dinp, T* dweight, T* dbias, const T* dout, const T* inp,
                      const T* weight, int64_t N, int64_t C, int64_t OC, Acc<T>* bias_partials,

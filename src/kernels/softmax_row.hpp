@@ -15,9 +15,8 @@ struct SoftmaxRow {
   A total;    // sum of exp(x - maximum): log(total) + maximum is the log-sum-exp
 };
 
-// x[0..n) becomes its softmax. Computed in Acc<T>: fp32 rows keep their exponentials in place
-// between the sum and the normalisation; bf16 rows recompute them in float rather than sum
-// rounded values.
+// x[0..n) becomes its softmax, in Acc<T>: bf16 rows recompute their exponentials in float rather
+// than sum rounded values.
 template <typename T>
 KOKKOS_INLINE_FUNCTION SoftmaxRow<Acc<T>> softmax_in_place(T* x, int64_t n) {
   using A = Acc<T>;
@@ -36,8 +35,7 @@ KOKKOS_INLINE_FUNCTION SoftmaxRow<Acc<T>> softmax_in_place(T* x, int64_t n) {
   return {maximum, total};
 }
 
-// The same over a team's threads and lanes. The exponentials are recomputed for the
-// normalisation instead of stored in between, so that no lane reads what another one wrote.
+// The same over a team, recomputing the exponentials so that no lane reads another's writes.
 template <typename T>
 KOKKOS_INLINE_FUNCTION SoftmaxRow<Acc<T>> team_softmax_in_place(const TeamMember& team, T* x,
                                                                 int64_t n) {

@@ -1,11 +1,7 @@
-// Hierarchical parallelism for the kernels: rows (or chunks of elements) to teams, the channels
-// of a row to the team's threads and vector lanes.
-//
-// On a GPU a team is a block of team_size x vector_length threads whose lanes read consecutive
-// addresses of a row; its reductions are Kokkos' team reductions, a fixed tree. On the host a team
-// is one thread by default, and the helpers below then run the plain loops the compiler
-// vectorises (sums with 8 independent accumulators in a fixed order). Tests pass larger shapes on
-// the host to run the GPU code paths with OpenMP threads (team_shape.hpp).
+// Hierarchical parallelism for the kernels: rows (or chunks of elements) to teams, a row's
+// channels to the team's threads and lanes (consecutive addresses on a GPU; reductions are
+// Kokkos' team reductions, a fixed tree). A host team is one thread by default: the helpers then
+// run plain loops the compiler vectorises.
 #pragma once
 
 #include <cstdint>
@@ -15,16 +11,14 @@
 
 namespace zm::kernels {
 
-// A static schedule, stated rather than defaulted: on the host every thread gets the same
-// contiguous share of the league each time, which keeps rows on one thread from kernel to kernel
-// (gemm_host.cpp cuts GEMMs the same way), and parallel_reduce joins per-thread partials in thread
-// order, so a reduction gives the same bits run after run at a given thread count.
+// A static schedule, stated: on the host every thread gets the same contiguous share of the
+// league each time (rows stay on one thread from kernel to kernel, as in gemm_host.cpp), and
+// reductions join per-thread partials in thread order: the same bits run after run.
 using TeamPolicy =
     Kokkos::TeamPolicy<ExecSpace, Kokkos::Schedule<Kokkos::Static>, Kokkos::IndexType<int64_t>>;
 using TeamMember = TeamPolicy::member_type;
 
-// One team of `shape` per item (row, chunk, row block) of `league`. The team size is capped at
-// what the backend allows.
+// One team of `shape` (capped at what the backend allows) per item of `league`.
 TeamPolicy team_policy(TeamShape shape, int64_t league);
 
 // True where a team is one host thread: the helpers then run plain loops.
@@ -34,7 +28,6 @@ KOKKOS_INLINE_FUNCTION bool team_is_one_thread(const TeamMember& team) {
   return false;
 }
 
-// body(i) for i in [0, n), spread over the team's threads and lanes.
 template <typename F>
 KOKKOS_INLINE_FUNCTION void team_for(const TeamMember& team, int64_t n, const F& body) {
   if (team_is_one_thread(team)) {
@@ -44,7 +37,7 @@ KOKKOS_INLINE_FUNCTION void team_for(const TeamMember& team, int64_t n, const F&
   }
 }
 
-// Sum of term(i) for i in [0, n), returned to every thread of the team. A fixed order either way.
+// Sum of term(i) for i in [0, n), to every thread of the team; a fixed order either way.
 template <typename A, typename F>
 KOKKOS_INLINE_FUNCTION A team_sum(const TeamMember& team, int64_t n, const F& term) {
   if (team_is_one_thread(team)) return lane_sum<A>(n, term);
@@ -65,7 +58,7 @@ KOKKOS_INLINE_FUNCTION A team_max(const TeamMember& team, const T* x, int64_t n)
   return maximum;
 }
 
-// body() once per team: the writes of a row's scalar results.
+// body() once per team (a row's scalar results).
 template <typename F>
 KOKKOS_INLINE_FUNCTION void team_single(const TeamMember& team, const F& body) {
   Kokkos::single(Kokkos::PerTeam(team), body);
@@ -79,8 +72,7 @@ KOKKOS_INLINE_FUNCTION void team_sync(const TeamMember& team) {
 // Chunks of elements for element-wise kernels, one team each.
 constexpr int64_t kElementChunk = 1024;
 
-// body(i) for every i in [0, n): a team per chunk of kElementChunk elements, its threads and
-// lanes over the chunk (on the host, one thread's plain loop that the compiler vectorises).
+// body(i) for every i in [0, n): a team per chunk of kElementChunk elements.
 template <typename F>
 void for_each_element(TeamShape shape, const char* name, int64_t n, const F& body) {
   if (n <= 0) return;

@@ -6,8 +6,7 @@
 namespace zm::kernels {
 
 void HostTokenGroups::build(const int* tokens, int64_t n, int64_t vocab) {
-  // Counting sort: count each token, turn the counts into group starts, then place the rows in
-  // ascending order (a stable sort, so each group lists its rows in order).
+  // A counting sort, stable: each group lists its rows in order.
   first_.assign(static_cast<size_t>(vocab) + 1, 0);
   for (int64_t r = 0; r < n; ++r) {
     const int token = tokens[r];

@@ -1,6 +1,5 @@
-// The rows of a micro-batch grouped by token, for the token-embedding gradient: every token's
-// rows are summed by one team, in row order, so the result does not depend on scheduling and
-// needs no atomics. The grouping is a counting sort on the host, once per micro-batch.
+// The rows of a micro-batch grouped by token (on the host), so that one team sums each token's
+// rows in row order, for the token-embedding gradient: no atomics, no dependence on scheduling.
 #pragma once
 
 #include <cstdint>

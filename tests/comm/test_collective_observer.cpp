@@ -66,7 +66,7 @@ TEST(CollectiveObserver, IsToldOfPostsWaitsAndCompletions) {
   // Posted, left to complete while the rank works (progress notices it), then waited for: the
   // wait is not told, the completion is.
   log.told.clear();
-  CommRequest request = comm->iall_reduce_sum(data);
+  CommRequest request = comm->iall_reduce_sum(data.data(), data.extent(0), DType::F32);
   const double until = wall_seconds() + 2.0;
   while (!log.posts.back().complete && log.told.size() < 2 && wall_seconds() < until) {
     comm->progress();
@@ -84,7 +84,7 @@ TEST(CollectiveObserver, IsToldOfPostsWaitsAndCompletions) {
 
   // Observation ends: nothing more is told, and requests of the observation are not either.
   log.told.clear();
-  CommRequest late = comm->iall_reduce_sum(data);
+  CommRequest late = comm->iall_reduce_sum(data.data(), data.extent(0), DType::F32);
   comm->unobserve(&log);
   late.wait();
   comm->all_reduce_sum(data.data(), data.extent(0), DType::F32);

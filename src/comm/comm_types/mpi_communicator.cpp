@@ -3,7 +3,6 @@
 #include <utility>
 
 #include "comm/comm_types/mpi_pending_op.hpp"
-#include "comm/watchdog.hpp"
 
 // Open MPI declares its CUDA query in mpi-ext.h; MPICH >= 4 in mpi.h.
 #if defined(OPEN_MPI) && OPEN_MPI && __has_include(<mpi-ext.h>)
@@ -28,9 +27,8 @@ void bf16_sum(void* in, void* inout, int* len, MPI_Datatype*) {
 }
 #endif
 
-// A private duplicate, so that this communicator's traffic cannot match anyone else's, whose
-// errors come back as codes (reported by mpi_failure with the operation and the rank) instead of
-// aborting inside the library.
+// A private duplicate, whose traffic cannot match anyone else's and whose errors come back as
+// codes (reported by mpi_failure) instead of aborting inside the library.
 MPI_Comm duplicate(MPI_Comm comm) {
   MPI_Comm copy = MPI_COMM_NULL;
   MPI_Comm_dup(comm, &copy);
@@ -53,9 +51,8 @@ MpiBuffers separate_buffers(const void* send, size_t send_bytes, void* recv, siz
   return {send, send_bytes, recv, recv_bytes, 0, 0, recv, recv_bytes};
 }
 
-// Moves an unstaged in-place reduce-scatter result from the start of the buffer to its slot. The
-// two never overlap (the slot is rank * bytes in, and rank 0's result is in place already), so
-// one copy does it, on the device too, without a temporary.
+// Moves an unstaged in-place reduce-scatter result from the start of the buffer to its slot: the
+// two never overlap (rank 0's is in place already), so one copy does it.
 void move_to_slot(void* slot, const void* start, size_t bytes) {
   using Bytes = Kokkos::View<char*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   using ConstBytes = Kokkos::View<const char*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
@@ -122,25 +119,19 @@ MpiDatatypes MpiCommunicator::types(DType type) const {
   return {MPI_DATATYPE_NULL, MPI_OP_NULL};
 }
 
-void MpiCommunicator::set_timeout(double seconds) {
-  watchdog().arm(seconds);
-}
-
-int64_t MpiCommunicator::next_sequence() {
-  return counted_ ? watchdog().next_sequence() : kLocalRegion;
-}
-
-// Stages `call` where there is staging (else an in-place reduce-scatter's result is moved to its
-// slot on completion), and starts it with `start`.
-std::unique_ptr<detail::PendingOp> MpiCommunicator::post(const MpiOpInfo& op, MpiBuffers call,
-                                                         const MpiStart& start) {
+// Stages `call` where there is staging (else moves an in-place reduce-scatter's result on
+// completion).
+std::unique_ptr<detail::PendingOp> MpiCommunicator::post(const MpiOpInfo& op, int blocks,
+                                                         MpiBuffers call, const MpiStart& start) {
+  const int count = checked_count(op.count, op);
+  if (blocks > 1) checked_count(op.count * static_cast<size_t>(blocks), op);
   Kokkos::fence();  // the kernels that produced the data are done
   std::function<void()> complete = staging_ ? staging_->stage(call) : nullptr;
   if (!complete && call.result != call.recv)
     complete = [call] { move_to_slot(call.result, call.recv, call.result_bytes); };
   MPI_Request request = MPI_REQUEST_NULL;
   const int64_t sequence = next_sequence();
-  const int code = start(call, &request);
+  const int code = start(call, count, &request);
   if (code != MPI_SUCCESS) mpi_failure(code, op);
   return std::make_unique<MpiPendingOp>(watchdog(), request, op, sequence, std::move(complete));
 }
@@ -153,32 +144,27 @@ void MpiCommunicator::do_progress() {
 
 std::unique_ptr<detail::PendingOp> MpiCommunicator::post_all_reduce(void* data, size_t count,
                                                                     DType type) {
-  const MpiOpInfo op{"all_reduce", count, type, rank_};
-  const int n = checked_count(count, op);
   const size_t bytes = count * dtype_size(type);
-  return post(op, in_place_buffers(data, bytes, 0, bytes, data, bytes),
-              [&](const MpiBuffers& b, MPI_Request* request) {
-                return MPI_Iallreduce(b.send, b.recv, n, types(type).type, types(type).sum, comm_,
-                                      request);
-              });
+  return post(
+      {"all_reduce", count, type, rank_}, 1, in_place_buffers(data, bytes, 0, bytes, data, bytes),
+      [&](const MpiBuffers& b, int n, MPI_Request* request) {
+        return MPI_Iallreduce(b.send, b.recv, n, types(type).type, types(type).sum, comm_, request);
+      });
 }
 
 std::unique_ptr<detail::PendingOp> MpiCommunicator::post_reduce_scatter(const void* send,
                                                                         void* recv,
                                                                         size_t recv_count,
                                                                         DType type) {
-  const MpiOpInfo op{"reduce_scatter", recv_count, type, rank_};
-  const int n = checked_count(recv_count, op);
-  checked_count(recv_count * static_cast<size_t>(size_), op);
   const size_t shard_bytes = recv_count * dtype_size(type);
   const size_t total = shard_bytes * static_cast<size_t>(size_);
   // In place, MPI reads the whole input from the receive buffer and leaves the result at its
   // start; the caller's convention wants it at this rank's slot (the rest is scratch afterwards).
-  return post(op,
+  return post({"reduce_scatter", recv_count, type, rank_}, size_,
               at_slot(send, rank_, shard_bytes, recv)
                   ? in_place_buffers(const_cast<void*>(send), total, 0, total, recv, shard_bytes)
                   : separate_buffers(send, total, recv, shard_bytes),
-              [&](const MpiBuffers& b, MPI_Request* request) {
+              [&](const MpiBuffers& b, int n, MPI_Request* request) {
                 return MPI_Ireduce_scatter_block(b.send, b.recv, n, types(type).type,
                                                  types(type).sum, comm_, request);
               });
@@ -186,20 +172,16 @@ std::unique_ptr<detail::PendingOp> MpiCommunicator::post_reduce_scatter(const vo
 
 std::unique_ptr<detail::PendingOp> MpiCommunicator::post_all_gather(const void* send, void* recv,
                                                                     size_t send_count, DType type) {
-  const MpiOpInfo op{"all_gather", send_count, type, rank_};
-  const int n = checked_count(send_count, op);
-  checked_count(send_count * static_cast<size_t>(size_), op);
   const MPI_Datatype mpi_type = types(type).type;
   const size_t shard_bytes = send_count * dtype_size(type);
   const size_t total = shard_bytes * static_cast<size_t>(size_);
   const bool in_place = at_slot(recv, rank_, shard_bytes, send);
-  // In place, MPI reads this rank's shard from its slot of the receive buffer, and ignores the
-  // send count and type.
-  return post(op,
+  // In place, MPI reads this rank's shard from its slot and ignores the send count and type.
+  return post({"all_gather", send_count, type, rank_}, size_,
               in_place ? in_place_buffers(recv, total, static_cast<size_t>(rank_) * shard_bytes,
                                           shard_bytes, recv, total)
                        : separate_buffers(send, shard_bytes, recv, total),
-              [&](const MpiBuffers& b, MPI_Request* request) {
+              [&](const MpiBuffers& b, int n, MPI_Request* request) {
                 return MPI_Iallgather(b.send, in_place ? 0 : n,
                                       in_place ? MPI_DATATYPE_NULL : mpi_type, b.recv, n, mpi_type,
                                       comm_, request);
@@ -208,12 +190,11 @@ std::unique_ptr<detail::PendingOp> MpiCommunicator::post_all_gather(const void* 
 
 std::unique_ptr<detail::PendingOp> MpiCommunicator::post_broadcast(void* data, size_t count,
                                                                    DType type, int root) {
-  const MpiOpInfo op{"broadcast", count, type, rank_};
-  const int n = checked_count(count, op);
   const size_t bytes = count * dtype_size(type);
   // The root sends from the buffer and the others receive into it: MPI's one buffer.
-  return post(op, in_place_buffers(data, bytes, 0, bytes, data, bytes),
-              [&](const MpiBuffers& b, MPI_Request* request) {
+  return post({"broadcast", count, type, rank_}, 1,
+              in_place_buffers(data, bytes, 0, bytes, data, bytes),
+              [&](const MpiBuffers& b, int n, MPI_Request* request) {
                 return MPI_Ibcast(b.recv, n, types(type).type, root, comm_, request);
               });
 }
@@ -221,13 +202,11 @@ std::unique_ptr<detail::PendingOp> MpiCommunicator::post_broadcast(void* data, s
 std::unique_ptr<detail::PendingOp> MpiCommunicator::post_all_to_all(const void* send, void* recv,
                                                                     size_t block_count,
                                                                     DType type) {
-  const MpiOpInfo op{"all_to_all", block_count, type, rank_};
-  const int n = checked_count(block_count, op);
-  checked_count(block_count * static_cast<size_t>(size_), op);
   const size_t total = block_count * dtype_size(type) * static_cast<size_t>(size_);
   const MPI_Datatype mpi_type = types(type).type;
-  return post(op, separate_buffers(send, total, recv, total),
-              [&](const MpiBuffers& b, MPI_Request* request) {
+  return post({"all_to_all", block_count, type, rank_}, size_,
+              separate_buffers(send, total, recv, total),
+              [&](const MpiBuffers& b, int n, MPI_Request* request) {
                 return MPI_Ialltoall(b.send, n, mpi_type, b.recv, n, mpi_type, comm_, request);
               });
 }

@@ -1,8 +1,6 @@
-// The MPI backend: non-blocking MPI collectives (MPI_Iallreduce, MPI_Ireduce_scatter_block,
-// MPI_Iallgather, MPI_Ibcast, MPI_Ialltoall) on a private duplicate of the given communicator. MPI
-// gets the buffers as they are, unless a DeviceStaging points it at host copies of device memory
-// that the library cannot read. Waits poll under the watchdog (comm/watchdog.hpp), which ends a
-// wait that lasts longer than comm.timeout_s.
+// The MPI backend: non-blocking MPI collectives on a private duplicate of the given communicator,
+// on the buffers as they are unless a DeviceStaging points MPI at host copies of device memory it
+// cannot read. Waits poll under the watchdog.
 #pragma once
 
 #include <mpi.h>
@@ -11,6 +9,7 @@
 #include <memory>
 
 #include "comm/communicator.hpp"
+#include "comm/watchdog.hpp"
 
 namespace zm {
 
@@ -28,16 +27,15 @@ struct MpiBuffers {
 };
 
 // Points a call at host copies of its device buffers; returns what completes it once MPI has
-// (the result copied to `result`), or nothing for a call of no bytes.
+// (nothing for a call of no bytes).
 class DeviceStaging {
  public:
   virtual ~DeviceStaging() = default;
   virtual std::function<void()> stage(MpiBuffers& call) = 0;
 };
 
-// What makes each MPI communicator's staging (a module's; nullptr where none is needed). Without
-// one a device build's MPI backend needs an MPI library that reads device memory
-// (make_communicator refuses it otherwise).
+// What makes each MPI communicator's staging (a module's). Without one a device build needs an
+// MPI library that reads device memory.
 void set_device_staging(std::function<std::unique_ptr<DeviceStaging>()> factory);
 bool has_device_staging();
 std::unique_ptr<DeviceStaging> make_device_staging();  // nullptr where none is registered
@@ -63,7 +61,7 @@ class MpiCommunicator : public Communicator {
   std::string name() const override { return "mpi"; }
   MPI_Comm mpi_comm() const override { return comm_; }
   void do_progress() override;
-  void set_timeout(double seconds) override;
+  void set_timeout(double seconds) override { watchdog().arm(seconds); }
 
  protected:
   std::unique_ptr<detail::PendingOp> post_all_reduce(void* data, size_t count, DType type) override;
@@ -79,10 +77,11 @@ class MpiCommunicator : public Communicator {
 
  private:
   MpiDatatypes types(DType type) const;
-  int64_t next_sequence();  // the watchdog's number for the next collective
-  // Posts one collective: `start` hands MPI the (staged) buffers and returns MPI's error code.
-  using MpiStart = std::function<int(const MpiBuffers&, MPI_Request*)>;
-  std::unique_ptr<detail::PendingOp> post(const MpiOpInfo& op, MpiBuffers call,
+  int64_t next_sequence() { return counted_ ? watchdog().next_sequence() : kLocalRegion; }
+  // Posts one collective of `blocks` blocks of op.count elements (each count must fit MPI's
+  // int): `start` hands MPI the (staged) buffers and op.count, and returns MPI's error code.
+  using MpiStart = std::function<int(const MpiBuffers&, int, MPI_Request*)>;
+  std::unique_ptr<detail::PendingOp> post(const MpiOpInfo& op, int blocks, MpiBuffers call,
                                           const MpiStart& start);
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;

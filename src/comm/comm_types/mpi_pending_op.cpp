@@ -48,8 +48,7 @@ bool MpiPendingOp::test() {
   return done != 0;
 }
 
-// Polls instead of MPI_Wait, under the watchdog; the description is made only for a wait that
-// does not complete at once.
+// Polls under the watchdog; describes the operation only for a wait that does not end at once.
 void MpiPendingOp::wait() {
   if (test()) return;
   watched_wait(watchdog_, request_,
@@ -58,8 +57,7 @@ void MpiPendingOp::wait() {
   finish();
 }
 
-// Completion on the device side (staged results copied back, an in-place result moved to its
-// slot), once; then what it held (a staged call's host buffer) goes.
+// Completion on the device side, once; then what it held (a staged call's host buffer) goes.
 void MpiPendingOp::finish() {
   request_ = MPI_REQUEST_NULL;
   if (on_complete_) on_complete_();

@@ -1,7 +1,5 @@
-// A posted MPI collective until it completes: its request, what completes it on the device side
-// (mpi_communicator.hpp: MpiBuffers), and a wait that polls under the watchdog
-// (comm/watched_mpi.hpp). Also how the MPI backend fails: an MPI error is not something a rank can
-// recover from, so it ends the job with a message naming the operation, its size and the rank.
+// A posted MPI collective until it completes (its wait polls under the watchdog), and how the MPI
+// backend fails: an MPI error ends the job, naming the operation, its size and the rank.
 #pragma once
 
 #include <mpi.h>
@@ -24,7 +22,6 @@ struct MpiOpInfo {
   int rank;
 };
 
-// Ends the job: MPI returned `code` in `op`. Returning would leave the other ranks waiting.
 [[noreturn]] void mpi_failure(int code, const MpiOpInfo& op);
 
 // `count` elements of `op` as the int MPI takes, or the end of the job when it does not fit.
@@ -32,8 +29,7 @@ int checked_count(size_t count, const MpiOpInfo& op);
 
 class MpiPendingOp : public detail::PendingOp {
  public:
-  // `sequence` is the operation's number from Watchdog::sequence_for (for what the watchdog says);
-  // a wait runs under `watchdog` (the communicator's); `on_complete` runs once MPI has completed.
+  // `sequence`: Watchdog::sequence_for's; `on_complete` runs once MPI has completed.
   MpiPendingOp(Watchdog& watchdog, MPI_Request request, const MpiOpInfo& op, int64_t sequence,
                std::function<void()> on_complete = nullptr);
   ~MpiPendingOp() override;

@@ -72,8 +72,7 @@ class NcclPendingOp : public detail::PendingOp {
   int rank_;
 };
 
-// The monitor's device side. It runs on the watchdog's thread, which first makes this rank's
-// GPU its current device.
+// The monitor's device side, on the watchdog's thread (which first sets this rank's GPU).
 class NcclDeviceOps : public DeviceOpMonitor::Device {
  public:
   NcclDeviceOps(ncclComm_t comm, int device) : comm_(comm), device_(device) {}
@@ -141,80 +140,77 @@ NcclCommunicator::~NcclCommunicator() {
   if (!finalized && mpi_comm_ != MPI_COMM_NULL) MPI_Comm_free(&mpi_comm_);
 }
 
-void NcclCommunicator::order_after_compute() {
+// Enqueues a collective on the communication stream, after the default stream's queued work.
+std::unique_ptr<detail::PendingOp> NcclCommunicator::post(
+    const char* op, size_t count, DType type, const std::function<ncclResult_t()>& enqueue) {
   check_cuda(cudaEventRecord(ready_, compute_stream_), "cudaEventRecord", rank_);
   check_cuda(cudaStreamWaitEvent(stream_, ready_, 0), "cudaStreamWaitEvent", rank_);
   // The collective starts when the communication stream reaches it (marked where observed).
-  posted_ = mark_stream(stream_);
-}
-
-std::unique_ptr<detail::PendingOp> NcclCommunicator::finish_post(ncclResult_t result,
-                                                                 const char* op, size_t count,
-                                                                 DType type) {
+  const StreamMark posted = mark_stream(stream_);
+  const ncclResult_t result = enqueue();
   if (result != ncclSuccess) nccl_failure(op, ncclGetErrorString(result), count, type, rank_);
-  cudaEvent_t done = nullptr;
-  check_cuda(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreate", rank_);
-  check_cuda(cudaEventRecord(done, stream_), "cudaEventRecord", rank_);
   // A second event for the monitor: the pending op's is gone once a wait has queued on it.
-  cudaEvent_t watched = nullptr;
-  check_cuda(cudaEventCreateWithFlags(&watched, cudaEventDisableTiming), "cudaEventCreate", rank_);
-  check_cuda(cudaEventRecord(watched, stream_), "cudaEventRecord", rank_);
+  cudaEvent_t done = nullptr, watched = nullptr;
+  for (cudaEvent_t* event : {&done, &watched}) {
+    check_cuda(cudaEventCreateWithFlags(event, cudaEventDisableTiming), "cudaEventCreate", rank_);
+    check_cuda(cudaEventRecord(*event, stream_), "cudaEventRecord", rank_);
+  }
   monitor_->posted(op, count, dtype_size(type), watched);
   auto pending = std::make_unique<NcclPendingOp>(done, compute_stream_, rank_);
-  pending->device_posted = posted_;
+  pending->device_posted = posted;
   pending->device_completed = mark_stream(stream_);
   return pending;
 }
 
 std::unique_ptr<detail::PendingOp> NcclCommunicator::post_all_reduce(void* data, size_t count,
                                                                      DType type) {
-  order_after_compute();
-  return finish_post(ncclAllReduce(data, data, count, nccl_type(type), ncclSum, comm_, stream_),
-                     "all_reduce", count, type);
+  return post("all_reduce", count, type, [&] {
+    return ncclAllReduce(data, data, count, nccl_type(type), ncclSum, comm_, stream_);
+  });
 }
 
 std::unique_ptr<detail::PendingOp> NcclCommunicator::post_reduce_scatter(const void* send,
                                                                          void* recv,
                                                                          size_t recv_count,
                                                                          DType type) {
-  order_after_compute();
-  return finish_post(
-      ncclReduceScatter(send, recv, recv_count, nccl_type(type), ncclSum, comm_, stream_),
-      "reduce_scatter", recv_count, type);
+  return post("reduce_scatter", recv_count, type, [&] {
+    return ncclReduceScatter(send, recv, recv_count, nccl_type(type), ncclSum, comm_, stream_);
+  });
 }
 
 std::unique_ptr<detail::PendingOp> NcclCommunicator::post_all_gather(const void* send, void* recv,
                                                                      size_t send_count,
                                                                      DType type) {
-  order_after_compute();
-  return finish_post(ncclAllGather(send, recv, send_count, nccl_type(type), comm_, stream_),
-                     "all_gather", send_count, type);
+  return post("all_gather", send_count, type, [&] {
+    return ncclAllGather(send, recv, send_count, nccl_type(type), comm_, stream_);
+  });
 }
 
 std::unique_ptr<detail::PendingOp> NcclCommunicator::post_broadcast(void* data, size_t count,
                                                                     DType type, int root) {
-  order_after_compute();
-  return finish_post(ncclBroadcast(data, data, count, nccl_type(type), root, comm_, stream_),
-                     "broadcast", count, type);
+  return post("broadcast", count, type, [&] {
+    return ncclBroadcast(data, data, count, nccl_type(type), root, comm_, stream_);
+  });
 }
 
 std::unique_ptr<detail::PendingOp> NcclCommunicator::post_all_to_all(const void* send, void* recv,
                                                                      size_t block_count,
                                                                      DType type) {
-  order_after_compute();
   const size_t block_bytes = block_count * dtype_size(type);
   const auto* from = static_cast<const char*>(send);
   auto* to = static_cast<char*>(recv);
-  // The group posts every peer's send and receive together, so that no pair waits on another.
-  ncclResult_t result = ncclGroupStart();
-  for (int peer = 0; peer < size_ && result == ncclSuccess; ++peer) {
-    const size_t offset = static_cast<size_t>(peer) * block_bytes;
-    result = ncclSend(from + offset, block_count, nccl_type(type), peer, comm_, stream_);
-    if (result == ncclSuccess)
-      result = ncclRecv(to + offset, block_count, nccl_type(type), peer, comm_, stream_);
-  }
-  const ncclResult_t ended = ncclGroupEnd();
-  return finish_post(result != ncclSuccess ? result : ended, "all_to_all", block_count, type);
+  return post("all_to_all", block_count, type, [&] {
+    // One group posts every peer's send and receive together, so that no pair waits on another.
+    ncclResult_t result = ncclGroupStart();
+    for (int peer = 0; peer < size_ && result == ncclSuccess; ++peer) {
+      const size_t offset = static_cast<size_t>(peer) * block_bytes;
+      result = ncclSend(from + offset, block_count, nccl_type(type), peer, comm_, stream_);
+      if (result == ncclSuccess)
+        result = ncclRecv(to + offset, block_count, nccl_type(type), peer, comm_, stream_);
+    }
+    const ncclResult_t ended = ncclGroupEnd();
+    return result != ncclSuccess ? result : ended;
+  });
 }
 
 void NcclCommunicator::do_barrier() {

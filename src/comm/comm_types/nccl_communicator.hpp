@@ -1,20 +1,15 @@
-// The NCCL backend (CUDA builds): one ncclComm per process, its unique id broadcast over MPI.
-// Collectives run on a dedicated CUDA stream, ordered after the work already queued on Kokkos'
-// default execution space by an event; waiting makes the default stream wait for the
-// collective's completion event, so compute waits only for what it needs and the host does not
-// block. In-place forms follow the Communicator's conventions, which are NCCL's own.
-//
-// Nothing can hang: the watchdog's thread polls a DeviceOpMonitor of this communicator's
-// collectives (each one's completion event, ncclCommGetAsyncError), and a collective in flight
-// longer than comm.timeout_s, or an asynchronous error, aborts the communicator (ncclCommAbort)
-// and ends the job naming the rank, the collective and its bytes. That covers collectives outside
-// the steps too (checkpoints, forward-only passes); initialisation is a watched region.
+// The NCCL backend (CUDA builds): one ncclComm per communicator, its unique id broadcast over MPI.
+// Collectives run on their own CUDA stream, ordered by an event after the work queued on Kokkos'
+// default execution space; a wait makes the default stream wait for the completion event, so the
+// host does not block. The in-place forms are NCCL's own. Nothing can hang: the watchdog's thread
+// polls a DeviceOpMonitor of the collectives, and initialisation is a watched region.
 #pragma once
 
 #include <cuda_runtime.h>
 #include <mpi.h>
 #include <nccl.h>
 
+#include <functional>
 #include <memory>
 
 #include "comm/communicator.hpp"
@@ -48,10 +43,8 @@ class NcclCommunicator : public Communicator {
   void do_barrier() override;
 
  private:
-  // Orders the communication stream after the default stream's queued work.
-  void order_after_compute();
-  std::unique_ptr<detail::PendingOp> finish_post(ncclResult_t result, const char* op, size_t count,
-                                                 DType type);
+  std::unique_ptr<detail::PendingOp> post(const char* op, size_t count, DType type,
+                                          const std::function<ncclResult_t()>& enqueue);
 
   MPI_Comm mpi_comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
@@ -59,7 +52,6 @@ class NcclCommunicator : public Communicator {
   cudaStream_t stream_ = nullptr;          // communication stream
   cudaStream_t compute_stream_ = nullptr;  // Kokkos' default execution space
   cudaEvent_t ready_ = nullptr;
-  StreamMark posted_;  // the stream's mark before the collective being posted
   // The device side of the monitor (events, async errors, abort), then the monitor itself.
   std::unique_ptr<DeviceOpMonitor::Device> device_ops_;
   std::unique_ptr<DeviceOpMonitor> monitor_;

@@ -96,7 +96,7 @@ TEST(Exposure, MeasuredOnRealCollectives) {
   EXPECT_NEAR(blocking.exposed, blocking.in_flight, 1e-9);
 
   recorder.begin(*comm);
-  CommRequest request = comm->iall_reduce_sum(data);
+  CommRequest request = comm->iall_reduce_sum(data.data(), data.extent(0), DType::F32);
   const double until = wall_seconds() + 0.02;
   while (wall_seconds() < until) {
     comm->progress();
