@@ -1,6 +1,5 @@
-// A checkpoint (checkpoint.hpp): its format, writing it and reading it back. One concept: the
-// writer and the reader share the format (the datasets, where each state lives in the engine,
-// where a rank's part lies in the file), and the reader checks what the writer creates.
+// A checkpoint (checkpoint.hpp): its format, which the writer and the reader share (the datasets,
+// where each state lives in the engine, where a rank's part lies in the file), writing and reading.
 #include "io/checkpoint.hpp"
 
 #include <fmt/format.h>
@@ -33,9 +32,6 @@ namespace zm {
 
 namespace fs = std::filesystem;
 
-// The format: what the writer and the reader share, the datasets' names and where each state
-// lives in the engine, and where a rank's part of each unit lies in the file.
-
 namespace {
 
 constexpr int kStateCount = 3;
@@ -60,25 +56,31 @@ const Placement& storage_of(const ZeroEngine& engine, int state) {
   return state == 0 ? engine.master_storage() : engine.optimizer_storage();
 }
 
+// The model's shape as attributes, which a checkpoint must match to be read.
+std::vector<std::pair<std::string, int64_t>> model_attributes(const ModelConfig& m) {
+  return {{"model.layers", m.layers},
+          {"model.heads", m.heads},
+          {"model.dim", m.dim},
+          {"model.vocab", m.vocab},
+          {"model.seq_len", m.seq_len}};
+}
+
 using HostBuffer = Kokkos::View<float*, HostSpace>;
 using DeviceSpan = Kokkos::View<float*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
-// Where a rank's part of a unit lies in a checkpoint. Checkpoints always hold the whole model
-// (each unit's dataset has UnitInfo::global_size elements), while a rank of a model held in
-// slices holds one slice of every cut tensor (model/layout.hpp). A range of the rank's unit
-// therefore maps to a sequence of runs in the dataset; the writer and the reader select them as
-// one HDF5 hyperslab union.
+// Where a rank's part of a unit lies in a checkpoint. Each unit's dataset holds the whole model's
+// unit (UnitInfo::global_size elements), while a rank of a model held in slices holds one slice
+// of every cut tensor (model/layout.hpp): a range of the rank's unit maps to runs in the dataset,
+// selected as one HDF5 hyperslab union.
 
 // Whether the tensors every rank of a model-parallel group holds whole (held_whole) are included:
-// a reader takes them on every rank, a writer only on the group's first (so that each element is
-// written once).
+// a reader takes them on every rank, a writer on the group's first only (each element written
+// once).
 enum class Replicated { Include, Skip };
 
-// The runs covering logical elements [begin, end) of unit u of this rank's layout (slice
-// `slice_rank`): SliceRun::local is the offset in the rank's unit, SliceRun::global the offset in
-// the unit's dataset. Both increase along the sequence (each slice keeps its elements' order in
-// the whole tensor, and tensors keep their order in the unit), which is what lets a selection of
-// the file's runs pair element by element with a selection of the same runs in memory.
+// The runs covering elements [begin, end) of unit u of slice `slice_rank`: SliceRun::local is the
+// offset in the rank's unit, SliceRun::global in the unit's dataset. Both increase along the
+// sequence, which lets the file's selection pair element by element with the memory's.
 std::vector<SliceRun> unit_runs(const Partition& partition, int slice_rank, int u, int64_t begin,
                                 int64_t end, Replicated replicated) {
   const ParamLayout& layout = partition.layout();
@@ -90,8 +92,7 @@ std::vector<SliceRun> unit_runs(const Partition& partition, int slice_rank, int 
     for (const SliceRun& run : slice_runs(t, layout.slices(), slice_rank, seg.tensor_offset,
                                           seg.tensor_offset + seg.length)) {
       const SliceRun in_unit{run.local + t.offset, run.global + t.global_offset, run.length};
-      // Runs that continue the previous one on both sides are one run (of a whole model: the
-      // whole range).
+      // Runs that continue the previous one on both sides are one (of a whole model: one run).
       if (!runs.empty() && runs.back().local + runs.back().length == in_unit.local &&
           runs.back().global + runs.back().length == in_unit.global) {
         runs.back().length += in_unit.length;
@@ -108,8 +109,7 @@ std::vector<SliceRun> unit_runs(const Partition& partition, int slice_rank, int 
 }
 
 // Selects in the 1-D dataspace `space` the runs' file positions (SliceRun::global) or memory
-// positions (SliceRun::local - base), as few strided hyperslabs as the runs allow; an empty list
-// selects nothing. Of a whole model a contiguous range is one hyperslab, as it always was.
+// positions (SliceRun::local - base), as few strided hyperslabs as the runs allow (none: nothing).
 enum class Side { File, Memory };
 void select_runs(hid_t space, const std::vector<SliceRun>& runs, Side side, int64_t base = 0) {
   auto at = [&](size_t i) { return side == Side::File ? runs[i].global : runs[i].local - base; };
@@ -150,27 +150,19 @@ std::string checkpoint_dir(const Deck& deck) {
 namespace {
 
 void write_metadata(hid_t file, const ZeroEngine& engine, const Deck& deck, int64_t steps_done) {
-  const ModelConfig& m = deck.model;
   h5::write_attr(file, "format_version", kCheckpointFormatVersion);
   h5::write_attr(file, "step", steps_done);
-  h5::write_attr(file, "model.layers", m.layers);
-  h5::write_attr(file, "model.heads", m.heads);
-  h5::write_attr(file, "model.dim", m.dim);
-  h5::write_attr(file, "model.vocab", m.vocab);
-  h5::write_attr(file, "model.seq_len", m.seq_len);
+  for (const auto& [key, value] : model_attributes(deck.model)) h5::write_attr(file, key, value);
   h5::write_attr(file, "deck", deck.resolved_toml());
   h5::write_attr(file, "stage", static_cast<int64_t>(engine.stage()));
   // The states are fp32 whatever the run computed in (under bf16: the master weights).
   h5::write_attr(file, "precision", std::string(precision_name(deck.train.precision)));
   h5::write_attr(file, "ranks", static_cast<int64_t>(engine.mesh().world()));
-  // Ranks per shard group (hybrid sharding; = ranks with one group). The data does not depend on
-  // it: every unit is stored whole, and any layout reads it back.
+  // Ranks per shard group (hybrid sharding), informational: every unit is stored whole.
   h5::write_attr(file, "shard_size", static_cast<int64_t>(engine.mesh().group_ranks()));
-  // A sub-sharded optimizer: the shard groups hold the parameters only; the optimizer state spans
-  // all ranks.
+  // A sub-sharded optimizer: the optimizer state spans all ranks, the shard groups' the parameters.
   h5::write_attr(file, "sub_sharded", static_cast<int64_t>(engine.mesh().sub_sharded() ? 1 : 0));
-  // The model dimensions' sizes (core/zero_mesh.hpp), each as an attribute of its name:
-  // informational too, each unit is stored as the whole model's.
+  // The model dimensions' sizes (core/zero_mesh.hpp) by name, informational too.
   const DeviceMesh& mesh = engine.mesh().mesh;
   for (int d = kFirstModelDim; d < mesh.ndims(); ++d)
     h5::write_attr(file, mesh.dim(d).name, static_cast<int64_t>(mesh.dim(d).size));
@@ -187,11 +179,10 @@ void write_metadata(hid_t file, const ZeroEngine& engine, const Deck& deck, int6
                              "logical length (no partition padding), whole model (uncut)"));
 }
 
-// One state's dataset of unit u, in the whole model's layout: created whole by every rank, each
-// writing the part of its slice it owns: the ranks of the first shard group their shards (the
-// other groups hold copies of the same), or with a sub-sharded optimizer every rank the sub-shard
-// of the optimizer state it alone holds; of the tensors every rank of a model-parallel group holds
-// whole, its first rank's alone.
+// One state's dataset of unit u, created whole by every rank, each writing what it owns of its
+// slice: the first shard group's ranks their shards (the other groups hold copies), with a
+// sub-sharded optimizer every rank its sub-shard of the optimizer state; of the tensors a
+// model-parallel group holds whole, its first rank alone.
 void write_unit_state(hid_t file, hid_t xfer, ZeroEngine& engine, int s, int u,
                       const std::string& temporary) {
   const Partition& partition = engine.partition();
@@ -215,8 +206,7 @@ void write_unit_state(hid_t file, hid_t xfer, ZeroEngine& engine, int s, int u,
   h5::Handle set(
       H5Dcreate2(file, name.c_str(), H5T_NATIVE_FLOAT, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
   if (!set.valid()) fail("{}: cannot create {}: {}", temporary, name, h5::last_error());
-  // The owned range on the host as it lies in memory; the runs pick what this rank writes of it
-  // and say where it goes in the dataset.
+  // The owned range on the host; the runs pick what of it is written, and where.
   HostBuffer host("checkpoint_slice", count);
   if (count > 0) Kokkos::deep_copy(host, DeviceSpan(state_at(engine, s, u, begin), count));
   h5::Handle file_space(H5Dget_space(set));
@@ -244,11 +234,6 @@ void prune(const fs::path& dir, int64_t keep, const fs::path& just_written) {
     if (files[i] != just_written && files[i].filename().string() != latest) fs::remove(files[i]);
 }
 
-// About the file's size: three fp32 states of every parameter of the whole model, and 16 MiB.
-uint64_t approximate_file_bytes(const ZeroEngine& engine) {
-  return static_cast<uint64_t>(12 * engine.partition().layout().global_total()) + (16u << 20);
-}
-
 // One checkpoint on its way to disk.
 class CheckpointWrite {
  public:
@@ -261,19 +246,31 @@ class CheckpointWrite {
         rank_(engine.comms().world().rank()),
         dir_(checkpoint_dir(deck)),
         final_(dir_ / fmt::format("step_{:08d}.h5", steps_done)),
-        temporary_(final_.string() + ".tmp"),
-        user_block_(checkpoint_header_bytes(approximate_file_bytes(engine))) {}
-
-  std::string prepare();
-  std::string write_file();
-  std::string guard() {
-    return guard_written_checkpoint(temporary_, user_block_, comm_, watchdog_);
+        temporary_(final_.string() + ".tmp") {
+    // About the file's size: three fp32 states of the whole model, and 16 MiB.
+    const int64_t states = 12 * engine.partition().layout().global_total();
+    user_block_ = checkpoint_header_bytes(static_cast<uint64_t>(states) + (16u << 20));
   }
-  std::string publish();
-  void discard();
-  const fs::path& final_path() const { return final_; }
-  // The file's size as estimated by the room held for it (rank 0; 0 without).
-  uint64_t estimated_bytes() const { return room_ ? room_->estimated_bytes() : 0; }
+
+  CheckpointWritten write() {
+    std::string error = prepare();
+    if (error.empty()) error = write_file();
+    if (error.empty()) error = guard_written_checkpoint(temporary_, user_block_, comm_, watchdog_);
+    fault_point("checkpoint.publish", rank_, steps_done_);
+    if (error.empty()) error = publish();
+    if (!error.empty()) {
+      if (rank_ == 0) ::unlink(temporary_.c_str());
+      throw IoError(fmt::format(
+          "the checkpoint after step {} was not written: {}. The previous checkpoint and "
+          "'latest' are untouched.",
+          steps_done_, error));
+    }
+    CheckpointWritten written{final_.string(), room_ ? room_->estimated_bytes() : 0, 0};
+    std::error_code unknown;
+    const uintmax_t size = fs::file_size(final_, unknown);
+    if (!unknown) written.written_bytes = static_cast<uint64_t>(size);
+    return written;
+  }
 
  private:
   // Runs `work` on every rank, catching its error, then agrees on the outcome.
@@ -291,11 +288,87 @@ class CheckpointWrite {
     }
     return agree(watchdog_, comm_, error, what).message;
   }
-  // The data bytes of each dataset, in the order written (write_unit_state).
-  std::vector<uint64_t> dataset_bytes() const;
+
   // Rank 0: hands over the room held for the part about to be written (io/checkpoint_guard.hpp).
   void make_room(size_t part) {
     if (room_) room_->before_part(part);
+  }
+
+  // The directory, and room on its file system for the whole file (rank 0).
+  std::string prepare() {
+    std::string error;
+    if (rank_ == 0) {
+      BlockingRegion region(watchdog_, "creating and sizing " + dir_.string(), kLocalRegion,
+                            WaitKind::Io);
+      std::error_code failed;
+      fs::create_directories(dir_, failed);
+      room_ = make_checkpoint_room();
+      // The data bytes of each dataset, in the order written.
+      std::vector<uint64_t> dataset_bytes;
+      for (int u = 0; u < engine_.partition().num_units(); ++u)
+        dataset_bytes.insert(
+            dataset_bytes.end(), kStateCount,
+            4 * static_cast<uint64_t>(engine_.partition().layout().unit(u).global_size));
+      if (failed)
+        error = fmt::format("cannot create {}: {}", dir_.string(), failed.message());
+      else if (room_)
+        error = room_->hold(dir_.string(), user_block_, dataset_bytes);
+    }
+    return agree(watchdog_, comm_, error, "the checkpoint's directory and space").message;
+  }
+
+  std::string write_file() {
+    h5::Handle file, xfer;
+    make_room(0);
+    std::string error = collective_step("creating the HDF5 file", [&] {
+      file = h5::create_file(temporary_, &comm_, user_block_);
+      write_metadata(file, engine_, deck_, steps_done_);
+      for (const char* state : kStates) h5::create_group(file, state);
+      xfer = h5::Handle(H5Pcreate(H5P_DATASET_XFER));
+      H5Pset_dxpl_mpio(xfer, H5FD_MPIO_COLLECTIVE);
+    });
+    const int units = engine_.partition().num_units();
+    for (int u = 0; u < units && error.empty(); ++u)
+      for (int s = 0; s < kStateCount && error.empty(); ++s) {
+        make_room(1 + static_cast<size_t>(u * kStateCount + s));
+        error = collective_step(fmt::format("writing {}", unit_dataset(kStates[s], u)), [&] {
+          const bool last = u == units - 1 && s == 0;
+          if (last) fault_point("checkpoint.unit", rank_, steps_done_);
+          write_unit_state(file, xfer, engine_, s, u, temporary_);
+          if (last) fault_point("checkpoint.written", rank_, steps_done_, temporary_);
+        });
+      }
+    if (room_) room_->release_all();  // the metadata, written by the flush and the close
+    if (error.empty())
+      error = collective_step("flushing the HDF5 file", [&] {
+        if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0)
+          fail("{}: flush failed: {}", temporary_, h5::last_error());
+      });
+    // Closed on every path, by every rank together, whatever happened before.
+    const std::string closed = collective_step("closing the HDF5 file", [&] {
+      xfer.close();
+      if (!file.close()) fail("{}: closing failed: {}", temporary_, h5::last_error());
+    });
+    return error.empty() ? closed : error;
+  }
+
+  // Rank 0: the file under its final name, then `latest`, then older checkpoints pruned.
+  std::string publish() {
+    std::string error;
+    if (rank_ == 0) {
+      BlockingRegion region(watchdog_, "publishing " + final_.string(), kLocalRegion, WaitKind::Io);
+      error = sync_file(temporary_);
+      if (error.empty() && std::rename(temporary_.c_str(), final_.c_str()) != 0)
+        error = fmt::format("renaming {} failed: {}", temporary_, errno_text(errno));
+      if (error.empty())
+        error = write_file_durably((dir_ / "latest").string(), final_.filename().string() + "\n");
+      try {
+        if (error.empty()) prune(dir_, deck_.output.keep, final_);
+      } catch (const std::exception& e) {
+        error = fmt::format("pruning old checkpoints failed: {}", e.what());
+      }
+    }
+    return agree(watchdog_, comm_, error, "publishing the checkpoint").message;
   }
 
   ZeroEngine& engine_;
@@ -306,118 +379,15 @@ class CheckpointWrite {
   int rank_;
   fs::path dir_, final_;
   std::string temporary_;
-  uint64_t user_block_;
+  uint64_t user_block_ = 0;
   std::unique_ptr<CheckpointRoom> room_;  // rank 0's, where a module holds room
 };
-
-std::vector<uint64_t> CheckpointWrite::dataset_bytes() const {
-  const Partition& partition = engine_.partition();
-  std::vector<uint64_t> bytes;
-  for (int u = 0; u < partition.num_units(); ++u)
-    for (int s = 0; s < kStateCount; ++s)
-      bytes.push_back(4 * static_cast<uint64_t>(partition.layout().unit(u).global_size));
-  return bytes;
-}
-
-// The directory, and room on its file system for the whole file (rank 0).
-std::string CheckpointWrite::prepare() {
-  std::string error;
-  if (rank_ == 0) {
-    BlockingRegion region(watchdog_, "creating and sizing " + dir_.string(), kLocalRegion,
-                          WaitKind::Io);
-    std::error_code failed;
-    fs::create_directories(dir_, failed);
-    room_ = make_checkpoint_room();
-    if (failed)
-      error = fmt::format("cannot create {}: {}", dir_.string(), failed.message());
-    else if (room_)
-      error = room_->hold(dir_.string(), user_block_, dataset_bytes());
-  }
-  return agree(watchdog_, comm_, error, "the checkpoint's directory and space").message;
-}
-
-std::string CheckpointWrite::write_file() {
-  h5::Handle file, xfer;
-  make_room(0);
-  std::string error = collective_step("creating the HDF5 file", [&] {
-    file = h5::create_file(temporary_, &comm_, user_block_);
-    write_metadata(file, engine_, deck_, steps_done_);
-    for (const char* state : kStates) h5::create_group(file, state);
-    xfer = h5::Handle(H5Pcreate(H5P_DATASET_XFER));
-    H5Pset_dxpl_mpio(xfer, H5FD_MPIO_COLLECTIVE);
-  });
-  const int units = engine_.partition().num_units();
-  for (int u = 0; u < units && error.empty(); ++u)
-    for (int s = 0; s < kStateCount && error.empty(); ++s) {
-      make_room(1 + static_cast<size_t>(u * kStateCount + s));
-      error = collective_step(fmt::format("writing {}", unit_dataset(kStates[s], u)), [&] {
-        const bool last = u == units - 1 && s == 0;
-        if (last) fault_point("checkpoint.unit", rank_, steps_done_);
-        write_unit_state(file, xfer, engine_, s, u, temporary_);
-        if (last) fault_point("checkpoint.written", rank_, steps_done_, temporary_);
-      });
-    }
-  if (room_) room_->release_all();  // the metadata, written by the flush and the close
-  if (error.empty())
-    error = collective_step("flushing the HDF5 file", [&] {
-      if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0)
-        fail("{}: flush failed: {}", temporary_, h5::last_error());
-    });
-  // Closed on every path, by every rank together, whatever happened before.
-  const std::string closed = collective_step("closing the HDF5 file", [&] {
-    xfer.close();
-    if (!file.close()) fail("{}: closing failed: {}", temporary_, h5::last_error());
-  });
-  return error.empty() ? closed : error;
-}
-
-// Rank 0: the file under its final name, then `latest`, then older checkpoints pruned.
-std::string CheckpointWrite::publish() {
-  std::string error;
-  if (rank_ == 0) {
-    BlockingRegion region(watchdog_, "publishing " + final_.string(), kLocalRegion, WaitKind::Io);
-    error = sync_file(temporary_);
-    if (error.empty() && std::rename(temporary_.c_str(), final_.c_str()) != 0)
-      error = fmt::format("renaming {} failed: {}", temporary_, errno_text(errno));
-    if (error.empty())
-      error = write_file_durably((dir_ / "latest").string(), final_.filename().string() + "\n");
-    try {
-      if (error.empty()) prune(dir_, deck_.output.keep, final_);
-    } catch (const std::exception& e) {
-      error = fmt::format("pruning old checkpoints failed: {}", e.what());
-    }
-  }
-  return agree(watchdog_, comm_, error, "publishing the checkpoint").message;
-}
-
-void CheckpointWrite::discard() {
-  if (rank_ == 0) ::unlink(temporary_.c_str());
-}
 
 }  // namespace
 
 CheckpointWritten write_checkpoint(ZeroEngine& engine, const Deck& deck, int64_t steps_done) {
   Kokkos::fence();
-  CheckpointWrite write(engine, deck, steps_done);
-  std::string error = write.prepare();
-  if (error.empty()) error = write.write_file();
-  if (error.empty()) error = write.guard();
-  fault_point("checkpoint.publish", engine.comms().world().rank(), steps_done);
-  if (error.empty()) error = write.publish();
-  if (!error.empty()) {
-    write.discard();
-    throw IoError(fmt::format(
-        "the checkpoint after step {} was not written: {}. The previous checkpoint and 'latest' "
-        "are untouched.",
-        steps_done, error));
-  }
-  CheckpointWritten written;
-  written.path = write.final_path().string();
-  written.estimated_bytes = write.estimated_bytes();
-  std::error_code unknown;
-  const uintmax_t size = fs::file_size(write.final_path(), unknown);
-  written.written_bytes = unknown ? 0 : static_cast<uint64_t>(size);
-  return written;
+  return CheckpointWrite(engine, deck, steps_done).write();
 }
 
 // Reading.
@@ -435,12 +405,7 @@ int64_t check_header(hid_t file, const std::string& path, const ModelConfig& m) 
   if (version != kCheckpointFormatVersion)
     fail("{}: checkpoint format version {} is not supported (this build reads version {})", path,
          version, kCheckpointFormatVersion);
-  const std::pair<const char*, int64_t> expected[] = {{"model.layers", m.layers},
-                                                      {"model.heads", m.heads},
-                                                      {"model.dim", m.dim},
-                                                      {"model.vocab", m.vocab},
-                                                      {"model.seq_len", m.seq_len}};
-  for (const auto& [key, value] : expected) {
+  for (const auto& [key, value] : model_attributes(m)) {
     const int64_t stored = attr_int(key);
     if (stored != value)
       fail("{}: model mismatch: the checkpoint has {} = {} but the deck has {}", path, key, stored,

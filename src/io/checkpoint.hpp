@@ -1,19 +1,15 @@
 // Sharded, reshardable, crash-safe checkpoints: <output.dir>/checkpoints/step_XXXXXXXX.h5.
 //
-// One HDF5 file per checkpoint, written collectively with MPI-IO. For each unit u of the
-// parameter layout there are three datasets of the unit's logical length (no partition padding):
-//   /params/unit_UUUU   /adam_m/unit_UUUU   /adam_v/unit_UUUU
-// Every rank writes exactly the slice of each unit it owns under the partition (replicated
-// stage-0 state is thus written once, split among ranks). Every dataset carries HDF5's Fletcher32
-// checksum, verified on every read. Attributes hold the step, format version, model config, the
-// deck, the data position, the RNG state, and the stage and rank count it was written with.
+// One HDF5 file per checkpoint, written collectively with MPI-IO: for each unit u of the
+// parameter layout, /params/unit_UUUU, /adam_m/unit_UUUU and /adam_v/unit_UUUU of the whole
+// model's unit (no partition padding), each element written once by the rank that owns it, with
+// HDF5's Fletcher32 checksum (verified on every read). Attributes hold the step, format version,
+// model config, deck, data position, RNG state, and the stage and rank count it was written with.
 //
-// A checkpoint is written under a temporary name, flushed and closed, then renamed; the `latest`
-// pointer (a one-line text file) is updated after that; older checkpoints beyond output.keep are
-// removed last. A crash at any point leaves the previous checkpoint loadable.
-//
-// Loading reads, on each rank, only what it holds under the *current* rank count and stage, so a
-// run may resume with another rank count and another stage.
+// Written under a temporary name, flushed, closed and renamed; then the `latest` pointer (a
+// one-line text file) is updated and checkpoints beyond output.keep removed: a crash at any point
+// leaves the previous checkpoint loadable. Loading reads on each rank what it holds under the
+// *current* rank count and stage, so a run may resume with others.
 #pragma once
 
 #include <cstdint>
@@ -34,13 +30,11 @@ struct CheckpointWritten {
   uint64_t written_bytes = 0;    // the file's size once published
 };
 
-// Collective. Writes the engine's state (under its partition) after `steps_done` completed
-// steps of the run `deck` describes; returns the checkpoint's path and sizes. The caller's Phase
-// names the run's phase for the watchdog (train/step_hooks.cpp).
+// Collective: the engine's state after `steps_done` completed steps of the run `deck` describes.
+// The caller's Phase names the run's phase for the watchdog (train/step_hooks.cpp).
 CheckpointWritten write_checkpoint(ZeroEngine& engine, const Deck& deck, int64_t steps_done);
 
-// Collective. Loads a checkpoint into the state the engine holds under its partition;
-// returns the steps it had done (the caller's Phase names the run's phase for the watchdog).
+// Collective: loads a checkpoint into the state the engine holds; returns the steps it had done.
 // Throws zm::Error on every rank naming the file and the cause (missing or truncated file, wrong
 // format version, model mismatch, missing dataset, checksum failure).
 int64_t load_checkpoint(ZeroEngine& engine, const Deck& deck, const std::string& path);

@@ -1,15 +1,12 @@
 // What modules add around a checkpoint file (io/checkpoint.hpp).
 //
 // A guard: room of its own at the start of the file (an HDF5 user block), a step once the file is
-// written and closed (before it is renamed into place), a check of the whole file before the HDF5
-// library opens it, and one of each dataset before it is read. Without a guard a checkpoint is
-// written and read as HDF5 leaves it (still atomically: written under a temporary name, fsynced
-// and renamed).
+// written and closed (before it is renamed into place), a check of the whole file before HDF5
+// opens it, and one of each dataset before it is read. Without one, files are as HDF5 leaves them.
 //
-// Room on disk: held on rank 0 from before the file's first byte is written and handed over part
-// by part as the ranks write them, so that a disk that fills up stops the write at its start,
-// where every rank stops together. Without it the space is what the file system has as the file
-// grows.
+// Room on disk: held on rank 0 before the file's first byte is written and handed over part by
+// part, so that a disk that fills up stops the write at its start, where every rank stops
+// together.
 #pragma once
 
 #include <hdf5.h>
@@ -29,14 +26,14 @@ struct CheckpointGuard {
   // Bytes reserved at the start of a file of about `approximate_bytes` (a power of two >= 512,
   // as HDF5 requires of a user block).
   std::function<uint64_t(uint64_t approximate_bytes)> header_bytes;
-  // Collective over `comm`: the closed file `path`, created with `header_bytes` in front. Returns
-  // "" or what failed, the same on every rank.
+  // Collective over `comm`: the closed file `path`, created with `header_bytes` in front; "" or
+  // what failed, the same on every rank.
   std::function<std::string(const std::string& path, uint64_t header_bytes, MPI_Comm comm,
                             Watchdog& watchdog)>
       written;
   // Collective over `comm` (MPI_COMM_SELF for one reader): "" when the file may be opened, else
-  // why not (naming the file), the same on every rank. `any_file`: the file may be any HDF5 file
-  // (zeromini's own results among them): only a file that carries the guard's header is checked.
+  // why not, the same on every rank. `any_file`: any HDF5 file may come (results among them);
+  // only one that carries the guard's header is checked.
   std::function<std::string(const std::string& path, MPI_Comm comm, Watchdog& watchdog,
                             bool any_file)>
       check_file;
@@ -56,7 +53,7 @@ std::string check_checkpoint_file(const std::string& path, MPI_Comm comm, Watchd
                                   bool any_file = false);
 void check_checkpoint_dataset(hid_t set, const std::string& path, const std::string& name);
 
-// One checkpoint write's room, rank 0's. The file's parts, in the order written: its header (the
+// One checkpoint write's room, rank 0's. The file's parts, in the order written: the header (the
 // guard's bytes and HDF5's superblock, part 0), then each dataset's data (part 1 + i).
 class CheckpointRoom {
  public:
@@ -68,7 +65,7 @@ class CheckpointRoom {
   virtual uint64_t estimated_bytes() const = 0;
   // Part `part` is about to be written: its room handed over.
   virtual void before_part(size_t part) = 0;
-  // The parts are written (the rest, HDF5's metadata, by the flush and the close): all handed over.
+  // The parts are written (HDF5's metadata comes with the flush and the close): all handed over.
   virtual void release_all() = 0;
 };
 

@@ -11,43 +11,19 @@ namespace zm::h5 {
 
 bool Handle::close() {
   if (id_ < 0) return true;
-  herr_t status = 0;
-  switch (H5Iget_type(id_)) {
-    case H5I_FILE:
-      status = H5Fclose(id_);
-      break;
-    case H5I_GROUP:
-      status = H5Gclose(id_);
-      break;
-    case H5I_DATASET:
-      status = H5Dclose(id_);
-      break;
-    case H5I_DATASPACE:
-      status = H5Sclose(id_);
-      break;
-    case H5I_DATATYPE:
-      status = H5Tclose(id_);
-      break;
-    case H5I_ATTR:
-      status = H5Aclose(id_);
-      break;
-    case H5I_GENPROP_LST:
-      status = H5Pclose(id_);
-      break;
-    default:
-      break;
-  }
+  // The last reference closes the object with its type's H5*close, which reports its error.
+  const int status = H5Idec_ref(id_);
   id_ = H5I_INVALID_HID;
   return status >= 0;
 }
+
+namespace {
 
 void quiet_errors() {
   static bool done = false;
   if (!done) H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   done = true;
 }
-
-namespace {
 
 herr_t innermost(unsigned n, const H5E_error2_t* e, void* out) {
   if (n == 0) *static_cast<std::string*>(out) = e->desc ? e->desc : "";
@@ -58,6 +34,55 @@ Handle file_access(const MPI_Comm* comm) {
   Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
   if (comm) H5Pset_fapl_mpio(fapl, *comm, MPI_INFO_NULL);
   return fapl;
+}
+
+void write_attr_raw(hid_t object, const std::string& name, hid_t type, hid_t space,
+                    const void* data) {
+  if (H5Aexists(object, name.c_str()) > 0) H5Adelete(object, name.c_str());
+  Handle attr(H5Acreate2(object, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT));
+  if (!attr.valid() || H5Awrite(attr, type, data) < 0)
+    fail("HDF5: cannot write attribute '{}': {}", name, last_error());
+}
+
+Handle string_type(size_t length) {
+  Handle type(H5Tcopy(H5T_C_S1));
+  H5Tset_size(type, length == 0 ? 1 : length);
+  H5Tset_strpad(type, H5T_STR_NULLPAD);
+  H5Tset_cset(type, H5T_CSET_UTF8);
+  return type;
+}
+
+Handle open_attr(hid_t object, const std::string& name) {
+  Handle attr(H5Aopen(object, name.c_str(), H5P_DEFAULT));
+  if (!attr.valid()) fail("missing attribute '{}'", name);
+  return attr;
+}
+
+template <typename T>
+void write_scalar(hid_t object, const std::string& name, hid_t type, T value) {
+  Handle space(H5Screate(H5S_SCALAR));
+  write_attr_raw(object, name, type, space, &value);
+}
+
+template <typename T>
+T read_scalar(hid_t object, const std::string& name, hid_t type) {
+  Handle attr = open_attr(object, name);
+  T value = 0;
+  if (H5Aread(attr, type, &value) < 0) fail("cannot read attribute '{}'", name);
+  return value;
+}
+
+template <typename T>
+void write_whole(hid_t parent, const std::string& name, hid_t type, const std::vector<T>& values,
+                 const std::vector<hsize_t>& shape, const Labels& labels) {
+  Handle space(H5Screate_simple(static_cast<int>(shape.size()), shape.data(), nullptr));
+  Handle set(H5Dcreate2(parent, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  if (!set.valid() ||
+      (!values.empty() && H5Dwrite(set, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0))
+    fail("HDF5: cannot write dataset '{}': {}", name, last_error());
+  if (!labels.units.empty()) write_attr(set, "units", labels.units);
+  if (!labels.columns.empty()) write_attr(set, "columns", labels.columns);
+  if (!labels.dimensions.empty()) write_attr(set, "dimensions", labels.dimensions);
 }
 
 }  // namespace
@@ -112,32 +137,6 @@ bool exists(hid_t parent, const std::string& path) {
   }
 }
 
-namespace {
-
-void write_attr_raw(hid_t object, const std::string& name, hid_t type, hid_t space,
-                    const void* data) {
-  if (H5Aexists(object, name.c_str()) > 0) H5Adelete(object, name.c_str());
-  Handle attr(H5Acreate2(object, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT));
-  if (!attr.valid() || H5Awrite(attr, type, data) < 0)
-    fail("HDF5: cannot write attribute '{}': {}", name, last_error());
-}
-
-Handle string_type(size_t length) {
-  Handle type(H5Tcopy(H5T_C_S1));
-  H5Tset_size(type, length == 0 ? 1 : length);
-  H5Tset_strpad(type, H5T_STR_NULLPAD);
-  H5Tset_cset(type, H5T_CSET_UTF8);
-  return type;
-}
-
-Handle open_attr(hid_t object, const std::string& name) {
-  Handle attr(H5Aopen(object, name.c_str(), H5P_DEFAULT));
-  if (!attr.valid()) fail("missing attribute '{}'", name);
-  return attr;
-}
-
-}  // namespace
-
 void write_attr(hid_t object, const std::string& name, const std::string& value) {
   Handle type = string_type(value.size());
   Handle space(H5Screate(H5S_SCALAR));
@@ -145,13 +144,11 @@ void write_attr(hid_t object, const std::string& name, const std::string& value)
 }
 
 void write_attr(hid_t object, const std::string& name, int64_t value) {
-  Handle space(H5Screate(H5S_SCALAR));
-  write_attr_raw(object, name, H5T_NATIVE_INT64, space, &value);
+  write_scalar(object, name, H5T_NATIVE_INT64, value);
 }
 
 void write_attr(hid_t object, const std::string& name, double value) {
-  Handle space(H5Screate(H5S_SCALAR));
-  write_attr_raw(object, name, H5T_NATIVE_DOUBLE, space, &value);
+  write_scalar(object, name, H5T_NATIVE_DOUBLE, value);
 }
 
 void write_attr(hid_t object, const std::string& name, const std::vector<std::string>& values) {
@@ -187,48 +184,26 @@ std::string read_attr_string(hid_t object, const std::string& name) {
 }
 
 int64_t read_attr_int(hid_t object, const std::string& name) {
-  Handle attr = open_attr(object, name);
-  int64_t value = 0;
-  if (H5Aread(attr, H5T_NATIVE_INT64, &value) < 0) fail("cannot read attribute '{}'", name);
-  return value;
+  return read_scalar<int64_t>(object, name, H5T_NATIVE_INT64);
 }
 
 double read_attr_double(hid_t object, const std::string& name) {
-  Handle attr = open_attr(object, name);
-  double value = 0;
-  if (H5Aread(attr, H5T_NATIVE_DOUBLE, &value) < 0) fail("cannot read attribute '{}'", name);
-  return value;
+  return read_scalar<double>(object, name, H5T_NATIVE_DOUBLE);
 }
 
 bool has_attr(hid_t object, const std::string& name) {
   return H5Aexists(object, name.c_str()) > 0;
 }
 
-namespace {
-template <typename T>
-void write_whole(hid_t parent, const std::string& name, hid_t type, const std::vector<T>& values,
-                 const std::vector<hsize_t>& shape) {
-  Handle space(H5Screate_simple(static_cast<int>(shape.size()), shape.data(), nullptr));
-  Handle set(H5Dcreate2(parent, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
-  if (!set.valid() ||
-      (!values.empty() && H5Dwrite(set, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0))
-    fail("HDF5: cannot write dataset '{}': {}", name, last_error());
-}
-}  // namespace
-
 void write_dataset(hid_t parent, const std::string& name, const std::vector<double>& values,
-                   const std::vector<hsize_t>& shape) {
-  write_whole(parent, name, H5T_NATIVE_DOUBLE, values, shape);
+                   const std::vector<hsize_t>& shape, const Labels& labels) {
+  write_whole(parent, name, H5T_NATIVE_DOUBLE, values, shape, labels);
 }
 
 void write_dataset(hid_t parent, const std::string& name, const std::vector<int64_t>& values,
-                   const std::vector<hsize_t>& shape) {
-  write_whole(parent, name, H5T_NATIVE_INT64, values, shape);
+                   const std::vector<hsize_t>& shape, const Labels& labels) {
+  write_whole(parent, name, H5T_NATIVE_INT64, values, shape, labels);
 }
-
-}  // namespace zm::h5
-
-namespace zm::h5 {
 
 std::vector<double> read_doubles(hid_t group, const std::string& name, std::vector<hsize_t>& dims) {
   Handle set(H5Dopen2(group, name.c_str(), H5P_DEFAULT));
@@ -245,8 +220,7 @@ std::vector<double> read_doubles(hid_t group, const std::string& name, std::vect
 }
 
 std::vector<std::string> read_attr_strings(hid_t object, const std::string& name) {
-  Handle attr(H5Aopen(object, name.c_str(), H5P_DEFAULT));
-  if (!attr.valid()) fail("missing attribute '{}'", name);
+  Handle attr = open_attr(object, name);
   Handle type(H5Aget_type(attr));
   Handle space(H5Aget_space(attr));
   if (H5Tget_class(type) != H5T_STRING || H5Tis_variable_str(type) > 0)

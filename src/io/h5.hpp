@@ -12,7 +12,7 @@
 
 namespace zm::h5 {
 
-// Owns an hid_t and closes it with the matching H5*close.
+// Owns an hid_t and closes it (drops HDF5's reference).
 class Handle {
  public:
   Handle() = default;
@@ -39,8 +39,6 @@ class Handle {
   hid_t id_ = H5I_INVALID_HID;
 };
 
-void quiet_errors();  // switch off HDF5's automatic error printing (once per process)
-
 // Files. `comm` non-null: parallel (MPI-IO) access, collective over that communicator.
 // user_block: bytes reserved at the start of the file for the application (0: none).
 Handle create_file(const std::string& path, const MPI_Comm* comm = nullptr,
@@ -61,11 +59,16 @@ int64_t read_attr_int(hid_t object, const std::string& name);
 double read_attr_double(hid_t object, const std::string& name);
 bool has_attr(hid_t object, const std::string& name);
 
-// Whole small datasets written by one process (results files).
+// Whole small datasets written by one process (results files), with the attributes that say
+// what they hold: `units`, `columns` and `dimensions`, each written only when given.
+struct Labels {
+  std::string units;
+  std::vector<std::string> columns, dimensions;
+};
 void write_dataset(hid_t parent, const std::string& name, const std::vector<double>& values,
-                   const std::vector<hsize_t>& shape);
+                   const std::vector<hsize_t>& shape, const Labels& labels = {});
 void write_dataset(hid_t parent, const std::string& name, const std::vector<int64_t>& values,
-                   const std::vector<hsize_t>& shape);
+                   const std::vector<hsize_t>& shape, const Labels& labels = {});
 
 // Whole datasets and string-array attributes read back (as doubles whatever their stored type);
 // `dims` receives the dataset's shape.

@@ -46,25 +46,24 @@ std::string utc_now() {
   return text;
 }
 
-std::vector<std::string> names(int count, const char* (*name_of)(int)) {
+template <typename Enum>
+std::vector<std::string> names(int count, const char* (*name_of)(Enum)) {
   std::vector<std::string> out;
-  for (int i = 0; i < count; ++i) out.push_back(name_of(i));
+  for (int i = 0; i < count; ++i) out.push_back(name_of(static_cast<Enum>(i)));
   return out;
 }
-const char* category_name(int c) {
-  return mem_category_name(static_cast<MemCategory>(c));
-}
-const char* op_name(int op) {
-  return comm_op_name(static_cast<CommOp>(op));
-}
-
-}  // namespace
-
-// The earlier runs' rows, and a stage's rows as the writer holds them.
-
-namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// The core's traffic datasets of a stage, (ranks, collective kinds) each.
+constexpr int kCommFigures = 4;
+const std::pair<const char*, const char*> kCommDatasets[kCommFigures] = {
+    {"comm_calls", "calls"},
+    {"comm_bytes", "bytes sent per rank (ring convention)"},
+    {"comm_bytes_inter_group",
+     "bytes sent per rank across shard groups (ring convention; the rest of comm_bytes stayed in "
+     "the shard group)"},
+    {"comm_seconds", "seconds waiting"}};
 
 // step_times re-laid with `ranks` columns of ranks (the extra ones NaN): a resumed run may have
 // more ranks than the runs before it.
@@ -152,43 +151,29 @@ ResultsStage read_stage(hid_t file, int stage) {
   return s;
 }
 
-}  // namespace
-
-void ResultsStage::append_row(int64_t row_step, double row_loss, double row_grad_norm,
-                              double row_lr, const std::vector<double>& times, int ranks) {
-  widen(*this, ranks);
-  step.push_back(row_step);
-  loss.push_back(row_loss);
-  grad_norm.push_back(row_grad_norm);
-  lr.push_back(row_lr);
-  const size_t width = static_cast<size_t>(time_ranks) * phases();
-  std::vector<double> row(width, kNaN);
-  std::copy(times.begin(), times.end(), row.begin());
-  step_times.insert(step_times.end(), row.begin(), row.end());
-}
-
-size_t ResultsStage::drop_rows_after(int64_t last_step) {
+// Drops the rows after `last_step` (a resumed run computes them again); returns how many.
+size_t drop_rows_after(ResultsStage& s, int64_t last_step) {
   size_t keep = 0;
-  while (keep < step.size() && step[keep] <= last_step) ++keep;
-  const size_t dropped = step.size() - keep;
-  step.resize(keep);
-  loss.resize(keep);
-  grad_norm.resize(keep);
-  lr.resize(keep);
-  step_times.resize(keep * static_cast<size_t>(time_ranks) * phases());
-  for (SeriesRows& rows : series) {
+  while (keep < s.step.size() && s.step[keep] <= last_step) ++keep;
+  const size_t dropped = s.step.size() - keep;
+  for (auto* rows : {&s.loss, &s.grad_norm, &s.lr}) rows->resize(keep);
+  s.step.resize(keep);
+  s.step_times.resize(keep * static_cast<size_t>(s.time_ranks) * phases());
+  for (ResultsStage::SeriesRows& rows : s.series) {
     size_t records = 0;
     while (records < rows.step.size() && rows.step[records] <= last_step) ++records;
     rows.step.resize(records);
     for (std::vector<double>& values : rows.values) values.resize(records);
   }
-  while (!segment_first_step.empty() && segment_first_step.back() > last_step) {
-    segment_first_step.pop_back();
-    segments.pop_back();
+  while (!s.segment_first_step.empty() && s.segment_first_step.back() > last_step) {
+    s.segment_first_step.pop_back();
+    s.segments.pop_back();
   }
   return dropped;
 }
 
+// Rank 0 of a resumed run: the stages in an existing results.h5, with their rows (none when the
+// file does not exist).
 std::vector<ResultsStage> read_results_history(const std::string& path) {
   std::vector<ResultsStage> stages;
   if (!std::filesystem::exists(path)) return stages;
@@ -206,6 +191,8 @@ std::vector<ResultsStage> read_results_history(const std::string& path) {
   }
   return stages;
 }
+
+}  // namespace
 
 ResultsWriter::ResultsWriter(const Deck& deck, const RunManifest& manifest, MPI_Comm comm,
                              Watchdog& watchdog, const std::string& path, bool keep_history)
@@ -246,7 +233,7 @@ void ResultsWriter::begin_stage(int stage, int64_t first_step, const std::string
     ResultsStage kept = *earlier;
     stages_.erase(earlier);
     stages_.push_back(kept);
-    const size_t dropped = stages_.back().drop_rows_after(first_step);
+    const size_t dropped = drop_rows_after(stages_.back(), first_step);
     if (dropped > 0)
       log_root(
           "[stage {}] results: {} rows after step {} from an earlier run are replaced by "
@@ -283,7 +270,14 @@ void ResultsWriter::record_step(const StepRecord& record,
   stage_comm_ += record.comm;
   stage_comm_inter_ += record.comm_inter_group;
   if (rank_ != 0) return;
-  stages_.back().append_row(record.step + 1, record.loss, record.grad_norm, record.lr, all, ranks_);
+  ResultsStage& s = stages_.back();
+  widen(s, ranks_);
+  s.step.push_back(record.step + 1);
+  s.loss.push_back(record.loss);
+  s.grad_norm.push_back(record.grad_norm);
+  s.lr.push_back(record.lr);
+  all.resize(static_cast<size_t>(s.time_ranks) * phases(), kNaN);
+  s.step_times.insert(s.step_times.end(), all.begin(), all.end());
 }
 
 void ResultsWriter::add_series_row(const std::string& series, int64_t step,
@@ -302,32 +296,28 @@ void ResultsWriter::add_series_row(const std::string& series, int64_t step,
 }
 
 void ResultsWriter::end_stage(const StageResult& result) {
-  constexpr int kFigures = 4 * kCommOps;
-  double mine[kFigures];
+  std::vector<double> mine(kCommFigures * kCommOps);  // in kCommDatasets' order
   for (int op = 0; op < kCommOps; ++op) {
-    mine[op] = static_cast<double>(stage_comm_.ops[op].calls);
-    mine[kCommOps + op] = stage_comm_.ops[op].bytes;
-    mine[2 * kCommOps + op] = stage_comm_.ops[op].seconds;
-    mine[3 * kCommOps + op] = stage_comm_inter_.ops[op].bytes;
+    const CommOpStats &all = stage_comm_.ops[op], &inter = stage_comm_inter_.ops[op];
+    const double figures[kCommFigures] = {static_cast<double>(all.calls), all.bytes, inter.bytes,
+                                          all.seconds};
+    for (int k = 0; k < kCommFigures; ++k)
+      mine[static_cast<size_t>(k * kCommOps + op)] = figures[k];
   }
-  std::vector<double> all(static_cast<size_t>(kFigures * ranks_));
-  watched_gather(watchdog_, mine, kFigures, MPI_DOUBLE, all.data(), 0, comm_,
+  std::vector<double> all(mine.size() * static_cast<size_t>(ranks_));
+  watched_gather(watchdog_, mine.data(), kCommFigures * kCommOps, MPI_DOUBLE, all.data(), 0, comm_,
                  "the gather of communication figures");
   if (rank_ != 0) return;
   ResultsStage& s = stages_.back();
   s.memory_allocated.clear();
   s.memory_peak.clear();
-  for (std::vector<double>* figures :
-       {&s.comm_calls, &s.comm_bytes, &s.comm_seconds, &s.comm_bytes_inter_group})
-    figures->clear();
-  s.shard_size = result.shard_size;
+  s.datasets.clear();
+  for (const auto& [name, units] : kCommDatasets)
+    s.datasets.push_back({name, names(kCommOps, comm_op_name), units, {}});
   for (int r = 0; r < ranks_; ++r) {
-    const double* v = all.data() + static_cast<size_t>(r * kFigures);
-    for (int op = 0; op < kCommOps; ++op) {
-      s.comm_calls.push_back(v[op]);
-      s.comm_bytes.push_back(v[kCommOps + op]);
-      s.comm_seconds.push_back(v[2 * kCommOps + op]);
-      s.comm_bytes_inter_group.push_back(v[3 * kCommOps + op]);
+    for (size_t k = 0; k < kCommFigures; ++k) {
+      const double* v = all.data() + (static_cast<size_t>(r) * kCommFigures + k) * kCommOps;
+      s.datasets[k].values.insert(s.datasets[k].values.end(), v, v + kCommOps);
     }
     const MemoryFigures& f = result.memory_by_rank[static_cast<size_t>(r)];
     for (int c = 0; c < kMemCategories; ++c) {
@@ -335,13 +325,21 @@ void ResultsWriter::end_stage(const StageResult& result) {
       s.memory_peak.push_back(static_cast<int64_t>(f.peak[static_cast<size_t>(c)]));
     }
   }
-  s.tokens_per_second_per_rank = result.tokens_per_second_per_rank;
-  s.throughput = result.throughput;
-  s.figure_datasets.clear();
-  s.figure_attributes.clear();
+  const Throughput& t = result.throughput;
+  s.attributes = {{"tokens_per_second_per_rank", result.tokens_per_second_per_rank},
+                  {"shard_size", int64_t{result.shard_size}},
+                  {"tokens_per_second", t.tokens_per_second},
+                  {"step_seconds", t.step_seconds},
+                  {"model_flops_per_token", t.model_flops_per_token},
+                  {"hardware_flops_per_token", t.hardware_flops_per_token},
+                  {"model_flops_per_step", t.model_flops_per_step},
+                  {"hardware_flops_per_step", t.hardware_flops_per_step},
+                  {"tflops_per_device", t.tflops_per_device},
+                  {"tflops_total", t.tflops_total},
+                  {"hardware_tflops_per_device", t.hardware_tflops_per_device}};
   for (const auto& f : result.figures) {
-    for (RankDataset& d : f->datasets()) s.figure_datasets.push_back(std::move(d));
-    for (const StageAttribute& a : f->attributes()) s.figure_attributes.push_back(a);
+    for (RankDataset& d : f->datasets()) s.datasets.push_back(std::move(d));
+    for (const StageAttribute& a : f->attributes()) s.attributes.push_back(a);
   }
   s.complete = true;
   figure_of_merit_ = result.tokens_per_second_per_rank;
@@ -379,73 +377,36 @@ void ResultsWriter::write_stage(hid_t file, const ResultsStage& s) const {
   h5::write_dataset(group, "loss", s.loss, {steps});
   h5::write_dataset(group, "grad_norm", s.grad_norm, {steps});
   h5::write_dataset(group, "lr", s.lr, {steps});
-  h5::write_dataset(group, "step_times", s.step_times, {steps, time_ranks, phases()});
-  {
-    h5::Handle set(H5Dopen2(group, "step_times", H5P_DEFAULT));
-    h5::write_attr(set, "units", std::string("seconds"));
-    h5::write_attr(set, "columns", step_time_columns());
-    h5::write_attr(set, "dimensions", std::vector<std::string>{"step", "rank", "phase"});
-  }
-  write_stage_series(group, s);
-  if (s.complete) write_stage_figures(group, s);
-}
-
-// The modules' series so far: those with rows.
-void ResultsWriter::write_stage_series(hid_t group, const ResultsStage& s) const {
+  h5::write_dataset(group, "step_times", s.step_times, {steps, time_ranks, phases()},
+                    {"seconds", step_time_columns(), {"step", "rank", "phase"}});
+  // The modules' series so far: those with rows.
   for (size_t k = 0; k < stage_series().size(); ++k) {
     const StageSeries& series = stage_series()[k];
     const ResultsStage::SeriesRows& rows = s.series[k];
     const hsize_t records = rows.step.size();
     if (records == 0) continue;
     h5::write_dataset(group, series.step, rows.step, {records});
-    for (size_t v = 0; v < series.values.size(); ++v) {
-      h5::write_dataset(group, series.values[v], rows.values[v], {records});
-      if (series.units[v].empty()) continue;
-      h5::Handle set(H5Dopen2(group, series.values[v].c_str(), H5P_DEFAULT));
-      h5::write_attr(set, "units", series.units[v]);
-    }
+    for (size_t v = 0; v < series.values.size(); ++v)
+      h5::write_dataset(group, series.values[v], rows.values[v], {records},
+                        {series.units[v], {}, {}});
   }
-}
-
-// A completed stage's figures: its means, memory, traffic and throughput per rank, and what the
-// modules measured of it.
-void ResultsWriter::write_stage_figures(hid_t group, const ResultsStage& s) const {
+  if (!s.complete) return;
+  // A completed stage's figures: memory, traffic and what the modules measured per rank, and its
+  // attributes.
   const hsize_t ranks = static_cast<hsize_t>(ranks_);
-  h5::write_attr(group, "tokens_per_second_per_rank", s.tokens_per_second_per_rank);
-  h5::write_attr(group, "shard_size", s.shard_size);
-  const auto categories = names(kMemCategories, category_name);
-  const auto ops = names(kCommOps, op_name);
-  auto with_units = [&](const std::string& name, const std::string& units,
-                        const std::vector<std::string>& columns) {
-    h5::Handle set(H5Dopen2(group, name.c_str(), H5P_DEFAULT));
-    h5::write_attr(set, "units", units);
-    h5::write_attr(set, "columns", columns);
-    h5::write_attr(set, "dimensions", std::vector<std::string>{"rank", "column"});
-  };
-  h5::write_dataset(group, "memory_allocated", s.memory_allocated, {ranks, kMemCategories});
-  with_units("memory_allocated", "bytes", categories);
-  h5::write_dataset(group, "memory_peak", s.memory_peak, {ranks, kMemCategories});
-  with_units("memory_peak", "bytes", categories);
-  h5::write_dataset(group, "comm_calls", s.comm_calls, {ranks, kCommOps});
-  with_units("comm_calls", "calls", ops);
-  h5::write_dataset(group, "comm_bytes", s.comm_bytes, {ranks, kCommOps});
-  with_units("comm_bytes", "bytes sent per rank (ring convention)", ops);
-  h5::write_dataset(group, "comm_bytes_inter_group", s.comm_bytes_inter_group, {ranks, kCommOps});
-  with_units("comm_bytes_inter_group",
-             "bytes sent per rank across shard groups (ring convention; the rest of comm_bytes "
-             "stayed in the shard group)",
-             ops);
-  h5::write_dataset(group, "comm_seconds", s.comm_seconds, {ranks, kCommOps});
-  with_units("comm_seconds", "seconds waiting", ops);
-  write_stage_throughput(group, s);
-  for (const StageAttribute& a : s.figure_attributes)
-    std::visit([&](auto value) { h5::write_attr(group, a.name, value); }, a.value);
-  for (const RankDataset& d : s.figure_datasets) {
+  const std::vector<std::string> categories = names(kMemCategories, mem_category_name);
+  h5::write_dataset(group, "memory_allocated", s.memory_allocated, {ranks, kMemCategories},
+                    {"bytes", categories, {"rank", "column"}});
+  h5::write_dataset(group, "memory_peak", s.memory_peak, {ranks, kMemCategories},
+                    {"bytes", categories, {"rank", "column"}});
+  for (const RankDataset& d : s.datasets) {
     ZM_ASSERT(d.values.size() == ranks * d.columns.size(), "{}: {} values for {} ranks x {}",
               d.name, d.values.size(), ranks, d.columns.size());
-    h5::write_dataset(group, d.name, d.values, {ranks, static_cast<hsize_t>(d.columns.size())});
-    with_units(d.name, d.units, d.columns);
+    h5::write_dataset(group, d.name, d.values, {ranks, static_cast<hsize_t>(d.columns.size())},
+                      {d.units, d.columns, {"rank", "column"}});
   }
+  for (const StageAttribute& a : s.attributes)
+    std::visit([&](auto value) { h5::write_attr(group, a.name, value); }, a.value);
 }
 
 // Rank 0: the whole file under a temporary name, fsync'ed (a full disk or quota that the file
@@ -484,21 +445,6 @@ void ResultsWriter::flush(const std::string& status) {
                               outcome.message));
   // The file says how the run ended: an abort after this (in MPI_Finalize) is not recorded.
   if (status != "running") set_abort_record("", rank_);
-}
-
-// A stage's throughput: written with its figures.
-
-void write_stage_throughput(hid_t group, const ResultsStage& s) {
-  const Throughput& t = s.throughput;
-  h5::write_attr(group, "tokens_per_second", t.tokens_per_second);
-  h5::write_attr(group, "step_seconds", t.step_seconds);
-  h5::write_attr(group, "model_flops_per_token", t.model_flops_per_token);
-  h5::write_attr(group, "hardware_flops_per_token", t.hardware_flops_per_token);
-  h5::write_attr(group, "model_flops_per_step", t.model_flops_per_step);
-  h5::write_attr(group, "hardware_flops_per_step", t.hardware_flops_per_step);
-  h5::write_attr(group, "tflops_per_device", t.tflops_per_device);
-  h5::write_attr(group, "tflops_total", t.tflops_total);
-  h5::write_attr(group, "hardware_tflops_per_device", t.hardware_tflops_per_device);
 }
 
 }  // namespace zm

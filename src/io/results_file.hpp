@@ -18,12 +18,14 @@
 //                value, rows recorded after some of the steps
 //                segment_first_step, attribute segments  one entry per run that wrote rows
 //                attributes: stage, steps_completed, tokens_per_second_per_rank,
-//                shard_size (ranks per shard group), ...
-//                throughput (write_stage_throughput below): FLOPs and TFLOP/s
+//                shard_size (ranks per shard group); the throughput: tokens_per_second (all
+//                ranks), step_seconds (rank 0's mean), model_ and hardware_flops_per_token
+//                (model/flops.hpp) and _per_step (all ranks), tflops_per_device, tflops_total,
+//                hardware_tflops_per_device
 //                what the modules measured (io/stage_figures.hpp): attributes, and datasets of
 //                (ranks, columns)
 //   /manifest/   attributes: what ran (io/manifest.hpp)
-// A run resumed into the same directory keeps the earlier runs' rows (read_results_history): rows
+// A run resumed into the same directory keeps the earlier runs' rows: rows
 // after the step it resumed from are replaced by its own (the same steps, computed again).
 // Rank 0 writes; the file is rewritten every `output.results_every` steps and at the end under a
 // temporary name, fsync'ed and renamed, so a run killed at any point leaves the last complete
@@ -33,7 +35,6 @@
 #include <hdf5.h>
 
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -44,12 +45,7 @@
 
 namespace zm {
 
-// The rows of results.h5 that earlier runs wrote, kept when a run resumes into the same
-// directory, and the per-stage data the results writer holds.
-
-// A figure a stage does not have (HDF5 attributes hold it as NaN).
-inline constexpr double kNoFigure = std::numeric_limits<double>::quiet_NaN();
-
+// A stage's rows and figures as the writer holds them (and reads back from an earlier run's file).
 struct ResultsStage {
   int stage = 0;
   std::vector<int64_t> step;  // 1-based optimizer step of each row
@@ -64,30 +60,16 @@ struct ResultsStage {
     std::vector<std::vector<double>> values;  // [value][record]
   };
   std::vector<SeriesRows> series = std::vector<SeriesRows>(stage_series().size());
-  std::vector<int64_t> memory_allocated, memory_peak;        // ranks x categories
-  std::vector<double> comm_calls, comm_bytes, comm_seconds;  // ranks x ops
-  std::vector<double> comm_bytes_inter_group;                // ranks x ops
-  int64_t shard_size = 0;                                    // ranks per shard group
-  double tokens_per_second_per_rank = 0;
-  Throughput throughput;  // rank 0's (train/throughput.hpp)
-  // What the modules measured of the stage (io/stage_figures.hpp).
-  std::vector<RankDataset> figure_datasets;
-  std::vector<StageAttribute> figure_attributes;
+  // A completed stage's figures: memory (ranks x categories); the core's traffic, then what the
+  // modules measured (io/stage_figures.hpp); the stage's attributes, throughput among them.
+  std::vector<int64_t> memory_allocated, memory_peak;
+  std::vector<RankDataset> datasets;
+  std::vector<StageAttribute> attributes;
   bool complete = false;
   // One per run that wrote rows: its first step (1-based) and a line describing it.
   std::vector<int64_t> segment_first_step;
   std::vector<std::string> segments;
-
-  // Appends a row; `times` holds step_time_columns() values for each of `ranks` ranks.
-  void append_row(int64_t row_step, double row_loss, double row_grad_norm, double row_lr,
-                  const std::vector<double>& times, int ranks);
-  // Drops the rows after `last_step` (a resumed run computes them again); returns how many.
-  size_t drop_rows_after(int64_t last_step);
 };
-
-// Rank 0 of a resumed run: the stages in an existing results.h5, with their rows ("" when the
-// file does not exist). Throws zm::Error when it cannot be read.
-std::vector<ResultsStage> read_results_history(const std::string& path);
 
 class Watchdog;
 
@@ -118,8 +100,6 @@ class ResultsWriter {
  private:
   void write_run_attributes(hid_t file, const std::string& status) const;
   void write_stage(hid_t file, const ResultsStage& s) const;
-  void write_stage_figures(hid_t group, const ResultsStage& s) const;
-  void write_stage_series(hid_t group, const ResultsStage& s) const;
   std::string write_file(const std::string& status) const;  // rank 0; "" or what failed
 
   const Deck* deck_;
@@ -134,13 +114,5 @@ class ResultsWriter {
   double figure_of_merit_ = -1;
   RunManifest manifest_;
 };
-
-// A stage's throughput in results.h5 (/stage_<s>):
-//   attributes  tokens_per_second (all ranks), step_seconds (rank 0's mean over the timed steps),
-//               model_flops_per_token, hardware_flops_per_token (model/flops.hpp),
-//               model_flops_per_step, hardware_flops_per_step (all ranks),
-//               tflops_per_device, tflops_total, hardware_tflops_per_device (model FLOPs, or
-//               hardware FLOPs, / step_seconds); and the stage's figures' attributes
-void write_stage_throughput(hid_t group, const ResultsStage& s);
 
 }  // namespace zm

@@ -1,5 +1,5 @@
-// What a run measured, as plain structs: the trainer fills them, the results file, summary and
-// reports read them. Nothing here depends on how a run is carried out.
+// What a run measured, as plain structs: the trainer fills them; the results file and the reports
+// read them.
 #pragma once
 
 #include <array>
@@ -68,30 +68,16 @@ struct StageResult {
   std::vector<std::shared_ptr<StageFigures>> figures;
 };
 
-// How a run ended, which decides the exit status: completed and terminated (SIGTERM: a
-// checkpoint was written and the results flushed, so a requeued job continues) exit 0;
-// non_finite exits non-zero.
-// How a run ended. Terminated: a stop signal, with a checkpoint written (resumable);
-// TerminatedUnsaved: a stop signal with no checkpoint configured (results flushed); NotStarted: a
-// stop signal before the first step.
+// How a run ended, which decides the exit status (non-finite exits non-zero). Terminated: a stop
+// signal, with a checkpoint written (a requeued job continues); TerminatedUnsaved: a stop signal
+// with no checkpoint configured (results flushed); NotStarted: a stop signal before the first step.
 enum class RunEnd { Completed, Terminated, TerminatedUnsaved, NotStarted, NonFinite };
 
-// "completed", "terminated", "terminated_unsaved", "terminated_before_start",
-// "stopped_non_finite": the status in results.h5 and summary.json.
+// The status in results.h5 and summary.json.
 inline const char* run_end_name(RunEnd end) {
-  switch (end) {
-    case RunEnd::Completed:
-      return "completed";
-    case RunEnd::Terminated:
-      return "terminated";
-    case RunEnd::TerminatedUnsaved:
-      return "terminated_unsaved";
-    case RunEnd::NotStarted:
-      return "terminated_before_start";
-    case RunEnd::NonFinite:
-      break;
-  }
-  return "stopped_non_finite";
+  const char* const names[] = {"completed", "terminated", "terminated_unsaved",
+                               "terminated_before_start", "stopped_non_finite"};
+  return names[static_cast<int>(end)];
 }
 
 struct RunOutcome {

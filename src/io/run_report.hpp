@@ -1,11 +1,8 @@
-// What a module says of a whole run, from the results of all its stages (io/run_records.hpp),
-// beside what its figures say of each stage (io/stage_figures.hpp): members of summary.json's top
-// level, after "stages" and before "figure_of_merit", and text of the run's closing lines
-// (train/run.hpp print_closing_lines): before the figure of merit (e.g. a table of the stages),
-// after the stages' throughput lines of that table, and after the figure of merit. The core
-// prints the text before and after the figure of merit; whatever writes summary.json or prints
-// the throughput lines asks for the rest. Registered at start-up (core/modules.hpp); each part may
-// be left empty, and says nothing ("" or no member) where it has nothing to say of the run.
+// What a module says of a whole run, from the results of all its stages (io/run_records.hpp):
+// members of summary.json's top level (after "stages", before "figure_of_merit"), and text of the
+// run's closing lines (train/run.hpp print_closing_lines) before the figure of merit, after the
+// closing table's throughput lines, and after the figure of merit. Registered at start-up
+// (core/modules.hpp); each part may be empty, or say nothing of a run ("" or no member).
 #pragma once
 
 #include <functional>

@@ -10,6 +10,8 @@
 namespace zm {
 
 // Where the abort record of the run writing `results_path` is.
-std::string abort_record_path(const std::string& results_path);
+inline std::string abort_record_path(const std::string& results_path) {
+  return results_path + ".abort";
+}
 
 }  // namespace zm

@@ -1,14 +1,12 @@
 // Figures a module adds to a stage's results, beside the core's: values per step and rank
-// (columns of results.h5's step_times), series of rows recorded after some of the steps (datasets
-// of /stage_<s> with one row per record), values per rank for the whole stage (datasets of
-// /stage_<s>, one row per rank), attributes of the stage, members of its summary.json entry,
-// columns and text of the closing table, and lines that describe them when results.h5 is read
-// back.
+// (columns of results.h5's step_times), series of rows recorded after some of the steps, values
+// per rank for the whole stage, attributes of the stage, members of its summary.json entry,
+// columns and text of the closing table, and lines that describe them when results.h5 is read.
 //
 // A module makes one StageFigures per stage (from a step hook, train/training_extensions.hpp)
-// and adds it to the stage's StageResult (io/run_records.hpp); the results writer, summary.json
-// and the closing table ask each of a stage's figures in turn. What a module registers at
-// start-up (its step_times columns, its descriptions) is process-wide and read-only after.
+// and adds it to the stage's StageResult (io/run_records.hpp), where the results writer,
+// summary.json and the closing table ask for it. What a module registers at start-up (columns,
+// series, descriptions) is process-wide and read-only after.
 #pragma once
 
 #include <hdf5.h>
@@ -62,23 +60,17 @@ class StageFigures {
   virtual ~StageFigures() = default;
   // This rank's values of step `step` (0-based, the step just recorded) for the step_times
   // columns the module registered; a column without a value is NaN.
-  virtual std::vector<StepValue> step_values(int64_t step) const {
-    (void)step;
-    return {};
-  }
+  virtual std::vector<StepValue> step_values(int64_t /*step*/) const { return {}; }
   // Once the stage's throughput is measured (io/run_records.hpp), before its results are written:
   // what the figures derive from it.
-  virtual void throughput_measured(const Throughput& throughput) { (void)throughput; }
+  virtual void throughput_measured(const Throughput& /*throughput*/) {}
   // Rank 0, once the stage is over: its datasets and attributes in results.h5.
   virtual std::vector<RankDataset> datasets() const { return {}; }
   virtual std::vector<StageAttribute> attributes() const { return {}; }
   // Rank 0: members of the stage's summary.json entry or of its throughput object, each as the
   // JSON text `"key": value` (with the line breaks and indentation it should have); the writer
   // separates them with commas.
-  virtual std::vector<std::string> summary_members(SummaryObject object) const {
-    (void)object;
-    return {};
-  }
+  virtual std::vector<std::string> summary_members(SummaryObject /*object*/) const { return {}; }
   // Rank 0: the closing table's columns, what the throughput lines' heading says of the
   // figures they end with, and the end of the stage's throughput line (e.g. "; ...").
   virtual std::vector<TableColumn> table_columns() const { return {}; }
@@ -96,11 +88,9 @@ const std::vector<std::string>& step_time_columns();
 constexpr int kCoreStepTimeColumns = 5;
 
 // A series of a stage's rows that a module records after some of its steps (e.g. a figure
-// measured every N steps): results.h5 holds it as datasets of /stage_<s> with one row per record,
-// `step` (the 1-based step after which the row was recorded, 64-bit integers) and one dataset of
-// numbers per value. They are written with every flush of the file, and a run resumed into the
-// same directory keeps the earlier runs' rows up to the step it resumed from, as the core's rows
-// (ResultsWriter::add_series_row appends this run's).
+// measured every N steps): datasets of /stage_<s> with one row per record, `step` (the 1-based
+// step after which it was recorded, 64-bit integers) and one of numbers per value. A resumed run
+// keeps the earlier runs' rows as it keeps the core's (ResultsWriter::add_series_row appends).
 struct StageSeries {
   std::string step;                 // the dataset of the steps, which names the series
   std::vector<std::string> values;  // the datasets of the values, in a row's order
@@ -109,9 +99,8 @@ struct StageSeries {
 void add_stage_series(StageSeries series);
 const std::vector<StageSeries>& stage_series();
 
-// Lines that describe a module's figures of one stage of a results file, read from the stage's
-// group ("" when the file has nothing for them), for a reader of results files to print after the
-// stage's throughput, in the order added.
+// Lines that describe a module's figures of one stage of a results file, from the stage's group
+// ("" when it has nothing of them), printed after the stage's throughput by a reader of the file.
 using StageDescription = std::function<std::string(hid_t stage_group)>;
 void add_stage_description(StageDescription describe);
 const std::vector<StageDescription>& stage_descriptions();
