@@ -22,20 +22,13 @@ void put(int fd, const char* text) {
 
 // Decimal digits of `value` without the C library's formatting (not async-signal-safe).
 void put_int(int fd, int value) {
-  char digits[16];
-  int n = 0;
-  const bool negative = value < 0;
-  unsigned magnitude = negative ? 0u - static_cast<unsigned>(value) : static_cast<unsigned>(value);
-  do {
-    digits[n++] = static_cast<char>('0' + magnitude % 10);
-    magnitude /= 10;
-  } while (magnitude > 0 && n < 15);
-  char text[18];
-  int at = 0;
-  if (negative) text[at++] = '-';
-  while (n > 0) text[at++] = digits[--n];
-  text[at] = '\0';
-  put(fd, text);
+  char text[16] = {};  // filled from the end: at most 10 digits, a sign and the '\0'
+  char* at = text + sizeof(text) - 1;
+  unsigned magnitude = value < 0 ? 0u - static_cast<unsigned>(value) : static_cast<unsigned>(value);
+  do *--at = static_cast<char>('0' + magnitude % 10);
+  while ((magnitude /= 10) > 0);
+  if (value < 0) *--at = '-';
+  put(fd, at);
 }
 
 }  // namespace

@@ -1,11 +1,9 @@
 // How a run that ended abnormally ended, written where its results file is.
 //
-// results.h5 is rewritten whole by rank 0 through HDF5 at each flush. A rank that ends the job
-// (the watchdog, an error on one rank, a second signal) cannot rewrite it: the watchdog's thread
-// may interrupt a main thread that is inside HDF5, which is not thread-safe, and the rank ending
-// the job is often not rank 0. So the ending rank writes a small text record beside it, with
-// POSIX calls only; results.h5's status "running" read together with it means "aborted", with the
-// reason and the rank (io/run_status.hpp).
+// A rank that ends the job (the watchdog, an error on one rank, a second signal) cannot rewrite
+// results.h5: it is often not rank 0, and the watchdog's thread may interrupt a main thread inside
+// HDF5, which is not thread-safe. So it writes a small text record beside it with POSIX calls
+// only; results.h5's status "running" with it means "aborted" (io/run_status.hpp).
 //
 //   <results.h5>.abort:   status aborted
 //                         rank <the rank that ended the job>

@@ -51,12 +51,6 @@ std::string suggestion(const std::string& written, const std::vector<std::string
   return best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
 }
 
-const KeySpec* find_key(const std::string& section, const std::string& key) {
-  for (const auto& spec : deck_detail::schema())
-    if (spec.section == section && spec.key == key) return &spec;
-  return nullptr;
-}
-
 std::vector<std::string> keys_of(const std::string& section) {
   std::vector<std::string> out;
   for (const auto& spec : deck_detail::schema())
@@ -77,14 +71,19 @@ std::string key_elsewhere(const std::string& key) {
   return suggestion(key, all_full_names());
 }
 
-// A key of a module this build lacks: refused, naming the CMake option that builds the module.
-void refuse_absent_module_key(const std::string& where, const std::string& full_name) {
+// The spec of key `full_name` ("section.key"). Unknown, it fails: naming the CMake option where
+// the key is a module's this build lacks, else with `hint()`, a suggestion.
+template <typename Hint>
+const KeySpec& known_key(const std::string& where, const std::string& full_name, Hint&& hint) {
+  for (const auto& spec : deck_detail::schema())
+    if (spec.full_name() == full_name) return spec;
   const ModuleInfo* module = module_of_key(full_name);
-  if (module == nullptr || module->built) return;
-  fail(
-      "{}: {} belongs to the module {} ({}), which this build lacks: configure with -D{}=ON and "
-      "build again, or remove the key",
-      where, full_name, module->name, module->description, module->option);
+  if (module != nullptr && !module->built)
+    fail(
+        "{}: {} belongs to the module {} ({}), which this build lacks: configure with -D{}=ON and "
+        "build again, or remove the key",
+        where, full_name, module->name, module->description, module->option);
+  fail("{}: unknown key '{}'{}", where, full_name, hint());
 }
 
 // A section only a module this build lacks uses.
@@ -157,14 +156,11 @@ void apply_table(Deck& deck, const toml::table& root, const std::string& file) {
     for (auto&& [key_name, value_node] : *table) {
       const std::string key(key_name.str());
       const std::string key_where = location(file, key_name.source());
-      const KeySpec* spec = find_key(section, key);
-      if (!spec) {
-        refuse_absent_module_key(key_where, section + "." + key);
-        std::string hint = suggestion(key, keys_of(section));
-        if (hint.empty()) hint = key_elsewhere(key);
-        fail("{}: unknown key '{}.{}'{}", key_where, section, key, hint);
-      }
-      apply(deck, *spec, raw_from_node(value_node), key_where);
+      const KeySpec& spec = known_key(key_where, section + "." + key, [&] {
+        const std::string hint = suggestion(key, keys_of(section));
+        return hint.empty() ? key_elsewhere(key) : hint;
+      });
+      apply(deck, spec, raw_from_node(value_node), key_where);
     }
   }
 }
@@ -195,14 +191,11 @@ void apply_override(Deck& deck, const std::string& assignment) {
   if (eq == std::string::npos || eq == 0) fail("{}: expected section.key=value", where);
   const std::string name = assignment.substr(0, eq);
   const std::string text = assignment.substr(eq + 1);
-  const auto dot = name.find('.');
-  if (dot == std::string::npos)
+  if (name.find('.') == std::string::npos)
     fail("{}: '{}' is not of the form section.key{}", where, name,
          suggestion(name, all_full_names()));
-  const KeySpec* spec = find_key(name.substr(0, dot), name.substr(dot + 1));
-  if (!spec) refuse_absent_module_key(where, name);
-  if (!spec) fail("{}: unknown key '{}'{}", where, name, suggestion(name, all_full_names()));
-  apply(deck, *spec, override_value(where, name, text), where);
+  const KeySpec& spec = known_key(where, name, [&] { return suggestion(name, all_full_names()); });
+  apply(deck, spec, override_value(where, name, text), where);
 }
 
 void cross_check(const Deck& deck, BuildChecks build_checks) {
@@ -315,8 +308,7 @@ std::string Deck::changed_settings() const {
   for (const auto& spec : deck_detail::schema()) {
     const std::string value = spec.get(*this);
     if (value == spec.get(defaults)) continue;
-    const std::string full = spec.section + "." + spec.key;
-    changed.emplace_back(fmt::format("{} = {}", full, value), where(full));
+    changed.emplace_back(fmt::format("{} = {}", spec.full_name(), value), where(spec.full_name()));
     width = std::max(width, changed.back().first.size());
   }
   std::string out =

@@ -1,9 +1,6 @@
-// The input deck: every setting of a run, its defaults, types, ranges and cross-checks.
-//
-// A deck is a TOML file with the sections [model] [train] [zero] [comm] [data] [output], and
-// those the modules' keys add (core/deck_keys.hpp). The
-// schema (deck_schema.cpp) is the single description of every key; parsing a file, applying
-// `--set section.key=value` overrides, printing the resolved deck and `zeromini schema` all read
+// The input deck: a TOML file with the sections [model] [train] [zero] [comm] [data] [output] and
+// those the modules' keys add (core/deck_keys.hpp). The schema (deck_schema.cpp) describes every
+// key once; parsing, `--set section.key=value`, the resolved deck and `zeromini schema` all read
 // it, so that they cannot disagree.
 #pragma once
 
@@ -23,14 +20,11 @@ struct ModelConfig {
   int64_t dim = 64;
   int64_t vocab = 256;   // the real vocabulary; the GEMMs use padded_vocab()
   int64_t seq_len = 64;  // also the number of learned positions
-  // "none": forward keeps every block's activations for backward; "blocks": forward keeps only
-  // each block's input and backward recomputes the block's forward just before its backward.
-  // How the model is run, not what it is: checkpoints do not depend on it (not in ==).
+  // "blocks": forward keeps only each block's input and backward recomputes the block's forward;
+  // "none" keeps every activation. How the model is run, not what it is: not in ==.
   std::string recompute = "none";
-  // Tokens per chunk of the LM head: the logits are made, turned into their gradient and consumed
-  // one chunk of tokens at a time, so that only chunk x Vp of them exist
-  // (kernels/crossentropy.hpp). 0: the whole micro-batch's logits at once (the reference). Not in
-  // == either.
+  // Tokens per chunk of the LM head, so that only chunk x Vp logits exist at once
+  // (kernels/crossentropy.hpp); 0: the whole micro-batch's. Not in == either.
   int64_t classifier_chunk = 1024;
 
   // Vocabulary rounded up to a multiple of 128 so that the LM-head GEMM has friendly sizes.
@@ -101,8 +95,7 @@ struct OutputConfig {
   bool overwrite = false;        // a fresh run may replace another run's checkpoints in dir
 };
 
-// The value of a key a module owns (core/deck_keys.hpp): the core's structs do not know those
-// keys, so the deck keeps their values by full name.
+// The value of a key a module owns (core/deck_keys.hpp), kept by full name.
 using ModuleValue = std::variant<int64_t, double, bool, std::string>;
 
 struct Deck {
@@ -116,26 +109,25 @@ struct Deck {
   std::string path;  // where it was read from ("<string>" for decks built in memory)
   // For every key that was set explicitly: "file:line" or "--set"; keys absent here are defaults.
   std::map<std::string, std::string> origin;
-  // The keys of the modules (core/modules.hpp) that were set, by full name ("section.key").
+  // The module keys that were set, by full name ("section.key").
   std::map<std::string, ModuleValue> module_values;
 
-  // The value of module key `full_name` ("section.key"), its default when unset. T is
-  // the key's type: int64_t, double, bool or std::string (a key not registered, or another type,
-  // is a programming error).
+  // Module key `full_name`'s value, its default when unset. T is the key's type: int64_t, double,
+  // bool or std::string (a key not registered, or another type, is a programming error).
   template <typename T>
   T value(const std::string& full_name) const;
   // Sets module key `full_name` as a program would (a planner's variation of a deck): no origin.
   void set_value(const std::string& full_name, ModuleValue value);
 
-  // Where `key` was set ("file:line", "--set section.key=value"), or the deck's path and
-  // "(default)": the start of every message about that key.
+  // Where `key` was set ("file:line", "--set section.key=value"), or "<path> (default)": the
+  // start of every message about that key.
   std::string where(const std::string& key) const;
 
-  // The deck with every default filled in, as TOML text (in <output.dir>/deck.toml, results.h5
-  // and checkpoints; on screen with `run --print-deck`).
+  // The deck with every default filled in, as TOML (deck.toml, results.h5, checkpoints,
+  // `run --print-deck`).
   std::string resolved_toml() const;
-  // The settings whose value differs from the default, one line each with where it was set
-  // ("  zero.stage = 3  (deck.toml:12)"): what a run prints before its first step.
+  // One line per setting that differs from its default, with where it was set
+  // ("  zero.stage = 3  (deck.toml:12)"), as a run prints it before its first step.
   std::string changed_settings() const;
   // The stages this run trains: {stage} or {0,1,2,3} for stage = "all".
   std::vector<int> stages() const;

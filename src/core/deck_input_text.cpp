@@ -29,16 +29,10 @@ std::string trim(const std::string& text) {
 }
 
 const char* digits_of_base(int base) {
-  switch (base) {
-    case 16:
-      return "0123456789abcdefABCDEF";
-    case 8:
-      return "01234567";
-    case 2:
-      return "01";
-    default:
-      return "0123456789";
-  }
+  return base == 16  ? "0123456789abcdefABCDEF"
+         : base == 8 ? "01234567"
+         : base == 2 ? "01"
+                     : "0123456789";
 }
 
 std::string integer_out_of_range(const std::string& text, const std::string& digits, int base,
@@ -48,11 +42,10 @@ std::string integer_out_of_range(const std::string& text, const std::string& dig
   char* end = nullptr;
   std::strtoll(signed_digits.c_str(), &end, base);
   if (*end != '\0' || errno != ERANGE) return "";
-  if (negative)
-    return fmt::format("{} is out of range for a 64-bit integer (smallest is {})", shown(text),
-                       std::numeric_limits<int64_t>::min());
-  return fmt::format("{} is out of range for a 64-bit integer (largest is {})", shown(text),
-                     std::numeric_limits<int64_t>::max());
+  return fmt::format(
+      "{} is out of range for a 64-bit integer ({} is {})", shown(text),
+      negative ? "smallest" : "largest",
+      negative ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max());
 }
 
 std::string float_out_of_range(const std::string& text, const std::string& number) {

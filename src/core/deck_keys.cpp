@@ -21,44 +21,11 @@ KeySpec module_key(const std::string& module, std::string section, std::string k
   s.module_default = std::move(default_value);
   const std::string full = s.full_name();
   s.set = [full, kind](Deck& d, const RawValue& v) {
-    switch (kind) {
-      case Kind::Integer:
-        d.module_values[full] = v.integer;
-        return;
-      case Kind::Float:
-        d.module_values[full] =
-            v.type == RawValue::Type::Integer ? static_cast<double>(v.integer) : v.number;
-        return;
-      case Kind::Boolean:
-        d.module_values[full] = v.boolean;
-        return;
-      case Kind::Custom:
-        d.module_values[full] =
-            v.type == RawValue::Type::Integer ? std::to_string(v.integer) : v.text;
-        return;
-      case Kind::ShardSize:
-        d.module_values[full] = v.type == RawValue::Type::String ? kShardSizeNode : v.integer;
-        return;
-      default:
-        d.module_values[full] = v.text;
-        return;
-    }
+    d.module_values[full] = deck_detail::typed_value(kind, v);
   };
-  s.get = [full, kind](const Deck& d) -> std::string {
-    switch (kind) {
-      case Kind::Integer:
-        return fmt::format("{}", d.value<int64_t>(full));
-      case Kind::Float:
-        return deck_detail::format_number(d.value<double>(full));
-      case Kind::Boolean:
-        return d.value<bool>(full) ? "true" : "false";
-      case Kind::ShardSize: {
-        const int64_t size = d.value<int64_t>(full);
-        return size == kShardSizeNode ? std::string("\"node\"") : fmt::format("{}", size);
-      }
-      default:
-        return quoted(d.value<std::string>(full));
-    }
+  s.get = [full, kind, unset = s.module_default](const Deck& d) {
+    const auto set = d.module_values.find(full);
+    return deck_detail::toml_text(kind, set != d.module_values.end() ? set->second : unset);
   };
   return s;
 }
@@ -83,23 +50,17 @@ KeySpec string(const std::string& module, std::string section, std::string key,
 
 KeySpec integer(const std::string& module, std::string section, std::string key,
                 int64_t default_value, int64_t min, int64_t max, std::string doc) {
-  KeySpec s = module_key(module, std::move(section), std::move(key), Kind::Integer, default_value,
-                         std::move(doc));
-  s.min = static_cast<double>(min);
-  s.max = static_cast<double>(max);
-  return s;
+  return deck_detail::bounded(module_key(module, std::move(section), std::move(key), Kind::Integer,
+                                         default_value, std::move(doc)),
+                              static_cast<double>(min), false, static_cast<double>(max), false);
 }
 
 KeySpec number(const std::string& module, std::string section, std::string key,
                double default_value, double min, bool min_exclusive, double max, bool max_exclusive,
                std::string doc) {
-  KeySpec s = module_key(module, std::move(section), std::move(key), Kind::Float, default_value,
-                         std::move(doc));
-  s.min = min;
-  s.min_exclusive = min_exclusive;
-  s.max = max;
-  s.max_exclusive = max_exclusive;
-  return s;
+  return deck_detail::bounded(module_key(module, std::move(section), std::move(key), Kind::Float,
+                                         default_value, std::move(doc)),
+                              min, min_exclusive, max, max_exclusive);
 }
 
 KeySpec boolean(const std::string& module, std::string section, std::string key, bool default_value,

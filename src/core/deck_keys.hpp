@@ -1,8 +1,6 @@
-// What a module adds to the deck (core/modules.hpp): its keys, each with a type, a default, its
-// bounds or choices and its help, in the schema beside the core's, so that parsing, `--set`, the
-// resolved deck, `zeromini schema` and the error messages treat them exactly as the core's own;
-// and the checks the module makes of a whole deck. Their values live in Deck::module_values and are
-// read with Deck::value<T>("section.key"), once, where the module maps them onto its options.
+// What a module adds to the deck: its keys, in the schema beside the core's so that everything
+// treats them as the core's own, and its checks of a whole deck. Their values live in
+// Deck::module_values, read with Deck::value<T>("section.key") where the module maps its options.
 #pragma once
 
 #include <cstdint>
@@ -41,18 +39,16 @@ KeySpec custom(const std::string& module, std::string section, std::string key,
                std::function<std::string(const RawValue&)> check, std::string doc);
 }  // namespace deck_keys
 
-// The value of a module key as a string (its TOML text without quotes for strings), or
-// `absent` where no module of this build registered the key: for a module that reads another's
-// settings where that other may not be built (a build without it runs as with its default).
+// A module key's value as text (a string's without quotes), or `absent` where no module of this
+// build registered the key: for a module reading another's settings where that may not be built.
 std::string module_setting(const Deck& deck, const std::string& full_name,
                            const std::string& absent);
 
 // Registers a module's keys (at start-up, from its registration function).
 void add_deck_keys(const std::vector<KeySpec>& keys);
 
-// A check of a whole deck as it is loaded (after every key and --set was applied), e.g. a key
-// against the model's shape; it fails (zm::Error) naming where the keys were set. `build_checks`:
-// whether the checks that depend on this build apply (BuildChecks).
+// A check of a whole deck once every key and --set was applied, e.g. a key against the model's
+// shape; it fails (zm::Error) naming where the keys were set.
 using DeckCheck = std::function<void(const Deck&, BuildChecks)>;
 void add_deck_check(DeckCheck check);
 // Runs every registered check (core/deck.cpp, after its own).

@@ -28,75 +28,80 @@ KeySpec key_spec(std::string section, std::string key, Kind kind, std::string do
   return s;
 }
 
+KeySpec bounded(KeySpec spec, double min, bool min_exclusive, double max, bool max_exclusive) {
+  spec.min = min;
+  spec.min_exclusive = min_exclusive;
+  spec.max = max;
+  spec.max_exclusive = max_exclusive;
+  return spec;
+}
+
+ModuleValue typed_value(Kind kind, const RawValue& v) {
+  switch (kind) {
+    case Kind::Integer:
+      return v.integer;
+    case Kind::Float:
+      return v.type == RawValue::Type::Integer ? static_cast<double>(v.integer) : v.number;
+    case Kind::Boolean:
+      return v.boolean;
+    case Kind::ShardSize:
+      return v.type == RawValue::Type::String ? kShardSizeNode : v.integer;
+    case Kind::Custom:
+      return v.type == RawValue::Type::Integer ? std::to_string(v.integer) : v.text;
+    default:
+      return v.text;
+  }
+}
+
+std::string toml_text(Kind kind, const ModuleValue& value) {
+  if (const int64_t* i = std::get_if<int64_t>(&value))
+    return kind == Kind::ShardSize && *i == kShardSizeNode ? "\"node\"" : fmt::format("{}", *i);
+  if (const double* x = std::get_if<double>(&value)) return format_number(*x);
+  if (const bool* b = std::get_if<bool>(&value)) return *b ? "true" : "false";
+  return quoted(std::get<std::string>(value));
+}
+
 namespace {
 
 // No bound below the type's own: INT64_MAX as a double (2^63), so that every int64 passes.
 constexpr double kNoMax = static_cast<double>(std::numeric_limits<int64_t>::max());
 
-double as_double(const RawValue& v) {
-  return v.type == RawValue::Type::Integer ? static_cast<double>(v.integer) : v.number;
+// A key stored in member `mem` of the deck's section `sec`.
+template <typename Section, typename Member>
+KeySpec field(std::string section, std::string key, Kind kind, Section Deck::*sec,
+              Member Section::*mem, std::string doc) {
+  KeySpec s = key_spec(std::move(section), std::move(key), kind, std::move(doc));
+  s.set = [kind, sec, mem](Deck& d, const RawValue& v) {
+    d.*sec.*mem = std::get<Member>(typed_value(kind, v));
+  };
+  s.get = [kind, sec, mem](const Deck& d) { return toml_text(kind, d.*sec.*mem); };
+  return s;
 }
 
-// Builders that keep the table below to one entry per key.
-
-template <typename Section, typename Member>
-KeySpec make_int(std::string section, std::string key, Section Deck::*sec, Member Section::*mem,
+template <typename Section>
+KeySpec make_int(std::string section, std::string key, Section Deck::*sec, int64_t Section::*mem,
                  double lo, double hi, std::string doc) {
-  KeySpec s = key_spec(std::move(section), std::move(key), Kind::Integer, std::move(doc));
-  s.min = lo;
-  s.max = hi;
-  s.set = [sec, mem](Deck& d, const RawValue& v) { d.*sec.*mem = static_cast<Member>(v.integer); };
-  s.get = [sec, mem](const Deck& d) { return fmt::format("{}", d.*sec.*mem); };
-  return s;
+  return bounded(field(std::move(section), std::move(key), Kind::Integer, sec, mem, std::move(doc)),
+                 lo, false, hi, false);
 }
 
 template <typename Section>
 KeySpec make_float(std::string section, std::string key, Section Deck::*sec, double Section::*mem,
                    double lo, bool lo_excl, double hi, bool hi_excl, std::string doc) {
-  KeySpec s = key_spec(std::move(section), std::move(key), Kind::Float, std::move(doc));
-  s.min = lo;
-  s.min_exclusive = lo_excl;
-  s.max = hi;
-  s.max_exclusive = hi_excl;
-  s.set = [sec, mem](Deck& d, const RawValue& v) { d.*sec.*mem = as_double(v); };
-  s.get = [sec, mem](const Deck& d) { return format_number(d.*sec.*mem); };
-  return s;
-}
-
-template <typename Section>
-KeySpec make_bool(std::string section, std::string key, Section Deck::*sec, bool Section::*mem,
-                  std::string doc) {
-  KeySpec s = key_spec(std::move(section), std::move(key), Kind::Boolean, std::move(doc));
-  s.set = [sec, mem](Deck& d, const RawValue& v) { d.*sec.*mem = v.boolean; };
-  s.get = [sec, mem](const Deck& d) { return std::string(d.*sec.*mem ? "true" : "false"); };
-  return s;
+  return bounded(field(std::move(section), std::move(key), Kind::Float, sec, mem, std::move(doc)),
+                 lo, lo_excl, hi, hi_excl);
 }
 
 template <typename Section>
 KeySpec make_string(std::string section, std::string key, Section Deck::*sec,
                     std::string Section::*mem, std::vector<std::string> choices, std::string doc) {
-  KeySpec s = key_spec(std::move(section), std::move(key),
-                       choices.empty() ? Kind::String : Kind::Choice, std::move(doc));
+  KeySpec s = field(std::move(section), std::move(key),
+                    choices.empty() ? Kind::String : Kind::Choice, sec, mem, std::move(doc));
   s.choices = std::move(choices);
-  s.set = [sec, mem](Deck& d, const RawValue& v) { d.*sec.*mem = v.text; };
-  s.get = [sec, mem](const Deck& d) { return quoted(d.*sec.*mem); };
-  return s;
-}
-
-// A [zero] key holding a number of ranks or "node" (kShardSizeNode).
-KeySpec make_shard_size(std::string key, int64_t ZeroConfig::*mem, std::string doc) {
-  KeySpec s = key_spec("zero", std::move(key), Kind::ShardSize, std::move(doc));
-  s.set = [mem](Deck& d, const RawValue& v) {
-    d.zero.*mem = v.type == RawValue::Type::String ? kShardSizeNode : v.integer;
-  };
-  s.get = [mem](const Deck& d) {
-    return d.zero.*mem == kShardSizeNode ? std::string("\"node\"") : fmt::format("{}", d.zero.*mem);
-  };
   return s;
 }
 
 void add_model_keys(std::vector<KeySpec>& s) {
-  // [model]
   s.push_back(make_int("model", "layers", &Deck::model, &ModelConfig::layers, 1, 100000,
                        "transformer blocks"));
   s.push_back(make_int("model", "heads", &Deck::model, &ModelConfig::heads, 1, 100000,
@@ -119,7 +124,6 @@ void add_model_keys(std::vector<KeySpec>& s) {
 
 void add_train_keys(std::vector<KeySpec>& s) {
   const double inf = std::numeric_limits<double>::max();
-  // [train]
   s.push_back(make_int("train", "micro_batch", &Deck::train, &TrainConfig::micro_batch, 1, 1048576,
                        "sequences per rank per micro-step"));
   s.push_back(make_int("train", "grad_accum", &Deck::train, &TrainConfig::grad_accum, 1, 1048576,
@@ -172,7 +176,6 @@ void add_train_keys(std::vector<KeySpec>& s) {
 }
 
 void add_comm_keys(std::vector<KeySpec>& s) {
-  // [comm]
   s.push_back(make_string("comm", "backend", &Deck::comm, &CommConfig::backend,
                           {"mpi", "nccl", "auto"},
                           "collectives library; auto = nccl in CUDA builds, else mpi"));
@@ -183,7 +186,6 @@ void add_comm_keys(std::vector<KeySpec>& s) {
 }
 
 void add_zero_keys(std::vector<KeySpec>& s) {
-  // [zero]
   {
     KeySpec stage = key_spec("zero", "stage", Kind::Stage,
                              "ZeRO stage 0..3, or \"all\" to run the four one after another");
@@ -198,14 +200,14 @@ void add_zero_keys(std::vector<KeySpec>& s) {
   }
   s.push_back(make_float("zero", "bucket_mb", &Deck::zero, &ZeroConfig::bucket_mb, 0, true, 65536,
                          false, "stage 0: MiB of gradients per all-reduce bucket"));
-  s.push_back(make_bool("zero", "overlap", &Deck::zero, &ZeroConfig::overlap,
-                        "overlap collectives with compute"));
+  s.push_back(field("zero", "overlap", Kind::Boolean, &Deck::zero, &ZeroConfig::overlap,
+                    "overlap collectives with compute"));
   s.push_back(make_int("zero", "prefetch", &Deck::zero, &ZeroConfig::prefetch, 0, 64,
                        "stage 3: units gathered ahead of use"));
-  s.push_back(make_shard_size(
-      "shard_size", &ZeroConfig::shard_size,
-      "stages 1-3: consecutive ranks that share one copy of the sharded model states (hybrid "
-      "sharding); 0 = all ranks, \"node\" = the ranks of a node"));
+  s.push_back(
+      field("zero", "shard_size", Kind::ShardSize, &Deck::zero, &ZeroConfig::shard_size,
+            "stages 1-3: consecutive ranks that share one copy of the sharded model states (hybrid "
+            "sharding); 0 = all ranks, \"node\" = the ranks of a node"));
   s.push_back(make_int("zero", "ranks_per_node", &Deck::zero, &ZeroConfig::ranks_per_node, 0, 1e6,
                        "ranks per node for \"node\" shard sizes and the cross-node byte counts; "
                        "0 = the MPI shared-memory split (set it to treat groups of ranks as "
@@ -227,9 +229,9 @@ void add_data_and_output_keys(std::vector<KeySpec>& s) {
                        "steps between progress lines"));
   s.push_back(make_int("output", "results_every", &Deck::output, &OutputConfig::results_every, 1,
                        1e9, "steps between rewrites of results.h5 (and at the end)"));
-  s.push_back(make_bool("output", "overwrite", &Deck::output, &OutputConfig::overwrite,
-                        "a fresh run (no train.resume) may replace the checkpoints of another run "
-                        "in output.dir; otherwise it is refused"));
+  s.push_back(field("output", "overwrite", Kind::Boolean, &Deck::output, &OutputConfig::overwrite,
+                    "a fresh run (no train.resume) may replace the checkpoints of another run "
+                    "in output.dir; otherwise it is refused"));
 }
 
 // Every core key, in the order `zeromini schema` lists them.

@@ -25,9 +25,9 @@ struct RawValue {
 
 enum class Kind { Integer, Float, Boolean, String, Choice, Stage, ShardSize, Custom };
 
-// The longest string a key accepts, unless its KeySpec says otherwise. The string keys hold paths
-// and names, and a path longer than PATH_MAX (4096 on Linux) cannot be opened anyway; without a
-// limit a megabyte of text would travel into HDF5 and fail there, far from the key.
+// The longest string a key accepts unless its KeySpec says otherwise: PATH_MAX, as longer paths
+// cannot be opened anyway, and without a limit a megabyte of text would fail in HDF5, far from
+// the key.
 constexpr size_t kMaxStringBytes = 4096;
 
 struct KeySpec {
@@ -53,10 +53,9 @@ struct KeySpec {
   std::string expected() const;  // "an integer in 1..1024", "one of "mpi", "nccl", "auto""
 };
 
-// Every key: the core's, each followed by the modules' keys of its section, then the modules'
-// own sections.
+// Every key: each core section's, then the modules' keys of it, then the modules' own sections;
+// and the sections in that order.
 const std::vector<KeySpec>& schema();
-// The sections, in that order: the core's, then those only modules use.
 const std::vector<std::string>& sections();
 // Adds a module's keys (core/deck_keys.hpp), each after the last key of its section.
 void add_keys(const std::vector<KeySpec>& keys);
@@ -70,6 +69,12 @@ std::string check_length(const KeySpec& spec, const RawValue& value);
 
 // A key of `kind` with its documentation; the caller sets the rest.
 KeySpec key_spec(std::string section, std::string key, Kind kind, std::string doc);
+// `spec` with its Integer/Float bounds.
+KeySpec bounded(KeySpec spec, double min, bool min_exclusive, double max, bool max_exclusive);
 std::string format_number(double value);
+// The value a raw value valid for a key of `kind` stands for, as the deck keeps it (a module key's
+// in Deck::module_values), and that value's TOML text.
+ModuleValue typed_value(Kind kind, const RawValue& value);
+std::string toml_text(Kind kind, const ModuleValue& value);
 
 }  // namespace zm::deck_detail

@@ -71,13 +71,8 @@ std::string check_value(const KeySpec& spec, const RawValue& v) {
       if (v.integer < spec.min || static_cast<double>(v.integer) > spec.max) return out_of_range();
       return "";
     case Kind::Float: {
-      double x;
-      if (v.type == RawValue::Type::Integer)
-        x = static_cast<double>(v.integer);
-      else if (v.type == RawValue::Type::Float)
-        x = v.number;
-      else
-        return wrong_type();
+      if (v.type != RawValue::Type::Integer && v.type != RawValue::Type::Float) return wrong_type();
+      const double x = std::get<double>(typed_value(Kind::Float, v));
       if (!std::isfinite(x)) return out_of_range();
       if (x < spec.min || (spec.min_exclusive && x == spec.min)) return out_of_range();
       if (x > spec.max || (spec.max_exclusive && x == spec.max)) return out_of_range();

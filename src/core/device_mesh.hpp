@@ -1,14 +1,10 @@
-// A device mesh: the ranks of a run arranged as an array with named dimensions, and placements of
-// buffers on it (the shape of torchtitan's ParallelDims/DeviceMesh and of FSDP2's placements).
-//
-// Rank r sits at the coordinates of r in row-major order: the last dimension varies fastest, so
-// the innermost dimension's ranks are consecutive (on one node when it fits in one). Along each
-// dimension the ranks that differ only in that coordinate form one group (one communicator).
-//
-// A placement says, per dimension, whether a buffer is replicated along it or sharded over it.
-// A buffer sharded over several dimensions is cut into the product of their sizes, in the order
-// the placement lists them (the first is the major one): Shard over {shard, replicate} cuts it
-// into shard-group shards first, then each of those into one piece per replica.
+// A device mesh: the ranks of a run as an array with named dimensions, and placements of buffers
+// on it (the shape of torchtitan's DeviceMesh and FSDP2's placements). Rank r sits at its
+// row-major coordinates, so the innermost dimension's ranks are consecutive; along each dimension
+// the ranks differing only in that coordinate form one group (one communicator). A placement
+// replicates a buffer along a dimension or shards it over it; over several dimensions it is cut
+// into the product of their sizes, the first listed major: Shard over {shard, replicate} cuts it
+// into shard-group shards, then each into one piece per replica.
 #pragma once
 
 #include <string>
@@ -41,8 +37,7 @@ class DeviceMesh {
     return coordinate(rank, index_of(name));
   }
   // The group along dimension d that `rank` belongs to: the ranks sharing all its other
-  // coordinates, numbered by those coordinates (row-major). Their coordinate along d orders them
-  // as their rank does.
+  // coordinates, numbered by those (row-major).
   int group_along(int rank, int d) const;
 
  private:
@@ -77,7 +72,6 @@ struct Piece {
 // The number of pieces (the product of the sharded dimensions' sizes; 1 when replicated).
 int pieces(const DeviceMesh& mesh, const Placement& placement);
 // The piece `rank` holds: its coordinates along the sharded dimensions, mixed-radix, major first.
-// Ranks that differ only along replicated dimensions hold the same piece.
 int piece_index(const DeviceMesh& mesh, const Placement& placement, int rank);
 Piece piece_of(const DeviceMesh& mesh, const Placement& placement, int rank);
 

@@ -40,22 +40,16 @@ void MemoryLedger::reset_peaks() {
 PlannedAllocator::PlannedAllocator(const std::vector<BufferSpec>& plan, MemoryLedger* ledger)
     : remaining_(plan), ledger_(ledger) {}
 
-BufferSpec PlannedAllocator::claim(const std::string& name) {
-  for (auto it = remaining_.begin(); it != remaining_.end(); ++it) {
-    if (it->name == name) {
-      BufferSpec spec = *it;
-      remaining_.erase(it);
-      return spec;
-    }
-  }
-  ZM_ASSERT(false, "buffer '{}' is not in the plan (or was taken twice)", name);
-  return {};
-}
-
-void PlannedAllocator::check_element_size(const BufferSpec& spec, size_t element_bytes) {
+BufferSpec PlannedAllocator::claim(const std::string& name, size_t element_bytes) {
+  const auto it = std::find_if(remaining_.begin(), remaining_.end(),
+                               [&](const BufferSpec& spec) { return spec.name == name; });
+  ZM_ASSERT(it != remaining_.end(), "buffer '{}' is not in the plan (or was taken twice)", name);
+  const BufferSpec spec = *it;
+  remaining_.erase(it);
   ZM_ASSERT(static_cast<size_t>(spec.element_bytes) == element_bytes,
             "buffer '{}' is planned with {}-byte elements but allocated with {}-byte ones",
             spec.name, spec.element_bytes, element_bytes);
+  return spec;
 }
 
 bool PlannedAllocator::has(const std::string& name) const {

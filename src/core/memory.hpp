@@ -22,14 +22,13 @@ enum class MemCategory : int {
   Activations,
   CommBuffers,
   Workspace,
-  // Host memory (model state a module keeps there, and its staging; pinned in CUDA
-  // builds): not device memory, so not in the device totals (peak_total, MemoryPlan::total()).
+  // Host memory (model state a module keeps there, and its staging): not in the device totals
+  // (peak_total, MemoryPlan::total()).
   Host,
   Count
 };
 constexpr int kMemCategories = static_cast<int>(MemCategory::Count);
 const char* mem_category_name(MemCategory category);  // "parameters", "gradients", ...
-// Whether a category is device memory (every one but Host).
 constexpr bool on_device(MemCategory category) {
   return category != MemCategory::Host;
 }
@@ -40,9 +39,8 @@ struct MemoryFigures {
   size_t peak_total = 0;  // peak of the device categories' sum, not the sum of their peaks
 };
 
-// One buffer a component allocates: name, category, element count and element size (4: float or
-// int32; 2: bf16). Components publish the list they allocate, so that the planner can sum the same
-// list.
+// One buffer a component allocates (element_bytes 4: float or int32; 2: bf16). Components publish
+// the list they allocate, so that the planner can sum the same list.
 struct BufferSpec {
   std::string name;
   MemCategory category;
@@ -51,9 +49,8 @@ struct BufferSpec {
   double bytes() const { return static_cast<double>(count) * element_bytes; }
 };
 
-// The tracked bytes of a run, by category. The program owns one and passes it down (RunContext,
-// comm/run_context.hpp) to what allocates: every PlannedAllocator records into the ledger it was
-// given.
+// The tracked bytes of a run, by category: the program owns one and passes it down (RunContext,
+// comm/run_context.hpp) to every PlannedAllocator.
 class MemoryLedger {
  public:
   void add(MemCategory category, size_t bytes);
@@ -69,19 +66,17 @@ class MemoryLedger {
   size_t current_total_ = 0;
 };
 
-// Host memory for the Host category: pinned (page-locked) in CUDA builds, so that copies to and
-// from the device run at the link's rate and asynchronously, and device kernels may still reach
-// it; plain host memory elsewhere.
+// Host memory for the Host category: pinned in CUDA builds, so that copies to and from the device
+// run at the link's rate and asynchronously, and device kernels may still reach it.
 #if defined(KOKKOS_ENABLE_CUDA)
 using HostStagingSpace = Kokkos::CudaHostPinnedSpace;
 #else
 using HostStagingSpace = Kokkos::HostSpace;
 #endif
 
-// A 1-D View whose bytes are recorded in a ledger (if it has one) while it is alive: in device
+// A move-only 1-D View whose bytes are recorded in a ledger (if any) while it is alive: in device
 // memory, or for the Host category in HostStagingSpace (typed as a device View over that memory,
 // which the device reaches through unified addressing, so that code taking either is the same).
-// Move-only.
 template <typename T>
 class TrackedBuffer {
  public:
@@ -106,14 +101,11 @@ class TrackedBuffer {
   TrackedBuffer& operator=(TrackedBuffer&& other) noexcept {
     if (this != &other) {
       release();
-      view_ = std::move(other.view_);
-      host_ = other.host_;
-      other.host_ = nullptr;
+      view_ = std::exchange(other.view_, view_type());
+      host_ = std::exchange(other.host_, nullptr);
+      bytes_ = std::exchange(other.bytes_, 0);
       category_ = other.category_;
-      bytes_ = other.bytes_;
       ledger_ = other.ledger_;
-      other.view_ = view_type();
-      other.bytes_ = 0;
     }
     return *this;
   }
@@ -141,25 +133,23 @@ class TrackedBuffer {
   MemoryLedger* ledger_ = nullptr;
 };
 
-// Allocates exactly the buffers of a published plan, by name. A component builds its plan with
-// the same function the planner calls, then takes every buffer from it; finish() checks that
-// nothing planned was left out, so that what is planned is what is allocated. The buffers are
-// recorded in `ledger` (none: untracked, for tests and tools that do not account).
+// Allocates exactly the buffers of a plan built by the function the planner calls, by name;
+// finish() checks that nothing planned was left out. The buffers are recorded in `ledger` (null:
+// untracked, for tests and tools).
 class PlannedAllocator {
  public:
   PlannedAllocator(const std::vector<BufferSpec>& plan, MemoryLedger* ledger);
   template <typename T>
   TrackedBuffer<T> take(const std::string& name) {
-    const BufferSpec spec = claim(name);
-    check_element_size(spec, sizeof(T));
+    const BufferSpec spec = claim(name, sizeof(T));
     return TrackedBuffer<T>(name, spec.category, static_cast<size_t>(spec.count), ledger_);
   }
   bool has(const std::string& name) const;
   void finish() const;
 
  private:
-  BufferSpec claim(const std::string& name);
-  static void check_element_size(const BufferSpec& spec, size_t element_bytes);
+  // The planned buffer `name`, once, checked to have elements of `element_bytes`.
+  BufferSpec claim(const std::string& name, size_t element_bytes);
   std::vector<BufferSpec> remaining_;
   MemoryLedger* ledger_;
 };

@@ -1,13 +1,9 @@
-// The modules of this build: the optional features that live beside the core, each in its folder
-// src/modules/<name>/ (ARCHITECTURE.md, "Modules"). CMake writes register_modules()
-// (cmake/ZeroMiniModules.cmake): it records every module, built or not, and calls the
-// registration function of each one built, which adds what the module brings through the
-// interfaces the core defines (deck keys, validation, the run's options, step hooks, results).
-// Called once, first thing, by every program (zeromini, zeromini-bench, the tests).
-//
-// A module that is not built still has its record: a deck that sets one of its keys is refused
-// before the run (exit status 2), naming the key, where it was set and the CMake option that would
-// build the module.
+// The modules of this build: the optional features beside the core, each in src/modules/<name>/
+// (ARCHITECTURE.md, "Modules"). register_modules(), written by CMake
+// (cmake/ZeroMiniModules.cmake) and called first thing by every program, records every module,
+// built or not, and calls each built one's registration function, which adds what it brings
+// through the core's interfaces. A deck that sets a key of a module not built is refused (exit
+// status 2), naming the CMake option that would build it.
 #pragma once
 
 #include <string>

@@ -1,8 +1,6 @@
-// Spans: the named pieces of a run's work, each with a begin and an end (a Phase that declares
-// one, comm/phase.hpp; a copy between memories that a state tier makes, zero/state_tier.hpp),
-// told to the run's
-// SpanObserver when it has one (RunContext::spans). The core only reports them; what observes
-// them (a module) decides whether to keep them and how to time them.
+// Spans: the named pieces of a run's work, each with a begin and an end (a Phase, comm/phase.hpp;
+// a state tier's copy, zero/state_tier.hpp), told to the run's SpanObserver when it has one
+// (RunContext::spans). What observes them (a module) decides whether to keep and how to time them.
 #pragma once
 
 #include <cstdint>
@@ -12,8 +10,7 @@ namespace zm {
 
 // Step: a whole optimizer step; Compute: a piece of it (a unit's forward or backward, the
 // optimizer); Io: a file written; Transfer: a copy between device and host memory; ForwardOnly:
-// forward passes
-// between steps that change nothing (a loss measured on other data).
+// forward passes between steps that change nothing (a loss measured on other data).
 enum class SpanKind : int32_t { Step = 0, Compute, Io, Transfer, ForwardOnly };
 
 // A point of the work queued so far, as the observer took it (SpanObserver::mark); opaque here.

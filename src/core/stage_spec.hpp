@@ -1,8 +1,6 @@
 // The ZeRO stages as data: each stage is one record composing a gradient path, a parameter path
-// and an optimizer partition. This table is the only place a stage number means something; every
-// other layer asks the record what the stage does (zero/factory.cpp builds an engine from it, the
-// shard layout asks whether the stage shards anything, the planner whether a secondary partition
-// applies).
+// and an optimizer partition, the only place a stage number means something; every other layer
+// asks the record what the stage does (zero/factory.cpp builds an engine from it).
 //
 //            gradients                          parameters          optimizer state
 //   stage 0  all-reduced in buckets             replicated          replicated

@@ -72,16 +72,10 @@ double stop_signal_time() {
 }
 
 const char* signal_name(int signal) {
-  switch (signal) {
-    case 0:
-      return "";
-    case SIGTERM:
-      return "SIGTERM";
-    case SIGINT:
-      return "SIGINT";
-    default:
-      return "a signal";
-  }
+  return signal == 0         ? ""
+         : signal == SIGTERM ? "SIGTERM"
+         : signal == SIGINT  ? "SIGINT"
+                             : "a signal";
 }
 
 void stop_signals_end_process() {

@@ -1,9 +1,7 @@
-// The checks of a deck against the run it describes, in one place: `zeromini run`, `plan` and
-// `sweep` ask the same function for every stage and rank count they run or price. A check that
-// involves several keys, or a key and the run's shape (its stage, its ranks), fails (zm::Error)
-// naming where the key was set (file:line, or the --set that gave it) and what was
-// expected. Single keys are checked as they are read, and the model's own shape (heads against
-// the width, the modules' keys against the model) as the deck is loaded (core/deck.cpp).
+// The checks of a deck against the run it describes (its stage and ranks), which `zeromini run`,
+// `plan` and `sweep` all ask for every stage and rank count: a failure (zm::Error) names where
+// the key was set and what was expected. Single keys are checked as read, and the deck's own
+// consistency as it is loaded (core/deck.cpp).
 #pragma once
 
 #include <cstdint>
@@ -28,8 +26,7 @@ enum class Validation {
 
 void validate(const Deck& deck, const RunShape& shape, Validation purpose = Validation::Run);
 
-// A module's checks of the deck against the run's shape (core/modules.hpp), made by validate()
-// after the core's.
+// A module's checks of the deck against the run's shape, made by validate() after the core's.
 using RunCheck = std::function<void(const Deck&, const RunShape&, Validation)>;
 void add_validation(RunCheck check);
 

@@ -1,30 +1,20 @@
 // The device mesh of a ZeRO run (zero.shard_size, or a module's mesh configurer) and where each
-// kind of model state lives on it.
+// kind of model state lives on it: the arithmetic alone, shared by the run (which builds the
+// communicators, comm/mesh_comms.hpp) and the planner.
 //
-// Two dimensions today, outermost first: `replicate`, the shard groups, each holding a replica of
-// the sharded model states; and `shard`, the consecutive ranks of one group, over which stages
-// 1-3 partition every unit. Gradients are reduce-scattered along `shard`, then each shard is
-// all-reduced along `replicate` (across the ranks holding the same shard, one per group);
-// parameters are all-gathered along `shard`. With one group (shard_size 0, the default) this is
-// plain ZeRO over all ranks. Stage 0 shards nothing, so it always has one group.
+// The ZeRO dimensions, outermost first: `replicate`, the shard groups, each holding a replica of
+// the sharded model states, and `shard`, the consecutive ranks of one group, over which stages
+// 1-3 partition every unit. Gradients are reduce-scattered along `shard`, then all-reduced along
+// `replicate`; parameters are all-gathered along `shard`. One group (shard_size 0) is plain ZeRO;
+// stage 0 shards nothing, so it always has one group. What a stage shards (core/stage_spec.hpp)
+// is sharded along `shard`, except that a module's mesh configurer may shard the optimizer state
+// along `shard` and then `replicate` (a secondary partition: one sub-shard per replica, so that it
+// spans all ranks while the gathers stay within the group).
 //
-// The placements, per stage (core/stage_spec.hpp): what a stage replicates is replicated along
-// every dimension; parameters and gradients it shards are sharded along `shard`; optimizer state
-// it shards is sharded along `shard`, or where a module's mesh configurer says so (a secondary
-// partition of stage 3) along `shard` and then `replicate`: each group shard is cut again into one
-// sub-shard per replica, so that the optimizer state spans all ranks while the forward and
-// backward gathers stay within the group.
-//
-// Model parallelism adds dimensions along which the model itself is split (ModelDimension, each
-// declared by a module), innermost, so that the ranks of one model-parallel group are consecutive
-// (on one node). The ZeRO dimensions then run over the ranks holding the same parts of the model:
-// `shard` and `replicate` group ranks with equal model-parallel coordinates, and each stage
-// shards those parts of the model state over them exactly as it shards the whole model without
-// them. No ZeRO placement shards over a model-parallel dimension: along it the ranks hold
-// different slices (src/model/layout.hpp), not pieces of one buffer.
-//
-// The arithmetic alone, shared by the run (which builds the communicators, comm/mesh_comms.hpp)
-// and the planner.
+// Model parallelism adds dimensions (ModelDimension, each declared by a module), innermost, so
+// that a model-parallel group is consecutive ranks (on one node). `shard` and `replicate` then
+// group the ranks with equal model-parallel coordinates; no ZeRO placement shards over a model
+// dimension, along which the ranks hold different slices (src/model/layout.hpp).
 #pragma once
 
 #include <cstdint>
@@ -42,9 +32,9 @@ namespace zm {
 inline const std::string kReplicateDim = "replicate";  // outer: the shard groups
 inline const std::string kShardDim = "shard";          // inner: the ranks within a group
 
-// A dimension along which the model itself is split, declared by a module at start-up
-// (core/modules.hpp): innermost in the mesh, after the ZeRO dimensions, in the order added. Its
-// size is the deck's integer key `key`; 1 leaves the model whole.
+// A dimension along which the model itself is split, declared by a module at start-up: innermost
+// in the mesh, in the order added. Its size is the deck's integer key `key`; 1 leaves the model
+// whole.
 struct ModelDimension {
   std::string name;   // the mesh dimension's name
   std::string key;    // the deck key that sets its size ("section.key")
@@ -53,8 +43,7 @@ struct ModelDimension {
 };
 void add_model_dimension(ModelDimension dimension);
 const std::vector<ModelDimension>& model_dimensions();
-// The ranks of one model-parallel group under the deck: the product of the model dimensions'
-// sizes (1 without any).
+// The ranks of one model-parallel group: the product of the model dimensions' sizes (1: none).
 int64_t model_parallel_size(const Deck& deck);
 
 // The index of the first model dimension in a ZeroMesh's mesh (after replicate and shard).
@@ -67,32 +56,28 @@ struct ModelPlacements {
 
 struct ZeroMesh {
   DeviceMesh mesh;  // replicate x shard x the model dimensions
-  // Where a stage that shards the optimizer state puts it: along shard, or along shard and then
+  // Where a stage that shards the optimizer state puts it: along shard, or shard and then
   // replicate (sub-shards).
   Placement sharded_optimizer = Placement::shard({kShardDim});
-  // The consecutive world ranks that share a node (node_ranks: zero.ranks_per_node, else MPI's
-  // or the machine's); 0: all on one. For what a module counts by node.
-  int ranks_per_node = 0;
+  int ranks_per_node = 0;   // consecutive world ranks sharing a node (node_ranks); 0: all on one
   std::string description;  // a mesh configurer's line for logs ("": the core's)
 
   int world() const { return mesh.world(); }  // every rank
-  // The ranks of one model-parallel group (consecutive), and the ranks holding the same parts of
-  // the model: the data-parallel ranks.
+  // The ranks of one (consecutive) model-parallel group, and the data-parallel ranks: those
+  // holding the same parts of the model.
   int model_parallel() const { return world() / (groups() * group_ranks()); }
   int data_parallel() const { return world() / model_parallel(); }
   // A world rank's place among the data-parallel ranks, and in its model-parallel group.
   int data_parallel_rank(int world_rank) const { return world_rank / model_parallel(); }
   int model_rank(int world_rank) const { return world_rank % model_parallel(); }
-  // The innermost model dimension's index in the mesh, or -1 without one (the model dimensions
-  // are those from kFirstModelDim on).
+  // The innermost model dimension's index in the mesh, or -1 without one.
   int model_dim() const { return mesh.ndims() > kFirstModelDim ? mesh.ndims() - 1 : -1; }
   int group_ranks() const { return mesh.size(kShardDim); }  // ranks per shard group
   int groups() const { return mesh.size(kReplicateDim); }
   bool hybrid() const { return groups() > 1; }
-  // Whether the sharded optimizer state cuts each group shard again, over the replicas.
+  // Whether the sharded optimizer state cuts each group shard again, into one piece per replica,
+  // and into how many pieces (1 where not).
   bool sub_sharded() const { return sharded_optimizer.shards(kReplicateDim); }
-  // The pieces the sharded optimizer state cuts each group shard into: one per replica where
-  // sub_sharded(), else 1.
   int sub_shards() const { return pieces(mesh, sharded_optimizer) / group_ranks(); }
   // The stage's model state on this mesh.
   ModelPlacements placements(const StageSpec& spec) const;
@@ -105,8 +90,8 @@ ZeroMesh hybrid_mesh(int data_parallel, int group_ranks, bool optimizer_over_gro
                      const std::vector<MeshDim>& model = {});
 
 // A module's shard groups for a deck and stage over `data_parallel` ranks instead of
-// zero.shard_size's, or nullopt (registered at start-up, core/modules.hpp; the first that returns
-// groups decides). Fails (zm::Error) naming its keys.
+// zero.shard_size's, or nullopt (the first configurer that returns groups decides). Fails
+// (zm::Error) naming its keys.
 struct ShardGroups {
   int group_ranks = 0;
   bool optimizer_over_groups = false;  // the optimizer state along shard and replicate
@@ -123,11 +108,10 @@ int shard_group_ranks(const Deck& deck, const char* key, int64_t size, int data_
 // "all", "node" or the number, as a deck spells a shard size.
 std::string shard_size_text(int64_t size);
 
-// The mesh of `world` ranks at `stage` under the modules' mesh configurers, else the deck's
-// zero.shard_size, and the deck's sizes of the model dimensions.
-// ranks_per_node: the ranks that share a node (zero.ranks_per_node wins when set); "node" uses
-// it, capped at the world, and the mesh keeps it (ZeroMesh::ranks_per_node). Fails, naming the key,
-// when a size does not divide the rank count.
+// The mesh of `world` ranks at `stage` under the modules' mesh configurers, else zero.shard_size,
+// with the deck's sizes of the model dimensions. `ranks_per_node` (zero.ranks_per_node wins) is
+// what "node" means, capped at the world. Fails, naming the key, where a size does not divide the
+// rank count.
 ZeroMesh zero_mesh(const Deck& deck, int stage, int world, int ranks_per_node);
 
 // The ranks "node" stands for: the deck's zero.ranks_per_node when set (to fake nodes), else

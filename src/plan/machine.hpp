@@ -1,7 +1,6 @@
-// A machine description for the planner (inputs/machines/*.toml): memory per device, sustained
-// compute rate, the alpha-beta parameters of the network inside and between nodes, the device's
-// published dense peak per precision (optional, for what modules measure against it), and the host
-// side (optional [host]: host memory, the host-device link, the host's AdamW).
+// A machine description for the planner (inputs/machines/*.toml): memory per device, compute
+// rates, the alpha-beta network inside and between nodes, and optionally the published peaks and
+// the host side ([host]).
 #pragma once
 
 #include <cstdint>
@@ -12,15 +11,13 @@
 
 namespace zm {
 
-// A node's host side, for model state kept in host memory: the node's host memory, the link a
-// device copies to and from it over, and how fast the host runs AdamW over such state.
+// A node's host side, for model state kept in host memory.
 struct HostSide {
   double memory_per_node_bytes = 0;  // host DRAM of one node
   std::string link;                  // the link's name ("PCIe Gen5 x16", "NVLink-C2C", ...)
   double link_bandwidth = 0;         // bytes/s per device, one direction
   double link_latency = 0;           // seconds per copy (0 where the file gives none)
-  // Parameters per second the host's AdamW updates for one device's rank while every device of
-  // the node has a rank updating at once (the node's rate / devices per node).
+  // Parameters per second the host's AdamW updates for one device's rank, all updating at once.
   double adamw_params_per_second = 0;
 };
 

@@ -12,18 +12,24 @@ std::vector<T>& plan_registry() {
 }
 }  // namespace
 
-void add_plan_pricing(PlanPricing pricing) {
-  plan_registry<PlanPricing>().push_back(std::move(pricing));
-}
-const std::vector<PlanPricing>& plan_pricings() {
-  return plan_registry<PlanPricing>();
-}
-void add_plan_table_columns(PlanTableColumns columns) {
-  plan_registry<PlanTableColumns>().push_back(std::move(columns));
-}
-const std::vector<PlanTableColumns>& plan_table_columns() {
-  return plan_registry<PlanTableColumns>();
-}
+// A registry's add function and its list, in the order added.
+#define ZM_PLAN_REGISTRY(Type, add, list)              \
+  void add(Type entry) {                               \
+    plan_registry<Type>().push_back(std::move(entry)); \
+  }                                                    \
+  const std::vector<Type>& list() {                    \
+    return plan_registry<Type>();                      \
+  }
+
+ZM_PLAN_REGISTRY(PlanPricing, add_plan_pricing, plan_pricings)
+ZM_PLAN_REGISTRY(PlanTableColumns, add_plan_table_columns, plan_table_columns)
+ZM_PLAN_REGISTRY(PlanColumns, add_plan_columns, plan_columns)
+ZM_PLAN_REGISTRY(PlanThroughputNote, add_plan_throughput_note, plan_throughput_notes)
+ZM_PLAN_REGISTRY(PlanTableNote, add_plan_table_note, plan_table_notes)
+ZM_PLAN_REGISTRY(PlanAxis, add_plan_axis, plan_axes)
+ZM_PLAN_REGISTRY(std::unique_ptr<PlanMode>, add_plan_mode, plan_modes)
+#undef ZM_PLAN_REGISTRY
+
 void add_plan_footnote(PlanFootnote footnote, PlanFootnoteAt at) {
   plan_registry<std::pair<PlanFootnoteAt, PlanFootnote>>().emplace_back(at, std::move(footnote));
 }
@@ -39,36 +45,6 @@ void add_plan_note(PlanNote note, bool on_mesh) {
 }
 const std::vector<PlanNote>& plan_notes() {
   return plan_registry<PlanNote>();
-}
-void add_plan_columns(PlanColumns group) {
-  plan_registry<PlanColumns>().push_back(std::move(group));
-}
-const std::vector<PlanColumns>& plan_columns() {
-  return plan_registry<PlanColumns>();
-}
-void add_plan_throughput_note(PlanThroughputNote note) {
-  plan_registry<PlanThroughputNote>().push_back(std::move(note));
-}
-const std::vector<PlanThroughputNote>& plan_throughput_notes() {
-  return plan_registry<PlanThroughputNote>();
-}
-void add_plan_table_note(PlanTableNote note) {
-  plan_registry<PlanTableNote>().push_back(std::move(note));
-}
-const std::vector<PlanTableNote>& plan_table_notes() {
-  return plan_registry<PlanTableNote>();
-}
-void add_plan_axis(PlanAxis axis) {
-  plan_registry<PlanAxis>().push_back(std::move(axis));
-}
-const std::vector<PlanAxis>& plan_axes() {
-  return plan_registry<PlanAxis>();
-}
-void add_plan_mode(std::unique_ptr<PlanMode> mode) {
-  plan_registry<std::unique_ptr<PlanMode>>().push_back(std::move(mode));
-}
-const std::vector<std::unique_ptr<PlanMode>>& plan_modes() {
-  return plan_registry<std::unique_ptr<PlanMode>>();
 }
 
 }  // namespace zm

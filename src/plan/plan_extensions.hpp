@@ -1,10 +1,7 @@
-// What a module adds to the planner and to `zeromini plan`: axes of the points it prices (a
-// list-valued option that sets a deck key per point), its pricing of a point (the figures and
-// seconds of what it adds to a step), and to the output lines of the header (after the core's)
-// and before the table, groups of CSV columns at fixed places of the row (so that scripts keep
-// reading columns by name and by position), columns of the table's rows, notes after the table,
-// and modes of `plan` that print something else than the table. Registered at start-up
-// (core/modules.hpp).
+// What a module adds to the planner and to `zeromini plan`, registered at start-up: axes of the
+// points priced, its pricing of a point, lines of the header and before the table, CSV columns at
+// fixed places (so that scripts keep reading columns by name and by position), table columns,
+// notes after the table, and modes of `plan` that print something else than the table.
 #pragma once
 
 #include <cstdint>
@@ -19,11 +16,9 @@
 
 namespace zm {
 
-// A module's pricing of a point, after the core's (plan_point): figures for its columns
-// (PlanPoint::figures) and what it adds to the step, serial and what the overlapped step does not
-// hide behind backward (PlanPoint::added_serial_seconds, added_exposed_seconds). `machine` is null
-// without one (then only figures that need none), `backward_seconds` backward's share of the
-// compute.
+// A module's pricing of a point, after the core's (plan_point): PlanPoint::figures and what it adds
+// to the step, serial and not hidden behind backward (added_serial_seconds,
+// added_exposed_seconds). `machine` may be null; `backward_seconds`: backward's share of compute.
 using PlanPricing =
     std::function<void(const Deck& deck, int stage, const ZeroMesh& mesh, const Machine* machine,
                        double backward_seconds, PlanPoint& point)>;
@@ -36,9 +31,8 @@ using PlanNote = std::function<std::string(const Deck& deck)>;
 void add_plan_note(PlanNote note, bool on_mesh = false);
 const std::vector<PlanNote>& plan_notes();
 
-// Where a group of CSV columns goes: after the traffic by level (intra_group_bytes,
-// inter_group_bytes), after the predicted throughput (tflops_per_device; with a machine only),
-// after the all-to-all bytes, or at the end of the row.
+// Where a group of CSV columns goes: after intra_group_bytes,inter_group_bytes, after
+// tflops_per_device (with a machine only), after the all-to-all bytes, or at the end.
 enum class PlanColumnsAt { AfterLevels, AfterThroughput, AfterAllToAll, AtEnd };
 struct PlanColumns {
   PlanColumnsAt at;
@@ -51,10 +45,9 @@ struct PlanColumns {
 void add_plan_columns(PlanColumns columns);
 const std::vector<PlanColumns>& plan_columns();
 
-// Where columns of the table go: after the core's traffic by level (the shard groups' columns),
-// after the predicted TFLOP/s (with a machine only), or at the end of the rows.
+// Columns of the table's rows where shown for these points: after the core's traffic by level,
+// after the predicted TFLOP/s (with a machine only), or at the end.
 enum class PlanTableColumnsAt { AfterLevels, AfterThroughput, AtEnd };
-// Columns of the table's rows (after the core's at `at`), where shown for these points.
 struct PlanTableColumns {
   std::function<bool(const std::vector<PlanPoint>& points)> shown;
   std::function<std::string(bool have_machine)> heading;  // " | name name"
@@ -64,8 +57,7 @@ struct PlanTableColumns {
 void add_plan_table_columns(PlanTableColumns columns);
 const std::vector<PlanTableColumns>& plan_table_columns();
 
-// A note printed after the table ("" for none), with the machine where there is one: right after
-// it, or at the end (after the core's note on the machine).
+// A note after the table ("" for none): right after it, or after the core's note on the machine.
 using PlanFootnote =
     std::function<std::string(const std::vector<PlanPoint>& points, const Machine* machine)>;
 enum class PlanFootnoteAt { AfterTable, AtEnd };
@@ -84,11 +76,10 @@ using PlanTableNote =
 void add_plan_table_note(PlanTableNote note);
 const std::vector<PlanTableNote>& plan_table_notes();
 
-// An axis of the points `zeromini plan` prices: an option taking a list of integers (e.g.
-// "1,2,4"), each of which sets a deck key. `plan` prices every rank count x value (x the values of
-// the axes added after it) x stage, leaving out a rank count that the deck's model-parallel
-// size (core/zero_mesh.hpp) does not divide at that value; without the option, the deck's value.
-// A mode of `plan` (PlanMode) gets the deck at every point of the axes.
+// An axis of the points `zeromini plan` prices: an option taking a list of integers ("1,2,4"),
+// each setting a deck key. `plan` prices every rank count x value (x later axes' values) x stage,
+// leaving out rank counts the model-parallel size does not divide; without the option, the
+// deck's value. A PlanMode gets the deck at every point of the axes.
 struct PlanAxis {
   std::string option;  // "--name"
   std::string help;    // the option's help
@@ -120,9 +111,8 @@ struct PlanRequest {
   std::string format;  // "table" or "csv"
 };
 
-// A mode of `zeromini plan`: asked for by a flag of its own (in `plan --help` after --format,
-// with the flags that go with it), it prints instead of the plan's table or CSV. miniapp/ adds
-// the flags and calls the mode.
+// A mode of `zeromini plan`, asked for by a flag of its own: it prints instead of the plan's table
+// or CSV. miniapp/ adds its flags (after --format) and calls it.
 class PlanMode {
  public:
   virtual ~PlanMode() = default;

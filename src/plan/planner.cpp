@@ -107,12 +107,8 @@ MemoryLimits memory_limits(const Machine& machine, const ZeroMesh& mesh) {
   return limits;
 }
 
-int64_t largest_fitting_layers(const Deck& deck, int stage, const ZeroMesh& mesh, double bytes) {
-  return largest_fitting_layers(deck, stage, mesh, MemoryLimits{bytes, HUGE_VAL, 1});
-}
-
 // Per-rank memory, device and host, is affine in the layer count (every block adds the same
-// buffers), so two evaluations give each line and a few more confirm the answer.
+// buffers): two evaluations give each line, a few more confirm the answer.
 int64_t largest_fitting_layers(const Deck& deck, int stage, const ZeroMesh& mesh,
                                const MemoryLimits& limits) {
   const double node = static_cast<double>(limits.ranks_per_node);
@@ -144,33 +140,33 @@ int64_t largest_fitting_layers(const Deck& deck, int stage, const ZeroMesh& mesh
 
 namespace {
 
-// Whether a collective's ring crosses the inter-node network. Ranks are placed consecutively,
+// The consecutive ranks a collective's group spans. Ranks are placed consecutively,
 // devices_per_node to a node, and the mesh is replicate x shard x the model dimensions, those
-// innermost: a model-parallel group is model_parallel() consecutive ranks, and a shard group
-// (ranks of equal model-parallel coordinates) is strided by that over group_ranks x
-// model_parallel() consecutive ranks. A group's ring stays in a node when that span tiles the
-// node; a collective across the groups crosses as soon as the run spans nodes.
+// innermost: a model-parallel group is model_parallel() consecutive ranks, a shard group (ranks
+// of equal model-parallel coordinates) is strided by that over group_ranks x model_parallel()
+// consecutive ranks, and a collective across the groups spans the world.
+int64_t ranks_spanned(const PlannedCollective& c, const ZeroMesh& mesh) {
+  if (c.level == CommLevel::ModelParallel) return mesh.model_parallel();
+  if (c.level == CommLevel::IntraGroup) return int64_t(mesh.group_ranks()) * mesh.model_parallel();
+  return mesh.world();
+}
+
+// Whether a collective's ring crosses the inter-node network: a group's ring stays in a node
+// when its span tiles the node; a collective across the groups crosses once the run spans nodes.
 bool crosses_nodes(const PlannedCollective& c, const ZeroMesh& mesh, const Machine& machine) {
   const int64_t per_node = machine.devices_per_node;
   if (mesh.world() <= per_node) return false;
   if (c.span) return c.span->nodes > 1;  // a hop by node: within one, or across
   if (c.level == CommLevel::InterGroup) return true;
-  const int64_t span = c.level == CommLevel::ModelParallel
-                           ? int64_t(mesh.model_parallel())
-                           : int64_t(mesh.group_ranks()) * mesh.model_parallel();
+  const int64_t span = ranks_spanned(c, mesh);
   return span > per_node || per_node % span != 0;
 }
 
-// The collective's ranks in each node it spans (a communicator's ranks spread evenly over the
-// nodes of its span): the model-parallel group spans its consecutive ranks, a shard group
-// group_ranks x those, and the collectives across groups the whole world.
+// The collective's ranks in each node it spans (a communicator's ranks spread evenly over them).
 double ranks_per_node(const PlannedCollective& c, const ZeroMesh& mesh, const Machine& machine) {
   if (c.span) return std::max(1, c.span->per_node);
-  const int64_t span = c.level == CommLevel::ModelParallel ? int64_t(mesh.model_parallel())
-                       : c.level == CommLevel::IntraGroup
-                           ? int64_t(mesh.group_ranks()) * mesh.model_parallel()
-                           : int64_t(mesh.world());
-  const double nodes = std::ceil(static_cast<double>(span) / machine.devices_per_node);
+  const double nodes =
+      std::ceil(static_cast<double>(ranks_spanned(c, mesh)) / machine.devices_per_node);
   return std::clamp(static_cast<double>(c.ranks) / nodes, 1.0, static_cast<double>(c.ranks));
 }
 
@@ -241,8 +237,6 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
                                                                    : machine->sustained_flops_fp32;
   p.compute_seconds = p.flops_per_step / rate;
 
-  // Communication: each collective priced on the link its ring crosses; the passes around
-  // compressed ones at the device's memory bandwidth.
   const CollectiveSeconds seconds =
       collectives_seconds(run_traffic(deck, stage, partition, mesh), mesh, *machine);
   p.comm_seconds = seconds.comm;
@@ -251,8 +245,7 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
   // Backward's share of the compute: 4 of the 6 FLOPs per weight and token, the recomputed
   // forward's 2 more where blocks are recomputed (model/flops.hpp).
   const double backward_share = deck.model.recompute == "blocks" ? 6.0 / 8.0 : 4.0 / 6.0;
-  // What modules add to the step (plan/plan_extensions.hpp), the overlapped step hiding what
-  // each says backward hides.
+  // What modules add to the step, the overlapped step hiding what each says backward hides.
   for (const PlanPricing& price : plan_pricings())
     price(deck, stage, mesh, machine, backward_share * p.compute_seconds, p);
   p.step_seconds_serial = device_seconds + p.comm_seconds + p.added_serial_seconds;

@@ -1,11 +1,7 @@
 // The analytic model behind `zeromini plan`: memory per rank, bytes moved per step and an
-// estimated step time, for any stage and rank count, without MPI and without allocating.
-//
-// Memory comes from the same buffer declarations the run allocates from (run_buffers: the stage's
-// model state and buffers, the model's activations and workspace, the step statistics), so the
-// planned bytes are what a run at that rank count allocates, byte for byte. Traffic comes from
-// the list of the collectives a step posts (run_traffic) and the same ring_bytes() the
-// communicator accounts with.
+// estimated step time, for any stage and rank count, without MPI and without allocating. Memory
+// sums the buffers a run allocates (run_buffers), so it is what a run allocates, byte for byte;
+// traffic sums the collectives a step posts (run_traffic) with the communicator's ring_bytes().
 #pragma once
 
 #include <array>
@@ -25,12 +21,8 @@
 
 namespace zm {
 
-// Memory models: fp32 for train.precision = "fp32" or "tf32" (4 bytes per parameter, gradient,
-// Adam moment; fp32 activations and collectives); mixed for "bf16" (bf16 parameters, gradients,
-// activations and collectives; fp32 master weights, momentum and variance in the optimizer state:
-// the ZeRO paper's 2 + 2 + 12 bytes per parameter). Either is priced from the buffers and
-// collectives a run of the deck under that precision allocates and posts.
-// --precision: "fp32", "tf32", "bf16", or "mixed" (= bf16).
+// Memory models: fp32 for train.precision = "fp32" or "tf32"; mixed for "bf16" (the ZeRO paper's
+// 2 + 2 + 12 bytes per parameter). --precision: "fp32", "tf32", "bf16", or "mixed" (= bf16).
 Precision plan_precision_from_name(const std::string& name);
 const char* memory_model_name(Precision precision);  // "fp32" | "mixed"
 
@@ -59,19 +51,15 @@ struct PlanPoint {
   double compute_seconds = 0;
   double pass_seconds = 0;  // passes around compressed collectives (memory-bound)
   double comm_seconds = 0;
-  // Host memory per node: memory.host() x the ranks on a node (model state a module keeps in
-  // host memory).
-  double host_bytes_per_node = 0;
+  double host_bytes_per_node = 0;  // memory.host() x the ranks on a node
   // What modules priced (plan/plan_extensions.hpp): their figures by name, and the seconds they
   // add to the serial step and to the overlapped one.
   std::map<std::string, double> figures;
   double added_serial_seconds = 0;
   double added_exposed_seconds = 0;
-  // Seconds a module adds once per run of the deck's train.steps, outside its steps (the
-  // evaluations): a whole run takes steps x step time plus these.
+  // Seconds a module adds once per run, outside its steps (the evaluations).
   double added_run_seconds = 0;
-  // Compute and the passes around compressed collectives (device work) overlapped with
-  // communication, or not; the modules' additions added to each.
+  // Device work (compute and passes) overlapped with communication, or not, plus the modules'.
   double step_seconds_overlapped = 0;
   double step_seconds_serial = 0;
   // Model FLOP/s per device at the overlapped step time.
@@ -85,10 +73,8 @@ struct PlanPoint {
   int64_t largest_params = 0;
 };
 
-// All priced in the deck's train.precision: element sizes come from the precision, through the
-// same buffer and collective lists a run of the deck allocates and posts.
-// The mesh of `ranks` ranks under the deck's zero.shard_size: "node" means zero.ranks_per_node
-// when set, else the machine's devices per node, else all ranks (one node).
+// All priced in the deck's train.precision. The mesh of `ranks` ranks: "node" means
+// zero.ranks_per_node when set, else the machine's devices per node, else all ranks (one node).
 ZeroMesh plan_zero_mesh(const Deck& deck, int stage, int64_t ranks, const Machine* machine);
 MemoryPlan plan_memory(const Deck& deck, int stage, const ZeroMesh& mesh);
 // Bytes per rank and step by collective, at each level ([level][op]).
@@ -107,13 +93,8 @@ struct CollectiveSeconds {
 CollectiveSeconds collectives_seconds(const PlannedCollectives& collectives, const ZeroMesh& mesh,
                                       const Machine& machine);
 
-// The deepest model of the deck's width (dim, heads, vocabulary, sequence, batch, precision,
-// recomputation) whose per-rank memory at `stage` on `mesh` is at most `bytes`: memory at the
-// answer fits and one more block does not. 0 when not even one block fits.
-int64_t largest_fitting_layers(const Deck& deck, int stage, const ZeroMesh& mesh, double bytes);
-
 // What a model must fit in: device memory per rank, and host memory per node shared by the ranks
-// on a node (model state in host memory; no limit where the machine gives none).
+// on a node (no limit where the machine gives none).
 struct MemoryLimits {
   double device_bytes = 0;
   double host_bytes_per_node = HUGE_VAL;
@@ -123,7 +104,8 @@ struct MemoryLimits {
 int64_t ranks_on_a_node(const ZeroMesh& mesh);
 // The machine's limits for a run on `mesh`.
 MemoryLimits memory_limits(const Machine& machine, const ZeroMesh& mesh);
-// The same, with both limits: device memory per rank and host memory per node fit.
+// The deepest model of the deck's width (everything else of the deck kept) that fits `limits` at
+// `stage` on `mesh`, device and host memory: one more block does not. 0 when not even one does.
 int64_t largest_fitting_layers(const Deck& deck, int stage, const ZeroMesh& mesh,
                                const MemoryLimits& limits);
 

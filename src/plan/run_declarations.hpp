@@ -28,12 +28,10 @@ std::vector<BufferSpec> run_buffers(const Deck& deck, int stage, const ZeroMesh&
 std::vector<PlannedCollective> run_traffic(const Deck& deck, int stage, const Partition& partition,
                                            const ZeroMesh& mesh);
 
-// What one forward-only pass of `micro_batches` micro-batches per rank posts and copies
-// (Trainer::forward_only_loss): each micro-batch the schedule's entries a forward reaches
-// (StepSchedule::planned_forward_only: stage 3's unit gathers) and the copies a state tier makes
-// for them (StateTier::forward_only_copies), then the loss summed over the ranks in the
-// statistics' all-reduce. The model's own collectives over its model-parallel group
-// are not in it.
+// What a forward-only pass of `micro_batches` micro-batches per rank posts and copies
+// (Trainer::forward_only_loss): per micro-batch the schedule's entries a forward reaches and a
+// tier's copies for them, then the statistics' all-reduce of the loss. Not the model's own
+// collectives over its model-parallel group.
 struct ForwardOnlyDeclaration {
   PlannedCollectives collectives;
   CopyVolume copies;  // between the memories (none without a tier)
