@@ -42,14 +42,13 @@ void summarise(StageResult& s) {
     s.mean_times.total += r.times.total / n;
   }
   // Traffic is the same every step; take it over all steps.
+  const double all = static_cast<double>(s.steps.size());
   for (const StepRecord& r : s.steps)
     for (int op = 0; op < kCommOps; ++op) {
       s.comm_per_step.ops[op].calls += r.comm.ops[op].calls;
-      s.comm_per_step.ops[op].bytes += r.comm.ops[op].bytes / static_cast<double>(s.steps.size());
-      s.comm_per_step.ops[op].seconds +=
-          r.comm.ops[op].seconds / static_cast<double>(s.steps.size());
-      s.comm_inter_group_per_step.ops[op].bytes +=
-          r.comm_inter_group.ops[op].bytes / static_cast<double>(s.steps.size());
+      s.comm_per_step.ops[op].bytes += r.comm.ops[op].bytes / all;
+      s.comm_per_step.ops[op].seconds += r.comm.ops[op].seconds / all;
+      s.comm_inter_group_per_step.ops[op].bytes += r.comm_inter_group.ops[op].bytes / all;
     }
   for (auto& op : s.comm_per_step.ops) op.calls /= s.steps.size();
   s.mean_step_seconds = s.mean_times.total;

@@ -230,13 +230,11 @@ std::pair<double, double> TrainerT<Real>::sum_over_ranks(double loss_sum, double
   return {static_cast<double>(stats_host(0)), static_cast<double>(stats_host(1))};
 }
 
+// Every stage sums the squares of the gradients each rank owns, so that the norm is computed the
+// same way whatever the stage.
 template <typename Real>
 void TrainerT<Real>::reduce_step_stats(double loss_sum, double micro_batches, StepRecord& record) {
-  // Global loss and gradient norm in one small all-reduce: every stage sums the squares of the
-  // gradients each rank owns, so that the norm is computed the same way whatever the stage.
-  const double sumsq = engine_->grad_sumsq_owned();
-  // Every rank of a model-parallel group has the same loss: its first rank counts it.
-  const std::pair<double, double> sums = sum_over_ranks(loss_sum, sumsq);
+  const std::pair<double, double> sums = sum_over_ranks(loss_sum, engine_->grad_sumsq_owned());
   record.loss = sums.first / micro_batches;
   record.grad_norm = std::sqrt(sums.second) / micro_batches;
   record.finite = std::isfinite(record.loss) && std::isfinite(record.grad_norm);

@@ -40,8 +40,6 @@ ZeroEngine::ZeroEngine(const StageSpec& spec, const Partition& partition, MeshCo
       replicas_(comms.replicas()),
       options_(options),
       ledger_(ledger),
-      rank_(comm_->rank()),
-      ranks_(comm_->size()),
       world_rank_(comms.world().rank()),
       schedule_(build_step_schedule(spec, partition, options, comms.mesh())),
       params_storage_(comms.mesh().placements(spec).params),
@@ -50,28 +48,13 @@ ZeroEngine::ZeroEngine(const StageSpec& spec, const Partition& partition, MeshCo
       params_piece_(piece(params_storage_)),
       grads_piece_(piece(grads_storage_)),
       optim_piece_(piece(optim_storage_)) {
-  ZM_ASSERT(partition.ranks() == ranks_, "partition for {} ranks, shard group of {}",
-            partition.ranks(), ranks_);
+  ZM_ASSERT(partition.ranks() == comm_->size(), "partition for {} ranks, shard group of {}",
+            partition.ranks(), comm_->size());
   const Placement shard = Placement::shard({kShardDim});
   owned_grads_ = cuts_finer(optim_storage_, shard) ? optim_storage_ : shard;
 }
 
 ZeroEngine::~ZeroEngine() = default;
-
-std::pair<int64_t, int64_t> ZeroEngine::owned_gradients(int u) const {
-  return held_range(owned_grads_, u);
-}
-
-std::pair<int64_t, int64_t> ZeroEngine::held_range(const Placement& placement, int u) const {
-  return partition_->piece_range(u, piece(placement));
-}
-
-float* ZeroEngine::adam_m_at(int u, int64_t e) const {
-  return base_of(adam_m_.data(), optim_piece_, u, e);
-}
-float* ZeroEngine::adam_v_at(int u, int64_t e) const {
-  return base_of(adam_v_.data(), optim_piece_, u, e);
-}
 
 // ---- ZeroEngineT<Real> ----
 
@@ -157,7 +140,7 @@ void ZeroEngineT<Real>::allocate_model_state() {
 template <typename Real>
 float* ZeroEngineT<Real>::master_at(int u, int64_t e) const {
   if (has_master()) return base_of(master_.data(), optim_piece_, u, e);
-  if constexpr (kMixed) {
+  if constexpr (!std::is_same_v<Real, float>) {
     ZM_ASSERT(false, "a bf16 engine without its fp32 master");
     return nullptr;
   } else {
@@ -272,10 +255,10 @@ void ZeroEngineT<Real>::optimizer_step(const OptimizerSettings& s) {
   optimizer_->begin(*this);
   for (int u = 0; u < partition_->num_units(); ++u) {
     optimizer_->update(u, s, *this);
-    after_unit_update(u);
+    if (gathers_updates()) post_parameter_gather(u);
     poll();
   }
-  after_optimizer();
+  wait_parameter_gathers();
 }
 
 template <typename Real>
@@ -289,11 +272,6 @@ void ZeroEngineT<Real>::masters_written() {
     if (gathers_updates()) post_parameter_gather(u);
   }
   wait_parameter_gathers();
-}
-
-template <typename Real>
-void ZeroEngineT<Real>::after_unit_update(int u) {
-  if (gathers_updates()) post_parameter_gather(u);
 }
 
 template <typename Real>
@@ -319,7 +297,7 @@ void ZeroEngineT<Real>::post_replica_reduction(int u) {
   if (!reduction) return;
   // The group's sum of this rank's shard, summed over the replicas in place; with secondary shards
   // only the sub-shard this rank owns receives the sum.
-  void* shard = reduced_grad_at(u, rank_ * partition_->unit(u).shard);
+  void* shard = reduced_grad_at(u, comm_->rank() * partition_->unit(u).shard);
   void* owned = reduced_grad_at(u, owned_gradients(u).first);
   replica_reductions_.push_back(post_scheduled(*reduction, *this, {shard, owned}));
   if (reduction->blocking()) replica_reductions_.back().wait(true);

@@ -107,15 +107,17 @@ class ZeroEngine {
 
   // The held range of unit u (logical elements) under a placement: the whole unit when
   // replicated, else the logical elements of this rank's piece.
-  std::pair<int64_t, int64_t> held_range(const Placement& placement, int u) const;
+  std::pair<int64_t, int64_t> held_range(const Placement& placement, int u) const {
+    return partition_->piece_range(u, piece(placement));
+  }
   // The logical elements of unit u whose summed gradients this rank owns after backward: its
   // shard, or with a sub-sharded optimizer its sub-shard.
-  std::pair<int64_t, int64_t> owned_gradients(int u) const;
+  std::pair<int64_t, int64_t> owned_gradients(int u) const { return held_range(owned_grads_, u); }
   // Pointers to logical element e of unit u (e inside the held range) of the fp32 state: master
   // parameters (held_range(master_storage())) and Adam m and v (held_range(optimizer_storage())).
   virtual float* master_at(int u, int64_t e) const = 0;
-  float* adam_m_at(int u, int64_t e) const;
-  float* adam_v_at(int u, int64_t e) const;
+  float* adam_m_at(int u, int64_t e) const { return base_of(adam_m_.data(), optim_piece_, u, e); }
+  float* adam_v_at(int u, int64_t e) const { return base_of(adam_v_.data(), optim_piece_, u, e); }
   // After master parameters were written from outside (a checkpoint): refreshes the compute
   // parameters from them (collective where the stage gathers parameters).
   virtual void masters_written() = 0;
@@ -147,8 +149,7 @@ class ZeroEngine {
   Communicator* replicas_;  // one rank per group holding the same shard; nullptr with one group
   ZeroOptions options_;
   MemoryLedger* ledger_;  // where the engine's buffers are recorded (the run's)
-  int rank_, ranks_;
-  int world_rank_;  // this rank in the mesh
+  int world_rank_;        // this rank in the mesh
   StepSchedule schedule_;
   Placement params_storage_, grads_storage_, optim_storage_;
   Piece params_piece_, grads_piece_, optim_piece_;  // this rank's, under those placements
@@ -175,8 +176,6 @@ bool keeps_master(const ZeroOptions& options);
 template <typename Real>
 class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
  public:
-  static constexpr bool kMixed = !std::is_same_v<Real, float>;
-
   bool has_master() const { return master_.size() > 0; }
   const Placement& master_storage() const override {
     return has_master() ? optim_storage_ : params_storage_;
@@ -237,16 +236,14 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
  protected:
   ZeroEngineT(const StageSpec& spec, const Partition& partition, MeshComms& comms,
               const ZeroOptions& options, kernels::TeamShape team_shape, MemoryLedger* ledger);
-  // Called after the optimizer updated unit u's held range. Where parameters are held more
-  // widely than they are updated (stages 1 and 2: full, updated by shard; a sub-sharded optimizer:
-  // group shard, updated by sub-shard), each rank all-gathers its updated part in place,
-  // overlapping the next unit's update; after_optimizer waits for them all.
-  virtual void after_unit_update(int u);
-  virtual void after_optimizer() { wait_parameter_gathers(); }
+  // Where parameters are held more widely than they are updated (stages 1 and 2: full, updated by
+  // shard; a sub-sharded optimizer: group shard, updated by sub-shard), each rank all-gathers its
+  // updated part of unit u in place once it is updated, overlapping the next unit's update;
+  // wait_parameter_gathers waits for them all.
   bool gathers_updates() const { return cuts_finer(optim_storage_, params_storage_); }
   void post_parameter_gather(int u);
   void wait_parameter_gathers();
-  // Waits for and forgets a stage's in-flight gradient collectives.
+  // Waits for and forgets in-flight collectives.
   static void wait_all(std::vector<CommRequest>& requests);
 
   TrackedBuffer<Real> params_, grads_;

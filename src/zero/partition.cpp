@@ -38,21 +38,23 @@ int64_t Partition::max_shard() const {
   return largest;
 }
 
-int64_t Partition::piece_total(int pieces) const {
-  if (pieces == 1) return padded_total_;
-  if (pieces == ranks_) return shard_total_;
+int Partition::piece_kind(int pieces) const {
+  if (pieces == 1) return 0;
+  if (pieces == ranks_) return 1;
   ZM_ASSERT(pieces == ranks_ * sub_shards_, "{} pieces of a partition over {} ranks x {}", pieces,
             ranks_, sub_shards_);
-  return sub_total_;
+  return 2;
+}
+
+int64_t Partition::piece_total(int pieces) const {
+  const int64_t totals[] = {padded_total_, shard_total_, sub_total_};
+  return totals[piece_kind(pieces)];
 }
 
 int64_t Partition::piece_offset(int u, int pieces) const {
   const UnitPartition& p = unit(u);
-  if (pieces == 1) return p.padded_offset;
-  if (pieces == ranks_) return p.shard_offset;
-  ZM_ASSERT(pieces == ranks_ * sub_shards_, "{} pieces of a partition over {} ranks x {}", pieces,
-            ranks_, sub_shards_);
-  return p.sub_offset;
+  const int64_t offsets[] = {p.padded_offset, p.shard_offset, p.sub_offset};
+  return offsets[piece_kind(pieces)];
 }
 
 std::pair<int64_t, int64_t> Partition::piece_range(int u, Piece piece) const {
@@ -63,10 +65,7 @@ std::pair<int64_t, int64_t> Partition::piece_range(int u, Piece piece) const {
 }
 
 std::pair<int64_t, int64_t> Partition::owned_range(int u, int rank) const {
-  const UnitPartition& p = unit(u);
-  const int64_t begin = std::min(p.size, rank * p.shard);
-  const int64_t end = std::min(p.size, (rank + 1) * p.shard);
-  return {begin, end};
+  return piece_range(u, {ranks_, rank});
 }
 
 std::vector<TensorSegment> Partition::segments(int u, int64_t begin, int64_t end) const {

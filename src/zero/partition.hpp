@@ -72,6 +72,7 @@ class Partition {
   std::vector<TensorSegment> segments(int u, int64_t begin, int64_t end) const;
 
  private:
+  int piece_kind(int pieces) const;  // 0 the padded unit, 1 a shard, 2 a sub-shard
   const ParamLayout* layout_;
   int ranks_;
   int sub_shards_;

@@ -50,9 +50,7 @@ class ScheduleBuilder {
         group_(context.group_ranks),
         replicas_(context.replicas),
         in_group_(context.in_group),
-        across_(context.across),
-        level_of_world_(world_level(context.mesh)),
-        overlapped_(context.options.overlap) {
+        across_(context.across) {
     for (const auto& provider : options_.strategies)
       for (auto& strategy : provider->strategies(context)) offered_.push_back(std::move(strategy));
     ZM_ASSERT(partition_.ranks() == group_, "partition over {} ranks, shard dimension of {}",
@@ -154,7 +152,7 @@ class ScheduleBuilder {
               -1,
               "step_stats",
               kStepStatsCount,
-              {{{CommOp::AllReduce, kStepStatsCount, 4, mesh_.world(), level_of_world_},
+              {{{CommOp::AllReduce, kStepStatsCount, 4, mesh_.world(), world_level(mesh_)},
                 MeshGroup::World}},
               1,
               StepPoint::Statistics,
@@ -214,7 +212,7 @@ class ScheduleBuilder {
     out.push_back(std::move(entry));
   }
   StepPoint wait_or(StepPoint overlapped) const {
-    return overlapped_ ? overlapped : StepPoint::Posted;
+    return options_.overlap ? overlapped : StepPoint::Posted;
   }
   // The gradients the collectives reduce: the fp32 sum under the fp32 reduction.
   const char* reduced_name() const {
@@ -228,8 +226,7 @@ class ScheduleBuilder {
   const ZeroMesh& mesh_;
   int reduced_, gathered_;  // element bytes of the reductions and the parameter gathers
   int group_, replicas_;
-  CommLevel in_group_, across_, level_of_world_;
-  bool overlapped_;
+  CommLevel in_group_, across_;
   std::vector<std::shared_ptr<CollectiveStrategy>> offered_;  // this schedule's, from the options
 };
 

@@ -24,12 +24,8 @@ namespace zm {
 
 namespace {
 
-int64_t prefetch_of(const ZeroOptions& options) {
-  return options.overlap ? options.prefetch : 0;
-}
-
 // The gathered units: the embedding unit has its own slot; the others share 1 + prefetch.
-UnitBufferSet gather_slot_set(const Partition& partition, const ZeroOptions& options) {
+UnitBufferSet gather_slots(const Partition& partition, const ZeroOptions& options) {
   UnitBufferSet slots;
   slots.prefix = "gathered";
   slots.embed_elements = partition.unit(0).padded;
@@ -39,25 +35,70 @@ UnitBufferSet gather_slot_set(const Partition& partition, const ZeroOptions& opt
   return slots;
 }
 
-// The slots, as the path allocates them.
-std::vector<BufferSpec> gather_buffers(const Partition& partition, const ZeroOptions& options) {
-  std::vector<BufferSpec> buffers;
-  gather_slot_set(partition, options).add_to(buffers);
-  return buffers;
-}
-
 template <typename Real>
 class GatheredParameters final : public ParameterPathT<Real> {
  public:
   GatheredParameters(const Partition& partition, const ZeroOptions& options,
-                     const std::vector<UnitEvent>& unit_order, MemoryLedger* ledger);
-  ~GatheredParameters() override;
+                     const std::vector<UnitEvent>& unit_order, MemoryLedger* ledger)
+      : unit_order_(unit_order),
+        embedding_unit_(partition.layout().embedding_unit()),
+        end_event_(static_cast<int>(unit_order.size())),
+        prefetch_(options.overlap ? static_cast<int>(options.prefetch) : 0) {
+    forward_events_ = static_cast<int>(
+        std::find_if(unit_order_.begin(), unit_order_.end(),
+                     [](const UnitEvent& e) { return e.use == UnitUse::Backward; }) -
+        unit_order_.begin());
+    PlannedAllocator alloc(gather_slot_buffers(partition, options), ledger);
+    for (TrackedBuffer<Real>& buffer : gather_slots(partition, options).take<Real>(alloc)) {
+      slots_.emplace_back();
+      slots_.back().buffer = std::move(buffer);
+    }
+    alloc.finish();
+  }
+  ~GatheredParameters() override {
+    for (Slot& slot : slots_) slot.gather = CommRequest();
+  }
 
-  const Real* acquire(UnitEvent event, ZeroEngineT<Real>& engine) override;
-  void release(UnitEvent event, ZeroEngineT<Real>& engine) override;
-  void begin_micro_step(ZeroEngineT<Real>& engine) override;
-  void begin_forward_only(ZeroEngineT<Real>& engine) override;
-  void end_forward_only(ZeroEngineT<Real>& engine) override;
+  const Real* acquire(UnitEvent event, ZeroEngineT<Real>& engine) override {
+    ZM_ASSERT(next_event_ < end_event_ && unit_order_[static_cast<size_t>(next_event_)] == event,
+              "unit {} acquired out of the unit order (expected event {})", event.unit,
+              next_event_);
+    post_gathers(engine);
+    size_t slot = 0;
+    while (slot < slots_.size() && slots_[slot].event != next_event_) ++slot;
+    ZM_ASSERT(slot < slots_.size(), "no slot holds event {}", next_event_);
+    Slot& held = slots_[slot];
+    held.gather.wait();
+    scheduled_arrived(engine.schedule().of(event.unit, ScheduleRole::UnitGather), engine,
+                      {nullptr, held.buffer.data(), static_cast<int>(slot)});
+    ++next_event_;
+    post_gathers(engine);  // prefetch what follows
+    return held.buffer.data();
+  }
+  void release(UnitEvent event, ZeroEngineT<Real>& engine) override {
+    for (Slot& slot : slots_) {
+      if (slot.event >= 0 && slot.event < next_event_ &&
+          unit_order_[static_cast<size_t>(slot.event)] == event) {
+        slot.event = -1;
+        post_gathers(engine);
+        return;
+      }
+    }
+    ZM_ASSERT(false, "release of unit {} that is not held", event.unit);
+  }
+  void begin_micro_step(ZeroEngineT<Real>& engine) override {
+    begin_pass(static_cast<int>(unit_order_.size()), engine);
+  }
+  void begin_forward_only(ZeroEngineT<Real>& engine) override {
+    begin_pass(forward_events_, engine);
+  }
+  void end_forward_only(ZeroEngineT<Real>&) override {
+    ZM_ASSERT(next_event_ == end_event_, "the forward-only pass acquired {} of its {} events",
+              next_event_, end_event_);
+    for (const Slot& slot : slots_)
+      ZM_ASSERT(slot.event < 0, "the forward-only pass left event {} gathered", slot.event);
+    end_event_ = static_cast<int>(unit_order_.size());
+  }
 
  private:
   struct Slot {
@@ -65,144 +106,46 @@ class GatheredParameters final : public ParameterPathT<Real> {
     int event = -1;  // index into unit_order_ of the event using it, -1 when free
     CommRequest gather;
   };
-  int slot_kind(int event) const;  // 0 embedding slot, 1 other slots
-  // Posts gathers for the next events while slots are free.
-  void post_gathers(ZeroEngineT<Real>& engine);
-  int find_slot(int event) const;
-  // Posts the gather of unit's shards into slot `index`.
-  CommRequest post_gather(int index, int unit, ZeroEngineT<Real>& engine) const;
+
+  // A pass over the events [0, end) of the unit order starts.
+  void begin_pass(int end, ZeroEngineT<Real>& engine) {
+    next_event_ = 0;
+    next_gather_ = 0;
+    end_event_ = end;
+    post_gathers(engine);
+  }
+  // Posts gathers for the next events while slots are free, in the unit order only, so that every
+  // rank posts the same collectives in the same order.
+  void post_gathers(ZeroEngineT<Real>& engine) {
+    while (next_gather_ < end_event_ && next_gather_ <= next_event_ + prefetch_) {
+      const int unit = unit_order_[static_cast<size_t>(next_gather_)].unit;
+      // The embedding unit's slot is [0], the others' [1..].
+      const size_t first = unit == embedding_unit_ ? 0 : 1;
+      const size_t end = unit == embedding_unit_ ? 1 : slots_.size();
+      size_t index = first;
+      while (index < end && slots_[index].event >= 0) ++index;
+      if (index == end) return;
+      Slot& slot = slots_[index];
+      slot.event = next_gather_++;
+      // The rank's shard, or where its tier staged it: its own place in the slot, gathered in
+      // place.
+      Real* place = slot.buffer.data() + engine.comm().rank() * engine.partition().unit(unit).shard;
+      const Real* shard = engine.shard_source().shard(unit, place, engine);
+      slot.gather =
+          post_scheduled(engine.schedule().of(unit, ScheduleRole::UnitGather), engine,
+                         {const_cast<Real*>(shard), slot.buffer.data(), static_cast<int>(index)});
+    }
+  }
 
   std::vector<UnitEvent> unit_order_;
   int embedding_unit_;
   std::vector<Slot> slots_;  // [0] embedding, [1..] others
   int next_event_ = 0;       // next unit_order_ entry acquire() expects
   int next_gather_ = 0;      // next unit_order_ entry without a posted gather
-  int end_event_ = 0;        // the events of this pass: [0, end_event_) of unit_order_
+  int end_event_;            // the events of this pass: [0, end_event_) of unit_order_
   int forward_events_ = 0;   // the events of a forward: up to the first backward's
-  int prefetch_ = 0;
+  int prefetch_;
 };
-
-template <typename Real>
-GatheredParameters<Real>::GatheredParameters(const Partition& partition, const ZeroOptions& options,
-                                             const std::vector<UnitEvent>& unit_order,
-                                             MemoryLedger* ledger)
-    : unit_order_(unit_order),
-      embedding_unit_(partition.layout().embedding_unit()),
-      prefetch_(static_cast<int>(prefetch_of(options))) {
-  end_event_ = static_cast<int>(unit_order_.size());
-  forward_events_ =
-      static_cast<int>(std::find_if(unit_order_.begin(), unit_order_.end(),
-                                    [](const UnitEvent& e) { return e.use == UnitUse::Backward; }) -
-                       unit_order_.begin());
-  PlannedAllocator alloc(gather_buffers(partition, options), ledger);
-  for (TrackedBuffer<Real>& buffer : gather_slot_set(partition, options).take<Real>(alloc)) {
-    slots_.emplace_back();
-    slots_.back().buffer = std::move(buffer);
-  }
-  alloc.finish();
-}
-
-template <typename Real>
-GatheredParameters<Real>::~GatheredParameters() {
-  for (Slot& slot : slots_) slot.gather = CommRequest();
-}
-
-template <typename Real>
-int GatheredParameters<Real>::slot_kind(int event) const {
-  return unit_order_[static_cast<size_t>(event)].unit == embedding_unit_ ? 0 : 1;
-}
-
-template <typename Real>
-int GatheredParameters<Real>::find_slot(int event) const {
-  for (size_t i = 0; i < slots_.size(); ++i)
-    if (slots_[i].event == event) return static_cast<int>(i);
-  return -1;
-}
-
-template <typename Real>
-CommRequest GatheredParameters<Real>::post_gather(int index, int unit,
-                                                  ZeroEngineT<Real>& engine) const {
-  const Slot& slot = slots_[static_cast<size_t>(index)];
-  const ScheduledCollective& gather = engine.schedule().of(unit, ScheduleRole::UnitGather);
-  // The rank's shard, or where its tier staged it: its own place in the slot, gathered in place.
-  Real* place = slot.buffer.data() + engine.comm().rank() * engine.partition().unit(unit).shard;
-  const Real* shard = engine.shard_source().shard(unit, place, engine);
-  return post_scheduled(gather, engine, {const_cast<Real*>(shard), slot.buffer.data(), index});
-}
-
-template <typename Real>
-void GatheredParameters<Real>::post_gathers(ZeroEngineT<Real>& engine) {
-  // In the unit order only, so that every rank posts the same collectives in the same order.
-  while (next_gather_ < end_event_ && next_gather_ <= next_event_ + prefetch_) {
-    int free_slot = -1;
-    if (slot_kind(next_gather_) == 0) {
-      if (slots_[0].event < 0) free_slot = 0;
-    } else {
-      for (size_t i = 1; i < slots_.size() && free_slot < 0; ++i)
-        if (slots_[i].event < 0) free_slot = static_cast<int>(i);
-    }
-    if (free_slot < 0) return;
-    Slot& slot = slots_[static_cast<size_t>(free_slot)];
-    slot.event = next_gather_;
-    slot.gather =
-        post_gather(free_slot, unit_order_[static_cast<size_t>(next_gather_)].unit, engine);
-    ++next_gather_;
-  }
-}
-
-template <typename Real>
-void GatheredParameters<Real>::begin_micro_step(ZeroEngineT<Real>& engine) {
-  next_event_ = 0;
-  next_gather_ = 0;
-  end_event_ = static_cast<int>(unit_order_.size());
-  post_gathers(engine);
-}
-
-template <typename Real>
-void GatheredParameters<Real>::begin_forward_only(ZeroEngineT<Real>& engine) {
-  next_event_ = 0;
-  next_gather_ = 0;
-  end_event_ = forward_events_;
-  post_gathers(engine);
-}
-
-template <typename Real>
-void GatheredParameters<Real>::end_forward_only(ZeroEngineT<Real>&) {
-  ZM_ASSERT(next_event_ == end_event_, "the forward-only pass acquired {} of its {} events",
-            next_event_, end_event_);
-  for (const Slot& slot : slots_)
-    ZM_ASSERT(slot.event < 0, "the forward-only pass left event {} gathered", slot.event);
-  end_event_ = static_cast<int>(unit_order_.size());
-}
-
-template <typename Real>
-const Real* GatheredParameters<Real>::acquire(UnitEvent event, ZeroEngineT<Real>& engine) {
-  ZM_ASSERT(next_event_ < end_event_ && unit_order_[static_cast<size_t>(next_event_)] == event,
-            "unit {} acquired out of the unit order (expected event {})", event.unit, next_event_);
-  post_gathers(engine);
-  const int slot = find_slot(next_event_);
-  ZM_ASSERT(slot >= 0, "no slot holds event {}", next_event_);
-  slots_[static_cast<size_t>(slot)].gather.wait();
-  Slot& held = slots_[static_cast<size_t>(slot)];
-  scheduled_arrived(engine.schedule().of(event.unit, ScheduleRole::UnitGather), engine,
-                    {nullptr, held.buffer.data(), slot});
-  ++next_event_;
-  post_gathers(engine);  // prefetch what follows
-  return slots_[static_cast<size_t>(slot)].buffer.data();
-}
-
-template <typename Real>
-void GatheredParameters<Real>::release(UnitEvent event, ZeroEngineT<Real>& engine) {
-  for (Slot& slot : slots_) {
-    if (slot.event >= 0 && slot.event < next_event_ &&
-        unit_order_[static_cast<size_t>(slot.event)] == event) {
-      slot.event = -1;
-      post_gathers(engine);
-      return;
-    }
-  }
-  ZM_ASSERT(false, "release of unit {} that is not held", event.unit);
-}
 
 // The core's: the shard where the engine holds it.
 template <typename Real>
@@ -220,10 +163,11 @@ std::unique_ptr<ShardSourceT<Real>> resident_shard() {
   return std::make_unique<ResidentShard<Real>>();
 }
 
-// The gather slots.
-PathDeclaration gathered_parameters_declaration(const Partition& partition,
-                                                const ZeroOptions& options) {
-  return {gather_buffers(partition, options)};
+std::vector<BufferSpec> gather_slot_buffers(const Partition& partition,
+                                            const ZeroOptions& options) {
+  std::vector<BufferSpec> buffers;
+  gather_slots(partition, options).add_to(buffers);
+  return buffers;
 }
 
 template <typename Real>

@@ -1,18 +1,74 @@
-// Each GradientPath onto its component: the planner's view and the typed path. A new gradient
-// path is a new component file and a case in each switch (-Wswitch names a missing one).
+// Each GradientPath onto its component (-Wswitch names a missing case), and the component of the
+// two paths that keep full gradients.
 #include "zero/paths/gradient_path.hpp"
+
+#include "zero/schedule_execution.hpp"
 
 namespace zm {
 
-PathDeclaration declare_gradient_path(const StageSpec& spec, const Partition& partition,
-                                      const ZeroOptions& options, const ZeroMesh& mesh) {
+namespace {
+
+// GradientPath::AllReduce (stage 0) and ReduceScatterPerUnit (stage 1): full gradients accumulate
+// over the micro-steps; on the last, as backward completes them, stage 0 all-reduces buckets of
+// consecutive units (the schedule's Buckets, posted at a bucket's lowest unit: its units are
+// contiguous from there) and stage 1 reduce-scatters each unit in place into this rank's shard
+// (GroupReduction), which then goes on across the groups (ReplicaReduction, hybrid sharding).
+template <typename Real>
+class FullGradients final : public GradientPathT<Real> {
+ public:
+  explicit FullGradients(ScheduleRole role) : role_(role) {}
+
+  Real* grads(int unit, ZeroEngineT<Real>& engine) override { return engine.grad_at(unit, 0); }
+  void unit_ready(int unit, MicroStep step, ZeroEngineT<Real>& engine) override {
+    engine.fold_full_gradients(unit);
+    if (!step.last) return;  // accumulate locally until the step's last micro-step
+    // Every unit has its GroupReduction; a bucket is posted at its lowest unit only.
+    const ScheduledCollective* reduction = role_ == ScheduleRole::Buckets
+                                               ? engine.schedule().find(unit, role_)
+                                               : &engine.schedule().of(unit, role_);
+    if (!reduction) return;
+    const int64_t kept = role_ == ScheduleRole::GroupReduction
+                             ? engine.comm().rank() * engine.partition().unit(unit).shard
+                             : 0;
+    void* full = engine.reduced_grad_at(unit, 0);
+    in_flight_.push_back(
+        {unit, post_scheduled(*reduction, engine, {full, engine.reduced_grad_at(unit, kept)}),
+         reduction->blocking()});
+    if (reduction->blocking()) finish_reductions(engine);
+  }
+  void finish(ZeroEngineT<Real>& engine) override {
+    finish_reductions(engine);
+    engine.finish_replica_reductions();
+  }
+
+ private:
+  // Waits for them in posting order, each shard then posted across the groups.
+  void finish_reductions(ZeroEngineT<Real>& engine) {
+    for (InFlight& op : in_flight_) {
+      op.request.wait(op.blocking);
+      engine.post_replica_reduction(op.unit);
+    }
+    in_flight_.clear();
+  }
+  struct InFlight {
+    int unit;
+    CommRequest request;
+    bool blocking;
+  };
+  ScheduleRole role_;
+  std::vector<InFlight> in_flight_;
+};
+
+}  // namespace
+
+std::vector<BufferSpec> declare_gradient_path(const StageSpec& spec, const Partition& partition,
+                                              const ZeroOptions& options) {
   switch (spec.gradients) {
     case GradientPath::AllReduce:
-      return all_reduce_gradients_declaration();
     case GradientPath::ReduceScatterPerUnit:
-      return reduce_scatter_gradients_declaration();
+      return {};  // the full gradients are the model state's
     case GradientPath::ReduceScatterAsComplete:
-      return sharded_gradients_declaration(partition, options, mesh);
+      return sharded_gradient_buffers(partition, options);
   }
   return {};
 }
@@ -21,21 +77,21 @@ template <typename Real>
 std::unique_ptr<GradientPathT<Real>> make_gradient_path(const StageSpec& spec,
                                                         const Partition& partition,
                                                         const ZeroOptions& options,
-                                                        MeshComms& comms, MemoryLedger* ledger) {
+                                                        MemoryLedger* ledger) {
   switch (spec.gradients) {
     case GradientPath::AllReduce:
-      return make_all_reduce_gradients<Real>();
+      return std::make_unique<FullGradients<Real>>(ScheduleRole::Buckets);
     case GradientPath::ReduceScatterPerUnit:
-      return make_reduce_scatter_gradients<Real>();
+      return std::make_unique<FullGradients<Real>>(ScheduleRole::GroupReduction);
     case GradientPath::ReduceScatterAsComplete:
-      return make_sharded_gradients<Real>(partition, options, comms, ledger);
+      return make_sharded_gradients<Real>(partition, options, ledger);
   }
   return nullptr;
 }
 
 #define ZM_INSTANTIATE(R)                                        \
   template std::unique_ptr<GradientPathT<R>> make_gradient_path( \
-      const StageSpec&, const Partition&, const ZeroOptions&, MeshComms&, MemoryLedger*);
+      const StageSpec&, const Partition&, const ZeroOptions&, MemoryLedger*);
 ZM_FOR_EACH_REAL(ZM_INSTANTIATE)
 #undef ZM_INSTANTIATE
 

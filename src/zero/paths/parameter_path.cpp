@@ -1,16 +1,35 @@
-// Each ParameterPath onto its component: the planner's view and the typed path. A new parameter
-// path is a new component file and a case in each switch (-Wswitch names a missing one).
+// Each ParameterPath onto its component (-Wswitch names a missing case), and the replicated one.
 #include "zero/paths/parameter_path.hpp"
 
 namespace zm {
 
-PathDeclaration declare_parameter_path(const StageSpec& spec, const Partition& partition,
-                                       const ZeroOptions& options) {
+namespace {
+
+// ParameterPath::Replicated (stages 0-2): every rank holds every parameter, and the model reads
+// them where they are. Under a sharded optimizer each rank updates only its shard of them, and
+// the updated shards are all-gathered in place (the schedule's UpdateGather, posted by
+// ZeroEngineT::optimizer_step).
+template <typename Real>
+class ReplicatedParameters final : public ParameterPathT<Real> {
+ public:
+  const Real* acquire(UnitEvent event, ZeroEngineT<Real>& engine) override {
+    return engine.param_at(event.unit, 0);
+  }
+  void release(UnitEvent, ZeroEngineT<Real>&) override {}
+  void begin_micro_step(ZeroEngineT<Real>&) override {}
+  void begin_forward_only(ZeroEngineT<Real>&) override {}
+  void end_forward_only(ZeroEngineT<Real>&) override {}
+};
+
+}  // namespace
+
+std::vector<BufferSpec> declare_parameter_path(const StageSpec& spec, const Partition& partition,
+                                               const ZeroOptions& options) {
   switch (spec.parameters) {
     case ParameterPath::Replicated:
-      return replicated_parameters_declaration();
+      return {};  // the parameters are the model state's
     case ParameterPath::GatheredPerUnit:
-      return gathered_parameters_declaration(partition, options);
+      return gather_slot_buffers(partition, options);
   }
   return {};
 }
@@ -23,7 +42,7 @@ std::unique_ptr<ParameterPathT<Real>> make_parameter_path(const StageSpec& spec,
                                                           MemoryLedger* ledger) {
   switch (spec.parameters) {
     case ParameterPath::Replicated:
-      return make_replicated_parameters<Real>();
+      return std::make_unique<ReplicatedParameters<Real>>();
     case ParameterPath::GatheredPerUnit:
       return make_gathered_parameters<Real>(partition, options, unit_order, ledger);
   }

@@ -1,9 +1,7 @@
 // The parameter path of a stage (ParameterPath, core/stage_spec.hpp): where the model reads a
-// unit's parameters from, and which collectives bring them there. One component per path, one
-// file each:
-//   ParameterPath::Replicated       replicated_parameters.cpp  (stages 0-2)
+// unit's parameters from, and which collectives bring them there.
+//   ParameterPath::Replicated       parameter_path.cpp         (stages 0-2)
 //   ParameterPath::GatheredPerUnit  gathered_parameters.cpp    (stage 3)
-// parameter_path.cpp maps each path to its component.
 #pragma once
 
 #include <memory>
@@ -12,12 +10,11 @@
 #include "core/stage_spec.hpp"
 #include "model/unit_access.hpp"
 #include "zero/engine.hpp"
-#include "zero/paths/path_declaration.hpp"
 
 namespace zm {
 
 // The hooks of UnitAccess and ZeroEngine that the parameter path implements; the engine
-// (ComposedEngine, zero/composed_engine.hpp) forwards them with itself as `engine`.
+// (ComposedEngine, zero/factory.cpp) forwards them with itself as `engine`.
 template <typename Real>
 class ParameterPathT {
  public:
@@ -33,11 +30,12 @@ class ParameterPathT {
   virtual void end_forward_only(ZeroEngineT<Real>& engine) = 0;
 };
 
-// The buffers of `spec`'s parameter path, and the path itself for compute type Real,
-// its buffers allocated (after the gradient path's) and recorded in `ledger`. `unit_order`: the
-// order in which the model uses the units in a step (a gathering path prefetches along it).
-PathDeclaration declare_parameter_path(const StageSpec& spec, const Partition& partition,
-                                       const ZeroOptions& options);
+// The buffers of `spec`'s parameter path beyond the model state, and the path itself for compute
+// type Real, its buffers allocated (after the gradient path's) and recorded in `ledger`.
+// `unit_order`: the order in which the model uses the units in a step (a gathering path prefetches
+// along it).
+std::vector<BufferSpec> declare_parameter_path(const StageSpec& spec, const Partition& partition,
+                                               const ZeroOptions& options);
 template <typename Real>
 std::unique_ptr<ParameterPathT<Real>> make_parameter_path(const StageSpec& spec,
                                                           const Partition& partition,
@@ -45,12 +43,8 @@ std::unique_ptr<ParameterPathT<Real>> make_parameter_path(const StageSpec& spec,
                                                           const std::vector<UnitEvent>& unit_order,
                                                           MemoryLedger* ledger);
 
-// The components (one file each), as declare_parameter_path and make_parameter_path reach them.
-PathDeclaration replicated_parameters_declaration();
-template <typename Real>
-std::unique_ptr<ParameterPathT<Real>> make_replicated_parameters();
-PathDeclaration gathered_parameters_declaration(const Partition& partition,
-                                                const ZeroOptions& options);
+// ParameterPath::GatheredPerUnit (gathered_parameters.cpp): its gather slots, and the path.
+std::vector<BufferSpec> gather_slot_buffers(const Partition& partition, const ZeroOptions& options);
 template <typename Real>
 std::unique_ptr<ParameterPathT<Real>> make_gathered_parameters(
     const Partition& partition, const ZeroOptions& options,

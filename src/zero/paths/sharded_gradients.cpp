@@ -1,20 +1,17 @@
 // GradientPath::ReduceScatterAsComplete (stages 2 and 3, P_os+g): only this rank's shard of the
 // gradients is kept. Each unit's gradients accumulate in a full-size bucket during its backward,
-// then are reduce-scattered into the shard, and the bucket is reused. The embedding unit has its
-// own bucket (its wte gradient starts in the LM head, at the start of backward, and ends in the
-// embedding backward, at the end); the other units rotate through one bucket, or two when overlap
-// is on (one being reduced while the next fills).
+// then are reduce-scattered into the shard (the schedule's GroupReduction, then under hybrid
+// sharding its ReplicaReduction), and the bucket is reused. The embedding unit has its own bucket
+// (its wte gradient starts in the LM head, at the start of backward, and ends in the embedding
+// backward, at the end); the other units rotate through one bucket, or two when overlap is on (one
+// being reduced while the next fills).
 // Under gradient accumulation, later micro-steps receive into shard-sized buffers beside the
 // buckets and add into the shard. Under an fp32 reduction of bf16 gradients
 // (PrecisionPolicy::widens_reduce) each bucket is converted into an fp32 bucket beside it, which is
 // reduce-scattered into the fp32 sum's shard, and the receive buffers are fp32.
-// The reductions are the schedule's (zero/schedule.hpp): each unit's GroupReduction from its
-// bucket, then under hybrid sharding its ReplicaReduction, each posted through its strategy (a
-// plain reduce-scatter, or a module's exchange into the same receive buffers).
 // How a received sum joins the shard is decided once (ShardSum, zero/state_tier.hpp) and done by
-// the engine's shard home: the core's sums on the device; where the shard lives in another memory
-// (a tier's home), every micro-step receives beside it on the device and the home brings the sum
-// there.
+// the engine's shard home: the core's sums on the device; a tier's, where the shard lives in
+// another memory, has every micro-step received beside it and brings the sum there.
 #include <algorithm>
 #include <map>
 #include <type_traits>
@@ -29,16 +26,12 @@ namespace zm {
 
 namespace {
 
-int block_buckets(const ZeroOptions& options) {
-  return options.overlap ? 2 : 1;
-}
-
 UnitBufferSet gradient_bucket_set(const Partition& partition, const ZeroOptions& options) {
   UnitBufferSet buckets;
   buckets.prefix = "grad_bucket";
   buckets.embed_elements = partition.unit(0).padded;
   buckets.shared_elements = partition.max_padded_unit(1, partition.num_units() - 1);
-  buckets.shared = block_buckets(options);
+  buckets.shared = options.overlap ? 2 : 1;  // one being reduced while the next fills
   buckets.element_bytes = compute_element_bytes(options.policy);
   return buckets;
 }
@@ -61,9 +54,11 @@ UnitBufferSet gradient_receive_set(const Partition& partition, const ZeroOptions
   return receive;
 }
 
-// The buffers the path allocates beside the gradient shard, in allocation order.
+}  // namespace
+
+// The buckets and the receive buffers, in allocation order.
 std::vector<BufferSpec> sharded_gradient_buffers(const Partition& partition,
-                                                 const ZeroOptions& options, const ZeroMesh& mesh) {
+                                                 const ZeroOptions& options) {
   std::vector<BufferSpec> buffers;
   gradient_bucket_set(partition, options).add_to(buffers);
   if (options.policy.widens_reduce()) gradient_wide_bucket_set(partition, options).add_to(buffers);
@@ -74,16 +69,70 @@ std::vector<BufferSpec> sharded_gradient_buffers(const Partition& partition,
   return buffers;
 }
 
+namespace {
+
 template <typename Real>
 class ShardedGradients final : public GradientPathT<Real> {
  public:
   // Allocates the buffers of sharded_gradient_buffers.
-  ShardedGradients(const Partition& partition, const ZeroOptions& options, MeshComms& comms,
-                   MemoryLedger* ledger);
+  ShardedGradients(const Partition& partition, const ZeroOptions& options, MemoryLedger* ledger) {
+    PlannedAllocator alloc(sharded_gradient_buffers(partition, options), ledger);
+    const bool accumulates = options.grad_accum > 1;
+    beside_always_ = !on_device(options.homes.grads);
+    shard_sum_ = shard_sum(options);
+    buckets_ = gradient_bucket_set(partition, options).take<Real>(alloc);
+    if (shard_sum_ == ShardSum::Widened)
+      wide_ = gradient_wide_bucket_set(partition, options).take<float>(alloc);
+    if ((accumulates || beside_always_) && shard_sum_ == ShardSum::Widened)
+      recv_wide_ = gradient_receive_set(partition, options).take<float>(alloc);
+    else if (accumulates || beside_always_)
+      recv_ = gradient_receive_set(partition, options).take<Real>(alloc);
+    alloc.finish();
+  }
 
   Real* grads(int unit, ZeroEngineT<Real>& engine) override { return bucket_for(unit, engine); }
-  void unit_ready(int unit, MicroStep step, ZeroEngineT<Real>& engine) override;
-  void finish(ZeroEngineT<Real>& engine) override;
+  void unit_ready(int unit, MicroStep step, ZeroEngineT<Real>& engine) override {
+    auto found = bucket_of_unit_.find(unit);
+    ZM_ASSERT(found != bucket_of_unit_.end(), "unit {} reported ready without gradients", unit);
+    const auto bucket = static_cast<size_t>(found->second);
+    bucket_of_unit_.erase(found);
+    const UnitPartition& p = engine.partition().unit(unit);
+    const int64_t first = engine.comm().rank() * p.shard;
+    InFlight op{{}, unit, static_cast<int>(bucket), nullptr, step.first, step.last};
+    // A receive buffer's previous sum may still be on its way to the shard's home.
+    engine.shard_home().before_receive(engine);
+    // Later micro-steps receive beside the shard and add to what it holds (with the shard in
+    // another memory, every micro-step receives beside it and goes there when complete).
+    const bool beside = !step.first || beside_always_;
+    void* send = buckets_[bucket].data();
+    void* recv = nullptr;
+    if (shard_sum_ == ShardSum::Widened) {
+      // Only bf16 gradients are widened (under fp32 the reduction already is fp32).
+      if constexpr (!std::is_same_v<Real, float>)
+        kernels::convert<Real, float>(engine.team_shape(), wide_[bucket].data(),
+                                      buckets_[bucket].data(), p.padded);
+      send = wide_[bucket].data();
+      recv =
+          beside ? static_cast<void*>(recv_wide_[bucket].data()) : engine.grad_sum_at(unit, first);
+    } else {
+      recv = beside ? static_cast<void*>(recv_[bucket].data()) : engine.grad_at(unit, first);
+    }
+    if (beside) op.beside = recv;
+    const ScheduledCollective& reduction = engine.schedule().of(unit, ScheduleRole::GroupReduction);
+    op.request = post_scheduled(reduction, engine, {send, recv});
+    in_flight_.push_back(std::move(op));
+    // Where the schedule waits at once (no overlap); else when the bucket is reused.
+    if (reduction.blocking()) complete(in_flight_.back(), engine);
+  }
+  void finish(ZeroEngineT<Real>& engine) override {
+    for (InFlight& op : in_flight_)
+      if (op.bucket >= 0) complete(op, engine);
+    in_flight_.clear();
+    engine.finish_replica_reductions();
+    engine.shard_home().finish(engine);  // the gradient shard is whole in its home
+    bucket_of_unit_.clear();
+    next_block_bucket_ = 0;
+  }
 
  private:
   struct InFlight {
@@ -94,17 +143,48 @@ class ShardedGradients final : public GradientPathT<Real> {
     bool first_micro = false;  // the first micro-step's sum starts the shard's
     bool last_micro = false;   // the shard is then complete in the group
   };
-  // Unit u's scheduled reduction from `bucket` into `recv`.
-  CommRequest reduce(int unit, void* bucket, void* recv, ZeroEngineT<Real>& engine) {
-    const ScheduledCollective& c = engine.schedule().of(unit, ScheduleRole::GroupReduction);
-    return post_scheduled(c, engine, {bucket, recv});
+  Real* bucket_for(int unit, ZeroEngineT<Real>& engine) {
+    auto found = bucket_of_unit_.find(unit);
+    if (found != bucket_of_unit_.end()) return buckets_[static_cast<size_t>(found->second)].data();
+    int bucket = 0;
+    if (unit != 0) {
+      bucket = 1 + next_block_bucket_;
+      next_block_bucket_ = (next_block_bucket_ + 1) % static_cast<int>(buckets_.size() - 1);
+    }
+    wait_bucket(bucket, engine);  // its previous reduce-scatter must be done before reuse
+    Real* data = buckets_[static_cast<size_t>(bucket)].data();
+    kernels::fill(engine.team_shape(), data, engine.partition().unit(unit).padded, Real(0));
+    bucket_of_unit_[unit] = bucket;
+    return data;
   }
-  Real* bucket_for(int unit, ZeroEngineT<Real>& engine);
-  // Posts unit u's reduce-scatter in fp32 from its bucket's fp32 copy into the fp32 sum.
-  CommRequest post_wide(InFlight& op, int64_t shard, bool first_micro_step,
-                        ZeroEngineT<Real>& engine);
-  void complete(InFlight& op, ZeroEngineT<Real>& engine);
-  void wait_bucket(int bucket, ZeroEngineT<Real>& engine);
+  void complete(InFlight& op, ZeroEngineT<Real>& engine) {
+    op.request.wait();
+    const UnitPartition& p = engine.partition().unit(op.unit);
+    const int64_t first = engine.comm().rank() * p.shard;
+    Real* shard = engine.grad_at(op.unit, first);
+    float* sum = shard_sum_ == ShardSum::Widened || shard_sum_ == ShardSum::SumInFp32
+                     ? engine.grad_sum_at(op.unit, first)
+                     : nullptr;
+    // What the sum joins (the fp32 sum under the fp32 reduction), and where the reduction left it:
+    // beside it, or in it.
+    void* joined = shard_sum_ == ShardSum::Widened ? static_cast<void*>(sum) : shard;
+    void* received = op.beside ? op.beside : joined;
+    ShardHomeT<Real>& home = engine.shard_home();
+    if (shard_sum_ == ShardSum::SumInFp32)
+      home.accumulate(op.unit, sum, static_cast<const Real*>(received),
+                      op.last_micro ? shard : nullptr, p.shard, op.first_micro, engine);
+    else if (op.first_micro || shard_sum_ == ShardSum::InPlace)
+      home.place(op.unit, joined, received, p.shard, engine);
+    else
+      home.add(op.unit, joined, received, p.shard, engine);
+    op.bucket = -1;
+    // Across the groups, once the shard holds its group's sum (nothing with one group).
+    if (op.last_micro) engine.post_replica_reduction(op.unit);
+  }
+  void wait_bucket(int bucket, ZeroEngineT<Real>& engine) {
+    for (InFlight& op : in_flight_)
+      if (op.bucket == bucket) complete(op, engine);
+  }
 
   std::vector<TrackedBuffer<Real>> buckets_;     // [0] embedding unit, [1..] the rest
   std::vector<TrackedBuffer<Real>> recv_;        // per bucket, for grad_accum > 1
@@ -116,145 +196,6 @@ class ShardedGradients final : public GradientPathT<Real> {
   int next_block_bucket_ = 0;
   std::vector<InFlight> in_flight_;
 };
-
-template <typename Real>
-ShardedGradients<Real>::ShardedGradients(const Partition& partition, const ZeroOptions& options,
-                                         MeshComms& comms, MemoryLedger* ledger) {
-  PlannedAllocator alloc(sharded_gradient_buffers(partition, options, comms.mesh()), ledger);
-  const bool accumulates = options.grad_accum > 1;
-  beside_always_ = !on_device(options.homes.grads);
-  shard_sum_ = shard_sum(options);
-  buckets_ = gradient_bucket_set(partition, options).take<Real>(alloc);
-  if (shard_sum_ == ShardSum::Widened)
-    wide_ = gradient_wide_bucket_set(partition, options).take<float>(alloc);
-  if ((accumulates || beside_always_) && shard_sum_ == ShardSum::Widened)
-    recv_wide_ = gradient_receive_set(partition, options).take<float>(alloc);
-  else if (accumulates || beside_always_)
-    recv_ = gradient_receive_set(partition, options).take<Real>(alloc);
-  alloc.finish();
-}
-
-template <typename Real>
-void ShardedGradients<Real>::complete(InFlight& op, ZeroEngineT<Real>& engine) {
-  op.request.wait();
-  const UnitPartition& p = engine.partition().unit(op.unit);
-  const int64_t first = engine.comm().rank() * p.shard;
-  Real* shard = engine.grad_at(op.unit, first);
-  float* sum = shard_sum_ == ShardSum::Widened || shard_sum_ == ShardSum::SumInFp32
-                   ? engine.grad_sum_at(op.unit, first)
-                   : nullptr;
-  // Where the reduction left it: beside the shard, or in what it reduced into.
-  void* received = op.beside ? op.beside : shard_sum_ == ShardSum::Widened
-                                               ? static_cast<void*>(sum)
-                                               : static_cast<void*>(shard);
-  ShardHomeT<Real>& home = engine.shard_home();
-  switch (shard_sum_) {
-    case ShardSum::InPlace:
-      home.place(op.unit, shard, received, p.shard, engine);
-      break;
-    case ShardSum::Add:
-      if (op.first_micro)
-        home.place(op.unit, shard, received, p.shard, engine);
-      else
-        home.add(op.unit, shard, received, p.shard, engine);
-      break;
-    case ShardSum::SumInFp32:
-      home.accumulate(op.unit, sum, static_cast<const Real*>(received),
-                      op.last_micro ? shard : nullptr, p.shard, op.first_micro, engine);
-      break;
-    case ShardSum::Widened:
-      if (op.first_micro)
-        home.place(op.unit, sum, received, p.shard, engine);
-      else
-        home.add(op.unit, sum, received, p.shard, engine);
-      break;
-  }
-  op.bucket = -1;
-  // Across the groups, once the shard holds its group's sum (nothing with one group).
-  if (op.last_micro) engine.post_replica_reduction(op.unit);
-}
-
-template <typename Real>
-void ShardedGradients<Real>::wait_bucket(int bucket, ZeroEngineT<Real>& engine) {
-  for (InFlight& op : in_flight_)
-    if (op.bucket == bucket) complete(op, engine);
-}
-
-template <typename Real>
-Real* ShardedGradients<Real>::bucket_for(int unit, ZeroEngineT<Real>& engine) {
-  auto found = bucket_of_unit_.find(unit);
-  if (found != bucket_of_unit_.end()) return buckets_[static_cast<size_t>(found->second)].data();
-  int bucket = 0;
-  if (unit != 0) {
-    bucket = 1 + next_block_bucket_;
-    next_block_bucket_ = (next_block_bucket_ + 1) % static_cast<int>(buckets_.size() - 1);
-  }
-  wait_bucket(bucket, engine);  // its previous reduce-scatter must be done before reuse
-  Real* data = buckets_[static_cast<size_t>(bucket)].data();
-  kernels::fill(engine.team_shape(), data, engine.partition().unit(unit).padded, Real(0));
-  bucket_of_unit_[unit] = bucket;
-  return data;
-}
-
-template <typename Real>
-void ShardedGradients<Real>::unit_ready(int unit, MicroStep step, ZeroEngineT<Real>& engine) {
-  auto found = bucket_of_unit_.find(unit);
-  ZM_ASSERT(found != bucket_of_unit_.end(), "unit {} reported ready without gradients", unit);
-  const int bucket = found->second;
-  bucket_of_unit_.erase(found);
-  const UnitPartition& p = engine.partition().unit(unit);
-  InFlight op;
-  op.unit = unit;
-  op.bucket = bucket;
-  op.first_micro = step.first;
-  // A receive buffer's previous sum may still be on its way to the shard's home.
-  engine.shard_home().before_receive(engine);
-  op.last_micro = step.last;
-  if (shard_sum_ == ShardSum::Widened) {
-    op.request = post_wide(op, engine.comm().rank() * p.shard, step.first, engine);
-  } else {
-    Real* recv = engine.grad_at(unit, engine.comm().rank() * p.shard);
-    if (!recv_.empty() && (!step.first || beside_always_)) {
-      // Later micro-steps add to what the shard already holds (with the shard in another memory,
-      // every micro-step receives here and goes there when complete).
-      recv = recv_[static_cast<size_t>(bucket)].data();
-      op.beside = recv;
-    }
-    op.request = reduce(unit, buckets_[static_cast<size_t>(bucket)].data(), recv, engine);
-  }
-  in_flight_.push_back(std::move(op));
-  // Where the schedule waits at once (no overlap); else when the bucket is reused.
-  if (engine.schedule().of(unit, ScheduleRole::GroupReduction).blocking())
-    complete(in_flight_.back(), engine);
-}
-
-template <typename Real>
-CommRequest ShardedGradients<Real>::post_wide(InFlight& op, int64_t shard, bool first_micro_step,
-                                              ZeroEngineT<Real>& engine) {
-  const auto bucket = static_cast<size_t>(op.bucket);
-  const UnitPartition& p = engine.partition().unit(op.unit);
-  float* wide = wide_[bucket].data();
-  // Only bf16 gradients are widened (under fp32 the reduction already is fp32).
-  if constexpr (!std::is_same_v<Real, float>)
-    kernels::convert<Real, float>(engine.team_shape(), wide, buckets_[bucket].data(), p.padded);
-  float* recv = engine.grad_sum_at(op.unit, shard);
-  if (!recv_wide_.empty() && (!first_micro_step || beside_always_)) {
-    recv = recv_wide_[bucket].data();
-    op.beside = recv;
-  }
-  return reduce(op.unit, wide, recv, engine);
-}
-
-template <typename Real>
-void ShardedGradients<Real>::finish(ZeroEngineT<Real>& engine) {
-  for (InFlight& op : in_flight_)
-    if (op.bucket >= 0) complete(op, engine);
-  in_flight_.clear();
-  engine.finish_replica_reductions();
-  engine.shard_home().finish(engine);  // the gradient shard is whole in its home
-  bucket_of_unit_.clear();
-  next_block_bucket_ = 0;
-}
 
 // The core's home of the shard: device memory, where the reduction left the first sum in place.
 template <typename Real>
@@ -291,24 +232,17 @@ std::unique_ptr<ShardHomeT<Real>> device_shard_home() {
   return std::make_unique<DeviceShardHome<Real>>();
 }
 
-// The buckets and the receive buffers.
-PathDeclaration sharded_gradients_declaration(const Partition& partition,
-                                              const ZeroOptions& options, const ZeroMesh& mesh) {
-  return {sharded_gradient_buffers(partition, options, mesh)};
-}
-
 template <typename Real>
 std::unique_ptr<GradientPathT<Real>> make_sharded_gradients(const Partition& partition,
                                                             const ZeroOptions& options,
-                                                            MeshComms& comms,
                                                             MemoryLedger* ledger) {
-  return std::make_unique<ShardedGradients<Real>>(partition, options, comms, ledger);
+  return std::make_unique<ShardedGradients<Real>>(partition, options, ledger);
 }
 
 #define ZM_INSTANTIATE(R)                                            \
   template std::unique_ptr<ShardHomeT<R>> device_shard_home();       \
   template std::unique_ptr<GradientPathT<R>> make_sharded_gradients( \
-      const Partition&, const ZeroOptions&, MeshComms&, MemoryLedger*);
+      const Partition&, const ZeroOptions&, MemoryLedger*);
 ZM_FOR_EACH_REAL(ZM_INSTANTIATE)
 #undef ZM_INSTANTIATE
 
