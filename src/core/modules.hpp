@@ -30,7 +30,7 @@ const ModuleInfo* module_of_key(const std::string& full_name);
 // The CMake option of the module that provides `what` (ModuleInfo::provides), for a message that
 // asks for it; empty where no module does.
 std::string option_providing(const std::string& what);
-// "a, b" (or "none"): the modules this build has, for --version and the manifest.
+// "a, b" (or "none"): the modules this build has, for --version and the run's records.
 std::string built_modules();
 
 }  // namespace zm

@@ -55,6 +55,24 @@ std::vector<std::string> names(int count, const char* (*name_of)(Enum)) {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
+std::vector<ResultsGroupGather>& results_groups() {
+  static std::vector<ResultsGroupGather> groups;
+  return groups;
+}
+
+// Every rank's host name on rank 0 (at most 255 characters each); empty elsewhere.
+std::vector<std::string> gather_host_names(MPI_Comm comm, Watchdog& watchdog, int rank, int ranks) {
+  constexpr int kNameBytes = 256;
+  char host[kNameBytes] = {};
+  gethostname(host, kNameBytes - 1);
+  std::vector<char> all(static_cast<size_t>(kNameBytes) * static_cast<size_t>(ranks));
+  watched_gather(watchdog, host, kNameBytes, MPI_CHAR, all.data(), 0, comm,
+                 "the gather of host names");
+  std::vector<std::string> names;
+  for (int r = 0; rank == 0 && r < ranks; ++r) names.emplace_back(all.data() + kNameBytes * r);
+  return names;
+}
+
 // The core's traffic datasets of a stage, (ranks, collective kinds) each.
 constexpr int kCommFigures = 4;
 const std::pair<const char*, const char*> kCommDatasets[kCommFigures] = {
@@ -194,16 +212,18 @@ std::vector<ResultsStage> read_results_history(const std::string& path) {
 
 }  // namespace
 
-ResultsWriter::ResultsWriter(const Deck& deck, const RunManifest& manifest, MPI_Comm comm,
-                             Watchdog& watchdog, const std::string& path, bool keep_history)
-    : deck_(&deck),
-      comm_(comm),
-      watchdog_(watchdog),
-      path_(path),
-      start_time_(utc_now()),
-      manifest_(manifest) {
+void add_results_group(ResultsGroupGather gather) {
+  results_groups().push_back(std::move(gather));
+}
+
+ResultsWriter::ResultsWriter(const Deck& deck, MPI_Comm comm, Watchdog& watchdog,
+                             const std::string& path, bool keep_history)
+    : deck_(&deck), comm_(comm), watchdog_(watchdog), path_(path), start_time_(utc_now()) {
   MPI_Comm_rank(comm, &rank_);
   MPI_Comm_size(comm, &ranks_);
+  hostnames_ = gather_host_names(comm, watchdog, rank_, ranks_);
+  for (const ResultsGroupGather& gather : results_groups())
+    groups_.push_back(gather(deck, comm, watchdog));
   std::string error;
   if (rank_ == 0 && keep_history) {
     try {
@@ -351,7 +371,7 @@ void ResultsWriter::write_run_attributes(hid_t file, const std::string& status) 
   h5::write_attr(file, "version", version_report());
   h5::write_attr(file, "git_revision", git_revision());
   h5::write_attr(file, "world_size", static_cast<int64_t>(ranks_));
-  h5::write_attr(file, "hostnames", manifest_.hostnames);
+  h5::write_attr(file, "hostnames", hostnames_);
   h5::write_attr(file, "start_time", start_time_);
   h5::write_attr(file, "written_time", utc_now());
   h5::write_attr(file, "status", status);
@@ -418,7 +438,7 @@ std::string ResultsWriter::write_file(const std::string& status) const {
   try {
     h5::Handle file = h5::create_file(temporary);
     write_run_attributes(file, status);
-    write_manifest(file, manifest_);
+    for (const ResultsGroupWrite& write : groups_) write(file);
     for (const ResultsStage& s : stages_) write_stage(file, s);
     if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0)
       fail("{}: flush failed: {}", temporary, h5::last_error());

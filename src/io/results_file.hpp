@@ -24,7 +24,7 @@
 //                hardware_tflops_per_device
 //                what the modules measured (io/stage_figures.hpp): attributes, and datasets of
 //                (ranks, columns)
-//   /manifest/   attributes: what ran (io/manifest.hpp)
+//   the modules' groups (add_results_group), e.g. what ran and where
 // A run resumed into the same directory keeps the earlier runs' rows: rows
 // after the step it resumed from are replaced by its own (the same steps, computed again).
 // Rank 0 writes; the file is rewritten every `output.results_every` steps and at the end under a
@@ -35,12 +35,12 @@
 #include <hdf5.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "comm/communicator.hpp"
 #include "core/deck.hpp"
-#include "io/manifest.hpp"
 #include "io/run_records.hpp"
 
 namespace zm {
@@ -73,13 +73,19 @@ struct ResultsStage {
 
 class Watchdog;
 
+// A group of results.h5 beside the stages that a module adds: `gather` runs collectively on every
+// rank when the results writer is made and returns what writes the group into the file (rank 0,
+// at each flush).
+using ResultsGroupWrite = std::function<void(hid_t file)>;
+using ResultsGroupGather = std::function<ResultsGroupWrite(const Deck&, MPI_Comm, Watchdog&)>;
+void add_results_group(ResultsGroupGather gather);
+
 class ResultsWriter {
  public:
-  // Collective over `comm`, whose file waits run under `watchdog`. `manifest`: the run's
-  // (io/manifest.hpp), written as /manifest, its host names as the run's. `keep_history`: a
-  // resumed run, which keeps the rows already in `path`.
-  ResultsWriter(const Deck& deck, const RunManifest& manifest, MPI_Comm comm, Watchdog& watchdog,
-                const std::string& path, bool keep_history);
+  // Collective over `comm`, whose file waits run under `watchdog`: gathers every rank's host name
+  // and the modules' groups. `keep_history`: a resumed run, which keeps the rows already in `path`.
+  ResultsWriter(const Deck& deck, MPI_Comm comm, Watchdog& watchdog, const std::string& path,
+                bool keep_history);
 
   // Collective: every rank calls these at the same points. `first_step`: the steps done before
   // this run's first (0, or the resumed checkpoint's), `resumed_from` that checkpoint or "".
@@ -112,7 +118,8 @@ class ResultsWriter {
   CommStats stage_comm_;        // this rank's collectives in the current stage
   CommStats stage_comm_inter_;  // the part of them across shard groups
   double figure_of_merit_ = -1;
-  RunManifest manifest_;
+  std::vector<std::string> hostnames_;     // per rank, on rank 0
+  std::vector<ResultsGroupWrite> groups_;  // the modules' (add_results_group)
 };
 
 }  // namespace zm

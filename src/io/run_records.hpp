@@ -11,7 +11,6 @@
 
 #include "comm/communicator.hpp"
 #include "core/memory.hpp"
-#include "io/manifest.hpp"
 #include "io/stage_figures.hpp"
 
 namespace zm {
@@ -81,7 +80,6 @@ inline const char* run_end_name(RunEnd end) {
 }
 
 struct RunOutcome {
-  RunManifest manifest;  // rank 0 holds the per-rank lists
   std::vector<StageResult> stages;
   RunEnd end = RunEnd::Completed;
 };

@@ -118,9 +118,9 @@ bool resumes_here(const RunSetup& run) {
   return fs::equivalent(fs::path(run.resume).parent_path(), checkpoint_dir(run.deck), ignored);
 }
 
-std::unique_ptr<ResultsWriter> open_results(const RunSetup& run, const RunManifest& manifest) {
+std::unique_ptr<ResultsWriter> open_results(const RunSetup& run) {
   auto results =
-      std::make_unique<ResultsWriter>(run.deck, manifest, run.comm.mpi_comm(), run.comm.watchdog(),
+      std::make_unique<ResultsWriter>(run.deck, run.comm.mpi_comm(), run.comm.watchdog(),
                                       run.deck.output.dir + "/results.h5", resumes_here(run));
   results->flush("running");
   return results;
@@ -261,13 +261,12 @@ RunOutcome run_training(const Deck& deck, Communicator& comm, const RunContext& 
   RunOutcome outcome;
   RunSetup run = check_run_options(deck, comm, context, write_outputs);
   run.extensions = &extensions;
-  outcome.manifest = gather_manifest(deck, comm.mpi_comm(), comm.watchdog());
   std::unique_ptr<OutputDirectory> owned_dir;
   std::unique_ptr<ResultsWriter> results;
   if (write_outputs) {
     Phase phase(context, PhaseSpec("output setup").watched("opening " + deck.output.dir));
     owned_dir = std::make_unique<OutputDirectory>(deck, comm.mpi_comm(), comm.watchdog());
-    results = open_results(run, outcome.manifest);
+    results = open_results(run);
     for (const auto& extension : extensions) extension->open_outputs(deck, comm, context);
   }
   run.results = results.get();

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""check_throughput.py OUT_DIR [--peak TFLOPS] [--summary]: a run's throughput figures, read back
-from results.h5 (h5py), are present and consistent with one another: TFLOP/s x step time = FLOPs,
-MFU = TFLOP/s / peak (absent without a peak), and the manifest names what ran. --summary: and
-summary.json (the run_summary module's) holds the same figures and manifest. Exits non-zero naming the
-first figure that disagrees."""
+"""check_throughput.py OUT_DIR [--peak TFLOPS] [--summary] [--manifest]: a run's throughput
+figures, read back from results.h5 (h5py), are present and consistent with one another: TFLOP/s x
+step time = FLOPs, MFU = TFLOP/s / peak (absent without a peak), and the manifest (the provenance
+module's /manifest, where the file has one) names what ran. --summary: and summary.json (the
+run_summary module's) holds the same figures and manifest. --manifest: the file must have one.
+Exits non-zero naming the first figure that disagrees."""
 import argparse
 import json
 import math
@@ -52,25 +53,36 @@ def check_stage(group, stage_json, ranks, peak):
         close(t["mfu"], float(a["mfu"]), f"{group.name} MFU in summary.json")
 
 
+def check_manifest(m, ranks, summary):
+    if int(m["ranks"]) != ranks:
+        sys.exit(f"manifest ranks: {int(m['ranks'])} vs world_size {ranks}")
+    for key in ("git_revision", "kokkos_version", "kokkos_backends", "mpi_library",
+                "nccl_version", "hdf5_version", "deck"):
+        if not text(m[key]):
+            sys.exit(f"manifest {key}: empty")
+        if summary is not None and text(m[key]) != summary["manifest"][key]:
+            sys.exit(f"manifest {key}: {m[key]!r} vs summary.json")
+    if len(m["hostnames"]) != ranks or len(m["device_names"]) != ranks:
+        sys.exit("manifest: one host and one device name per rank expected")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
     parser.add_argument("--peak", type=float)
     parser.add_argument("--summary", action="store_true")
+    parser.add_argument("--manifest", action="store_true")
     args = parser.parse_args()
     out = args.out
     summary = json.load(open(f"{out}/summary.json")) if args.summary else None
     with h5py.File(f"{out}/results.h5", "r") as f:
-        m = f["manifest"].attrs
-        ranks = int(m["ranks"])
-        for key in ("git_revision", "kokkos_version", "kokkos_backends", "mpi_library",
-                    "nccl_version", "hdf5_version", "deck"):
-            if not text(m[key]):
-                sys.exit(f"manifest {key}: empty")
-            if summary is not None and text(m[key]) != summary["manifest"][key]:
-                sys.exit(f"manifest {key}: {m[key]!r} vs summary.json")
-        if len(m["hostnames"]) != ranks or len(m["device_names"]) != ranks:
-            sys.exit("manifest: one host and one device name per rank expected")
+        ranks = int(f.attrs["world_size"])
+        if len(f.attrs["hostnames"]) != ranks:
+            sys.exit("results.h5: one host name per rank expected")
+        if args.manifest and "manifest" not in f:
+            sys.exit("results.h5 has no /manifest")
+        if "manifest" in f:
+            check_manifest(f["manifest"].attrs, ranks, summary)
         if summary is not None:
             stages = [(s["stage"], s) for s in summary["stages"]]
         else:

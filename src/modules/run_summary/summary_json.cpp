@@ -9,8 +9,8 @@
 #include "core/error.hpp"
 #include "core/text.hpp"
 #include "io/durable_file.hpp"
-#include "io/manifest.hpp"
 #include "io/run_report.hpp"
+#include "modules/provenance/manifest.hpp"
 
 namespace zm {
 
@@ -27,7 +27,7 @@ std::string json_list(const std::vector<std::string>& values) {
   return out + "]";
 }
 
-// The run's manifest (io/manifest.hpp), as results.h5's /manifest holds it.
+// The run's manifest (the provenance module's), as results.h5's /manifest holds it.
 std::string manifest_json(const RunManifest& m) {
   std::string out = "{\n";
   auto field = [&](const char* key, const std::string& value) {
@@ -153,7 +153,7 @@ void write_summary_json(const std::string& path, const Deck& deck, const RunOutc
   out += fmt::format("  \"threads_per_rank\": {},\n", placement.threads_per_rank);
   out += fmt::format("  \"deck\": {},\n", quoted(deck.path));
   out += fmt::format("  \"zeromini_revision\": {},\n", quoted(git_revision()));
-  out += fmt::format("  \"manifest\": {},\n", manifest_json(outcome.manifest));
+  out += fmt::format("  \"manifest\": {},\n", manifest_json(run_manifest()));
   out += fmt::format(
       "  \"model\": {{\"layers\": {}, \"heads\": {}, \"dim\": {}, \"vocab\": {}, "
       "\"seq_len\": {}}},\n",

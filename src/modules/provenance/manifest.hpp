@@ -1,5 +1,6 @@
 // The manifest of a run: what ran, where and with what, so that a figure can be reproduced and
-// compared. results.h5 holds it as the attributes of /manifest.
+// compared. results.h5 holds it as the attributes of /manifest (a results group,
+// io/results_file.hpp), the run_summary module's summary.json as its "manifest".
 #pragma once
 
 #include <hdf5.h>
@@ -35,5 +36,10 @@ RunManifest gather_manifest(const Deck& deck, MPI_Comm comm, Watchdog& watchdog)
 
 // The /manifest group of results.h5.
 void write_manifest(hid_t file, const RunManifest& manifest);
+
+// The manifest gathered when this process's latest results file was opened (empty before).
+const RunManifest& run_manifest();
+// Registers /manifest as a group of every results file (register.cpp).
+void add_manifest_group();
 
 }  // namespace zm

@@ -1,4 +1,4 @@
-#include "io/manifest.hpp"
+#include "modules/provenance/manifest.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -6,17 +6,23 @@
 #include <algorithm>
 #include <set>
 
-#include "comm/device_info.hpp"
 #include "comm/watched_mpi.hpp"
 #include "core/build_info.hpp"
 #include "core/zero_mesh.hpp"
 #include "io/h5.hpp"
+#include "io/results_file.hpp"
+#include "modules/provenance/device_info.hpp"
 
 namespace zm {
 
 namespace {
 
 constexpr int kNameBytes = 256;
+
+RunManifest& latest() {
+  static RunManifest manifest;
+  return manifest;
+}
 
 // Every rank's `mine` on rank 0 (truncated to kNameBytes - 1 characters); empty elsewhere.
 std::vector<std::string> gather_names(const std::string& mine, MPI_Comm comm, Watchdog& watchdog,
@@ -78,6 +84,17 @@ void write_manifest(hid_t file, const RunManifest& m) {
   for (const auto& [name, size] : m.model_dimensions)
     h5::write_attr(group, name, static_cast<int64_t>(size));
   h5::write_attr(group, "data_parallel", static_cast<int64_t>(m.data_parallel));
+}
+
+const RunManifest& run_manifest() {
+  return latest();
+}
+
+void add_manifest_group() {
+  add_results_group([](const Deck& deck, MPI_Comm comm, Watchdog& watchdog) -> ResultsGroupWrite {
+    latest() = gather_manifest(deck, comm, watchdog);
+    return [manifest = latest()](hid_t file) { write_manifest(file, manifest); };
+  });
 }
 
 }  // namespace zm

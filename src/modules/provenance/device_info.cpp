@@ -1,4 +1,4 @@
-#include "comm/device_info.hpp"
+#include "modules/provenance/device_info.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-// What this rank computes on and talks through, for the manifest of a run.
+// What this rank computes on and talks through, for the manifest of a run (manifest.hpp).
 #pragma once
 
 #include <string>
