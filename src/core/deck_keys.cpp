@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/registry.hpp"
 #include "core/text.hpp"
 
 namespace zm {
@@ -102,19 +103,12 @@ void add_deck_keys(const std::vector<KeySpec>& keys) {
   deck_detail::add_keys(keys);
 }
 
-namespace {
-std::vector<DeckCheck>& deck_checks() {
-  static std::vector<DeckCheck> checks;
-  return checks;
-}
-}  // namespace
-
 void add_deck_check(DeckCheck check) {
-  deck_checks().push_back(std::move(check));
+  registry<DeckCheck>().push_back(std::move(check));
 }
 
 void run_deck_checks(const Deck& deck, BuildChecks build_checks) {
-  for (const DeckCheck& check : deck_checks()) check(deck, build_checks);
+  for (const DeckCheck& check : registry<DeckCheck>()) check(deck, build_checks);
 }
 
 template <typename T>

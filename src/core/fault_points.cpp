@@ -3,16 +3,18 @@
 #include <utility>
 #include <vector>
 
+#include "core/registry.hpp"
+
 namespace zm {
 
-static std::vector<std::pair<std::string, FaultHandler>> fault_handlers;
+using FaultHandlerAt = std::pair<std::string, FaultHandler>;
 
 void add_fault_handler(std::string point, FaultHandler handler) {
-  fault_handlers.emplace_back(std::move(point), std::move(handler));
+  registry<FaultHandlerAt>().emplace_back(std::move(point), std::move(handler));
 }
 
 void fault_point(const char* point, int rank, int64_t step, const std::any& subject) {
-  for (const auto& [name, handler] : fault_handlers)
+  for (const auto& [name, handler] : registry<FaultHandlerAt>())
     if (name == point) handler(rank, step, subject);
 }
 

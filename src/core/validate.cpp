@@ -3,22 +3,14 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/registry.hpp"
 #include "core/stage_spec.hpp"
 #include "core/zero_mesh.hpp"
 
 namespace zm {
 
-namespace {
-
-std::vector<RunCheck>& run_checks() {
-  static std::vector<RunCheck> checks;
-  return checks;
-}
-
-}  // namespace
-
 void add_validation(RunCheck check) {
-  run_checks().push_back(std::move(check));
+  registry<RunCheck>().push_back(std::move(check));
 }
 
 void validate(const Deck& deck, const RunShape& shape, Validation purpose) {
@@ -26,7 +18,7 @@ void validate(const Deck& deck, const RunShape& shape, Validation purpose) {
   // data-parallel ranks, and the modules' mesh configurers' own checks.
   zero_mesh(deck, shape.stage, static_cast<int>(shape.ranks),
             static_cast<int>(shape.ranks_per_node));
-  for (const RunCheck& check : run_checks()) check(deck, shape, purpose);
+  for (const RunCheck& check : registry<RunCheck>()) check(deck, shape, purpose);
 }
 
 }  // namespace zm

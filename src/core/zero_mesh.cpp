@@ -3,22 +3,9 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "core/registry.hpp"
 
 namespace zm {
-
-namespace {
-
-std::vector<ModelDimension>& dimensions() {
-  static std::vector<ModelDimension> all;
-  return all;
-}
-
-std::vector<MeshConfigurer>& configurers() {
-  static std::vector<MeshConfigurer> all;
-  return all;
-}
-
-}  // namespace
 
 std::string shard_size_text(int64_t size) {
   if (size == kShardSizeNode) return "node";
@@ -45,16 +32,10 @@ int shard_group_ranks(const Deck& deck, const char* key, int64_t size, int world
 }
 
 void add_mesh_configurer(MeshConfigurer configurer) {
-  configurers().push_back(std::move(configurer));
+  registry<MeshConfigurer>().push_back(std::move(configurer));
 }
 
-void add_model_dimension(ModelDimension dimension) {
-  dimensions().push_back(std::move(dimension));
-}
-
-const std::vector<ModelDimension>& model_dimensions() {
-  return dimensions();
-}
+ZM_REGISTRY(ModelDimension, add_model_dimension, model_dimensions)
 
 int64_t model_parallel_size(const Deck& deck) {
   int64_t size = 1;
@@ -107,7 +88,7 @@ ZeroMesh sharded_mesh(const Deck& deck, int stage, int ranks, int ranks_per_node
   // The ZeRO dimensions count the ranks holding the same parts of the model.
   const int world = ranks / static_cast<int>(model_ranks);
   const StageSpec& spec = stage_spec(stage);
-  for (const MeshConfigurer& configurer : configurers())
+  for (const MeshConfigurer& configurer : registry<MeshConfigurer>())
     if (const std::optional<ShardGroups> groups = configurer(deck, spec, world, ranks_per_node)) {
       ZeroMesh m = hybrid_mesh(world, groups->group_ranks, groups->optimizer_over_groups, model);
       m.description = groups->description;

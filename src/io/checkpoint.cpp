@@ -20,6 +20,7 @@
 #include "core/error.hpp"
 #include "core/fault_points.hpp"
 #include "core/log.hpp"
+#include "core/registry.hpp"
 #include "core/regular_file.hpp"
 #include "io/checkpoint_guard.hpp"
 #include "io/checkpoint_readers.hpp"
@@ -414,11 +415,6 @@ int64_t check_header(hid_t file, const std::string& path, const ModelConfig& m) 
   return attr_int("step");
 }
 
-std::vector<CheckpointReader>& checkpoint_readers() {
-  static std::vector<CheckpointReader> readers;
-  return readers;
-}
-
 // One state's dataset of unit u checked, and the part this rank holds under the current stage,
 // rank count and cut into slices read into the engine from where its slice lies in the whole
 // model.
@@ -451,7 +447,7 @@ void read_unit_state(hid_t file, ZeroEngine& engine, int s, int u, const std::st
 }  // namespace
 
 void add_checkpoint_reader(CheckpointReader reader) {
-  checkpoint_readers().push_back(std::move(reader));
+  registry<CheckpointReader>().push_back(std::move(reader));
 }
 
 std::string resolve_resume(const Deck& deck) {
@@ -488,7 +484,7 @@ int64_t load_checkpoint(ZeroEngine& engine, const Deck& deck, const std::string&
     BlockingRegion region(watchdog, "reading " + path, kLocalRegion, WaitKind::Io);
     h5::Handle file = h5::open_file(path);
     steps_done = check_header(file, path, deck.model);
-    for (const CheckpointReader& reader : checkpoint_readers())
+    for (const CheckpointReader& reader : registry<CheckpointReader>())
       reader(file, path, deck, engine.comms().mesh().world());
     const Partition& partition = engine.partition();
     for (int u = 0; u < partition.num_units(); ++u)

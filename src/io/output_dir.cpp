@@ -20,6 +20,7 @@
 #include "comm/watchdog.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "core/registry.hpp"
 #include "io/checkpoint.hpp"
 #include "io/durable_file.hpp"
 
@@ -51,9 +52,9 @@ std::vector<fs::path> checkpoints_in(const fs::path& dir) {
   return found;
 }
 
+struct LeftoverFiles;  // the registry's tag
 std::vector<std::string>& leftover_files() {
-  static std::vector<std::string> names;
-  return names;
+  return registry<std::string, LeftoverFiles>();
 }
 
 // What a run killed mid-write leaves: temporary files, and those named by add_leftover_file.

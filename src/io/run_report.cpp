@@ -1,20 +1,9 @@
 #include "io/run_report.hpp"
 
+#include "core/registry.hpp"
+
 namespace zm {
 
-namespace {
-std::vector<RunReport>& registered() {
-  static std::vector<RunReport> all;
-  return all;
-}
-}  // namespace
-
-void add_run_report(RunReport added) {
-  registered().push_back(std::move(added));
-}
-
-const std::vector<RunReport>& run_reports() {
-  return registered();
-}
+ZM_REGISTRY(RunReport, add_run_report, run_reports)
 
 }  // namespace zm

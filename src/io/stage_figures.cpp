@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "core/registry.hpp"
 
 namespace zm {
 
@@ -10,16 +11,6 @@ namespace {
 
 std::vector<std::string>& columns() {
   static std::vector<std::string> all = {"forward", "backward", "comm_wait", "optimizer", "total"};
-  return all;
-}
-
-std::vector<StageDescription>& descriptions() {
-  static std::vector<StageDescription> all;
-  return all;
-}
-
-std::vector<StageSeries>& series() {
-  static std::vector<StageSeries> all;
   return all;
 }
 
@@ -37,24 +28,18 @@ const std::vector<std::string>& step_time_columns() {
   return columns();
 }
 
-void add_stage_description(StageDescription describe) {
-  descriptions().push_back(std::move(describe));
-}
-
-const std::vector<StageDescription>& stage_descriptions() {
-  return descriptions();
-}
+ZM_REGISTRY(StageDescription, add_stage_description, stage_descriptions)
 
 void add_stage_series(StageSeries added) {
   ZM_ASSERT(added.units.size() == added.values.size(), "series {}: {} units for {} values",
             added.step, added.units.size(), added.values.size());
-  for (const StageSeries& s : series())
+  for (const StageSeries& s : registry<StageSeries>())
     ZM_ASSERT(s.step != added.step, "the series {} added twice", added.step);
-  series().push_back(std::move(added));
+  registry<StageSeries>().push_back(std::move(added));
 }
 
 const std::vector<StageSeries>& stage_series() {
-  return series();
+  return registry<StageSeries>();
 }
 
 }  // namespace zm

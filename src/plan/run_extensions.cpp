@@ -2,24 +2,19 @@
 
 #include <vector>
 
+#include "core/registry.hpp"
 #include "core/zero_mesh.hpp"
 
 namespace zm {
 
-namespace {
-std::vector<RunConfigurer>& configurers() {
-  static std::vector<RunConfigurer> registered;
-  return registered;
-}
-}  // namespace
-
 void add_run_configurer(RunConfigurer configurer) {
-  configurers().push_back(std::move(configurer));
+  registry<RunConfigurer>().push_back(std::move(configurer));
 }
 
 RunExtensions run_extensions(const Deck& deck, int stage) {
   RunExtensions extensions;
-  for (const RunConfigurer& configure : configurers()) configure(deck, stage, extensions);
+  for (const RunConfigurer& configure : registry<RunConfigurer>())
+    configure(deck, stage, extensions);
   return extensions;
 }
 
