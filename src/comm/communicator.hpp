@@ -203,7 +203,7 @@ class Communicator {
   void unobserve(CollectiveObserver* observer);
 
   // The watchdog's limit on a wait (comm.timeout_s); collective the first time.
-  virtual void set_timeout(double seconds) { (void)seconds; }
+  virtual void set_timeout(double /*seconds*/) {}
   // Also for the raw MPI and file waits of code that holds the communicator.
   Watchdog& watchdog() const { return watchdog_; }
 

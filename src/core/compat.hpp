@@ -16,9 +16,7 @@ using Kokkos::exp;
 using Kokkos::fabs;
 using Kokkos::floor;
 using Kokkos::fma;
-using Kokkos::isfinite;
 using Kokkos::log;
-using Kokkos::pow;
 using Kokkos::sqrt;
 using Kokkos::tanh;
 #else
@@ -26,9 +24,7 @@ using Kokkos::Experimental::cos;
 using Kokkos::Experimental::exp;
 using Kokkos::Experimental::fabs;
 using Kokkos::Experimental::floor;
-using Kokkos::Experimental::isfinite;
 using Kokkos::Experimental::log;
-using Kokkos::Experimental::pow;
 using Kokkos::Experimental::sqrt;
 using Kokkos::Experimental::tanh;
 // 3.4 has no fma; it is built here for the host only (Serial), where the C library's is the one.

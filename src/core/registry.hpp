@@ -1,6 +1,7 @@
 // What modules add to the core at start-up (their register.cpp, from static initialisers): one
 // list per type, made on first use so that the order in which files initialise does not matter.
-// Two lists of one type tell themselves apart by a tag type.
+// Lists are told apart by their entry type: two of one type (two std::function aliases of one
+// signature among them) need a tag type each.
 #pragma once
 
 #include <utility>

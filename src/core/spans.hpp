@@ -34,7 +34,7 @@ class SpanObserver {
   virtual void host_span(SpanKind kind, const std::string& name, int32_t unit, double begin,
                          double end) = 0;
   // The micro-step the compute spans that follow belong to (0-based).
-  virtual void micro_step(int64_t micro) { (void)micro; }
+  virtual void micro_step(int64_t /*micro*/) {}
 };
 
 }  // namespace zm

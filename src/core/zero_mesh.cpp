@@ -70,9 +70,7 @@ int64_t node_ranks(const Deck& deck, int64_t ranks_per_node) {
   return deck.zero.ranks_per_node > 0 ? deck.zero.ranks_per_node : ranks_per_node;
 }
 
-namespace {
-// The mesh's dimensions and placements (zero_mesh adds where the nodes are).
-ZeroMesh sharded_mesh(const Deck& deck, int stage, int ranks, int ranks_per_node) {
+ZeroMesh zero_mesh(const Deck& deck, int stage, int ranks, int ranks_per_node) {
   std::vector<MeshDim> model;
   int64_t model_ranks = 1;
   for (const ModelDimension& d : model_dimensions()) {
@@ -88,23 +86,18 @@ ZeroMesh sharded_mesh(const Deck& deck, int stage, int ranks, int ranks_per_node
   // The ZeRO dimensions count the ranks holding the same parts of the model.
   const int world = ranks / static_cast<int>(model_ranks);
   const StageSpec& spec = stage_spec(stage);
+  std::optional<ShardGroups> groups;
   for (const MeshConfigurer& configurer : registry<MeshConfigurer>())
-    if (const std::optional<ShardGroups> groups = configurer(deck, spec, world, ranks_per_node)) {
-      ZeroMesh m = hybrid_mesh(world, groups->group_ranks, groups->optimizer_over_groups, model);
-      m.description = groups->description;
-      return m;
-    }
-  if (spec.shards_states() && deck.zero.shard_size != 0)
-    return hybrid_mesh(
-        world,
-        shard_group_ranks(deck, "zero.shard_size", deck.zero.shard_size, world, ranks_per_node),
-        false, model);
-  return hybrid_mesh(world, world, false, model);
-}
-}  // namespace
-
-ZeroMesh zero_mesh(const Deck& deck, int stage, int ranks, int ranks_per_node) {
-  ZeroMesh m = sharded_mesh(deck, stage, ranks, ranks_per_node);
+    if ((groups = configurer(deck, spec, world, ranks_per_node))) break;
+  if (!groups) {  // zero.shard_size's groups, or one
+    groups.emplace();
+    groups->group_ranks = spec.shards_states() && deck.zero.shard_size != 0
+                              ? shard_group_ranks(deck, "zero.shard_size", deck.zero.shard_size,
+                                                  world, ranks_per_node)
+                              : world;
+  }
+  ZeroMesh m = hybrid_mesh(world, groups->group_ranks, groups->optimizer_over_groups, model);
+  m.description = groups->description;
   m.ranks_per_node = static_cast<int>(node_ranks(deck, ranks_per_node));
   return m;
 }

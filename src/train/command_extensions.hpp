@@ -46,32 +46,27 @@ class RunCommandExtension {
   // Its options, each added to `zeromini run`.
   virtual std::vector<CommandOption> options() = 0;
   // On every rank, before training: refuses bad input (zm::Error, exit status 2).
-  virtual void before_training(const Deck& deck, const RunInvocation& run) {
-    (void)deck;
-    (void)run;
-  }
+  virtual void before_training(const Deck& /*deck*/, const RunInvocation& /*run*/) {}
   // On every rank, collectively over `comm` (every rank of the run), once the run has printed
   // its opening lines and before its first step: what needs the ranks together before training
   // (e.g. measuring this machine). It may print; it returns figures for the run, which what runs
   // around the steps reads from RunContext::figures (train/training_extensions.hpp).
-  virtual RunFigures before_first_step(const Deck& deck, const RunInvocation& run,
-                                       Communicator& comm) {
-    (void)deck, (void)run, (void)comm;
+  virtual RunFigures before_first_step(const Deck& /*deck*/, const RunInvocation& /*run*/,
+                                       Communicator& /*comm*/) {
     return {};
   }
   // On rank 0, once the run's closing lines are printed: the files of the run's results it writes
   // beside results.h5 (zm::Error where one cannot be written); their paths, which the line naming
   // the run's results lists after results.h5's.
-  virtual std::vector<std::string> write_results(const Deck& deck, const RunInvocation& run,
-                                                 const RunOutcome& outcome) {
-    (void)deck, (void)run, (void)outcome;
+  virtual std::vector<std::string> write_results(const Deck& /*deck*/, const RunInvocation& /*run*/,
+                                                 const RunOutcome& /*outcome*/) {
     return {};
   }
   // On every rank, after training, collectively: the exit status, `status` (the run's) unless
   // the extension has its own to give.
-  virtual int after_training(const Deck& deck, const RunInvocation& run, const RunOutcome& outcome,
-                             int status, Watchdog& watchdog, MPI_Comm comm) {
-    (void)deck, (void)run, (void)outcome, (void)watchdog, (void)comm;
+  virtual int after_training(const Deck& /*deck*/, const RunInvocation& /*run*/,
+                             const RunOutcome& /*outcome*/, int status, Watchdog& /*watchdog*/,
+                             MPI_Comm /*comm*/) {
     return status;
   }
 };

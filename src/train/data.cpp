@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/modules.hpp"
+#include "core/registry.hpp"
 #include "kernels/counter_rng.hpp"
 
 namespace zm {
@@ -45,11 +46,6 @@ class MarkovData : public DataSource {
   std::string description_;
 };
 
-std::vector<DataFileReader>& data_file_readers() {
-  static std::vector<DataFileReader> readers;
-  return readers;
-}
-
 }  // namespace
 
 uint64_t MarkovChain::successor(uint64_t token, uint64_t choice) const {
@@ -70,12 +66,12 @@ std::unique_ptr<DataSource> chain_source(const Deck& deck, int64_t first, std::s
 }
 
 void add_data_file_reader(DataFileReader reader) {
-  data_file_readers().push_back(std::move(reader));
+  registry<DataFileReader>().push_back(std::move(reader));
 }
 
 const DataFileReader& data_file_reader(const std::string& path, const Deck& deck,
                                        const std::string& key) {
-  for (const DataFileReader& reader : data_file_readers())
+  for (const DataFileReader& reader : registry<DataFileReader>())
     if (!reader.reads || reader.reads(path)) return reader;
   const std::string option = option_providing("data files");
   fail("{}: {} = \"{}\" names a data file, and this build reads none: expected \"synthetic\"{}",

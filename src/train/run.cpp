@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <type_traits>
 
 #include "comm/agree.hpp"
 #include "comm/phase.hpp"
@@ -18,7 +19,6 @@
 #include "io/results_file.hpp"
 #include "plan/run_extensions.hpp"
 #include "plan/run_options.hpp"
-#include "train/memory_check.hpp"
 #include "train/step_hooks.hpp"
 #include "train/throughput.hpp"
 #include "train/training_extensions.hpp"
@@ -54,6 +54,16 @@ void summarise(StageResult& s) {
   s.mean_step_seconds = s.mean_times.total;
   s.tokens_per_second_per_rank =
       static_cast<double>(s.tokens_per_rank_per_step) / s.mean_times.total;
+}
+
+// Every rank's memory figures, on rank 0 (empty elsewhere). Reporting traffic goes straight to
+// MPI: it is not part of the training step's accounting.
+std::vector<MemoryFigures> gather_memory_figures(const MemoryFigures& mine, Communicator& comm) {
+  static_assert(std::is_trivially_copyable_v<MemoryFigures>);
+  constexpr int kBytes = sizeof(MemoryFigures);
+  std::vector<MemoryFigures> all(comm.rank() == 0 ? static_cast<size_t>(comm.size()) : 0);
+  MPI_Gather(&mine, kBytes, MPI_BYTE, all.data(), kBytes, MPI_BYTE, 0, comm.mpi_comm());
+  return all;
 }
 
 // Every rank must agree to stop at the same step (a signal reaches ranks at different times).

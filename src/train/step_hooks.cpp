@@ -9,22 +9,6 @@
 
 namespace zm {
 
-void StepHooks::before_step(int64_t step) {
-  for (auto& hook : hooks_) hook->before_step(step);
-}
-
-void StepHooks::on_record(const StepRecord& record) {
-  for (auto& hook : hooks_) hook->on_record(record);
-}
-
-void StepHooks::after_step(const StepDone& done) {
-  for (auto& hook : hooks_) hook->after_step(done);
-}
-
-void StepHooks::at_end() {
-  for (auto& hook : hooks_) hook->at_end();
-}
-
 namespace {
 
 // One line per output.log_every steps, and for the first, the last and a non-finite step.

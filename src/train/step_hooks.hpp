@@ -29,22 +29,31 @@ class StepHook {
  public:
   virtual ~StepHook() = default;
   // Before step `step` (0-based) runs.
-  virtual void before_step(int64_t step) { (void)step; }
+  virtual void before_step(int64_t /*step*/) {}
   // Right after the step, finite or not, on every rank.
-  virtual void on_record(const StepRecord& record) { (void)record; }
+  virtual void on_record(const StepRecord& /*record*/) {}
   // After a finite step, once the ranks agreed whether to stop.
-  virtual void after_step(const StepDone& done) { (void)done; }
+  virtual void after_step(const StepDone& /*done*/) {}
   // The stage's steps are over (completed or stopped).
   virtual void at_end() {}
 };
 
-class StepHooks {
+// The stage's hooks, each event passed to them in the order they were added.
+class StepHooks final : public StepHook {
  public:
   void add(std::unique_ptr<StepHook> hook) { hooks_.push_back(std::move(hook)); }
-  void before_step(int64_t step);
-  void on_record(const StepRecord& record);
-  void after_step(const StepDone& done);
-  void at_end();
+  void before_step(int64_t step) override {
+    for (auto& hook : hooks_) hook->before_step(step);
+  }
+  void on_record(const StepRecord& record) override {
+    for (auto& hook : hooks_) hook->on_record(record);
+  }
+  void after_step(const StepDone& done) override {
+    for (auto& hook : hooks_) hook->after_step(done);
+  }
+  void at_end() override {
+    for (auto& hook : hooks_) hook->at_end();
+  }
 
  private:
   std::vector<std::unique_ptr<StepHook>> hooks_;

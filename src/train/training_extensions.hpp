@@ -22,21 +22,16 @@ class TrainingExtension {
   virtual ~TrainingExtension() = default;
   // Collective, in a run that writes outputs, once results.h5 is open: its own outputs. It may
   // give the run's phases a span observer (context.spans), which must outlive the run.
-  virtual void open_outputs(const Deck& deck, Communicator& comm, RunContext& context) {
-    (void)deck, (void)comm, (void)context;
+  virtual void open_outputs(const Deck& /*deck*/, Communicator& /*comm*/, RunContext& /*context*/) {
   }
   // Collective, before a stage builds its trainer: a check that may stop the run (a
   // CollectiveError thrown by every rank alike).
-  virtual void before_stage(const Deck& deck, int stage, Communicator& comm) {
-    (void)deck, (void)stage, (void)comm;
-  }
+  virtual void before_stage(const Deck& /*deck*/, int /*stage*/, Communicator& /*comm*/) {}
   // Its step hooks for one stage, which run before the core's (train/step_hooks.hpp).
-  virtual void add_stage_hooks(const StageOutputs& outputs, StepHooks& hooks) {
-    (void)outputs, (void)hooks;
-  }
+  virtual void add_stage_hooks(const StageOutputs& /*outputs*/, StepHooks& /*hooks*/) {}
   // Collective, after the last stage of a run that writes outputs and met no error: its outputs
   // finished, before results.h5's last write.
-  virtual void close_outputs(const RunContext& context) { (void)context; }
+  virtual void close_outputs(const RunContext& /*context*/) {}
 };
 
 using TrainingExtensionFactory = std::function<std::unique_ptr<TrainingExtension>()>;

@@ -64,34 +64,28 @@ class CollectiveStrategy {
   // Its name for `entry` in `zeromini plan --schedule` ("all_gather", ...).
   virtual std::string name(const ScheduledCollective& entry) const = 0;
   // Whether it takes `entry`, which the core made for its role and unit (a plain collective).
-  virtual bool takes(const ScheduledCollective& entry, const ScheduleContext& context) const {
-    (void)entry, (void)context;
+  virtual bool takes(const ScheduledCollective& /*entry*/,
+                     const ScheduleContext& /*context*/) const {
     return false;
   }
   // Rewrites `entry` (made by the core for its role and unit) to what this strategy does: its
   // hops' wire records and groups, the elements per rank, where it is waited.
   virtual void describe(ScheduledCollective& entry, const ScheduleContext& context) const = 0;
   // The buffers it keeps for a run (scratch, state), for the planner and for prepare().
-  virtual std::vector<BufferSpec> buffers(const ScheduleContext& context) const {
-    (void)context;
-    return {};
-  }
+  virtual std::vector<BufferSpec> buffers(const ScheduleContext& /*context*/) const { return {}; }
   // Allocates buffers(): once per engine, before any post.
-  virtual void prepare(PlannedAllocator& alloc, const ScheduleContext& context, int world_rank) {
-    (void)alloc, (void)context, (void)world_rank;
-  }
+  virtual void prepare(PlannedAllocator& /*alloc*/, const ScheduleContext& /*context*/,
+                       int /*world_rank*/) {}
   // Posts the entry with its data. A strategy whose result needs work after the exchange (a
   // compressed one) may complete at once and return an empty request.
   virtual CommRequest post(const ScheduledCollective& entry, const ScheduledBuffers& buffers,
                            PostContext& context) = 0;
   // After the entry's request completed, before its result is read (a compressed gather unpacks).
-  virtual void arrived(const ScheduledCollective& entry, const ScheduledBuffers& buffers,
-                       PostContext& context) {
-    (void)entry, (void)buffers, (void)context;
-  }
+  virtual void arrived(const ScheduledCollective& /*entry*/, const ScheduledBuffers& /*buffers*/,
+                       PostContext& /*context*/) {}
   // Where the entries of its role are all waited (the optimizer's end for update gathers):
   // completes whatever it still holds in flight.
-  virtual void finish(PostContext& context) { (void)context; }
+  virtual void finish(PostContext& /*context*/) {}
 };
 
 // A module's strategies for the collectives of a step: made anew for every schedule built, so
@@ -104,7 +98,7 @@ class StrategyProvider {
       const ScheduleContext& context) const = 0;
   // Collective, once per run's communicators, before any post: adds the communicators its
   // hops name (MeshGroup::Added).
-  virtual void prepare(MeshComms& comms) const { (void)comms; }
+  virtual void prepare(MeshComms& /*comms*/) const {}
 };
 
 // The core's plain collective of `op` (all-reduce, reduce-scatter or all-gather) on the entry's

@@ -42,7 +42,7 @@ template <typename Real>
 class UnitOptimizerT {
  public:
   virtual ~UnitOptimizerT() = default;
-  virtual void begin(ZeroEngineT<Real>& engine) { (void)engine; }
+  virtual void begin(ZeroEngineT<Real>& /*engine*/) {}
   // Updates unit u's piece: its master, Adam m and v, and the compute parameters the engine
   // holds (where they are not their own master).
   virtual void update(int u, const OptimizerSettings& settings, ZeroEngineT<Real>& engine) = 0;
@@ -59,8 +59,8 @@ class ShardHomeT {
  public:
   virtual ~ShardHomeT() = default;
   // Before a receive buffer is taken again; after backward's last unit.
-  virtual void before_receive(ZeroEngineT<Real>& engine) { (void)engine; }
-  virtual void finish(ZeroEngineT<Real>& engine) { (void)engine; }
+  virtual void before_receive(ZeroEngineT<Real>& /*engine*/) {}
+  virtual void finish(ZeroEngineT<Real>& /*engine*/) {}
   // dst = received: the first micro-step's sum (or the only one).
   virtual void place(int unit, void* dst, const void* received, int64_t n,
                      ZeroEngineT<Real>& engine) = 0;
