@@ -29,19 +29,21 @@ void heads_to_tokens(TeamShape shape, T* dst, const T* src, int64_t B, int64_t S
       });
 }
 
-// Rows of (B,S,row_stride) from column 0 -> (B,NH,S,hd), a team per (b, h, t).
-template <typename T>
-void tokens_to_heads(TeamShape shape, T* dst, const T* src, int64_t B, int64_t S, int64_t C,
-                     int64_t NH, int64_t row_stride) {
+// Rows of Parts consecutive C-wide blocks, (B,S,Parts*C) -> Parts tensors (B,NH,S,hd), a team per
+// (b, h, t): qkv's q, k and v in one pass.
+template <int Parts, typename T>
+void tokens_to_heads(TeamShape shape, Kokkos::Array<T*, Parts> dst, const T* src, int64_t B,
+                     int64_t S, int64_t C, int64_t NH) {
   const int64_t hd = C / NH;
   Kokkos::parallel_for(
       "zeromini::attention_tokens_to_heads", team_policy(shape, B * NH * S),
       KOKKOS_LAMBDA(const TeamMember& team) {
         const int64_t row = team.league_rank();
         const int64_t t = row % S, h = (row / S) % NH, b = row / (S * NH);
-        const T* s = src + (b * S + t) * row_stride + h * hd;
-        T* d = dst + row * hd;
-        team_for(team, hd, [&](int64_t e) { d[e] = s[e]; });
+        const T* s = src + (b * S + t) * Parts * C + h * hd;
+        team_for(team, hd, [&](int64_t e) {
+          for (int p = 0; p < Parts; ++p) dst[p][row * hd + e] = s[p * C + e];
+        });
       });
 }
 
@@ -53,10 +55,7 @@ void attention_forward(TeamShape shape, T* out, const AttentionSaved<T>& saved,
                        int64_t C, int64_t NH, GemmMath math) {
   const int64_t hd = C / NH;
   const T scale = T(Acc<T>(1) / math::sqrt(static_cast<Acc<T>>(hd)));
-  // qkv (B,S,3C) -> q, k, v (B,NH,S,hd).
-  tokens_to_heads(shape, saved.q, qkv, B, S, C, NH, 3 * C);
-  tokens_to_heads(shape, saved.k, qkv + C, B, S, C, NH, 3 * C);
-  tokens_to_heads(shape, saved.v, qkv + 2 * C, B, S, C, NH, 3 * C);
+  tokens_to_heads<3, T>(shape, {saved.q, saved.k, saved.v}, qkv, B, S, C, NH);
   const int64_t BNH = B * NH, SS = S * S, Sd = S * hd;
   // Scores: one batched GEMM over (batch, head).
   gemm_strided_batched<T>(false, true, S, S, hd, scale, saved.q, Sd, saved.k, Sd, T(0), saved.att,
@@ -85,7 +84,7 @@ void attention_backward(TeamShape shape, T* dqkv, const AttentionScratch<T>& scr
   const T scale = T(Acc<T>(1) / math::sqrt(static_cast<Acc<T>>(hd)));
   const int64_t BNH = B * NH, SS = S * S, Sd = S * hd;
   T* dy = scratch.y;
-  tokens_to_heads(shape, dy, dout, B, S, C, NH, C);
+  tokens_to_heads<1, T>(shape, {dy}, dout, B, S, C, NH);
   gemm_strided_batched<T>(false, true, S, S, hd, T(1), dy, Sd, saved.v, Sd, T(0), scratch.datt, SS,
                           BNH, math);
   gemm_strided_batched<T>(true, false, S, hd, S, T(1), saved.att, SS, dy, Sd, T(0), scratch.dv, Sd,
