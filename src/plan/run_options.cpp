@@ -3,8 +3,8 @@
 #include "comm/node_split.hpp"
 #include "core/stage_spec.hpp"
 #include "model/gpt.hpp"
-#include "zero/engine.hpp"
 #include "plan/run_extensions.hpp"
+#include "zero/engine.hpp"
 
 namespace zm {
 
@@ -19,8 +19,11 @@ ZeroOptions zero_options(const Deck& deck, int stage, const ZeroMesh& mesh) {
   options.strategies = extensions.strategies;
   options.tier = extensions.tier;
   if (options.tier) options.homes = options.tier->homes(stage_spec(stage), mesh);
-  options.model_posts = gpt_sync_posts(run_layout(deck, stage), deck.train.micro_batch,
-                                       deck.model.seq_len, compute_element_bytes(options.policy));
+  // The model's own collectives exist only where it is held in slices: no layout built otherwise
+  // (the planner asks for options in loops).
+  if (mesh.model_parallel() > 1)
+    options.model_posts = gpt_sync_posts(run_layout(deck, stage), deck.train.micro_batch,
+                                         deck.model.seq_len, compute_element_bytes(options.policy));
   return options;
 }
 
