@@ -2,7 +2,8 @@
 #
 # A module's folder holds its sources (every .cpp and .hpp in it, headers included as
 # "modules/<name>/file.hpp"), its micro-benchmarks (bench/*.cpp, compiled into zeromini-bench), a
-# README.md and a module.cmake that declares it:
+# README.md, optionally a build.cmake (its own build steps, such as linking an external library,
+# with ${target} its library) and a module.cmake that declares it:
 #
 #   zm_module(offload
 #     DESCRIPTION "ZeRO-Offload: optimizer state (and stage 3's parameters) in host memory"
@@ -143,6 +144,11 @@ function(zm_add_modules modules_dir)
       target_link_libraries(${target} PUBLIC zeromini_module_${required})
     endforeach()
     zm_compile_host_only_where_possible(${sources})
+    # The module's own build steps, if any (an external library it links): its build.cmake,
+    # included here with ${target} its library.
+    if(EXISTS ${dir}/build.cmake)
+      include(${dir}/build.cmake)
+    endif()
   endforeach()
   set(generated ${CMAKE_CURRENT_BINARY_DIR}/generated/modules_generated.cpp)
   file(WRITE ${generated}.in

@@ -30,6 +30,8 @@ packages=(
   iproute2 util-linux libucx-dev
   # The device kit (scripts/device-kit.sh) and its check in a bare Debian root (kit-bare-check.sh)
   patchelf xz-utils debootstrap
+  # The NVMe tier's io_uring (src/modules/zero_infinity; without it, a pool of pread/pwrite)
+  liburing-dev
 )
 
 # Without apt (or without the right to use it): what a build needs, looked for on PATH and in the
