@@ -3,13 +3,17 @@
 #include <fmt/format.h>
 
 #include <toml++/toml.h>
+#include <algorithm>
 #include <cstring>
 #include <map>
 
 #include "core/error.hpp"
+#include "core/registry.hpp"
 #include "core/regular_file.hpp"
 
 namespace zm {
+
+ZM_REGISTRY(MachineKey, add_machine_key, module_machine_keys)
 
 namespace {
 
@@ -18,17 +22,11 @@ std::string where(const std::string& path, const toml::source_region& region) {
                            : path;
 }
 
-// A key of a machine file. An optional one may be left out: a peak not published (or not
-// measured) stays absent (0), never a guess; a link latency not given is not charged.
-struct MachineKey {
-  const char* name;  // "section.key"
-  bool number;       // a positive number, else a string
-  bool optional;
-  const char* meaning;  // what it holds, where an optional table lacks it
-};
-
-// A table a file may leave out: without [host] the planner prices nothing in host memory there.
-const char* const kOptionalTable = "host";
+// Every table but the core's three may be left out: without [host] the planner prices nothing
+// in host memory there, without a module's table the module nothing of its own.
+bool optional_table(const std::string& section) {
+  return section != "compute" && section != "machine" && section != "network";
+}
 
 // Sorted by name: the order in which missing keys are reported.
 const MachineKey kKeys[] = {
@@ -55,16 +53,14 @@ const MachineKey kKeys[] = {
     {"network.intra_node_latency_us", true, false, ""},
 };
 
-const MachineKey* find_key(const std::string& name) {
-  for (const MachineKey& key : kKeys)
-    if (name == key.name) return &key;
-  return nullptr;
-}
-
-bool known_table(const std::string& section) {
-  for (const MachineKey& key : kKeys)
-    if (std::strncmp(key.name, (section + ".").c_str(), section.size() + 1) == 0) return true;
-  return false;
+// The core's tables, then the modules' (add_machine_key), as a message names them.
+std::string known_tables() {
+  std::string tables = "[machine], [compute], [network] and (optional) [host]";
+  for (const MachineKey& key : module_machine_keys()) {
+    const std::string table = "[" + std::string(key.name, std::strcspn(key.name, ".")) + "]";
+    if (tables.find(table) == std::string::npos) tables += ", " + table;
+  }
+  return tables;
 }
 
 toml::table parse_machine_file(const std::string& path) {
@@ -78,89 +74,77 @@ toml::table parse_machine_file(const std::string& path) {
   }
 }
 
-// Every key of the file checked, by "section.key".
-struct MachineValues {
-  std::map<std::string, double> numbers;
-  std::map<std::string, std::string> strings;
-  std::map<std::string, toml::source_region> tables;  // where each table the file has begins
-
-  // The number times `scale`; 0 where the file has none.
-  double number(const std::string& name, double scale) const {
-    const auto found = numbers.find(name);
-    return found == numbers.end() ? 0.0 : found->second * scale;
-  }
-};
-
-MachineValues read_values(const toml::table& root, const std::string& path) {
-  MachineValues values;
+// Every key of the file checked into m.numbers and m.strings; returns where each table begins.
+std::map<std::string, toml::source_region> read_values(const toml::table& root,
+                                                       const std::string& path, Machine& m) {
+  std::vector<MachineKey> keys(std::begin(kKeys), std::end(kKeys));
+  keys.insert(keys.end(), module_machine_keys().begin(), module_machine_keys().end());
+  std::map<std::string, toml::source_region> tables;
   for (auto&& [table_key, table_node] : root) {
     const std::string section(table_key.str());
-    if (!known_table(section) || !table_node.is_table())
-      fail(
-          "{}: unknown section [{}]; expected [machine], [compute], [network] and (optional) "
-          "[host]",
-          where(path, table_key.source()), section);
-    values.tables[section] = table_key.source();
+    if (known_tables().find("[" + section + "]") == std::string::npos || !table_node.is_table())
+      fail("{}: unknown section [{}]; expected {}", where(path, table_key.source()), section,
+           known_tables());
+    tables[section] = table_key.source();
     for (auto&& [key, node] : *table_node.as_table()) {
       const std::string full = section + "." + std::string(key.str());
-      const MachineKey* spec = find_key(full);
-      if (spec == nullptr) fail("{}: unknown key '{}'", where(path, key.source()), full);
-      if (spec->number) {
-        std::optional<double> value = node.value<double>();
-        if (!value || !(*value > 0))
-          fail("{}: {} must be a positive number", where(path, key.source()), full);
-        values.numbers[full] = *value;
-      } else {
-        std::optional<std::string> value = node.value<std::string>();
-        if (!value) fail("{}: {} must be a string", where(path, key.source()), full);
-        values.strings[full] = *value;
-      }
+      const auto spec = std::find_if(keys.begin(), keys.end(),
+                                     [&](const MachineKey& k) { return full == k.name; });
+      if (spec == keys.end()) fail("{}: unknown key '{}'", where(path, key.source()), full);
+      const std::optional<double> number = node.value<double>();
+      const std::optional<std::string> text = node.value<std::string>();
+      if (spec->number ? !(number && *number > 0) : !text)
+        fail("{}: {} must be {}", where(path, key.source()), full,
+             spec->number ? "a positive number" : "a string");
+      if (spec->number)
+        m.numbers[full] = *number;
+      else
+        m.strings[full] = *text;
     }
   }
-  for (const MachineKey& key : kKeys) {
+  for (const MachineKey& key : keys) {
     const std::string full = key.name, section = full.substr(0, full.find('.'));
-    const auto table = values.tables.find(section);
-    const bool optional_table = section == kOptionalTable;
-    if (key.optional || (optional_table && table == values.tables.end())) continue;
-    if (key.number ? values.numbers.count(full) : values.strings.count(full)) continue;
+    const auto table = tables.find(section);
+    if (key.optional || (optional_table(section) && table == tables.end())) continue;
+    if (key.number ? m.numbers.count(full) : m.strings.count(full)) continue;
     // A key an optional table needs is named at the table, with what it holds.
-    if (optional_table)
+    if (optional_table(section))
       fail("{}: [{}] lacks key '{}' (expected {}; see inputs/machines/dgx-h100.toml)",
            where(path, table->second), section, full, key.meaning);
     fail("{}: missing key '{}' (see inputs/machines/ for the format)", path, full);
   }
-  return values;
+  return tables;
 }
 
 }  // namespace
 
 Machine load_machine(const std::string& path) {
-  MachineValues v = read_values(parse_machine_file(path), path);
-  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   Machine m;
+  const auto tables = read_values(parse_machine_file(path), path, m);
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   m.path = path;
-  m.name = v.strings["machine.name"];
-  m.description = v.strings["machine.description"];
-  m.devices_per_node = static_cast<int64_t>(v.number("machine.devices_per_node", 1));
-  m.device_memory_bytes = v.number("machine.device_memory_gib", kGiB);
-  m.sustained_flops_fp32 = v.number("compute.sustained_tflops_fp32", 1e12);
-  m.sustained_flops_mixed = v.number("compute.sustained_tflops_mixed", 1e12);
-  m.memory_bandwidth = v.number("compute.memory_bandwidth_gbs", 1e9);
-  m.intra_node_bandwidth = v.number("network.intra_node_bandwidth_gbs", 1e9);
-  m.intra_node_latency = v.number("network.intra_node_latency_us", 1e-6);
-  m.inter_node_bandwidth = v.number("network.inter_node_bandwidth_gbs", 1e9);
-  m.inter_node_latency = v.number("network.inter_node_latency_us", 1e-6);
-  m.peak_flops_fp32 = v.number("compute.peak_tflops_fp32", 1e12);
-  m.peak_flops_tf32 = v.number("compute.peak_tflops_tf32", 1e12);
-  m.peak_flops_mixed = v.number("compute.peak_tflops_mixed", 1e12);
+  m.name = m.strings["machine.name"];
+  m.description = m.strings["machine.description"];
+  m.devices_per_node = static_cast<int64_t>(m.number("machine.devices_per_node", 1));
+  m.device_memory_bytes = m.number("machine.device_memory_gib", kGiB);
+  m.sustained_flops_fp32 = m.number("compute.sustained_tflops_fp32", 1e12);
+  m.sustained_flops_mixed = m.number("compute.sustained_tflops_mixed", 1e12);
+  m.memory_bandwidth = m.number("compute.memory_bandwidth_gbs", 1e9);
+  m.intra_node_bandwidth = m.number("network.intra_node_bandwidth_gbs", 1e9);
+  m.intra_node_latency = m.number("network.intra_node_latency_us", 1e-6);
+  m.inter_node_bandwidth = m.number("network.inter_node_bandwidth_gbs", 1e9);
+  m.inter_node_latency = m.number("network.inter_node_latency_us", 1e-6);
+  m.peak_flops_fp32 = m.number("compute.peak_tflops_fp32", 1e12);
+  m.peak_flops_tf32 = m.number("compute.peak_tflops_tf32", 1e12);
+  m.peak_flops_mixed = m.number("compute.peak_tflops_mixed", 1e12);
   if (m.devices_per_node < 1) fail("{}: machine.devices_per_node must be >= 1", path);
-  if (v.tables.count(kOptionalTable)) {
+  if (tables.count("host")) {
     HostSide host;
-    host.memory_per_node_bytes = v.number("host.memory_per_node_gib", kGiB);
-    host.link = v.strings["host.link"];
-    host.link_bandwidth = v.number("host.link_bandwidth_gbs", 1e9);
-    host.link_latency = v.number("host.link_latency_us", 1e-6);
-    host.adamw_params_per_second = v.number("host.adamw_gparams_per_s", 1e9);
+    host.memory_per_node_bytes = m.number("host.memory_per_node_gib", kGiB);
+    host.link = m.strings["host.link"];
+    host.link_bandwidth = m.number("host.link_bandwidth_gbs", 1e9);
+    host.link_latency = m.number("host.link_latency_us", 1e-6);
+    host.adamw_params_per_second = m.number("host.adamw_gparams_per_s", 1e9);
     m.host = host;
   }
   return m;

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/precision.hpp"
 
@@ -40,10 +42,30 @@ struct Machine {
   double peak_flops_mixed = 0;  // the 16-bit tensor-core peak (train.precision = "bf16")
   // [host]: absent where the file has none; the planner then refuses to price host memory's copies.
   std::optional<HostSide> host;
+  // Every value the file gives by "table.key", as written: what a module's tables hold.
+  std::map<std::string, double> numbers;
+  std::map<std::string, std::string> strings;
+  // numbers' value times `scale`; 0 where the file has none.
+  double number(const std::string& key, double scale = 1) const {
+    const auto found = numbers.find(key);
+    return found == numbers.end() ? 0.0 : found->second * scale;
+  }
 
   // The file it came from, else its name: what a message about it names.
   std::string source() const { return path.empty() ? name : path; }
 };
+
+// A key of a machine file: a positive number or a string. An optional one may be left out: a
+// peak not published (or not measured) stays absent (0), never a guess.
+struct MachineKey {
+  const char* name;     // "table.key"
+  bool number;          // a positive number, else a string
+  bool optional;        // in its table, which may itself be left out unless it is a core one
+  const char* meaning;  // what it holds, for a table that lacks it
+};
+// A module's key, in a table of its own that files may leave out (at start-up).
+void add_machine_key(MachineKey key);
+const std::vector<MachineKey>& module_machine_keys();
 
 // Reads and validates a machine file; errors name the file, line, key and what was expected.
 Machine load_machine(const std::string& path);

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <iterator>
 
 #include "common/test_paths.hpp"
@@ -223,6 +224,50 @@ TEST(Planner, EveryMachineFileLoads) {
         ++count;
       }
   EXPECT_GE(count, 4);
+}
+
+// A module's table (add_machine_key): optional as a whole, its values in Machine::numbers and
+// strings, a required key it lacks named at the table, and listed where a table is unknown.
+TEST(Planner, MachineFilesTakeTablesModulesAdd) {
+  zm::add_machine_key({"scratch_tier.capacity_tb", true, false, "the tier's capacity in TB"});
+  zm::add_machine_key({"scratch_tier.drives", false, true, ""});
+  const std::filesystem::path dir = zm_test::fresh_dir("machine-module-table");
+  std::ifstream core_file(zm_test::inputs_dir() + "/machines/dgx-h100.toml");
+  const std::string core((std::istreambuf_iterator<char>(core_file)), {});
+  const auto machine_with = [&](const std::string& name, const std::string& extra) {
+    std::ofstream((dir / name).string()) << core << extra;
+    return (dir / name).string();
+  };
+  const auto refusal = [](const std::string& path) -> std::string {
+    try {
+      zm::load_machine(path);
+    } catch (const zm::Error& error) {
+      return error.what();
+    }
+    return "";
+  };
+  const zm::Machine with =
+      zm::load_machine(machine_with("with.toml", "\n[scratch_tier]\ncapacity_tb = 30.5\n"));
+  EXPECT_DOUBLE_EQ(with.number("scratch_tier.capacity_tb"), 30.5);
+  EXPECT_DOUBLE_EQ(with.number("scratch_tier.capacity_tb", 1e12), 30.5e12);
+  EXPECT_EQ(with.strings.count("scratch_tier.drives"), 0u);
+  const zm::Machine without = zm::load_machine(machine_with("without.toml", ""));
+  EXPECT_DOUBLE_EQ(without.number("scratch_tier.capacity_tb"), 0.0);
+  const std::string lacking =
+      refusal(machine_with("lacking.toml", "\n[scratch_tier]\ndrives = \"8 x 3.84 TB\"\n"));
+  EXPECT_NE(lacking.find("[scratch_tier] lacks key 'scratch_tier.capacity_tb' (expected the "
+                         "tier's capacity in TB"),
+            std::string::npos)
+      << lacking;
+  const std::string unknown = refusal(machine_with("unknown.toml", "\n[bogus]\nx = 1\n"));
+  EXPECT_NE(unknown.find("unknown section [bogus]; expected [machine], [compute], [network] and "
+                         "(optional) [host], [scratch_tier]"),
+            std::string::npos)
+      << unknown;
+  const std::string text =
+      refusal(machine_with("text.toml", "\n[scratch_tier]\ncapacity_tb = \"lots\"\n"));
+  EXPECT_NE(text.find("scratch_tier.capacity_tb must be a positive number"), std::string::npos)
+      << text;
 }
 
 }  // namespace
