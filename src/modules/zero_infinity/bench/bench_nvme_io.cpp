@@ -4,9 +4,11 @@
 // /var/tmp. scripts/nvme-bandwidth.sh runs it beside `dd oflag=direct` / `iflag=direct` on the
 // same directory, in alternated rounds, and prints the ratios.
 #include <benchmark/benchmark.h>
+#include <fmt/format.h>
 
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.hpp"
@@ -54,21 +56,17 @@ void nvme_io(benchmark::State& state, IoEngine engine, IoOp op) {
   state.SetLabel(std::string(io->name()) + (file.direct() ? ", O_DIRECT" : ", page cache"));
 }
 
-}  // namespace
+// NvmeIo/<engine>/<operation> for each engine and operation.
+const bool kRegistered = [] {
+  for (const auto& [engine, engine_name] :
+       {std::pair{IoEngine::Threads, "threads"}, std::pair{IoEngine::Uring, "io_uring"}})
+    for (const auto& [op, op_name] :
+         {std::pair{IoOp::Write, "write"}, std::pair{IoOp::Read, "read"}})
+      benchmark::RegisterBenchmark(fmt::format("NvmeIo/{}/{}", engine_name, op_name).c_str(),
+                                   nvme_io, engine, op)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+  return true;
+}();
 
-BENCHMARK_CAPTURE(nvme_io, threads / write, IoEngine::Threads, IoOp::Write)
-    ->Name("NvmeIo/threads/write")
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
-BENCHMARK_CAPTURE(nvme_io, threads / read, IoEngine::Threads, IoOp::Read)
-    ->Name("NvmeIo/threads/read")
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
-BENCHMARK_CAPTURE(nvme_io, io_uring / write, IoEngine::Uring, IoOp::Write)
-    ->Name("NvmeIo/io_uring/write")
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
-BENCHMARK_CAPTURE(nvme_io, io_uring / read, IoEngine::Uring, IoOp::Read)
-    ->Name("NvmeIo/io_uring/read")
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
+}  // namespace
