@@ -175,7 +175,8 @@ class UringIo final : public AsyncIo {
       io_uring_prep_write(sqe, request.file->fd(), request.buffer,
                           static_cast<unsigned>(request.bytes),
                           static_cast<uint64_t>(request.offset));
-    io_uring_sqe_set_data64(sqe, static_cast<uint64_t>(ticket));
+    // The ticket as the entry's data (set_data, not set_data64: liburing before 2.2 has only it).
+    io_uring_sqe_set_data(sqe, reinterpret_cast<void*>(static_cast<uintptr_t>(ticket)));
     transfers_.emplace(ticket, Transfer{std::move(request)});
     const int submitted = io_uring_submit(&ring_);
     if (submitted < 0) fail("io_uring_submit: {}", std::strerror(-submitted));
@@ -215,7 +216,8 @@ class UringIo final : public AsyncIo {
     do result = io_uring_wait_cqe(&ring_, &cqe);
     while (result == -EINTR);
     if (result < 0) fail("io_uring_wait_cqe: {}", std::strerror(-result));
-    const auto ticket = static_cast<int64_t>(io_uring_cqe_get_data64(cqe));
+    const auto ticket =
+        static_cast<int64_t>(reinterpret_cast<uintptr_t>(io_uring_cqe_get_data(cqe)));
     auto found = transfers_.find(ticket);
     if (found != transfers_.end()) {
       found->second.result = cqe->res;

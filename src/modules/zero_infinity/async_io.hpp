@@ -44,9 +44,10 @@ struct IoFigures {
 
 class AsyncIo {
  public:
+  // Waits for the transfers still in flight (their buffers must outlive the engine).
   virtual ~AsyncIo() = default;
-  // Starts the transfer and returns its ticket. With depth() transfers in flight it first waits
-  // for one of them to complete (its result kept for its own wait).
+  // Starts the transfer and returns its ticket. At most depth() transfers move at once: the
+  // threads queue the rest; io_uring first reaps a completion (kept for its own wait).
   virtual int64_t submit(IoRequest request) = 0;
   // Returns once transfer `ticket` has completed; throws zm::Error where it failed or was short.
   // Each ticket is waited exactly once.
