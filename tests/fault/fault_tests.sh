@@ -64,9 +64,10 @@ case $case_name in
     ;;
   sigterm)
     # SIGTERM to the launcher (what Slurm sends at the time limit) mid-run.
-    # Enough steps that the signal lands mid-run; the same train.steps in both runs, since the
-    # learning-rate schedule depends on it.
-    common=(--set zero.stage=3 --set train.steps=3000 --set output.checkpoint_every=1000 --set output.log_every=1)
+    # Enough steps that the signal, sent once step 4 is logged, lands mid-run (1,200 steps: 2 s
+    # or more of run left at the fastest, 2 ms a step); the same train.steps in both runs, since
+    # the learning-rate schedule depends on it.
+    common=(--set zero.stage=3 --set train.steps=1200 --set output.checkpoint_every=500 --set output.log_every=1)
     run reference 2 "${common[@]}" --out "$work/reference"
     [[ $status -eq 0 ]] || fail "the uninterrupted run failed"
     "$mpiexec" -n 2 "$zeromini" run "$deck" "${common[@]}" --out "$work/run" \
