@@ -55,7 +55,8 @@ std::string gb(double bytes) {
   return fmt::format("{:.3f}", bytes / 1e9);
 }
 
-// The memory categories' columns, in the enum's order: the CSV name and the table heading.
+// The memory categories' columns, in the enum's order: the CSV name and the table heading. State a
+// module keeps in files (MemCategory::Storage) is that module's to price, not a memory column.
 struct CategoryColumn {
   const char* csv;
   const char* heading;
@@ -68,12 +69,13 @@ constexpr CategoryColumn kCategoryColumns[] = {{"params_bytes", "params", 10},
                                                {"comm_buffers_bytes", "commbuf", 9},
                                                {"workspace_bytes", "workspace", 9},
                                                {"host_bytes", "host", 10}};
-static_assert(std::size(kCategoryColumns) == kMemCategories, "a column per memory category");
+static_assert(std::size(kCategoryColumns) == static_cast<size_t>(MemCategory::Storage),
+              "a column per memory category");
 
 // f(c) for every memory category in order, and after the optimizer's, model_states() (-1).
 template <typename F>
 void for_each_memory_column(F&& f) {
-  for (int c = 0; c < kMemCategories; ++c) {
+  for (int c = 0; c < static_cast<int>(MemCategory::Storage); ++c) {
     f(c);
     if (static_cast<MemCategory>(c) == MemCategory::Optimizer) f(-1);
   }

@@ -10,7 +10,7 @@ namespace zm {
 
 const char* mem_category_name(MemCategory category) {
   static const char* const kNames[] = {"parameters",   "gradients", "optimizer", "activations",
-                                       "comm_buffers", "workspace", "host"};
+                                       "comm_buffers", "workspace", "host",      "storage"};
   static_assert(std::size(kNames) == kMemCategories);
   return enum_name(kNames, category);
 }

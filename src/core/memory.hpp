@@ -25,12 +25,15 @@ enum class MemCategory : int {
   // Host memory (model state a module keeps there, and its staging): not in the device totals
   // (peak_total, MemoryPlan::total()).
   Host,
+  // Files (model state a module keeps on a drive): counted, never allocated: its buffers have a
+  // size and no data, and the module that keeps the state reaches it.
+  Storage,
   Count
 };
 constexpr int kMemCategories = static_cast<int>(MemCategory::Count);
 const char* mem_category_name(MemCategory category);  // "parameters", "gradients", ...
 constexpr bool on_device(MemCategory category) {
-  return category != MemCategory::Host;
+  return category != MemCategory::Host && category != MemCategory::Storage;
 }
 
 struct MemoryFigures {
@@ -76,7 +79,8 @@ using HostStagingSpace = Kokkos::HostSpace;
 
 // A move-only 1-D View whose bytes are recorded in a ledger (if any) while it is alive: in device
 // memory, or for the Host category in HostStagingSpace (typed as a device View over that memory,
-// which the device reaches through unified addressing, so that code taking either is the same).
+// which the device reaches through unified addressing, so that code taking either is the same);
+// for the Storage category none (data() is null, size() the elements counted).
 template <typename T>
 class TrackedBuffer {
  public:
@@ -87,6 +91,8 @@ class TrackedBuffer {
       : category_(category), bytes_(count * sizeof(T)), ledger_(ledger) {
     if (on_device(category)) {
       view_ = view_type(label, count);
+    } else if (category == MemCategory::Storage) {
+      count_ = count;
     } else {
       // Zeroed, as a View's allocation is.
       host_ = Kokkos::kokkos_malloc<HostStagingSpace>(label, std::max<size_t>(bytes_, 1));
@@ -104,6 +110,7 @@ class TrackedBuffer {
       view_ = std::exchange(other.view_, view_type());
       host_ = std::exchange(other.host_, nullptr);
       bytes_ = std::exchange(other.bytes_, 0);
+      count_ = std::exchange(other.count_, 0);
       category_ = other.category_;
       ledger_ = other.ledger_;
     }
@@ -113,14 +120,14 @@ class TrackedBuffer {
 
   void release() {
     if (bytes_ > 0 && ledger_) ledger_->remove(category_, bytes_);
-    bytes_ = 0;
+    bytes_ = count_ = 0;
     view_ = view_type();
     if (host_) Kokkos::kokkos_free<HostStagingSpace>(host_);
     host_ = nullptr;
   }
 
   T* data() const { return view_.data(); }
-  size_t size() const { return view_.extent(0); }
+  size_t size() const { return category_ == MemCategory::Storage ? count_ : view_.extent(0); }
   size_t bytes() const { return bytes_; }
   const view_type& view() const { return view_; }
   MemCategory category() const { return category_; }
@@ -130,6 +137,7 @@ class TrackedBuffer {
   void* host_ = nullptr;  // the Host category's allocation, which view_ does not own
   MemCategory category_ = MemCategory::Workspace;
   size_t bytes_ = 0;
+  size_t count_ = 0;  // the Storage category's elements, which have no view
   MemoryLedger* ledger_ = nullptr;
 };
 

@@ -42,17 +42,6 @@ std::string unit_dataset(const char* state, int u) {
   return fmt::format("{}/unit_{:04d}", state, u);
 }
 
-float* state_at(ZeroEngine& engine, int state, int u, int64_t e) {
-  switch (state) {
-    case 0:
-      return engine.master_at(u, e);  // fp32 whatever the compute precision
-    case 1:
-      return engine.adam_m_at(u, e);
-    default:
-      return engine.adam_v_at(u, e);
-  }
-}
-
 const Placement& storage_of(const ZeroEngine& engine, int state) {
   return state == 0 ? engine.master_storage() : engine.optimizer_storage();
 }
@@ -67,7 +56,6 @@ std::vector<std::pair<std::string, int64_t>> model_attributes(const ModelConfig&
 }
 
 using HostBuffer = Kokkos::View<float*, HostSpace>;
-using DeviceSpan = Kokkos::View<float*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
 // Where a rank's part of a unit lies in a checkpoint. Each unit's dataset holds the whole model's
 // unit (UnitInfo::global_size elements), while a rank of a model held in slices holds one slice
@@ -209,7 +197,7 @@ void write_unit_state(hid_t file, hid_t xfer, ZeroEngine& engine, int s, int u,
   if (!set.valid()) fail("{}: cannot create {}: {}", temporary, name, h5::last_error());
   // The owned range on the host; the runs pick what of it is written, and where.
   HostBuffer host("checkpoint_slice", count);
-  if (count > 0) Kokkos::deep_copy(host, DeviceSpan(state_at(engine, s, u, begin), count));
+  if (count > 0) engine.copy_state(s, u, begin, static_cast<int64_t>(count), host.data(), true);
   h5::Handle file_space(H5Dget_space(set));
   select_runs(file_space, runs, Side::File);
   const hsize_t memory_count = std::max<hsize_t>(count, 1);
@@ -441,7 +429,7 @@ void read_unit_state(hid_t file, ZeroEngine& engine, int s, int u, const std::st
   HostBuffer host("checkpoint_slice", count);
   if (H5Dread(set, H5T_NATIVE_FLOAT, memory_space, file_space, H5P_DEFAULT, host.data()) < 0)
     fail("{}: reading {} failed (corrupted or truncated file): {}", path, name, h5::last_error());
-  Kokkos::deep_copy(DeviceSpan(state_at(engine, s, u, begin), count), host);
+  engine.copy_state(s, u, begin, static_cast<int64_t>(count), host.data(), false);
 }
 
 }  // namespace

@@ -264,14 +264,26 @@ void ZeroEngineT<Real>::optimizer_step(const OptimizerSettings& s) {
 template <typename Real>
 void ZeroEngineT<Real>::masters_written() {
   if (!has_master()) return;  // the parameters are their own master
+  Kokkos::View<float*, MemSpace> copy;
   for (int u = 0; u < partition_->num_units(); ++u) {
     const auto [begin, end] = held_range(optim_storage_, u);
     if (end > begin)
-      kernels::convert<float, Real>(team_shape_, param_at(u, begin), master_at(u, begin),
+      kernels::convert<float, Real>(team_shape_, param_at(u, begin), master_of(u, copy),
                                     end - begin);
     if (gathers_updates()) post_parameter_gather(u);
   }
   wait_parameter_gathers();
+}
+
+template <typename Real>
+const float* ZeroEngineT<Real>::master_of(int u, Kokkos::View<float*, MemSpace>& copy) {
+  const auto [begin, end] = held_range(optim_storage_, u);
+  if (master_.data()) return master_at(u, begin);
+  Kokkos::View<float*, HostSpace> host("master copy", end - begin);
+  optimizer_->copy_state(0, u, begin, end - begin, host.data(), true, *this);
+  Kokkos::resize(Kokkos::WithoutInitializing, copy, end - begin);
+  Kokkos::deep_copy(copy, host);
+  return copy.data();
 }
 
 template <typename Real>

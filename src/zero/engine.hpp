@@ -118,6 +118,9 @@ class ZeroEngine {
   virtual float* master_at(int u, int64_t e) const = 0;
   float* adam_m_at(int u, int64_t e) const { return base_of(adam_m_.data(), optim_piece_, u, e); }
   float* adam_v_at(int u, int64_t e) const { return base_of(adam_v_.data(), optim_piece_, u, e); }
+  // Elements [e, e + n) of that state (0: master, 1: Adam m, 2: Adam v) to host memory or from
+  // it, wherever the optimizer keeps it (UnitOptimizerT::copy_state): checkpoints go through it.
+  virtual void copy_state(int state, int u, int64_t e, int64_t n, float* host, bool to_host) = 0;
   // After master parameters were written from outside (a checkpoint): refreshes the compute
   // parameters from them (collective where the stage gathers parameters).
   virtual void masters_written() = 0;
@@ -187,6 +190,9 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
   double sumsq_of_slices(int u, int64_t begin, int64_t end) const;
   void optimizer_step(const OptimizerSettings& settings) override;
   float* master_at(int u, int64_t e) const override;
+  void copy_state(int state, int u, int64_t e, int64_t n, float* host, bool to_host) override {
+    optimizer_->copy_state(state, u, e, n, host, to_host, *this);
+  }
   void masters_written() override;
 
   // Pointers to logical element e of unit u in the compute parameters and gradients.
@@ -264,9 +270,12 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
   void prepare_strategies(const StageSpec& spec);
   // The tier's parts (zero/state_tier.hpp), or the core's where it has none.
   void make_tier_parts(const StageSpec& spec);
-  // Initialises the held range of every unit of a buffer of T with the given placement.
+  // Initialises the held range of every unit of a buffer of T with the given placement (of
+  // `only_unit` alone, where given, in a buffer holding that unit's range alone).
   template <typename T>
-  void init_held(T* buffer, const Placement& placement, uint64_t seed) const;
+  void init_held(T* buffer, const Placement& placement, uint64_t seed, int only_unit = -1) const;
+  // Unit u's held master, or where the optimizer keeps it outside memory a copy of it in `copy`.
+  const float* master_of(int u, Kokkos::View<float*, MemSpace>& copy);
 };
 
 // The core's parts (zero/state_tier.hpp): AdamW on the device (engine.cpp), the shard summed

@@ -14,7 +14,8 @@ namespace zm {
 
 template <typename Real>
 template <typename T>
-void ZeroEngineT<Real>::init_held(T* buffer, const Placement& placement, uint64_t seed) const {
+void ZeroEngineT<Real>::init_held(T* buffer, const Placement& placement, uint64_t seed,
+                                  int only_unit) const {
   const ParamLayout& layout = partition_->layout();
   const ModelConfig& c = layout.config();
   const float std_normal = 0.02f;
@@ -24,11 +25,14 @@ void ZeroEngineT<Real>::init_held(T* buffer, const Placement& placement, uint64_
   // gradient is zero and decay keeps zero at zero).
   const int64_t wte_real = c.vocab * c.dim;
   const int slices = layout.slices(), slice = slice_rank();
-  for (int u = 0; u < partition_->num_units(); ++u) {
+  const int first = std::max(only_unit, 0);
+  const int last = only_unit < 0 ? partition_->num_units() : only_unit + 1;
+  for (int u = first; u < last; ++u) {
     const auto [begin, end] = held_range(placement, u);
     for (const TensorSegment& seg : partition_->segments(u, begin, end)) {
       const TensorInfo& t = layout.tensors()[static_cast<size_t>(seg.tensor)];
-      T* segment = base_of(buffer, piece(placement), u, seg.unit_offset);
+      T* segment = only_unit < 0 ? base_of(buffer, piece(placement), u, seg.unit_offset)
+                                 : buffer + (seg.unit_offset - begin);
       // Each value is drawn by its index in the whole model, so a slice holds the same numbers as
       // the same elements of a whole model.
       const uint64_t tensor_index =
@@ -65,7 +69,17 @@ void ZeroEngineT<Real>::init_parameters(uint64_t seed) {
   // The compute parameters and the master copy are drawn from the same fp32 values, so the bf16
   // parameters are the rounding of their master.
   init_held(params_.data(), params_storage_, seed);
-  if (has_master()) init_held(master_.data(), optim_storage_, seed);
+  if (!has_master()) return;
+  if (master_.data()) return init_held(master_.data(), optim_storage_, seed);
+  // Kept outside memory (MemCategory::Storage): drawn unit by unit, handed to the optimizer.
+  for (int u = 0; u < partition_->num_units(); ++u) {
+    const auto [begin, end] = held_range(optim_storage_, u);
+    if (end <= begin) continue;
+    Kokkos::View<float*, MemSpace> drawn("initial master", end - begin);
+    init_held(drawn.data(), optim_storage_, seed, u);
+    auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), drawn);
+    optimizer_->copy_state(0, u, begin, end - begin, host.data(), false, *this);
+  }
 }
 
 #define ZM_INSTANTIATE(R) template void ZeroEngineT<R>::init_parameters(uint64_t);

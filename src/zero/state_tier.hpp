@@ -46,6 +46,21 @@ class UnitOptimizerT {
   // Updates unit u's piece: its master, Adam m and v, and the compute parameters the engine
   // holds (where they are not their own master).
   virtual void update(int u, const OptimizerSettings& settings, ZeroEngineT<Real>& engine) = 0;
+  // Elements [e, e + n) of unit u's fp32 state (0: master, 1: Adam m, 2: Adam v) to host memory
+  // or from it (checkpoints, the initial master): here through the engine's buffers; an optimizer
+  // keeping the state outside memory (MemCategory::Storage: buffers without data) its own way.
+  virtual void copy_state(int state, int u, int64_t e, int64_t n, float* host, bool to_host,
+                          ZeroEngineT<Real>& engine) {
+    float* at = state == 0 ? engine.master_at(u, e)
+                           : (state == 1 ? engine.adam_m_at(u, e) : engine.adam_v_at(u, e));
+    using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
+    const Kokkos::View<float*, MemSpace, Unmanaged> held(at, n);
+    const Kokkos::View<float*, HostSpace, Unmanaged> copy(host, n);
+    if (to_host)
+      Kokkos::deep_copy(copy, held);
+    else
+      Kokkos::deep_copy(held, copy);
+  }
 };
 
 // Where each micro-step's reduced gradient shard joins the shard (the stages that keep only the

@@ -41,12 +41,12 @@ def main(zeromini, mpiexec, deck, work):
         assert len(columns) == times.shape[2], columns
         assert np.all(np.array(times)[:, :, :5] > 0)
         assert stage["loss"].shape == (4,)
-        assert stage["memory_peak"].shape == (2, 7)
+        assert stage["memory_peak"].shape == (2, 8)
         columns = [c.decode() if isinstance(c, bytes) else c for c in stage["memory_peak"].attrs["columns"]]
-        assert columns[0] == "parameters" and columns[-1] == "host", columns
-        # Nothing in host memory; a build with the offload module also writes its host-device
-        # copies, none here, in their own datasets (every run has them).
-        assert np.all(np.array(stage["memory_peak"])[:, -1] == 0)
+        assert columns[0] == "parameters" and columns[-2:] == ["host", "storage"], columns
+        # Nothing in host memory or files; a build with the offload module also writes its
+        # host-device copies, none here, in their own datasets (every run has them).
+        assert np.all(np.array(stage["memory_peak"])[:, -2:] == 0)
         if "offload" in modules:
             for name in ("transfer_calls", "transfer_bytes", "transfer_seconds"):
                 assert stage[name].shape == (2, 2), (name, stage[name].shape)

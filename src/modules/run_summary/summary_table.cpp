@@ -93,10 +93,17 @@ std::string summary_table(const Deck& deck, const std::vector<StageResult>& resu
       results.front().ranks, thousands(static_cast<double>(results.front().param_count)),
       thousands(static_cast<double>(results.front().tokens_per_rank_per_step)));
   // Memory columns in the MemCategory enum's order: the device's, the peak of their total, then
-  // host memory (model state kept there), which is not in that total.
-  constexpr const char* kMemoryHeadings[] = {"params",  "grads", "optim", "activ",
-                                             "commbuf", "work",  "peak",  "host"};
+  // host memory (model state kept there), which is not in that total, and where a run keeps
+  // model state in files (MemCategory::Storage), their bytes.
+  constexpr const char* kMemoryHeadings[] = {"params", "grads", "optim", "activ",  "commbuf",
+                                             "work",   "peak",  "host",  "storage"};
   static_assert(std::size(kMemoryHeadings) == kMemCategories + 1, "a heading per memory category");
+  const auto storage_of = [](const StageResult& s) {
+    return largest_over_ranks(s.memory_by_rank).peak[static_cast<size_t>(MemCategory::Storage)];
+  };
+  const bool storage = std::any_of(results.begin(), results.end(),
+                                   [&](const StageResult& s) { return storage_of(s) > 0; });
+  const int memory_columns = static_cast<int>(std::size(kMemoryHeadings)) - (storage ? 0 : 1);
   constexpr CommOp kReportedOps[] = {CommOp::AllReduce, CommOp::ReduceScatter, CommOp::AllGather};
   const std::vector<Cell> columns = cells_of(results.front());
   std::string heading, blanks;
@@ -105,11 +112,11 @@ std::string summary_table(const Deck& deck, const std::vector<StageResult>& resu
     blanks += fmt::format("{}{:>{}}", i ? " " : "", "", columns[i].width);
   }
   heading += " |";
-  for (const char* name : kMemoryHeadings) heading += fmt::format(" {:>9}", name);
+  for (int i = 0; i < memory_columns; ++i) heading += fmt::format(" {:>9}", kMemoryHeadings[i]);
   heading += fmt::format(" | {:>10} {:>10} {:>10}", "allreduce", "reducescat", "allgather");
   out += heading + "\n";
-  out += fmt::format("{} | {:>79} | {:>32}\n", blanks, "MiB per rank (peak)",
-                     "MiB moved per rank per step");
+  out += fmt::format("{} | {:>{}} | {:>32}\n", blanks, "MiB per rank (peak)",
+                     10 * memory_columns - 1, "MiB moved per rank per step");
   for (const StageResult& s : results) {
     const MemoryFigures worst = largest_over_ranks(s.memory_by_rank);
     auto mib = [](size_t bytes) { return static_cast<double>(bytes) / kMiB; };
@@ -121,7 +128,9 @@ std::string summary_table(const Deck& deck, const std::vector<StageResult>& resu
     for (int c = 0; c < kMemCategories; ++c)
       if (on_device(MemCategory(c))) line += fmt::format(" {:>9.2f}", mib(worst.peak[c]));
     line += fmt::format(" {:>9.2f}", mib(worst.peak_total));
-    line += fmt::format(" {:>9.2f} |", mib(worst.peak[static_cast<size_t>(MemCategory::Host)]));
+    line += fmt::format(" {:>9.2f}", mib(worst.peak[static_cast<size_t>(MemCategory::Host)]));
+    if (storage) line += fmt::format(" {:>9.2f}", mib(storage_of(s)));
+    line += " |";
     for (CommOp op : kReportedOps)
       line += fmt::format(" {:>10.3f}", s.comm_per_step[op].bytes / kMiB);
     out += line + "\n";
