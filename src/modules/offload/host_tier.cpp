@@ -8,6 +8,7 @@
 #include "kernels/adamw.hpp"
 #include "model/layout.hpp"
 #include "modules/offload/host_copies.hpp"
+#include "modules/offload/host_state_store.hpp"
 #include "modules/offload/host_sums.hpp"
 #include "zero/engine.hpp"
 #include "zero/schedule.hpp"
@@ -44,23 +45,32 @@ class HostAdamW final : public UnitOptimizerT<Real> {
  public:
   static constexpr bool kMixed = !std::is_same_v<Real, float>;
 
-  HostAdamW(const Offload& offload, Copies copies, PlannedAllocator& alloc)
-      : offload_(offload), copies_(std::move(copies)) {
+  HostAdamW(const Offload& offload, Copies copies, std::unique_ptr<HostStateStore> store,
+            PlannedAllocator& alloc)
+      : offload_(offload), copies_(std::move(copies)), store_(std::move(store)) {
     if (alloc.has("grad_stage")) grad_stage_ = alloc.take<Reduce>("grad_stage");
     if (alloc.has("param_stage")) param_stage_ = alloc.take<Real>("param_stage");
   }
 
   // With the gradient shard on the host, backward brought the gradients there already.
   void begin(ZeroEngineT<Real>& engine) override {
+    if (store_) store_->begin();
     if (fetches()) gradients_to_host(0, engine);
   }
   void update(int u, const OptimizerSettings& s, ZeroEngineT<Real>& engine) override {
     this_rank_copies().wait();  // unit u's gradients are on the host
     if (fetches() && u + 1 < engine.partition().num_units())
       gradients_to_host(u + 1, engine);  // in flight during u's update
-    update_on_host(u, s, engine);
-    update_to_device(u, engine);
+    const HostUnitState state = state_of(u, engine);
+    update_on_host(u, state, s, engine);
+    update_to_device(u, state, engine);
     this_rank_copies().wait();  // the update is on the device before any gather reads it
+    if (store_) store_->updated(u);
+  }
+  void copy_state(int state, int u, int64_t e, int64_t n, float* host, bool to_host,
+                  ZeroEngineT<Real>& engine) override {
+    if (store_) return store_->copy_state(state, u, e, n, host, to_host);
+    UnitOptimizerT<Real>::copy_state(state, u, e, n, host, to_host, engine);
   }
 
  private:
@@ -81,7 +91,15 @@ class HostAdamW final : public UnitOptimizerT<Real> {
                             static_cast<size_t>(t.bytes()), u);
   }
 
-  void update_on_host(int u, const OptimizerSettings& s, ZeroEngineT<Real>& engine) {
+  // Unit u's state in host memory, at its piece's first element: the store's, or the engine's.
+  HostUnitState state_of(int u, ZeroEngineT<Real>& engine) {
+    if (store_) return store_->fetch(u);
+    const int64_t first = piece_begin(engine, u);
+    return {engine.master_at(u, first), engine.adam_m_at(u, first), engine.adam_v_at(u, first)};
+  }
+
+  void update_on_host(int u, const HostUnitState& state, const OptimizerSettings& s,
+                      ZeroEngineT<Real>& engine) {
     const ParamLayout& layout = engine.partition().layout();
     const int64_t first = piece_begin(engine, u);
     const auto [begin, end] = engine.held_range(engine.optimizer_storage(), u);
@@ -95,23 +113,23 @@ class HostAdamW final : public UnitOptimizerT<Real> {
       const Reduce* grads = offload_.gradients
                                 ? static_cast<const Reduce*>(engine.reduced_grad_at(u, e))
                                 : grad_stage_.data() + (e - first) + slot_offset(u);
-      float* master = engine.master_at(u, e);
+      float* master = state.master + (e - first);
+      float* m = state.adam_m + (e - first);
+      float* v = state.adam_v + (e - first);
 #if ZEROMINI_HAVE_BF16
       if constexpr (kMixed) {
         // The bf16 values: into the host shard itself, or staged for the copy back.
         Real* params = offload_.params ? engine.param_at(u, e) : param_stage_.data() + (e - first);
-        kernels::host_adamw_update_mixed(master, grads, engine.adam_m_at(u, e),
-                                         engine.adam_v_at(u, e), params, seg.length, hp);
+        kernels::host_adamw_update_mixed(master, grads, m, v, params, seg.length, hp);
       } else
 #endif
       {
-        kernels::host_adamw_update(master, grads, engine.adam_m_at(u, e), engine.adam_v_at(u, e),
-                                   seg.length, hp);
+        kernels::host_adamw_update(master, grads, m, v, seg.length, hp);
       }
     }
   }
 
-  void update_to_device(int u, ZeroEngineT<Real>& engine) {
+  void update_to_device(int u, const HostUnitState& state, ZeroEngineT<Real>& engine) {
     if (offload_.params) return;  // AdamW wrote the host shard itself
     const ScheduledTransfer& t = copy_of(*copies_, u, TransferRole::UpdateToDevice);
     ZM_ASSERT(t.elements == piece_count(engine, u) && t.element_bytes == sizeof(Real),
@@ -119,15 +137,16 @@ class HostAdamW final : public UnitOptimizerT<Real> {
               t.elements, t.element_bytes, piece_count(engine, u), sizeof(Real));
     const int64_t first = piece_begin(engine, u);
     const void* updated = kMixed ? static_cast<const void*>(param_stage_.data())
-                                 : static_cast<const void*>(engine.master_at(u, first));
+                                 : static_cast<const void*>(state.master);
     this_rank_copies().copy(t.direction, engine.param_at(u, first), updated,
                             static_cast<size_t>(t.bytes()), u);
   }
 
   Offload offload_;
   Copies copies_;
-  TrackedBuffer<Reduce> grad_stage_;  // two pieces of the reduced gradients
-  TrackedBuffer<Real> param_stage_;   // under bf16 with the parameters on the device
+  std::unique_ptr<HostStateStore> store_;  // null: the state in the engine's host buffers
+  TrackedBuffer<Reduce> grad_stage_;       // two pieces of the reduced gradients
+  TrackedBuffer<Real> param_stage_;        // under bf16 with the parameters on the device
 };
 
 // The gradient shard on the host: each micro-step's received sum copied there (the copy list's
@@ -204,8 +223,8 @@ class StagedShard final : public ShardSourceT<Real> {
 };
 
 template <typename Real, typename Reduce>
-TierParts<Real> make_parts(const Offload& offload, ZeroEngineT<Real>& engine,
-                           PlannedAllocator& alloc) {
+TierParts<Real> make_parts(const Offload& offload, const HostStoreMaker& make_store,
+                           ZeroEngineT<Real>& engine, PlannedAllocator& alloc) {
   // The engine's step schedule is built: its collectives place the staged shard's copies.
   const StageSpec& spec = stage_spec(engine.stage());
   const Copies copies = std::make_shared<const std::vector<ScheduledTransfer>>(
@@ -213,7 +232,8 @@ TierParts<Real> make_parts(const Offload& offload, ZeroEngineT<Real>& engine,
                   engine.schedule().collectives()));
   TierParts<Real> parts;
   if (offload.optimizer)
-    parts.optimizer = std::make_unique<HostAdamW<Real, Reduce>>(offload, copies, alloc);
+    parts.optimizer = std::make_unique<HostAdamW<Real, Reduce>>(
+        offload, copies, make_store ? make_store(engine, alloc) : nullptr, alloc);
   if (offload.gradients)
     parts.gradients = std::make_unique<HostShardHome<Real, Reduce>>(copies, alloc);
   if (offload.params) parts.parameters = std::make_unique<StagedShard<Real>>(copies);
@@ -222,14 +242,15 @@ TierParts<Real> make_parts(const Offload& offload, ZeroEngineT<Real>& engine,
 
 class HostTier final : public StateTier {
  public:
-  explicit HostTier(const OffloadSettings& settings) : settings_(settings) {}
+  explicit HostTier(const OffloadSettings& settings)
+      : settings_(settings), store_(host_store(settings.store)) {}
 
   StateHomes homes(const StageSpec& spec, const ZeroMesh& mesh) const override {
     const Offload offload = offload_of(settings_, spec, mesh);
     StateHomes homes;
     if (offload.params) homes.params = MemCategory::Host;
     if (offload.gradients) homes.grads = MemCategory::Host;
-    if (offload.optimizer) homes.optimizer = MemCategory::Host;
+    if (offload.optimizer) homes.optimizer = store_ ? MemCategory::Storage : MemCategory::Host;
     return homes;
   }
 
@@ -267,22 +288,29 @@ class HostTier final : public StateTier {
     if (offload.gradients && context.options.grad_accum > 1)
       out.push_back({"grad_recv_host", MemCategory::Host, context.partition.max_shard(),
                      reduce_element_bytes(policy)});
+    if (store_) {
+      const std::vector<BufferSpec> staging = store_->buffers(spec, context);
+      out.insert(out.end(), staging.begin(), staging.end());
+    }
     return out;
   }
 
   TierParts<float> parts(ZeroEngineT<float>& engine, PlannedAllocator& alloc) const override {
-    return make_parts<float, float>(offload_in(engine.homes()), engine, alloc);
+    return make_parts<float, float>(offload_in(engine.homes()), settings_.make_store, engine,
+                                    alloc);
   }
 #if ZEROMINI_HAVE_BF16
   TierParts<bf16> parts(ZeroEngineT<bf16>& engine, PlannedAllocator& alloc) const override {
     const Offload offload = offload_in(engine.homes());
-    if (engine.reduce_dtype() == DType::F32) return make_parts<bf16, float>(offload, engine, alloc);
-    return make_parts<bf16, bf16>(offload, engine, alloc);
+    if (engine.reduce_dtype() == DType::F32)
+      return make_parts<bf16, float>(offload, settings_.make_store, engine, alloc);
+    return make_parts<bf16, bf16>(offload, settings_.make_store, engine, alloc);
   }
 #endif
 
  private:
   OffloadSettings settings_;
+  const HostStoreKind* store_;  // where a module keeps the optimizer state, else null
 };
 
 }  // namespace

@@ -17,15 +17,20 @@
 // the stages where they do.
 #pragma once
 
+#include <string>
+
 #include "core/deck.hpp"
 #include "core/stage_spec.hpp"
 #include "core/zero_mesh.hpp"
+#include "modules/offload/host_state_store.hpp"
 
 namespace zm {
 
 // The module's keys.
 struct OffloadSettings {
-  bool optimizer = false;         // zero.offload_optimizer = "host"
+  bool optimizer = false;         // zero.offload_optimizer = "host" or a store's value
+  std::string store;              // that value where a module's store keeps the state (not "host")
+  HostStoreMaker make_store;      // that store's, with the deck's settings
   bool params = false;            // zero.offload_params = "host"
   bool secondary_shards = false;  // zero.secondary_shard_size set (its check refuses params then)
   bool any() const { return optimizer || params; }

@@ -7,10 +7,13 @@
 
 #include "core/deck_keys.hpp"
 #include "core/error.hpp"
+#include "core/modules.hpp"
+#include "core/registry.hpp"
 #include "core/stage_spec.hpp"
 #include "core/validate.hpp"
 #include "io/stage_figures.hpp"
 #include "modules/offload/host_copies.hpp"
+#include "modules/offload/host_state_store.hpp"
 #include "modules/offload/host_tier.hpp"
 #include "modules/offload/offload_cost.hpp"
 #include "modules/offload/transfer_figures.hpp"
@@ -23,14 +26,30 @@ namespace {
 
 const char* const kModule = "offload";
 
+ZM_REGISTRY(HostStoreKind, add_store_kind, store_kinds)
+
+// zero.offload_optimizer: "none", "host", or a value a module added with its store, which this
+// build may lack (its module's CMake option named).
+std::string check_optimizer_home(const RawValue& value) {
+  if (value.type != RawValue::Type::String) return "expected a string";
+  if (value.text == "none" || value.text == "host" || host_store(value.text)) return "";
+  const std::string option = option_providing("zero.offload_optimizer " + value.text);
+  if (!option.empty())
+    return fmt::format("\"{}\" needs a module this build lacks: configure with -D{}=ON", value.text,
+                       option);
+  return fmt::format("unknown value {}", value.as_found);
+}
+
 std::vector<KeySpec> keys() {
   return {
-      deck_keys::choice(
-          kModule, "zero", "offload_optimizer", "none", {"none", "host"},
+      deck_keys::custom(
+          kModule, "zero", "offload_optimizer", "none",
+          "\"none\", \"host\" or \"nvme\" (with the module zero_infinity)", check_optimizer_home,
           "stages 1-3 (ZeRO-Offload): \"host\" keeps the fp32 master weights and Adam m and v of "
           "the rank's shard in host memory (pinned in CUDA builds) and runs AdamW there: the "
-          "reduced gradient shard goes to the host, the updated parameters come back; \"none\" "
-          "keeps them on the device"),
+          "reduced gradient shard goes to the host, the updated parameters come back; \"nvme\" "
+          "(ZeRO-Infinity) keeps that state in files on a drive (zero.nvme_dir), read into host "
+          "memory unit by unit for the update; \"none\" keeps them on the device"),
       deck_keys::choice(
           kModule, "zero", "offload_params", "none", {"none", "host"},
           "stage 3, with zero.offload_optimizer = \"host\" (ZeRO-3 offload): \"host\" keeps the "
@@ -45,9 +64,10 @@ void check_stage(const Deck& deck, const OffloadSettings& settings, int stage) {
   const char* all = deck.zero.all_stages ? " (zero.stage = \"all\" runs stages 0-3)" : "";
   if (settings.optimizer && !stage_spec(stage).shards_states())
     fail(
-        "{}: zero.offload_optimizer = \"host\" needs zero.stage 1-3, whose optimizer state is "
+        "{}: zero.offload_optimizer = \"{}\" needs zero.stage 1-3, whose optimizer state is "
         "sharded; stage {} replicates it on every rank{}. Expected \"none\" at stage {}",
-        deck.where("zero.offload_optimizer"), stage, all, stage);
+        deck.where("zero.offload_optimizer"), deck.value<std::string>("zero.offload_optimizer"),
+        stage, all, stage);
   if (settings.params && !stage_spec(stage).gathers_parameters())
     fail(
         "{}: zero.offload_params = \"host\" needs zero.stage = 3, the stage that holds a "
@@ -58,6 +78,12 @@ void check_stage(const Deck& deck, const OffloadSettings& settings, int stage) {
 
 // What offloading the parameters needs whatever the stage.
 void check_params(const Deck& deck, const OffloadSettings& settings) {
+  if (settings.params && !settings.store.empty())
+    fail(
+        "{}: zero.offload_params = \"host\" with zero.offload_optimizer = \"{}\": the parameter "
+        "shard on the host is its own fp32 master only beside the optimizer state in host memory. "
+        "Expected zero.offload_params = \"none\" with zero.offload_optimizer = \"{}\"",
+        deck.where("zero.offload_params"), settings.store, settings.store);
   if (!settings.params) return;
   if (!settings.optimizer)
     fail(
@@ -203,9 +229,24 @@ std::string footnote(const std::vector<PlanPoint>& points, const Machine* machin
 
 }  // namespace
 
+void add_host_store(HostStoreKind kind) {
+  add_store_kind(std::move(kind));
+}
+
+const HostStoreKind* host_store(const std::string& value) {
+  for (const HostStoreKind& kind : store_kinds())
+    if (kind.value == value) return &kind;
+  return nullptr;
+}
+
 OffloadSettings offload_settings(const Deck& deck) {
   OffloadSettings settings;
-  settings.optimizer = deck.value<std::string>("zero.offload_optimizer") == "host";
+  const std::string optimizer = deck.value<std::string>("zero.offload_optimizer");
+  settings.optimizer = optimizer != "none";
+  if (const HostStoreKind* kind = host_store(optimizer)) {
+    settings.store = optimizer;
+    settings.make_store = kind->maker(deck);
+  }
   settings.params = deck.value<std::string>("zero.offload_params") == "host";
   // hpZ's key where the module that owns it is built (core/deck_keys.hpp module_setting).
   settings.secondary_shards = module_setting(deck, "zero.secondary_shard_size", "0") != "0";
@@ -217,6 +258,9 @@ void register_module_offload() {
   add_validation([](const Deck& deck, const RunShape& shape, Validation purpose) {
     const OffloadSettings settings = offload_settings(deck);
     if (purpose == Validation::Run) check_stage(deck, settings, shape.stage);
+    // A store's own settings (a directory of this machine): for a run, not a plan.
+    if (purpose == Validation::Run && !settings.store.empty())
+      host_store(settings.store)->check(deck);
     check_params(deck, settings);
   });
   add_run_configurer([](const Deck& deck, int, RunExtensions& extensions) {

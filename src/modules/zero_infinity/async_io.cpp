@@ -57,13 +57,20 @@ void AsyncIo::complete(const IoRequest& request, int64_t done, int error) {
          io_op_name(request.op), request.what, request.bytes, request.offset, request.file->where(),
          done, reason);
   }
-  if (request.op == IoOp::Read) {
-    ++figures_.reads;
-    figures_.bytes_read += done;
-  } else {
-    ++figures_.writes;
-    figures_.bytes_written += done;
+  for (IoFigures* figures : {&figures_, static_cast<IoFigures*>(&this_rank_io())}) {
+    if (request.op == IoOp::Read) {
+      ++figures->reads;
+      figures->bytes_read += done;
+    } else {
+      ++figures->writes;
+      figures->bytes_written += done;
+    }
   }
+}
+
+IoTotals& this_rank_io() {
+  static IoTotals totals;
+  return totals;
 }
 
 namespace {

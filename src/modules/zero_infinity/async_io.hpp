@@ -42,6 +42,13 @@ struct IoFigures {
   int64_t bytes_read = 0, bytes_written = 0;
 };
 
+// Every transfer this process completed, over all its engines, and the seconds the NVMe tier
+// waited for them: what a run records step by step (nvme_figures.hpp).
+struct IoTotals : IoFigures {
+  double seconds_waited = 0;
+};
+IoTotals& this_rank_io();
+
 class AsyncIo {
  public:
   // Waits for the transfers still in flight (their buffers must outlive the engine).

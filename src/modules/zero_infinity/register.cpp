@@ -1,9 +1,65 @@
-// The module's registration (core/modules.hpp). So far the module holds the NVMe tier's swap
-// files and I/O engines (swap_file.hpp, async_io.hpp), measured by zeromini-bench's NvmeIo and
-// tested by tests/modules/zero_infinity; the deck keys and the memory tier that use them come
-// next (README.md says what is there and what is not).
+// The module's registration (core/modules.hpp): its deck keys and the run's NVMe figures
+// (nvme_figures.hpp). The NVMe tier itself is a store of
+// the offload module's host AdamW (with_offload/nvme_store.cpp: zero.offload_optimizer = "nvme");
+// the swap files and I/O engines (swap_file.hpp, async_io.hpp) are measured by zeromini-bench's
+// NvmeIo and tested by tests/modules/zero_infinity.
+#include "core/deck_keys.hpp"
+#include "core/error.hpp"
+#include "io/stage_figures.hpp"
+#include "modules/zero_infinity/nvme_figures.hpp"
+#include "modules/zero_infinity/nvme_settings.hpp"
+#include "modules/zero_infinity/swap_file.hpp"
+
 namespace zm {
 
-void register_module_zero_infinity() {}
+namespace {
+
+const char* const kModule = "zero_infinity";
+
+std::vector<KeySpec> keys() {
+  return {
+      deck_keys::string(
+          kModule, "zero", "nvme_dir", "", true,
+          "with zero.offload_optimizer = \"nvme\": the directory of each rank's swap file, on a "
+          "drive of the node (one file per rank, made at the start, removed at exit, never read "
+          "after a crash: a run resumes from its checkpoint)"),
+      deck_keys::choice(kModule, "zero", "nvme_engine", "auto", {"auto", "io_uring", "threads"},
+                        "how the swap files are read and written: \"io_uring\" (liburing), "
+                        "\"threads\" (pread/pwrite in a pool), \"auto\" io_uring where the "
+                        "kernel allows it, else the threads (the run says which)"),
+  };
+}
+
+}  // namespace
+
+NvmeSettings nvme_settings(const Deck& deck) {
+  NvmeSettings settings;
+  settings.dir = deck.value<std::string>("zero.nvme_dir");
+  const std::string engine = deck.value<std::string>("zero.nvme_engine");
+  settings.engine = engine == "io_uring"  ? nvme::IoEngine::Uring
+                    : engine == "threads" ? nvme::IoEngine::Threads
+                                          : nvme::IoEngine::Auto;
+  return settings;
+}
+
+void check_nvme_settings(const Deck& deck) {
+  const NvmeSettings settings = nvme_settings(deck);
+  if (settings.dir.empty())
+    fail(
+        "{}: zero.offload_optimizer = \"nvme\" needs zero.nvme_dir, the directory of the swap "
+        "files on each node; expected e.g. zero.nvme_dir = \"/local/nvme/$USER\"",
+        deck.where("zero.offload_optimizer"));
+  try {
+    nvme::check_swap_directory(settings.dir);
+  } catch (const Error& e) {
+    fail("{}: zero.nvme_dir = \"{}\": {}", deck.where("zero.nvme_dir"), settings.dir, e.what());
+  }
+}
+
+void register_module_zero_infinity() {
+  add_deck_keys(keys());
+  add_training_extension(make_nvme_figures);
+  add_stage_description(describe_nvme);
+}
 
 }  // namespace zm

@@ -41,9 +41,7 @@ int64_t free_bytes(const std::string& dir) {
   return static_cast<int64_t>(fs.f_bavail) * static_cast<int64_t>(fs.f_frsize);
 }
 
-namespace {
-
-void check_directory(const std::string& dir) {
+void check_swap_directory(const std::string& dir) {
   struct stat info {};
   if (::stat(dir.c_str(), &info) != 0)
     fail("{}: {}; expected an existing directory for the swap files", dir, std::strerror(errno));
@@ -53,6 +51,8 @@ void check_directory(const std::string& dir) {
     fail("{}: not writable by this process ({}); expected a directory it can create files in", dir,
          std::strerror(errno));
 }
+
+namespace {
 
 // An unnamed file in `dir`: O_TMPFILE, or where that is refused a named one unlinked at once.
 // -1 with errno where neither opens.
@@ -69,7 +69,7 @@ int open_unnamed(const std::string& dir, int flags) {
 
 SwapFile::SwapFile(const std::string& dir, const std::string& label, int64_t bytes)
     : bytes_(aligned_size(bytes)), where_(dir + " (" + label + ")") {
-  check_directory(dir);
+  check_swap_directory(dir);
   const int64_t available = free_bytes(dir);
   if (available < bytes_)
     fail("{}: {} bytes free, {} needed for {}; expected a file system with room for the state", dir,

@@ -66,6 +66,9 @@ class SwapFile {
   std::string where_;
 };
 
+// Throws zm::Error where `dir` is missing, not a directory or not writable by this process.
+void check_swap_directory(const std::string& dir);
+
 // The free bytes of the file system holding `dir` for an unprivileged writer (statvfs's f_bavail).
 int64_t free_bytes(const std::string& dir);
 

@@ -1,0 +1,63 @@
+// Where the host AdamW (host_tier.cpp) finds the optimizer state of a unit: the fp32 master, Adam
+// m and v of this rank's piece. By default in host memory, the engine's own buffers. Another
+// module may keep them further out and bring each unit into host memory for its update: it adds
+// a value of zero.offload_optimizer with a store (ZeRO-Infinity's "nvme":
+// src/modules/zero_infinity/with_offload/). The engine then allocates the state in
+// MemCategory::Storage (counted, no memory) and reaches it through the store.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/deck.hpp"
+#include "core/memory.hpp"
+#include "core/stage_spec.hpp"
+
+namespace zm {
+
+class ZeroEngine;
+struct ScheduleContext;
+
+// A unit's state in host memory: each pointer at the first element of the rank's piece.
+struct HostUnitState {
+  float* master = nullptr;
+  float* adam_m = nullptr;
+  float* adam_v = nullptr;
+};
+
+class HostStateStore {
+ public:
+  virtual ~HostStateStore() = default;
+  // The optimizer step starts: AdamW asks for the units in order, each once.
+  virtual void begin() {}
+  // Unit u's state in host memory, until updated(u) hands it back.
+  virtual HostUnitState fetch(int u) = 0;
+  // AdamW wrote unit u's state (the store keeps it; the memory may be reused after the next
+  // fetch).
+  virtual void updated(int u) = 0;
+  // Elements [e, e + n) of unit u's state `state` (0: master, 1: m, 2: v) to host memory `host`
+  // or from it (UnitOptimizerT::copy_state: checkpoints, the initial master).
+  virtual void copy_state(int state, int u, int64_t e, int64_t n, float* host, bool to_host) = 0;
+};
+
+// Makes the store of a run's engine, taking the kind's buffers() from `alloc`.
+using HostStoreMaker =
+    std::function<std::unique_ptr<HostStateStore>(const ZeroEngine&, PlannedAllocator&)>;
+
+// A value of zero.offload_optimizer that another module adds.
+struct HostStoreKind {
+  std::string value;  // e.g. "nvme"
+  // The deck's checks of what the store needs (its own keys), where the value is set.
+  std::function<void(const Deck&)> check;
+  // The store's buffers (its staging in host memory), for the planner and for the maker.
+  std::function<std::vector<BufferSpec>(const StageSpec&, const ScheduleContext&)> buffers;
+  // The maker with the deck's settings of the store bound (once per run).
+  std::function<HostStoreMaker(const Deck&)> maker;
+};
+void add_host_store(HostStoreKind kind);
+// The store added for `value`, or nullptr ("host": the engine's buffers).
+const HostStoreKind* host_store(const std::string& value);
+
+}  // namespace zm

@@ -1,0 +1,23 @@
+// The NVMe tier's settings, the module's deck keys (register.cpp) mapped once: where the swap
+// files go and which I/O engine moves them.
+#pragma once
+
+#include <string>
+
+#include "core/deck.hpp"
+#include "modules/zero_infinity/async_io.hpp"
+
+namespace zm {
+
+struct NvmeSettings {
+  std::string dir;                               // zero.nvme_dir
+  nvme::IoEngine engine = nvme::IoEngine::Auto;  // zero.nvme_engine
+};
+NvmeSettings nvme_settings(const Deck& deck);
+
+// Where a run keeps state on NVMe: zero.nvme_dir is set and names a directory this process can
+// write (its free space is checked against the swap files' size when they are made, before the
+// first step). Throws zm::Error naming the key's file:line.
+void check_nvme_settings(const Deck& deck);
+
+}  // namespace zm

@@ -1,0 +1,109 @@
+// ZeRO-Infinity's NVMe home for the optimizer state (zero.offload_optimizer = "nvme") changes where
+// the fp32 master, Adam m and v live, not the arithmetic: each unit's state is read from the
+// rank's swap file into host memory by an exact copy, updated by the offload module's host AdamW
+// (the same function as with the state in host memory, in the same order), and written back by an
+// exact copy. So a run with the state on NVMe trains the same model as one with it in host memory
+// and one without offload, bit for bit, at every stage that shards the optimizer state and every
+// rank count, through either I/O engine; and a checkpoint holds that state like any other.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <gtest/gtest.h>
+
+#include "common/checkpoint_test_util.hpp"
+#include "common/equivalence.hpp"
+#include "common/test_watchdog.hpp"
+#include "common/zero_test_util.hpp"
+#include "core/memory.hpp"
+#include "io/checkpoint.hpp"
+
+namespace {
+
+using zm::testing::kGlobalBatch;
+
+std::vector<std::string> on_nvme(const std::string& dir, const char* engine = "auto") {
+  return {"zero.offload_optimizer=nvme", "zero.nvme_dir=" + dir,
+          fmt::format("zero.nvme_engine={}", engine)};
+}
+
+zm::testing::TrainedRun train_with(int stage, std::vector<std::string> common,
+                                   const std::vector<std::string>& home, zm::Communicator& comm) {
+  common.insert(common.end(), home.begin(), home.end());
+  return zm::testing::train(zm::testing::test_deck(stage, kGlobalBatch / comm.size(), 1, common),
+                            comm);
+}
+
+class NvmeOffload : public ::testing::TestWithParam<int> {};
+
+TEST_P(NvmeOffload, TrainsTheSameModelAsHostOffloadAndNoOffloadBitwise) {
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
+  if (kGlobalBatch % comm->size() != 0) GTEST_SKIP() << "global batch not divisible";
+  const int stage = GetParam();
+  const std::string dir = zm::testing::shared_dir(MPI_COMM_WORLD, fmt::format("nvme{}", stage));
+  for (const std::vector<std::string>& common :
+       {std::vector<std::string>{}, std::vector<std::string>{"train.grad_accum=2"}}) {
+    SCOPED_TRACE(
+        fmt::format("stage {}, {} ranks, {}", stage, comm->size(), fmt::join(common, " ")));
+    const auto none = train_with(stage, common, {}, *comm);
+    const auto host = train_with(stage, common, {"zero.offload_optimizer=host"}, *comm);
+    for (const char* engine : {"auto", "threads"}) {
+      SCOPED_TRACE(engine);
+      const auto nvme = train_with(stage, common, on_nvme(dir, engine), *comm);
+      EXPECT_EQ(nvme.losses, none.losses);
+      EXPECT_EQ(nvme.losses, host.losses);
+      EXPECT_EQ(nvme.params, none.params);
+    }
+  }
+}
+
+// The state is counted where it lives: in files (MemCategory::Storage), 12 bytes per element of
+// the rank's optimizer piece, and none of it in device or host memory.
+TEST_P(NvmeOffload, TheStateIsCountedInStorageNotInMemory) {
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
+  if (kGlobalBatch % comm->size() != 0) GTEST_SKIP() << "global batch not divisible";
+  const int stage = GetParam();
+  const std::string dir = zm::testing::shared_dir(MPI_COMM_WORLD, fmt::format("nvmemem{}", stage));
+  std::vector<std::string> overrides = on_nvme(dir);
+  const zm::Deck deck = zm::testing::test_deck(stage, kGlobalBatch / comm->size(), 1, overrides);
+  zm::MemoryLedger ledger;
+  zm::RunContext context;
+  context.ledger = &ledger;
+  const auto trainer = zm::make_trainer(deck, stage, *comm, context);
+  const zm::ZeroEngine& engine = trainer->engine();
+  int64_t elements = 0;
+  for (int u = 0; u < engine.partition().num_units(); ++u)
+    elements += engine.partition().unit(u).padded / engine.optimizer_piece().count;
+  EXPECT_EQ(ledger.current(zm::MemCategory::Storage), static_cast<size_t>(12 * elements));
+  EXPECT_EQ(ledger.current(zm::MemCategory::Optimizer), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Stages, NvmeOffload, ::testing::Values(1, 2, 3));
+
+// A run with the state on NVMe stopped after step 4 and resumed gives the uninterrupted run, bit
+// for bit; its checkpoint loads into a run with the state in host memory and into one without
+// offload, at another stage.
+TEST(CheckpointNvme, ResumesExactlyAndMovesToOtherHomes) {
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
+  for (int stage : {1, 3}) {
+    SCOPED_TRACE(fmt::format("stage {}, {} ranks", stage, comm->size()));
+    const std::string dir = zm::testing::shared_dir(MPI_COMM_WORLD, fmt::format("nvmeck{}", stage));
+    const std::vector<std::string> nvme = on_nvme(dir);
+    const zm::Deck deck = zm::testing::deck_for(stage, 2, dir, 8, "fp32", nvme);
+    const std::string path = zm::testing::expect_exact_resume(deck, stage, *comm);
+    const zm::testing::State written = [&] {
+      const auto trainer = zm::make_trainer(deck, stage, *comm);
+      zm::load_checkpoint(trainer->engine(), trainer->deck(), path);
+      return zm::testing::full_state(trainer->engine());
+    }();
+    for (const auto& [other_stage, home] :
+         {std::pair<int, std::vector<std::string>>{2, {"zero.offload_optimizer=host"}},
+          std::pair<int, std::vector<std::string>>{3, {}}}) {
+      const auto trainer = zm::make_trainer(
+          zm::testing::deck_for(other_stage, 2, dir, 8, "fp32", home), other_stage, *comm);
+      EXPECT_EQ(zm::load_checkpoint(trainer->engine(), trainer->deck(), path), 4);
+      EXPECT_TRUE(zm::testing::full_state(trainer->engine()) == written)
+          << "stage " << other_stage << " " << fmt::format("{}", fmt::join(home, " "));
+    }
+  }
+}
+
+}  // namespace
