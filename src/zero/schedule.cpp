@@ -40,21 +40,11 @@ std::vector<std::pair<int, int>> gradient_buckets(const Partition& partition,
 class ScheduleBuilder {
  public:
   ScheduleBuilder(const StageSpec& spec, const ScheduleContext& context)
-      : spec_(spec),
-        context_(context),
-        partition_(context.partition),
-        options_(context.options),
-        mesh_(context.mesh),
-        reduced_(context.reduce_bytes),
-        gathered_(context.param_bytes),
-        group_(context.group_ranks),
-        replicas_(context.replicas),
-        in_group_(context.in_group),
-        across_(context.across) {
+      : spec_(spec), c_(context), partition_(context.partition), options_(context.options) {
     for (const auto& provider : options_.strategies)
       for (auto& strategy : provider->strategies(context)) offered_.push_back(std::move(strategy));
-    ZM_ASSERT(partition_.ranks() == group_, "partition over {} ranks, shard dimension of {}",
-              partition_.ranks(), group_);
+    ZM_ASSERT(partition_.ranks() == c_.group_ranks,
+              "partition over {} ranks, shard dimension of {}", partition_.ranks(), c_.group_ranks);
   }
 
   void buckets(std::vector<ScheduledCollective>& out) const {
@@ -63,16 +53,10 @@ class ScheduleBuilder {
       const UnitPartition& last = partition_.unit(hi);
       const int64_t count = last.padded_offset + last.padded - first.padded_offset;
       // In the shard group, which at stage 0 is every rank holding the same slices.
-      add(out, {ScheduleRole::Buckets,
-                plain_collective(CommOp::AllReduce),
-                lo,
-                hi,
-                reduced_name(),
-                count,
-                {{{CommOp::AllReduce, count, reduced_, partition_.ranks()}, MeshGroup::Shard}},
-                1,
-                StepPoint::LastBackward,
-                wait_or(StepPoint::FinishBackward)});
+      const ScheduleHop hop{{CommOp::AllReduce, count, c_.reduce_bytes, partition_.ranks()},
+                            MeshGroup::Shard};
+      add(out, plain_entry(ScheduleRole::Buckets, lo, hi, reduced_name(), count, hop, 1,
+                           StepPoint::LastBackward, wait_or(StepPoint::FinishBackward)));
     }
   }
 
@@ -81,82 +65,49 @@ class ScheduleBuilder {
     // Stage 1 reduces the full gradients once, on the last micro-step; stages 2-3 every bucket as
     // backward completes it, every micro-step.
     const bool per_micro_step = spec_.shards_gradients();
-    add(out, {ScheduleRole::GroupReduction,
-              plain_collective(CommOp::ReduceScatter),
-              u,
-              u,
-              per_micro_step ? "grad_bucket" : reduced_name(),
-              p.shard,
-              {{{CommOp::ReduceScatter, p.padded, reduced_, group_, in_group_}, MeshGroup::Shard}},
-              per_micro_step ? options_.grad_accum : 1,
-              per_micro_step ? StepPoint::Backward : StepPoint::LastBackward,
-              wait_or(per_micro_step ? StepPoint::BucketReuse : StepPoint::FinishBackward)});
+    add(out,
+        plain_entry(ScheduleRole::GroupReduction, u, u,
+                    per_micro_step ? "grad_bucket" : reduced_name(), p.shard,
+                    in_group(CommOp::ReduceScatter, p.padded, c_.reduce_bytes),
+                    per_micro_step ? options_.grad_accum : 1,
+                    per_micro_step ? StepPoint::Backward : StepPoint::LastBackward,
+                    wait_or(per_micro_step ? StepPoint::BucketReuse : StepPoint::FinishBackward)));
   }
 
-  // Hybrid sharding: the shard's group sum over the replicas, once it is complete.
+  // Hybrid sharding: the shard's group sum over the replicas, once it is complete; with
+  // secondary shards, into this rank's sub-shard, in place.
   void replica_reduction(int u, std::vector<ScheduledCollective>& out) const {
-    if (replicas_ == 1) return;
+    if (c_.replicas == 1) return;
     const UnitPartition& p = partition_.unit(u);
-    ScheduledCollective c{
-        ScheduleRole::ReplicaReduction,
-        plain_collective(CommOp::AllReduce),
-        u,
-        u,
-        reduced_name(),
-        p.shard,
-        {{{CommOp::AllReduce, p.shard, reduced_, replicas_, across_}, MeshGroup::Replicate}},
-        1,
-        StepPoint::GroupReduced,
-        wait_or(StepPoint::FinishBackward)};
-    if (mesh_.sub_sharded()) {  // into this rank's sub-shard, in place
-      c.strategy = plain_collective(CommOp::ReduceScatter);
-      c.elements = p.sub_shard;
-      c.hops = {
-          {{CommOp::ReduceScatter, p.shard, reduced_, replicas_, across_}, MeshGroup::Replicate}};
-    }
-    add(out, std::move(c));
+    const bool sub = c_.mesh.sub_sharded();
+    add(out, plain_entry(
+                 ScheduleRole::ReplicaReduction, u, u, reduced_name(), sub ? p.sub_shard : p.shard,
+                 across(sub ? CommOp::ReduceScatter : CommOp::AllReduce, p.shard, c_.reduce_bytes),
+                 1, StepPoint::GroupReduced, wait_or(StepPoint::FinishBackward)));
   }
 
   // Where parameters are held more widely than the optimizer updates them: stages 1-2 (full,
   // updated by shard) gather the updated shards in the group; with secondary shards (group shard,
   // updated by sub-shard) the updated sub-shards across the replicas.
   void update_gather(int u, std::vector<ScheduledCollective>& out) const {
-    if (!spec_.shards_states() || (spec_.gathers_parameters() && !mesh_.sub_sharded())) return;
+    const bool sub = c_.mesh.sub_sharded();
+    if (!spec_.shards_states() || (spec_.gathers_parameters() && !sub)) return;
     const UnitPartition& p = partition_.unit(u);
-    ScheduledCollective c{
-        ScheduleRole::UpdateGather,
-        plain_collective(CommOp::AllGather),
-        u,
-        u,
-        "params",
-        p.shard,
-        {{{CommOp::AllGather, p.padded, gathered_, group_, in_group_}, MeshGroup::Shard}},
-        1,
-        StepPoint::UnitUpdated,
-        wait_or(StepPoint::OptimizerEnd)};
-    if (mesh_.sub_sharded()) {
-      c.elements = p.sub_shard;
-      c.hops = {
-          {{CommOp::AllGather, p.shard, gathered_, replicas_, across_}, MeshGroup::Replicate}};
-    }
-    add(out, std::move(c));
+    add(out, plain_entry(ScheduleRole::UpdateGather, u, u, "params", sub ? p.sub_shard : p.shard,
+                         sub ? across(CommOp::AllGather, p.shard, c_.param_bytes)
+                             : in_group(CommOp::AllGather, p.padded, c_.param_bytes),
+                         1, StepPoint::UnitUpdated, wait_or(StepPoint::OptimizerEnd)));
   }
 
   // The step's loss and gradient sum of squares over every rank, one small all-reduce after
   // backward (every stage sums the squares of the gradients each rank owns, so that the norm is
   // computed the same way whatever the stage).
   void step_statistics(std::vector<ScheduledCollective>& out) const {
-    add(out, {ScheduleRole::StepStatistics,
-              plain_collective(CommOp::AllReduce),
-              -1,
-              -1,
-              "step_stats",
-              kStepStatsCount,
-              {{{CommOp::AllReduce, kStepStatsCount, 4, mesh_.world(), world_level(mesh_)},
-                MeshGroup::World}},
-              1,
-              StepPoint::Statistics,
-              StepPoint::Posted});
+    const ScheduleHop hop{
+        {CommOp::AllReduce, kStepStatsCount, 4, c_.mesh.world(), world_level(c_.mesh)},
+        MeshGroup::World};
+    add(out, plain_entry(ScheduleRole::StepStatistics, -1, -1, "step_stats", kStepStatsCount, hop,
+                         1, StepPoint::Statistics, StepPoint::Posted));
   }
 
   // The model's own collectives over its model-parallel group, blocking, as the model posts them
@@ -164,19 +115,13 @@ class ScheduleBuilder {
   void model_syncs(std::vector<ScheduledCollective>& out) const {
     for (const ModelSyncPost& post : options_.model_posts) {
       const ModelCollective& w = post.wire;
-      const int ranks = mesh_.model_parallel();
-      out.push_back(
-          {ScheduleRole::ModelSync,
-           plain_collective(w.op),
-           -1,
-           -1,
-           model_sync_name(post.point),
-           w.op == CommOp::AllReduce ? w.count : w.count / ranks,
-           {{{w.op, w.count, w.element_bytes, ranks, CommLevel::ModelParallel}, MeshGroup::Model}},
-           post.per_micro_batch * options_.grad_accum,
-           StepPoint::ModelSync,
-           StepPoint::Posted,
-           post.per_forward_only});
+      const int ranks = c_.mesh.model_parallel();
+      const ScheduleHop hop{{w.op, w.count, w.element_bytes, ranks, CommLevel::ModelParallel},
+                            MeshGroup::Model};
+      out.push_back(plain_entry(ScheduleRole::ModelSync, -1, -1, model_sync_name(post.point),
+                                w.op == CommOp::AllReduce ? w.count : w.count / ranks, hop,
+                                post.per_micro_batch * options_.grad_accum, StepPoint::ModelSync,
+                                StepPoint::Posted, post.per_forward_only));
     }
   }
 
@@ -186,27 +131,43 @@ class ScheduleBuilder {
   void unit_gather(int u, std::vector<ScheduledCollective>& out) const {
     if (!spec_.gathers_parameters()) return;
     const UnitPartition& p = partition_.unit(u);
-    add(out, {ScheduleRole::UnitGather,
-              plain_collective(CommOp::AllGather),
-              u,
-              u,
-              "gathered",
-              p.shard,
-              {{{CommOp::AllGather, p.padded, gathered_, group_, in_group_}, MeshGroup::Shard}},
-              2 * options_.grad_accum,
-              StepPoint::Prefetch,
-              StepPoint::Acquire,
-              u == partition_.layout().embedding_unit() ? 2 : 1});
+    add(out, plain_entry(ScheduleRole::UnitGather, u, u, "gathered", p.shard,
+                         in_group(CommOp::AllGather, p.padded, c_.param_bytes),
+                         2 * options_.grad_accum, StepPoint::Prefetch, StepPoint::Acquire,
+                         u == partition_.layout().embedding_unit() ? 2 : 1));
   }
 
  private:
+  // An entry of one hop, moved by the plain collective of the hop's op.
+  static ScheduledCollective plain_entry(ScheduleRole role, int unit, int last_unit,
+                                         const char* buffer, int64_t elements,
+                                         const ScheduleHop& hop, int64_t per_step, StepPoint posted,
+                                         StepPoint waited, int64_t per_forward_only = 0) {
+    return {role,
+            plain_collective(hop.wire.op),
+            unit,
+            last_unit,
+            buffer,
+            elements,
+            {hop},
+            per_step,
+            posted,
+            waited,
+            per_forward_only};
+  }
+  ScheduleHop in_group(CommOp op, int64_t count, int element_bytes) const {
+    return {{op, count, element_bytes, c_.group_ranks, c_.in_group}, MeshGroup::Shard};
+  }
+  ScheduleHop across(CommOp op, int64_t count, int element_bytes) const {
+    return {{op, count, element_bytes, c_.replicas, c_.across}, MeshGroup::Replicate};
+  }
   // Adds the core's entry, or what the first of the run's other strategies that takes it makes
   // of it.
   void add(std::vector<ScheduledCollective>& out, ScheduledCollective entry) const {
     for (const std::shared_ptr<CollectiveStrategy>& strategy : offered_) {
-      if (!strategy->takes(entry, context_)) continue;
+      if (!strategy->takes(entry, c_)) continue;
       entry.strategy = strategy;
-      strategy->describe(entry, context_);
+      strategy->describe(entry, c_);
       break;
     }
     out.push_back(std::move(entry));
@@ -220,13 +181,9 @@ class ScheduleBuilder {
   }
 
   const StageSpec& spec_;
-  const ScheduleContext& context_;
+  const ScheduleContext& c_;
   const Partition& partition_;
   const ZeroOptions& options_;
-  const ZeroMesh& mesh_;
-  int reduced_, gathered_;  // element bytes of the reductions and the parameter gathers
-  int group_, replicas_;
-  CommLevel in_group_, across_;
   std::vector<std::shared_ptr<CollectiveStrategy>> offered_;  // this schedule's, from the options
 };
 
