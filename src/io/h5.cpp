@@ -30,12 +30,6 @@ herr_t innermost(unsigned n, const H5E_error2_t* e, void* out) {
   return 0;
 }
 
-Handle file_access(const MPI_Comm* comm) {
-  Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
-  if (comm) H5Pset_fapl_mpio(fapl, *comm, MPI_INFO_NULL);
-  return fapl;
-}
-
 void write_attr_raw(hid_t object, const std::string& name, hid_t type, hid_t space,
                     const void* data) {
   if (H5Aexists(object, name.c_str()) > 0) H5Adelete(object, name.c_str());
@@ -95,7 +89,8 @@ std::string last_error() {
 
 Handle create_file(const std::string& path, const MPI_Comm* comm, uint64_t user_block) {
   quiet_errors();
-  Handle fapl = file_access(comm);
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
+  if (comm) H5Pset_fapl_mpio(fapl, *comm, MPI_INFO_NULL);
   Handle fcpl(H5Pcreate(H5P_FILE_CREATE));
   if (user_block > 0) H5Pset_userblock(fcpl, user_block);
   Handle file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl, fapl));
@@ -103,10 +98,9 @@ Handle create_file(const std::string& path, const MPI_Comm* comm, uint64_t user_
   return file;
 }
 
-Handle open_file(const std::string& path, bool write, const MPI_Comm* comm) {
+Handle open_file(const std::string& path) {
   quiet_errors();
-  Handle fapl = file_access(comm);
-  Handle file(H5Fopen(path.c_str(), write ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl));
+  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
   if (!file.valid())
     fail("{}: cannot open as HDF5 (missing, truncated or not an HDF5 file): {}", path,
          last_error());

@@ -29,7 +29,6 @@ class Handle {
     return *this;
   }
   ~Handle() { close(); }
-  hid_t id() const { return id_; }
   operator hid_t() const { return id_; }
   bool valid() const { return id_ >= 0; }
   // Closes now; false when HDF5 reported an error (a file whose last writes failed).
@@ -40,10 +39,11 @@ class Handle {
 };
 
 // Files. `comm` non-null: parallel (MPI-IO) access, collective over that communicator.
-// user_block: bytes reserved at the start of the file for the application (0: none).
+// user_block: bytes reserved at the start of the file for the application (0: none). Files are
+// opened read-only, by one process.
 Handle create_file(const std::string& path, const MPI_Comm* comm = nullptr,
                    uint64_t user_block = 0);
-Handle open_file(const std::string& path, bool write = false, const MPI_Comm* comm = nullptr);
+Handle open_file(const std::string& path);
 
 Handle create_group(hid_t parent, const std::string& name);
 Handle open_group(hid_t parent, const std::string& name);
