@@ -5,8 +5,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cmath>
-
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -21,6 +19,7 @@
 #include "core/error.hpp"
 #include "core/fault_points.hpp"
 #include "core/log.hpp"
+#include "core/registry.hpp"
 #include "core/regular_file.hpp"
 #include "core/stage_spec.hpp"
 #include "core/text.hpp"
@@ -54,11 +53,6 @@ std::vector<std::string> names(int count, const char* (*name_of)(Enum)) {
 }
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-std::vector<ResultsGroupGather>& results_groups() {
-  static std::vector<ResultsGroupGather> groups;
-  return groups;
-}
 
 // Every rank's host name on rank 0 (at most 255 characters each); empty elsewhere.
 std::vector<std::string> gather_host_names(MPI_Comm comm, Watchdog& watchdog, int rank, int ranks) {
@@ -128,8 +122,8 @@ ResultsStage read_stage(hid_t file, int stage) {
   s.grad_norm = h5::read_doubles(group, "grad_norm", dims);
   s.lr = h5::read_doubles(group, "lr", dims);
   s.step_times = h5::read_doubles(group, "step_times", dims);
-  s.time_ranks = dims.size() == 3 ? static_cast<int>(dims[1]) : 0;
   if (dims.size() == 3) {
+    s.time_ranks = static_cast<int>(dims[1]);
     h5::Handle set(H5Dopen2(group, "step_times", H5P_DEFAULT));
     const std::vector<std::string> columns = h5::read_attr_strings(set, "columns");
     if (columns.size() != dims[2])
@@ -213,7 +207,7 @@ std::vector<ResultsStage> read_results_history(const std::string& path) {
 }  // namespace
 
 void add_results_group(ResultsGroupGather gather) {
-  results_groups().push_back(std::move(gather));
+  registry<ResultsGroupGather>().push_back(std::move(gather));
 }
 
 ResultsWriter::ResultsWriter(const Deck& deck, MPI_Comm comm, Watchdog& watchdog,
@@ -222,7 +216,7 @@ ResultsWriter::ResultsWriter(const Deck& deck, MPI_Comm comm, Watchdog& watchdog
   MPI_Comm_rank(comm, &rank_);
   MPI_Comm_size(comm, &ranks_);
   hostnames_ = gather_host_names(comm, watchdog, rank_, ranks_);
-  for (const ResultsGroupGather& gather : results_groups())
+  for (const ResultsGroupGather& gather : registry<ResultsGroupGather>())
     groups_.push_back(gather(deck, comm, watchdog));
   std::string error;
   if (rank_ == 0 && keep_history) {

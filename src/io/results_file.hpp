@@ -3,17 +3,13 @@
 //   attributes   deck (resolved TOML), version, world_size, stages, hostnames (per rank),
 //                start_time (UTC), status (running | completed | stopped_non_finite | ...),
 //                figure_of_merit and figure_of_merit_units (at the end)
-//   /stage_<s>/  step, loss, grad_norm, lr                (rows; step is the 1-based optimizer
-//                                                         step each row measured)
-//                step_times                              (rows, ranks, columns) seconds: forward,
-//                                                        backward, comm_wait, optimizer, total,
-//                                                        then the modules' columns
-//                                                        (io/stage_figures.hpp)
-//                memory_allocated, memory_peak           (ranks, 7) bytes, by category (the
-//                                                        device's, then host)
-//                comm_calls, comm_bytes, comm_seconds    (ranks, 5) by collective kind
-//                comm_bytes_inter_group                  (ranks, 5) the part of comm_bytes that
-//                                                        crossed shard groups (hybrid sharding)
+//   /stage_<s>/  step, loss, grad_norm, lr (rows; step: the 1-based optimizer step of each row)
+//                step_times (rows, ranks, columns) seconds: forward, backward, comm_wait,
+//                optimizer, total, then the modules' columns (io/stage_figures.hpp)
+//                memory_allocated, memory_peak (ranks, 7) bytes by category (device's, then host)
+//                comm_calls, comm_bytes, comm_seconds (ranks, collective kinds)
+//                comm_bytes_inter_group (ranks, collective kinds): the part of comm_bytes that
+//                crossed shard groups (hybrid sharding)
 //                the modules' series (io/stage_figures.hpp): (records) a step dataset and one per
 //                value, rows recorded after some of the steps
 //                segment_first_step, attribute segments  one entry per run that wrote rows
@@ -25,8 +21,8 @@
 //                what the modules measured (io/stage_figures.hpp): attributes, and datasets of
 //                (ranks, columns)
 //   the modules' groups (add_results_group), e.g. what ran and where
-// A run resumed into the same directory keeps the earlier runs' rows: rows
-// after the step it resumed from are replaced by its own (the same steps, computed again).
+// A run resumed into the same directory keeps the earlier runs' rows: rows after the step it
+// resumed from are replaced by its own (the same steps, computed again).
 // Rank 0 writes; the file is rewritten every `output.results_every` steps and at the end under a
 // temporary name, fsync'ed and renamed, so a run killed at any point leaves the last complete
 // flush. A write that fails is a collective decision (IoError on every rank).
