@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "core/error.hpp"
 #include "core/stage_spec.hpp"
@@ -44,15 +45,12 @@ double MemoryPlan::host() const {
 }
 
 double PlanPoint::bytes_at_level(CommLevel level) const {
-  double sum = 0;
-  for (double b : bytes_per_level[static_cast<size_t>(level)]) sum += b;
-  return sum;
+  const auto& bytes = bytes_per_level[static_cast<size_t>(level)];
+  return std::accumulate(bytes.begin(), bytes.end(), 0.0);
 }
 
 double PlanPoint::bytes_per_step_total() const {
-  double sum = 0;
-  for (double b : bytes_per_step) sum += b;
-  return sum;
+  return std::accumulate(bytes_per_step.begin(), bytes_per_step.end(), 0.0);
 }
 
 double PlanPoint::predicted_flops_per_second() const {
