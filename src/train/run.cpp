@@ -81,11 +81,11 @@ struct RunSetup {
   const Deck& deck;
   Communicator& comm;
   const RunContext& context;
-  std::string resume;  // the checkpoint to start from, or ""
-  bool checkpoints;    // write checkpoints at the deck's cadence
-  ResultsWriter* results;
+  bool checkpoints;         // write checkpoints at the deck's cadence
+  std::string resume = "";  // the checkpoint to start from, or ""
+  ResultsWriter* results = nullptr;
   // What the modules add to the run (train/training_extensions.hpp).
-  std::vector<std::unique_ptr<TrainingExtension>>* extensions;
+  std::vector<std::unique_ptr<TrainingExtension>>* extensions = nullptr;
 };
 
 // train.resume and the checkpoint cadence, checked against the stages the deck asks for.
@@ -93,13 +93,8 @@ struct RunSetup {
 // input, agreed by every rank: exit status 2, not a failed rank.
 RunSetup check_run_options(const Deck& deck, Communicator& comm, const RunContext& context,
                            bool write_outputs) {
-  RunSetup setup{deck,
-                 comm,
-                 context,
-                 "",
-                 write_outputs && deck.output.checkpoint_every > 0 && !deck.zero.all_stages,
-                 nullptr,
-                 nullptr};
+  RunSetup setup{deck, comm, context,
+                 write_outputs && deck.output.checkpoint_every > 0 && !deck.zero.all_stages};
   std::string error;
   const int ranks_per_node = run_ranks_per_node(deck, comm);  // collective: before the try
   try {
@@ -128,14 +123,6 @@ bool resumes_here(const RunSetup& run) {
   return fs::equivalent(fs::path(run.resume).parent_path(), checkpoint_dir(run.deck), ignored);
 }
 
-std::unique_ptr<ResultsWriter> open_results(const RunSetup& run) {
-  auto results =
-      std::make_unique<ResultsWriter>(run.deck, run.comm.mpi_comm(), run.comm.watchdog(),
-                                      run.deck.output.dir + "/results.h5", resumes_here(run));
-  results->flush("running");
-  return results;
-}
-
 // The first step to run: after the resumed checkpoint's, or 0 with fresh parameters.
 int64_t start_or_resume(Trainer& trainer, const RunSetup& run, int stage) {
   if (run.resume.empty()) {
@@ -146,14 +133,6 @@ int64_t start_or_resume(Trainer& trainer, const RunSetup& run, int stage) {
   const int64_t first_step = load_checkpoint(trainer.engine(), run.deck, run.resume);
   log_root("[stage {}] resumed from {} after step {}\n", stage, run.resume, first_step);
   return first_step;
-}
-
-void report_non_finite(const StepRecord& record, int stage) {
-  log_root(
-      "[stage {}] step {}: the loss or gradient norm is not finite (loss {}, |g| {}); stopping. "
-      "The parameters were not updated from this step and no checkpoint is written from it; the "
-      "last good checkpoint stays 'latest'.\n",
-      stage, record.step + 1, record.loss, record.grad_norm);
 }
 
 // After step s + 1, on a stop signal the ranks agreed on: how the run ends, said once.
@@ -194,7 +173,11 @@ RunEnd run_steps(Trainer& trainer, const RunSetup& run, StepHooks& hooks, StageR
     hooks.on_record(record);
     if (!record.finite) {
       result.stopped_non_finite = true;
-      report_non_finite(record, result.stage);
+      log_root(
+          "[stage {}] step {}: the loss or gradient norm is not finite (loss {}, |g| {}); "
+          "stopping. The parameters were not updated from this step and no checkpoint is written "
+          "from it; the last good checkpoint stays 'latest'.\n",
+          result.stage, record.step + 1, record.loss, record.grad_norm);
       return RunEnd::NonFinite;
     }
     const int stop_now = stop_agreed(run.context, run.comm, fmt::format("after step {}", s + 1));
@@ -276,7 +259,9 @@ RunOutcome run_training(const Deck& deck, Communicator& comm, const RunContext& 
   if (write_outputs) {
     Phase phase(context, PhaseSpec("output setup").watched("opening " + deck.output.dir));
     owned_dir = std::make_unique<OutputDirectory>(deck, comm.mpi_comm(), comm.watchdog());
-    results = open_results(run);
+    results = std::make_unique<ResultsWriter>(deck, comm.mpi_comm(), comm.watchdog(),
+                                              deck.output.dir + "/results.h5", resumes_here(run));
+    results->flush("running");
     for (const auto& extension : extensions) extension->open_outputs(deck, comm, context);
   }
   run.results = results.get();
