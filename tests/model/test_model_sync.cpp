@@ -41,9 +41,9 @@ TEST(ModelSyncUses, BlocksHeadChunksAndRecomputation) {
   EXPECT_EQ(uses_of(uses, ModelSync::HeadInputGrad, 16, false), 0);
   c.recompute = "none";
   c.classifier_chunk = 0;  // the whole head at once
-  const auto plain = zm::gpt_sync_uses(c, 2, 8);
-  EXPECT_EQ(uses_of(plain, ModelSync::AttentionOutput, 16, true), 3);
-  EXPECT_EQ(uses_of(plain, ModelSync::HeadStatistics, 16, true), 1);
+  const auto whole_head = zm::gpt_sync_uses(c, 2, 8);
+  EXPECT_EQ(uses_of(whole_head, ModelSync::AttentionOutput, 16, true), 3);
+  EXPECT_EQ(uses_of(whole_head, ModelSync::HeadStatistics, 16, true), 1);
 }
 
 class ModelPostTest : public ::testing::Test {
