@@ -57,14 +57,12 @@ void AsyncIo::complete(const IoRequest& request, int64_t done, int error) {
          io_op_name(request.op), request.what, request.bytes, request.offset, request.file->where(),
          done, reason);
   }
-  for (IoFigures* figures : {&figures_, static_cast<IoFigures*>(&this_rank_io())}) {
-    if (request.op == IoOp::Read) {
-      ++figures->reads;
-      figures->bytes_read += done;
-    } else {
-      ++figures->writes;
-      figures->bytes_written += done;
-    }
+  if (request.op == IoOp::Read) {
+    ++figures_.reads;
+    figures_.bytes_read += done;
+  } else {
+    ++figures_.writes;
+    figures_.bytes_written += done;
   }
 }
 

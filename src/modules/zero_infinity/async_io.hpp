@@ -42,8 +42,9 @@ struct IoFigures {
   int64_t bytes_read = 0, bytes_written = 0;
 };
 
-// Every transfer this process completed, over all its engines, and the seconds the NVMe tier
-// waited for them: what a run records step by step (nvme_figures.hpp).
+// What the NVMe tier of this process asked its engines to move, counted when it asks (a step's
+// writes may complete during the next), and the seconds it waited for them: what a run records
+// step by step (nvme_figures.hpp).
 struct IoTotals : IoFigures {
   double seconds_waited = 0;
 };

@@ -15,6 +15,7 @@
 #include "common/zero_test_util.hpp"
 #include "core/memory.hpp"
 #include "io/checkpoint.hpp"
+#include "modules/zero_infinity/async_io.hpp"
 
 namespace {
 
@@ -74,6 +75,31 @@ TEST_P(NvmeOffload, TheStateIsCountedInStorageNotInMemory) {
     elements += engine.partition().unit(u).padded / engine.optimizer_piece().count;
   EXPECT_EQ(ledger.current(zm::MemCategory::Storage), static_cast<size_t>(12 * elements));
   EXPECT_EQ(ledger.current(zm::MemCategory::Optimizer), 0u);
+}
+
+// Each step reads every unit's state once and writes it back once: its three arrays, each
+// rounded up to the O_DIRECT alignment (what the run's records report per step).
+TEST_P(NvmeOffload, EachStepReadsAndWritesTheStateOnce) {
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
+  if (kGlobalBatch % comm->size() != 0) GTEST_SKIP() << "global batch not divisible";
+  const int stage = GetParam();
+  const std::string dir = zm::testing::shared_dir(MPI_COMM_WORLD, fmt::format("nvmeio{}", stage));
+  const zm::Deck deck = zm::testing::test_deck(stage, kGlobalBatch / comm->size(), 1, on_nvme(dir));
+  const auto trainer = zm::make_trainer(deck, stage, *comm);
+  trainer->init_parameters();
+  const zm::Partition& partition = trainer->engine().partition();
+  const int pieces = trainer->engine().optimizer_piece().count;
+  int64_t state_bytes = 0;
+  for (int u = 0; u < partition.num_units(); ++u)
+    state_bytes += 3 * zm::nvme::aligned_size(partition.unit(u).padded / pieces * 4);
+  const zm::nvme::IoTotals before = zm::nvme::this_rank_io();
+  const int steps = 3;
+  for (int s = 0; s < steps; ++s) trainer->step(s);
+  const zm::nvme::IoTotals& after = zm::nvme::this_rank_io();
+  EXPECT_EQ(after.bytes_read - before.bytes_read, steps * state_bytes);
+  EXPECT_EQ(after.bytes_written - before.bytes_written, steps * state_bytes);
+  EXPECT_EQ(after.reads - before.reads, steps * partition.num_units());
+  EXPECT_EQ(after.writes - before.writes, steps * partition.num_units());
 }
 
 INSTANTIATE_TEST_SUITE_P(Stages, NvmeOffload, ::testing::Values(1, 2, 3));

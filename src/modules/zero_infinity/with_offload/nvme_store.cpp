@@ -99,7 +99,7 @@ class NvmeStore final : public HostStateStore {
 
   void updated(int u) override {
     Slot& slot = slots_[u % kSlots];
-    slot.write = io_->submit(request(nvme::IoOp::Write, u, slot.data));
+    slot.write = submit(request(nvme::IoOp::Write, u, slot.data));
   }
 
   // Through a buffer of its own, synchronously (checkpoints and the initial master).
@@ -150,7 +150,15 @@ class NvmeStore final : public HostStateStore {
     finish(slot.write);  // the unit it held is in the file
     finish(slot.read);
     slot.unit = u;
-    slot.read = io_->submit(request(nvme::IoOp::Read, u, slot.data));
+    slot.read = submit(request(nvme::IoOp::Read, u, slot.data));
+  }
+  // A step's transfer, counted for the run's figures.
+  int64_t submit(nvme::IoRequest request) {
+    nvme::IoTotals& totals = nvme::this_rank_io();
+    const bool read = request.op == nvme::IoOp::Read;
+    ++(read ? totals.reads : totals.writes);
+    (read ? totals.bytes_read : totals.bytes_written) += request.bytes;
+    return io_->submit(std::move(request));
   }
   void finish(int64_t& ticket) {
     if (ticket < 0) return;
