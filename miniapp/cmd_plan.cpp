@@ -91,9 +91,10 @@ bool any_all_to_all(const std::vector<PlanPoint>& points) {
 }
 
 // The fits column: "no" where device memory does not fit, "host" where it does but the node's
-// host memory does not.
+// host memory does not, "storage" where those do but the node's storage (a module's drives) is
+// too small.
 const char* fits_text(const PlanPoint& p) {
-  return p.fits ? "yes" : p.device_fits ? "host" : "no";
+  return p.fits ? "yes" : !p.device_fits ? "no" : !p.host_fits ? "host" : "storage";
 }
 
 // After the traffic by level, the modules' columns there (plan/plan_extensions.hpp); with

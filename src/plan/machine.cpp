@@ -8,12 +8,20 @@
 #include <map>
 
 #include "core/error.hpp"
+#include "core/modules.hpp"
 #include "core/registry.hpp"
 #include "core/regular_file.hpp"
 
 namespace zm {
 
 ZM_REGISTRY(MachineKey, add_machine_key, module_machine_keys)
+ZM_REGISTRY(StorageCapacity, add_storage_capacity, storage_capacities)
+double storage_capacity_per_node(const Machine& machine) {
+  double smallest = HUGE_VAL;
+  for (const StorageCapacity& capacity : storage_capacities())
+    if (const double bytes = capacity(machine); bytes > 0) smallest = std::min(smallest, bytes);
+  return smallest;
+}
 
 namespace {
 
@@ -82,6 +90,11 @@ std::map<std::string, toml::source_region> read_values(const toml::table& root,
   std::map<std::string, toml::source_region> tables;
   for (auto&& [table_key, table_node] : root) {
     const std::string section(table_key.str());
+    // The table of a module this build leaves out (module.cmake: PROVIDES "machine table [x]"):
+    // no plan here prices what it describes.
+    if (table_node.is_table() && known_tables().find("[" + section + "]") == std::string::npos &&
+        !option_providing("machine table [" + section + "]").empty())
+      continue;
     if (known_tables().find("[" + section + "]") == std::string::npos || !table_node.is_table())
       fail("{}: unknown section [{}]; expected {}", where(path, table_key.source()), section,
            known_tables());

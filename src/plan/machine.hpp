@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -66,6 +67,13 @@ struct MachineKey {
 // A module's key, in a table of its own that files may leave out (at start-up).
 void add_machine_key(MachineKey key);
 const std::vector<MachineKey>& module_machine_keys();
+
+// A module's capacity per node for its MemCategory::Storage, from its table of the machine file
+// (0: none there), registered at start-up: the planner's fit condition for that category.
+using StorageCapacity = std::function<double(const Machine& machine)>;
+void add_storage_capacity(StorageCapacity capacity);
+// The smallest capacity the modules read off the machine; HUGE_VAL where none gives one.
+double storage_capacity_per_node(const Machine& machine);
 
 // Reads and validates a machine file; errors name the file, line, key and what was expected.
 Machine load_machine(const std::string& path);

@@ -101,6 +101,7 @@ MemoryLimits memory_limits(const Machine& machine, const ZeroMesh& mesh) {
   MemoryLimits limits;
   limits.device_bytes = machine.device_memory_bytes;
   if (machine.host) limits.host_bytes_per_node = machine.host->memory_per_node_bytes;
+  limits.storage_bytes_per_node = storage_capacity_per_node(machine);
   limits.ranks_per_node = ranks_on_a_node(mesh);
   return limits;
 }
@@ -111,7 +112,8 @@ int64_t largest_fitting_layers(const Deck& deck, int stage, const ZeroMesh& mesh
                                const MemoryLimits& limits) {
   const double node = static_cast<double>(limits.ranks_per_node);
   auto fits = [&](const MemoryPlan& m) {
-    return m.total() <= limits.device_bytes && m.host() * node <= limits.host_bytes_per_node;
+    return m.total() <= limits.device_bytes && m.host() * node <= limits.host_bytes_per_node &&
+           m.storage() * node <= limits.storage_bytes_per_node;
   };
   auto memory_at = [&](int64_t layers) {
     return plan_memory(with_layers(deck, layers), stage, mesh);
@@ -124,9 +126,10 @@ int64_t largest_fitting_layers(const Deck& deck, int stage, const ZeroMesh& mesh
   };
   int64_t layers = 0;
   if (fits(m1)) {
-    const double guess =
-        std::min(deepest(m1.total(), m2.total(), limits.device_bytes),
-                 deepest(m1.host() * node, m2.host() * node, limits.host_bytes_per_node));
+    const double guess = std::min(
+        {deepest(m1.total(), m2.total(), limits.device_bytes),
+         deepest(m1.host() * node, m2.host() * node, limits.host_bytes_per_node),
+         deepest(m1.storage() * node, m2.storage() * node, limits.storage_bytes_per_node)});
     layers = static_cast<int64_t>(std::min(guess, 1e6));
   }
   if (layers > 0 && layers <= 100000) {
@@ -252,7 +255,9 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
   const MemoryLimits limits = memory_limits(*machine, mesh);
   p.device_fits = p.memory.total() <= limits.device_bytes;
   p.host_fits = p.host_bytes_per_node <= limits.host_bytes_per_node;
-  p.fits = p.device_fits && p.host_fits;
+  p.storage_fits = p.memory.storage() * static_cast<double>(limits.ranks_per_node) <=
+                   limits.storage_bytes_per_node;
+  p.fits = p.device_fits && p.host_fits && p.storage_fits;
   const int64_t layers = largest_fitting_layers(deck, stage, mesh, limits);
   p.largest_layers = layers;
   if (layers > 0) {

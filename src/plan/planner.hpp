@@ -31,6 +31,7 @@ struct MemoryPlan {
   double model_states() const;                 // parameters + gradients + optimizer
   double total() const;                        // device memory: every category but Host
   double host() const;                         // host memory (the Host category)
+  double storage() const { return bytes[static_cast<size_t>(MemCategory::Storage)]; }
 };
 
 struct PlanPoint {
@@ -64,10 +65,12 @@ struct PlanPoint {
   double step_seconds_serial = 0;
   // Model FLOP/s per device at the overlapped step time.
   double predicted_flops_per_second() const;
-  // Device memory per rank within the device's, and host memory per node within the machine's
-  // [host] memory (true without [host] where nothing is in host memory); fits = both.
+  // Device memory per rank within the device's, host memory per node within the machine's [host]
+  // memory (true without [host] where nothing is in host memory), and storage per node within
+  // the capacity a module's table gives (storage_capacity_per_node); fits = all three.
   bool device_fits = true;
   bool host_fits = true;
+  bool storage_fits = true;
   bool fits = true;
   int64_t largest_layers = 0;  // deepest model of the same width that fits (0: none)
   int64_t largest_params = 0;
@@ -93,11 +96,12 @@ struct CollectiveSeconds {
 CollectiveSeconds collectives_seconds(const PlannedCollectives& collectives, const ZeroMesh& mesh,
                                       const Machine& machine);
 
-// What a model must fit in: device memory per rank, and host memory per node shared by the ranks
-// on a node (no limit where the machine gives none).
+// What a model must fit in: device memory per rank, and host memory and storage per node shared
+// by the ranks on a node (no limit where the machine gives none).
 struct MemoryLimits {
   double device_bytes = 0;
   double host_bytes_per_node = HUGE_VAL;
+  double storage_bytes_per_node = HUGE_VAL;
   int64_t ranks_per_node = 1;
 };
 // The ranks that share a node at this mesh (its ranks_per_node, at most the world).
@@ -105,7 +109,8 @@ int64_t ranks_on_a_node(const ZeroMesh& mesh);
 // The machine's limits for a run on `mesh`.
 MemoryLimits memory_limits(const Machine& machine, const ZeroMesh& mesh);
 // The deepest model of the deck's width (everything else of the deck kept) that fits `limits` at
-// `stage` on `mesh`, device and host memory: one more block does not. 0 when not even one does.
+// `stage` on `mesh`, device and host memory and storage: one more block does not. 0 when not even
+// one does.
 int64_t largest_fitting_layers(const Deck& deck, int stage, const ZeroMesh& mesh,
                                const MemoryLimits& limits);
 
