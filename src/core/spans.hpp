@@ -10,8 +10,9 @@ namespace zm {
 
 // Step: a whole optimizer step; Compute: a piece of it (a unit's forward or backward, the
 // optimizer); Io: a file written; Transfer: a copy between device and host memory; ForwardOnly:
-// forward passes between steps that change nothing (a loss measured on other data).
-enum class SpanKind : int32_t { Step = 0, Compute, Io, Transfer, ForwardOnly };
+// forward passes between steps that change nothing (a loss measured on other data); Storage: a
+// transfer between host memory and a drive (state kept in MemCategory::Storage).
+enum class SpanKind : int32_t { Step = 0, Compute, Io, Transfer, ForwardOnly, Storage };
 
 // A point of the work queued so far, as the observer took it (SpanObserver::mark); opaque here.
 struct SpanMark {

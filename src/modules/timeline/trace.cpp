@@ -18,6 +18,8 @@ TraceKind trace_kind(SpanKind kind) {
       return TraceKind::Io;
     case SpanKind::Transfer:
       return TraceKind::Transfer;
+    case SpanKind::Storage:
+      return TraceKind::Storage;
     case SpanKind::ForwardOnly:
       break;
   }

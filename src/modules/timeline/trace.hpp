@@ -22,7 +22,16 @@ namespace zm {
 
 // The kinds of the timeline's events: the spans' (SpanKind), the collectives and the waits on
 // them. Transfer: a host-device copy, on its own track.
-enum class TraceKind : int32_t { Step = 0, Compute, Wait, Io, Collective, Transfer, Evaluation };
+enum class TraceKind : int32_t {
+  Step = 0,
+  Compute,
+  Wait,
+  Io,
+  Collective,
+  Transfer,
+  Evaluation,
+  Storage
+};
 TraceKind trace_kind(SpanKind kind);
 
 // One event, plain data so that ranks can send them as bytes.

@@ -33,6 +33,8 @@ const char* kind_category(TraceKind kind) {
       return "transfer";
     case TraceKind::Evaluation:
       return "evaluation";
+    case TraceKind::Storage:
+      return "storage";
   }
   return "other";
 }
@@ -59,7 +61,9 @@ std::string metadata(int ranks) {
         "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{0},\"tid\":1,"
         "\"args\":{{\"name\":\"communication\"}}}},\n"
         "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{0},\"tid\":2,"
-        "\"args\":{{\"name\":\"host transfers\"}}}}",
+        "\"args\":{{\"name\":\"host transfers\"}}}},\n"
+        "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{0},\"tid\":3,"
+        "\"args\":{{\"name\":\"storage transfers\"}}}}",
         r);
     out += r + 1 < ranks ? ",\n" : "";
   }
@@ -180,12 +184,15 @@ std::string TraceWriter::json_of(const TraceEvent& e) const {
     if (!unit.empty()) args += fmt::format(",\"unit_name\":{}", quoted(unit));
   }
   if (kind == TraceKind::Compute && e.micro >= 0) args += fmt::format(",\"micro\":{}", e.micro);
-  if (kind == TraceKind::Transfer && e.unit >= 0) args += fmt::format(",\"unit\":{}", e.unit);
-  // Host-device copies on their own track (tid 2), the rest on the compute track.
+  if ((kind == TraceKind::Transfer || kind == TraceKind::Storage) && e.unit >= 0)
+    args += fmt::format(",\"unit\":{}", e.unit);
+  // Host-device copies on their own track (tid 2), transfers to and from drives on theirs (tid 3),
+  // the rest on the compute track.
+  const int track = kind == TraceKind::Transfer ? 2 : kind == TraceKind::Storage ? 3 : 0;
   return fmt::format(
       ",\n{{\"ph\":\"X\",\"cat\":\"{}\",\"name\":{},\"pid\":{},\"tid\":{},\"ts\":{:.3f},"
       "\"dur\":{:.3f},\"args\":{{{}}}}}",
-      kind_category(kind), name, e.rank, kind == TraceKind::Transfer ? 2 : 0, ts, dur, args);
+      kind_category(kind), name, e.rank, track, ts, dur, args);
 }
 
 void TraceWriter::finish() {
