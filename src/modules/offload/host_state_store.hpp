@@ -6,6 +6,7 @@
 // MemCategory::Storage (counted, no memory) and reaches it through the store.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -30,8 +31,9 @@ struct HostUnitState {
 class HostStateStore {
  public:
   virtual ~HostStateStore() = default;
-  // The optimizer step starts: AdamW asks for the units in order, each once.
-  virtual void begin() {}
+  // Optimizer step `step` (the run's, 1-based) starts: AdamW asks for the units in order, each
+  // once.
+  virtual void begin(int64_t step) { (void)step; }
   // Unit u's state in host memory, until updated(u) hands it back.
   virtual HostUnitState fetch(int u) = 0;
   // AdamW wrote unit u's state (the store keeps it; the memory may be reused after the next

@@ -54,10 +54,10 @@ class HostAdamW final : public UnitOptimizerT<Real> {
 
   // With the gradient shard on the host, backward brought the gradients there already.
   void begin(ZeroEngineT<Real>& engine) override {
-    if (store_) store_->begin();
     if (fetches()) gradients_to_host(0, engine);
   }
   void update(int u, const OptimizerSettings& s, ZeroEngineT<Real>& engine) override {
+    if (store_ && u == 0) store_->begin(s.step);
     this_rank_copies().wait();  // unit u's gradients are on the host
     if (fetches() && u + 1 < engine.partition().num_units())
       gradients_to_host(u + 1, engine);  // in flight during u's update
