@@ -11,7 +11,7 @@ enum ExitCode : int {
   kExitBadInput = 2,    // deck, command line, refused checkpoint, run that cannot fit, output
                         // directory in use or holding another run
   kExitNonFinite = 3,   // the loss or gradient norm was not finite
-  kExitIoError = 4,     // a checkpoint or results write failed (disk full, quota, permissions)
+  kExitIoError = 4,     // a checkpoint, results or scratch-file write or read failed (disk full)
   kExitWatchdog = 5,    // a rank did not arrive within comm.timeout_s
   kExitTerminated = 6,  // stopped on a signal without a checkpoint (none configured, or before
                         // training started); results were flushed

@@ -21,38 +21,13 @@
 #include "core/fault_points.hpp"
 #include "io/durable_file.hpp"
 #include "kernels/elementwise.hpp"
+#include "modules/fault_injection/planned_fault.hpp"
 #include "train/training_extensions.hpp"
 #include "zero/engine.hpp"
 
 namespace zm {
 
 namespace {
-
-// ZEROMINI_TEST_FAULT=kind on rank ZEROMINI_TEST_FAULT_RANK (default 0) at step
-// ZEROMINI_TEST_FAULT_STEP (1-based: at its start, or after it for the I/O faults).
-struct PlannedFault {
-  std::string kind;
-  int64_t step = -1;
-  int rank = 0;
-  bool at(int at_rank, int64_t at_step) const { return at_step == step && at_rank == rank; }
-};
-
-PlannedFault planned_fault() {
-  PlannedFault plan;
-  const char* kind = std::getenv("ZEROMINI_TEST_FAULT");
-  const char* step = std::getenv("ZEROMINI_TEST_FAULT_STEP");
-  const char* rank = std::getenv("ZEROMINI_TEST_FAULT_RANK");
-  if (!kind || !step) return plan;
-  plan.kind = kind;
-  plan.step = std::atoll(step);
-  plan.rank = rank ? std::atoi(rank) : 0;
-  return plan;
-}
-
-void say(const std::string& what) {
-  std::fprintf(stderr, "zeromini: fault injection: %s\n", what.c_str());
-  std::fflush(stderr);
-}
 
 // Stops the whole process (SIGSTOP), as a stopped or hung node: its watchdog thread stops beating.
 void stop_process(const char* where) {

@@ -69,12 +69,19 @@ class NvmeFigures final : public StageFigures {
   std::vector<double> all_;  // rank 0: ranks x kColumns
 };
 
+SpanObserver* observer = nullptr;  // nvme_span_observer()
+
 class NvmeHook final : public StepHook {
  public:
   explicit NvmeHook(const StageOutputs& outputs)
       : o_(outputs), figures_(std::make_shared<NvmeFigures>(outputs.stage)) {
     o_.result.figures.push_back(figures_);
+    observer = outputs.context.spans;
   }
+  // The observer may not outlive the run.
+  ~NvmeHook() override { observer = nullptr; }
+  NvmeHook(const NvmeHook&) = delete;
+  NvmeHook& operator=(const NvmeHook&) = delete;
   void before_step(int64_t) override { before_ = nvme::this_rank_io(); }
   void on_record(const StepRecord&) override { figures_->add_step(before_, nvme::this_rank_io()); }
   void at_end() override { figures_->gather(o_.trainer.comms().world()); }
@@ -86,6 +93,10 @@ class NvmeHook final : public StepHook {
 };
 
 }  // namespace
+
+SpanObserver* nvme_span_observer() {
+  return observer;
+}
 
 std::unique_ptr<TrainingExtension> make_nvme_figures() {
   return stage_hooks_extension(

@@ -11,6 +11,7 @@ namespace zm {
 
 struct NvmeSettings {
   std::string dir;                               // zero.nvme_dir
+  std::string where;                             // its file:line, for messages
   nvme::IoEngine engine = nvme::IoEngine::Auto;  // zero.nvme_engine
 };
 NvmeSettings nvme_settings(const Deck& deck);

@@ -9,6 +9,7 @@
 #include "modules/zero_infinity/nvme_figures.hpp"
 #include "modules/zero_infinity/nvme_settings.hpp"
 #include "modules/zero_infinity/swap_file.hpp"
+#include "plan/machine.hpp"
 
 namespace zm {
 
@@ -35,6 +36,7 @@ std::vector<KeySpec> keys() {
 NvmeSettings nvme_settings(const Deck& deck) {
   NvmeSettings settings;
   settings.dir = deck.value<std::string>("zero.nvme_dir");
+  settings.where = deck.where("zero.nvme_dir");
   const std::string engine = deck.value<std::string>("zero.nvme_engine");
   settings.engine = engine == "io_uring"  ? nvme::IoEngine::Uring
                     : engine == "threads" ? nvme::IoEngine::Threads
@@ -58,6 +60,17 @@ void check_nvme_settings(const Deck& deck) {
 
 void register_module_zero_infinity() {
   add_deck_keys(keys());
+  // A machine file's [nvme] table: what `zeromini plan` prices the swap files with.
+  add_machine_key({"nvme.capacity_per_node_tb", true, false,
+                   "the NVMe capacity of one node for the swap files in TB (1e12 bytes)"});
+  add_machine_key({"nvme.read_bandwidth_gbs", true, false,
+                   "the node's drives' aggregate read bandwidth in GB/s"});
+  add_machine_key({"nvme.write_bandwidth_gbs", true, false,
+                   "the node's drives' aggregate write bandwidth in GB/s"});
+  add_machine_key({"nvme.drives", false, true, ""});
+  // The planner's fit condition for the state the swap files hold (MemCategory::Storage).
+  add_storage_capacity(
+      [](const Machine& machine) { return machine.number("nvme.capacity_per_node_tb", 1e12); });
   add_training_extension(make_nvme_figures);
   add_stage_description(describe_nvme);
 }

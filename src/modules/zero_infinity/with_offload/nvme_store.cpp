@@ -8,21 +8,32 @@
 // The host AdamW is offload's own, so the arithmetic is the same as with the state in host
 // memory: losses equal bit for bit. The engine holds the state in MemCategory::Storage (counted
 // per rank, no memory); checkpoints and the initial master reach it through copy_state.
+//
+// Each of a step's transfers passes the fault point "nvme.transfer" (core/fault_points.hpp; the
+// subject: the nvme::IoRequest* about to be submitted), where the module fault_injection makes
+// it fail as a drive would (src/modules/fault_injection/with_zero_infinity/).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <cstring>
 #include <memory>
 #include <vector>
 
 #include "comm/agree.hpp"
+#include "core/abort_job.hpp"
 #include "core/error.hpp"
+#include "core/exit_codes.hpp"
+#include "core/fault_points.hpp"
 #include "core/log.hpp"
+#include "core/spans.hpp"
+#include "core/timer.hpp"
 #include "modules/offload/host_state_store.hpp"
 #include "modules/zero_infinity/async_io.hpp"
+#include "modules/zero_infinity/nvme_figures.hpp"
+#include "modules/zero_infinity/nvme_layout.hpp"
 #include "modules/zero_infinity/nvme_settings.hpp"
+#include "modules/zero_infinity/with_offload/nvme_plan.hpp"
 #include "zero/collective_strategy.hpp"
 #include "zero/engine.hpp"
 
@@ -30,23 +41,15 @@ namespace zm {
 
 namespace {
 
-constexpr int kSlots = 3;        // read ahead, updated, written behind
-constexpr int kStateArrays = 3;  // master, Adam m, Adam v
+using nvme::kSlots;
+using nvme::kStateArrays;
+using nvme::state_array_bytes;
 
-// The bytes of one state array of a unit's piece in the file and in a slot (padded elements of
-// the piece, as the host AdamW addresses them, rounded up to the O_DIRECT alignment).
-int64_t array_bytes(int64_t padded, int optim_pieces) {
-  return nvme::aligned_size(padded / optim_pieces * static_cast<int64_t>(sizeof(float)));
-}
-
-// Host staging: kSlots slots of the largest unit's three arrays, and room to align them.
+// Host staging (nvme_layout.hpp).
 std::vector<BufferSpec> staging_buffers(const StageSpec& spec, const ScheduleContext& context) {
   const int optim_pieces = pieces(context.mesh.mesh, context.mesh.placements(spec).optim);
-  int64_t largest = 0;
-  for (int u = 0; u < context.partition.num_units(); ++u)
-    largest = std::max(largest, array_bytes(context.partition.unit(u).padded, optim_pieces));
-  const int64_t bytes = kSlots * kStateArrays * largest + nvme::kAlignment;
-  return {{"nvme_staging", MemCategory::Host, bytes / 4, 4}};
+  return {{"nvme_staging", MemCategory::Host,
+           nvme::staging_bytes(context.partition, optim_pieces) / 4, 4}};
 }
 
 class NvmeStore final : public HostStateStore {
@@ -56,7 +59,7 @@ class NvmeStore final : public HostStateStore {
     const Piece piece = engine.optimizer_piece();
     int64_t offset = 0, largest = 0;
     for (int u = 0; u < partition.num_units(); ++u) {
-      units_.push_back({offset, array_bytes(partition.unit(u).padded, piece.count),
+      units_.push_back({offset, state_array_bytes(partition.unit(u).padded, piece.count),
                         piece.index * (partition.unit(u).padded / piece.count)});
       offset += kStateArrays * units_.back().array_bytes;
       largest = std::max(largest, units_.back().array_bytes);
@@ -67,13 +70,14 @@ class NvmeStore final : public HostStateStore {
                                             nvme::kAlignment);
     for (int s = 0; s < kSlots; ++s) slots_[s].data = aligned + s * kStateArrays * largest;
     Communicator& world = engine.comms().world();
+    rank_ = world.rank();
     std::string error, fallback;
     try {
       file_ = std::make_unique<nvme::SwapFile>(
           settings.dir, fmt::format("rank {}'s optimizer state", world.rank()), offset);
       io_ = nvme::make_async_io(settings.engine, 2 * kSlots, &fallback);
     } catch (const Error& e) {
-      error = e.what();
+      error = fmt::format("{}: zero.nvme_dir = \"{}\": {}", settings.where, settings.dir, e.what());
     }
     agree_or_fail(world.watchdog(), world.mpi_comm(), error, "making the NVMe swap files");
     log_root("NVMe: the optimizer state in {}, {:.1f} MiB per rank, through {}{}{}\n", settings.dir,
@@ -82,7 +86,8 @@ class NvmeStore final : public HostStateStore {
              fallback.empty() ? "" : " (io_uring refused: " + fallback + ")");
   }
 
-  void begin() override {
+  void begin(int64_t step) override {
+    step_ = step;
     drain();
     for (Slot& slot : slots_) slot.unit = -1;  // read anew: copy_state may have written the file
   }
@@ -99,7 +104,7 @@ class NvmeStore final : public HostStateStore {
 
   void updated(int u) override {
     Slot& slot = slots_[u % kSlots];
-    slot.write = submit(request(nvme::IoOp::Write, u, slot.data));
+    slot.write = submit(request(nvme::IoOp::Write, u, slot.data), u);
   }
 
   // Through a buffer of its own, synchronously (checkpoints and the initial master).
@@ -131,10 +136,18 @@ class NvmeStore final : public HostStateStore {
     int64_t array_bytes;  // of each array
     int64_t first;        // the unit's element at the arrays' start (the piece's first)
   };
+  // A transfer in flight: its ticket (-1: none), and what the trace shows of it.
+  struct InFlight {
+    int64_t ticket = -1;
+    double issued = 0;  // wall_seconds() at the submit
+    bool read = true;
+    int unit = -1;
+    int64_t bytes = 0;
+  };
   struct Slot {
     char* data = nullptr;
-    int unit = -1;                  // whose state it holds or receives
-    int64_t read = -1, write = -1;  // tickets in flight
+    int unit = -1;  // whose state it holds or receives
+    InFlight read, write;
   };
 
   nvme::IoRequest request(nvme::IoOp op, int u, char* data) const {
@@ -150,24 +163,40 @@ class NvmeStore final : public HostStateStore {
     finish(slot.write);  // the unit it held is in the file
     finish(slot.read);
     slot.unit = u;
-    slot.read = submit(request(nvme::IoOp::Read, u, slot.data));
+    slot.read = submit(request(nvme::IoOp::Read, u, slot.data), u);
   }
-  // A step's transfer, counted for the run's figures.
-  int64_t submit(nvme::IoRequest request) {
+  // A step's transfer of unit u, counted for the run's figures.
+  InFlight submit(nvme::IoRequest request, int u) {
+    fault_point("nvme.transfer", rank_, step_, &request);
     nvme::IoTotals& totals = nvme::this_rank_io();
     const bool read = request.op == nvme::IoOp::Read;
     ++(read ? totals.reads : totals.writes);
     (read ? totals.bytes_read : totals.bytes_written) += request.bytes;
-    return io_->submit(std::move(request));
+    const int64_t bytes = request.bytes;
+    return {io_->submit(std::move(request)), wall_seconds(), read, u, bytes};
   }
-  void finish(int64_t& ticket) {
-    if (ticket < 0) return;
-    const int64_t waited = ticket;
-    ticket = -1;
-    const auto start = std::chrono::steady_clock::now();
-    io_->wait(waited);
-    nvme::this_rank_io().seconds_waited +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // Waits for the transfer, counting the wait; a span from its submit to now where the run traces.
+  void finish(InFlight& transfer) {
+    if (transfer.ticket < 0) return;
+    const int64_t waited = transfer.ticket;
+    transfer.ticket = -1;
+    const double start = wall_seconds();
+    try {
+      io_->wait(waited);
+    } catch (const Error& error) {
+      // Only this rank knows, and the others wait in the step's collectives: the job ends, with
+      // the status of a failed write; the last checkpoint holds the state.
+      abort_job(fmt::format("zeromini: rank {}: I/O error: {}", rank_, error.what()).c_str(),
+                kExitIoError);
+    }
+    const double done = wall_seconds();
+    nvme::this_rank_io().seconds_waited += done - start;
+    SpanObserver* spans = nvme_span_observer();
+    if (spans && spans->observing())
+      spans->host_span(
+          SpanKind::Storage,
+          fmt::format("nvme {} {} B", transfer.read ? "read" : "write", transfer.bytes),
+          transfer.unit, transfer.issued, done);
   }
   void drain() {
     for (Slot& slot : slots_) {
@@ -176,6 +205,8 @@ class NvmeStore final : public HostStateStore {
     }
   }
 
+  int rank_ = 0;      // in the world
+  int64_t step_ = 0;  // the optimizer step under way (1-based)
   std::vector<UnitInFile> units_;
   TrackedBuffer<float> staging_;
   std::array<Slot, kSlots> slots_;
@@ -198,6 +229,7 @@ void register_module_zero_infinity_with_offload() {
     };
   };
   add_host_store(std::move(kind));
+  register_nvme_plan();
 }
 
 }  // namespace zm

@@ -1,0 +1,178 @@
+// The NVMe tier's prices (nvme_plan.hpp). With a machine, its [nvme] table (the module's machine
+// keys, register.cpp) gives the node's capacity and its drives' aggregate read and write
+// bandwidth, shared by the ranks on the node. A step reads each rank's file and writes it back:
+//
+//   nvme s = read bytes / (read bandwidth / ranks on the node) + write bytes / (its write share)
+//
+// all of it in the serial step. In the overlapped one, the store reads unit u + 1 and writes unit
+// u - 1 while the host's AdamW updates unit u, and the last unit's write is waited only at the
+// next optimizer step: the step waits for unit 0's read, and for what of the other transfers the
+// host AdamW (offload's host_update_s) does not hide. The capacity is the core's fit condition
+// for MemCategory::Storage (register.cpp gives it: "storage" in the fits column where the state
+// of a node's ranks exceeds it).
+#include "modules/zero_infinity/with_offload/nvme_plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/stage_spec.hpp"
+#include "modules/offload/offload.hpp"
+#include "modules/zero_infinity/nvme_layout.hpp"
+#include "plan/plan_extensions.hpp"
+#include "plan/planner.hpp"
+#include "plan/run_extensions.hpp"
+#include "zero/partition.hpp"
+
+namespace zm {
+
+namespace {
+
+bool on_nvme(const Deck& deck, int stage) {
+  const OffloadSettings settings = offload_settings(deck);
+  return settings.store == "nvme" && offloads(settings, stage_spec(stage));
+}
+
+double figure(const PlanPoint& p, const char* name) {
+  const auto found = p.figures.find(name);
+  return found == p.figures.end() ? 0.0 : found->second;
+}
+
+// The [nvme] table's values in bytes and bytes/s; fails, naming the file, where it has none.
+struct NvmeSide {
+  double capacity_per_node = 0, read_bandwidth = 0, write_bandwidth = 0;
+};
+NvmeSide nvme_side(const Machine& machine) {
+  NvmeSide side{machine.number("nvme.capacity_per_node_tb", 1e12),
+                machine.number("nvme.read_bandwidth_gbs", 1e9),
+                machine.number("nvme.write_bandwidth_gbs", 1e9)};
+  if (side.capacity_per_node <= 0)
+    fail(
+        "{}: no [nvme] table, so zero.offload_optimizer = \"nvme\" cannot be priced on this "
+        "machine: its swap files need the node's NVMe capacity and its drives' read and write "
+        "bandwidth. Expected an [nvme] table with capacity_per_node_tb, read_bandwidth_gbs and "
+        "write_bandwidth_gbs (as in inputs/machines/dgx2-v100-32gb.toml)",
+        machine.source());
+  return side;
+}
+
+void price(const Deck& deck, int stage, const ZeroMesh& mesh, const Machine* machine, double,
+           PlanPoint& p) {
+  if (!on_nvme(deck, stage)) return;
+  const NvmeVolume volume = planned_nvme(deck, stage, mesh);
+  const auto node_ranks = static_cast<double>(ranks_on_a_node(mesh));
+  p.figures["nvme_bytes_per_node"] = static_cast<double>(volume.file_bytes) * node_ranks;
+  p.figures["nvme_read_bytes"] = static_cast<double>(volume.read_bytes);
+  p.figures["nvme_write_bytes"] = static_cast<double>(volume.write_bytes);
+  if (!machine) return;
+  const NvmeSide side = nvme_side(*machine);
+  // The node's drives shared by its ranks (all of its devices where the mesh fills it).
+  const double sharing = std::min(node_ranks, static_cast<double>(machine->devices_per_node));
+  const double read_rate = side.read_bandwidth / sharing,
+               write_rate = side.write_bandwidth / sharing;
+  const double read_s = static_cast<double>(volume.read_bytes) / read_rate;
+  const double write_s = static_cast<double>(volume.write_bytes) / write_rate;
+  const double first_read_s = static_cast<double>(volume.first_unit_bytes) / read_rate;
+  const double last_write_s = static_cast<double>(volume.last_unit_bytes) / write_rate;
+  const double hidden_by = figure(p, "host_update_s");
+  const double exposed =
+      first_read_s + std::max(0.0, read_s + write_s - first_read_s - last_write_s - hidden_by);
+  p.figures["nvme_s"] = read_s + write_s;
+  p.figures["nvme_exposed_s"] = exposed;
+  p.added_serial_seconds += read_s + write_s;
+  p.added_exposed_seconds += exposed;
+}
+
+bool any_nvme(const std::vector<PlanPoint>& points) {
+  return std::any_of(points.begin(), points.end(),
+                     [](const PlanPoint& p) { return figure(p, "nvme_read_bytes") > 0; });
+}
+
+std::string gb(double bytes) {
+  return fmt::format("{:.3f}", bytes / 1e9);
+}
+
+PlanColumns csv_columns() {
+  PlanColumns columns;
+  columns.at = PlanColumnsAt::AtEnd;
+  columns.shown = [](const Deck& deck, const std::vector<PlanPoint>&) {
+    return offload_settings(deck).store == "nvme";
+  };
+  columns.header = ",nvme_bytes_per_node,nvme_read_bytes,nvme_write_bytes,nvme_s,nvme_exposed_s";
+  columns.row = [](const Deck&, const PlanPoint& p, bool have_machine) {
+    std::string row = fmt::format(",{:.0f},{:.0f},{:.0f}", figure(p, "nvme_bytes_per_node"),
+                                  figure(p, "nvme_read_bytes"), figure(p, "nvme_write_bytes"));
+    row += have_machine
+               ? fmt::format(",{:.6g},{:.6g}", figure(p, "nvme_s"), figure(p, "nvme_exposed_s"))
+               : ",,";
+    return row;
+  };
+  return columns;
+}
+
+PlanTableColumns table_columns() {
+  PlanTableColumns columns;
+  columns.shown = any_nvme;
+  columns.heading = [](bool have_machine) {
+    std::string text = fmt::format(" | {:>10} {:>9}", "nvme/node", "nvme rw");
+    if (have_machine) text += fmt::format(" {:>9}", "nvme s");
+    return text;
+  };
+  columns.cells = [](const PlanPoint& p, bool have_machine) {
+    std::string text = fmt::format(" | {:>10} {:>9}", gb(figure(p, "nvme_bytes_per_node")),
+                                   gb(figure(p, "nvme_read_bytes")));
+    if (have_machine) text += fmt::format(" {:>9.4g}", figure(p, "nvme_s"));
+    return text;
+  };
+  return columns;
+}
+
+std::string footnote(const std::vector<PlanPoint>& points, const Machine* machine) {
+  if (!any_nvme(points)) return "";
+  std::string text =
+      "NVMe (zero.offload_optimizer = \"nvme\"): nvme/node: the swap files of a node's ranks, "
+      "GB; nvme rw: GB each step reads per rank, and writes back (the rank's file)";
+  if (machine) {
+    const NvmeSide side = nvme_side(*machine);
+    text += fmt::format(
+        "; nvme s: those transfers at the rank's share of the node's {:.4g} GB/s read and {:.4g} "
+        "GB/s write ({}'s [nvme], {:.4g} TB per node; fits 'storage' where a node's state exceeds "
+        "it). The serial step adds nvme s; the overlapped one unit 0's read and what of the rest "
+        "the "
+        "host AdamW does not hide (the last unit's write is waited at the next step)",
+        side.read_bandwidth / 1e9, side.write_bandwidth / 1e9, machine->name,
+        side.capacity_per_node / 1e12);
+  }
+  return text + " (zero_infinity/with_offload/nvme_plan.cpp).\n";
+}
+
+}  // namespace
+
+NvmeVolume planned_nvme(const Deck& deck, int stage, const ZeroMesh& mesh) {
+  NvmeVolume volume;
+  if (!on_nvme(deck, stage)) return volume;
+  const Partition partition(run_layout(deck, stage), mesh.group_ranks(), mesh.sub_shards());
+  const int optim_pieces = pieces(mesh.mesh, mesh.placements(stage_spec(stage)).optim);
+  volume.file_bytes = nvme::state_file_bytes(partition, optim_pieces);
+  volume.read_bytes = volume.write_bytes = volume.file_bytes;
+  volume.reads = volume.writes = partition.num_units();
+  volume.staging_bytes = nvme::staging_bytes(partition, optim_pieces);
+  const auto unit_bytes = [&](int u) {
+    return nvme::kStateArrays * nvme::state_array_bytes(partition.unit(u).padded, optim_pieces);
+  };
+  volume.first_unit_bytes = unit_bytes(0);
+  volume.last_unit_bytes = unit_bytes(partition.num_units() - 1);
+  return volume;
+}
+
+void register_nvme_plan() {
+  add_plan_pricing(price);
+  add_plan_columns(csv_columns());
+  add_plan_table_columns(table_columns());
+  add_plan_footnote(footnote);
+}
+
+}  // namespace zm
