@@ -5,7 +5,8 @@
 # a call cut short keeps the baseline; then zeromini at stages 0 and 3 in fp32, tf32 and bf16, a
 # bf16 run with the reference (GEMM) attention beside the fused one, a bf16 stage 3 run with
 # ZeRO-Offload (optimizer state, AdamW and the parameter shard on the host: its step time beside
-# bf16 stage 3's, and the host-device copies it made), and a traced bf16 stage 3 run.
+# bf16 stage 3's, and the host-device copies it made), a traced bf16 stage 3 run, and last a bf16
+# stage 3 run with the optimizer state on NVMe (swap files in the script's temporary directory).
 # Both programs: GPU_BENCH_STEPS (default 10) timed steps after warm-up (zeromini
 # GPU_BENCH_WARMUP, default 3; PyTorch 5), the median step (the upper middle of an even count, as
 # the reference takes it). The table is rewritten after every run.
@@ -56,6 +57,9 @@ write_table() {
     echo "ZeRO-Offload, bf16 stage 3 with zero.offload_optimizer and zero.offload_params = \"host\"" \
       "over bf16 stage 3 (tokens/s ratio): $(ratio "${zm_tokens[bf16offload-3]:-}" "${zm_tokens[bf16-3]:-}");" \
       "copies per step: ${offload_copies:-n/a}"
+    echo "ZeRO-Infinity, bf16 stage 3 with zero.offload_optimizer = \"nvme\" over bf16 stage 3" \
+      "(tokens/s ratio): $(ratio "${zm_tokens[bf16nvme-3]:-}" "${zm_tokens[bf16-3]:-}");" \
+      "${nvme_line:-NVMe: n/a} (${nvme_engine:-engine n/a})"
   } >"$keep/table.md"
 }
 
@@ -114,5 +118,14 @@ write_table
   echo "zeromini bf16 stage 3: trace.json of steps 2-3 written" ||
   echo "zeromini bf16 stage 3 traced run: failed (exit $?)"
 [[ -f $work/traced/trace.json ]] && cp "$work/traced/trace.json" "$keep/trace.json"
+
+# ZeRO-Infinity, last (its step moves the whole optimizer state through the disk; a call cut short
+# keeps the rest): the optimizer state in swap files under $work, beside bf16 stage 3; the closing
+# table's NVMe line goes into the table.
+zm_bench bf16nvme-3 --set train.precision=bf16 --set zero.stage=3 \
+  --set zero.offload_optimizer=nvme --set zero.nvme_dir="$work"
+nvme_line=$(grep -m1 -o 'NVMe: .* per rank per step' "$keep/zeromini-bf16nvme-3.log" 2>/dev/null)
+nvme_engine=$(grep -m1 -o 'per rank, through .*' "$keep/zeromini-bf16nvme-3.log" 2>/dev/null)
+write_table
 echo
 cat "$keep/table.md"

@@ -211,11 +211,12 @@ run_sanitizer() {  # run_sanitizer STEP TOOL
 
 # perf: scripts/gpu-bench.sh (GPT-2 124M, 8 x 1024 tokens: PyTorch first, then zeromini at stages 0
 # and 3 in fp32/tf32/bf16, bf16 with the reference attention, bf16 stage 3 with ZeRO-Offload of
-# the optimizer and the parameters, a traced run), in the same call,
+# the optimizer and the parameters, a traced run, bf16 stage 3 with the optimizer state on NVMe),
+# in the same call,
 # inside the step's time; gpu-bench rewrites logs/perf/table.md after every run.
 step_perf() {
   can_run cuda || return
-  local dir=$LOGS/perf status runs expected=8
+  local dir=$LOGS/perf status runs expected=9
   GPU_BENCH_OUT=$dir bounded bash "$KIT/scripts/gpu-bench.sh" "$KIT/bin/zeromini" \
     "$KIT/bench/torch_gpt_ref.py" >"$dir/gpu-bench.log" 2>&1
   status=$?
