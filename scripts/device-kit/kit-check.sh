@@ -31,12 +31,33 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/zeromini-check.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 LOGS=$WORK/logs
 mkdir -p "$LOGS"
-# The CUDA toolkit's libraries, where the device keeps them outside the loader's default paths
-# (only then: other programs, PyTorch among them, keep their own).
-if [[ $FLAVOR == cuda && -d /usr/local/cuda/lib64 ]] &&
-  ldd "$KIT/bin/zeromini" | grep -Eq 'lib(cudart|cublas).*not found'; then
-  export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64
+# The CUDA runtime, cuBLAS and NCCL a cuda kit leaves to the device, where the device keeps them
+# outside the loader's default paths: a GPU image may hold NCCL only in PyTorch's Python packages
+# (nvidia/nccl/lib, nvidia/cu13/lib) and the toolkit in /usr/local/cuda. PyTorch's own packages
+# are searched first, so that PyTorch, which the perf step runs beside zeromini, loads the same
+# libraries it would load alone. Only missing ones are looked for; DEVICE_LIBRARIES_FOUND says
+# where each was found (the env step logs it).
+device_library_dirs() {
+  local purelib
+  purelib=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' 2>/dev/null)
+  [[ -n $purelib && -d $purelib/nvidia ]] && find "$purelib/nvidia" -mindepth 2 -maxdepth 2 -type d -name lib | sort
+  printf '%s\n' /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib \
+    /usr/local/nvidia/lib64 /usr/local/nvidia/lib /usr/lib/x86_64-linux-gnu
+}
+device_libraries_found=
+if [[ $FLAVOR == cuda ]]; then
+  mapfile -t device_dirs < <(device_library_dirs)
+  while read -r name; do
+    for dir in "${device_dirs[@]}"; do
+      [[ -e $dir/$name ]] || continue
+      [[ :${LD_LIBRARY_PATH:-}: == *:$dir:* ]] ||
+        export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$dir
+      device_libraries_found+="$name: $dir; "
+      break
+    done
+  done < <(ldd "$KIT/bin/zeromini" 2>/dev/null | awk '/not found/ {print $1}')
 fi
+export DEVICE_LIBRARIES_FOUND=${device_libraries_found%; }
 
 source "$KIT/scripts/kit-run-tests.sh"
 source "$KIT/scripts/kit-steps.sh"

@@ -51,6 +51,8 @@ step_env() {
     echo "## nvidia-smi"; nvidia-smi 2>&1 || echo "(no nvidia-smi)"
     echo "## nvcc"; nvcc --version 2>&1 || echo "(no nvcc)"
     echo "## NCCL"; ldconfig -p 2>/dev/null | grep -i libnccl || echo "(no libnccl in the loader's cache)"
+    echo "## device libraries found outside the loader's paths"; echo "${DEVICE_LIBRARIES_FOUND:-(none)}"
+    echo "## LD_LIBRARY_PATH"; echo "${LD_LIBRARY_PATH:-(unset)}"
     echo "## zeromini --version"; "$KIT/bin/zeromini" --version 2>&1
   } >"$log" 2>&1
   for file in "$KIT"/bin/* "$KIT"/lib/* $(find "$KIT/build" -name '*.so'); do
@@ -70,6 +72,7 @@ step_env() {
   can_run build && detail+="; $(probe_launch)"
   [[ -n $GPU ]] && detail+="; driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)"
   ((${#expected[@]})) && detail+="; left to the device: ${expected[*]}"
+  [[ -n ${DEVICE_LIBRARIES_FOUND:-} ]] && detail+="; found: $DEVICE_LIBRARIES_FOUND"
   if ((${#missing[@]})); then
     result=FAIL detail+="; not found: ${missing[*]:0:6}"
   elif can_run build && [[ ! -s $WORK/launch ]]; then
