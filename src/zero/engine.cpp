@@ -263,7 +263,8 @@ void ZeroEngineT<Real>::optimizer_step(const OptimizerSettings& s) {
 
 template <typename Real>
 void ZeroEngineT<Real>::masters_written() {
-  if (!has_master()) return;  // the parameters are their own master
+  // fp32 parameters are their own master; kept outside memory, the optimizer rounded them there.
+  if (!has_master() || params_.category() == MemCategory::Storage) return;
   Kokkos::View<float*, MemSpace> copy;
   for (int u = 0; u < partition_->num_units(); ++u) {
     const auto [begin, end] = held_range(optim_storage_, u);

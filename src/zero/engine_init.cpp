@@ -68,15 +68,17 @@ template <typename Real>
 void ZeroEngineT<Real>::init_parameters(uint64_t seed) {
   // The compute parameters and the master copy are drawn from the same fp32 values, so the bf16
   // parameters are the rounding of their master.
-  init_held(params_.data(), params_storage_, seed);
-  if (!has_master()) return;
+  const bool params_stored = params_.category() == MemCategory::Storage;
+  if (!params_stored) init_held(params_.data(), params_storage_, seed);
+  if (!has_master() && !params_stored) return;
   if (master_.data()) return init_held(master_.data(), optim_storage_, seed);
-  // Kept outside memory (MemCategory::Storage): drawn unit by unit, handed to the optimizer.
+  // The master (or fp32 parameters, their own master) in MemCategory::Storage: drawn unit by unit,
+  // handed to the optimizer, which rounds the compute parameters it keeps there.
   for (int u = 0; u < partition_->num_units(); ++u) {
-    const auto [begin, end] = held_range(optim_storage_, u);
+    const auto [begin, end] = held_range(master_storage(), u);
     if (end <= begin) continue;
     Kokkos::View<float*, MemSpace> drawn("initial master", end - begin);
-    init_held(drawn.data(), optim_storage_, seed, u);
+    init_held(drawn.data(), master_storage(), seed, u);
     auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), drawn);
     optimizer_->copy_state(0, u, begin, end - begin, host.data(), false, *this);
   }

@@ -48,7 +48,7 @@ class UnitOptimizerT {
   virtual void update(int u, const OptimizerSettings& settings, ZeroEngineT<Real>& engine) = 0;
   // Elements [e, e + n) of unit u's fp32 state (0: master, 1: Adam m, 2: Adam v) to host memory
   // or from it (checkpoints, the initial master): here through the engine's buffers; an optimizer
-  // keeping the state outside memory (MemCategory::Storage: buffers without data) its own way.
+  // keeping it in MemCategory::Storage its own way (rounding the parameters it keeps there too).
   virtual void copy_state(int state, int u, int64_t e, int64_t n, float* host, bool to_host,
                           ZeroEngineT<Real>& engine) {
     float* at = state == 0 ? engine.master_at(u, e)

@@ -3,7 +3,8 @@
 // module may keep them further out and bring each unit into host memory for its update: it adds
 // a value of zero.offload_optimizer with a store (ZeRO-Infinity's "nvme":
 // src/modules/zero_infinity/with_offload/). The engine then allocates the state in
-// MemCategory::Storage (counted, no memory) and reaches it through the store.
+// MemCategory::Storage (counted, no memory) and reaches it through the store; where the store
+// holds parameters and zero.offload_params names it, the parameter shard likewise.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +27,9 @@ struct HostUnitState {
   float* master = nullptr;
   float* adam_m = nullptr;
   float* adam_v = nullptr;
+  // The piece's compute parameters where the store keeps them and they are not the master (bf16
+  // with zero.offload_params set to the store's value): AdamW writes them here.
+  void* params = nullptr;
 };
 
 class HostStateStore {
@@ -42,15 +46,24 @@ class HostStateStore {
   // Elements [e, e + n) of unit u's state `state` (0: master, 1: m, 2: v) to host memory `host`
   // or from it (UnitOptimizerT::copy_state: checkpoints, the initial master).
   virtual void copy_state(int state, int u, int64_t e, int64_t n, float* host, bool to_host) = 0;
+  // Where the store keeps the parameter shard too (HostStoreKind::holds_params): unit u's shard of
+  // compute parameters in host memory, for a gather of the unit, until the next call.
+  virtual const void* fetch_shard(int u) {
+    (void)u;
+    return nullptr;
+  }
 };
 
 // Makes the store of a run's engine, taking the kind's buffers() from `alloc`.
 using HostStoreMaker =
-    std::function<std::unique_ptr<HostStateStore>(const ZeroEngine&, PlannedAllocator&)>;
+    std::function<std::shared_ptr<HostStateStore>(const ZeroEngine&, PlannedAllocator&)>;
 
 // A value of zero.offload_optimizer that another module adds.
 struct HostStoreKind {
   std::string value;  // e.g. "nvme"
+  // Whether zero.offload_params may name it too: stage 3's parameter shard kept with the state
+  // (the engine allocates it in MemCategory::Storage; gathers read it through fetch_shard).
+  bool holds_params = false;
   // The deck's checks of what the store needs (its own keys), where the value is set.
   std::function<void(const Deck&)> check;
   // The store's buffers (its staging in host memory), for the planner and for the maker.

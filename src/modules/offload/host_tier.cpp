@@ -45,7 +45,7 @@ class HostAdamW final : public UnitOptimizerT<Real> {
  public:
   static constexpr bool kMixed = !std::is_same_v<Real, float>;
 
-  HostAdamW(const Offload& offload, Copies copies, std::unique_ptr<HostStateStore> store,
+  HostAdamW(const Offload& offload, Copies copies, std::shared_ptr<HostStateStore> store,
             PlannedAllocator& alloc)
       : offload_(offload), copies_(std::move(copies)), store_(std::move(store)) {
     if (alloc.has("grad_stage")) grad_stage_ = alloc.take<Reduce>("grad_stage");
@@ -118,8 +118,11 @@ class HostAdamW final : public UnitOptimizerT<Real> {
       float* v = state.adam_v + (e - first);
 #if ZEROMINI_HAVE_BF16
       if constexpr (kMixed) {
-        // The bf16 values: into the host shard itself, or staged for the copy back.
-        Real* params = offload_.params ? engine.param_at(u, e) : param_stage_.data() + (e - first);
+        // The bf16 values: into the shard itself (on the host, or the store's), or staged for
+        // the copy back.
+        Real* params = !offload_.params ? param_stage_.data() + (e - first)
+                       : state.params   ? static_cast<Real*>(state.params) + (e - first)
+                                        : engine.param_at(u, e);
         kernels::host_adamw_update_mixed(master, grads, m, v, params, seg.length, hp);
       } else
 #endif
@@ -144,7 +147,7 @@ class HostAdamW final : public UnitOptimizerT<Real> {
 
   Offload offload_;
   Copies copies_;
-  std::unique_ptr<HostStateStore> store_;  // null: the state in the engine's host buffers
+  std::shared_ptr<HostStateStore> store_;  // null: the state in the engine's host buffers
   TrackedBuffer<Reduce> grad_stage_;       // two pieces of the reduced gradients
   TrackedBuffer<Real> param_stage_;        // under bf16 with the parameters on the device
 };
@@ -200,19 +203,21 @@ class HostShardHome final : public ShardHomeT<Real> {
   TrackedBuffer<Reduce> stage_;  // with accumulation: what is added
 };
 
-// The parameter shard on the host: staged into its own place in the slot (the copy list's
-// ShardToDevice), then gathered in place.
+// The parameter shard on the host, or brought there by the store that keeps it: staged into its
+// own place in the slot (the copy list's ShardToDevice), then gathered in place.
 template <typename Real>
 class StagedShard final : public ShardSourceT<Real> {
  public:
-  explicit StagedShard(Copies copies) : copies_(std::move(copies)) {}
+  StagedShard(Copies copies, std::shared_ptr<HostStateStore> store)
+      : copies_(std::move(copies)), store_(std::move(store)) {}
   const Real* shard(int unit, Real* place, ZeroEngineT<Real>& engine) override {
     const ScheduledTransfer& t = copy_of(*copies_, unit, TransferRole::ShardToDevice);
     const int64_t count = engine.partition().unit(unit).shard;
     ZM_ASSERT(t.elements == count && t.element_bytes == sizeof(Real),
               "unit {}: the copy list stages {} x {}B, the shard is {} x {}B", unit, t.elements,
               t.element_bytes, count, sizeof(Real));
-    const Real* shard = engine.param_at(unit, engine.comm().rank() * count);
+    const Real* shard = store_ ? static_cast<const Real*>(store_->fetch_shard(unit))
+                               : engine.param_at(unit, engine.comm().rank() * count);
     this_rank_copies().copy(t.direction, place, shard, static_cast<size_t>(t.bytes()), unit);
     this_rank_copies().wait();
     return place;
@@ -220,6 +225,7 @@ class StagedShard final : public ShardSourceT<Real> {
 
  private:
   Copies copies_;
+  std::shared_ptr<HostStateStore> store_;  // where it keeps the shard (MemCategory::Storage)
 };
 
 template <typename Real, typename Reduce>
@@ -231,12 +237,16 @@ TierParts<Real> make_parts(const Offload& offload, const HostStoreMaker& make_st
       host_copies(spec, schedule_context(spec, engine.partition(), engine.options(), engine.mesh()),
                   engine.schedule().collectives()));
   TierParts<Real> parts;
+  const std::shared_ptr<HostStateStore> store =
+      offload.optimizer && make_store ? make_store(engine, alloc) : nullptr;
   if (offload.optimizer)
-    parts.optimizer = std::make_unique<HostAdamW<Real, Reduce>>(
-        offload, copies, make_store ? make_store(engine, alloc) : nullptr, alloc);
+    parts.optimizer = std::make_unique<HostAdamW<Real, Reduce>>(offload, copies, store, alloc);
   if (offload.gradients)
     parts.gradients = std::make_unique<HostShardHome<Real, Reduce>>(copies, alloc);
-  if (offload.params) parts.parameters = std::make_unique<StagedShard<Real>>(copies);
+  const bool shard_in_store = engine.homes().params == MemCategory::Storage;
+  if (offload.params)
+    parts.parameters =
+        std::make_unique<StagedShard<Real>>(copies, shard_in_store ? store : nullptr);
   return parts;
 }
 
@@ -248,7 +258,8 @@ class HostTier final : public StateTier {
   StateHomes homes(const StageSpec& spec, const ZeroMesh& mesh) const override {
     const Offload offload = offload_of(settings_, spec, mesh);
     StateHomes homes;
-    if (offload.params) homes.params = MemCategory::Host;
+    if (offload.params)
+      homes.params = settings_.params_in_store ? MemCategory::Storage : MemCategory::Host;
     if (offload.gradients) homes.grads = MemCategory::Host;
     if (offload.optimizer) homes.optimizer = store_ ? MemCategory::Storage : MemCategory::Host;
     return homes;

@@ -6,7 +6,9 @@
 //                                           shard on the host; AdamW runs there on the reduced
 //                                           gradients brought from the device
 //   offload_params = "host"     stage 3     the rank's parameter shard on the host too (AdamW
-//                                           writes it there); each gather stages it to the device
+//                                           writes it there); each gather stages it to the device;
+//                                           a store's value (with the same offload_optimizer)
+//                                           keeps it with the state, read for each gather
 //   (with offload_optimizer)    stages 2-3  the gradient shard on the host too: each micro-step's
 //                                           reduced shard copied there as backward completes the
 //                                           unit (one shard group: under hybrid sharding or with
@@ -31,7 +33,8 @@ struct OffloadSettings {
   bool optimizer = false;         // zero.offload_optimizer = "host" or a store's value
   std::string store;              // that value where a module's store keeps the state (not "host")
   HostStoreMaker make_store;      // that store's, with the deck's settings
-  bool params = false;            // zero.offload_params = "host"
+  bool params = false;            // zero.offload_params = "host" or a store's value
+  bool params_in_store = false;   // the store's value (kept with the state: MemCategory::Storage)
   bool secondary_shards = false;  // zero.secondary_shard_size set (its check refuses params then)
   bool any() const { return optimizer || params; }
 };

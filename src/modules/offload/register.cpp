@@ -30,14 +30,23 @@ ZM_REGISTRY(HostStoreKind, add_store_kind, store_kinds)
 
 // zero.offload_optimizer: "none", "host", or a value a module added with its store, which this
 // build may lack (its module's CMake option named).
-std::string check_optimizer_home(const RawValue& value) {
+// zero.offload_params likewise, with the stores that hold parameters.
+std::string check_home(const RawValue& value, const char* key, bool params) {
   if (value.type != RawValue::Type::String) return "expected a string";
-  if (value.text == "none" || value.text == "host" || host_store(value.text)) return "";
-  const std::string option = option_providing("zero.offload_optimizer " + value.text);
+  const HostStoreKind* store = host_store(value.text);
+  if (value.text == "none" || value.text == "host" || (store && (!params || store->holds_params)))
+    return "";
+  const std::string option = option_providing(fmt::format("{} {}", key, value.text));
   if (!option.empty())
     return fmt::format("\"{}\" needs a module this build lacks: configure with -D{}=ON", value.text,
                        option);
   return fmt::format("unknown value {}", value.as_found);
+}
+std::string check_optimizer_home(const RawValue& value) {
+  return check_home(value, "zero.offload_optimizer", false);
+}
+std::string check_params_home(const RawValue& value) {
+  return check_home(value, "zero.offload_params", true);
 }
 
 std::vector<KeySpec> keys() {
@@ -50,11 +59,14 @@ std::vector<KeySpec> keys() {
           "reduced gradient shard goes to the host, the updated parameters come back; \"nvme\" "
           "(ZeRO-Infinity) keeps that state in files on a drive (zero.nvme_dir), read into host "
           "memory unit by unit for the update; \"none\" keeps them on the device"),
-      deck_keys::choice(
-          kModule, "zero", "offload_params", "none", {"none", "host"},
-          "stage 3, with zero.offload_optimizer = \"host\" (ZeRO-3 offload): \"host\" keeps the "
-          "rank's parameter shard in host memory, where AdamW updates it, and stages it to the "
-          "device for each gather of its unit; \"none\" keeps it on the device"),
+      deck_keys::custom(
+          kModule, "zero", "offload_params", "none",
+          "\"none\", \"host\" or \"nvme\" (with the module zero_infinity)", check_params_home,
+          "stage 3, with zero.offload_optimizer set to the same value (ZeRO-3 offload): \"host\" "
+          "keeps the rank's parameter shard in host memory, where AdamW updates it, and stages it "
+          "to the device for each gather of its unit; \"nvme\" (ZeRO-Infinity) keeps it in the "
+          "optimizer state's files, read into host memory for each gather; \"none\" keeps it on "
+          "the device"),
   };
 }
 
@@ -70,35 +82,39 @@ void check_stage(const Deck& deck, const OffloadSettings& settings, int stage) {
         stage, all, stage);
   if (settings.params && !stage_spec(stage).gathers_parameters())
     fail(
-        "{}: zero.offload_params = \"host\" needs zero.stage = 3, the stage that holds a "
+        "{}: zero.offload_params = \"{}\" needs zero.stage = 3, the stage that holds a "
         "parameter shard and gathers it per unit; this run is stage {}{}. Expected \"none\" at "
         "stages 0-2",
-        deck.where("zero.offload_params"), stage, all);
+        deck.where("zero.offload_params"), deck.value<std::string>("zero.offload_params"), stage,
+        all);
 }
 
 // What offloading the parameters needs whatever the stage.
 void check_params(const Deck& deck, const OffloadSettings& settings) {
-  if (settings.params && !settings.store.empty())
+  const std::string params = deck.value<std::string>("zero.offload_params");
+  const std::string optimizer = deck.value<std::string>("zero.offload_optimizer");
+  if (settings.params && !settings.store.empty() && params != optimizer)
     fail(
-        "{}: zero.offload_params = \"host\" with zero.offload_optimizer = \"{}\": the parameter "
-        "shard on the host is its own fp32 master only beside the optimizer state in host memory. "
-        "Expected zero.offload_params = \"none\" with zero.offload_optimizer = \"{}\"",
-        deck.where("zero.offload_params"), settings.store, settings.store);
+        "{}: zero.offload_params = \"{}\" with zero.offload_optimizer = \"{}\": the parameter "
+        "shard lives with the optimizer state (on the host it is its own fp32 master only beside "
+        "the state in host memory). Expected zero.offload_params = \"none\" or \"{}\" with "
+        "zero.offload_optimizer = \"{}\"",
+        deck.where("zero.offload_params"), params, optimizer, optimizer, optimizer);
   if (!settings.params) return;
-  if (!settings.optimizer)
+  if (params != optimizer)
     fail(
-        "{}: zero.offload_params = \"host\" needs zero.offload_optimizer = \"host\": AdamW "
-        "writes the parameter shard, so a shard on the host is updated there. Expected "
-        "zero.offload_optimizer = \"host\" too, or zero.offload_params = \"none\"",
-        deck.where("zero.offload_params"));
+        "{}: zero.offload_params = \"{}\" needs zero.offload_optimizer = \"{}\": AdamW "
+        "writes the parameter shard, so it is updated where the optimizer state lives. Expected "
+        "zero.offload_optimizer = \"{}\" too, or zero.offload_params = \"none\"",
+        deck.where("zero.offload_params"), params, params, params);
   if (settings.secondary_shards)
     fail(
-        "{}: zero.offload_params = \"host\" with zero.secondary_shard_size (hpZ, {}): under hpZ "
+        "{}: zero.offload_params = \"{}\" with zero.secondary_shard_size (hpZ, {}): under hpZ "
         "the parameter shard is the secondary copy, which an all-gather across the groups "
         "refills after every update; that collective writes device memory (NCCL reads and writes "
         "no host memory), so the shard stays on the device. Expected zero.offload_params = "
         "\"none\" with hpZ (zero.offload_optimizer = \"host\" works with it)",
-        deck.where("zero.offload_params"), deck.where("zero.secondary_shard_size"));
+        deck.where("zero.offload_params"), params, deck.where("zero.secondary_shard_size"));
 }
 
 // The planner's figures and seconds (offload_cost.hpp): the copies whatever the machine, their
@@ -145,11 +161,13 @@ std::string plan_note(const Deck& deck) {
   if (!settings.any()) return "";
   return fmt::format(
       "  ZeRO-Offload: zero.offload_optimizer = \"{}\", zero.offload_params = \"{}\": at "
-      "stages 1-3 the fp32 master, Adam m and v and AdamW on the host{} (memory column host: "
+      "stages 1-3 the fp32 master, Adam m and v {}, AdamW on the host{} (memory column host: "
       "per rank; host/node: x the ranks on a node); d2h / h2d: GB copied per step per rank "
       "each way; stage 0 offloads nothing\n",
       deck.value<std::string>("zero.offload_optimizer"),
       deck.value<std::string>("zero.offload_params"),
+      settings.store.empty() ? "on the host"
+                             : fmt::format("in the \"{}\" store's files", settings.store),
       settings.params
           ? ", and at stage 3 the parameter shard too, staged to the device before each gather"
           : "");
@@ -247,7 +265,9 @@ OffloadSettings offload_settings(const Deck& deck) {
     settings.store = optimizer;
     settings.make_store = kind->maker(deck);
   }
-  settings.params = deck.value<std::string>("zero.offload_params") == "host";
+  const std::string params = deck.value<std::string>("zero.offload_params");
+  settings.params = params != "none";
+  settings.params_in_store = settings.params && params != "host";
   // hpZ's key where the module that owns it is built (core/deck_keys.hpp module_setting).
   settings.secondary_shards = module_setting(deck, "zero.secondary_shard_size", "0") != "0";
   return settings;

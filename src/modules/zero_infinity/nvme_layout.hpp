@@ -1,40 +1,73 @@
-// How a rank's swap file holds its optimizer state (with_offload/nvme_store.cpp), for the store
-// and for the planner (with_offload/nvme_plan.cpp), which price the same bytes: unit after unit,
-// the fp32 master, Adam m and v of the rank's piece, each array rounded up to the O_DIRECT
-// alignment. Each step reads the whole file once and writes it back once.
+// How a rank's swap file holds its state (with_offload/nvme_store.cpp), for the store and for the
+// planner (with_offload/nvme_plan.cpp), which price the same bytes: unit after unit, the fp32
+// master, Adam m and v of the rank's piece and, where zero.offload_params = "nvme" under bf16, the
+// piece's bf16 parameters (fp32 parameters are their own master), each array rounded up to the
+// O_DIRECT alignment. Each step reads the whole file once and writes it back once; with the
+// parameters there, each gather of a unit reads its shard (the parameter array, or the master)
+// once more.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 
+#include "core/memory.hpp"
+#include "core/precision.hpp"
 #include "modules/zero_infinity/swap_file.hpp"
 #include "zero/partition.hpp"
+#include "zero/state_tier.hpp"
 
 namespace zm::nvme {
 
 constexpr int kStateArrays = 3;  // master, Adam m, Adam v
+
+// What a rank's file holds of each unit: 1 / optim_pieces of it, and the parameters or not.
+struct FileContents {
+  int optim_pieces = 1;
+  bool params = false;  // the parameter shard (zero.offload_params = "nvme")
+  int param_bytes = 0;  // bytes of a parameter where they are not the master (bf16: 2), else 0
+};
+inline FileContents file_contents(const StateHomes& homes, const PrecisionPolicy& policy,
+                                  int optim_pieces) {
+  const bool params = homes.params == MemCategory::Storage;
+  return {optim_pieces, params, params && policy.mixed() ? element_bytes(policy.compute) : 0};
+}
 
 // One state array of a unit's piece: the padded elements of the piece, as the host AdamW
 // addresses them, in bytes rounded up to kAlignment.
 inline int64_t state_array_bytes(int64_t padded, int optim_pieces) {
   return aligned_size(padded / optim_pieces * static_cast<int64_t>(sizeof(float)));
 }
-
-// The host staging of the store: kSlots slots of the largest unit's state (unit u + 1 read, u
-// updated, u - 1 written), and room to align them.
-constexpr int kSlots = 3;
-inline int64_t staging_bytes(const Partition& partition, int optim_pieces) {
-  int64_t largest = 0;
-  for (int u = 0; u < partition.num_units(); ++u)
-    largest = std::max(largest, state_array_bytes(partition.unit(u).padded, optim_pieces));
-  return kSlots * kStateArrays * largest + kAlignment;
+// The piece's parameter array (none where the master is the parameters).
+inline int64_t param_array_bytes(int64_t padded, const FileContents& c) {
+  return c.param_bytes > 0 ? aligned_size(padded / c.optim_pieces * c.param_bytes) : 0;
+}
+// A unit's part of the file: what the optimizer step reads and writes back.
+inline int64_t unit_bytes(int64_t padded, const FileContents& c) {
+  return kStateArrays * state_array_bytes(padded, c.optim_pieces) + param_array_bytes(padded, c);
+}
+// What a gather of the unit reads: its parameter array, or the master that is the parameters.
+inline int64_t shard_read_bytes(int64_t padded, const FileContents& c) {
+  return c.param_bytes > 0 ? param_array_bytes(padded, c)
+                           : state_array_bytes(padded, c.optim_pieces);
 }
 
-// The swap file of a rank whose optimizer piece is 1 / optim_pieces of each unit.
-inline int64_t state_file_bytes(const Partition& partition, int optim_pieces) {
+// The host staging of the store: kSlots slots of the largest unit's part (unit u + 1 read, u
+// updated, u - 1 written), with the parameters there one buffer of the largest shard read for a
+// gather, and room to align them.
+constexpr int kSlots = 3;
+inline int64_t staging_bytes(const Partition& partition, const FileContents& c) {
+  int64_t largest = 0, largest_shard = 0;
+  for (int u = 0; u < partition.num_units(); ++u) {
+    largest = std::max(largest, unit_bytes(partition.unit(u).padded, c));
+    largest_shard = std::max(largest_shard, shard_read_bytes(partition.unit(u).padded, c));
+  }
+  return kSlots * largest + (c.params ? largest_shard : 0) + kAlignment;
+}
+
+// The swap file of a rank.
+inline int64_t state_file_bytes(const Partition& partition, const FileContents& c) {
   int64_t bytes = 0;
-  for (int u = 0; u < partition.num_units(); ++u)
-    bytes += kStateArrays * state_array_bytes(partition.unit(u).padded, optim_pieces);
+  for (int u = 0; u < partition.num_units(); ++u) bytes += unit_bytes(partition.unit(u).padded, c);
   return bytes;
 }
 

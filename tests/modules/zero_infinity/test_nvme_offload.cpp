@@ -104,6 +104,94 @@ TEST_P(NvmeOffload, EachStepReadsAndWritesTheStateOnce) {
 
 INSTANTIATE_TEST_SUITE_P(Stages, NvmeOffload, ::testing::Values(1, 2, 3));
 
+std::vector<std::vector<std::string>> precisions() {
+  std::vector<std::vector<std::string>> out = {{"train.precision=fp32"}};
+  if (ZEROMINI_HAVE_BF16) out.push_back({"train.precision=bf16"});
+  return out;
+}
+
+// zero.offload_params = "nvme" (stage 3): the parameter shard in the swap file beside the state
+// (under bf16 a fourth array, which AdamW writes in the slot beside the master; in fp32 the
+// master itself), read by an exact copy for each gather. The same model as with the shard in
+// host memory and on the device, bit for bit, in fp32 and bf16, with gradient accumulation.
+TEST(NvmeParams, TrainTheSameModelAsHostOffloadAndNoOffloadBitwise) {
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
+  if (kGlobalBatch % comm->size() != 0) GTEST_SKIP() << "global batch not divisible";
+  const std::string dir = zm::testing::shared_dir(MPI_COMM_WORLD, "nvmeparams");
+  std::vector<std::string> nvme = on_nvme(dir);
+  nvme.push_back("zero.offload_params=nvme");
+  for (std::vector<std::string> common : precisions())
+    for (const char* accum : {"train.grad_accum=1", "train.grad_accum=2"}) {
+      common.resize(1);
+      common.push_back(accum);
+      SCOPED_TRACE(fmt::format("{} ranks, {}", comm->size(), fmt::join(common, " ")));
+      const auto none = train_with(3, common, {}, *comm);
+      const auto host =
+          train_with(3, common, {"zero.offload_optimizer=host", "zero.offload_params=host"}, *comm);
+      const auto stored = train_with(3, common, nvme, *comm);
+      EXPECT_EQ(stored.losses, none.losses);
+      EXPECT_EQ(stored.losses, host.losses);
+      EXPECT_EQ(stored.params, none.params);
+    }
+}
+
+// The shard is counted with the state in storage, none of it in device or host memory: 12 bytes
+// per element in fp32 (the parameters are the master), 14 under bf16 (and 2 of bf16 parameters).
+TEST(NvmeParams, TheShardIsCountedInStorage) {
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
+  if (kGlobalBatch % comm->size() != 0) GTEST_SKIP() << "global batch not divisible";
+  const std::string dir = zm::testing::shared_dir(MPI_COMM_WORLD, "nvmeparamsmem");
+  for (const std::vector<std::string>& precision : precisions()) {
+    SCOPED_TRACE(precision[0]);
+    std::vector<std::string> overrides = on_nvme(dir);
+    overrides.push_back("zero.offload_params=nvme");
+    overrides.push_back(precision[0]);
+    const zm::Deck deck = zm::testing::test_deck(3, kGlobalBatch / comm->size(), 1, overrides);
+    zm::MemoryLedger ledger;
+    zm::RunContext context;
+    context.ledger = &ledger;
+    const auto trainer = zm::make_trainer(deck, 3, *comm, context);
+    const zm::ZeroEngine& engine = trainer->engine();
+    int64_t elements = 0;
+    for (int u = 0; u < engine.partition().num_units(); ++u)
+      elements += engine.partition().unit(u).shard;
+    const int64_t per_element = precision[0] == "train.precision=fp32" ? 12 : 14;
+    EXPECT_EQ(ledger.current(zm::MemCategory::Storage),
+              static_cast<size_t>(per_element * elements));
+    EXPECT_EQ(ledger.current(zm::MemCategory::Optimizer), 0u);
+    EXPECT_EQ(ledger.current(zm::MemCategory::Parameters), 0u);
+  }
+}
+
+// Stopped after step 4 and resumed, a run with the shard on NVMe gives the uninterrupted run, bit
+// for bit; its checkpoint loads into a run with the shard in host memory and on the device.
+TEST(NvmeParams, ResumeExactlyAndMoveToOtherHomes) {
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
+  for (const std::vector<std::string>& precision : precisions()) {
+    const std::string name = precision[0].substr(precision[0].find('=') + 1);
+    SCOPED_TRACE(fmt::format("{}, {} ranks", name, comm->size()));
+    const std::string dir = zm::testing::shared_dir(MPI_COMM_WORLD, "nvmeparamsck" + name);
+    std::vector<std::string> nvme = on_nvme(dir);
+    nvme.push_back("zero.offload_params=nvme");
+    const zm::Deck deck = zm::testing::deck_for(3, 2, dir, 8, name, nvme);
+    const std::string path = zm::testing::expect_exact_resume(deck, 3, *comm);
+    const zm::testing::State written = [&] {
+      const auto trainer = zm::make_trainer(deck, 3, *comm);
+      zm::load_checkpoint(trainer->engine(), trainer->deck(), path);
+      return zm::testing::full_state(trainer->engine());
+    }();
+    for (const std::vector<std::string>& home :
+         {std::vector<std::string>{"zero.offload_optimizer=host", "zero.offload_params=host"},
+          std::vector<std::string>{}}) {
+      const auto trainer =
+          zm::make_trainer(zm::testing::deck_for(3, 2, dir, 8, name, home), 3, *comm);
+      EXPECT_EQ(zm::load_checkpoint(trainer->engine(), trainer->deck(), path), 4);
+      EXPECT_TRUE(zm::testing::full_state(trainer->engine()) == written)
+          << fmt::format("{}", fmt::join(home, " "));
+    }
+  }
+}
+
 // A run with the state on NVMe stopped after step 4 and resumed gives the uninterrupted run, bit
 // for bit; its checkpoint loads into a run with the state in host memory and into one without
 // offload, at another stage.

@@ -1,7 +1,8 @@
 // What `zeromini plan` predicts with the optimizer state on NVMe is what a run does: the swap
 // file's bytes (MemCategory::Storage, with every other category:
 // common/planned_equals_measured.hpp) and each step's reads and writes of it, byte for byte and
-// transfer for transfer.
+// transfer for transfer; at stage 3 also with the parameter shard there (zero.offload_params =
+// "nvme"), whose every gather reads it.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
@@ -19,7 +20,7 @@ namespace {
 class PlannedEqualsMeasuredNvme : public ::testing::TestWithParam<int> {};
 
 // Stages 1-3, in each precision, with gradient accumulation, and within shard groups of 2 where
-// the ranks allow.
+// the ranks allow; at stage 3 with the parameter shard on NVMe and without.
 TEST_P(PlannedEqualsMeasuredNvme, StorageAndEachStepsReadsAndWrites) {
   const int stage = GetParam();
   auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
@@ -29,38 +30,44 @@ TEST_P(PlannedEqualsMeasuredNvme, StorageAndEachStepsReadsAndWrites) {
   if (ZEROMINI_HAVE_BF16) precisions.push_back({"train.precision=bf16"});
   std::vector<std::vector<std::string>> groups = {{}};
   if (N >= 4 && N % 2 == 0) groups.push_back({"zero.shard_size=2"});
-  for (const auto& group : groups)
-    for (const auto& precision : precisions)
-      for (const int64_t grad_accum : {1, 2}) {
-        SCOPED_TRACE(fmt::format("stage {}, {} ranks, {}, grad_accum {}, {}", stage, N,
-                                 fmt::join(group, " "), grad_accum, fmt::join(precision, " ")));
-        std::vector<std::string> overrides = {"train.steps=2", "zero.offload_optimizer=nvme",
-                                              "zero.nvme_dir=" + dir};
-        overrides.insert(overrides.end(), precision.begin(), precision.end());
-        overrides.insert(overrides.end(), group.begin(), group.end());
-        const zm::Deck deck = zm::testing::test_deck(stage, 3, grad_accum, overrides);
-        const zm::ZeroMesh mesh = zm::plan_zero_mesh(deck, stage, N, nullptr);
-        const zm::NvmeVolume planned = zm::planned_nvme(deck, stage, mesh);
-        // The state is on NVMe, counted in storage: the planned file holds at least its bytes.
-        const double storage =
-            zm::plan_memory(deck, stage, mesh).bytes[static_cast<int>(zm::MemCategory::Storage)];
-        EXPECT_GT(storage, 0.0);
-        EXPECT_GE(static_cast<double>(planned.file_bytes), storage);
-        EXPECT_EQ(planned.read_bytes, planned.file_bytes);
-        zm::nvme::IoTotals before;
-        zm::testing::check_planned_equals_measured(
-            deck, stage, *comm, [&](zm::Trainer&, bool after) {
-              if (!after) {
-                before = zm::nvme::this_rank_io();
-                return;
-              }
-              const zm::nvme::IoTotals& now = zm::nvme::this_rank_io();
-              EXPECT_EQ(now.bytes_read - before.bytes_read, planned.read_bytes);
-              EXPECT_EQ(now.bytes_written - before.bytes_written, planned.write_bytes);
-              EXPECT_EQ(now.reads - before.reads, planned.reads);
-              EXPECT_EQ(now.writes - before.writes, planned.writes);
-            });
-      }
+  std::vector<std::string> params_homes = {"none"};
+  if (stage == 3) params_homes.push_back("nvme");
+  for (const auto& params : params_homes)
+    for (const auto& group : groups)
+      for (const auto& precision : precisions)
+        for (const int64_t grad_accum : {1, 2}) {
+          SCOPED_TRACE(fmt::format("stage {}, {} ranks, {}, grad_accum {}, {}, offload_params {}",
+                                   stage, N, fmt::join(group, " "), grad_accum,
+                                   fmt::join(precision, " "), params));
+          std::vector<std::string> overrides = {"train.steps=2", "zero.offload_optimizer=nvme",
+                                                "zero.nvme_dir=" + dir,
+                                                "zero.offload_params=" + params};
+          overrides.insert(overrides.end(), precision.begin(), precision.end());
+          overrides.insert(overrides.end(), group.begin(), group.end());
+          const zm::Deck deck = zm::testing::test_deck(stage, 3, grad_accum, overrides);
+          const zm::ZeroMesh mesh = zm::plan_zero_mesh(deck, stage, N, nullptr);
+          const zm::NvmeVolume planned = zm::planned_nvme(deck, stage, mesh);
+          // The state is on NVMe, counted in storage: the planned file holds at least its bytes.
+          const double storage =
+              zm::plan_memory(deck, stage, mesh).bytes[static_cast<int>(zm::MemCategory::Storage)];
+          EXPECT_GT(storage, 0.0);
+          EXPECT_GE(static_cast<double>(planned.file_bytes), storage);
+          EXPECT_EQ(planned.read_bytes, planned.file_bytes + planned.shard_read_bytes);
+          EXPECT_EQ(planned.shard_read_bytes > 0, params == "nvme");
+          zm::nvme::IoTotals before;
+          zm::testing::check_planned_equals_measured(
+              deck, stage, *comm, [&](zm::Trainer&, bool after) {
+                if (!after) {
+                  before = zm::nvme::this_rank_io();
+                  return;
+                }
+                const zm::nvme::IoTotals& now = zm::nvme::this_rank_io();
+                EXPECT_EQ(now.bytes_read - before.bytes_read, planned.read_bytes);
+                EXPECT_EQ(now.bytes_written - before.bytes_written, planned.write_bytes);
+                EXPECT_EQ(now.reads - before.reads, planned.reads);
+                EXPECT_EQ(now.writes - before.writes, planned.writes);
+              });
+        }
 }
 
 INSTANTIATE_TEST_SUITE_P(Stages, PlannedEqualsMeasuredNvme, ::testing::Values(1, 2, 3));

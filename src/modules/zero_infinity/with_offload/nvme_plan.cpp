@@ -20,11 +20,13 @@
 
 #include "core/error.hpp"
 #include "core/stage_spec.hpp"
+#include "modules/offload/host_copies.hpp"
 #include "modules/offload/offload.hpp"
 #include "modules/zero_infinity/nvme_layout.hpp"
 #include "plan/plan_extensions.hpp"
 #include "plan/planner.hpp"
 #include "plan/run_extensions.hpp"
+#include "plan/run_options.hpp"
 #include "zero/partition.hpp"
 
 namespace zm {
@@ -78,8 +80,11 @@ void price(const Deck& deck, int stage, const ZeroMesh& mesh, const Machine* mac
   const double first_read_s = static_cast<double>(volume.first_unit_bytes) / read_rate;
   const double last_write_s = static_cast<double>(volume.last_unit_bytes) / write_rate;
   const double hidden_by = figure(p, "host_update_s");
+  // The gathers' reads of the parameter shard are waited where they are made.
+  const double shard_s = static_cast<double>(volume.shard_read_bytes) / read_rate;
   const double exposed =
-      first_read_s + std::max(0.0, read_s + write_s - first_read_s - last_write_s - hidden_by);
+      shard_s + first_read_s +
+      std::max(0.0, read_s - shard_s + write_s - first_read_s - last_write_s - hidden_by);
   p.figures["nvme_s"] = read_s + write_s;
   p.figures["nvme_exposed_s"] = exposed;
   p.added_serial_seconds += read_s + write_s;
@@ -156,15 +161,26 @@ NvmeVolume planned_nvme(const Deck& deck, int stage, const ZeroMesh& mesh) {
   if (!on_nvme(deck, stage)) return volume;
   const Partition partition(run_layout(deck, stage), mesh.group_ranks(), mesh.sub_shards());
   const int optim_pieces = pieces(mesh.mesh, mesh.placements(stage_spec(stage)).optim);
-  volume.file_bytes = nvme::state_file_bytes(partition, optim_pieces);
+  const ZeroOptions options = zero_options(deck, stage, mesh);
+  const nvme::FileContents contents =
+      nvme::file_contents(options.homes, options.policy, optim_pieces);
+  volume.file_bytes = nvme::state_file_bytes(partition, contents);
   volume.read_bytes = volume.write_bytes = volume.file_bytes;
   volume.reads = volume.writes = partition.num_units();
-  volume.staging_bytes = nvme::staging_bytes(partition, optim_pieces);
-  const auto unit_bytes = [&](int u) {
-    return nvme::kStateArrays * nvme::state_array_bytes(partition.unit(u).padded, optim_pieces);
-  };
-  volume.first_unit_bytes = unit_bytes(0);
-  volume.last_unit_bytes = unit_bytes(partition.num_units() - 1);
+  volume.staging_bytes = nvme::staging_bytes(partition, contents);
+  volume.first_unit_bytes = nvme::unit_bytes(partition.unit(0).padded, contents);
+  volume.last_unit_bytes =
+      nvme::unit_bytes(partition.unit(partition.num_units() - 1).padded, contents);
+  if (!contents.params) return volume;
+  // Each staged shard (offload's ShardToDevice copies: one per gather of the unit) read first.
+  for (const ScheduledTransfer& t : run_copies(deck, stage, mesh)) {
+    if (t.role != TransferRole::ShardToDevice) continue;
+    const int64_t bytes = nvme::shard_read_bytes(partition.unit(t.unit).padded, contents);
+    volume.shard_read_bytes += t.per_step * bytes;
+    volume.shard_reads += t.per_step;
+  }
+  volume.read_bytes += volume.shard_read_bytes;
+  volume.reads += volume.shard_reads;
   return volume;
 }
 

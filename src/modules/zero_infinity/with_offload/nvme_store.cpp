@@ -5,6 +5,12 @@
 //
 //   unit u + 1 read  |  unit u updated by the host AdamW  |  unit u - 1 written back
 //
+// With zero.offload_params = "nvme" (stage 3) the file holds the parameter shard too: under bf16
+// a fourth array of each unit, which AdamW writes in the slot beside the master; in fp32 the
+// master itself. Each gather of a unit reads its shard into a buffer of its own (fetch_shard),
+// for offload's staged copy to the device; it waits for the read (not yet overlapped with the
+// gathers before it).
+//
 // The host AdamW is offload's own, so the arithmetic is the same as with the state in host
 // memory: losses equal bit for bit. The engine holds the state in MemCategory::Storage (counted
 // per rank, no memory); checkpoints and the initial master reach it through copy_state.
@@ -22,6 +28,7 @@
 
 #include "comm/agree.hpp"
 #include "core/abort_job.hpp"
+#include "core/compat.hpp"
 #include "core/error.hpp"
 #include "core/exit_codes.hpp"
 #include "core/fault_points.hpp"
@@ -43,13 +50,14 @@ namespace {
 
 using nvme::kSlots;
 using nvme::kStateArrays;
-using nvme::state_array_bytes;
 
 // Host staging (nvme_layout.hpp).
 std::vector<BufferSpec> staging_buffers(const StageSpec& spec, const ScheduleContext& context) {
   const int optim_pieces = pieces(context.mesh.mesh, context.mesh.placements(spec).optim);
-  return {{"nvme_staging", MemCategory::Host,
-           nvme::staging_bytes(context.partition, optim_pieces) / 4, 4}};
+  const nvme::FileContents contents =
+      nvme::file_contents(context.options.homes, context.options.policy, optim_pieces);
+  return {
+      {"nvme_staging", MemCategory::Host, nvme::staging_bytes(context.partition, contents) / 4, 4}};
 }
 
 class NvmeStore final : public HostStateStore {
@@ -57,30 +65,41 @@ class NvmeStore final : public HostStateStore {
   NvmeStore(const ZeroEngine& engine, PlannedAllocator& alloc, const NvmeSettings& settings) {
     const Partition& partition = engine.partition();
     const Piece piece = engine.optimizer_piece();
+    contents_ = nvme::file_contents(engine.homes(), engine.options().policy, piece.count);
     int64_t offset = 0, largest = 0;
     for (int u = 0; u < partition.num_units(); ++u) {
-      units_.push_back({offset, state_array_bytes(partition.unit(u).padded, piece.count),
-                        piece.index * (partition.unit(u).padded / piece.count)});
-      offset += kStateArrays * units_.back().array_bytes;
-      largest = std::max(largest, units_.back().array_bytes);
+      const int64_t padded = partition.unit(u).padded;
+      ZM_ASSERT(!contents_.params || padded / piece.count == partition.unit(u).shard,
+                "unit {}: the parameter shard ({}) is not the optimizer piece ({})", u,
+                partition.unit(u).shard, padded / piece.count);
+      units_.push_back({offset, nvme::state_array_bytes(padded, piece.count),
+                        nvme::unit_bytes(padded, contents_), piece.index * (padded / piece.count),
+                        padded / piece.count});
+      offset += units_.back().bytes;
+      largest = std::max(largest, units_.back().bytes);
     }
     staging_ = alloc.take<float>("nvme_staging");
     const auto address = reinterpret_cast<uintptr_t>(staging_.data());
     char* aligned = reinterpret_cast<char*>((address + nvme::kAlignment - 1) / nvme::kAlignment *
                                             nvme::kAlignment);
-    for (int s = 0; s < kSlots; ++s) slots_[s].data = aligned + s * kStateArrays * largest;
+    for (int s = 0; s < kSlots; ++s) slots_[s].data = aligned + s * largest;
+    shard_data_ = aligned + kSlots * largest;  // the gathers' buffer, with the parameters here
     Communicator& world = engine.comms().world();
     rank_ = world.rank();
     std::string error, fallback;
     try {
       file_ = std::make_unique<nvme::SwapFile>(
-          settings.dir, fmt::format("rank {}'s optimizer state", world.rank()), offset);
+          settings.dir,
+          fmt::format("rank {}'s optimizer state{}", world.rank(),
+                      contents_.params ? " and parameter shard" : ""),
+          offset);
       io_ = nvme::make_async_io(settings.engine, 2 * kSlots, &fallback);
     } catch (const Error& e) {
       error = fmt::format("{}: zero.nvme_dir = \"{}\": {}", settings.where, settings.dir, e.what());
     }
     agree_or_fail(world.watchdog(), world.mpi_comm(), error, "making the NVMe swap files");
-    log_root("NVMe: the optimizer state in {}, {:.1f} MiB per rank, through {}{}{}\n", settings.dir,
+    log_root("NVMe: the optimizer state{} in {}, {:.1f} MiB per rank, through {}{}{}\n",
+             contents_.params ? " and the parameter shard" : "", settings.dir,
              static_cast<double>(file_->bytes()) / (1 << 20), io_->name(),
              file_->direct() ? " with O_DIRECT" : " through the page cache (O_DIRECT refused)",
              fallback.empty() ? "" : " (io_uring refused: " + fallback + ")");
@@ -99,7 +118,24 @@ class NvmeStore final : public HostStateStore {
     if (u + 1 < static_cast<int>(units_.size())) read(u + 1);  // beside unit u's update
     const int64_t floats = units_[u].array_bytes / static_cast<int64_t>(sizeof(float));
     float* master = reinterpret_cast<float*>(slot.data);
-    return {master, master + floats, master + 2 * floats};
+    void* params =
+        contents_.param_bytes > 0 ? slot.data + kStateArrays * units_[u].array_bytes : nullptr;
+    return {master, master + floats, master + 2 * floats, params};
+  }
+
+  // A gather's read of the unit's parameter shard: the parameter array, or the master that is
+  // the parameters. After the optimizer step's last writes (the file is the truth).
+  const void* fetch_shard(int u) override {
+    drain();
+    const UnitInFile& unit = units_[u];
+    const int64_t at = contents_.param_bytes > 0 ? kStateArrays * unit.array_bytes : 0;
+    nvme::IoRequest read{
+        nvme::IoOp::Read, file_.get(),
+        shard_data_,      nvme::shard_read_bytes(unit.count * contents_.optim_pieces, contents_),
+        unit.offset + at, fmt::format("unit {}'s parameter shard", u)};
+    InFlight transfer = submit(std::move(read), u);
+    finish(transfer);
+    return shard_data_;
   }
 
   void updated(int u) override {
@@ -107,7 +143,9 @@ class NvmeStore final : public HostStateStore {
     slot.write = submit(request(nvme::IoOp::Write, u, slot.data), u);
   }
 
-  // Through a buffer of its own, synchronously (checkpoints and the initial master).
+  // Through a buffer of its own, synchronously (checkpoints and the initial master). A master
+  // written rounds the compute parameters the file holds beside it (bf16), as the core rounds
+  // them on the device (ZeroEngineT::masters_written).
   void copy_state(int state, int u, int64_t e, int64_t n, float* host, bool to_host) override {
     drain();
     for (Slot& slot : slots_) slot.unit = -1;
@@ -128,13 +166,16 @@ class NvmeStore final : public HostStateStore {
     std::memcpy(values, host, static_cast<size_t>(n) * sizeof(float));
     one.op = nvme::IoOp::Write;
     io_->wait(io_->submit(one));
+    if (state == 0 && contents_.param_bytes > 0) round_params(u, e, n, host);
   }
 
  private:
   struct UnitInFile {
-    int64_t offset;       // of its master array; Adam m and v follow
-    int64_t array_bytes;  // of each array
+    int64_t offset;       // of its master array; Adam m and v follow, then its parameters
+    int64_t array_bytes;  // of each state array
+    int64_t bytes;        // of its part of the file
     int64_t first;        // the unit's element at the arrays' start (the piece's first)
+    int64_t count;        // the piece's elements
   };
   // A transfer in flight: its ticket (-1: none), and what the trace shows of it.
   struct InFlight {
@@ -154,9 +195,33 @@ class NvmeStore final : public HostStateStore {
     return {op,
             file_.get(),
             data,
-            kStateArrays * units_[u].array_bytes,
+            units_[u].bytes,
             units_[u].offset,
             fmt::format("unit {}'s optimizer state", u)};
+  }
+  // Elements [e, e + n) of unit u's compute parameters: the rounding of the master `host`.
+  void round_params(int u, int64_t e, int64_t n, const float* host) {
+#if ZEROMINI_HAVE_BF16
+    ZM_ASSERT(contents_.param_bytes == static_cast<int>(sizeof(bf16)), "{}-byte parameters",
+              contents_.param_bytes);
+    const UnitInFile& unit = units_[u];
+    const int64_t bytes = nvme::param_array_bytes(unit.count * contents_.optim_pieces, contents_);
+    nvme::AlignedBuffer array(bytes);
+    nvme::IoRequest one{nvme::IoOp::Read,
+                        file_.get(),
+                        array.data(),
+                        bytes,
+                        unit.offset + kStateArrays * unit.array_bytes,
+                        fmt::format("unit {}'s parameters", u)};
+    io_->wait(io_->submit(one));
+    bf16* params = static_cast<bf16*>(array.data()) + (e - unit.first);
+    for (int64_t i = 0; i < n; ++i) params[i] = bf16(host[i]);
+    one.op = nvme::IoOp::Write;
+    io_->wait(io_->submit(one));
+#else
+    (void)u, (void)e, (void)n, (void)host;
+    ZM_ASSERT(false, "bf16 parameters in a build without bf16");
+#endif
   }
   void read(int u) {
     Slot& slot = slots_[u % kSlots];
@@ -205,8 +270,10 @@ class NvmeStore final : public HostStateStore {
     }
   }
 
-  int rank_ = 0;      // in the world
-  int64_t step_ = 0;  // the optimizer step under way (1-based)
+  nvme::FileContents contents_;
+  char* shard_data_ = nullptr;  // a gather's shard, read from the file
+  int rank_ = 0;                // in the world
+  int64_t step_ = 0;            // the optimizer step under way (1-based)
   std::vector<UnitInFile> units_;
   TrackedBuffer<float> staging_;
   std::array<Slot, kSlots> slots_;
@@ -220,12 +287,13 @@ class NvmeStore final : public HostStateStore {
 void register_module_zero_infinity_with_offload() {
   HostStoreKind kind;
   kind.value = "nvme";
+  kind.holds_params = true;
   kind.check = check_nvme_settings;
   kind.buffers = staging_buffers;
   kind.maker = [](const Deck& deck) -> HostStoreMaker {
     const NvmeSettings settings = nvme_settings(deck);
     return [settings](const ZeroEngine& engine, PlannedAllocator& alloc) {
-      return std::make_unique<NvmeStore>(engine, alloc, settings);
+      return std::make_shared<NvmeStore>(engine, alloc, settings);
     };
   };
   add_host_store(std::move(kind));
