@@ -139,15 +139,16 @@ std::string footnote(const std::vector<PlanPoint>& points, const Machine* machin
   if (!any_nvme(points)) return "";
   std::string text =
       "NVMe (zero.offload_optimizer = \"nvme\"): nvme/node: the swap files of a node's ranks, "
-      "GB; nvme rw: GB each step reads per rank, and writes back (the rank's file)";
+      "GB; nvme rw: GB each step reads per rank (the rank's file, and with zero.offload_params = "
+      "\"nvme\" each gather's shard), and writes back (the file)";
   if (machine) {
     const NvmeSide side = nvme_side(*machine);
     text += fmt::format(
         "; nvme s: those transfers at the rank's share of the node's {:.4g} GB/s read and {:.4g} "
         "GB/s write ({}'s [nvme], {:.4g} TB per node; fits 'storage' where a node's state exceeds "
-        "it). The serial step adds nvme s; the overlapped one unit 0's read and what of the rest "
-        "the "
-        "host AdamW does not hide (the last unit's write is waited at the next step)",
+        "it). The serial step adds nvme s; the overlapped one the gathers' shard reads, unit 0's "
+        "read and what of the rest the host AdamW does not hide (the last unit's write is waited "
+        "at the next step)",
         side.read_bandwidth / 1e9, side.write_bandwidth / 1e9, machine->name,
         side.capacity_per_node / 1e12);
   }
