@@ -58,6 +58,10 @@ class HostStateStore {
 using HostStoreMaker =
     std::function<std::shared_ptr<HostStateStore>(const ZeroEngine&, PlannedAllocator&)>;
 
+// A store's buffers (its staging in host memory) at a stage, for the planner and for the maker.
+using StoreBuffers =
+    std::function<std::vector<BufferSpec>(const StageSpec&, const ScheduleContext&)>;
+
 // A value of zero.offload_optimizer that another module adds.
 struct HostStoreKind {
   std::string value;  // e.g. "nvme"
@@ -66,8 +70,9 @@ struct HostStoreKind {
   bool holds_params = false;
   // The deck's checks of what the store needs (its own keys), where the value is set.
   std::function<void(const Deck&)> check;
-  // The store's buffers (its staging in host memory), for the planner and for the maker.
-  std::function<std::vector<BufferSpec>(const StageSpec&, const ScheduleContext&)> buffers;
+  // The store's buffers with the deck's settings of the store bound (its staging's count and
+  // size), once per run like the maker.
+  std::function<StoreBuffers(const Deck&)> buffers;
   // The maker with the deck's settings of the store bound (once per run).
   std::function<HostStoreMaker(const Deck&)> maker;
 };

@@ -299,8 +299,8 @@ class HostTier final : public StateTier {
     if (offload.gradients && context.options.grad_accum > 1)
       out.push_back({"grad_recv_host", MemCategory::Host, context.partition.max_shard(),
                      reduce_element_bytes(policy)});
-    if (store_) {
-      const std::vector<BufferSpec> staging = store_->buffers(spec, context);
+    if (settings_.store_buffers) {
+      const std::vector<BufferSpec> staging = settings_.store_buffers(spec, context);
       out.insert(out.end(), staging.begin(), staging.end());
     }
     return out;

@@ -33,6 +33,7 @@ struct OffloadSettings {
   bool optimizer = false;         // zero.offload_optimizer = "host" or a store's value
   std::string store;              // that value where a module's store keeps the state (not "host")
   HostStoreMaker make_store;      // that store's, with the deck's settings
+  StoreBuffers store_buffers;     // likewise
   bool params = false;            // zero.offload_params = "host" or a store's value
   bool params_in_store = false;   // the store's value (kept with the state: MemCategory::Storage)
   bool secondary_shards = false;  // zero.secondary_shard_size set (its check refuses params then)

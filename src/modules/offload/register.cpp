@@ -264,6 +264,7 @@ OffloadSettings offload_settings(const Deck& deck) {
   if (const HostStoreKind* kind = host_store(optimizer)) {
     settings.store = optimizer;
     settings.make_store = kind->maker(deck);
+    settings.store_buffers = kind->buffers(deck);
   }
   const std::string params = deck.value<std::string>("zero.offload_params");
   settings.params = params != "none";

@@ -51,17 +51,21 @@ inline int64_t shard_read_bytes(int64_t padded, const FileContents& c) {
                            : state_array_bytes(padded, c.optim_pieces);
 }
 
-// The host staging of the store: kSlots slots of the largest unit's part (unit u + 1 read, u
-// updated, u - 1 written), with the parameters there one buffer of the largest shard read for a
-// gather, and room to align them.
-constexpr int kSlots = 3;
-inline int64_t staging_bytes(const Partition& partition, const FileContents& c) {
+// The host staging of the store: `slots` (zero.nvme_buffers) of the largest unit's part (unit u
+// updated, u - 1 written, the units after u read), with the parameters there one buffer of the
+// largest shard read for a gather, and room to align them.
+inline int64_t staging_bytes(const Partition& partition, const FileContents& c, int slots) {
   int64_t largest = 0, largest_shard = 0;
   for (int u = 0; u < partition.num_units(); ++u) {
     largest = std::max(largest, unit_bytes(partition.unit(u).padded, c));
     largest_shard = std::max(largest_shard, shard_read_bytes(partition.unit(u).padded, c));
   }
-  return kSlots * largest + (c.params ? largest_shard : 0) + kAlignment;
+  return slots * largest + (c.params ? largest_shard : 0) + kAlignment;
+}
+
+// The requests of a transfer of `bytes` in blocks of at most `block_bytes` (0: one request).
+inline int64_t requests(int64_t bytes, int64_t block_bytes) {
+  return block_bytes > 0 ? (bytes + block_bytes - 1) / block_bytes : 1;
 }
 
 // The swap file of a rank.

@@ -1,5 +1,5 @@
 // The NVMe tier's settings, the module's deck keys (register.cpp) mapped once: where the swap
-// files go and which I/O engine moves them.
+// files go, which I/O engine moves them, through how much host staging, in which requests.
 #pragma once
 
 #include <string>
@@ -13,6 +13,8 @@ struct NvmeSettings {
   std::string dir;                               // zero.nvme_dir
   std::string where;                             // its file:line, for messages
   nvme::IoEngine engine = nvme::IoEngine::Auto;  // zero.nvme_engine
+  int buffers = 3;                               // zero.nvme_buffers: staging slots
+  int64_t block_bytes = 0;  // zero.nvme_block_kib x 1024: a request's largest (0: a whole unit)
 };
 NvmeSettings nvme_settings(const Deck& deck);
 

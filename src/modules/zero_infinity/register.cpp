@@ -28,6 +28,16 @@ std::vector<KeySpec> keys() {
                         "how the swap files are read and written: \"io_uring\" (liburing), "
                         "\"threads\" (pread/pwrite in a pool), \"auto\" io_uring where the "
                         "kernel allows it, else the threads (the run says which)"),
+      deck_keys::integer(
+          kModule, "zero", "nvme_buffers", 3, 2, 64,
+          "the host staging slots of the swap files, each of the largest unit's state: the "
+          "unit being updated, the one before it being written, the units after it being read "
+          "ahead (at least one); more read further ahead, at a slot's host memory each"),
+      deck_keys::integer(
+          kModule, "zero", "nvme_block_kib", 0, 0, 1 << 20,
+          "the largest request of a swap file transfer in KiB, a multiple of 4 (the O_DIRECT "
+          "alignment); a unit's transfer is that many requests in flight at once; 0: one "
+          "request per transfer"),
   };
 }
 
@@ -41,6 +51,8 @@ NvmeSettings nvme_settings(const Deck& deck) {
   settings.engine = engine == "io_uring"  ? nvme::IoEngine::Uring
                     : engine == "threads" ? nvme::IoEngine::Threads
                                           : nvme::IoEngine::Auto;
+  settings.buffers = static_cast<int>(deck.value<int64_t>("zero.nvme_buffers"));
+  settings.block_bytes = deck.value<int64_t>("zero.nvme_block_kib") * 1024;
   return settings;
 }
 
@@ -51,6 +63,11 @@ void check_nvme_settings(const Deck& deck) {
         "{}: zero.offload_optimizer = \"nvme\" needs zero.nvme_dir, the directory of the swap "
         "files on each node; expected e.g. zero.nvme_dir = \"/local/nvme/$USER\"",
         deck.where("zero.offload_optimizer"));
+  if (settings.block_bytes % nvme::kAlignment != 0)
+    fail(
+        "{}: zero.nvme_block_kib = {}: a request's size must keep the transfers' {}-byte "
+        "alignment (O_DIRECT). Expected a multiple of 4, or 0",
+        deck.where("zero.nvme_block_kib"), settings.block_bytes / 1024, nvme::kAlignment);
   try {
     nvme::check_swap_directory(settings.dir);
   } catch (const Error& e) {

@@ -53,6 +53,12 @@ TEST_P(NvmeOffload, TrainsTheSameModelAsHostOffloadAndNoOffloadBitwise) {
       EXPECT_EQ(nvme.losses, host.losses);
       EXPECT_EQ(nvme.params, none.params);
     }
+    // Five staging slots (three units read ahead) and transfers in 4 KiB requests.
+    std::vector<std::string> staged = on_nvme(dir);
+    staged.insert(staged.end(), {"zero.nvme_buffers=5", "zero.nvme_block_kib=4"});
+    const auto nvme = train_with(stage, common, staged, *comm);
+    EXPECT_EQ(nvme.losses, none.losses);
+    EXPECT_EQ(nvme.params, none.params);
   }
 }
 

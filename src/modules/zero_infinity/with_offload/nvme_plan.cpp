@@ -23,6 +23,7 @@
 #include "modules/offload/host_copies.hpp"
 #include "modules/offload/offload.hpp"
 #include "modules/zero_infinity/nvme_layout.hpp"
+#include "modules/zero_infinity/nvme_settings.hpp"
 #include "plan/plan_extensions.hpp"
 #include "plan/planner.hpp"
 #include "plan/run_extensions.hpp"
@@ -165,10 +166,14 @@ NvmeVolume planned_nvme(const Deck& deck, int stage, const ZeroMesh& mesh) {
   const ZeroOptions options = zero_options(deck, stage, mesh);
   const nvme::FileContents contents =
       nvme::file_contents(options.homes, options.policy, optim_pieces);
+  const NvmeSettings settings = nvme_settings(deck);
   volume.file_bytes = nvme::state_file_bytes(partition, contents);
   volume.read_bytes = volume.write_bytes = volume.file_bytes;
-  volume.reads = volume.writes = partition.num_units();
-  volume.staging_bytes = nvme::staging_bytes(partition, contents);
+  for (int u = 0; u < partition.num_units(); ++u)
+    volume.reads +=
+        nvme::requests(nvme::unit_bytes(partition.unit(u).padded, contents), settings.block_bytes);
+  volume.writes = volume.reads;
+  volume.staging_bytes = nvme::staging_bytes(partition, contents, settings.buffers);
   volume.first_unit_bytes = nvme::unit_bytes(partition.unit(0).padded, contents);
   volume.last_unit_bytes =
       nvme::unit_bytes(partition.unit(partition.num_units() - 1).padded, contents);
@@ -178,7 +183,7 @@ NvmeVolume planned_nvme(const Deck& deck, int stage, const ZeroMesh& mesh) {
     if (t.role != TransferRole::ShardToDevice) continue;
     const int64_t bytes = nvme::shard_read_bytes(partition.unit(t.unit).padded, contents);
     volume.shard_read_bytes += t.per_step * bytes;
-    volume.shard_reads += t.per_step;
+    volume.shard_reads += t.per_step * nvme::requests(bytes, settings.block_bytes);
   }
   volume.read_bytes += volume.shard_read_bytes;
   volume.reads += volume.shard_reads;

@@ -16,7 +16,7 @@ struct NvmeVolume {
   int64_t file_bytes = 0;         // the rank's swap file
   int64_t read_bytes = 0;         // read per step: the whole file, unit by unit, and the shards
   int64_t write_bytes = 0;        // written back per step
-  int64_t reads = 0, writes = 0;  // transfers per step: one per unit each way, and the shards'
+  int64_t reads = 0, writes = 0;  // requests per step: per unit each way, and the shards'
   int64_t shard_read_bytes = 0;   // zero.offload_params = "nvme": each gather's shard, read
   int64_t shard_reads = 0;        // (one per gather of a unit)
   int64_t first_unit_bytes = 0;   // unit 0's state (its read is waited before any update)

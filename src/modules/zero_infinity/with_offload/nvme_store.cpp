@@ -48,21 +48,22 @@ namespace zm {
 
 namespace {
 
-using nvme::kSlots;
 using nvme::kStateArrays;
 
-// Host staging (nvme_layout.hpp).
-std::vector<BufferSpec> staging_buffers(const StageSpec& spec, const ScheduleContext& context) {
+// Host staging (nvme_layout.hpp): zero.nvme_buffers slots.
+std::vector<BufferSpec> staging_buffers(const StageSpec& spec, const ScheduleContext& context,
+                                        int buffers) {
   const int optim_pieces = pieces(context.mesh.mesh, context.mesh.placements(spec).optim);
   const nvme::FileContents contents =
       nvme::file_contents(context.options.homes, context.options.policy, optim_pieces);
-  return {
-      {"nvme_staging", MemCategory::Host, nvme::staging_bytes(context.partition, contents) / 4, 4}};
+  return {{"nvme_staging", MemCategory::Host,
+           nvme::staging_bytes(context.partition, contents, buffers) / 4, 4}};
 }
 
 class NvmeStore final : public HostStateStore {
  public:
-  NvmeStore(const ZeroEngine& engine, PlannedAllocator& alloc, const NvmeSettings& settings) {
+  NvmeStore(const ZeroEngine& engine, PlannedAllocator& alloc, const NvmeSettings& settings)
+      : slots_(static_cast<size_t>(settings.buffers)), block_bytes_(settings.block_bytes) {
     const Partition& partition = engine.partition();
     const Piece piece = engine.optimizer_piece();
     contents_ = nvme::file_contents(engine.homes(), engine.options().policy, piece.count);
@@ -82,8 +83,8 @@ class NvmeStore final : public HostStateStore {
     const auto address = reinterpret_cast<uintptr_t>(staging_.data());
     char* aligned = reinterpret_cast<char*>((address + nvme::kAlignment - 1) / nvme::kAlignment *
                                             nvme::kAlignment);
-    for (int s = 0; s < kSlots; ++s) slots_[s].data = aligned + s * largest;
-    shard_data_ = aligned + kSlots * largest;  // the gathers' buffer, with the parameters here
+    for (size_t s = 0; s < slots_.size(); ++s) slots_[s].data = aligned + s * largest;
+    shard_data_ = aligned + slots_.size() * largest;  // the gathers', with the parameters here
     Communicator& world = engine.comms().world();
     rank_ = world.rank();
     std::string error, fallback;
@@ -93,7 +94,7 @@ class NvmeStore final : public HostStateStore {
           fmt::format("rank {}'s optimizer state{}", world.rank(),
                       contents_.params ? " and parameter shard" : ""),
           offset);
-      io_ = nvme::make_async_io(settings.engine, 2 * kSlots, &fallback);
+      io_ = nvme::make_async_io(settings.engine, 2 * settings.buffers, &fallback);
     } catch (const Error& e) {
       error = fmt::format("{}: zero.nvme_dir = \"{}\": {}", settings.where, settings.dir, e.what());
     }
@@ -112,10 +113,14 @@ class NvmeStore final : public HostStateStore {
   }
 
   HostUnitState fetch(int u) override {
-    Slot& slot = slots_[u % kSlots];
+    Slot& slot = slot_of(u);
     if (slot.unit != u) read(u);
     finish(slot.read);
-    if (u + 1 < static_cast<int>(units_.size())) read(u + 1);  // beside unit u's update
+    // Beside unit u's update: the next units, as many as the slots allow (unit u's and unit
+    // u - 1's, whose write may be in flight, taken), at least the next.
+    const int ahead = std::max(1, static_cast<int>(slots_.size()) - 2);
+    for (int v = u + 1; v <= u + ahead && v < static_cast<int>(units_.size()); ++v)
+      if (slot_of(v).unit != v) read(v);
     const int64_t floats = units_[u].array_bytes / static_cast<int64_t>(sizeof(float));
     float* master = reinterpret_cast<float*>(slot.data);
     void* params =
@@ -139,7 +144,7 @@ class NvmeStore final : public HostStateStore {
   }
 
   void updated(int u) override {
-    Slot& slot = slots_[u % kSlots];
+    Slot& slot = slot_of(u);
     slot.write = submit(request(nvme::IoOp::Write, u, slot.data), u);
   }
 
@@ -177,9 +182,10 @@ class NvmeStore final : public HostStateStore {
     int64_t first;        // the unit's element at the arrays' start (the piece's first)
     int64_t count;        // the piece's elements
   };
-  // A transfer in flight: its ticket (-1: none), and what the trace shows of it.
+  // A transfer in flight: its requests' tickets (none: nothing in flight), and what the trace
+  // shows of it.
   struct InFlight {
-    int64_t ticket = -1;
+    std::vector<int64_t> tickets;
     double issued = 0;  // wall_seconds() at the submit
     bool read = true;
     int unit = -1;
@@ -223,31 +229,44 @@ class NvmeStore final : public HostStateStore {
     ZM_ASSERT(false, "bf16 parameters in a build without bf16");
 #endif
   }
+  Slot& slot_of(int u) {
+    return slots_[static_cast<size_t>(u) % slots_.size()];
+  }
   void read(int u) {
-    Slot& slot = slots_[u % kSlots];
+    Slot& slot = slot_of(u);
     finish(slot.write);  // the unit it held is in the file
     finish(slot.read);
     slot.unit = u;
     slot.read = submit(request(nvme::IoOp::Read, u, slot.data), u);
   }
-  // A step's transfer of unit u, counted for the run's figures.
-  InFlight submit(nvme::IoRequest request, int u) {
-    fault_point("nvme.transfer", rank_, step_, &request);
-    nvme::IoTotals& totals = nvme::this_rank_io();
-    const bool read = request.op == nvme::IoOp::Read;
-    ++(read ? totals.reads : totals.writes);
-    (read ? totals.bytes_read : totals.bytes_written) += request.bytes;
-    const int64_t bytes = request.bytes;
-    return {io_->submit(std::move(request)), wall_seconds(), read, u, bytes};
+  // A step's transfer of unit u, in requests of at most zero.nvme_block_kib (all of it in one
+  // where 0), each counted for the run's figures.
+  InFlight submit(const nvme::IoRequest& whole, int u) {
+    InFlight transfer{{}, wall_seconds(), whole.op == nvme::IoOp::Read, u, whole.bytes};
+    for (int64_t done = 0; done < whole.bytes;) {
+      const int64_t bytes =
+          block_bytes_ > 0 ? std::min(block_bytes_, whole.bytes - done) : whole.bytes;
+      nvme::IoRequest request = whole;
+      request.buffer = static_cast<char*>(whole.buffer) + done;
+      request.bytes = bytes;
+      request.offset = whole.offset + done;
+      done += bytes;
+      fault_point("nvme.transfer", rank_, step_, &request);
+      nvme::IoTotals& totals = nvme::this_rank_io();
+      ++(transfer.read ? totals.reads : totals.writes);
+      (transfer.read ? totals.bytes_read : totals.bytes_written) += request.bytes;
+      transfer.tickets.push_back(io_->submit(std::move(request)));
+    }
+    return transfer;
   }
   // Waits for the transfer, counting the wait; a span from its submit to now where the run traces.
   void finish(InFlight& transfer) {
-    if (transfer.ticket < 0) return;
-    const int64_t waited = transfer.ticket;
-    transfer.ticket = -1;
+    if (transfer.tickets.empty()) return;
+    const std::vector<int64_t> waited = std::move(transfer.tickets);
+    transfer.tickets.clear();
     const double start = wall_seconds();
     try {
-      io_->wait(waited);
+      for (const int64_t ticket : waited) io_->wait(ticket);
     } catch (const Error& error) {
       // Only this rank knows, and the others wait in the step's collectives: the job ends, with
       // the status of a failed write; the last checkpoint holds the state.
@@ -276,7 +295,8 @@ class NvmeStore final : public HostStateStore {
   int64_t step_ = 0;            // the optimizer step under way (1-based)
   std::vector<UnitInFile> units_;
   TrackedBuffer<float> staging_;
-  std::array<Slot, kSlots> slots_;
+  std::vector<Slot> slots_;  // zero.nvme_buffers
+  int64_t block_bytes_;      // zero.nvme_block_kib, in bytes (0: a transfer in one request)
   std::unique_ptr<nvme::SwapFile> file_;
   // Last: destroyed first, waiting for its transfers while the file and the staging still exist.
   std::unique_ptr<nvme::AsyncIo> io_;
@@ -289,7 +309,12 @@ void register_module_zero_infinity_with_offload() {
   kind.value = "nvme";
   kind.holds_params = true;
   kind.check = check_nvme_settings;
-  kind.buffers = staging_buffers;
+  kind.buffers = [](const Deck& deck) -> StoreBuffers {
+    const int buffers = nvme_settings(deck).buffers;
+    return [buffers](const StageSpec& spec, const ScheduleContext& context) {
+      return staging_buffers(spec, context, buffers);
+    };
+  };
   kind.maker = [](const Deck& deck) -> HostStoreMaker {
     const NvmeSettings settings = nvme_settings(deck);
     return [settings](const ZeroEngine& engine, PlannedAllocator& alloc) {
