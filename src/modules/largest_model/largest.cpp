@@ -35,6 +35,19 @@ void add_largest_note(LargestNote note) {
 const std::vector<LargestNote>& largest_notes() {
   return largest_registry<LargestNote>();
 }
+
+double point_figure(const PlanPoint& point, const char* name) {
+  const auto found = point.figures.find(name);
+  return found == point.figures.end() ? 0.0 : found->second;
+}
+
+std::string axis_csv_cells(const std::vector<LargestAxis::Variant>& variants, const LargestModel& c,
+                           int columns,
+                           const std::function<std::string(const PlanPoint&)>& values) {
+  const std::string name = "," + variants[static_cast<size_t>(c.option.variant)].name;
+  if (!c.possible || c.layers == 0) return name + std::string(static_cast<size_t>(columns), ',');
+  return name + values(c.point);
+}
 void add_largest_axis_columns(LargestAxisColumns columns) {
   largest_registry<LargestAxisColumns>().push_back(std::move(columns));
 }

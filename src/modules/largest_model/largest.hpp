@@ -74,6 +74,12 @@ struct LargestAxis {
 };
 // Registered at start-up (core/modules.hpp).
 void add_largest_axis(LargestAxis axis);
+// For an axis's cells: a figure a module's pricing put in the plan (PlanPoint::figures; 0 where
+// none), and the CSV cells of `c`: its variant's name, then `values` of its plan, or `columns`
+// empty cells where no model fits.
+double point_figure(const PlanPoint& point, const char* name);
+std::string axis_csv_cells(const std::vector<LargestAxis::Variant>& variants, const LargestModel& c,
+                           int columns, const std::function<std::string(const PlanPoint&)>& values);
 const std::vector<LargestAxis>& largest_axes();
 // A line of the heading about the deck's own settings of a module, without an axis ("" none).
 using LargestNote = std::function<std::string(const Deck& deck)>;

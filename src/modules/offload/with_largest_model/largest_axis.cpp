@@ -18,11 +18,6 @@ namespace zm {
 
 namespace {
 
-double point_figure(const PlanPoint& p, const char* name) {
-  const auto found = p.figures.find(name);
-  return found == p.figures.end() ? 0.0 : found->second;
-}
-
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
 // `plan --largest --offload`: {none, optimizer, optimizer + parameters} for every cell, each with
@@ -97,12 +92,11 @@ LargestAxis largest_offload_axis() {
       "without hpZ.\n";
   axis.csv_header = ",offload,host_bytes_per_node,transfer_s,host_update_s,offload_s";
   axis.csv_cells = [names = axis.variants](const LargestModel& c) {
-    std::string text = fmt::format(",{}", names[static_cast<size_t>(c.option.variant)].name);
-    if (!c.possible || c.layers == 0) return text + ",,,,";
-    const PlanPoint& p = c.point;
-    return text + fmt::format(",{:.0f},{:.6g},{:.6g},{:.6g}", p.host_bytes_per_node,
-                              point_figure(p, "transfer_s"), point_figure(p, "host_update_s"),
-                              point_figure(p, "offload_s"));
+    return axis_csv_cells(names, c, 4, [](const PlanPoint& p) {
+      return fmt::format(",{:.0f},{:.6g},{:.6g},{:.6g}", p.host_bytes_per_node,
+                         point_figure(p, "transfer_s"), point_figure(p, "host_update_s"),
+                         point_figure(p, "offload_s"));
+    });
   };
   return axis;
 }

@@ -22,11 +22,6 @@ namespace zm {
 
 namespace {
 
-double point_figure(const PlanPoint& p, const char* name) {
-  const auto found = p.figures.find(name);
-  return found == p.figures.end() ? 0.0 : found->second;
-}
-
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
 // Where the state may go at this stage and sharding: the optimizer state wherever it is sharded,
@@ -91,12 +86,11 @@ LargestAxis memory_tiers_axis() {
       "gathered unit and its activations).\n";
   axis.csv_header = ",tiers,host_bytes_per_node,nvme_bytes_per_node,offload_s,nvme_s";
   axis.csv_cells = [names = axis.variants](const LargestModel& c) {
-    std::string text = fmt::format(",{}", names[static_cast<size_t>(c.option.variant)].name);
-    if (!c.possible || c.layers == 0) return text + ",,,,";
-    const PlanPoint& p = c.point;
-    return text + fmt::format(",{:.0f},{:.0f},{:.6g},{:.6g}", p.host_bytes_per_node,
-                              point_figure(p, "nvme_bytes_per_node"), point_figure(p, "offload_s"),
-                              point_figure(p, "nvme_s"));
+    return axis_csv_cells(names, c, 4, [](const PlanPoint& p) {
+      return fmt::format(",{:.0f},{:.0f},{:.6g},{:.6g}", p.host_bytes_per_node,
+                         point_figure(p, "nvme_bytes_per_node"), point_figure(p, "offload_s"),
+                         point_figure(p, "nvme_s"));
+    });
   };
   return axis;
 }
