@@ -8,7 +8,9 @@
 #include "core/deck_keys.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "core/registry.hpp"
 #include "modules/estimate/first_step_notice.hpp"
+#include "modules/estimate/machine_measurements.hpp"
 #include "modules/estimate/measure_machine.hpp"
 #include "modules/estimate/run_estimate.hpp"
 #include "train/command_extensions.hpp"
@@ -17,6 +19,18 @@
 namespace zm {
 
 namespace {
+
+ZM_REGISTRY(MachineMeasurement, add_measurement, machine_measurements)
+
+// This machine as measured now, with what the modules measure of it for this deck.
+Machine measured_machine(const Deck& deck, const RunInvocation& run, Communicator& comm) {
+  Machine machine = measure_machine(comm, run.nodes);
+  for (const MachineMeasurement& measure : machine_measurements()) {
+    const std::string words = measure(deck, comm, machine);
+    if (!words.empty()) machine.description += "; " + words;
+  }
+  return machine;
+}
 
 // Before the first step: the planner's estimate of a step and of the run, printed on the
 // --machine file, else on this machine measured now; the run's figures get the longest stage's
@@ -29,7 +43,7 @@ class EstimateBeforeTraining final : public RunCommandExtension {
   RunFigures before_first_step(const Deck& deck, const RunInvocation& run,
                                Communicator& comm) override {
     const Machine machine =
-        run.machine.empty() ? measure_machine(comm, run.nodes) : load_machine(run.machine);
+        run.machine.empty() ? measured_machine(deck, run, comm) : load_machine(run.machine);
     const std::string source = run.machine.empty()
                                    ? fmt::format("measured at start-up: {}", machine.description)
                                    : run.machine;
@@ -46,6 +60,10 @@ class EstimateBeforeTraining final : public RunCommandExtension {
 };
 
 }  // namespace
+
+void add_machine_measurement(MachineMeasurement measurement) {
+  add_measurement(std::move(measurement));
+}
 
 void register_module_estimate() {
   add_deck_keys({deck_keys::number(
