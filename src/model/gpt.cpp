@@ -50,7 +50,7 @@ void GPT<Real>::take_buffer(PlannedAllocator& alloc, Owner& owner, const Entry<O
 template <typename Real>
 GPT<Real>::GPT(const ParamLayout& layout, int64_t B, int64_t T, const RunContext& context,
                GemmMath gemm_math, kernels::TeamShape team_shape, ModelParallelGroup group,
-               const AttentionKernels& attention)
+               const AttentionKernels& attention, CheckpointHome* checkpoints)
     : layout_(&layout),
       B_(B),
       T_(T),
@@ -59,12 +59,17 @@ GPT<Real>::GPT(const ParamLayout& layout, int64_t B, int64_t T, const RunContext
       context_(context),
       gemm_math_(gemm_math),
       team_shape_(team_shape),
-      attention_(&attention) {
+      attention_(&attention),
+      checkpoints_(checkpoints) {
   ZM_ASSERT(T <= layout.config().seq_len, "T {} > seq_len {}", T, layout.config().seq_len);
   ZM_ASSERT(group.size == layout.slices() && (group.size == 1 || group.comm != nullptr),
             "a layout of {} slices in a model-parallel group of {}", layout.slices(), group.size);
   // Each buffer of the tables, taken from the plan they also give the planner.
-  PlannedAllocator alloc(declared_buffers(layout, B, T, attention), context.ledger);
+  ZM_ASSERT(!checkpoints || layout.config().recomputes_blocks(), "a checkpoint home, no recompute");
+  PlannedAllocator alloc(
+      declared_buffers(layout, B, T, attention,
+                       checkpoints ? checkpoints->category() : MemCategory::Activations),
+      context.ledger);
   for (const ModelBuffer& m : model_buffers()) {
     if (m.blocks_member == nullptr) {
       take_buffer(alloc, *this, m, "");
@@ -167,7 +172,7 @@ double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch, ForwardPa
   for (size_t l = 0; l < layers_.size(); ++l) {
     // Recomputing: the block's activations go to the one shared set, only its output is kept.
     LayerActs& a = recompute_.empty() ? layers_[l] : recompute_.front();
-    Real* out = layers_[l].residual3.data();
+    Real* out = block_output(static_cast<int64_t>(l));
     const UnitEvent event{layout_->block_unit(static_cast<int>(l)), UnitUse::Forward};
     Phase scope(
         context_,
@@ -175,6 +180,8 @@ double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch, ForwardPa
     const Real* p = units.acquire(event);
     block_forward(a, p, residual, out, units);
     units.release(event);
+    if (checkpoints_ && pass == ForwardPass::Training)
+      copy_checkpoint(static_cast<int64_t>(l), true);
     units.poll();
     residual = out;
   }
@@ -301,8 +308,8 @@ void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
 
   // Blocks, last to first. dresidual_ carries the gradient of the residual stream.
   for (int l = static_cast<int>(layers_.size()) - 1; l >= 0; --l) {
-    const Real* residual =
-        l == 0 ? encoded_.data() : layers_[static_cast<size_t>(l - 1)].residual3.data();
+    const Real* residual = l == 0 ? encoded_.data() : block_output(l - 1);
+    if (checkpoints_) copy_checkpoint(l - 2, false);  // l - 1's is back: l - 2's comes meanwhile
     const int unit = layout_->block_unit(l);
     const UnitEvent event{unit, UnitUse::Backward};
     Phase scope(context_,
@@ -329,6 +336,19 @@ void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
                       dresidual_.data(), batch.input_groups, B, T, C);
   units.grads_ready(embed_unit);
   if (scheme_ != nullptr) check_sync_uses(ForwardPass::Training);
+}
+
+// The previous copy is waited first: the next block writes (forward) or reads (backward) its
+// device buffer.
+template <typename Real>
+void GPT<Real>::copy_checkpoint(int64_t l, bool to_home) {
+  checkpoints_->wait();
+  if (l < 0 || l >= static_cast<int64_t>(layers_.size()) - 2) return;
+  Real* home = layers_[static_cast<size_t>(l)].residual3.data();
+  Real* device = block_output(l);
+  checkpoints_->copy(to_home, to_home ? home : device, to_home ? device : home,
+                     sizeof(Real) * static_cast<size_t>(B_ * T_ * layout_->config().dim),
+                     layout_->block_unit(static_cast<int>(l)));
 }
 
 template <typename Real>

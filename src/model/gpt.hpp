@@ -18,6 +18,7 @@
 #include "kernels/token_groups.hpp"
 #include "model/attention_kernels.hpp"
 #include "model/buffer_shape.hpp"
+#include "model/checkpoint_home.hpp"
 #include "model/layout.hpp"
 #include "model/model_parallel.hpp"
 #include "model/unit_access.hpp"
@@ -34,9 +35,11 @@ struct Batch {
 // What GPT<Real> allocates for micro-batches of B x T with activations of `element_bytes`
 // (token buffers are int32 whatever the precision) holding `layout`'s slices (with its scheme's
 // buffers), running `attention`; the planner sums the same list. Both walk the model's buffer
-// tables (GPT::model_buffers and GPT::layer_buffers, in gpt_buffers.cpp).
+// tables (GPT::model_buffers and GPT::layer_buffers, in gpt_buffers.cpp). `checkpoints`: the
+// category of the blocks' outputs a CheckpointHome keeps (Activations: none).
 std::vector<BufferSpec> gpt_buffers(const ParamLayout& layout, const AttentionKernels& attention,
-                                    int64_t B, int64_t T, int element_bytes);
+                                    int64_t B, int64_t T, int element_bytes,
+                                    MemCategory checkpoints = MemCategory::Activations);
 
 // One sync point as a micro-batch reaches it: `rows` rows of tokens combined at `point`, so many
 // times in a training micro-batch (forward and backward) and in a forward-only pass.
@@ -74,15 +77,17 @@ class GPT {
   // teams of every other kernel it launches.
   // `group`: the model-parallel group whose slices `layout` describes (layout.slices() ranks).
   // `attention`: the kernels every block's attention runs (model/attention_kernels.hpp).
+  // `checkpoints`: where model.recompute keeps the blocks' outputs (null: on the device).
   GPT(const ParamLayout& layout, int64_t B, int64_t T, const RunContext& context = {},
       GemmMath gemm_math = GemmMath::FP32,
       kernels::TeamShape team_shape = kernels::kDefaultTeamShape, ModelParallelGroup group = {},
-      const AttentionKernels& attention = plain_attention());
+      const AttentionKernels& attention = plain_attention(), CheckpointHome* checkpoints = nullptr);
 
   static std::vector<BufferSpec> declared_buffers(
       const ParamLayout& layout, int64_t B, int64_t T,
-      const AttentionKernels& attention = plain_attention()) {
-    return gpt_buffers(layout, attention, B, T, static_cast<int>(sizeof(Real)));
+      const AttentionKernels& attention = plain_attention(),
+      MemCategory checkpoints = MemCategory::Activations) {
+    return gpt_buffers(layout, attention, B, T, static_cast<int>(sizeof(Real)), checkpoints);
   }
 
   // Copies a micro-batch (host arrays of B*T tokens) to the device buffers the model owns.
@@ -180,7 +185,16 @@ class GPT {
   void take_buffer(PlannedAllocator& alloc, Owner& owner, const Entry<Owner>& e,
                    const std::string& prefix);
   friend std::vector<BufferSpec> gpt_buffers(const ParamLayout&, const AttentionKernels&, int64_t,
-                                             int64_t, int);
+                                             int64_t, int, MemCategory);
+  // Where block l's output is on the device: its own buffer, or with a CheckpointHome that of
+  // one of the last two blocks, by parity (model/checkpoint_home.hpp).
+  Real* block_output(int64_t l) {
+    const auto L = static_cast<int64_t>(layers_.size());
+    const int64_t kept = checkpoints_ == nullptr || l >= L - 2 ? l : L - 2 + (L - l) % 2;
+    return layers_[static_cast<size_t>(kept)].residual3.data();
+  }
+  // With a CheckpointHome: the copy of block l's output to it, or back (none for the last two).
+  void copy_checkpoint(int64_t l, bool to_home);
 
   // Model parallelism (model/model_parallel.hpp); without a scheme each is the plain
   // computation. The sum over the group at `point`, in place.
@@ -235,10 +249,12 @@ class GPT {
   GemmMath gemm_math_;
   kernels::TeamShape team_shape_;
   const AttentionKernels* attention_;
+  CheckpointHome* checkpoints_;
   const Real* head_params_ = nullptr;  // the embedding unit, held from the LM head's forward
   // Saved activations (each buffer is allocated through the tables above).
   TrackedBuffer<Real> encoded_;
-  std::vector<LayerActs> layers_;     // under recompute: only each block's output (residual3)
+  std::vector<LayerActs> layers_;  // under recompute: only each block's output (residual3), those
+                                   // a CheckpointHome keeps in its category
   std::vector<LayerActs> recompute_;  // under recompute: one block's activations, else empty
   TrackedBuffer<Real> lnf_, logits_;
   TrackedBuffer<Stat> losses_, lnf_mean_, lnf_rstd_;

@@ -150,7 +150,8 @@ BufferShape buffer_shape(const ParamLayout& layout, int64_t B, int64_t T) {
 
 // The rows of GPT<float>'s tables, priced by element type: the tables are the same for every Real.
 std::vector<BufferSpec> gpt_buffers(const ParamLayout& layout, const AttentionKernels& attention,
-                                    int64_t B, int64_t T, int element_bytes) {
+                                    int64_t B, int64_t T, int element_bytes,
+                                    MemCategory checkpoints) {
   using Model = GPT<float>;
   const ModelConfig& c = layout.config();
   const BufferShape shape = buffer_shape(layout, B, T);
@@ -174,6 +175,9 @@ std::vector<BufferSpec> gpt_buffers(const ParamLayout& layout, const AttentionKe
     }
     Model::for_each_block_buffer(m, c, [&](int64_t set, const Model::LayerBuffer& b) {
       add(b, Model::block_prefix(m, set));
+      // Under recompute a layer holds its output only; a home keeps all but the last two's.
+      if (m.blocks_member == &Model::layers_ && c.recomputes_blocks() && set < c.layers - 2)
+        plan.back().category = checkpoints;
     });
   }
   return plan;

@@ -10,6 +10,7 @@
 
 #include "core/deck.hpp"
 #include "model/attention_kernels.hpp"
+#include "model/checkpoint_home.hpp"
 #include "model/layout.hpp"
 #include "model/model_parallel.hpp"
 #include "zero/collective_strategy.hpp"
@@ -24,6 +25,9 @@ struct RunExtensions {
   const AttentionKernels* attention = nullptr;
   // A tier that keeps some model state off the device (zero/state_tier.hpp); nullptr: none.
   std::shared_ptr<const StateTier> tier;
+  // Where model.recompute keeps the blocks' outputs (model/checkpoint_home.hpp); nullptr: on the
+  // device.
+  std::shared_ptr<CheckpointHome> checkpoints;
   // How the model is cut along the model dimensions, living as long as the program; nullptr:
   // the model is held whole.
   const ModelParallelScheme* model_parallel = nullptr;

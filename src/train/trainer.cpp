@@ -93,10 +93,11 @@ TrainerT<Real>::TrainerT(const Deck& deck, int stage, Communicator& comm, const 
       engine_(make_engine<Real>(stage, partition_, *comms_,
                                 zero_options(deck, stage, comms_->mesh()), gpt_unit_order(layout_),
                                 team_shape, context.ledger)),
+      extensions_(run_extensions(deck, stage)),
       model_(layout_, deck.train.micro_batch, deck.model.seq_len, context,
              deck.train.policy().gemm_math, team_shape, model_parallel_group(),
-             attention_kernels(run_extensions(deck, stage))),
-      data_(make_data_source(deck, run_extensions(deck, stage).reserved_data_tail)) {
+             attention_kernels(extensions_), extensions_.checkpoints.get()),
+      data_(make_data_source(deck, extensions_.reserved_data_tail)) {
   comms_->set_timeout(deck.comm.timeout_s);
   PlannedAllocator alloc({step_stats_buffer()}, context.ledger);
   stats_ = alloc.take<float>("step_stats");

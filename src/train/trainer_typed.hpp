@@ -10,6 +10,7 @@
 #include "comm/phase.hpp"
 #include "core/memory.hpp"
 #include "model/gpt.hpp"
+#include "plan/run_extensions.hpp"
 #include "train/data.hpp"
 #include "train/trainer.hpp"
 
@@ -65,6 +66,7 @@ class TrainerT final : public Trainer {
   std::unique_ptr<MeshComms> comms_;  // the mesh's communicators over comm_
   Partition partition_;
   std::unique_ptr<ZeroEngineT<Real>> engine_;
+  RunExtensions extensions_;  // what the modules give the model and the data
   GPT<Real> model_;
   std::unique_ptr<DataSource> data_;
   TrackedBuffer<float> stats_;  // {loss sum, gradient sum of squares}, all-reduced every step

@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "core/stage_spec.hpp"
 #include "model/layout.hpp"
+#include "modules/offload/host_checkpoints.hpp"
 #include "plan/run_extensions.hpp"
 #include "plan/run_options.hpp"
 #include "zero/engine.hpp"
@@ -100,7 +101,9 @@ PlannedTransfers planned_forward_only_copies(const std::vector<ScheduledTransfer
 }
 
 PlannedTransfers run_transfers(const Deck& deck, int stage, const ZeroMesh& mesh) {
-  return planned_copies(run_copies(deck, stage, mesh));
+  std::vector<ScheduledTransfer> copies = run_copies(deck, stage, mesh);
+  for (const ScheduledTransfer& t : checkpoint_copies(deck)) copies.push_back(t);
+  return planned_copies(copies);
 }
 
 const char* transfer_role_name(TransferRole role) {
@@ -111,6 +114,10 @@ const char* transfer_role_name(TransferRole role) {
       return "update_to_device";
     case TransferRole::ShardToDevice:
       return "shard_to_device";
+    case TransferRole::CheckpointToHost:
+      return "checkpoint_to_host";
+    case TransferRole::CheckpointToDevice:
+      return "checkpoint_to_device";
   }
   return "?";
 }

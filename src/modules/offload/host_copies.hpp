@@ -21,10 +21,12 @@
 namespace zm {
 
 enum class TransferRole {
-  GradientsToHost,  // the unit's reduced gradients of this rank's optimizer piece, before AdamW;
-                    // with the gradient shard on the host, the shard every micro-step
-  UpdateToDevice,   // the piece's updated parameters after the host's AdamW (in the compute type)
-  ShardToDevice,    // the parameter shard kept off the device, before each gather of its unit
+  GradientsToHost,   // the unit's reduced gradients of this rank's optimizer piece, before AdamW;
+                     // with the gradient shard on the host, the shard every micro-step
+  UpdateToDevice,    // the piece's updated parameters after the host's AdamW (in the compute type)
+  ShardToDevice,     // the parameter shard kept off the device, before each gather of its unit
+  CheckpointToHost,  // model.checkpoints = "host": a block's output after its forward
+  CheckpointToDevice,  // and back, one block ahead of its recomputation (host_checkpoints.hpp)
 };
 struct ScheduledTransfer {
   TransferRole role;
@@ -65,7 +67,8 @@ const ScheduledTransfer& copy_of(const std::vector<ScheduledTransfer>& copies, i
 // The copies one step makes, and one forward-only micro-batch, for the planner.
 PlannedTransfers planned_copies(const std::vector<ScheduledTransfer>& copies);
 PlannedTransfers planned_forward_only_copies(const std::vector<ScheduledTransfer>& copies);
-// Every copy a rank of the run makes in one step (planned_copies of run_copies).
+// Every copy a rank of the run makes in one step: planned_copies of run_copies and of the
+// checkpoints' (host_checkpoints.hpp).
 PlannedTransfers run_transfers(const Deck& deck, int stage, const ZeroMesh& mesh);
 
 const char* transfer_role_name(TransferRole role);

@@ -75,6 +75,9 @@ OffloadCost price_offload(const Deck& deck, int stage, const ZeroMesh& mesh,
       case TransferRole::ShardToDevice:
         cost.staging_seconds += copy_seconds(t) * static_cast<double>(t.per_step);
         break;
+      case TransferRole::CheckpointToHost:  // not the tier's (host_checkpoints.hpp)
+      case TransferRole::CheckpointToDevice:
+        break;
     }
   }
   cost.host_update_seconds = static_cast<double>(cost.host_elements) / cost.host_rate;

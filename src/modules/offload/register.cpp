@@ -12,6 +12,7 @@
 #include "core/stage_spec.hpp"
 #include "core/validate.hpp"
 #include "io/stage_figures.hpp"
+#include "modules/offload/host_checkpoints.hpp"
 #include "modules/offload/host_copies.hpp"
 #include "modules/offload/host_state_store.hpp"
 #include "modules/offload/host_tier.hpp"
@@ -67,6 +68,12 @@ std::vector<KeySpec> keys() {
           "to the device for each gather of its unit; \"nvme\" (ZeRO-Infinity) keeps it in the "
           "optimizer state's files, read into host memory for each gather; \"none\" keeps it on "
           "the device"),
+      deck_keys::choice(
+          kModule, "model", "checkpoints", "device", {"device", "host"},
+          "with model.recompute = \"blocks\" (ZeRO-Infinity's activation checkpoints): where "
+          "each block's output waits for its recomputation; \"host\" in host memory (pinned in "
+          "CUDA builds), copied out after the block's forward and back one block ahead of its "
+          "recomputation, each copy beside a block's compute; the device keeps the last two"),
   };
 }
 
@@ -283,13 +290,18 @@ void register_module_offload() {
     if (purpose == Validation::Run && !settings.store.empty())
       host_store(settings.store)->check(deck);
     check_params(deck, settings);
+    check_checkpoints(deck);
   });
   add_run_configurer([](const Deck& deck, int, RunExtensions& extensions) {
     extensions.tier = host_tier(offload_settings(deck));
+    extensions.checkpoints = checkpoint_home(deck);
   });
   add_plan_pricing(price);
+  add_plan_pricing([](const Deck& deck, int stage, const ZeroMesh&, const Machine* machine, double,
+                      PlanPoint& point) { price_checkpoints(deck, stage, machine, point); });
   add_plan_note(plan_note);
   add_plan_columns(csv_columns());
+  add_plan_columns(checkpoint_columns());
   add_plan_table_columns(table_columns());
   add_plan_footnote(footnote);
   add_training_extension(make_transfer_figures);

@@ -73,4 +73,34 @@ TEST_P(PlannedEqualsMeasuredOffload, MemoryTrafficAndTransfers) {
 
 INSTANTIATE_TEST_SUITE_P(Stages, PlannedEqualsMeasuredOffload, ::testing::Values(1, 2, 3));
 
+// model.checkpoints = "host": the blocks' outputs in host memory, and their copies, alone and
+// beside the optimizer's offload, with gradient accumulation.
+class PlannedEqualsMeasuredCheckpoints : public ::testing::TestWithParam<int> {};
+
+TEST_P(PlannedEqualsMeasuredCheckpoints, HostMemoryAndCopies) {
+  const int stage = GetParam();
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
+  std::vector<std::vector<std::string>> others = {{}};
+  if (stage > 0) others.push_back({"zero.offload_optimizer=host"});
+  for (const auto& other : others)
+    for (const int64_t grad_accum : {1, 2}) {
+      SCOPED_TRACE(
+          fmt::format("stage {}, grad_accum {}, {}", stage, grad_accum, fmt::join(other, " ")));
+      std::vector<std::string> overrides = {"train.steps=2", "model.recompute=blocks",
+                                            "model.layers=4", "model.checkpoints=host"};
+      overrides.insert(overrides.end(), other.begin(), other.end());
+      const zm::Deck deck = zm::testing::test_deck(stage, 3, grad_accum, overrides);
+      const zm::ZeroMesh mesh = zm::plan_zero_mesh(deck, stage, comm->size(), nullptr);
+      // Two of the four blocks' outputs on the host, each copied out and back every micro-step.
+      const double output = 3.0 * static_cast<double>(deck.model.seq_len * deck.model.dim) * 4;
+      EXPECT_GE(zm::plan_memory(deck, stage, mesh).host(), 2 * output);
+      const zm::PlannedTransfers copies = zm::run_transfers(deck, stage, mesh);
+      EXPECT_GE(copies.calls[0], 2 * grad_accum);
+      EXPECT_GE(copies.calls[1], 2 * grad_accum);
+      check_planned_equals_measured(deck, stage, *comm);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Stages, PlannedEqualsMeasuredCheckpoints, ::testing::Values(0, 1, 2, 3));
+
 }  // namespace
