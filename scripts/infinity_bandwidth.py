@@ -4,17 +4,20 @@
 How much bandwidth a memory tier needs before the GPUs starve: for one model on one node, the
 planner's step time with a tier at bandwidth B per device, against the same step with that tier
 free (B = 1e6 GB/s), as an efficiency, for several micro-batch sizes (the arithmetic intensity a
-transfer is hidden behind grows with the tokens a step computes). Two tiers, each priced by the
+transfer is hidden behind grows with the tokens a step computes). Three tiers, each priced by the
 module that owns it:
 
   params+grads  zero.offload_optimizer and zero.offload_params = "host" at stage 3: each
                 gather's parameter shard staged host -> device, each reduced gradient shard
                 device -> host, over the machine's [host] link_bandwidth_gbs per device;
   optimizer     zero.offload_optimizer = "nvme": the fp32 master, Adam m and v read and written
-                back every step, at the [nvme] read and write bandwidth per node / its devices.
+                back every step, at the [nvme] read and write bandwidth per node / its devices;
+  activations   model.checkpoints = "host" (with model.recompute = "blocks"): each block's output
+                to the host after its forward and back before its recomputation, over the
+                [host] link, each copy beside a block's compute; the model state on the device.
 
-The host's AdamW rate is set far above either (1e6 G parameters/s), so that only the bandwidth
-under study moves the step. Activation checkpoints on the host are not modelled (not built).
+The host's AdamW rate is set far above any (1e6 G parameters/s), so that only the bandwidth
+under study moves the step.
 
   scripts/infinity_bandwidth.py ZEROMINI DECK MACHINE OUT.md [--plot OUT.png] [--set KEY=VALUE]...
 """
@@ -27,12 +30,14 @@ import subprocess
 import sys
 import tempfile
 
-BANDWIDTHS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]  # GB/s per device
+BANDWIDTHS = [0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]  # GB/s per device
 FREE = 1e6
 MICRO_BATCHES = [1, 4, 16]
 TIERS = {
     "params+grads": ["zero.offload_optimizer=host", "zero.offload_params=host"],
     "optimizer": ["zero.offload_optimizer=nvme", "zero.offload_params=none"],
+    "activations": ["model.recompute=blocks", "model.checkpoints=host",
+                    "zero.offload_optimizer=none", "zero.offload_params=none"],
 }
 
 
@@ -55,7 +60,7 @@ def devices_per_node(text):
 def machine_with(text, tier, bandwidth, folder):
     """A copy of the machine with the tier at `bandwidth` GB/s per device, AdamW free."""
     text = set_key(text, "host", "adamw_gparams_per_s", FREE)
-    if tier == "params+grads":
+    if tier in ("params+grads", "activations"):
         text = set_key(text, "host", "link_bandwidth_gbs", bandwidth)
     else:
         node = bandwidth * devices_per_node(text)
@@ -122,7 +127,7 @@ def main():
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        fig, axes = plt.subplots(1, len(TIERS), figsize=(10, 4), sharey=True)
+        fig, axes = plt.subplots(1, len(TIERS), figsize=(14, 4), sharey=True)
         for ax, tier in zip(axes, TIERS):
             for mb in MICRO_BATCHES:
                 ax.plot(BANDWIDTHS, efficiency[tier, mb], marker="o", label=f"micro-batch {mb}")

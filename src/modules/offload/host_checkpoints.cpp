@@ -29,12 +29,14 @@ class HostCheckpoints final : public CheckpointHome {
 
 }  // namespace
 
+// Where the model keeps no checkpoints (no recomputation) the key changes nothing: a plan that
+// varies model.recompute (plan --largest) prices it where it applies; a run refuses it.
 bool checkpoints_on_host(const Deck& deck) {
-  return deck.value<std::string>("model.checkpoints") == "host";
+  return deck.value<std::string>("model.checkpoints") == "host" && deck.model.recomputes_blocks();
 }
 
 void check_checkpoints(const Deck& deck) {
-  if (checkpoints_on_host(deck) && !deck.model.recomputes_blocks())
+  if (deck.value<std::string>("model.checkpoints") == "host" && !deck.model.recomputes_blocks())
     fail(
         "{}: model.checkpoints = \"host\" keeps what model.recompute = \"blocks\" keeps between "
         "the forward and the recomputation (each block's output); model.recompute is \"{}\", "

@@ -20,9 +20,9 @@
 
 namespace zm {
 
-// Whether the deck keeps the checkpoints on the host.
+// Whether the deck keeps the checkpoints on the host (where it recomputes blocks).
 bool checkpoints_on_host(const Deck& deck);
-// Fails, naming file:line, where "host" is set without model.recompute = "blocks".
+// Fails, naming file:line, where "host" is set without model.recompute = "blocks" (a run's check).
 void check_checkpoints(const Deck& deck);
 // The home a run's model copies its checkpoints to (nullptr: the device keeps them).
 std::shared_ptr<CheckpointHome> checkpoint_home(const Deck& deck);

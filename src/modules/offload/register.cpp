@@ -290,7 +290,7 @@ void register_module_offload() {
     if (purpose == Validation::Run && !settings.store.empty())
       host_store(settings.store)->check(deck);
     check_params(deck, settings);
-    check_checkpoints(deck);
+    if (purpose == Validation::Run) check_checkpoints(deck);
   });
   add_run_configurer([](const Deck& deck, int, RunExtensions& extensions) {
     extensions.tier = host_tier(offload_settings(deck));
