@@ -23,7 +23,9 @@
 #   scripts/test.sh [--config core|debian|openmp|cuda|all] [ctest arguments, e.g. -L mpi or -R deck]
 #   (ctest arguments apply to the core, debian and openmp configurations; cuda runs -L no_gpu).
 #   When every configuration runs, the debian one runs the modules' tests only (ctest -LE core):
-#   the core's run in the core configuration (modules off) and in openmp (modules on).
+#   the core's run in the core configuration (modules off) and in openmp (modules on), which
+#   leaves out what does not depend on the Kokkos backend (labels workflow, slurm, fault, docs,
+#   tools: run in the core or debian configuration).
 #   scripts/test.sh --quick   the debian configuration's unit tests and its 1- and 2-rank
 #                             GoogleTest runs (label quick): a few minutes on a warm machine
 #
@@ -152,7 +154,11 @@ run_openmp() {
   BUILD_DIR=$root/build-openmp build openmp -DKokkos_ROOT="$prefix" \
     -DKokkosKernels_ROOT="$prefix" -DZEROMINI_BUILD_FUZZ=OFF -DZEROMINI_MULTINODE_TESTS=OFF \
     -DZEROMINI_UNITY_BUILD=ON || return
-  timed openmp tests run_ctest build-openmp "$@" || return
+  # With every configuration, what does not depend on the Kokkos backend (the workflow, Slurm,
+  # fault, docs and tools tests: processes, files, scripts) ran in the core or debian one.
+  local backend_independent=()
+  [[ $configs != all ]] || backend_independent=(-LE 'workflow|slurm|fault|docs|tools')
+  timed openmp tests run_ctest build-openmp "${backend_independent[@]}" "$@" || return
   scripts/list-skipped-tests.py build-openmp openmp
 }
 

@@ -132,11 +132,17 @@ int64_t largest_fitting_layers(const Deck& deck, int stage, const ZeroMesh& mesh
          deepest(m1.storage() * node, m2.storage() * node, limits.storage_bytes_per_node)});
     layers = static_cast<int64_t>(std::min(guess, 1e6));
   }
-  if (layers > 0 && layers <= 100000) {
-    while (layers > 0 && !fits(memory_at(layers))) --layers;
-    while (fits(memory_at(layers + 1))) ++layers;
+  if (layers <= 0 || layers > 100000) return layers;
+  // Memory grows with depth: bisect between a depth that fits and one that does not, from the
+  // lines' crossing (where what depth adds is not linear from one layer, far from the answer).
+  int64_t fit = 0, over = layers;
+  if (fits(memory_at(layers)))
+    for (fit = layers, over = 2 * layers; fits(memory_at(over)); over *= 2) fit = over;
+  while (over - fit > 1) {
+    const int64_t mid = fit + (over - fit) / 2;
+    (fits(memory_at(mid)) ? fit : over) = mid;
   }
-  return layers;
+  return fit;
 }
 
 namespace {
