@@ -52,15 +52,16 @@ inline int64_t shard_read_bytes(int64_t padded, const FileContents& c) {
 }
 
 // The host staging of the store: `slots` (zero.nvme_buffers) of the largest unit's part (unit u
-// updated, u - 1 written, the units after u read), with the parameters there one buffer of the
-// largest shard read for a gather, and room to align them.
+// updated, u - 1 written, the units after u read), with the parameters there two buffers of the
+// largest shard read for a gather (one gather's, the next one's read ahead), and room to align
+// them.
 inline int64_t staging_bytes(const Partition& partition, const FileContents& c, int slots) {
   int64_t largest = 0, largest_shard = 0;
   for (int u = 0; u < partition.num_units(); ++u) {
     largest = std::max(largest, unit_bytes(partition.unit(u).padded, c));
     largest_shard = std::max(largest_shard, shard_read_bytes(partition.unit(u).padded, c));
   }
-  return slots * largest + (c.params ? largest_shard : 0) + kAlignment;
+  return slots * largest + (c.params ? 2 * largest_shard : 0) + kAlignment;
 }
 
 // The requests of a transfer of `bytes` in blocks of at most `block_bytes` (0: one request).

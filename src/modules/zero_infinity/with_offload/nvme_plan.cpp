@@ -81,10 +81,16 @@ void price(const Deck& deck, int stage, const ZeroMesh& mesh, const Machine* mac
   const double first_read_s = static_cast<double>(volume.first_unit_bytes) / read_rate;
   const double last_write_s = static_cast<double>(volume.last_unit_bytes) / write_rate;
   const double hidden_by = figure(p, "host_update_s");
-  // The gathers' reads of the parameter shard are waited where they are made.
+  // The gathers' reads of the parameter shard: the step's first waited where it is made, each
+  // other read ahead beside the compute since the gather before (the step's compute shared
+  // evenly among its gathers), what is longer than it waited.
   const double shard_s = static_cast<double>(volume.shard_read_bytes) / read_rate;
+  const double gathers = static_cast<double>(std::max<int64_t>(volume.shard_gathers, 1));
+  const double one_shard_s = shard_s / gathers;
+  const double shard_exposed =
+      one_shard_s + (gathers - 1) * std::max(0.0, one_shard_s - p.compute_seconds / gathers);
   const double exposed =
-      shard_s + first_read_s +
+      shard_exposed + first_read_s +
       std::max(0.0, read_s - shard_s + write_s - first_read_s - last_write_s - hidden_by);
   p.figures["nvme_s"] = read_s + write_s;
   p.figures["nvme_exposed_s"] = exposed;
@@ -147,9 +153,10 @@ std::string footnote(const std::vector<PlanPoint>& points, const Machine* machin
     text += fmt::format(
         "; nvme s: those transfers at the rank's share of the node's {:.4g} GB/s read and {:.4g} "
         "GB/s write ({}'s [nvme], {:.4g} TB per node; fits 'storage' where a node's state exceeds "
-        "it). The serial step adds nvme s; the overlapped one the gathers' shard reads, unit 0's "
-        "read and what of the rest the host AdamW does not hide (the last unit's write is waited "
-        "at the next step)",
+        "it). The serial step adds nvme s; the overlapped one the step's first shard read, what "
+        "each other gather's read (made ahead) takes beyond the compute since the gather before, "
+        "unit 0's read and what of the rest the host AdamW does not hide (the last unit's write "
+        "is waited at the next step)",
         side.read_bandwidth / 1e9, side.write_bandwidth / 1e9, machine->name,
         side.capacity_per_node / 1e12);
   }
@@ -184,6 +191,7 @@ NvmeVolume planned_nvme(const Deck& deck, int stage, const ZeroMesh& mesh) {
     const int64_t bytes = nvme::shard_read_bytes(partition.unit(t.unit).padded, contents);
     volume.shard_read_bytes += t.per_step * bytes;
     volume.shard_reads += t.per_step * nvme::requests(bytes, settings.block_bytes);
+    volume.shard_gathers += t.per_step;
   }
   volume.read_bytes += volume.shard_read_bytes;
   volume.reads += volume.shard_reads;

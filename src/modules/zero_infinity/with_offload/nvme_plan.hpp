@@ -19,6 +19,7 @@ struct NvmeVolume {
   int64_t reads = 0, writes = 0;  // requests per step: per unit each way, and the shards'
   int64_t shard_read_bytes = 0;   // zero.offload_params = "nvme": each gather's shard, read
   int64_t shard_reads = 0;        // (one per gather of a unit)
+  int64_t shard_gathers = 0;      // the gathers that read them
   int64_t first_unit_bytes = 0;   // unit 0's state (its read is waited before any update)
   int64_t last_unit_bytes = 0;    // the last unit's (its write is waited at the next step)
   int64_t staging_bytes = 0;      // host memory: the store's slots (nvme_layout.hpp)

@@ -7,9 +7,12 @@
 //
 // With zero.offload_params = "nvme" (stage 3) the file holds the parameter shard too: under bf16
 // a fourth array of each unit, which AdamW writes in the slot beside the master; in fp32 the
-// master itself. Each gather of a unit reads its shard into a buffer of its own (fetch_shard),
-// for offload's staged copy to the device; it waits for the read (not yet overlapped with the
-// gathers before it).
+// master itself. Each gather of a unit reads its shard (fetch_shard) for offload's staged copy to
+// the device, in one of two buffers of its own, while the read of the next gather's shard goes on
+// in the other: the gathers come in the same order every step, which the store learns from the
+// step before (as DeepSpeed's parameter swapper learns its prefetch from the first step). A
+// gather that is not the one read ahead (the first step's, those after a forward-only pass)
+// reads its shard there and then, and the store reads ahead no more until the next step.
 //
 // The host AdamW is offload's own, so the arithmetic is the same as with the state in host
 // memory: losses equal bit for bit. The engine holds the state in MemCategory::Storage (counted
@@ -84,7 +87,11 @@ class NvmeStore final : public HostStateStore {
     char* aligned = reinterpret_cast<char*>((address + nvme::kAlignment - 1) / nvme::kAlignment *
                                             nvme::kAlignment);
     for (size_t s = 0; s < slots_.size(); ++s) slots_[s].data = aligned + s * largest;
-    shard_data_ = aligned + slots_.size() * largest;  // the gathers', with the parameters here
+    int64_t largest_shard = 0;
+    for (const UnitInFile& unit : units_)
+      largest_shard = std::max(largest_shard, shard_bytes(unit));
+    for (int b = 0; b < 2; ++b)  // the gathers', with the parameters here
+      shard_data_[b] = aligned + slots_.size() * largest + b * largest_shard;
     Communicator& world = engine.comms().world();
     rank_ = world.rank();
     std::string error, fallback;
@@ -109,6 +116,11 @@ class NvmeStore final : public HostStateStore {
   void begin(int64_t step) override {
     step_ = step;
     drain();
+    // The optimizer writes the file: a read ahead of the next step's first gather would be stale.
+    discard_shard_read();
+    gathers_.swap(last_gathers_);
+    gathers_.clear();
+    reading_ahead_ = true;
     for (Slot& slot : slots_) slot.unit = -1;  // read anew: copy_state may have written the file
   }
 
@@ -129,18 +141,28 @@ class NvmeStore final : public HostStateStore {
   }
 
   // A gather's read of the unit's parameter shard: the parameter array, or the master that is
-  // the parameters. After the optimizer step's last writes (the file is the truth).
+  // the parameters, after the optimizer step's last writes (the file is the truth). Then the
+  // read of the gather that came next in the step before.
   const void* fetch_shard(int u) override {
-    drain();
-    const UnitInFile& unit = units_[u];
-    const int64_t at = contents_.param_bytes > 0 ? kStateArrays * unit.array_bytes : 0;
-    nvme::IoRequest read{
-        nvme::IoOp::Read, file_.get(),
-        shard_data_,      nvme::shard_read_bytes(unit.count * contents_.optim_pieces, contents_),
-        unit.offset + at, fmt::format("unit {}'s parameter shard", u)};
-    InFlight transfer = submit(std::move(read), u);
-    finish(transfer);
-    return shard_data_;
+    const size_t gather = gathers_.size();
+    gathers_.push_back(u);
+    int buffer = 0;
+    if (ahead_.unit == u) {
+      buffer = ahead_.buffer;
+      finish(ahead_.read);
+      ahead_.unit = -1;
+    } else {
+      drain();
+      discard_shard_read();
+      reading_ahead_ = reading_ahead_ && gather == 0;  // the order changed this step
+      InFlight read = submit(shard_request(u, shard_data_[buffer]), u);
+      finish(read);
+    }
+    if (reading_ahead_ && gather + 1 < last_gathers_.size() && last_gathers_[gather] == u) {
+      const int next = last_gathers_[gather + 1];
+      ahead_ = {next, 1 - buffer, submit(shard_request(next, shard_data_[1 - buffer]), next)};
+    }
+    return shard_data_[buffer];
   }
 
   void updated(int u) override {
@@ -153,6 +175,8 @@ class NvmeStore final : public HostStateStore {
   // them on the device (ZeroEngineT::masters_written).
   void copy_state(int state, int u, int64_t e, int64_t n, float* host, bool to_host) override {
     drain();
+    discard_shard_read();
+    reading_ahead_ = false;  // the file changes outside a step: the next step reads anew
     for (Slot& slot : slots_) slot.unit = -1;
     const UnitInFile& unit = units_[u];
     nvme::AlignedBuffer array(unit.array_bytes);
@@ -197,6 +221,20 @@ class NvmeStore final : public HostStateStore {
     InFlight read, write;
   };
 
+  int64_t shard_bytes(const UnitInFile& unit) const {
+    return nvme::shard_read_bytes(unit.count * contents_.optim_pieces, contents_);
+  }
+  nvme::IoRequest shard_request(int u, char* data) const {
+    const UnitInFile& unit = units_[u];
+    const int64_t at = contents_.param_bytes > 0 ? kStateArrays * unit.array_bytes : 0;
+    return {nvme::IoOp::Read,  file_.get(),      data,
+            shard_bytes(unit), unit.offset + at, fmt::format("unit {}'s parameter shard", u)};
+  }
+  // A shard read ahead and not taken: waited (its buffer is reused), dropped.
+  void discard_shard_read() {
+    finish(ahead_.read);
+    ahead_.unit = -1;
+  }
   nvme::IoRequest request(nvme::IoOp op, int u, char* data) const {
     return {op,
             file_.get(),
@@ -290,9 +328,16 @@ class NvmeStore final : public HostStateStore {
   }
 
   nvme::FileContents contents_;
-  char* shard_data_ = nullptr;  // a gather's shard, read from the file
-  int rank_ = 0;                // in the world
-  int64_t step_ = 0;            // the optimizer step under way (1-based)
+  char* shard_data_[2] = {nullptr, nullptr};  // a gather's shard, and the next one's read ahead
+  struct ShardRead {
+    int unit = -1;  // read ahead into shard_data_[buffer] (-1: none)
+    int buffer = 0;
+    InFlight read;
+  } ahead_;
+  std::vector<int> gathers_, last_gathers_;  // the units fetched this step and in the one before
+  bool reading_ahead_ = false;               // the gathers so far follow the step before's
+  int rank_ = 0;                             // in the world
+  int64_t step_ = 0;                         // the optimizer step under way (1-based)
   std::vector<UnitInFile> units_;
   TrackedBuffer<float> staging_;
   std::vector<Slot> slots_;  // zero.nvme_buffers
