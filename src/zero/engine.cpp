@@ -37,7 +37,6 @@ ZeroEngine::ZeroEngine(const StageSpec& spec, const Partition& partition, MeshCo
       partition_(&partition),
       comms_(&comms),
       comm_(&comms.group()),
-      replicas_(comms.replicas()),
       options_(options),
       ledger_(ledger),
       world_rank_(comms.world().rank()),
