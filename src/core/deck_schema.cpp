@@ -1,6 +1,5 @@
 #include "core/deck_schema.hpp"
 
-#include "core/stage_spec.hpp"
 #include "core/text.hpp"
 
 #include <fmt/format.h>

@@ -5,7 +5,6 @@
 #include <numeric>
 
 #include "core/error.hpp"
-#include "core/stage_spec.hpp"
 #include "core/validate.hpp"
 #include "model/layout.hpp"
 #include "plan/plan_extensions.hpp"

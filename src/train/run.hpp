@@ -1,8 +1,6 @@
 // A whole run: for each stage the deck asks for, build a Trainer, train, and gather the figures.
 #pragma once
 
-#include <cstdint>
-#include <string>
 #include <vector>
 
 #include "comm/communicator.hpp"

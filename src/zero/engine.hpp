@@ -13,8 +13,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <optional>
-#include <type_traits>
 #include <vector>
 
 #include "comm/communicator.hpp"
