@@ -11,7 +11,6 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <string>
 #include <utility>
 #include <vector>
 

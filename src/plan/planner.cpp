@@ -1,7 +1,6 @@
 #include "plan/planner.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <numeric>
 
 #include "core/error.hpp"
