@@ -16,7 +16,6 @@
 
 #include "comm/agree.hpp"
 #include "comm/watchdog.hpp"
-#include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/registry.hpp"
 #include "io/checkpoint.hpp"

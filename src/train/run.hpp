@@ -6,7 +6,6 @@
 #include "comm/communicator.hpp"
 #include "comm/run_context.hpp"
 #include "core/deck.hpp"
-#include "core/memory.hpp"
 #include "io/run_records.hpp"
 #include "train/trainer.hpp"
 
