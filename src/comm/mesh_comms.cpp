@@ -111,8 +111,4 @@ CommStats MeshComms::stats(CommLevel level) const {
   return total;
 }
 
-void MeshComms::reset_stats() {
-  for (const Member& m : members_) m.comm->reset_stats();
-}
-
 }  // namespace zm

@@ -62,7 +62,6 @@ class MeshComms {
 
   CommStats stats() const;
   CommStats stats(CommLevel level) const;
-  void reset_stats();
 
  private:
   Communicator* make_along(int d);  // the world, a split of it, or none

@@ -12,7 +12,6 @@
 
 #include "comm/device_select.hpp"
 #include "comm/mpi_defaults.hpp"
-#include "comm/watchdog.hpp"
 
 #include "core/compat.hpp"
 #include "core/exit_codes.hpp"

@@ -4,7 +4,6 @@
 
 #include "core/error.hpp"
 #include "core/registry.hpp"
-#include "core/text.hpp"
 
 namespace zm {
 

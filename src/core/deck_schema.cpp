@@ -1,6 +1,5 @@
 #include "core/deck_schema.hpp"
 
-#include "core/stage_spec.hpp"
 #include "core/text.hpp"
 
 #include <fmt/format.h>
@@ -10,7 +9,7 @@
 
 namespace zm::deck_detail {
 
-std::string format_number(double value) {
+static std::string format_number(double value) {
   // Shortest text that reads back to the same double, always with a '.' or exponent so that
   // TOML reads it back as a float.
   std::string text = fmt::format("{}", value);

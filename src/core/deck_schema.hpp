@@ -71,7 +71,6 @@ std::string check_length(const KeySpec& spec, const RawValue& value);
 KeySpec key_spec(std::string section, std::string key, Kind kind, std::string doc);
 // `spec` with its Integer/Float bounds.
 KeySpec bounded(KeySpec spec, double min, bool min_exclusive, double max, bool max_exclusive);
-std::string format_number(double value);
 // The value a raw value valid for a key of `kind` stands for, as the deck keeps it (a module key's
 // in Deck::module_values), and that value's TOML text.
 ModuleValue typed_value(Kind kind, const RawValue& value);

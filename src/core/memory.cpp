@@ -1,6 +1,5 @@
 #include "core/memory.hpp"
 
-#include <algorithm>
 #include <iterator>
 
 #include "core/error.hpp"

@@ -2,9 +2,7 @@
 
 #include <vector>
 
-#include "core/error.hpp"
 #include "core/registry.hpp"
-#include "core/stage_spec.hpp"
 #include "core/zero_mesh.hpp"
 
 namespace zm {

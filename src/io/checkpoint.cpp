@@ -19,7 +19,6 @@
 #include "core/build_info.hpp"
 #include "core/error.hpp"
 #include "core/fault_points.hpp"
-#include "core/log.hpp"
 #include "core/registry.hpp"
 #include "core/regular_file.hpp"
 #include "io/checkpoint_guard.hpp"

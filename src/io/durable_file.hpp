@@ -2,7 +2,6 @@
 // and the file-system checks done before anything blocks.
 #pragma once
 
-#include <cstdint>
 #include <string>
 
 namespace zm {

@@ -1,8 +1,6 @@
 #include "io/h5.hpp"
 
 #include <algorithm>
-#include <cstring>
-#include <functional>
 #include <numeric>
 
 #include "core/error.hpp"

@@ -11,13 +11,11 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <string>
 #include <utility>
 #include <vector>
 
 #include "comm/agree.hpp"
 #include "comm/watchdog.hpp"
-#include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/registry.hpp"
 #include "io/checkpoint.hpp"

@@ -22,7 +22,6 @@
 #include "core/registry.hpp"
 #include "core/regular_file.hpp"
 #include "core/stage_spec.hpp"
-#include "core/text.hpp"
 #include "io/durable_file.hpp"
 #include "io/h5.hpp"
 #include "io/run_status.hpp"

@@ -2,11 +2,8 @@
 // read them.
 #pragma once
 
-#include <array>
-#include <cmath>
 #include <cstdint>
 #include <memory>
-#include <string>
 #include <vector>
 
 #include "comm/communicator.hpp"

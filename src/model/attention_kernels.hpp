@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "core/deck.hpp"
-#include "core/memory.hpp"
 #include "core/precision.hpp"
 #include "kernels/accumulate.hpp"
 #include "kernels/grad_write.hpp"

@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/deck.hpp"
 #include "core/memory.hpp"
 #include "kernels/accumulate.hpp"
 

@@ -4,7 +4,6 @@
 // holds (model/model_parallel.hpp). Without a scheme each piece is the plain computation.
 #include <algorithm>
 
-#include "comm/phase.hpp"
 #include "kernels/crossentropy.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/encoder.hpp"

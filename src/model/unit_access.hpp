@@ -3,8 +3,6 @@
 // the unit's all-gather (prefetched earlier) and release() frees the gathered buffer.
 #pragma once
 
-#include <vector>
-
 namespace zm {
 
 // When in the training step a unit's parameters are used.

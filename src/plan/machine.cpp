@@ -5,7 +5,6 @@
 #include <toml++/toml.h>
 #include <algorithm>
 #include <cstring>
-#include <map>
 
 #include "core/error.hpp"
 #include "core/modules.hpp"

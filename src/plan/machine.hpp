@@ -10,8 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "core/precision.hpp"
-
 namespace zm {
 
 // A node's host side, for model state kept in host memory.

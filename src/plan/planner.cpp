@@ -1,11 +1,9 @@
 #include "plan/planner.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <numeric>
 
 #include "core/error.hpp"
-#include "core/stage_spec.hpp"
 #include "core/validate.hpp"
 #include "model/layout.hpp"
 #include "plan/plan_extensions.hpp"

@@ -15,7 +15,6 @@
 #include <limits>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "core/deck.hpp"
 

@@ -1,14 +1,11 @@
 // A whole run: for each stage the deck asks for, build a Trainer, train, and gather the figures.
 #pragma once
 
-#include <cstdint>
-#include <string>
 #include <vector>
 
 #include "comm/communicator.hpp"
 #include "comm/run_context.hpp"
 #include "core/deck.hpp"
-#include "core/memory.hpp"
 #include "io/run_records.hpp"
 #include "train/trainer.hpp"
 

@@ -9,7 +9,6 @@
 // posts.
 #pragma once
 
-#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>

@@ -37,7 +37,6 @@ ZeroEngine::ZeroEngine(const StageSpec& spec, const Partition& partition, MeshCo
       partition_(&partition),
       comms_(&comms),
       comm_(&comms.group()),
-      replicas_(comms.replicas()),
       options_(options),
       ledger_(ledger),
       world_rank_(comms.world().rank()),
@@ -82,8 +81,6 @@ std::vector<BufferSpec> model_state_buffers(const Partition& partition, const Ze
 }
 
 bool keeps_master(const ZeroOptions& options) {
-  // An fp32 master apart from the parameters: under bf16, and where the optimizer state lives in
-  // another memory than the fp32 parameters (which are their own master only beside it).
   return options.policy.mixed() ||
          on_device(options.homes.optimizer) != on_device(options.homes.params);
 }

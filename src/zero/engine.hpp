@@ -13,8 +13,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <optional>
-#include <type_traits>
 #include <vector>
 
 #include "comm/communicator.hpp"
@@ -148,8 +146,7 @@ class ZeroEngine {
   int stage_;
   const Partition* partition_;
   MeshComms* comms_;
-  Communicator* comm_;      // the shard group's (the world's with one group)
-  Communicator* replicas_;  // one rank per group holding the same shard; nullptr with one group
+  Communicator* comm_;  // the shard group's (the world's with one group)
   ZeroOptions options_;
   MemoryLedger* ledger_;  // where the engine's buffers are recorded (the run's)
   int world_rank_;        // this rank in the mesh

@@ -2,7 +2,6 @@
 // the trainer and the buffer and traffic lists (untyped, priced by the options' precision) for the
 // planner: the model state in the record's placements, then what its paths declare, and the
 // step's schedule (zero/schedule.hpp).
-#include "core/error.hpp"
 #include "zero/paths/gradient_path.hpp"
 #include "zero/paths/parameter_path.hpp"
 

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <iterator>
 
-#include "comm/mesh_comms.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
 #include "zero/engine.hpp"

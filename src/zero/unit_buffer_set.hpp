@@ -21,7 +21,6 @@ struct UnitBufferSet {
 
   // Buffer i: -1 the embedding unit's, 0..shared-1 the others.
   std::string name(int i) const;
-  // Appends the set's buffers to a list of declared buffers.
   void add_to(std::vector<BufferSpec>& buffers) const;
   // Takes the set's buffers from an allocator built on a list it was added to: [0] the
   // embedding unit's, [1..shared] the others.

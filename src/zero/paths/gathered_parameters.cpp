@@ -119,7 +119,6 @@ class GatheredParameters final : public ParameterPathT<Real> {
   void post_gathers(ZeroEngineT<Real>& engine) {
     while (next_gather_ < end_event_ && next_gather_ <= next_event_ + prefetch_) {
       const int unit = unit_order_[static_cast<size_t>(next_gather_)].unit;
-      // The embedding unit's slot is [0], the others' [1..].
       const size_t first = unit == embedding_unit_ ? 0 : 1;
       const size_t end = unit == embedding_unit_ ? 1 : slots_.size();
       size_t index = first;
