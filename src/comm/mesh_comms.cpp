@@ -77,10 +77,6 @@ Communicator* MeshComms::make_along(int d) {
   return split(*world_, m.group_along(rank, d), rank);
 }
 
-Communicator* MeshComms::along(const std::string& dim) const {
-  return along_[static_cast<size_t>(mesh_.mesh.index_of(dim))];
-}
-
 MeshComms::~MeshComms() {
   for (auto& comm : owned_) comm.reset();
   int finalized = 0;

@@ -35,7 +35,9 @@ class MeshComms {
   const ZeroMesh& mesh() const { return mesh_; }
   Communicator& world() const { return *world_; }
   // The communicator along a dimension; nullptr where it has none (replicate with one group).
-  Communicator* along(const std::string& dim) const;
+  Communicator* along(const std::string& dim) const {
+    return along_[static_cast<size_t>(mesh_.mesh.index_of(dim))];
+  }
   // The shard group's, and the replicas' (one rank of every group; nullptr with one group).
   Communicator& group() const { return *along(kShardDim); }
   Communicator* replicas() const { return along(kReplicateDim); }

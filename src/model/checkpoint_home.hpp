@@ -1,9 +1,8 @@
-// Where model.recompute = "blocks" keeps the blocks' outputs (each the next block's input) from
-// the forward to the recomputation: the model's buffers on the device, one per layer, unless a
-// module keeps them in another memory. Then the device holds two, those of the last two blocks,
-// which the backward reads first: block l's output is written into the one of l's parity and,
-// after the block, copied to the home (the previous copy waited first), and comes back into the
-// same buffer one block ahead of its recomputation, while the block after it computes.
+// Where model.recompute = "blocks" keeps each block's output (the next block's input) until its
+// recomputation: the model's device buffers, one per layer, unless a module keeps them in another
+// memory. Then the device keeps the last two blocks', which backward reads first; block l writes
+// the one of l's parity, which goes to the home after the block (the copy before it waited first)
+// and comes back one block ahead of the recomputation, while the block after it computes.
 #pragma once
 
 #include <cstddef>

@@ -13,36 +13,22 @@ namespace zm {
 
 namespace {
 
-// Element counts, as functions of the shape.
-int64_t size_N(const BufferShape& s) {
-  return s.N;
-}
-int64_t size_N1(const BufferShape& s) {
-  return s.N + 1;
-}
-int64_t size_NC(const BufferShape& s) {
-  return s.N * s.C;
-}
-// This rank's heads: Cl channels.
-int64_t size_NCl(const BufferShape& s) {
-  return s.N * s.Cl;
-}
-int64_t size_N3Cl(const BufferShape& s) {
-  return s.N * 3 * s.Cl;
-}
-int64_t size_NFl(const BufferShape& s) {  // this rank's part of the MLP's 4C
-  return s.N * s.Fl;
-}
-// The logits of this rank's vocabulary rows, for the rows of one chunk of the LM head (all N
-// rows at model.classifier_chunk = 0).
-int64_t size_NcVl(const BufferShape& s) {
-  return s.Nc * s.Vl;
-}
-// Per-block partial sums of the bias (up to the MLP's width on this rank) and LayerNorm (2 x C)
-// gradients.
-int64_t size_partials(const BufferShape& s) {
-  return kernels::column_partials_size(s.N, std::max(s.Fl, 2 * s.C));
-}
+// Element counts, as functions of the shape. Cl: this rank's heads' channels; Fl: its part of the
+// MLP's 4C; NcVl: the logits of its vocabulary rows for the rows of one chunk of the LM head (all
+// N rows at model.classifier_chunk = 0); partials: per-block partial sums of the bias (up to the
+// MLP's width on this rank) and LayerNorm (2 x C) gradients.
+struct Size {
+  static int64_t N(const BufferShape& s) { return s.N; }
+  static int64_t N1(const BufferShape& s) { return s.N + 1; }
+  static int64_t NC(const BufferShape& s) { return s.N * s.C; }
+  static int64_t NCl(const BufferShape& s) { return s.N * s.Cl; }
+  static int64_t N3Cl(const BufferShape& s) { return s.N * 3 * s.Cl; }
+  static int64_t NFl(const BufferShape& s) { return s.N * s.Fl; }
+  static int64_t NcVl(const BufferShape& s) { return s.Nc * s.Vl; }
+  static int64_t partials(const BufferShape& s) {
+    return kernels::column_partials_size(s.N, std::max(s.Fl, 2 * s.C));
+  }
+};
 
 constexpr MemCategory kAct = MemCategory::Activations, kWork = MemCategory::Workspace;
 
@@ -54,19 +40,19 @@ template <typename Real>
 auto GPT<Real>::layer_buffers() -> const std::vector<LayerBuffer>& {
   using E = LayerBuffer;
   static const std::vector<E> table = {
-      E::real("ln1", kAct, size_NC, &LayerActs::ln1),
+      E::real("ln1", kAct, Size::NC, &LayerActs::ln1),
       // What the attention kernels save, e.g. q, k, v.
       E::declared(Declarer::Attention, kAct, &LayerActs::attention),
-      E::real("atty", kAct, size_NCl, &LayerActs::atty),
-      E::real("ln2", kAct, size_NC, &LayerActs::ln2),
-      E::real("fch", kAct, size_NFl, &LayerActs::fch),
-      E::real("fch_gelu", kAct, size_NFl, &LayerActs::fch_gelu),
-      E::real("residual2", kAct, size_NC, &LayerActs::residual2),
-      E::real("residual3", kAct, size_NC, &LayerActs::residual3),
-      E::stat("ln1_mean", kAct, size_N, &LayerActs::ln1_mean),
-      E::stat("ln1_rstd", kAct, size_N, &LayerActs::ln1_rstd),
-      E::stat("ln2_mean", kAct, size_N, &LayerActs::ln2_mean),
-      E::stat("ln2_rstd", kAct, size_N, &LayerActs::ln2_rstd),
+      E::real("atty", kAct, Size::NCl, &LayerActs::atty),
+      E::real("ln2", kAct, Size::NC, &LayerActs::ln2),
+      E::real("fch", kAct, Size::NFl, &LayerActs::fch),
+      E::real("fch_gelu", kAct, Size::NFl, &LayerActs::fch_gelu),
+      E::real("residual2", kAct, Size::NC, &LayerActs::residual2),
+      E::real("residual3", kAct, Size::NC, &LayerActs::residual3),
+      E::stat("ln1_mean", kAct, Size::N, &LayerActs::ln1_mean),
+      E::stat("ln1_rstd", kAct, Size::N, &LayerActs::ln1_rstd),
+      E::stat("ln2_mean", kAct, Size::N, &LayerActs::ln2_mean),
+      E::stat("ln2_rstd", kAct, Size::N, &LayerActs::ln2_rstd),
   };
   return table;
 }
@@ -75,36 +61,36 @@ template <typename Real>
 auto GPT<Real>::model_buffers() -> const std::vector<ModelBuffer>& {
   using E = ModelBuffer;
   static const std::vector<E> table = {
-      E::real("encoded", kAct, size_NC, &GPT::encoded_),
+      E::real("encoded", kAct, Size::NC, &GPT::encoded_),
       E::blocks("layer", &GPT::layers_),  // layer0.ln1, ..., layer{L-1}.ln2_rstd
       // model.recompute = "blocks": the activations of the block being recomputed.
       E::blocks("recompute", &GPT::recompute_),
-      E::real("lnf", kAct, size_NC, &GPT::lnf_),
+      E::real("lnf", kAct, Size::NC, &GPT::lnf_),
       // LayerNorm statistics in the arithmetic type, as in the blocks.
-      E::stat("lnf_mean", kAct, size_N, &GPT::lnf_mean_),
-      E::stat("lnf_rstd", kAct, size_N, &GPT::lnf_rstd_),
-      E::real("logits", kAct, size_NcVl, &GPT::logits_),
+      E::stat("lnf_mean", kAct, Size::N, &GPT::lnf_mean_),
+      E::stat("lnf_rstd", kAct, Size::N, &GPT::lnf_rstd_),
+      E::real("logits", kAct, Size::NcVl, &GPT::logits_),
       // Per-token losses in the arithmetic type (fp32 under bf16), as the step's loss is kept.
-      E::stat("losses", kAct, size_N, &GPT::losses_),
-      E::token("inputs", kAct, size_N, &GPT::inputs_),    // int32 tokens
-      E::token("targets", kAct, size_N, &GPT::targets_),  // int32 tokens
+      E::stat("losses", kAct, Size::N, &GPT::losses_),
+      E::token("inputs", kAct, Size::N, &GPT::inputs_),    // int32 tokens
+      E::token("targets", kAct, Size::N, &GPT::targets_),  // int32 tokens
       // The inputs' rows grouped by token, for the token-embedding gradient (int32).
-      E::token("token_ids", kAct, size_N, &GPT::token_ids_),
-      E::token("token_starts", kAct, size_N1, &GPT::token_starts_),
-      E::token("token_rows", kAct, size_N, &GPT::token_rows_),
+      E::token("token_ids", kAct, Size::N, &GPT::token_ids_),
+      E::token("token_starts", kAct, Size::N1, &GPT::token_starts_),
+      E::token("token_rows", kAct, Size::N, &GPT::token_rows_),
       // Workspace reused across layers.
-      E::real("qkv", kWork, size_N3Cl, &GPT::qkv_),
-      E::real("scratch_btc", kWork, size_NC, &GPT::scratch_btc_),
-      E::real("dresidual", kWork, size_NC, &GPT::dresidual_),
-      E::real("dbtc", kWork, size_NC, &GPT::dbtc_),
-      E::real("datty", kWork, size_NCl, &GPT::datty_),
-      E::real("dqkv", kWork, size_N3Cl, &GPT::dqkv_),
-      E::real("dfch", kWork, size_NFl, &GPT::dfch_),
-      E::real("dfch_gelu", kWork, size_NFl, &GPT::dfch_gelu_),
+      E::real("qkv", kWork, Size::N3Cl, &GPT::qkv_),
+      E::real("scratch_btc", kWork, Size::NC, &GPT::scratch_btc_),
+      E::real("dresidual", kWork, Size::NC, &GPT::dresidual_),
+      E::real("dbtc", kWork, Size::NC, &GPT::dbtc_),
+      E::real("datty", kWork, Size::NCl, &GPT::datty_),
+      E::real("dqkv", kWork, Size::N3Cl, &GPT::dqkv_),
+      E::real("dfch", kWork, Size::NFl, &GPT::dfch_),
+      E::real("dfch_gelu", kWork, Size::NFl, &GPT::dfch_gelu_),
       // The attention kernels' scratch.
       E::declared(Declarer::Attention, kWork, &GPT::attention_workspace_),
       // The bias and LayerNorm gradients' partial sums, in the arithmetic type.
-      E::stat("column_partials", kWork, size_partials, &GPT::column_partials_),
+      E::stat("column_partials", kWork, Size::partials, &GPT::column_partials_),
       // The model-parallel scheme's (none without one).
       E::declared(Declarer::ModelParallel, kWork, &GPT::split_workspace_),
   };

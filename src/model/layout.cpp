@@ -121,8 +121,4 @@ std::vector<SliceRun> slice_runs(const TensorInfo& t, int slices, int slice_rank
   return runs;
 }
 
-int64_t ParamLayout::real_param_count() const {
-  return global_total_ - (config_.padded_vocab() - config_.vocab) * config_.dim;
-}
-
 }  // namespace zm

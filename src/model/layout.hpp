@@ -116,7 +116,9 @@ class ParamLayout {
   int64_t total() const { return total_; }
   int64_t global_total() const { return global_total_; }
   // Parameters of the model with the real vocabulary (what GPT-2 papers give).
-  int64_t real_param_count() const;
+  int64_t real_param_count() const {
+    return global_total_ - (config_.padded_vocab() - config_.vocab) * config_.dim;
+  }
 
   // Within the embedding unit (wte: the vocab_rows() rows this rank holds).
   int64_t wte_offset() const { return 0; }

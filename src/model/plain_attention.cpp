@@ -7,12 +7,10 @@ namespace zm {
 namespace {
 
 // This rank's heads in head layout (B, NHl, T, hd), and their B x NHl x T x T maps.
-int64_t size_heads(const BufferShape& s) {
-  return s.N * s.Cl;
-}
-int64_t size_maps(const BufferShape& s) {
-  return s.B * s.NHl * s.T * s.T;
-}
+struct Size {
+  static int64_t heads(const BufferShape& s) { return s.N * s.Cl; }
+  static int64_t maps(const BufferShape& s) { return s.B * s.NHl * s.T * s.T; }
+};
 
 constexpr MemCategory kAct = MemCategory::Activations, kWork = MemCategory::Workspace;
 
@@ -30,11 +28,11 @@ class PlainAttention final : public AttentionKernels {
  public:
   std::vector<AttentionBuffer> buffers() const override {
     return {
-        {"q", kAct, false, size_heads},       {"k", kAct, false, size_heads},
-        {"v", kAct, false, size_heads},       {"att", kAct, false, size_maps},
-        {"att_y", kWork, false, size_heads},  {"att_datt", kWork, false, size_maps},
-        {"att_dq", kWork, false, size_heads}, {"att_dk", kWork, false, size_heads},
-        {"att_dv", kWork, false, size_heads},
+        {"q", kAct, false, Size::heads},       {"k", kAct, false, Size::heads},
+        {"v", kAct, false, Size::heads},       {"att", kAct, false, Size::maps},
+        {"att_y", kWork, false, Size::heads},  {"att_datt", kWork, false, Size::maps},
+        {"att_dq", kWork, false, Size::heads}, {"att_dk", kWork, false, Size::heads},
+        {"att_dv", kWork, false, Size::heads},
     };
   }
 

@@ -38,10 +38,6 @@ double MemoryPlan::total() const {
   return sum;
 }
 
-double MemoryPlan::host() const {
-  return bytes[static_cast<size_t>(MemCategory::Host)];
-}
-
 double PlanPoint::bytes_at_level(CommLevel level) const {
   const auto& bytes = bytes_per_level[static_cast<size_t>(level)];
   return std::accumulate(bytes.begin(), bytes.end(), 0.0);
@@ -49,10 +45,6 @@ double PlanPoint::bytes_at_level(CommLevel level) const {
 
 double PlanPoint::bytes_per_step_total() const {
   return std::accumulate(bytes_per_step.begin(), bytes_per_step.end(), 0.0);
-}
-
-double PlanPoint::predicted_flops_per_second() const {
-  return step_seconds_overlapped > 0 ? model_flops_per_step / step_seconds_overlapped : NAN;
 }
 
 namespace {

@@ -30,7 +30,7 @@ struct MemoryPlan {
   std::array<double, kMemCategories> bytes{};  // per rank, by category
   double model_states() const;                 // parameters + gradients + optimizer
   double total() const;                        // device memory: every category but Host
-  double host() const;                         // host memory (the Host category)
+  double host() const { return bytes[static_cast<size_t>(MemCategory::Host)]; }  // host memory
   double storage() const { return bytes[static_cast<size_t>(MemCategory::Storage)]; }
 };
 
@@ -64,7 +64,9 @@ struct PlanPoint {
   double step_seconds_overlapped = 0;
   double step_seconds_serial = 0;
   // Model FLOP/s per device at the overlapped step time.
-  double predicted_flops_per_second() const;
+  double predicted_flops_per_second() const {
+    return step_seconds_overlapped > 0 ? model_flops_per_step / step_seconds_overlapped : NAN;
+  }
   // Device memory per rank within the device's, host memory per node within the machine's [host]
   // memory (true without [host] where nothing is in host memory), and storage per node within
   // the capacity a module's table gives (storage_capacity_per_node); fits = all three.

@@ -116,11 +116,6 @@ ModelParallelGroup TrainerT<Real>::model_parallel_group() const {
 }
 
 template <typename Real>
-int TrainerT<Real>::data_parallel_ranks() const {
-  return comms_->mesh().data_parallel();
-}
-
-template <typename Real>
 void TrainerT<Real>::init_parameters() {
   engine_->init_parameters(static_cast<uint64_t>(deck_.train.seed));
 }

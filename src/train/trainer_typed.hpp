@@ -44,7 +44,7 @@ class TrainerT final : public Trainer {
   // The model's model-parallel group (of one rank without one), and the ranks that read
   // different data.
   ModelParallelGroup model_parallel_group() const;
-  int data_parallel_ranks() const;
+  int data_parallel_ranks() const { return comms_->mesh().data_parallel(); }
   // Micro-batch `micro` of step `step`, this rank's sequences, on the device.
   Batch load_micro_batch(int64_t step, int64_t micro);
   // This rank's sequences starting at `first` of `source`, on the device.

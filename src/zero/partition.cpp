@@ -64,10 +64,6 @@ std::pair<int64_t, int64_t> Partition::piece_range(int u, Piece piece) const {
   return {std::min(p.size, first), std::min(p.size, first + extent)};
 }
 
-std::pair<int64_t, int64_t> Partition::owned_range(int u, int rank) const {
-  return piece_range(u, {ranks_, rank});
-}
-
 std::vector<TensorSegment> Partition::segments(int u, int64_t begin, int64_t end) const {
   std::vector<TensorSegment> out;
   for (int t : layout_->unit(u).tensors) {

@@ -66,7 +66,9 @@ class Partition {
 
   // The logical elements [begin, end) of unit u that lie in rank r's shard (may be empty:
   // begin == end when the shard is all padding).
-  std::pair<int64_t, int64_t> owned_range(int u, int rank) const;
+  std::pair<int64_t, int64_t> owned_range(int u, int rank) const {
+    return piece_range(u, {ranks_, rank});
+  }
 
   // Tensor pieces covering logical elements [begin, end) of unit u, in order.
   std::vector<TensorSegment> segments(int u, int64_t begin, int64_t end) const;
