@@ -78,12 +78,14 @@ void price_checkpoints(const Deck& deck, int stage, const Machine* machine, Plan
         "link_bandwidth_gbs, as in inputs/machines/dgx-h100.toml)",
         deck.where("model.checkpoints"), machine->path.empty() ? machine->name : machine->path);
   const HostSide& host = *machine->host;
-  const ModelConfig& m = deck.model;
-  const double C = static_cast<double>(m.dim), T = static_cast<double>(m.seq_len);
-  // One block's forward per token (model/flops.hpp), as a share of what the step computes.
-  const double block_forward = 2.0 * (12.0 * C * C + 13.0 * C) + 4.0 * T * C;
-  const double hardware =
-      flops_per_token(m, attention_kernels(run_extensions(deck, stage))).hardware();
+  // One block's forward per token, as a share of what the step computes: the FLOP count's
+  // recomputed forward (model/flops.hpp), which recomputation adds once per block.
+  const AttentionKernels& attention = attention_kernels(run_extensions(deck, stage));
+  ModelConfig kept = deck.model;
+  kept.recompute = "none";
+  const double hardware = flops_per_token(deck.model, attention).hardware();
+  const double block_forward = (hardware - flops_per_token(kept, attention).hardware()) /
+                               static_cast<double>(deck.model.layers);
   const double micro_steps = static_cast<double>(deck.train.grad_accum);
   const double forward_s = p.compute_seconds * block_forward / hardware / micro_steps;
   const double one = copies.front().bytes() / host.link_bandwidth + host.link_latency;
