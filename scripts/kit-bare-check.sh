@@ -14,6 +14,7 @@
 #                  in the background: debootstrap waits on the network, not the cores); a check
 #                  that needs the root meanwhile waits for it (DIR.lock)
 # The check's output lands in DIR/bare-check-out/ (summary.md, check-logs.tar.gz).
+# CHECK_ONE_PER_PROGRAM=1 is passed on to the check (scripts/device-kit/kit-check.sh).
 # shellcheck source=lib/prologue.sh source-path=SCRIPTDIR
 . "$(dirname "$0")/lib/prologue.sh"
 flavor=openmp kit=$root/device-kit bare=${ZEROMINI_BARE_ROOT:-/var/cache/zeromini/bare-bookworm}
@@ -88,7 +89,8 @@ status=0
 unshare --mount --fork bash -c '
   mount -t proc proc "$1/proc" && mkdir -p "$1/dev/shm" && mount -t tmpfs tmpfs "$1/dev/shm" &&
   chroot "$1" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TMPDIR=/tmp \
-    OUT='"$inside"'/out /bin/bash '"$inside"'/check.sh "${@:2}"' _ "$bare" "$@" || status=$?
+    OUT='"$inside"'/out ${CHECK_ONE_PER_PROGRAM:+CHECK_ONE_PER_PROGRAM=$CHECK_ONE_PER_PROGRAM} \
+    /bin/bash '"$inside"'/check.sh "${@:2}"' _ "$bare" "$@" || status=$?
 rm -rf "$kit/bare-check-out"
 cp -r "$bare$inside/out" "$kit/bare-check-out"
 echo "kit-bare-check: the $flavor kit in a bare Debian root: exit $status after $((SECONDS - start)) s;" \

@@ -10,7 +10,8 @@
 #            TPL, built by scripts/build-kokkos.sh from the release tarballs in a
 #            shared/vendor directory beside the clone or one of its parents (or
 #            ZEROMINI_KOKKOS_VENDOR) into ZEROMINI_KOKKOS_PREFIX; tests run with
-#            2 OpenMP threads per rank, bf16 included. Skipped, with a message,
+#            2 OpenMP threads per rank (one at 3-4 ranks on 2 cores: tests/README.md),
+#            bf16 included. Skipped, with a message,
 #            where no such sources exist.
 #   cuda     Kokkos >= 4 with CUDA (sm_90, or ZEROMINI_CUDA_ARCH) and Kokkos Kernels  -> build-cuda/
 #            with cuBLAS, built the same way with nvcc (/usr/local/cuda, or

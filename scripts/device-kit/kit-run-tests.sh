@@ -2,7 +2,7 @@
 # make_test_list.py) that a step selects, run as ctest would run them, without ctest.
 # Sourced by kit-check.sh, which sets KIT, OUT and STEP_BUDGET_S.
 
-declare -A test_outcome   # test name -> passed | failed | skipped (for DEPENDS)
+declare -A test_outcome   # test name -> passed | failed | skipped | sampled (for DEPENDS)
 declare -A python_module  # module -> yes | no
 
 has_python_module() {
@@ -21,6 +21,8 @@ skip_reason() {
     return
   fi
   for dep in ${depends//,/ }; do
+    [[ ${test_outcome[$dep]:-} == sampled ]] &&
+      { echo "not run: needs a test CHECK_ONE_PER_PROGRAM did not run"; return; }
     [[ ${test_outcome[$dep]:-} == passed ]] || { echo "needs $dep, which did not pass here"; return; }
   done
   for need in ${needs//,/ }; do
@@ -54,13 +56,28 @@ decisive_first() {
   grep -v '^#' "$KIT/tests.list" | awk -F'\t' -v pat="$DECISIVE_TESTS" '$1 !~ pat'
 }
 
+# test_program COMMAND_TEXT: the kit program a test runs (the first of bin/ but the launcher), else
+# the command's first word (a script).
+test_program() {
+  local words word
+  read -ra words <<<"$1"
+  for word in "${words[@]}"; do
+    word=${word//\"/}
+    if [[ $word == '$KIT/bin/'* && $word != */mpiexec* ]]; then
+      echo "${word##*/}"
+      return
+    fi
+  done
+  echo "${words[0]//\"/}"
+}
+
 # run_step_tests STEP SELECT: runs the tests for which `SELECT LABELS` succeeds; sets result
 # (pass, FAIL, INCOMPLETE or skipped: why) and detail; one log per test in $LOGS/STEP/.
 run_step_tests() {
   local step=$1 select=$2 dir=$LOGS/$1 start=$SECONDS
   local name labels ranks timeout skip_rc depends needs workdir env_text cmd_text reason rc t0 capped
-  local passed=0 failed_names=() budget_names=()
-  local -A reasons
+  local passed=0 failed_names=() budget_names=() program
+  local -A reasons sampled
   mkdir -p "$dir"
   printf 'test\toutcome\tseconds\treason\n' >"$dir/tests.tsv"
   while IFS=$'\t' read -r -u 3 name labels ranks timeout skip_rc depends needs workdir env_text cmd_text; do
@@ -71,6 +88,14 @@ run_step_tests() {
     [[ $env_text == - ]] && env_text=
     "$select" ",$labels," || continue
     reason=$(skip_reason "$ranks" "$depends" "$needs")
+    if [[ -z $reason && ${CHECK_ONE_PER_PROGRAM:-0} == 1 ]]; then
+      program="$(test_program "$cmd_text") at $ranks rank(s)"
+      if [[ -n ${sampled[$program]:-} ]]; then
+        reason="not run: CHECK_ONE_PER_PROGRAM ran another test of its program"
+      else
+        sampled[$program]=1
+      fi
+    fi
     # A test needs a few seconds at least; `timeout 0` would mean no limit at all.
     if [[ -z $reason ]] && ((STEP_BUDGET_S - (SECONDS - start) < 3)); then
       budget_names+=("$name")
@@ -78,6 +103,7 @@ run_step_tests() {
     fi
     if [[ -n $reason ]]; then
       test_outcome[$name]=skipped
+      [[ $reason == *CHECK_ONE_PER_PROGRAM* ]] && test_outcome[$name]=sampled
       reasons[$reason]=$((${reasons[$reason]:-0} + 1))
       printf '%s\tskipped\t0\t%s\n' "$name" "$reason" >>"$dir/tests.tsv"
       continue
