@@ -138,7 +138,7 @@ run_step() {
     printf '%s\n%s\n' "$result" "$detail" >"$LOGS/$step/.outcome"
   ) &
   step_pid=$!
-  # The guard ends by itself, within a second of the step: nothing stops it from outside. A step
+  # The guard ends by itself, within 0.2 s of the step: nothing stops it from outside. A step
   # that ends at once stopped a guard (its shell) while it forked its sleep, and that sleep,
   # escaping the signal, held the check's output (a device call) open until the budget's end.
   # Its output is not the check's in any case.
