@@ -169,38 +169,27 @@ void ZeroEngineT<Real>::fold_full_gradients(int u) {
 template <typename Real>
 double ZeroEngineT<Real>::grad_sumsq_owned() const {
   double total = 0.0;
-  for (int u = 0; u < partition_->num_units(); ++u) {
-    const auto [begin, end] = owned_gradients(u);
-    if (end <= begin) continue;
-    if (partition_->layout().slices() > 1) {
-      total += sumsq_of_slices(u, begin, end);
-      continue;
-    }
-    total += with_reduced_grads(u, begin, [&](const auto* grads) {
-      return kernels::sum_of_squares(team_shape_, grads, end - begin);
-    });
-  }
+  for (int u = 0; u < partition_->num_units(); ++u)
+    for (const auto& [e, n] : norm_ranges(u)) total += shard_home_->sum_of_squares(u, e, n, *this);
   // Every rank holding the same piece of summed gradients (every group its shard; sub-sharded,
   // each sub-shard is one rank's) counts it: the trainer's sum over all ranks counts each once.
-  const int copies = comms_->mesh().data_parallel() / pieces(comms_->mesh().mesh, owned_grads_);
-  return copies > 1 ? total / copies : total;
+  return total / (comms_->mesh().data_parallel() / pieces(comms_->mesh().mesh, owned_grads_));
 }
 
-// Of a model held in slices: the tensors every rank of the model-parallel group holds whole count
-// on its first rank only, the slices on every rank.
+// The owned gradients; of a model held in slices, the tensors every rank of the model-parallel
+// group holds whole count on its first rank only, the slices on every rank.
 template <typename Real>
-double ZeroEngineT<Real>::sumsq_of_slices(int u, int64_t begin, int64_t end) const {
-  const ParamLayout& layout = partition_->layout();
+std::vector<std::pair<int64_t, int64_t>> ZeroEngineT<Real>::norm_ranges(int u) const {
+  const auto [begin, end] = owned_gradients(u);
+  if (end <= begin) return {};
+  if (partition_->layout().slices() == 1) return {{begin, end - begin}};
   const bool counts_replicas = counts_held_alike(slice_rank());
-  double total = 0.0;
-  for (const TensorSegment& seg : partition_->segments(u, begin, end)) {
-    const TensorInfo& t = layout.tensors()[static_cast<size_t>(seg.tensor)];
-    if (held_whole(t) && !counts_replicas) continue;
-    total += with_reduced_grads(u, seg.unit_offset, [&](const auto* grads) {
-      return kernels::sum_of_squares(team_shape_, grads, seg.length);
-    });
-  }
-  return total;
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (const TensorSegment& seg : partition_->segments(u, begin, end))
+    if (counts_replicas ||
+        !held_whole(partition_->layout().tensors()[static_cast<size_t>(seg.tensor)]))
+      ranges.emplace_back(seg.unit_offset, seg.length);
+  return ranges;
 }
 
 namespace {

@@ -20,6 +20,7 @@
 #include "core/device_mesh.hpp"
 #include "core/memory.hpp"
 #include "kernels/adamw.hpp"
+#include "kernels/elementwise.hpp"
 #include "kernels/team_shape.hpp"
 #include "model/unit_access.hpp"
 #include "zero/partition.hpp"
@@ -183,8 +184,13 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
   void init_parameters(uint64_t seed) override;
   void begin_micro_step(int64_t micro, int64_t micro_steps) override;
   double grad_sumsq_owned() const override;
-  // The sum of squares of unit u's owned gradients [begin, end) of a model held in slices.
-  double sumsq_of_slices(int u, int64_t begin, int64_t end) const;
+  // The ranges [e, e + n) of unit u's reduced gradients this rank counts in the norm; the sum of
+  // squares of one where it lies in memory (ShardHomeT::sum_of_squares).
+  std::vector<std::pair<int64_t, int64_t>> norm_ranges(int u) const;
+  double sum_of_squares_held(int u, int64_t e, int64_t n) const {
+    return with_reduced_grads(
+        u, e, [&](const auto* grads) { return kernels::sum_of_squares(team_shape_, grads, n); });
+  }
   void optimizer_step(const OptimizerSettings& settings) override;
   float* master_at(int u, int64_t e) const override;
   void copy_state(int state, int u, int64_t e, int64_t n, float* host, bool to_host) override {

@@ -86,6 +86,11 @@ class ShardHomeT {
   // micro-step) the sum rounded into it too.
   virtual void accumulate(int unit, float* sum, const Real* received, Real* rounded, int64_t n,
                           bool first, ZeroEngineT<Real>& engine) = 0;
+  // Unit u's reduced gradients [e, e + n) summed in squares after finish(), for the norm: read
+  // where they lie; a home keeping them in no memory (Storage) sums them as they pass through it.
+  virtual double sum_of_squares(int u, int64_t e, int64_t n, const ZeroEngineT<Real>& engine) {
+    return engine.sum_of_squares_held(u, e, n);
+  }
 };
 
 // Where a gather of unit `unit` reads this rank's shard from: the shard itself, or a copy staged
