@@ -4,7 +4,8 @@
 // a value of zero.offload_optimizer with a store (ZeRO-Infinity's "nvme":
 // src/modules/zero_infinity/with_offload/). The engine then allocates the state in
 // MemCategory::Storage (counted, no memory) and reaches it through the store; where the store
-// holds parameters and zero.offload_params names it, the parameter shard likewise.
+// holds parameters and zero.offload_params names it, the parameter shard likewise, and the
+// gradient shard where the store's own key asks for it.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +31,8 @@ struct HostUnitState {
   // The piece's compute parameters where the store keeps them and they are not the master (bf16
   // with zero.offload_params set to the store's value): AdamW writes them here.
   void* params = nullptr;
+  // The piece's reduced gradients where the store keeps the gradient shard (holds_gradients).
+  const void* grads = nullptr;
 };
 
 class HostStateStore {
@@ -52,6 +55,14 @@ class HostStateStore {
     (void)u;
     return nullptr;
   }
+  // Where the store keeps the gradient shard too (HostStoreKind::holds_gradients): host memory
+  // for unit u's reduced gradient shard, holding what the store has of it where `read` (a later
+  // micro-step adds to it), until gradients_written(u) hands it back to be kept.
+  virtual void* gradients(int u, bool read) {
+    (void)u, (void)read;
+    return nullptr;
+  }
+  virtual void gradients_written(int u) { (void)u; }
 };
 
 // Makes the store of a run's engine, taking the kind's buffers() from `alloc`.
@@ -68,6 +79,9 @@ struct HostStoreKind {
   // Whether zero.offload_params may name it too: stage 3's parameter shard kept with the state
   // (the engine allocates it in MemCategory::Storage; gathers read it through fetch_shard).
   bool holds_params = false;
+  // Whether the deck puts the gradient shard in the store too (where offload puts it on the
+  // host: stages 2-3, one shard group); the engine then allocates it in MemCategory::Storage.
+  std::function<bool(const Deck&)> holds_gradients;
   // The deck's checks of what the store needs (its own keys), where the value is set.
   std::function<void(const Deck&)> check;
   // The store's buffers with the deck's settings of the store bound (its staging's count and

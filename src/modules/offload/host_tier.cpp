@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/stage_spec.hpp"
 #include "kernels/adamw.hpp"
+#include "kernels/elementwise.hpp"
 #include "model/layout.hpp"
 #include "modules/offload/host_copies.hpp"
 #include "modules/offload/host_state_store.hpp"
@@ -108,11 +111,12 @@ class HostAdamW final : public UnitOptimizerT<Real> {
       const kernels::AdamWParams hp{
           s.lr, s.beta1, s.beta2, s.eps, decay ? s.weight_decay : 0.0f, s.grad_scale, s.step};
       const int64_t e = seg.unit_offset;
-      // The reduced gradients: the host shard itself where backward streamed it there, else the
-      // piece staged for the step.
-      const Reduce* grads = offload_.gradients
-                                ? static_cast<const Reduce*>(engine.reduced_grad_at(u, e))
-                                : grad_stage_.data() + (e - first) + slot_offset(u);
+      // The reduced gradients: the host shard itself where backward streamed it there (or the
+      // store's copy of it), else the piece staged for the step.
+      const Reduce* grads = !offload_.gradients ? grad_stage_.data() + (e - first) + slot_offset(u)
+                            : state.grads
+                                ? static_cast<const Reduce*>(state.grads) + (e - first)
+                                : static_cast<const Reduce*>(engine.reduced_grad_at(u, e));
       float* master = state.master + (e - first);
       float* m = state.adam_m + (e - first);
       float* v = state.adam_v + (e - first);
@@ -153,11 +157,15 @@ class HostAdamW final : public UnitOptimizerT<Real> {
 };
 
 // The gradient shard on the host: each micro-step's received sum copied there (the copy list's
-// GradientsToHost), and what is added arrives in host staging first.
+// GradientsToHost), and what is added arrives in host staging first. Where the store keeps the
+// shard (MemCategory::Storage), each sum lands in the store's host memory for the unit instead,
+// is summed there and handed back to the store; the norm's sums of squares are taken there, the
+// last micro-step's kept, with the core's kernel over the core's ranges (the same order).
 template <typename Real, typename Reduce>
 class HostShardHome final : public ShardHomeT<Real> {
  public:
-  HostShardHome(Copies copies, PlannedAllocator& alloc) : copies_(std::move(copies)) {
+  HostShardHome(Copies copies, std::shared_ptr<HostStateStore> store, PlannedAllocator& alloc)
+      : copies_(std::move(copies)), store_(std::move(store)) {
     if (alloc.has("grad_recv_host")) stage_ = alloc.take<Reduce>("grad_recv_host");
   }
 
@@ -167,20 +175,36 @@ class HostShardHome final : public ShardHomeT<Real> {
 
   // Straight into the shard (or its fp32 sum); waited where its entry says: the one
   // micro-step's copy goes on during backward until the receive buffers are taken again.
-  void place(int unit, void* dst, const void* received, int64_t n, ZeroEngineT<Real>&) override {
+  void place(int unit, void* dst, const void* received, int64_t n,
+             ZeroEngineT<Real>& engine) override {
     const ScheduledTransfer& t = gradients_copy(unit, n);
+    if (store_) dst = store_->gradients(unit, false);
     this_rank_copies().copy(t.direction, dst, received, static_cast<size_t>(t.bytes()), unit);
-    if (t.waited == StepPoint::Posted) this_rank_copies().wait();
+    if (t.waited == StepPoint::Posted || store_) this_rank_copies().wait();
+    if (store_) to_store(unit, dst, engine);
   }
-  void add(int unit, void* dst, const void* received, int64_t n, ZeroEngineT<Real>&) override {
+  void add(int unit, void* dst, const void* received, int64_t n,
+           ZeroEngineT<Real>& engine) override {
+    if (store_) dst = store_->gradients(unit, true);
     kernels::host_add_into(static_cast<Reduce*>(dst), staged(unit, received, n), n);
+    if (store_) to_store(unit, dst, engine);
   }
   void accumulate(int unit, float* sum, const Real* received, Real* rounded, int64_t n, bool first,
                   ZeroEngineT<Real>&) override {
+    ZM_ASSERT(!store_, "an fp32 sum of the micro-steps in a store");
     if constexpr (std::is_same_v<Real, Reduce>)
       kernels::host_accumulate_gradient(sum, staged(unit, received, n), rounded, n, first);
     else
       ZM_ASSERT(false, "an fp32 sum of gradients reduced in fp32");
+  }
+  double sum_of_squares(int u, int64_t e, int64_t n, const ZeroEngineT<Real>& engine) override {
+    if (!store_) return engine.sum_of_squares_held(u, e, n);
+    const std::vector<std::pair<int64_t, int64_t>>& ranges = norm_ranges_[static_cast<size_t>(u)];
+    for (size_t r = 0; r < ranges.size(); ++r)
+      if (ranges[r] == std::make_pair(e, n)) return sums_[static_cast<size_t>(u)][r];
+    ZM_ASSERT(false, "unit {}: the norm asks for [{}, +{}), which the store's shard did not sum", u,
+              e, n);
+    return 0.0;
   }
 
  private:
@@ -198,9 +222,25 @@ class HostShardHome final : public ShardHomeT<Real> {
     this_rank_copies().wait();
     return stage_.data();
   }
+  // The unit's shard, summed so far, in the store's memory `shard`: its norm ranges' sums of
+  // squares (the last micro-step's stand), then back to the store.
+  void to_store(int unit, void* shard, const ZeroEngineT<Real>& engine) {
+    const auto u = static_cast<size_t>(unit);
+    if (norm_ranges_.size() <= u) norm_ranges_.resize(u + 1), sums_.resize(u + 1);
+    norm_ranges_[u] = engine.norm_ranges(unit);
+    sums_[u].clear();
+    const int64_t first = engine.comm().rank() * engine.partition().unit(unit).shard;
+    for (const auto& [e, n] : norm_ranges_[u])
+      sums_[u].push_back(kernels::sum_of_squares(
+          engine.team_shape(), static_cast<const Reduce*>(shard) + (e - first), n));
+    store_->gradients_written(unit);
+  }
 
   Copies copies_;
-  TrackedBuffer<Reduce> stage_;  // with accumulation: what is added
+  std::shared_ptr<HostStateStore> store_;  // where it keeps the shard (MemCategory::Storage)
+  TrackedBuffer<Reduce> stage_;            // with accumulation: what is added
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> norm_ranges_;  // per unit
+  std::vector<std::vector<double>> sums_;  // their sums of squares, as last written
 };
 
 // The parameter shard on the host, or brought there by the store that keeps it: staged into its
@@ -241,8 +281,10 @@ TierParts<Real> make_parts(const Offload& offload, const HostStoreMaker& make_st
       offload.optimizer && make_store ? make_store(engine, alloc) : nullptr;
   if (offload.optimizer)
     parts.optimizer = std::make_unique<HostAdamW<Real, Reduce>>(offload, copies, store, alloc);
+  const bool grads_in_store = engine.homes().grads == MemCategory::Storage;
   if (offload.gradients)
-    parts.gradients = std::make_unique<HostShardHome<Real, Reduce>>(copies, alloc);
+    parts.gradients = std::make_unique<HostShardHome<Real, Reduce>>(
+        copies, grads_in_store ? store : nullptr, alloc);
   const bool shard_in_store = engine.homes().params == MemCategory::Storage;
   if (offload.params)
     parts.parameters =
@@ -260,7 +302,8 @@ class HostTier final : public StateTier {
     StateHomes homes;
     if (offload.params)
       homes.params = settings_.params_in_store ? MemCategory::Storage : MemCategory::Host;
-    if (offload.gradients) homes.grads = MemCategory::Host;
+    if (offload.gradients)
+      homes.grads = settings_.grads_in_store ? MemCategory::Storage : MemCategory::Host;
     if (offload.optimizer) homes.optimizer = store_ ? MemCategory::Storage : MemCategory::Host;
     return homes;
   }

@@ -13,7 +13,9 @@
 //                                           reduced shard copied there as backward completes the
 //                                           unit (one shard group: under hybrid sharding or with
 //                                           secondary shards the reduction across the groups runs
-//                                           on the device shard after the group's, so it stays)
+//                                           on the device shard after the group's, so it stays);
+//                                           a store's files instead where the store's own key
+//                                           asks (zero.nvme_gradients)
 //
 // A run refuses the keys where they do not apply (register.cpp); the planner prices them only at
 // the stages where they do.
@@ -36,6 +38,7 @@ struct OffloadSettings {
   StoreBuffers store_buffers;     // likewise
   bool params = false;            // zero.offload_params = "host" or a store's value
   bool params_in_store = false;   // the store's value (kept with the state: MemCategory::Storage)
+  bool grads_in_store = false;    // the store keeps the gradient shard too (its own key)
   bool secondary_shards = false;  // zero.secondary_shard_size set (its check refuses params then)
   bool any() const { return optimizer || params; }
 };

@@ -272,6 +272,7 @@ OffloadSettings offload_settings(const Deck& deck) {
     settings.store = optimizer;
     settings.make_store = kind->maker(deck);
     settings.store_buffers = kind->buffers(deck);
+    settings.grads_in_store = kind->holds_gradients && kind->holds_gradients(deck);
   }
   const std::string params = deck.value<std::string>("zero.offload_params");
   settings.params = params != "none";

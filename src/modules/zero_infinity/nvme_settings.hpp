@@ -15,12 +15,14 @@ struct NvmeSettings {
   nvme::IoEngine engine = nvme::IoEngine::Auto;  // zero.nvme_engine
   int buffers = 3;                               // zero.nvme_buffers: staging slots
   int64_t block_bytes = 0;  // zero.nvme_block_kib x 1024: a request's largest (0: a whole unit)
+  bool gradients = false;   // zero.nvme_gradients: the gradient shard in the swap files too
 };
 NvmeSettings nvme_settings(const Deck& deck);
 
 // Where a run keeps state on NVMe: zero.nvme_dir is set and names a directory this process can
 // write (its free space is checked against the swap files' size when they are made, before the
-// first step). Throws zm::Error naming the key's file:line.
+// first step); zero.nvme_gradients where the micro-steps' sum is not taken in fp32 on the host.
+// Throws zm::Error naming the key's file:line.
 void check_nvme_settings(const Deck& deck);
 
 }  // namespace zm

@@ -5,6 +5,7 @@
 // NvmeIo and tested by tests/modules/zero_infinity.
 #include "core/deck_keys.hpp"
 #include "core/error.hpp"
+#include "core/validate.hpp"
 #include "io/stage_figures.hpp"
 #include "modules/zero_infinity/nvme_figures.hpp"
 #include "modules/zero_infinity/nvme_settings.hpp"
@@ -38,6 +39,12 @@ std::vector<KeySpec> keys() {
           "the largest request of a swap file transfer in KiB, a multiple of 4 (the O_DIRECT "
           "alignment); a unit's transfer is that many requests in flight at once; 0: one "
           "request per transfer"),
+      deck_keys::boolean(
+          kModule, "zero", "nvme_gradients", false,
+          "with zero.offload_optimizer = \"nvme\" at stages 2-3 (one shard group): the reduced "
+          "gradient shard in the swap files too instead of host memory, each micro-step's sum "
+          "written there as backward completes its unit (a later micro-step's read and added "
+          "first), read with the state for the update"),
   };
 }
 
@@ -53,6 +60,7 @@ NvmeSettings nvme_settings(const Deck& deck) {
                                           : nvme::IoEngine::Auto;
   settings.buffers = static_cast<int>(deck.value<int64_t>("zero.nvme_buffers"));
   settings.block_bytes = deck.value<int64_t>("zero.nvme_block_kib") * 1024;
+  settings.gradients = deck.value<bool>("zero.nvme_gradients");
   return settings;
 }
 
@@ -68,6 +76,14 @@ void check_nvme_settings(const Deck& deck) {
         "{}: zero.nvme_block_kib = {}: a request's size must keep the transfers' {}-byte "
         "alignment (O_DIRECT). Expected a multiple of 4, or 0",
         deck.where("zero.nvme_block_kib"), settings.block_bytes / 1024, nvme::kAlignment);
+  const PrecisionPolicy policy = deck.train.policy();
+  if (settings.gradients && policy.mixed() && !policy.widens_reduce() && deck.train.grad_accum > 1)
+    fail(
+        "{}: zero.nvme_gradients with train.precision = \"bf16\" and train.grad_accum = {}: the "
+        "micro-steps' bf16 sums add up in an fp32 sum on the host, which the swap files do not "
+        "hold. Expected train.reduce_precision = \"fp32\" (the sum reduced and kept in fp32), "
+        "train.grad_accum = 1, or zero.nvme_gradients = false",
+        deck.where("zero.nvme_gradients"), deck.train.grad_accum);
   try {
     nvme::check_swap_directory(settings.dir);
   } catch (const Error& e) {
@@ -77,6 +93,14 @@ void check_nvme_settings(const Deck& deck) {
 
 void register_module_zero_infinity() {
   add_deck_keys(keys());
+  add_validation([](const Deck& deck, const RunShape&, Validation) {
+    const std::string optimizer = module_setting(deck, "zero.offload_optimizer", "none");
+    if (deck.value<bool>("zero.nvme_gradients") && optimizer != "nvme")
+      fail(
+          "{}: zero.nvme_gradients puts the gradient shard in the optimizer state's swap files; "
+          "zero.offload_optimizer is \"{}\". Expected zero.offload_optimizer = \"nvme\" with it",
+          deck.where("zero.nvme_gradients"), optimizer);
+  });
   // A machine file's [nvme] table: what `zeromini plan` prices the swap files with.
   add_machine_key({"nvme.capacity_per_node_tb", true, false,
                    "the NVMe capacity of one node for the swap files in TB (1e12 bytes)"});

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The NVMe tier's faults on real runs, 2 ranks at stage 2 with the optimizer state on NVMe: a
-# failed transfer, a short read, a full disk and a rank killed in the middle of a write during a
-# step (the module fault_injection's nvme_* faults), and a disk too small for the swap files. Each
+# failed transfer, a short read, a full disk (also for backward's write of the gradient shard,
+# zero.nvme_gradients) and a rank killed in the middle of a write during a step (the module fault_injection's nvme_* faults), and a disk too small for the swap files. Each
 # run that fails ends within the test's limit, saying which file, unit and operation; nothing is
 # lost: the last checkpoint resumes the run to the same parameters, bit for bit, as a run that
 # never failed. Each case is one subcommand (one ctest entry).
@@ -74,6 +74,13 @@ case $case_name in
     ;;
   kill_in_write)  # rank 1 killed in the middle of a write: the job ends; resumed on NVMe
     failed_then_resumed nvme_kill_in_write killed "is torn: [0-9]+ of [0-9]+ bytes written" "${nvme[@]}"
+    ;;
+  gradient_disk_full)  # with the gradient shard there too, backward's write of it meets a full
+    # disk (the step's first write: backward's come before the update's); resumed likewise
+    nvme+=(--set zero.nvme_gradients=true)
+    failed_then_resumed nvme_disk_full 4 \
+      "rank 1: I/O error: NVMe write of unit [0-9]+'s gradient shard failed: .* swap file in $work/swap \(rank 1's optimizer state and gradient shard\), after [0-9]+ bytes: No space left on device" \
+      "${nvme[@]}"
     ;;
   disk_full)
     # A real file system too small for the swap files: refused on every rank before the first

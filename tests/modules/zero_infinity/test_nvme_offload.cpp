@@ -4,7 +4,8 @@
 // (the same function as with the state in host memory, in the same order), and written back by an
 // exact copy. So a run with the state on NVMe trains the same model as one with it in host memory
 // and one without offload, bit for bit, at every stage that shards the optimizer state and every
-// rank count, through either I/O engine; and a checkpoint holds that state like any other.
+// rank count, through either I/O engine; and a checkpoint holds that state like any other. So
+// too with the gradient shard there (zero.nvme_gradients).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
@@ -166,6 +167,95 @@ TEST(NvmeParams, TheShardIsCountedInStorage) {
               static_cast<size_t>(per_element * elements));
     EXPECT_EQ(ledger.current(zm::MemCategory::Optimizer), 0u);
     EXPECT_EQ(ledger.current(zm::MemCategory::Parameters), 0u);
+  }
+}
+
+// zero.nvme_gradients (stages 2-3): the reduced gradient shard in the swap file too, each
+// micro-step's sum written there (a later micro-step's read and added first, on the host as with
+// the shard in host memory), read with the state for AdamW. The gradient norm is summed from the
+// host buffer each sum passes through, with the core's kernel over the core's ranges, so it too
+// is the same bit for bit: the clip below (0.05, well under the test model's norms) makes every
+// update depend on it. In fp32, in bf16 and in bf16 reduced in fp32, with accumulation (bf16's
+// own fp32 sum of the micro-steps is refused, see tests/modules/zero_infinity/CMakeLists.txt),
+// and at stage 3 with the parameter shard there too.
+TEST(NvmeGradients, TrainTheSameModelAsHostOffloadAndNoOffloadBitwise) {
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
+  if (kGlobalBatch % comm->size() != 0) GTEST_SKIP() << "global batch not divisible";
+  const std::string dir = zm::testing::shared_dir(MPI_COMM_WORLD, "nvmegrads");
+  std::vector<std::vector<std::string>> policies = {{"train.precision=fp32"}};
+  if (ZEROMINI_HAVE_BF16)
+    policies.insert(policies.end(), {{"train.precision=bf16"},
+                                     {"train.precision=bf16", "train.reduce_precision=fp32"}});
+  for (const int stage : {2, 3})
+    for (const std::vector<std::string>& policy : policies)
+      for (const int64_t accum : {1, 2}) {
+        if (accum > 1 && policy.size() == 1 && policy[0] == "train.precision=bf16") continue;
+        std::vector<std::string> common = policy;
+        common.insert(common.end(),
+                      {fmt::format("train.grad_accum={}", accum), "train.grad_clip=0.05"});
+        SCOPED_TRACE(
+            fmt::format("stage {}, {} ranks, {}", stage, comm->size(), fmt::join(common, " ")));
+        const auto none = train_with(stage, common, {}, *comm);
+        const auto host = train_with(stage, common, {"zero.offload_optimizer=host"}, *comm);
+        std::vector<std::string> nvme = on_nvme(dir);
+        nvme.push_back("zero.nvme_gradients=true");
+        std::vector<std::vector<std::string>> homes = {nvme};
+        if (stage == 3) {
+          homes.push_back(nvme);
+          homes.back().push_back("zero.offload_params=nvme");
+        }
+        for (const std::vector<std::string>& home : homes) {
+          SCOPED_TRACE(home.back());
+          const auto stored = train_with(stage, common, home, *comm);
+          EXPECT_EQ(stored.losses, none.losses);
+          EXPECT_EQ(stored.losses, host.losses);
+          EXPECT_EQ(stored.params, none.params);
+          ASSERT_EQ(stored.records.size(), host.records.size());
+          for (size_t s = 0; s < stored.records.size(); ++s) {
+            EXPECT_EQ(stored.records[s].grad_norm, host.records[s].grad_norm) << "step " << s;
+            EXPECT_GT(stored.records[s].grad_norm, 0.05) << "step " << s << " is not clipped";
+          }
+        }
+      }
+}
+
+// The gradient shard is counted with the state in storage: 16 bytes per element in fp32 (12 of
+// state, 4 of gradients), none of it in host or device memory.
+TEST(NvmeGradients, TheShardIsCountedInStorage) {
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
+  if (kGlobalBatch % comm->size() != 0) GTEST_SKIP() << "global batch not divisible";
+  const std::string dir = zm::testing::shared_dir(MPI_COMM_WORLD, "nvmegradsmem");
+  for (const int stage : {2, 3}) {
+    SCOPED_TRACE(stage);
+    std::vector<std::string> overrides = on_nvme(dir);
+    overrides.push_back("zero.nvme_gradients=true");
+    const zm::Deck deck = zm::testing::test_deck(stage, kGlobalBatch / comm->size(), 1, overrides);
+    zm::MemoryLedger ledger;
+    zm::RunContext context;
+    context.ledger = &ledger;
+    const auto trainer = zm::make_trainer(deck, stage, *comm, context);
+    const zm::ZeroEngine& engine = trainer->engine();
+    int64_t elements = 0;
+    for (int u = 0; u < engine.partition().num_units(); ++u)
+      elements += engine.partition().unit(u).shard;
+    EXPECT_EQ(ledger.current(zm::MemCategory::Storage), static_cast<size_t>(16 * elements));
+    EXPECT_EQ(ledger.current(zm::MemCategory::Gradients), 0u);
+  }
+}
+
+// Stopped after step 4 and resumed with the gradient shard on NVMe, a run gives the
+// uninterrupted one bit for bit (the gradients of a step never outlive it: the checkpoint is the
+// state's), at stages 2 and 3, with accumulation.
+TEST(NvmeGradients, ResumeExactly) {
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
+  for (int stage : {2, 3}) {
+    SCOPED_TRACE(fmt::format("stage {}, {} ranks", stage, comm->size()));
+    const std::string dir =
+        zm::testing::shared_dir(MPI_COMM_WORLD, fmt::format("nvmegradsck{}", stage));
+    std::vector<std::string> nvme = on_nvme(dir);
+    nvme.insert(nvme.end(), {"zero.nvme_gradients=true", "train.grad_accum=2"});
+    zm::testing::expect_exact_resume(zm::testing::deck_for(stage, 2, dir, 8, "fp32", nvme), stage,
+                                     *comm);
   }
 }
 

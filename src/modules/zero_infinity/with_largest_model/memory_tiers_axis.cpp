@@ -36,15 +36,19 @@ LargestAxis memory_tiers_axis() {
   axis.help =
       "With --largest: add ZeRO-Infinity's axis of memory tiers {GPU only; CPU + GPU: "
       "zero.offload_optimizer and zero.offload_params = \"host\"; NVMe + CPU + GPU: both "
-      "\"nvme\"} (the parameters at stage 3 only), off the device with model.checkpoints = "
-      "\"host\" under recomputation, with each cell's host memory and NVMe per node (the "
+      "\"nvme\", with zero.nvme_gradients} (the parameters at stage 3 only), off the device "
+      "with model.checkpoints = \"host\" under recomputation, with each cell's host memory and "
+      "NVMe per node (the "
       "machine file needs [host] and [nvme])";
   // Off the device, the activation checkpoints go to the host too where blocks are recomputed.
+  // On NVMe the gradient shard too (zero.nvme_gradients), where the stage offloads it.
   auto values = [](const char* home) {
-    return std::vector<std::pair<std::string, ModuleValue>>{
+    std::vector<std::pair<std::string, ModuleValue>> set = {
         {"zero.offload_optimizer", std::string(home)},
         {"zero.offload_params", std::string(home)},
         {"model.checkpoints", std::string(home == std::string("none") ? "device" : "host")}};
+    if (home == std::string("nvme")) set.emplace_back("zero.nvme_gradients", true);
+    return set;
   };
   axis.variants = {
       {"gpu", "GPU only", values("none"), [](const StageSpec&, LargestSharding) { return true; }},
@@ -71,9 +75,10 @@ LargestAxis memory_tiers_axis() {
   axis.heading = [](const Deck&, const Machine& machine) {
     return fmt::format(
         "  memory tiers (--tiers): GPU only; CPU + GPU: the optimizer state (stages 1-3) and the\n"
-        "    parameter shard (stage 3) in host memory; NVMe + CPU + GPU: both in swap files on\n"
-        "    the node's drives, AdamW on the host; off the device, under recomputation, the\n"
-        "    activation checkpoints in host memory (model.checkpoints = \"host\")\n"
+        "    parameter shard (stage 3) in host memory; NVMe + CPU + GPU: both and the gradient\n"
+        "    shard (stages 2-3) in swap files on the node's drives, AdamW on the host; off the\n"
+        "    device, under recomputation, the activation checkpoints in host memory\n"
+        "    (model.checkpoints = \"host\")\n"
         "  per node: {:.0f} GiB host memory, {:.4g} TB NVMe ({})\n",
         machine.host->memory_per_node_bytes / kGiB,
         machine.number("nvme.capacity_per_node_tb", 1e12) / 1e12, machine.source());

@@ -62,8 +62,8 @@ NvmeSide nvme_side(const Machine& machine) {
   return side;
 }
 
-void price(const Deck& deck, int stage, const ZeroMesh& mesh, const Machine* machine, double,
-           PlanPoint& p) {
+void price(const Deck& deck, int stage, const ZeroMesh& mesh, const Machine* machine,
+           double backward_seconds, PlanPoint& p) {
   if (!on_nvme(deck, stage)) return;
   const NvmeVolume volume = planned_nvme(deck, stage, mesh);
   const auto node_ranks = static_cast<double>(ranks_on_a_node(mesh));
@@ -81,6 +81,9 @@ void price(const Deck& deck, int stage, const ZeroMesh& mesh, const Machine* mac
   const double first_read_s = static_cast<double>(volume.first_unit_bytes) / read_rate;
   const double last_write_s = static_cast<double>(volume.last_unit_bytes) / write_rate;
   const double hidden_by = figure(p, "host_update_s");
+  // Backward's gradient transfers go on beside its compute: what is longer than it waited.
+  const double grad_s = static_cast<double>(volume.grad_write_bytes) / write_rate +
+                        static_cast<double>(volume.grad_read_bytes) / read_rate;
   // The gathers' reads of the parameter shard: the step's first waited where it is made, each
   // other read ahead beside the compute since the gather before (the step's compute shared
   // evenly among its gathers), what is longer than it waited.
@@ -90,8 +93,8 @@ void price(const Deck& deck, int stage, const ZeroMesh& mesh, const Machine* mac
   const double shard_exposed =
       one_shard_s + (gathers - 1) * std::max(0.0, one_shard_s - p.compute_seconds / gathers);
   const double exposed =
-      shard_exposed + first_read_s +
-      std::max(0.0, read_s - shard_s + write_s - first_read_s - last_write_s - hidden_by);
+      shard_exposed + first_read_s + std::max(0.0, grad_s - backward_seconds) +
+      std::max(0.0, read_s - shard_s + write_s - grad_s - first_read_s - last_write_s - hidden_by);
   p.figures["nvme_s"] = read_s + write_s;
   p.figures["nvme_exposed_s"] = exposed;
   p.added_serial_seconds += read_s + write_s;
@@ -147,13 +150,18 @@ std::string footnote(const std::vector<PlanPoint>& points, const Machine* machin
   std::string text =
       "NVMe (zero.offload_optimizer = \"nvme\"): nvme/node: the swap files of a node's ranks, "
       "GB; nvme rw: GB each step reads per rank (the rank's file, and with zero.offload_params = "
-      "\"nvme\" each gather's shard), and writes back (the file)";
+      "\"nvme\" each gather's shard), and writes back (the file; with zero.nvme_gradients "
+      "backward's "
+      "gradients are in both, each micro-step writing them and each after the first reading "
+      "them)";
   if (machine) {
     const NvmeSide side = nvme_side(*machine);
     text += fmt::format(
         "; nvme s: those transfers at the rank's share of the node's {:.4g} GB/s read and {:.4g} "
         "GB/s write ({}'s [nvme], {:.4g} TB per node; fits 'storage' where a node's state exceeds "
-        "it). The serial step adds nvme s; the overlapped one the step's first shard read, what "
+        "it). The serial step adds nvme s; the overlapped one the step's first shard read, "
+        "backward's "
+        "gradient transfers beyond backward's compute, what "
         "each other gather's read (made ahead) takes beyond the compute since the gather before, "
         "unit 0's read and what of the rest the host AdamW does not hide (the last unit's write "
         "is waited at the next step)",
@@ -176,14 +184,27 @@ NvmeVolume planned_nvme(const Deck& deck, int stage, const ZeroMesh& mesh) {
   const NvmeSettings settings = nvme_settings(deck);
   volume.file_bytes = nvme::state_file_bytes(partition, contents);
   volume.read_bytes = volume.write_bytes = volume.file_bytes;
-  for (int u = 0; u < partition.num_units(); ++u)
-    volume.reads +=
-        nvme::requests(nvme::unit_bytes(partition.unit(u).padded, contents), settings.block_bytes);
-  volume.writes = volume.reads;
+  // The optimizer step reads each unit's part and writes back its state; with the gradients
+  // there, each micro-step writes them and each after the first reads them first.
+  const int64_t micro_steps = deck.train.grad_accum;
+  for (int u = 0; u < partition.num_units(); ++u) {
+    const int64_t part = nvme::unit_bytes(partition.unit(u).padded, contents);
+    const int64_t grads = nvme::grad_array_bytes(partition.unit(u).padded, contents);
+    volume.reads += nvme::requests(part, settings.block_bytes);
+    volume.writes += nvme::requests(part - grads, settings.block_bytes);
+    if (grads == 0) continue;
+    volume.write_bytes += (micro_steps - 1) * grads;
+    volume.read_bytes += (micro_steps - 1) * grads;
+    volume.grad_write_bytes += micro_steps * grads;
+    volume.grad_read_bytes += (micro_steps - 1) * grads;
+    volume.writes += micro_steps * nvme::requests(grads, settings.block_bytes);
+    volume.reads += (micro_steps - 1) * nvme::requests(grads, settings.block_bytes);
+  }
   volume.staging_bytes = nvme::staging_bytes(partition, contents, settings.buffers);
   volume.first_unit_bytes = nvme::unit_bytes(partition.unit(0).padded, contents);
+  const int64_t last = partition.unit(partition.num_units() - 1).padded;
   volume.last_unit_bytes =
-      nvme::unit_bytes(partition.unit(partition.num_units() - 1).padded, contents);
+      nvme::unit_bytes(last, contents) - nvme::grad_array_bytes(last, contents);
   if (!contents.params) return volume;
   // Each staged shard (offload's ShardToDevice copies: one per gather of the unit) read first.
   for (const ScheduledTransfer& t : run_copies(deck, stage, mesh)) {

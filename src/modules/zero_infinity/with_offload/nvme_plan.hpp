@@ -15,7 +15,9 @@ namespace zm {
 struct NvmeVolume {
   int64_t file_bytes = 0;         // the rank's swap file
   int64_t read_bytes = 0;         // read per step: the whole file, unit by unit, and the shards
-  int64_t write_bytes = 0;        // written back per step
+  int64_t write_bytes = 0;        // written back per step (and backward's gradients)
+  int64_t grad_write_bytes = 0;   // zero.nvme_gradients: backward's, each micro-step's
+  int64_t grad_read_bytes = 0;    // and each after the first reading them to add to them
   int64_t reads = 0, writes = 0;  // requests per step: per unit each way, and the shards'
   int64_t shard_read_bytes = 0;   // zero.offload_params = "nvme": each gather's shard, read
   int64_t shard_reads = 0;        // (one per gather of a unit)

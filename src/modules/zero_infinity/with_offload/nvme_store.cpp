@@ -14,6 +14,12 @@
 // gather that is not the one read ahead (the first step's, those after a forward-only pass)
 // reads its shard there and then, and the store reads ahead no more until the next step.
 //
+// With zero.nvme_gradients the file holds the reduced gradient shard too, first in each unit's
+// part: each micro-step's sum lands in one of two gradient buffers (gradients), is summed there
+// and written (gradients_written) while the next unit's arrives in the other; a later micro-step
+// reads the unit's array first to add to it. The optimizer step reads it with the state and
+// writes back only the state.
+//
 // The host AdamW is offload's own, so the arithmetic is the same as with the state in host
 // memory: losses equal bit for bit. The engine holds the state in MemCategory::Storage (counted
 // per rank, no memory); checkpoints and the initial master reach it through copy_state.
@@ -78,7 +84,7 @@ class NvmeStore final : public HostStateStore {
                 partition.unit(u).shard, padded / piece.count);
       units_.push_back({offset, nvme::state_array_bytes(padded, piece.count),
                         nvme::unit_bytes(padded, contents_), piece.index * (padded / piece.count),
-                        padded / piece.count});
+                        padded / piece.count, nvme::grad_array_bytes(padded, contents_)});
       offset += units_.back().bytes;
       largest = std::max(largest, units_.back().bytes);
     }
@@ -90,24 +96,35 @@ class NvmeStore final : public HostStateStore {
     int64_t largest_shard = 0;
     for (const UnitInFile& unit : units_)
       largest_shard = std::max(largest_shard, shard_bytes(unit));
-    for (int b = 0; b < 2; ++b)  // the gathers', with the parameters here
-      shard_data_[b] = aligned + slots_.size() * largest + b * largest_shard;
+    int64_t largest_grads = 0;
+    for (const UnitInFile& unit : units_) largest_grads = std::max(largest_grads, unit.grad_bytes);
+    // After the slots: the gathers' two buffers (with the parameters here), the gradients' two.
+    char* past_slots = aligned + slots_.size() * largest;
+    char* grads = past_slots + (contents_.params ? 2 * largest_shard : 0);
+    for (int b = 0; b < 2; ++b) {
+      shard_data_[b] = past_slots + b * largest_shard;
+      grad_buffers_[b].data = grads + b * largest_grads;
+    }
     Communicator& world = engine.comms().world();
     rank_ = world.rank();
     std::string error, fallback;
     try {
       file_ = std::make_unique<nvme::SwapFile>(
           settings.dir,
-          fmt::format("rank {}'s optimizer state{}", world.rank(),
-                      contents_.params ? " and parameter shard" : ""),
+          fmt::format("rank {}'s optimizer state{}{}", world.rank(),
+                      contents_.params ? " and parameter shard" : "",
+                      contents_.grad_bytes > 0 ? " and gradient shard" : ""),
           offset);
       io_ = nvme::make_async_io(settings.engine, 2 * settings.buffers, &fallback);
     } catch (const Error& e) {
       error = fmt::format("{}: zero.nvme_dir = \"{}\": {}", settings.where, settings.dir, e.what());
     }
     agree_or_fail(world.watchdog(), world.mpi_comm(), error, "making the NVMe swap files");
-    log_root("NVMe: the optimizer state{} in {}, {:.1f} MiB per rank, through {}{}{}\n",
-             contents_.params ? " and the parameter shard" : "", settings.dir,
+    const char* with_params =
+        contents_.grad_bytes > 0 ? ", the parameter shard" : " and the parameter shard";
+    log_root("NVMe: the optimizer state{}{} in {}, {:.1f} MiB per rank, through {}{}{}\n",
+             contents_.params ? with_params : "",
+             contents_.grad_bytes > 0 ? " and the gradient shard" : "", settings.dir,
              static_cast<double>(file_->bytes()) / (1 << 20), io_->name(),
              file_->direct() ? " with O_DIRECT" : " through the page cache (O_DIRECT refused)",
              fallback.empty() ? "" : " (io_uring refused: " + fallback + ")");
@@ -133,11 +150,29 @@ class NvmeStore final : public HostStateStore {
     const int ahead = std::max(1, static_cast<int>(slots_.size()) - 2);
     for (int v = u + 1; v <= u + ahead && v < static_cast<int>(units_.size()); ++v)
       if (slot_of(v).unit != v) read(v);
-    const int64_t floats = units_[u].array_bytes / static_cast<int64_t>(sizeof(float));
-    float* master = reinterpret_cast<float*>(slot.data);
-    void* params =
-        contents_.param_bytes > 0 ? slot.data + kStateArrays * units_[u].array_bytes : nullptr;
-    return {master, master + floats, master + 2 * floats, params};
+    const UnitInFile& unit = units_[u];
+    const int64_t floats = unit.array_bytes / static_cast<int64_t>(sizeof(float));
+    float* master = reinterpret_cast<float*>(slot.data + unit.grad_bytes);
+    void* params = contents_.param_bytes > 0
+                       ? slot.data + unit.grad_bytes + kStateArrays * unit.array_bytes
+                       : nullptr;
+    return {master, master + floats, master + 2 * floats, params,
+            unit.grad_bytes > 0 ? slot.data : nullptr};
+  }
+
+  // Backward's reduced sum of unit u: a gradient buffer, the other's unit written meanwhile.
+  void* gradients(int u, bool read) override {
+    GradBuffer& buffer = grad_buffers_[u % 2];
+    finish(buffer.write);
+    if (read) {
+      InFlight array = submit(grad_request(nvme::IoOp::Read, u, buffer.data), u, step_ + 1);
+      finish(array);
+    }
+    return buffer.data;
+  }
+  void gradients_written(int u) override {
+    GradBuffer& buffer = grad_buffers_[u % 2];
+    buffer.write = submit(grad_request(nvme::IoOp::Write, u, buffer.data), u, step_ + 1);
   }
 
   // A gather's read of the unit's parameter shard: the parameter array, or the master that is
@@ -165,9 +200,14 @@ class NvmeStore final : public HostStateStore {
     return shard_data_[buffer];
   }
 
+  // The state back to the file; the gradients it was read with stay there until backward's next.
   void updated(int u) override {
     Slot& slot = slot_of(u);
-    slot.write = submit(request(nvme::IoOp::Write, u, slot.data), u);
+    nvme::IoRequest state = request(nvme::IoOp::Write, u, slot.data);
+    state.buffer = slot.data + units_[u].grad_bytes;
+    state.bytes -= units_[u].grad_bytes;
+    state.offset += units_[u].grad_bytes;
+    slot.write = submit(state, u);
   }
 
   // Through a buffer of its own, synchronously (checkpoints and the initial master). A master
@@ -184,7 +224,7 @@ class NvmeStore final : public HostStateStore {
                         file_.get(),
                         array.data(),
                         unit.array_bytes,
-                        unit.offset + state * unit.array_bytes,
+                        unit.offset + unit.grad_bytes + state * unit.array_bytes,
                         fmt::format("unit {}'s optimizer state {}", u, state)};
     io_->wait(io_->submit(one));
     float* values = static_cast<float*>(array.data()) + (e - unit.first);
@@ -205,6 +245,7 @@ class NvmeStore final : public HostStateStore {
     int64_t bytes;        // of its part of the file
     int64_t first;        // the unit's element at the arrays' start (the piece's first)
     int64_t count;        // the piece's elements
+    int64_t grad_bytes;   // of its gradient array, first in its part (0: none in the file)
   };
   // A transfer in flight: its requests' tickets (none: nothing in flight), and what the trace
   // shows of it.
@@ -226,7 +267,8 @@ class NvmeStore final : public HostStateStore {
   }
   nvme::IoRequest shard_request(int u, char* data) const {
     const UnitInFile& unit = units_[u];
-    const int64_t at = contents_.param_bytes > 0 ? kStateArrays * unit.array_bytes : 0;
+    const int64_t at =
+        unit.grad_bytes + (contents_.param_bytes > 0 ? kStateArrays * unit.array_bytes : 0);
     return {nvme::IoOp::Read,  file_.get(),      data,
             shard_bytes(unit), unit.offset + at, fmt::format("unit {}'s parameter shard", u)};
   }
@@ -234,6 +276,14 @@ class NvmeStore final : public HostStateStore {
   void discard_shard_read() {
     finish(ahead_.read);
     ahead_.unit = -1;
+  }
+  nvme::IoRequest grad_request(nvme::IoOp op, int u, char* data) const {
+    return {op,
+            file_.get(),
+            data,
+            units_[u].grad_bytes,
+            units_[u].offset,
+            fmt::format("unit {}'s gradient shard", u)};
   }
   nvme::IoRequest request(nvme::IoOp op, int u, char* data) const {
     return {op,
@@ -255,7 +305,7 @@ class NvmeStore final : public HostStateStore {
                         file_.get(),
                         array.data(),
                         bytes,
-                        unit.offset + kStateArrays * unit.array_bytes,
+                        unit.offset + unit.grad_bytes + kStateArrays * unit.array_bytes,
                         fmt::format("unit {}'s parameters", u)};
     io_->wait(io_->submit(one));
     bf16* params = static_cast<bf16*>(array.data()) + (e - unit.first);
@@ -279,7 +329,9 @@ class NvmeStore final : public HostStateStore {
   }
   // A step's transfer of unit u, in requests of at most zero.nvme_block_kib (all of it in one
   // where 0), each counted for the run's figures.
-  InFlight submit(const nvme::IoRequest& whole, int u) {
+  // `step`: the step it belongs to, for the fault point (the optimizer step under way, or for
+  // backward's gradients the one after the last: a resumed run's first backward counts as 1).
+  InFlight submit(const nvme::IoRequest& whole, int u, int64_t step = -1) {
     InFlight transfer{{}, wall_seconds(), whole.op == nvme::IoOp::Read, u, whole.bytes};
     for (int64_t done = 0; done < whole.bytes;) {
       const int64_t bytes =
@@ -289,7 +341,7 @@ class NvmeStore final : public HostStateStore {
       request.bytes = bytes;
       request.offset = whole.offset + done;
       done += bytes;
-      fault_point("nvme.transfer", rank_, step_, &request);
+      fault_point("nvme.transfer", rank_, step < 0 ? step_ : step, &request);
       nvme::IoTotals& totals = nvme::this_rank_io();
       ++(transfer.read ? totals.reads : totals.writes);
       (transfer.read ? totals.bytes_read : totals.bytes_written) += request.bytes;
@@ -325,6 +377,7 @@ class NvmeStore final : public HostStateStore {
       finish(slot.read);
       finish(slot.write);
     }
+    for (GradBuffer& buffer : grad_buffers_) finish(buffer.write);
   }
 
   nvme::FileContents contents_;
@@ -341,7 +394,11 @@ class NvmeStore final : public HostStateStore {
   std::vector<UnitInFile> units_;
   TrackedBuffer<float> staging_;
   std::vector<Slot> slots_;  // zero.nvme_buffers
-  int64_t block_bytes_;      // zero.nvme_block_kib, in bytes (0: a transfer in one request)
+  struct GradBuffer {
+    char* data = nullptr;
+    InFlight write;
+  } grad_buffers_[2];    // backward's gradient arrays (zero.nvme_gradients)
+  int64_t block_bytes_;  // zero.nvme_block_kib, in bytes (0: a transfer in one request)
   std::unique_ptr<nvme::SwapFile> file_;
   // Last: destroyed first, waiting for its transfers while the file and the staging still exist.
   std::unique_ptr<nvme::AsyncIo> io_;
@@ -353,6 +410,7 @@ void register_module_zero_infinity_with_offload() {
   HostStoreKind kind;
   kind.value = "nvme";
   kind.holds_params = true;
+  kind.holds_gradients = [](const Deck& deck) { return nvme_settings(deck).gradients; };
   kind.check = check_nvme_settings;
   kind.buffers = [](const Deck& deck) -> StoreBuffers {
     const int buffers = nvme_settings(deck).buffers;
