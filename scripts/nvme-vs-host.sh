@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A training step with the optimizer state on NVMe beside the same step with it in host memory
-# (ZeRO-Offload), in alternated rounds: the quickstart deck at stage 3 on 2 ranks, its swap files
-# in DIR. Prints the median step time of each and the ratio nvme / host (over the medians, and
-# in each round), as markdown tables.
+# (ZeRO-Offload), and with the gradient shard on NVMe too (zero.nvme_gradients), in alternated
+# rounds: the quickstart deck at stage 3 on 2 ranks, its swap files in DIR. Prints the median step
+# time of each and the ratios to host (over the medians, and in each round), as markdown tables.
 #
 #   scripts/nvme-vs-host.sh [DIR] [ROUNDS] [OUT.md]   # DIR: default /var/tmp; ROUNDS: default 5
 #   ZEROMINI_BIN=build/bin/zeromini STEPS=40 scripts/nvme-vs-host.sh /scratch/$USER 8
@@ -23,10 +23,12 @@ work=$(mktemp -d /tmp/zeromini-nvme-vs-host.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 runs=()
-for home in host nvme; do
-  runs+=(--label "$home" -- mpiexec -n 2 "$bin" run "$root/$deck" --set zero.stage=3
-    --set zero.offload_optimizer="$home" --set zero.nvme_dir="$dir" --set train.steps="$steps"
-    --set output.log_every=1 --out '{run}')
+for arm in host nvme nvme-grads; do
+  grads=false
+  [[ $arm == nvme-grads ]] && grads=true
+  runs+=(--label "$arm" -- mpiexec -n 2 "$bin" run "$root/$deck" --set zero.stage=3
+    --set zero.offload_optimizer="${arm%-grads}" --set zero.nvme_gradients="$grads"
+    --set zero.nvme_dir="$dir" --set train.steps="$steps" --set output.log_every=1 --out '{run}')
 done
 tool alternation --rounds "$rounds" --dir "$work" "${runs[@]}"
 
@@ -38,19 +40,25 @@ line = re.compile(r"step +(\d+)/\d+ .* step +([0-9.]+) ms")
 def median_step(home, r):  # ms, the steps after the first 5 (warm-up)
     times = [float(m.group(2)) for m in map(line.search, open(f"{work}/{home}-{r}.log")) if m and int(m.group(1)) > 5]
     return statistics.median(times)
-ms = {home: [median_step(home, r) for r in range(1, rounds + 1)] for home in ("host", "nvme")}
+arms = ("host", "nvme", "nvme-grads")
+ms = {arm: [median_step(arm, r) for r in range(1, rounds + 1)] for arm in arms}
 print(f"`scripts/nvme-vs-host.sh {args}`: inputs/quickstart.toml, stage 3, 2 ranks, {steps} steps "
       f"per run (the median of steps 6-{steps}), {rounds} alternated rounds, swap files in {where}, "
       f"zeromini {revision}\n")
-print("| optimizer state | median step (ms) |\n|---|---|")
-for home in ("host", "nvme"):
-    print(f"| {home} | {statistics.median(ms[home]):.2f} |")
-ratios = [n / h for n, h in zip(ms["nvme"], ms["host"])]
-print(f"\nnvme / host: {statistics.median(ms['nvme']) / statistics.median(ms['host']):.2f} over the medians, "
-      f"{statistics.median(ratios):.2f} the median of the rounds' ratios; per round: "
-      f"{', '.join(f'{x:.2f}' for x in ratios)}")
-# What the NVMe tier moved and waited for (the closing table's line of the first round's run).
-for text in open(f"{work}/nvme-1.log"):
-    if "NVMe:" in text and "per rank per step" in text:
-        print(f"\nThe nvme runs' own figures (round 1): {text.strip()}")
+what = {"host": "optimizer state and gradient shard in host memory",
+        "nvme": "optimizer state on NVMe, gradient shard in host memory",
+        "nvme-grads": "both on NVMe (zero.nvme_gradients)"}
+print("| run | where | median step (ms) |\n|---|---|---|")
+for arm in arms:
+    print(f"| {arm} | {what[arm]} | {statistics.median(ms[arm]):.2f} |")
+for arm in arms[1:]:
+    ratios = [n / h for n, h in zip(ms[arm], ms["host"])]
+    print(f"\n{arm} / host: {statistics.median(ms[arm]) / statistics.median(ms['host']):.2f} over the medians, "
+          f"{statistics.median(ratios):.2f} the median of the rounds' ratios; per round: "
+          f"{', '.join(f'{x:.2f}' for x in ratios)}")
+# What the NVMe tier moved and waited for (the closing table's line of the first round's runs).
+for arm in arms[1:]:
+    for text in open(f"{work}/{arm}-1.log"):
+        if "NVMe:" in text and "per rank per step" in text:
+            print(f"\nThe {arm} runs' own figures (round 1): {text.strip()}")
 PY
