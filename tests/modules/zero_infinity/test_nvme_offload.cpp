@@ -34,6 +34,22 @@ zm::testing::TrainedRun train_with(int stage, std::vector<std::string> common,
                             comm);
 }
 
+// A trainer of `deck` made with its memory counted in `ledger`.
+std::unique_ptr<zm::Trainer> counted_trainer(const zm::Deck& deck, int stage,
+                                             zm::Communicator& comm, zm::MemoryLedger& ledger) {
+  zm::RunContext context;
+  context.ledger = &ledger;
+  return zm::make_trainer(deck, stage, comm, context);
+}
+// The elements of the rank's parameter shard (all units), or of its optimizer piece.
+int64_t elements_held(const zm::ZeroEngine& engine, bool optimizer_piece) {
+  int64_t elements = 0;
+  for (int u = 0; u < engine.partition().num_units(); ++u)
+    elements += optimizer_piece ? engine.partition().unit(u).padded / engine.optimizer_piece().count
+                                : engine.partition().unit(u).shard;
+  return elements;
+}
+
 class NvmeOffload : public ::testing::TestWithParam<int> {};
 
 TEST_P(NvmeOffload, TrainsTheSameModelAsHostOffloadAndNoOffloadBitwise) {
@@ -73,13 +89,8 @@ TEST_P(NvmeOffload, TheStateIsCountedInStorageNotInMemory) {
   std::vector<std::string> overrides = on_nvme(dir);
   const zm::Deck deck = zm::testing::test_deck(stage, kGlobalBatch / comm->size(), 1, overrides);
   zm::MemoryLedger ledger;
-  zm::RunContext context;
-  context.ledger = &ledger;
-  const auto trainer = zm::make_trainer(deck, stage, *comm, context);
-  const zm::ZeroEngine& engine = trainer->engine();
-  int64_t elements = 0;
-  for (int u = 0; u < engine.partition().num_units(); ++u)
-    elements += engine.partition().unit(u).padded / engine.optimizer_piece().count;
+  const auto trainer = counted_trainer(deck, stage, *comm, ledger);
+  const int64_t elements = elements_held(trainer->engine(), true);
   EXPECT_EQ(ledger.current(zm::MemCategory::Storage), static_cast<size_t>(12 * elements));
   EXPECT_EQ(ledger.current(zm::MemCategory::Optimizer), 0u);
 }
@@ -155,13 +166,8 @@ TEST(NvmeParams, TheShardIsCountedInStorage) {
     overrides.push_back(precision[0]);
     const zm::Deck deck = zm::testing::test_deck(3, kGlobalBatch / comm->size(), 1, overrides);
     zm::MemoryLedger ledger;
-    zm::RunContext context;
-    context.ledger = &ledger;
-    const auto trainer = zm::make_trainer(deck, 3, *comm, context);
-    const zm::ZeroEngine& engine = trainer->engine();
-    int64_t elements = 0;
-    for (int u = 0; u < engine.partition().num_units(); ++u)
-      elements += engine.partition().unit(u).shard;
+    const auto trainer = counted_trainer(deck, 3, *comm, ledger);
+    const int64_t elements = elements_held(trainer->engine(), false);
     const int64_t per_element = precision[0] == "train.precision=fp32" ? 12 : 14;
     EXPECT_EQ(ledger.current(zm::MemCategory::Storage),
               static_cast<size_t>(per_element * elements));
@@ -231,13 +237,8 @@ TEST(NvmeGradients, TheShardIsCountedInStorage) {
     overrides.push_back("zero.nvme_gradients=true");
     const zm::Deck deck = zm::testing::test_deck(stage, kGlobalBatch / comm->size(), 1, overrides);
     zm::MemoryLedger ledger;
-    zm::RunContext context;
-    context.ledger = &ledger;
-    const auto trainer = zm::make_trainer(deck, stage, *comm, context);
-    const zm::ZeroEngine& engine = trainer->engine();
-    int64_t elements = 0;
-    for (int u = 0; u < engine.partition().num_units(); ++u)
-      elements += engine.partition().unit(u).shard;
+    const auto trainer = counted_trainer(deck, stage, *comm, ledger);
+    const int64_t elements = elements_held(trainer->engine(), false);
     EXPECT_EQ(ledger.current(zm::MemCategory::Storage), static_cast<size_t>(16 * elements));
     EXPECT_EQ(ledger.current(zm::MemCategory::Gradients), 0u);
   }

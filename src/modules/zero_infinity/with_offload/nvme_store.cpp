@@ -165,14 +165,14 @@ class NvmeStore final : public HostStateStore {
     GradBuffer& buffer = grad_buffers_[u % 2];
     finish(buffer.write);
     if (read) {
-      InFlight array = submit(grad_request(nvme::IoOp::Read, u, buffer.data), u, step_ + 1);
+      InFlight array = submit(request(nvme::IoOp::Read, u, buffer.data, true), u, step_ + 1);
       finish(array);
     }
     return buffer.data;
   }
   void gradients_written(int u) override {
     GradBuffer& buffer = grad_buffers_[u % 2];
-    buffer.write = submit(grad_request(nvme::IoOp::Write, u, buffer.data), u, step_ + 1);
+    buffer.write = submit(request(nvme::IoOp::Write, u, buffer.data, true), u, step_ + 1);
   }
 
   // A gather's read of the unit's parameter shard: the parameter array, or the master that is
@@ -277,21 +277,15 @@ class NvmeStore final : public HostStateStore {
     finish(ahead_.read);
     ahead_.unit = -1;
   }
-  nvme::IoRequest grad_request(nvme::IoOp op, int u, char* data) const {
+  // Unit u's part of the file, or its gradient array alone (at the part's start).
+  nvme::IoRequest request(nvme::IoOp op, int u, char* data, bool gradients = false) const {
+    const UnitInFile& unit = units_[u];
     return {op,
             file_.get(),
             data,
-            units_[u].grad_bytes,
-            units_[u].offset,
-            fmt::format("unit {}'s gradient shard", u)};
-  }
-  nvme::IoRequest request(nvme::IoOp op, int u, char* data) const {
-    return {op,
-            file_.get(),
-            data,
-            units_[u].bytes,
-            units_[u].offset,
-            fmt::format("unit {}'s optimizer state", u)};
+            gradients ? unit.grad_bytes : unit.bytes,
+            unit.offset,
+            fmt::format("unit {}'s {}", u, gradients ? "gradient shard" : "optimizer state")};
   }
   // Elements [e, e + n) of unit u's compute parameters: the rounding of the master `host`.
   void round_params(int u, int64_t e, int64_t n, const float* host) {
