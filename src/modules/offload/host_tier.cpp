@@ -229,10 +229,15 @@ class HostShardHome final : public ShardHomeT<Real> {
     if (norm_ranges_.size() <= u) norm_ranges_.resize(u + 1), sums_.resize(u + 1);
     norm_ranges_[u] = engine.norm_ranges(unit);
     sums_[u].clear();
-    const int64_t first = engine.comm().rank() * engine.partition().unit(unit).shard;
-    for (const auto& [e, n] : norm_ranges_[u])
+    const int64_t count = engine.partition().unit(unit).shard;
+    const int64_t first = engine.comm().rank() * count;
+    for (const auto& [e, n] : norm_ranges_[u]) {
+      ZM_ASSERT(e >= first && e + n <= first + count,
+                "unit {}: the norm counts [{}, +{}), outside this rank's shard [{}, +{})", unit, e,
+                n, first, count);
       sums_[u].push_back(kernels::sum_of_squares(
           engine.team_shape(), static_cast<const Reduce*>(shard) + (e - first), n));
+    }
     store_->gradients_written(unit);
   }
 
