@@ -38,8 +38,7 @@ LargestAxis memory_tiers_axis() {
       "zero.offload_optimizer and zero.offload_params = \"host\"; NVMe + CPU + GPU: both "
       "\"nvme\", with zero.nvme_gradients} (the parameters at stage 3 only), off the device "
       "with model.checkpoints = \"host\" under recomputation, with each cell's host memory and "
-      "NVMe per node (the "
-      "machine file needs [host] and [nvme])";
+      "NVMe per node (the machine file needs [host] and [nvme])";
   // Off the device, the activation checkpoints go to the host too where blocks are recomputed.
   // On NVMe the gradient shard too (zero.nvme_gradients), where the stage offloads it.
   auto values = [](const char* home) {

@@ -151,18 +151,16 @@ std::string footnote(const std::vector<PlanPoint>& points, const Machine* machin
       "NVMe (zero.offload_optimizer = \"nvme\"): nvme/node: the swap files of a node's ranks, "
       "GB; nvme rw: GB each step reads per rank (the rank's file, and with zero.offload_params = "
       "\"nvme\" each gather's shard), and writes back (the file; with zero.nvme_gradients "
-      "backward's "
-      "gradients are in both, each micro-step writing them and each after the first reading "
-      "them)";
+      "backward's gradients are in both, each micro-step writing them and each after the first "
+      "reading them)";
   if (machine) {
     const NvmeSide side = nvme_side(*machine);
     text += fmt::format(
         "; nvme s: those transfers at the rank's share of the node's {:.4g} GB/s read and {:.4g} "
         "GB/s write ({}'s [nvme], {:.4g} TB per node; fits 'storage' where a node's state exceeds "
         "it). The serial step adds nvme s; the overlapped one the step's first shard read, "
-        "backward's "
-        "gradient transfers beyond backward's compute, what "
-        "each other gather's read (made ahead) takes beyond the compute since the gather before, "
+        "backward's gradient transfers beyond backward's compute, what each other gather's read "
+        "(made ahead) takes beyond the compute since the gather before, "
         "unit 0's read and what of the rest the host AdamW does not hide (the last unit's write "
         "is waited at the next step)",
         side.read_bandwidth / 1e9, side.write_bandwidth / 1e9, machine->name,

@@ -33,6 +33,7 @@
 #include <array>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "comm/agree.hpp"
@@ -93,11 +94,11 @@ class NvmeStore final : public HostStateStore {
     char* aligned = reinterpret_cast<char*>((address + nvme::kAlignment - 1) / nvme::kAlignment *
                                             nvme::kAlignment);
     for (size_t s = 0; s < slots_.size(); ++s) slots_[s].data = aligned + s * largest;
-    int64_t largest_shard = 0;
-    for (const UnitInFile& unit : units_)
+    int64_t largest_shard = 0, largest_grads = 0;
+    for (const UnitInFile& unit : units_) {
       largest_shard = std::max(largest_shard, shard_bytes(unit));
-    int64_t largest_grads = 0;
-    for (const UnitInFile& unit : units_) largest_grads = std::max(largest_grads, unit.grad_bytes);
+      largest_grads = std::max(largest_grads, unit.grad_bytes);
+    }
     // After the slots: the gathers' two buffers (with the parameters here), the gradients' two.
     char* past_slots = aligned + slots_.size() * largest;
     char* grads = past_slots + (contents_.params ? 2 * largest_shard : 0);
@@ -110,21 +111,13 @@ class NvmeStore final : public HostStateStore {
     std::string error, fallback;
     try {
       file_ = std::make_unique<nvme::SwapFile>(
-          settings.dir,
-          fmt::format("rank {}'s optimizer state{}{}", world.rank(),
-                      contents_.params ? " and parameter shard" : "",
-                      contents_.grad_bytes > 0 ? " and gradient shard" : ""),
-          offset);
+          settings.dir, fmt::format("rank {}'s {}", world.rank(), held(false)), offset);
       io_ = nvme::make_async_io(settings.engine, 2 * settings.buffers, &fallback);
     } catch (const Error& e) {
       error = fmt::format("{}: zero.nvme_dir = \"{}\": {}", settings.where, settings.dir, e.what());
     }
     agree_or_fail(world.watchdog(), world.mpi_comm(), error, "making the NVMe swap files");
-    const char* with_params =
-        contents_.grad_bytes > 0 ? ", the parameter shard" : " and the parameter shard";
-    log_root("NVMe: the optimizer state{}{} in {}, {:.1f} MiB per rank, through {}{}{}\n",
-             contents_.params ? with_params : "",
-             contents_.grad_bytes > 0 ? " and the gradient shard" : "", settings.dir,
+    log_root("NVMe: {} in {}, {:.1f} MiB per rank, through {}{}{}\n", held(true), settings.dir,
              static_cast<double>(file_->bytes()) / (1 << 20), io_->name(),
              file_->direct() ? " with O_DIRECT" : " through the page cache (O_DIRECT refused)",
              fallback.empty() ? "" : " (io_uring refused: " + fallback + ")");
@@ -262,6 +255,20 @@ class NvmeStore final : public HostStateStore {
     InFlight read, write;
   };
 
+  // What the file holds, e.g. "optimizer state, parameter shard and gradient shard" (`the`: each
+  // with "the ").
+  std::string held(bool the) const {
+    std::vector<std::string> parts = {"optimizer state"};
+    if (contents_.params) parts.emplace_back("parameter shard");
+    if (contents_.grad_bytes > 0) parts.emplace_back("gradient shard");
+    std::string text;
+    for (size_t i = 0; i < parts.size(); ++i)
+      text += (i == 0                  ? ""
+               : i + 1 == parts.size() ? " and "
+                                       : ", ") +
+              std::string(the ? "the " : "") + parts[i];
+    return text;
+  }
   int64_t shard_bytes(const UnitInFile& unit) const {
     return nvme::shard_read_bytes(unit.count * contents_.optim_pieces, contents_);
   }
