@@ -284,8 +284,14 @@ void ZeroEngineT<Real>::post_parameter_gather(int u) {
   const ScheduledCollective& gather = schedule_.of(u, ScheduleRole::UpdateGather);
   // The updated piece (the optimizer's) into the whole the parameters' placement holds: the
   // full unit (stages 1-2), or with secondary shards this rank's group shard.
-  Real* whole = param_at(u, held_range(params_storage_, u).first);
-  Real* updated = param_at(u, held_range(optim_storage_, u).first);
+  // Where the pieces lie in the padded unit: a piece of padding only has an empty logical range
+  // at the unit's end, but its slot is where the in-place gather expects it.
+  const auto slot = [&](const Placement& placement) {
+    const Piece p = piece(placement);
+    return p.index * (partition_->unit(u).padded / p.count);
+  };
+  Real* whole = param_at(u, slot(params_storage_));
+  Real* updated = param_at(u, slot(optim_storage_));
   parameter_gathers_.push_back(post_scheduled(gather, *this, {updated, whole}));
   if (gather.blocking()) parameter_gathers_.back().wait(true);
 }
