@@ -204,6 +204,9 @@ void cross_check(const Deck& deck, BuildChecks build_checks) {
   if (m.dim % m.heads != 0)
     fail("{}: model.heads = {} must divide model.dim = {} (set at {})", deck.where("model.heads"),
          m.heads, m.dim, deck.where("model.dim"));
+  if (m.dim % m.tiles != 0)
+    fail("{}: model.tiles = {} must divide model.dim = {} (set at {})", deck.where("model.tiles"),
+         m.tiles, m.dim, deck.where("model.dim"));
   run_deck_checks(deck, build_checks);
   if (deck.train.warmup > deck.train.steps && deck.train.steps > 0 &&
       deck.origin.count("train.warmup"))

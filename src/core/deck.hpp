@@ -26,6 +26,10 @@ struct ModelConfig {
   // Tokens per chunk of the LM head, so that only chunk x Vp logits exist at once
   // (kernels/crossentropy.hpp); 0: the whole micro-batch's. Not in == either.
   int64_t classifier_chunk = 1024;
+  // Memory-centric tiling: each linear layer of a block cut into this many tiles along its
+  // output, each tile its own unit (model/layout.hpp), so that stage 3 gathers one tile at a
+  // time; 1: a block is one unit. Not in == either.
+  int64_t tiles = 1;
 
   // Vocabulary rounded up to a multiple of 128 so that the LM-head GEMM has friendly sizes.
   int64_t padded_vocab() const { return (vocab + 127) / 128 * 128; }

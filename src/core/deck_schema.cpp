@@ -118,6 +118,10 @@ void add_model_keys(std::vector<KeySpec>& s) {
                        kNoMax,
                        "tokens per chunk of the LM head (logits, loss and their gradient made "
                        "chunk by chunk); 0 = all logits of a micro-batch at once"));
+  s.push_back(make_int("model", "tiles", &Deck::model, &ModelConfig::tiles, 1, kNoMax,
+                       "memory-centric tiling: each linear layer of a block cut into this many "
+                       "tiles along its output, gathered (stage 3) and computed one at a time "
+                       "(must divide dim); 1 = a block at once"));
 }
 
 void add_train_keys(std::vector<KeySpec>& s) {

@@ -79,7 +79,8 @@ std::vector<SliceRun> unit_runs(const Partition& partition, int slice_rank, int 
     if (held_whole(t) && replicated == Replicated::Skip) continue;
     for (const SliceRun& run : slice_runs(t, layout.slices(), slice_rank, seg.tensor_offset,
                                           seg.tensor_offset + seg.length)) {
-      const SliceRun in_unit{run.local + t.offset, run.global + t.global_offset, run.length};
+      const SliceRun in_unit{run.local + t.offset - layout.unit(u).dataset_offset,
+                             run.global + t.global_offset, run.length};
       // Runs that continue the previous one on both sides are one (of a whole model: one run).
       if (!runs.empty() && runs.back().local + runs.back().length == in_unit.local &&
           runs.back().global + runs.back().length == in_unit.global) {
@@ -174,7 +175,8 @@ void write_metadata(hid_t file, const ZeroEngine& engine, const Deck& deck, int6
 void write_unit_state(hid_t file, hid_t xfer, ZeroEngine& engine, int s, int u,
                       const std::string& temporary) {
   const Partition& partition = engine.partition();
-  const hsize_t size = static_cast<hsize_t>(partition.layout().unit(u).global_size);
+  const UnitInfo& unit = partition.layout().unit(u);
+  const hsize_t size = static_cast<hsize_t>(unit.dataset_size);
   const Placement& placement = storage_of(engine, s);
   const bool over_replicas = placement.shards(kReplicateDim);
   auto [begin, end] = over_replicas ? engine.held_range(placement, u)
@@ -190,9 +192,11 @@ void write_unit_state(hid_t file, hid_t xfer, ZeroEngine& engine, int s, int u,
   const hsize_t chunk = std::min<hsize_t>(size, kCheckpointMaxChunkElements);
   H5Pset_chunk(dcpl, 1, &chunk);
   H5Pset_fletcher32(dcpl);
-  const std::string name = unit_dataset(kStates[s], u);
-  h5::Handle set(
-      H5Dcreate2(file, name.c_str(), H5T_NATIVE_FLOAT, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
+  const std::string name = unit_dataset(kStates[s], unit.dataset);
+  // A block's tiles (model.tiles) write into its one dataset, created by the first.
+  h5::Handle set(unit.dataset_offset == 0 ? H5Dcreate2(file, name.c_str(), H5T_NATIVE_FLOAT, space,
+                                                       H5P_DEFAULT, dcpl, H5P_DEFAULT)
+                                          : H5Dopen2(file, name.c_str(), H5P_DEFAULT));
   if (!set.valid()) fail("{}: cannot create {}: {}", temporary, name, h5::last_error());
   // The owned range on the host; the runs pick what of it is written, and where.
   HostBuffer host("checkpoint_slice", count);
@@ -319,7 +323,8 @@ class CheckpointWrite {
     for (int u = 0; u < units && error.empty(); ++u)
       for (int s = 0; s < kStateCount && error.empty(); ++s) {
         make_room(1 + static_cast<size_t>(u * kStateCount + s));
-        error = collective_step(fmt::format("writing {}", unit_dataset(kStates[s], u)), [&] {
+        const int dataset = engine_.partition().layout().unit(u).dataset;
+        error = collective_step(fmt::format("writing {}", unit_dataset(kStates[s], dataset)), [&] {
           const bool last = u == units - 1 && s == 0;
           if (last) fault_point("checkpoint.unit", rank_, steps_done_);
           write_unit_state(file, xfer, engine_, s, u, temporary_);
@@ -407,16 +412,18 @@ int64_t check_header(hid_t file, const std::string& path, const ModelConfig& m) 
 // model.
 void read_unit_state(hid_t file, ZeroEngine& engine, int s, int u, const std::string& path) {
   const Partition& partition = engine.partition();
-  const std::string name = unit_dataset(kStates[s], u);
+  const UnitInfo& unit = partition.layout().unit(u);
+  const std::string name = unit_dataset(kStates[s], unit.dataset);
   if (!h5::exists(file, name)) fail("{}: missing dataset {}", path, name);
   h5::Handle set(H5Dopen2(file, name.c_str(), H5P_DEFAULT));
   h5::Handle file_space(H5Dget_space(set));
   hsize_t size = 0;
-  const int64_t whole = partition.layout().unit(u).global_size;
+  const int64_t whole = unit.dataset_size;
   if (H5Sget_simple_extent_ndims(file_space) != 1 ||
       H5Sget_simple_extent_dims(file_space, &size, nullptr) != 1 ||
       size != static_cast<hsize_t>(whole))
-    fail("{}: dataset {} has {} elements, the model's unit {} has {}", path, name, size, u, whole);
+    fail("{}: dataset {} has {} elements, the model's unit {} has {}", path, name, size,
+         unit.dataset, whole);
   check_checkpoint_dataset(set, path, name);
   const auto [begin, end] = engine.held_range(storage_of(engine, s), u);
   const hsize_t count = static_cast<hsize_t>(end - begin);

@@ -17,15 +17,21 @@ namespace zm::kernels {
 // (beta = 0: zeros, whatever C held), on every backend. Batched: `batch` independent GEMMs of one
 // shape, matrix i at A + i * stride_a (B, C likewise), as one call (a strided-batched cuBLAS GEMM
 // on GPUs, the batch spread over the threads on the host).
+// `ld`: A and C may be columns of wider row-major matrices, their rows ld.a and ld.c elements
+// apart (a tile of a layer's output: model/gpt.cpp); 0 means contiguous.
+struct LeadingDims {
+  int64_t a = 0, c = 0;
+};
 template <typename T>
 void gemm_strided_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha,
                           const T* A, int64_t stride_a, const T* B, int64_t stride_b, T beta, T* C,
-                          int64_t stride_c, int64_t batch, GemmMath math = GemmMath::FP32);
+                          int64_t stride_c, int64_t batch, GemmMath math = GemmMath::FP32,
+                          LeadingDims ld = {});
 
 template <typename T>
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
-          const T* B, T beta, T* C, GemmMath math = GemmMath::FP32) {
-  gemm_strided_batched(trans_a, trans_b, M, N, K, alpha, A, 0, B, 0, beta, C, 0, 1, math);
+          const T* B, T beta, T* C, GemmMath math = GemmMath::FP32, LeadingDims ld = {}) {
+  gemm_strided_batched(trans_a, trans_b, M, N, K, alpha, A, 0, B, 0, beta, C, 0, 1, math, ld);
 }
 
 }  // namespace zm::kernels

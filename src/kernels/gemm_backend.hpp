@@ -24,8 +24,10 @@ struct GemmShape {
   bool trans_a, trans_b;
   int64_t M, N, K;
   GemmMath math = GemmMath::FP32;
-  int64_t lda() const { return trans_a ? M : K; }
+  int64_t ld_a = 0, ld_c = 0;  // 0: contiguous
+  int64_t lda() const { return ld_a != 0 ? ld_a : trans_a ? M : K; }
   int64_t ldb() const { return trans_b ? K : N; }
+  int64_t ldc() const { return ld_c != 0 ? ld_c : N; }
 };
 
 template <typename T>

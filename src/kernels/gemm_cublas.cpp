@@ -56,15 +56,16 @@ void gemm_backend(const GemmShape& s, T alpha, const T* A, int64_t stride_a, con
   const cublasOperation_t op_a = s.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   const int n = static_cast<int>(s.N), m = static_cast<int>(s.M), k = static_cast<int>(s.K);
   const int ldb = static_cast<int>(s.ldb()), lda = static_cast<int>(s.lda());
+  const int ldc = static_cast<int>(s.ldc());
   cublasStatus_t status;
   if (batch == 1)
     status =
         cublasGemmEx(cublas_handle(), op_b, op_a, n, m, k, &a, B, Types::data, ldb, A, Types::data,
-                     lda, &b, C, Types::data, n, Types::compute(s.math), CUBLAS_GEMM_DEFAULT);
+                     lda, &b, C, Types::data, ldc, Types::compute(s.math), CUBLAS_GEMM_DEFAULT);
   else
     status = cublasGemmStridedBatchedEx(cublas_handle(), op_b, op_a, n, m, k, &a, B, Types::data,
                                         ldb, stride_b, A, Types::data, lda, stride_a, &b, C,
-                                        Types::data, n, stride_c, static_cast<int>(batch),
+                                        Types::data, ldc, stride_c, static_cast<int>(batch),
                                         Types::compute(s.math), CUBLAS_GEMM_DEFAULT);
   if (status != CUBLAS_STATUS_SUCCESS) Kokkos::abort("zeromini: cuBLAS GEMM failed");
 }

@@ -25,11 +25,11 @@ constexpr int64_t kRowAlign = 8;
 template <typename T>
 void gemm_rows(const GemmShape& s, int64_t m0, int64_t m1, T alpha, const T* A, const T* B, T beta,
                T* C) {
-  const T* a_rows = s.trans_a ? A + m0 : A + m0 * s.K;
+  const T* a_rows = s.trans_a ? A + m0 : A + m0 * s.lda();
   KokkosBlas::Impl::HostBlas<T>::gemm(
       s.trans_b ? 'T' : 'N', s.trans_a ? 'T' : 'N', static_cast<int>(s.N),
       static_cast<int>(m1 - m0), static_cast<int>(s.K), alpha, B, static_cast<int>(s.ldb()), a_rows,
-      static_cast<int>(s.lda()), beta, C + m0 * s.N, static_cast<int>(s.N));
+      static_cast<int>(s.lda()), beta, C + m0 * s.ldc(), static_cast<int>(s.ldc()));
 }
 
 // Where part `part` of `parts` starts among `rows` rows: equal shares, aligned.

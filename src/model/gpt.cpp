@@ -16,11 +16,20 @@ std::vector<UnitEvent> gpt_unit_order(const ParamLayout& layout) {
   std::vector<UnitEvent> events;
   const int L = static_cast<int>(layout.config().layers);
   events.push_back({layout.embedding_unit(), UnitUse::Forward});
-  for (int l = 0; l < L; ++l) events.push_back({layout.block_unit(l), UnitUse::Forward});
+  const int per_block = layout.block_units();
+  for (int u = layout.block_unit(0); u < layout.block_unit(L); ++u)
+    events.push_back({u, UnitUse::Forward});
   events.push_back({layout.final_norm_unit(), UnitUse::Forward});
   events.push_back({layout.embedding_unit(), UnitUse::Head});
   events.push_back({layout.final_norm_unit(), UnitUse::Backward});
-  for (int l = L - 1; l >= 0; --l) events.push_back({layout.block_unit(l), UnitUse::Backward});
+  for (int l = L - 1; l >= 0; --l) {
+    const int first = layout.block_unit(l), end = first + per_block;
+    // A whole block stays acquired from its recomputed forward through its backward; tiles are
+    // acquired again for each (working memory one tile, at the price of a third gather).
+    if (per_block > 1 && layout.config().recomputes_blocks())
+      for (int u = first; u < end; ++u) events.push_back({u, UnitUse::Recompute});
+    for (int u = end - 1; u >= first; --u) events.push_back({u, UnitUse::Backward});
+  }
   return events;
 }
 
@@ -111,12 +120,75 @@ Batch GPT<Real>::upload(const int* inputs, const int* targets) {
   return Batch{inputs_.data(), targets_.data(), groups};
 }
 
-// One transformer block's forward: out = residual2 + mlp(ln2(residual2)), residual2 =
-// residual + attention(ln1(residual)); `p` is the block's parameters. Under model parallelism
-// `p` holds this rank's slices, and the block computes with the widths they have (its heads, its
-// part of the MLP's width); the projections' outputs are then summed over the group.
 template <typename Real>
-void GPT<Real>::block_forward(LayerActs& a, const Real* p, const Real* residual, Real* out,
+std::pair<const Real*, Real*> BlockUnits<Real>::held(int64_t offset, int64_t count) {
+  const UnitInfo* unit = unit_ < 0 ? nullptr : &layout_.unit(unit_);
+  if (!unit || offset < unit->dataset_offset || offset >= unit->dataset_offset + unit->size) {
+    finish();
+    unit_ = first_;
+    while (offset >= layout_.unit(unit_).dataset_offset + layout_.unit(unit_).size) ++unit_;
+    const bool onward = use_ != UnitUse::Backward;
+    ZM_ASSERT(last_ < 0 || (onward ? unit_ > last_ : unit_ < last_),
+              "unit {} reached after unit {} in a {} pass", unit_, last_,
+              onward ? "forward" : "backward");
+    last_ = unit_;
+    unit = &layout_.unit(unit_);
+    params_ = units_.acquire({unit_, use_});
+  }
+  const int64_t at = offset - unit->dataset_offset;
+  ZM_ASSERT(at + count <= unit->size, "elements {}..{} of a block cross unit {}'s end", offset,
+            offset + count, unit_);
+  return {params_ + at, use_ == UnitUse::Backward ? units_.grads(unit_) + at : nullptr};
+}
+
+template <typename Real>
+void BlockUnits<Real>::finish() {
+  if (unit_ < 0) return;
+  units_.release({unit_, use_});
+  if (use_ == UnitUse::Backward) units_.grads_ready(unit_);
+  unit_ = -1;
+}
+
+template <typename Real>
+void GPT<Real>::linear_forward(BlockUnits<Real>& p, Real* out, const Real* in, int64_t weight,
+                               int64_t bias, int64_t I, int64_t OC, UnitAccess<Real>& units,
+                               bool summed) {
+  const int64_t N = B_ * T_, tiles = layout_->config().tiles, rows = OC / tiles;
+  for (int64_t t = 0; t < tiles; ++t) {
+    kernels::matmul_forward(team_shape_, out + t * rows, in,
+                            p.params(weight + t * rows * I, rows * I),
+                            static_cast<const Real*>(nullptr), N, I, rows, gemm_math_, OC);
+    units.poll();
+  }
+  const Real* b = p.params(bias, OC);
+  if (summed) b = summed_bias(b);
+  if (b) kernels::bias_forward(team_shape_, out, b, N, OC);
+}
+
+template <typename Real>
+void GPT<Real>::linear_backward(BlockUnits<Real>& p, Real* dinp, const Real* dout, const Real* in,
+                                int64_t weight, int64_t bias, int64_t I, int64_t OC,
+                                UnitAccess<Real>& units) {
+  namespace k = kernels;
+  const int64_t N = B_ * T_, tiles = layout_->config().tiles, rows = OC / tiles;
+  k::bias_backward(team_shape_, p.grads(bias, OC), dout, N, OC, column_partials_.data());
+  for (int64_t t = tiles - 1; t >= 0; --t) {
+    const int64_t w = weight + t * rows * I;
+    // Scratch input gradients are written whole by the first tile: no zeroing pass.
+    k::matmul_backward(
+        team_shape_, dinp, p.grads(w, rows * I), static_cast<Real*>(nullptr), dout + t * rows, in,
+        p.params(w, rows * I), N, I, rows, static_cast<Stat*>(nullptr),
+        t == tiles - 1 ? k::GradWrite::Overwrite : k::GradWrite::Accumulate, gemm_math_, OC);
+    units.poll();
+  }
+}
+
+// One transformer block's forward: out = residual2 + mlp(ln2(residual2)), residual2 =
+// residual + attention(ln1(residual)); `p` reaches the block's parameters. Under model
+// parallelism `p` holds this rank's slices, and the block computes with the widths they have (its
+// heads, its part of the MLP's width); the projections' outputs are then summed over the group.
+template <typename Real>
+void GPT<Real>::block_forward(LayerActs& a, BlockUnits<Real>& p, const Real* residual, Real* out,
                               UnitAccess<Real>& units) {
   namespace k = kernels;
   const ModelConfig& c = layout_->config();
@@ -126,26 +198,21 @@ void GPT<Real>::block_forward(LayerActs& a, const Real* p, const Real* residual,
   const int unit = -1;  // the block's phase names it in its span
   const BlockOffsets& o = layout_->block();
   k::layernorm_forward(team_shape_, a.ln1.data(), a.ln1_mean.data(), a.ln1_rstd.data(), residual,
-                       p + o.ln1_w, p + o.ln1_b, N, C);
-  k::matmul_forward(team_shape_, qkv_.data(), a.ln1.data(), p + o.qkv_w, p + o.qkv_b, N, C, 3 * Cl,
-                    gemm_math_);
-  units.poll();
+                       p.params(o.ln1_w, C), p.params(o.ln1_b, C), N, C);
+  linear_forward(p, qkv_.data(), a.ln1.data(), o.qkv_w, o.qkv_b, C, 3 * Cl, units);
   attention_->forward({team_shape_, gemm_math_, B, T, Cl, NH, a.attention, attention_workspace_},
                       a.atty.data(), qkv_.data());
   units.poll();
-  k::matmul_forward(team_shape_, scratch_btc_.data(), a.atty.data(), p + o.attproj_w,
-                    summed_bias(p + o.attproj_b), N, Cl, C, gemm_math_);
+  linear_forward(p, scratch_btc_.data(), a.atty.data(), o.attproj_w, o.attproj_b, Cl, C, units,
+                 true);
   sync(ModelSync::AttentionOutput, scratch_btc_.data(), N * C, unit);
   k::residual_forward(team_shape_, a.residual2.data(), residual, scratch_btc_.data(), N * C);
   k::layernorm_forward(team_shape_, a.ln2.data(), a.ln2_mean.data(), a.ln2_rstd.data(),
-                       a.residual2.data(), p + o.ln2_w, p + o.ln2_b, N, C);
-  units.poll();
-  k::matmul_forward(team_shape_, a.fch.data(), a.ln2.data(), p + o.fc_w, p + o.fc_b, N, C, F,
-                    gemm_math_);
+                       a.residual2.data(), p.params(o.ln2_w, C), p.params(o.ln2_b, C), N, C);
+  linear_forward(p, a.fch.data(), a.ln2.data(), o.fc_w, o.fc_b, C, F, units);
   k::gelu_forward(team_shape_, a.fch_gelu.data(), a.fch.data(), N * F);
-  units.poll();
-  k::matmul_forward(team_shape_, scratch_btc_.data(), a.fch_gelu.data(), p + o.fcproj_w,
-                    summed_bias(p + o.fcproj_b), N, F, C, gemm_math_);
+  linear_forward(p, scratch_btc_.data(), a.fch_gelu.data(), o.fcproj_w, o.fcproj_b, F, C, units,
+                 true);
   sync(ModelSync::MlpOutput, scratch_btc_.data(), N * C, unit);
   k::residual_forward(team_shape_, out, a.residual2.data(), scratch_btc_.data(), N * C);
 }
@@ -177,9 +244,9 @@ double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch, ForwardPa
     Phase scope(
         context_,
         PhaseSpec("forward block " + std::to_string(l)).span(SpanKind::Compute, event.unit));
-    const Real* p = units.acquire(event);
+    BlockUnits<Real> p(*layout_, static_cast<int>(l), UnitUse::Forward, units);
     block_forward(a, p, residual, out, units);
-    units.release(event);
+    p.finish();
     if (checkpoints_ && pass == ForwardPass::Training)
       copy_checkpoint(static_cast<int64_t>(l), true);
     units.poll();
@@ -216,11 +283,11 @@ double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch, ForwardPa
 }
 
 // One transformer block's backward, with dresidual_ holding the gradient of its output on entry
-// and of its input on return; `p` and `g` are the block's parameters and gradients.
+// and of its input on return; `p` reaches the block's parameters and gradients.
 // Under model parallelism the gradients of the QKV and fc layers' inputs are partial sums, summed
 // over the group before the LayerNorms' backward.
 template <typename Real>
-void GPT<Real>::block_backward(LayerActs& a, const Real* p, Real* g, const Real* residual,
+void GPT<Real>::block_backward(LayerActs& a, BlockUnits<Real>& p, const Real* residual,
                                UnitAccess<Real>& units) {
   namespace k = kernels;
   const ModelConfig& c = layout_->config();
@@ -234,34 +301,27 @@ void GPT<Real>::block_backward(LayerActs& a, const Real* p, Real* g, const Real*
   Stat* partials = column_partials_.data();
 
   // MLP: residual3 = residual2 + fcproj(gelu(fc(ln2(residual2)))).
-  k::matmul_backward(team_shape_, dfch_gelu_.data(), g + o.fcproj_w, g + o.fcproj_b,
-                     dresidual_.data(), a.fch_gelu.data(), p + o.fcproj_w, N, F, C, partials,
-                     overwrite, gemm_math_);
-  units.poll();
+  linear_backward(p, dfch_gelu_.data(), dresidual_.data(), a.fch_gelu.data(), o.fcproj_w,
+                  o.fcproj_b, F, C, units);
   k::gelu_backward(team_shape_, dfch_.data(), a.fch.data(), dfch_gelu_.data(), N * F, overwrite);
-  k::matmul_backward(team_shape_, dbtc_.data(), g + o.fc_w, g + o.fc_b, dfch_.data(), a.ln2.data(),
-                     p + o.fc_w, N, C, F, partials, overwrite, gemm_math_);
+  linear_backward(p, dbtc_.data(), dfch_.data(), a.ln2.data(), o.fc_w, o.fc_b, C, F, units);
   sync(ModelSync::MlpInputGrad, dbtc_.data(), N * C, unit);
-  units.poll();
   // dresidual (of residual3) also flows straight into residual2: the same buffer continues.
-  k::layernorm_backward(team_shape_, dresidual_.data(), g + o.ln2_w, g + o.ln2_b, dbtc_.data(),
-                        a.residual2.data(), p + o.ln2_w, a.ln2_mean.data(), a.ln2_rstd.data(), N, C,
-                        partials);
+  k::layernorm_backward(team_shape_, dresidual_.data(), p.grads(o.ln2_w, C), p.grads(o.ln2_b, C),
+                        dbtc_.data(), a.residual2.data(), p.params(o.ln2_w, C), a.ln2_mean.data(),
+                        a.ln2_rstd.data(), N, C, partials);
 
   // Attention: residual2 = residual + attproj(attention(qkv(ln1(residual)))).
-  k::matmul_backward(team_shape_, datty_.data(), g + o.attproj_w, g + o.attproj_b,
-                     dresidual_.data(), a.atty.data(), p + o.attproj_w, N, Cl, C, partials,
-                     overwrite, gemm_math_);
-  units.poll();
+  linear_backward(p, datty_.data(), dresidual_.data(), a.atty.data(), o.attproj_w, o.attproj_b, Cl,
+                  C, units);
   attention_->backward({team_shape_, gemm_math_, B, T, Cl, NH, a.attention, attention_workspace_},
                        dqkv_.data(), datty_.data(), a.atty.data(), overwrite);
   units.poll();
-  k::matmul_backward(team_shape_, dbtc_.data(), g + o.qkv_w, g + o.qkv_b, dqkv_.data(),
-                     a.ln1.data(), p + o.qkv_w, N, C, 3 * Cl, partials, overwrite, gemm_math_);
+  linear_backward(p, dbtc_.data(), dqkv_.data(), a.ln1.data(), o.qkv_w, o.qkv_b, C, 3 * Cl, units);
   sync(ModelSync::AttentionInputGrad, dbtc_.data(), N * C, unit);
-  k::layernorm_backward(team_shape_, dresidual_.data(), g + o.ln1_w, g + o.ln1_b, dbtc_.data(),
-                        residual, p + o.ln1_w, a.ln1_mean.data(), a.ln1_rstd.data(), N, C,
-                        partials);
+  k::layernorm_backward(team_shape_, dresidual_.data(), p.grads(o.ln1_w, C), p.grads(o.ln1_b, C),
+                        dbtc_.data(), residual, p.params(o.ln1_w, C), a.ln1_mean.data(),
+                        a.ln1_rstd.data(), N, C, partials);
 }
 
 // The final LayerNorm's backward: dresidual starts as the gradient of the last block's output.
@@ -311,22 +371,22 @@ void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
     const Real* residual = l == 0 ? encoded_.data() : block_output(l - 1);
     if (checkpoints_) copy_checkpoint(l - 2, false);  // l - 1's is back: l - 2's comes meanwhile
     const int unit = layout_->block_unit(l);
-    const UnitEvent event{unit, UnitUse::Backward};
     Phase scope(context_,
                 PhaseSpec("backward block " + std::to_string(l)).span(SpanKind::Compute, unit));
-    const Real* p = units.acquire(event);  // once for the recomputed forward and the backward
-    Real* g = units.grads(unit);
+    // A whole block is acquired once for the recomputed forward and the backward; tiles for each.
+    BlockUnits<Real> p(*layout_, l, UnitUse::Backward, units);
     LayerActs& a = recompute_.empty() ? layers_[static_cast<size_t>(l)] : recompute_.front();
     if (!recompute_.empty()) {
       // The same kernels on the same input: the activations are bitwise those of the forward.
       Phase recompute(
           context_,
           PhaseSpec("recompute block " + std::to_string(l)).span(SpanKind::Compute, unit));
-      block_forward(a, p, residual, a.residual3.data(), units);
+      BlockUnits<Real> again(*layout_, l, UnitUse::Recompute, units);
+      block_forward(a, layout_->block_units() > 1 ? again : p, residual, a.residual3.data(), units);
+      again.finish();
     }
-    block_backward(a, p, g, residual, units);
-    units.release(event);
-    units.grads_ready(unit);
+    block_backward(a, p, residual, units);
+    p.finish();
     units.poll();
   }
 
@@ -413,7 +473,9 @@ std::vector<ModelSyncPost> gpt_sync_posts(const ParamLayout& layout, int64_t B, 
   return posts;
 }
 
-#define ZM_INSTANTIATE(R) template class GPT<R>;
+#define ZM_INSTANTIATE(R)       \
+  template class BlockUnits<R>; \
+  template class GPT<R>;
 ZM_FOR_EACH_REAL(ZM_INSTANTIATE)
 #undef ZM_INSTANTIATE
 

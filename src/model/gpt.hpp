@@ -62,6 +62,30 @@ std::vector<ModelSyncPost> gpt_sync_posts(const ParamLayout& layout, int64_t B, 
 // The order in which forward() and backward() acquire units (stage 3 prefetches along it).
 std::vector<UnitEvent> gpt_unit_order(const ParamLayout& layout);
 
+// A block's parameters (and in backward its gradients) reached through its units: one, or under
+// model.tiles one per tile (model/layout.hpp). Asking for a range the held unit lacks releases it
+// (in backward handing its gradients over) and acquires the unit that has it. Forward asks in
+// increasing order, backward in decreasing order: each unit is acquired once, in the unit order.
+template <typename Real>
+class BlockUnits {
+ public:
+  BlockUnits(const ParamLayout& layout, int layer, UnitUse use, UnitAccess<Real>& units)
+      : layout_(layout), first_(layout.block_unit(layer)), use_(use), units_(units) {}
+  // Elements [offset, offset + count) of the block (offsets as in BlockOffsets).
+  const Real* params(int64_t offset, int64_t count) { return held(offset, count).first; }
+  Real* grads(int64_t offset, int64_t count) { return held(offset, count).second; }
+  void finish();  // releases the unit held
+
+ private:
+  std::pair<const Real*, Real*> held(int64_t offset, int64_t count);
+  const ParamLayout& layout_;
+  int first_;
+  UnitUse use_;
+  UnitAccess<Real>& units_;
+  int unit_ = -1, last_ = -1;
+  const Real* params_ = nullptr;
+};
+
 // What a forward pass is for: training, which backward follows, or the loss only (a forward-only
 // pass between steps: it touches no gradient and releases every unit it acquires).
 enum class ForwardPass { Training, LossOnly };
@@ -233,11 +257,21 @@ class GPT {
   void head_backward(Real* dembed, const Batch& batch, int unit);
 
   // Writes the block's output to `out` (a.residual3 unless recomputing).
-  void block_forward(LayerActs& a, const Real* p, const Real* residual, Real* out,
+  void block_forward(LayerActs& a, BlockUnits<Real>& p, const Real* residual, Real* out,
                      UnitAccess<Real>& units);
   void final_norm_backward(UnitAccess<Real>& units);
-  void block_backward(LayerActs& a, const Real* p, Real* g, const Real* residual,
+  void block_backward(LayerActs& a, BlockUnits<Real>& p, const Real* residual,
                       UnitAccess<Real>& units);
+  // A block's linear layer, out (N, OC) = in (N, I) W^T + b, W and b at block offsets `weight`
+  // and `bias`: its rows tile by tile (model.tiles; one tile: the whole), the bias after them
+  // (`summed`: an output summed over the model-parallel group, whose bias one rank adds).
+  void linear_forward(BlockUnits<Real>& p, Real* out, const Real* in, int64_t weight, int64_t bias,
+                      int64_t I, int64_t OC, UnitAccess<Real>& units, bool summed = false);
+  // Its backward: dinp (written) = dout W, summed over the tiles, last to first; dW += dout^T in,
+  // tile by tile; db += the column sums of dout first (where the units reach the bias first).
+  void linear_backward(BlockUnits<Real>& p, Real* dinp, const Real* dout, const Real* in,
+                       int64_t weight, int64_t bias, int64_t I, int64_t OC,
+                       UnitAccess<Real>& units);
 
   const ParamLayout* layout_;
   int64_t B_, T_;

@@ -51,6 +51,56 @@ ParamLayout::ParamLayout(const ModelConfig& config, const ModelParallelScheme* s
     widths_.mlp = t[first + 8].shape.front();       // mlp.c_fc's output
     widths_.heads = widths_.attention / config.head_dim();
   }
+  for (size_t u = 0; u < units_.size(); ++u) {
+    units_[u].dataset = static_cast<int>(u);
+    units_[u].dataset_size = units_[u].global_size;
+  }
+  if (config.tiles > 1) cut_blocks_into_tiles();
+}
+
+void ParamLayout::cut_blocks_into_tiles() {
+  ZM_ASSERT(slices_ == 1 && config_.dim % config_.tiles == 0, "{} tiles of dim {} in {} slices",
+            config_.tiles, config_.dim, slices_);
+  const int64_t T = config_.tiles, C = config_.dim;
+  const BlockOffsets& o = block_;
+  // Per weight: where the tensors before it start, where it starts, its rows and columns.
+  const int64_t weights[4][4] = {{0, o.qkv_w, 3 * C, C},
+                                 {o.qkv_b, o.attproj_w, C, C},
+                                 {o.attproj_b, o.fc_w, 4 * C, C},
+                                 {o.fc_b, o.fcproj_w, C, 4 * C}};
+  const char* names[4] = {"qkv", "attproj", "fc", "fcproj"};
+  std::vector<UnitInfo> units;
+  for (const UnitInfo& whole : units_) {
+    if (whole.name.rfind("block.", 0) != 0) {
+      for (int i : whole.tensors)
+        tensors_[static_cast<size_t>(i)].unit = static_cast<int>(units.size());
+      units.push_back(whole);
+      continue;
+    }
+    for (int w = 0; w < 4; ++w)
+      for (int64_t t = 0; t < T; ++t) {
+        const int64_t* weight = weights[w];
+        const int64_t begin = t == 0 ? weight[0] : weight[1] + t * weight[2] / T * weight[3];
+        const int64_t end = t + 1 < T ? weight[1] + (t + 1) * weight[2] / T * weight[3]
+                            : w < 3   ? weights[w + 1][0]
+                                      : whole.size;
+        UnitInfo tile = whole;
+        tile.name = fmt::format("{}.{}.{}", whole.name, names[w], t);
+        tile.offset = whole.offset + begin;
+        tile.global_offset = whole.global_offset + begin;
+        tile.size = tile.global_size = end - begin;
+        tile.dataset_offset = begin;
+        tile.tensors.clear();
+        for (int i : whole.tensors) {
+          TensorInfo& tensor = tensors_[static_cast<size_t>(i)];
+          if (tensor.offset >= end || tensor.offset + tensor.size <= begin) continue;
+          tile.tensors.push_back(i);
+          if (tensor.offset >= begin) tensor.unit = static_cast<int>(units.size());
+        }
+        units.push_back(std::move(tile));
+      }
+  }
+  units_ = std::move(units);
 }
 
 void ParamLayout::add_unit(const std::string& name) {

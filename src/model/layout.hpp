@@ -9,6 +9,11 @@
 // moments and checkpoints use the same layout. ZeRO partitions units (src/zero/partition.hpp);
 // the offsets here are *logical*: units packed without partition padding.
 //
+// Under model.tiles = T (memory-centric tiling) a block is 4 T units instead, cut where its
+// forward moves on (model/gpt.cpp): each of its four weights in T tiles of rows, the small tensors
+// before a weight with its first tile, the last bias with the last tile. The flat order stays, so
+// a tensor may then span several units, and a checkpoint keeps one dataset per block (`dataset`).
+//
 // Under model parallelism (model/model_parallel.hpp) the model is held in slices: a rank's layout
 // holds its slice of every tensor the scheme cuts (TensorCut): the same units and tensors, with the
 // cut dimension divided by the number of slices. Each tensor remembers where it sits in the whole
@@ -38,14 +43,14 @@ struct TensorCut {
 };
 
 struct TensorInfo {
-  std::string name;  // GPT-2 / Hugging Face style, e.g. "h.3.attn.c_attn.weight"
-  int unit = 0;
-  int64_t offset = 0;  // within its unit
+  std::string name;    // GPT-2 / Hugging Face style, e.g. "h.3.attn.c_attn.weight"
+  int unit = 0;        // the unit its first element lies in
+  int64_t offset = 0;  // within its unit's dataset (its unit, or its block under model.tiles)
   int64_t size = 0;
   std::vector<int64_t> shape;  // row-major; weights are (out, in) as nn.Linear; this rank's slice
   TensorCut cut;
   std::vector<int64_t> global_shape;  // the whole tensor (= shape when it is not cut)
-  int64_t global_offset = 0;          // within its unit, in the whole model's layout
+  int64_t global_offset = 0;          // the same in the whole model's layout
   bool decay = false;                 // AdamW weight decay applies (matrices and embeddings)
   InitKind init = InitKind::Zeros;
 };
@@ -68,7 +73,11 @@ struct UnitInfo {
   int64_t size = 0;
   int64_t global_offset = 0;  // the same in the whole model's layout
   int64_t global_size = 0;
-  std::vector<int> tensors;  // indices into ParamLayout::tensors()
+  std::vector<int> tensors;  // indices into ParamLayout::tensors() with elements in the unit
+  // The checkpoint dataset the unit lies in (its index in an untiled layout), where it starts
+  // there and the dataset's elements: the unit itself, or under model.tiles its block.
+  int dataset = 0;
+  int64_t dataset_offset = 0, dataset_size = 0;
 };
 
 // Offsets of a block's tensors relative to the start of its unit (the same for every block).
@@ -106,7 +115,9 @@ class ParamLayout {
   int slices() const { return slices_; }
   int num_units() const { return static_cast<int>(units_.size()); }
   int embedding_unit() const { return 0; }
-  int block_unit(int layer) const { return 1 + layer; }
+  // The units of a block: its first and how many (1, or 4 x model.tiles).
+  int block_unit(int layer) const { return 1 + layer * block_units(); }
+  int block_units() const { return config_.tiles > 1 ? 4 * static_cast<int>(config_.tiles) : 1; }
   int final_norm_unit() const { return num_units() - 1; }
   const UnitInfo& unit(int u) const { return units_[static_cast<size_t>(u)]; }
   const std::vector<UnitInfo>& units() const { return units_; }
@@ -131,6 +142,7 @@ class ParamLayout {
  private:
   void add_unit(const std::string& name);
   void add_tensor(const std::string& name, std::vector<int64_t> shape, bool decay, InitKind init);
+  void cut_blocks_into_tiles();
 
   ModelConfig config_;
   const ModelParallelScheme* scheme_ = nullptr;

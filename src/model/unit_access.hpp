@@ -7,9 +7,10 @@ namespace zm {
 
 // When in the training step a unit's parameters are used.
 enum class UnitUse {
-  Forward,   // the unit's forward pass
-  Head,      // the embedding unit again: LM-head forward and backward (tied weights)
-  Backward,  // the unit's backward pass
+  Forward,    // the unit's forward pass
+  Head,       // the embedding unit again: LM-head forward and backward (tied weights)
+  Backward,   // the unit's backward pass
+  Recompute,  // a tiled block's forward again before its backward (model.recompute, model.tiles)
 };
 
 struct UnitEvent {

@@ -35,8 +35,8 @@ void ZeroEngineT<Real>::init_held(T* buffer, const Placement& placement, uint64_
                                  : buffer + (seg.unit_offset - begin);
       // Each value is drawn by its index in the whole model, so a slice holds the same numbers as
       // the same elements of a whole model.
-      const uint64_t tensor_index =
-          static_cast<uint64_t>(layout.unit(u).global_offset + t.global_offset);
+      const uint64_t tensor_index = static_cast<uint64_t>(
+          layout.unit(u).global_offset - layout.unit(u).dataset_offset + t.global_offset);
       for (const SliceRun& run :
            slice_runs(t, slices, slice, seg.tensor_offset, seg.tensor_offset + seg.length)) {
         T* dst = segment + (run.local - seg.tensor_offset);

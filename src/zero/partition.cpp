@@ -66,12 +66,14 @@ std::pair<int64_t, int64_t> Partition::piece_range(int u, Piece piece) const {
 
 std::vector<TensorSegment> Partition::segments(int u, int64_t begin, int64_t end) const {
   std::vector<TensorSegment> out;
-  for (int t : layout_->unit(u).tensors) {
+  const UnitInfo& unit = layout_->unit(u);
+  for (int t : unit.tensors) {
     const TensorInfo& info = layout_->tensors()[static_cast<size_t>(t)];
-    const int64_t lo = std::max(begin, info.offset);
-    const int64_t hi = std::min(end, info.offset + info.size);
+    const int64_t start = info.offset - unit.dataset_offset;  // in the unit (< 0: begun before it)
+    const int64_t lo = std::max(begin, start);
+    const int64_t hi = std::min(end, start + info.size);
     if (lo >= hi) continue;
-    out.push_back(TensorSegment{t, lo - info.offset, lo, hi - lo});
+    out.push_back(TensorSegment{t, lo - start, lo, hi - lo});
   }
   return out;
 }

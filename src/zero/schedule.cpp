@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/text.hpp"
+#include "model/gpt.hpp"
 #include "zero/engine.hpp"
 
 namespace zm {
@@ -44,6 +45,15 @@ class ScheduleBuilder {
       for (auto& strategy : provider->strategies(context)) offered_.push_back(std::move(strategy));
     ZM_ASSERT(partition_.ranks() == c_.group_ranks,
               "partition over {} ranks, shard dimension of {}", partition_.ranks(), c_.group_ranks);
+    // Each unit's acquisitions in a micro-step, and before backward's first (a forward-only pass).
+    acquired_.assign(static_cast<size_t>(partition_.num_units()), {0, 0});
+    bool backward = false;
+    for (const UnitEvent& event : gpt_unit_order(partition_.layout())) {
+      backward = backward || event.use == UnitUse::Backward;
+      auto& [per_micro_step, per_forward_only] = acquired_[static_cast<size_t>(event.unit)];
+      ++per_micro_step;
+      if (!backward) ++per_forward_only;
+    }
   }
 
   void buckets(std::vector<ScheduledCollective>& out) const {
@@ -124,16 +134,18 @@ class ScheduleBuilder {
     }
   }
 
-  // Stage 3: before the unit's forward and again before its backward, every micro-step (the
-  // embedding unit's second gather serves the LM head's forward and backward). A forward-only
+  // Stage 3: each time the model acquires the unit (gpt_unit_order): before its forward and again
+  // before its backward, every micro-step (the embedding unit's second gather serves the LM
+  // head's forward and backward; a tiled block's recomputed forward has its own). A forward-only
   // micro-batch gathers each unit for its forward, and the embedding unit again for the head.
   void unit_gather(int u, std::vector<ScheduledCollective>& out) const {
     if (!spec_.gathers_parameters()) return;
     const UnitPartition& p = partition_.unit(u);
+    const auto [per_micro_step, per_forward_only] = acquired_[static_cast<size_t>(u)];
     add(out, plain_entry(ScheduleRole::UnitGather, u, u, "gathered", p.shard,
                          in_group(CommOp::AllGather, p.padded, c_.param_bytes),
-                         2 * options_.grad_accum, StepPoint::Prefetch, StepPoint::Acquire,
-                         u == partition_.layout().embedding_unit() ? 2 : 1));
+                         per_micro_step * options_.grad_accum, StepPoint::Prefetch,
+                         StepPoint::Acquire, per_forward_only));
   }
 
  private:
@@ -184,6 +196,7 @@ class ScheduleBuilder {
   const Partition& partition_;
   const ZeroOptions& options_;
   std::vector<std::shared_ptr<CollectiveStrategy>> offered_;  // this schedule's, from the options
+  std::vector<std::pair<int64_t, int64_t>> acquired_;  // per unit: per micro-step, forward-only
 };
 
 }  // namespace

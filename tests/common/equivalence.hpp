@@ -68,7 +68,9 @@ inline std::vector<bool> key_bias_mask(const zm::ModelConfig& model) {
   return mask;
 }
 
-inline void expect_same_training(const TrainedRun& run, const TrainedRun& ref) {
+// `param_tolerance`: the parameters' (kParamTolerance unless a caller argues another).
+inline void expect_same_training(const TrainedRun& run, const TrainedRun& ref,
+                                 double param_tolerance = kParamTolerance) {
   const zm::Deck deck = test_deck(0, 1);
   const std::vector<bool> key_bias = key_bias_mask(deck.model);
   const double adam_bound = 3.0 * deck.train.lr * static_cast<double>(deck.train.steps);
@@ -87,7 +89,7 @@ inline void expect_same_training(const TrainedRun& run, const TrainedRun& ref) {
     const double d = std::fabs(double(run.params[i]) - double(ref.params[i]));
     if (d > worst) worst = d, worst_at = i;
   }
-  EXPECT_LE(worst, kParamTolerance) << "largest parameter difference at element " << worst_at;
+  EXPECT_LE(worst, param_tolerance) << "largest parameter difference at element " << worst_at;
   // The loss must actually fall: a frozen model would pass the comparisons trivially.
   EXPECT_LT(ref.losses.back(), ref.losses.front());
 }

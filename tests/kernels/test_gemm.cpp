@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
+#include <string>
 
 #include "common/kernel_test_util.hpp"
 #include "common/test_team_shape.hpp"
@@ -174,6 +176,84 @@ TEST(Gemm, Bf16IsTheFloatGemmOfTheRoundedInputs) {
     ASSERT_NEAR(double(float(got[i])), expected[i], 1e-2 * (1.0 + std::fabs(expected[i]))) << i;
 }
 #endif
+
+// Whether |a - b| <= 2 gamma_n m element by element: the textbook bound between two summation
+// orders of n products whose magnitudes sum to m (gamma_n = n u / (1 - n u), u = 2^-24).
+void expect_reordered_sum(const std::vector<float>& a, const std::vector<float>& b,
+                          const std::vector<double>& magnitude, int64_t n,
+                          const std::string& what) {
+  const double u = std::ldexp(1.0, -24), gamma = n * u / (1 - n * u);
+  for (size_t i = 0; i < a.size(); ++i)
+    ASSERT_LE(std::fabs(double(a[i]) - b[i]), 2 * gamma * magnitude[i]) << what << " " << i;
+}
+
+// A linear layer computed in tiles of its output's columns (model.tiles: model/gpt.cpp), each
+// tile's GEMM writing its columns of the wider output (leading dimension OC) and its rows of the
+// weight gradient, leaves the other columns alone and gives the whole layer's results:
+// - the output and the weight gradient are each element's same sum over the same K: bitwise
+//   wherever the BLAS sums an element in an order that does not depend on the matrix's width.
+//   OpenBLAS's SkylakeX kernels do, its Haswell kernels do not (their edge kernels sum in another
+//   order): the bitwise check runs where ZEROMINI_TILES_BITWISE is set (tests/kernels/
+//   CMakeLists.txt runs it under the SkylakeX kernels on AVX-512 hosts); elsewhere the two differ
+//   by at most a reordering of the sum;
+// - the input gradient, a sum over OC split into per-tile partial sums, is a reordering of the sum
+//   anywhere.
+TEST(Gemm, TilesOfALayerAreTheWholeLayer) {
+  const bool bitwise = std::getenv("ZEROMINI_TILES_BITWISE") != nullptr;
+#if defined(__x86_64__)
+  if (bitwise && !__builtin_cpu_supports("avx512f"))
+    GTEST_SKIP() << "OpenBLAS's SkylakeX kernels need AVX-512, which this CPU lacks";
+#endif
+  const k::TeamShape shape = zm::testing::test_team_shape();
+  const int64_t N = 37, C = 24, OC = 96;
+  const auto inp = random_vector<float>(N * C, 21), weight = random_vector<float>(OC * C, 22),
+             bias = random_vector<float>(OC, 23), dout = random_vector<float>(N * OC, 24);
+  DeviceVec<float> x(inp), w(weight), b(bias), d(dout);
+  DeviceVec<float> out(N * OC), dx(N * C), dw(OC * C), db(OC);
+  auto partials = zm::testing::column_partials<float>(N, OC);
+  k::matmul_forward(shape, out.data(), x.data(), w.data(), b.data(), N, C, OC);
+  k::matmul_backward(shape, dx.data(), dw.data(), db.data(), d.data(), x.data(), w.data(), N, C, OC,
+                     partials.data(), k::GradWrite::Overwrite);
+  // The magnitudes of each element's products: sum |x w| over C, |dout x| over N, |dout w| over OC.
+  std::vector<double> out_m(N * OC), dw_m(OC * C), dx_m(N * C);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t o = 0; o < OC; ++o)
+      for (int64_t c = 0; c < C; ++c) {
+        out_m[n * OC + o] += std::fabs(double(inp[n * C + c]) * weight[o * C + c]);
+        dw_m[o * C + c] += std::fabs(double(dout[n * OC + o]) * inp[n * C + c]);
+        dx_m[n * C + c] += std::fabs(double(dout[n * OC + o]) * weight[o * C + c]);
+      }
+  for (int64_t tiles : {2, 3, 4}) {
+    const int64_t rows = OC / tiles;
+    const std::string name = std::to_string(tiles) + " tiles: ";
+    DeviceVec<float> out_t(std::vector<float>(N * OC, -7.0f)), dx_t(N * C), dw_t(OC * C);
+    for (int64_t t = 0; t < tiles; ++t) {
+      k::matmul_forward<float>(shape, out_t.data() + t * rows, x.data(), w.data() + t * rows * C,
+                               nullptr, N, C, rows, zm::GemmMath::FP32, OC);
+      if (t == 0) {  // the other tiles' columns are untouched so far
+        const auto partial = out_t.get();
+        for (int64_t n = 0; n < N; ++n)
+          for (int64_t o = rows; o < OC; ++o)
+            ASSERT_EQ(partial[n * OC + o], -7.0f) << n << " " << o;
+      }
+    }
+    k::bias_forward(shape, out_t.data(), b.data(), N, OC);
+    for (int64_t t = tiles - 1; t >= 0; --t)
+      k::matmul_backward<float>(shape, dx_t.data(), dw_t.data() + t * rows * C, nullptr,
+                                d.data() + t * rows, x.data(), w.data() + t * rows * C, N, C, rows,
+                                nullptr,
+                                t == tiles - 1 ? k::GradWrite::Overwrite : k::GradWrite::Accumulate,
+                                zm::GemmMath::FP32, OC);
+    if (bitwise) {
+      EXPECT_EQ(out_t.get(), out.get()) << name << "forward";
+      EXPECT_EQ(dw_t.get(), dw.get()) << name << "weight gradient";
+    }
+    // The bias comes after the sum alike: within the bound of the sum alone.
+    expect_reordered_sum(out_t.get(), out.get(), out_m, C, name + "forward");
+    expect_reordered_sum(dw_t.get(), dw.get(), dw_m, N, name + "weight gradient");
+    expect_reordered_sum(dx_t.get(), dx.get(), dx_m, OC, name + "input gradient");
+  }
+}
 
 // Overwrite must give exactly what accumulating into a zeroed buffer gives, whatever the buffer
 // held before.

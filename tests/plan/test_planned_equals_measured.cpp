@@ -63,6 +63,19 @@ TEST_P(PlannedEqualsMeasured, MemoryAndTrafficWithClassifierChunks) {
   }
 }
 
+// Memory-centric tiling (model.tiles): the units are tiles, so are the gathered slots and the
+// gradient buckets, and a recomputed tiled block gathers its tiles a third time.
+TEST_P(PlannedEqualsMeasured, MemoryAndTrafficWithTiles) {
+  const int stage = GetParam();
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
+  for (const char* recompute : {"none", "blocks"}) {
+    SCOPED_TRACE(fmt::format("stage {}, {} ranks, recompute {}", stage, comm->size(), recompute));
+    const std::vector<std::string> overrides = {"train.steps=2", "model.tiles=4",
+                                                "model.recompute=" + std::string(recompute)};
+    check_planned_equals_measured(zm::testing::test_deck(stage, 3, 2, overrides), stage, *comm);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Stages, PlannedEqualsMeasured, ::testing::Values(0, 1, 2, 3));
 
 }  // namespace

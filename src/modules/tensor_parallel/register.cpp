@@ -49,6 +49,12 @@ void check_divides_model(const Deck& deck, BuildChecks) {
         "{}: parallel.tp = {} must divide the padded vocabulary {} (model.vocab = {} rounded up "
         "to a multiple of 128)",
         where, tp, m.padded_vocab(), m.vocab);
+  // A slice's tensors and a tile's rows would cut each other (model/layout.hpp): one or the other.
+  if (tp > 1 && m.tiles > 1)
+    fail(
+        "{}: parallel.tp = {} with model.tiles = {} (set at {}): tiling cuts whole weights only; "
+        "expected model.tiles = 1 under tensor parallelism",
+        where, tp, m.tiles, deck.where("model.tiles"));
 }
 
 // The deck at tensor-parallel degree `tp` (`zeromini plan --tp`).
