@@ -31,10 +31,7 @@ class CollectiveObserver {
   virtual bool follows() const { return true; }
   // A stream-ordered backend's `stream` (cudaStream_t) where a collective begins and ends (one
   // follower at most marks).
-  virtual StreamMark mark_stream(void* stream) {
-    (void)stream;
-    return {};
-  }
+  virtual StreamMark mark_stream(void* /*stream*/) { return {}; }
   // Seen complete without a wait (by Communicator::progress or a request's test).
   virtual void completed(int64_t id) { (void)id; }
   // The rank waits for it while it is in flight (`blocking`: a blocking collective, waited for

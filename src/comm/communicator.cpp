@@ -86,10 +86,6 @@ CommRequest::CommRequest(Communicator* owner, CommOp op, std::unique_ptr<detail:
   if (owner_) observation_ = owner_->observation_;
 }
 
-CommRequest::CommRequest(CommRequest&& other) noexcept {
-  *this = std::move(other);
-}
-
 CommRequest& CommRequest::operator=(CommRequest&& other) noexcept {
   if (this != &other) {
     if (pending_) wait();
@@ -100,10 +96,6 @@ CommRequest& CommRequest::operator=(CommRequest&& other) noexcept {
     observation_ = other.observation_;
   }
   return *this;
-}
-
-CommRequest::~CommRequest() {
-  if (pending_) wait();
 }
 
 void CommRequest::wait(bool blocking) {

@@ -21,15 +21,7 @@ class Watchdog;
 class CollectiveObserver;  // comm/collective_observer.hpp
 
 // AllToAll comes last so that the indices of the older kinds (results files, plots) stay put.
-enum class CommOp : int {
-  AllReduce = 0,
-  ReduceScatter,
-  AllGather,
-  Broadcast,
-  Barrier,
-  AllToAll,
-  Count
-};
+enum class CommOp { AllReduce = 0, ReduceScatter, AllGather, Broadcast, Barrier, AllToAll, Count };
 constexpr int kCommOps = static_cast<int>(CommOp::Count);
 const char* comm_op_name(CommOp op);  // "all_reduce", "reduce_scatter", ...
 
@@ -124,11 +116,13 @@ class CommRequest {
   CommRequest() = default;
   CommRequest(Communicator* owner, CommOp op, std::unique_ptr<detail::PendingOp> pending,
               int64_t observed);
-  CommRequest(CommRequest&&) noexcept;
+  CommRequest(CommRequest&& other) noexcept { *this = std::move(other); }
   CommRequest& operator=(CommRequest&&) noexcept;
   CommRequest(const CommRequest&) = delete;
   CommRequest& operator=(const CommRequest&) = delete;
-  ~CommRequest();
+  ~CommRequest() {
+    if (pending_) wait();
+  }
 
   // Waits for completion, counted in the operation's `seconds`. `blocking`: nothing was done since
   // the post (a blocking collective).

@@ -90,10 +90,6 @@ void MeshComms::set_timeout(double seconds) {
   for (const Member& m : members_) m.comm->set_timeout(seconds);
 }
 
-void MeshComms::progress() {
-  for (const Member& m : members_) m.comm->progress();
-}
-
 CommStats MeshComms::stats() const {
   CommStats total;
   for (const Member& m : members_) total += m.comm->stats();

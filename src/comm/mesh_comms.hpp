@@ -60,7 +60,9 @@ class MeshComms {
   const std::vector<Member>& members() const { return members_; }
 
   void set_timeout(double seconds);
-  void progress();
+  void progress() {
+    for (const Member& m : members_) m.comm->progress();
+  }
 
   CommStats stats() const;
   CommStats stats(CommLevel level) const;

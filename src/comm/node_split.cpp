@@ -12,10 +12,6 @@ NodeComm::NodeComm(MPI_Comm comm) {
   MPI_Comm_size(comm_, &size_);
 }
 
-NodeComm::~NodeComm() {
-  release();
-}
-
 NodeComm::NodeComm(NodeComm&& other) noexcept {
   *this = std::move(other);
 }

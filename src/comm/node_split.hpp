@@ -11,7 +11,7 @@ class NodeComm {
   NodeComm() = default;  // no communicator (MPI_COMM_NULL)
   // Collective over `comm`.
   explicit NodeComm(MPI_Comm comm);
-  ~NodeComm();
+  ~NodeComm() { release(); }
   NodeComm(NodeComm&& other) noexcept;
   NodeComm& operator=(NodeComm&& other) noexcept;
   NodeComm(const NodeComm&) = delete;

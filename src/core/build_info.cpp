@@ -19,7 +19,8 @@ BuildFeatures build_features() {
 #ifdef KOKKOS_ENABLE_CUDA
   f.cuda = true;
 #endif
-  f.kokkos_version = kokkos_version_string();
+  f.kokkos_version = fmt::format("{}.{}.{}", KOKKOS_VERSION / 10000, KOKKOS_VERSION / 100 % 100,
+                                 KOKKOS_VERSION % 100);
   return f;
 }
 

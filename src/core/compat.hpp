@@ -72,12 +72,6 @@ using ExecSpace = Kokkos::DefaultExecutionSpace;
 using MemSpace = ExecSpace::memory_space;
 using HostSpace = Kokkos::HostSpace;
 
-inline std::string kokkos_version_string() {
-  const int v = KOKKOS_VERSION;
-  return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
-         std::to_string(v % 100);
-}
-
 // Kokkos::initialize on a chosen GPU (InitializationSettings in 4.x, InitArguments in 3.x);
 // host-only builds take Kokkos' command-line flags instead.
 inline void initialize_kokkos(int& argc, char** argv, int device_id) {

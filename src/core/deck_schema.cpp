@@ -150,27 +150,25 @@ void add_train_keys(std::vector<KeySpec>& s) {
                          "Adam epsilon"));
   s.push_back(make_int("train", "seed", &Deck::train, &TrainConfig::seed, 0, kNoMax,
                        "seed of parameter initialisation and synthetic data"));
-  {
-    KeySpec precision = key_spec("train", "precision", Kind::Choice,
-                                 "fp32; tf32 (TF32 tensor-core GEMMs); bf16 (mixed, fp32 master)");
-    precision.choices = {"fp32", "tf32", "bf16"};
-    // The schema's choices checked the text before this runs.
-    precision.set = [](Deck& d, const RawValue& v) { parse_precision(v.text, d.train.precision); };
-    precision.get = [](const Deck& d) { return quoted(precision_name(d.train.precision)); };
-    s.push_back(precision);
-    KeySpec reduce = key_spec("train", "reduce_precision", Kind::Choice,
-                              "type of the cross-rank gradient sums: compute (that of "
-                              "train.precision) or fp32 (bf16 backward, fp32 reduction and AdamW "
-                              "gradients)");
-    reduce.choices = {"compute", "fp32"};
-    reduce.set = [](Deck& d, const RawValue& v) {
-      parse_reduce_precision(v.text, d.train.reduce_precision);
-    };
-    reduce.get = [](const Deck& d) {
-      return quoted(reduce_precision_name(d.train.reduce_precision));
-    };
-    s.push_back(reduce);
-  }
+  KeySpec precision = key_spec("train", "precision", Kind::Choice,
+                               "fp32; tf32 (TF32 tensor-core GEMMs); bf16 (mixed, fp32 master)");
+  precision.choices = {"fp32", "tf32", "bf16"};
+  // The schema's choices checked the text before this runs.
+  precision.set = [](Deck& d, const RawValue& v) { parse_precision(v.text, d.train.precision); };
+  precision.get = [](const Deck& d) { return quoted(precision_name(d.train.precision)); };
+  s.push_back(precision);
+  KeySpec reduce = key_spec("train", "reduce_precision", Kind::Choice,
+                            "type of the cross-rank gradient sums: compute (that of "
+                            "train.precision) or fp32 (bf16 backward, fp32 reduction and AdamW "
+                            "gradients)");
+  reduce.choices = {"compute", "fp32"};
+  reduce.set = [](Deck& d, const RawValue& v) {
+    parse_reduce_precision(v.text, d.train.reduce_precision);
+  };
+  reduce.get = [](const Deck& d) {
+    return quoted(reduce_precision_name(d.train.reduce_precision));
+  };
+  s.push_back(reduce);
   s.push_back(make_string("train", "resume", &Deck::train, &TrainConfig::resume, {},
                           "\"\" (fresh start), \"latest\" (newest checkpoint in output.dir, if "
                           "any) or a checkpoint path"));
@@ -188,18 +186,16 @@ void add_comm_keys(std::vector<KeySpec>& s) {
 }
 
 void add_zero_keys(std::vector<KeySpec>& s) {
-  {
-    KeySpec stage = key_spec("zero", "stage", Kind::Stage,
-                             "ZeRO stage 0..3, or \"all\" to run the four one after another");
-    stage.set = [](Deck& d, const RawValue& v) {
-      d.zero.all_stages = v.type == RawValue::Type::String;
-      d.zero.stage = d.zero.all_stages ? 0 : static_cast<int>(v.integer);
-    };
-    stage.get = [](const Deck& d) {
-      return d.zero.all_stages ? std::string("\"all\"") : fmt::format("{}", d.zero.stage);
-    };
-    s.push_back(stage);
-  }
+  KeySpec stage = key_spec("zero", "stage", Kind::Stage,
+                           "ZeRO stage 0..3, or \"all\" to run the four one after another");
+  stage.set = [](Deck& d, const RawValue& v) {
+    d.zero.all_stages = v.type == RawValue::Type::String;
+    d.zero.stage = d.zero.all_stages ? 0 : static_cast<int>(v.integer);
+  };
+  stage.get = [](const Deck& d) {
+    return d.zero.all_stages ? std::string("\"all\"") : fmt::format("{}", d.zero.stage);
+  };
+  s.push_back(stage);
   s.push_back(make_float("zero", "bucket_mb", &Deck::zero, &ZeroConfig::bucket_mb, 0, true, 65536,
                          false, "stage 0: MiB of gradients per all-reduce bucket"));
   s.push_back(field("zero", "overlap", Kind::Boolean, &Deck::zero, &ZeroConfig::overlap,

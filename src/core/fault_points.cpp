@@ -1,7 +1,6 @@
 #include "core/fault_points.hpp"
 
 #include <utility>
-#include <vector>
 
 #include "core/registry.hpp"
 

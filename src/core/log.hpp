@@ -8,8 +8,13 @@
 namespace zm {
 
 // Set once after MPI_Init; printing before that goes to every rank.
-void set_log_rank(int rank);
-bool log_is_root();
+inline int g_log_rank = 0;
+inline void set_log_rank(int rank) {
+  g_log_rank = rank;
+}
+inline bool log_is_root() {
+  return g_log_rank == 0;
+}
 
 template <typename... Args>
 void log_root(fmt::format_string<Args...> format, Args&&... args) {

@@ -14,6 +14,8 @@
 
 #include <array>
 
+#include "core/error.hpp"
+
 namespace zm {
 
 enum class GradientPath {
@@ -54,6 +56,10 @@ inline constexpr std::array<StageSpec, 4> kStageSpecs = {{
 }};
 
 // The record of `stage`; fails naming zero.stage when there is none.
-const StageSpec& stage_spec(int stage);
+inline const StageSpec& stage_spec(int stage) {
+  for (const StageSpec& spec : kStageSpecs)
+    if (spec.stage == stage) return spec;
+  fail("zero.stage = {}: expected an integer in 0..{}", stage, kStageSpecs.back().stage);
+}
 
 }  // namespace zm

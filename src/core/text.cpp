@@ -7,25 +7,16 @@ namespace zm {
 std::string quoted(const std::string& text) {
   std::string out = "\"";
   for (char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20)
-          out += fmt::format("\\u{:04x}", static_cast<int>(c));
-        else
-          out += c;
-    }
+    if (c == '"' || c == '\\')
+      out += {'\\', c};
+    else if (c == '\n')
+      out += "\\n";
+    else if (c == '\t')
+      out += "\\t";
+    else if (static_cast<unsigned char>(c) < 0x20)
+      out += fmt::format("\\u{:04x}", static_cast<int>(c));
+    else
+      out += c;
   }
   return out + "\"";
 }

@@ -22,7 +22,6 @@
 #include "core/registry.hpp"
 #include "core/regular_file.hpp"
 #include "io/checkpoint_guard.hpp"
-#include "io/checkpoint_readers.hpp"
 #include "io/durable_file.hpp"
 #include "io/h5.hpp"
 #include "model/layout.hpp"
@@ -126,17 +125,9 @@ void select_runs(hid_t space, const std::vector<SliceRun>& runs, Side side, int6
   }
 }
 
-}  // namespace
-
-std::string checkpoint_dir(const Deck& deck) {
-  return deck.output.dir + "/checkpoints";
-}
-
 // Writing: every step that can fail on one rank ends with an agreement under the watchdog, so
 // that all ranks go on together or stop together with the first failing rank's message, close
 // what they opened, and leave no partial file behind.
-
-namespace {
 
 void write_metadata(hid_t file, const ZeroEngine& engine, const Deck& deck, int64_t steps_done) {
   h5::write_attr(file, "format_version", kCheckpointFormatVersion);
@@ -281,11 +272,6 @@ class CheckpointWrite {
     return agree(watchdog_, comm_, error, what).message;
   }
 
-  // Rank 0: hands over the room held for the part about to be written (io/checkpoint_guard.hpp).
-  void make_room(size_t part) {
-    if (room_) room_->before_part(part);
-  }
-
   // The directory, and room on its file system for the whole file (rank 0).
   std::string prepare() {
     std::string error;
@@ -311,7 +297,7 @@ class CheckpointWrite {
 
   std::string write_file() {
     h5::Handle file, xfer;
-    make_room(0);
+    if (room_) room_->before_part(0);  // rank 0: the room held for the part (checkpoint_guard.hpp)
     std::string error = collective_step("creating the HDF5 file", [&] {
       file = h5::create_file(temporary_, &comm_, user_block_);
       write_metadata(file, engine_, deck_, steps_done_);
@@ -322,7 +308,7 @@ class CheckpointWrite {
     const int units = engine_.partition().num_units();
     for (int u = 0; u < units && error.empty(); ++u)
       for (int s = 0; s < kStateCount && error.empty(); ++s) {
-        make_room(1 + static_cast<size_t>(u * kStateCount + s));
+        if (room_) room_->before_part(1 + static_cast<size_t>(u * kStateCount + s));
         const int dataset = engine_.partition().layout().unit(u).dataset;
         error = collective_step(fmt::format("writing {}", unit_dataset(kStates[s], dataset)), [&] {
           const bool last = u == units - 1 && s == 0;
@@ -376,16 +362,7 @@ class CheckpointWrite {
   std::unique_ptr<CheckpointRoom> room_;  // rank 0's, where a module holds room
 };
 
-}  // namespace
-
-CheckpointWritten write_checkpoint(ZeroEngine& engine, const Deck& deck, int64_t steps_done) {
-  Kokkos::fence();
-  return CheckpointWrite(engine, deck, steps_done).write();
-}
-
 // Reading.
-
-namespace {
 
 // The format version and the model's shape; returns the steps the checkpoint had done.
 int64_t check_header(hid_t file, const std::string& path, const ModelConfig& m) {
@@ -439,6 +416,15 @@ void read_unit_state(hid_t file, ZeroEngine& engine, int s, int u, const std::st
 }
 
 }  // namespace
+
+std::string checkpoint_dir(const Deck& deck) {
+  return deck.output.dir + "/checkpoints";
+}
+
+CheckpointWritten write_checkpoint(ZeroEngine& engine, const Deck& deck, int64_t steps_done) {
+  Kokkos::fence();
+  return CheckpointWrite(engine, deck, steps_done).write();
+}
 
 void add_checkpoint_reader(CheckpointReader reader) {
   registry<CheckpointReader>().push_back(std::move(reader));

@@ -12,7 +12,10 @@
 // *current* rank count and stage, so a run may resume with others.
 #pragma once
 
+#include <hdf5.h>
+
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "core/deck.hpp"
@@ -44,5 +47,13 @@ int64_t load_checkpoint(ZeroEngine& engine, const Deck& deck, const std::string&
 std::string resolve_resume(const Deck& deck);
 
 std::string checkpoint_dir(const Deck& deck);
+
+// What else reads a checkpoint that a run resumes from: each reader is called on every rank, in
+// the order added, with the open file once its model has been checked and before the states are
+// read, and with the run's deck and rank count. It may print; a zm::Error refuses the checkpoint
+// as any other error reading it does.
+using CheckpointReader =
+    std::function<void(hid_t file, const std::string& path, const Deck& deck, int64_t ranks)>;
+void add_checkpoint_reader(CheckpointReader reader);
 
 }  // namespace zm

@@ -30,6 +30,26 @@ KOKKOS_INLINE_FUNCTION A gelu_derivative(A x) {
   return A(0.5) * (A(1) + t) + A(0.5) * x * sech2 * scale * (A(1) + A(3) * cubic * x * x);
 }
 
+// The sum in double of term(i) over [0, n): a team sum per chunk, the chunks' sums joined by
+// Kokkos in a fixed order (team.hpp): the same bits run after run.
+template <typename F>
+double chunked_sum(TeamShape shape, const char* name, int64_t n, const F& term) {
+  double total = 0.0;
+  if (n <= 0) return total;
+  const int64_t chunks = (n + kElementChunk - 1) / kElementChunk;
+  Kokkos::parallel_reduce(
+      name, team_policy(shape, chunks),
+      KOKKOS_LAMBDA(const TeamMember& team, double& acc) {
+        const F f = term;
+        const int64_t begin = team.league_rank() * kElementChunk;
+        const int64_t count = begin + kElementChunk < n ? kElementChunk : n - begin;
+        const double part = team_sum<double>(team, count, [&](int64_t i) { return f(begin + i); });
+        team_single(team, [&] { acc += part; });
+      },
+      total);
+  return total;
+}
+
 }  // namespace
 
 template <typename T>
@@ -54,16 +74,6 @@ void residual_forward(TeamShape shape, T* out, const T* a, const T* b, int64_t n
   for_each_element(
       shape, "zeromini::residual_forward", n,
       KOKKOS_LAMBDA(int64_t i) { out[i] = T(A(a[i]) + A(b[i])); });
-}
-
-template <typename T>
-void residual_backward(TeamShape shape, T* da, T* db, const T* dout, int64_t n) {
-  using A = Acc<T>;
-  for_each_element(
-      shape, "zeromini::residual_backward", n, KOKKOS_LAMBDA(int64_t i) {
-        da[i] = T(A(da[i]) + A(dout[i]));
-        db[i] = T(A(db[i]) + A(dout[i]));
-      });
 }
 
 template <typename T>
@@ -103,30 +113,6 @@ void accumulate_gradient(TeamShape shape, Acc<T>* sum, const T* x, T* out, int64
       });
 }
 
-namespace {
-
-// The sum in double of term(i) over [0, n): a team sum per chunk, the chunks' sums joined by
-// Kokkos in a fixed order (team.hpp): the same bits run after run.
-template <typename F>
-double chunked_sum(TeamShape shape, const char* name, int64_t n, const F& term) {
-  double total = 0.0;
-  if (n <= 0) return total;
-  const int64_t chunks = (n + kElementChunk - 1) / kElementChunk;
-  Kokkos::parallel_reduce(
-      name, team_policy(shape, chunks),
-      KOKKOS_LAMBDA(const TeamMember& team, double& acc) {
-        const F f = term;
-        const int64_t begin = team.league_rank() * kElementChunk;
-        const int64_t count = begin + kElementChunk < n ? kElementChunk : n - begin;
-        const double part = team_sum<double>(team, count, [&](int64_t i) { return f(begin + i); });
-        team_single(team, [&] { acc += part; });
-      },
-      total);
-  return total;
-}
-
-}  // namespace
-
 template <typename T>
 double sum_of_squares(TeamShape shape, const T* x, int64_t n) {
   return chunked_sum(
@@ -154,7 +140,6 @@ void convert(TeamShape shape, To* dst, const From* src, int64_t n) {
   template void gelu_forward<T>(TeamShape, T*, const T*, int64_t);                       \
   template void gelu_backward<T>(TeamShape, T*, const T*, const T*, int64_t, GradWrite); \
   template void residual_forward<T>(TeamShape, T*, const T*, const T*, int64_t);         \
-  template void residual_backward<T>(TeamShape, T*, T*, const T*, int64_t);              \
   template void fill<T>(TeamShape, T*, int64_t, T);                                      \
   template void copy<T>(TeamShape, T*, const T*, int64_t);                               \
   template void add_into<T>(TeamShape, T*, const T*, int64_t);                           \

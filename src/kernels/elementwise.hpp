@@ -20,9 +20,6 @@ void gelu_backward(TeamShape shape, T* dinp, const T* inp, const T* dout, int64_
 // out = a + b.
 template <typename T>
 void residual_forward(TeamShape shape, T* out, const T* a, const T* b, int64_t n);
-// da += dout; db += dout.
-template <typename T>
-void residual_backward(TeamShape shape, T* da, T* db, const T* dout, int64_t n);
 
 template <typename T>
 void fill(TeamShape shape, T* x, int64_t n, T value);

@@ -4,6 +4,7 @@
 // run plain loops the compiler vectorises.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "kernels/common.hpp"
@@ -18,8 +19,13 @@ using TeamPolicy =
     Kokkos::TeamPolicy<ExecSpace, Kokkos::Schedule<Kokkos::Static>, Kokkos::IndexType<int64_t>>;
 using TeamMember = TeamPolicy::member_type;
 
-// One team of `shape` (capped at what the backend allows) per item of `league`.
-TeamPolicy team_policy(TeamShape shape, int64_t league);
+// One team of `shape` per item of `league`; a host team is made of the pool's threads, so no more
+// of them than the pool has.
+inline TeamPolicy team_policy(TeamShape shape, int64_t league) {
+  int team_size = shape.team_size;
+  if (kHostExecution) team_size = std::min(team_size, ExecSpace().concurrency());
+  return TeamPolicy(league, team_size, shape.vector_length);
+}
 
 // True where a team is one host thread: the helpers then run plain loops.
 KOKKOS_INLINE_FUNCTION bool team_is_one_thread(const TeamMember& team) {

@@ -14,7 +14,6 @@
 
 #include "core/deck.hpp"
 #include "core/precision.hpp"
-#include "kernels/accumulate.hpp"
 #include "kernels/grad_write.hpp"
 #include "kernels/team_shape.hpp"
 #include "model/buffer_shape.hpp"

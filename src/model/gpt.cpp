@@ -151,14 +151,13 @@ void BlockUnits<Real>::finish() {
 
 template <typename Real>
 void GPT<Real>::linear_forward(BlockUnits<Real>& p, Real* out, const Real* in, int64_t weight,
-                               int64_t bias, int64_t I, int64_t OC, UnitAccess<Real>& units,
-                               bool summed) {
+                               int64_t bias, int64_t I, int64_t OC, bool summed) {
   const int64_t N = B_ * T_, tiles = layout_->config().tiles, rows = OC / tiles;
   for (int64_t t = 0; t < tiles; ++t) {
     kernels::matmul_forward(team_shape_, out + t * rows, in,
                             p.params(weight + t * rows * I, rows * I),
                             static_cast<const Real*>(nullptr), N, I, rows, gemm_math_, OC);
-    units.poll();
+    p.poll();
   }
   const Real* b = p.params(bias, OC);
   if (summed) b = summed_bias(b);
@@ -167,8 +166,7 @@ void GPT<Real>::linear_forward(BlockUnits<Real>& p, Real* out, const Real* in, i
 
 template <typename Real>
 void GPT<Real>::linear_backward(BlockUnits<Real>& p, Real* dinp, const Real* dout, const Real* in,
-                                int64_t weight, int64_t bias, int64_t I, int64_t OC,
-                                UnitAccess<Real>& units) {
+                                int64_t weight, int64_t bias, int64_t I, int64_t OC) {
   namespace k = kernels;
   const int64_t N = B_ * T_, tiles = layout_->config().tiles, rows = OC / tiles;
   k::bias_backward(team_shape_, p.grads(bias, OC), dout, N, OC, column_partials_.data());
@@ -179,7 +177,7 @@ void GPT<Real>::linear_backward(BlockUnits<Real>& p, Real* dinp, const Real* dou
         team_shape_, dinp, p.grads(w, rows * I), static_cast<Real*>(nullptr), dout + t * rows, in,
         p.params(w, rows * I), N, I, rows, static_cast<Stat*>(nullptr),
         t == tiles - 1 ? k::GradWrite::Overwrite : k::GradWrite::Accumulate, gemm_math_, OC);
-    units.poll();
+    p.poll();
   }
 }
 
@@ -188,8 +186,7 @@ void GPT<Real>::linear_backward(BlockUnits<Real>& p, Real* dinp, const Real* dou
 // parallelism `p` holds this rank's slices, and the block computes with the widths they have (its
 // heads, its part of the MLP's width); the projections' outputs are then summed over the group.
 template <typename Real>
-void GPT<Real>::block_forward(LayerActs& a, BlockUnits<Real>& p, const Real* residual, Real* out,
-                              UnitAccess<Real>& units) {
+void GPT<Real>::block_forward(LayerActs& a, BlockUnits<Real>& p, const Real* residual, Real* out) {
   namespace k = kernels;
   const ModelConfig& c = layout_->config();
   const int64_t B = B_, T = T_, C = c.dim, N = B * T;
@@ -199,20 +196,18 @@ void GPT<Real>::block_forward(LayerActs& a, BlockUnits<Real>& p, const Real* res
   const BlockOffsets& o = layout_->block();
   k::layernorm_forward(team_shape_, a.ln1.data(), a.ln1_mean.data(), a.ln1_rstd.data(), residual,
                        p.params(o.ln1_w, C), p.params(o.ln1_b, C), N, C);
-  linear_forward(p, qkv_.data(), a.ln1.data(), o.qkv_w, o.qkv_b, C, 3 * Cl, units);
+  linear_forward(p, qkv_.data(), a.ln1.data(), o.qkv_w, o.qkv_b, C, 3 * Cl);
   attention_->forward({team_shape_, gemm_math_, B, T, Cl, NH, a.attention, attention_workspace_},
                       a.atty.data(), qkv_.data());
-  units.poll();
-  linear_forward(p, scratch_btc_.data(), a.atty.data(), o.attproj_w, o.attproj_b, Cl, C, units,
-                 true);
+  p.poll();
+  linear_forward(p, scratch_btc_.data(), a.atty.data(), o.attproj_w, o.attproj_b, Cl, C, true);
   sync(ModelSync::AttentionOutput, scratch_btc_.data(), N * C, unit);
   k::residual_forward(team_shape_, a.residual2.data(), residual, scratch_btc_.data(), N * C);
   k::layernorm_forward(team_shape_, a.ln2.data(), a.ln2_mean.data(), a.ln2_rstd.data(),
                        a.residual2.data(), p.params(o.ln2_w, C), p.params(o.ln2_b, C), N, C);
-  linear_forward(p, a.fch.data(), a.ln2.data(), o.fc_w, o.fc_b, C, F, units);
+  linear_forward(p, a.fch.data(), a.ln2.data(), o.fc_w, o.fc_b, C, F);
   k::gelu_forward(team_shape_, a.fch_gelu.data(), a.fch.data(), N * F);
-  linear_forward(p, scratch_btc_.data(), a.fch_gelu.data(), o.fcproj_w, o.fcproj_b, F, C, units,
-                 true);
+  linear_forward(p, scratch_btc_.data(), a.fch_gelu.data(), o.fcproj_w, o.fcproj_b, F, C, true);
   sync(ModelSync::MlpOutput, scratch_btc_.data(), N * C, unit);
   k::residual_forward(team_shape_, out, a.residual2.data(), scratch_btc_.data(), N * C);
 }
@@ -236,19 +231,16 @@ double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch, ForwardPa
 
   // Transformer blocks.
   const Real* residual = encoded_.data();
-  for (size_t l = 0; l < layers_.size(); ++l) {
+  for (int l = 0; l < static_cast<int>(layers_.size()); ++l) {
     // Recomputing: the block's activations go to the one shared set, only its output is kept.
-    LayerActs& a = recompute_.empty() ? layers_[l] : recompute_.front();
-    Real* out = block_output(static_cast<int64_t>(l));
-    const UnitEvent event{layout_->block_unit(static_cast<int>(l)), UnitUse::Forward};
-    Phase scope(
-        context_,
-        PhaseSpec("forward block " + std::to_string(l)).span(SpanKind::Compute, event.unit));
-    BlockUnits<Real> p(*layout_, static_cast<int>(l), UnitUse::Forward, units);
-    block_forward(a, p, residual, out, units);
+    LayerActs& a = recompute_.empty() ? layers_[static_cast<size_t>(l)] : recompute_.front();
+    Real* out = block_output(l);
+    Phase scope(context_, PhaseSpec("forward block " + std::to_string(l))
+                              .span(SpanKind::Compute, layout_->block_unit(l)));
+    BlockUnits<Real> p(*layout_, l, UnitUse::Forward, units);
+    block_forward(a, p, residual, out);
     p.finish();
-    if (checkpoints_ && pass == ForwardPass::Training)
-      copy_checkpoint(static_cast<int64_t>(l), true);
+    if (checkpoints_ && pass == ForwardPass::Training) copy_checkpoint(l, true);
     units.poll();
     residual = out;
   }
@@ -287,8 +279,7 @@ double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch, ForwardPa
 // Under model parallelism the gradients of the QKV and fc layers' inputs are partial sums, summed
 // over the group before the LayerNorms' backward.
 template <typename Real>
-void GPT<Real>::block_backward(LayerActs& a, BlockUnits<Real>& p, const Real* residual,
-                               UnitAccess<Real>& units) {
+void GPT<Real>::block_backward(LayerActs& a, BlockUnits<Real>& p, const Real* residual) {
   namespace k = kernels;
   const ModelConfig& c = layout_->config();
   const int64_t B = B_, T = T_, C = c.dim, N = B * T;
@@ -302,9 +293,9 @@ void GPT<Real>::block_backward(LayerActs& a, BlockUnits<Real>& p, const Real* re
 
   // MLP: residual3 = residual2 + fcproj(gelu(fc(ln2(residual2)))).
   linear_backward(p, dfch_gelu_.data(), dresidual_.data(), a.fch_gelu.data(), o.fcproj_w,
-                  o.fcproj_b, F, C, units);
+                  o.fcproj_b, F, C);
   k::gelu_backward(team_shape_, dfch_.data(), a.fch.data(), dfch_gelu_.data(), N * F, overwrite);
-  linear_backward(p, dbtc_.data(), dfch_.data(), a.ln2.data(), o.fc_w, o.fc_b, C, F, units);
+  linear_backward(p, dbtc_.data(), dfch_.data(), a.ln2.data(), o.fc_w, o.fc_b, C, F);
   sync(ModelSync::MlpInputGrad, dbtc_.data(), N * C, unit);
   // dresidual (of residual3) also flows straight into residual2: the same buffer continues.
   k::layernorm_backward(team_shape_, dresidual_.data(), p.grads(o.ln2_w, C), p.grads(o.ln2_b, C),
@@ -313,11 +304,11 @@ void GPT<Real>::block_backward(LayerActs& a, BlockUnits<Real>& p, const Real* re
 
   // Attention: residual2 = residual + attproj(attention(qkv(ln1(residual)))).
   linear_backward(p, datty_.data(), dresidual_.data(), a.atty.data(), o.attproj_w, o.attproj_b, Cl,
-                  C, units);
+                  C);
   attention_->backward({team_shape_, gemm_math_, B, T, Cl, NH, a.attention, attention_workspace_},
                        dqkv_.data(), datty_.data(), a.atty.data(), overwrite);
-  units.poll();
-  linear_backward(p, dbtc_.data(), dqkv_.data(), a.ln1.data(), o.qkv_w, o.qkv_b, C, 3 * Cl, units);
+  p.poll();
+  linear_backward(p, dbtc_.data(), dqkv_.data(), a.ln1.data(), o.qkv_w, o.qkv_b, C, 3 * Cl);
   sync(ModelSync::AttentionInputGrad, dbtc_.data(), N * C, unit);
   k::layernorm_backward(team_shape_, dresidual_.data(), p.grads(o.ln1_w, C), p.grads(o.ln1_b, C),
                         dbtc_.data(), residual, p.params(o.ln1_w, C), a.ln1_mean.data(),
@@ -382,10 +373,10 @@ void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
           context_,
           PhaseSpec("recompute block " + std::to_string(l)).span(SpanKind::Compute, unit));
       BlockUnits<Real> again(*layout_, l, UnitUse::Recompute, units);
-      block_forward(a, layout_->block_units() > 1 ? again : p, residual, a.residual3.data(), units);
+      block_forward(a, layout_->block_units() > 1 ? again : p, residual, a.residual3.data());
       again.finish();
     }
-    block_backward(a, p, residual, units);
+    block_backward(a, p, residual);
     p.finish();
     units.poll();
   }

@@ -74,7 +74,8 @@ class BlockUnits {
   // Elements [offset, offset + count) of the block (offsets as in BlockOffsets).
   const Real* params(int64_t offset, int64_t count) { return held(offset, count).first; }
   Real* grads(int64_t offset, int64_t count) { return held(offset, count).second; }
-  void finish();  // releases the unit held
+  void poll() { units_.poll(); }  // between kernels: in-flight communication progresses
+  void finish();                  // releases the unit held
 
  private:
   std::pair<const Real*, Real*> held(int64_t offset, int64_t count);
@@ -257,21 +258,18 @@ class GPT {
   void head_backward(Real* dembed, const Batch& batch, int unit);
 
   // Writes the block's output to `out` (a.residual3 unless recomputing).
-  void block_forward(LayerActs& a, BlockUnits<Real>& p, const Real* residual, Real* out,
-                     UnitAccess<Real>& units);
+  void block_forward(LayerActs& a, BlockUnits<Real>& p, const Real* residual, Real* out);
   void final_norm_backward(UnitAccess<Real>& units);
-  void block_backward(LayerActs& a, BlockUnits<Real>& p, const Real* residual,
-                      UnitAccess<Real>& units);
+  void block_backward(LayerActs& a, BlockUnits<Real>& p, const Real* residual);
   // A block's linear layer, out (N, OC) = in (N, I) W^T + b, W and b at block offsets `weight`
   // and `bias`: its rows tile by tile (model.tiles; one tile: the whole), the bias after them
   // (`summed`: an output summed over the model-parallel group, whose bias one rank adds).
   void linear_forward(BlockUnits<Real>& p, Real* out, const Real* in, int64_t weight, int64_t bias,
-                      int64_t I, int64_t OC, UnitAccess<Real>& units, bool summed = false);
+                      int64_t I, int64_t OC, bool summed = false);
   // Its backward: dinp (written) = dout W, summed over the tiles, last to first; dW += dout^T in,
   // tile by tile; db += the column sums of dout first (where the units reach the bias first).
   void linear_backward(BlockUnits<Real>& p, Real* dinp, const Real* dout, const Real* in,
-                       int64_t weight, int64_t bias, int64_t I, int64_t OC,
-                       UnitAccess<Real>& units);
+                       int64_t weight, int64_t bias, int64_t I, int64_t OC);
 
   const ParamLayout* layout_;
   int64_t B_, T_;

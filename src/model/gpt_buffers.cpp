@@ -120,18 +120,9 @@ std::vector<DeclaredBuffer> GPT<Real>::declared_by(Declarer who, const Attention
 BufferShape buffer_shape(const ParamLayout& layout, int64_t B, int64_t T) {
   const ModelConfig& c = layout.config();
   const BlockWidths& w = layout.widths();
-  return {B,
-          T,
-          B * T,
-          c.dim,
-          c.heads,
-          c.padded_vocab(),
-          layout.slices(),
-          w.heads,
-          w.attention,
-          w.mlp,
-          layout.vocab_rows(),
-          c.classifier_rows(B * T)};
+  const int64_t N = B * T, Vl = layout.vocab_rows(), Nc = c.classifier_rows(N);
+  return {B,       T,           N,     c.dim, c.heads, c.padded_vocab(), layout.slices(),
+          w.heads, w.attention, w.mlp, Vl,    Nc};
 }
 
 // The rows of GPT<float>'s tables, priced by element type: the tables are the same for every Real.

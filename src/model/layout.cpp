@@ -63,42 +63,40 @@ void ParamLayout::cut_blocks_into_tiles() {
             config_.tiles, config_.dim, slices_);
   const int64_t T = config_.tiles, C = config_.dim;
   const BlockOffsets& o = block_;
-  // Per weight: where the tensors before it start, where it starts, its rows and columns.
+  // Where a block's units start: per weight (where the tensors before it start, where it starts,
+  // its rows and columns) its first tile with those tensors, the others at their first row.
   const int64_t weights[4][4] = {{0, o.qkv_w, 3 * C, C},
                                  {o.qkv_b, o.attproj_w, C, C},
                                  {o.attproj_b, o.fc_w, 4 * C, C},
                                  {o.fc_b, o.fcproj_w, C, 4 * C}};
   const char* names[4] = {"qkv", "attproj", "fc", "fcproj"};
+  std::vector<int64_t> starts;
+  for (const auto& w : weights)
+    for (int64_t t = 0; t < T; ++t) starts.push_back(t == 0 ? w[0] : w[1] + t * w[2] / T * w[3]);
   std::vector<UnitInfo> units;
   for (const UnitInfo& whole : units_) {
-    if (whole.name.rfind("block.", 0) != 0) {
-      for (int i : whole.tensors)
-        tensors_[static_cast<size_t>(i)].unit = static_cast<int>(units.size());
-      units.push_back(whole);
-      continue;
-    }
-    for (int w = 0; w < 4; ++w)
-      for (int64_t t = 0; t < T; ++t) {
-        const int64_t* weight = weights[w];
-        const int64_t begin = t == 0 ? weight[0] : weight[1] + t * weight[2] / T * weight[3];
-        const int64_t end = t + 1 < T ? weight[1] + (t + 1) * weight[2] / T * weight[3]
-                            : w < 3   ? weights[w + 1][0]
-                                      : whole.size;
-        UnitInfo tile = whole;
-        tile.name = fmt::format("{}.{}.{}", whole.name, names[w], t);
-        tile.offset = whole.offset + begin;
-        tile.global_offset = whole.global_offset + begin;
-        tile.size = tile.global_size = end - begin;
-        tile.dataset_offset = begin;
-        tile.tensors.clear();
-        for (int i : whole.tensors) {
-          TensorInfo& tensor = tensors_[static_cast<size_t>(i)];
-          if (tensor.offset >= end || tensor.offset + tensor.size <= begin) continue;
-          tile.tensors.push_back(i);
-          if (tensor.offset >= begin) tensor.unit = static_cast<int>(units.size());
-        }
-        units.push_back(std::move(tile));
+    const bool block = whole.name.rfind("block.", 0) == 0;
+    for (size_t i = 0; i < (block ? starts.size() : 1); ++i) {
+      UnitInfo unit = whole;
+      if (block) {
+        const int64_t begin = starts[i], end = i + 1 < starts.size() ? starts[i + 1] : whole.size;
+        unit.name = fmt::format("{}.{}.{}", whole.name, names[i / static_cast<size_t>(T)],
+                                i % static_cast<size_t>(T));
+        unit.offset = whole.offset + begin;
+        unit.global_offset = whole.global_offset + begin;
+        unit.size = unit.global_size = end - begin;
+        unit.dataset_offset = begin;
       }
+      unit.tensors.clear();
+      for (int t : whole.tensors) {
+        TensorInfo& tensor = tensors_[static_cast<size_t>(t)];
+        const int64_t begin = unit.dataset_offset, end = begin + unit.size;
+        if (tensor.offset >= end || tensor.offset + tensor.size <= begin) continue;
+        unit.tensors.push_back(t);
+        if (tensor.offset >= begin) tensor.unit = static_cast<int>(units.size());
+      }
+      units.push_back(std::move(unit));
+    }
   }
   units_ = std::move(units);
 }

@@ -61,10 +61,8 @@ struct ModelSyncPost {
   int64_t per_micro_batch, per_forward_only;
 };
 
-// The collectives one use of a sync point posts: what the scheme declares there (collectives()),
-// in order. The scheme posts each through post_model_collective, which checks it against the next
-// one declared, and the model checks that all were posted: what a pass posts is what the step's
-// schedule lists and the planner prices (zero/schedule.hpp: ScheduleRole::ModelSync).
+// The collectives one use of a sync point posts, in order: what the scheme declares there
+// (collectives()); post_model_collective checks each post against the next one declared.
 struct ModelPosts {
   std::vector<ModelCollective> declared;
   size_t posted = 0;

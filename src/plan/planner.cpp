@@ -47,16 +47,6 @@ double PlanPoint::bytes_per_step_total() const {
   return std::accumulate(bytes_per_step.begin(), bytes_per_step.end(), 0.0);
 }
 
-namespace {
-
-Deck with_layers(const Deck& deck, int64_t layers) {
-  Deck d = deck;
-  d.model.layers = layers;
-  return d;
-}
-
-}  // namespace
-
 int64_t ranks_on_a_node(const ZeroMesh& mesh) {
   return std::max<int64_t>(1, std::min<int64_t>(mesh.ranks_per_node, mesh.world()));
 }
@@ -105,8 +95,9 @@ int64_t largest_fitting_layers(const Deck& deck, int stage, const ZeroMesh& mesh
     return m.total() <= limits.device_bytes && m.host() * node <= limits.host_bytes_per_node &&
            m.storage() * node <= limits.storage_bytes_per_node;
   };
-  auto memory_at = [&](int64_t layers) {
-    return plan_memory(with_layers(deck, layers), stage, mesh);
+  auto memory_at = [&, d = deck](int64_t layers) mutable {
+    d.model.layers = layers;
+    return plan_memory(d, stage, mesh);
   };
   const MemoryPlan m1 = memory_at(1), m2 = memory_at(2);
   // The deepest that fits under one line: base + layers x per_layer <= limit.
@@ -257,10 +248,11 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
   const int64_t layers = largest_fitting_layers(deck, stage, mesh, limits);
   p.largest_layers = layers;
   if (layers > 0) {
-    const ModelConfig& m = deck.model;
+    ModelConfig m = deck.model;
+    m.layers = 1;
     // The whole model's parameters (the uncut layout), not one rank's slices.
-    p.largest_params = ParamLayout(with_layers(deck, 1).model).real_param_count() +
-                       (layers - 1) * (12 * m.dim * m.dim + 13 * m.dim);
+    p.largest_params =
+        ParamLayout(m).real_param_count() + (layers - 1) * (12 * m.dim * m.dim + 13 * m.dim);
   }
   return p;
 }

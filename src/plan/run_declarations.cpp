@@ -21,7 +21,7 @@ std::vector<BufferSpec> run_buffers(const Deck& deck, int stage, const ZeroMesh&
   std::vector<BufferSpec> buffers = ZeroEngine::declared_buffers(stage, partition, options, mesh);
   const std::shared_ptr<CheckpointHome> home = run_extensions(deck, stage).checkpoints;
   for (auto& spec : gpt_buffers(layout, attention, deck.train.micro_batch, deck.model.seq_len,
-                                compute_element_bytes(options.policy),
+                                element_bytes(options.policy.compute),
                                 home ? home->category() : MemCategory::Activations))
     buffers.push_back(spec);
   buffers.push_back(step_stats_buffer());

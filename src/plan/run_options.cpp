@@ -23,7 +23,7 @@ ZeroOptions zero_options(const Deck& deck, int stage, const ZeroMesh& mesh) {
   // (the planner asks for options in loops).
   if (mesh.model_parallel() > 1)
     options.model_posts = gpt_sync_posts(run_layout(deck, stage), deck.train.micro_batch,
-                                         deck.model.seq_len, compute_element_bytes(options.policy));
+                                         deck.model.seq_len, element_bytes(options.policy.compute));
   return options;
 }
 

@@ -218,15 +218,10 @@ StageResult run_stage(const RunSetup& run, int stage, RunEnd& end) {
                thousands(static_cast<double>(trainer.layout().total())));
     const int64_t first_step = start_or_resume(trainer, run, stage);
     if (run.results) run.results->begin_stage(stage, first_step, run.resume);
-    const StageOutputs outputs{run.deck,
-                               run.context,
-                               stage,
-                               first_step,
-                               result.tokens_per_rank_per_step,
-                               run.results,
-                               run.checkpoints ? &trainer.engine() : nullptr,
-                               trainer,
-                               result};
+    ZeroEngine* checkpointed = run.checkpoints ? &trainer.engine() : nullptr;
+    const StageOutputs outputs{
+        run.deck,    run.context,  stage,   first_step, result.tokens_per_rank_per_step,
+        run.results, checkpointed, trainer, result};
     StepHooks hooks;
     for (const auto& extension : *run.extensions) extension->add_stage_hooks(outputs, hooks);
     add_stage_hooks(outputs, hooks);

@@ -7,8 +7,6 @@
 #include "core/error.hpp"
 #include "core/fault_points.hpp"
 #include "core/validate.hpp"
-#include "kernels/elementwise.hpp"
-#include "kernels/matmul.hpp"
 #include "plan/run_declarations.hpp"
 #include "plan/run_extensions.hpp"
 #include "plan/run_options.hpp"
@@ -131,7 +129,7 @@ StepRecord TrainerT<Real>::step(int64_t step) {
   StepRecord record;
   record.step = step;
   record.lr = learning_rate(t, step);
-  const StepCounters before{comms_->stats(), comms_->stats(CommLevel::InterGroup)};
+  const CommStats before = comms_->stats(), inter_before = comms_->stats(CommLevel::InterGroup);
   {
     Phase whole(context_, step_phase(step, record));
     double loss_sum = 0.0;
@@ -162,7 +160,9 @@ StepRecord TrainerT<Real>::step(int64_t step) {
                     PhaseSpec("optimizer").span(SpanKind::Compute).timed(record.times.optimizer));
     if (record.finite) engine_->optimizer_step(optimizer_settings(t, record, micro_batches, step));
   }
-  count_communication(before, record);
+  record.comm = comms_->stats() - before;
+  record.comm_inter_group = comms_->stats(CommLevel::InterGroup) - inter_before;
+  record.times.comm_wait = record.comm.total().seconds;
   return record;
 }
 
@@ -234,13 +234,6 @@ void TrainerT<Real>::reduce_step_stats(double loss_sum, double micro_batches, St
   record.loss = sums.first / micro_batches;
   record.grad_norm = std::sqrt(sums.second) / micro_batches;
   record.finite = std::isfinite(record.loss) && std::isfinite(record.grad_norm);
-}
-
-template <typename Real>
-void TrainerT<Real>::count_communication(const StepCounters& before, StepRecord& record) {
-  record.comm = comms_->stats() - before.all;
-  record.comm_inter_group = comms_->stats(CommLevel::InterGroup) - before.inter_group;
-  record.times.comm_wait = record.comm.total().seconds;
 }
 
 #define ZM_INSTANTIATE(R) template class TrainerT<R>;

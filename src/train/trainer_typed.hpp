@@ -16,11 +16,6 @@
 
 namespace zm {
 
-// The communicator's statistics when a step began, for the step's own figures.
-struct StepCounters {
-  CommStats all, inter_group;
-};
-
 template <typename Real>
 class TrainerT final : public Trainer {
  public:
@@ -56,8 +51,6 @@ class TrainerT final : public Trainer {
   std::pair<double, double> sum_over_ranks(double loss_sum, double sumsq);
   // The step's phase for the watchdog: its name, and under NCCL a deadline on the whole step.
   PhaseSpec step_phase(int64_t step, StepRecord& record) const;
-  // The record's communication figures: statistics since `before`.
-  void count_communication(const StepCounters& before, StepRecord& record);
 
   Deck deck_;
   RunContext context_;

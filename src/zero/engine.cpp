@@ -10,16 +10,6 @@
 
 namespace zm {
 
-int compute_element_bytes(const PrecisionPolicy& policy) {
-  return element_bytes(policy.compute);
-}
-int param_element_bytes(const PrecisionPolicy& policy) {
-  return element_bytes(policy.param);
-}
-int reduce_element_bytes(const PrecisionPolicy& policy) {
-  return element_bytes(policy.reduce);
-}
-
 bool sums_gradients_in_fp32(const ZeroOptions& options) {
   const PrecisionPolicy& policy = options.policy;
   return policy.compute != Element::FP32 && (options.grad_accum > 1 || policy.widens_reduce());
@@ -69,8 +59,6 @@ std::vector<BufferSpec> model_state_buffers(const Partition& partition, const Ze
   std::vector<BufferSpec> specs = {
       {"params", homes.params, elements(placements.params), real_bytes},
       {"grads", homes.grads, elements(placements.grads), real_bytes}};
-  // Mixed precision with gradient accumulation or an fp32 reduction: the gradients summed in fp32
-  // beside the bf16 gradients, in their storage (ZeroEngineT::grad_sum_at).
   if (sums_gradients_in_fp32(options))
     specs.push_back({"grad_sum", homes.grads, elements(placements.grads)});
   if (keeps_master(options))

@@ -38,12 +38,6 @@ struct OptimizerSettings {
   int64_t step = 1;      // 1-based
 };
 
-// Bytes of one element under a precision policy: of activations and gradients as backward writes
-// them (compute), of parameters and their gathers (param), and of the gradient collectives
-// (reduce).
-int compute_element_bytes(const PrecisionPolicy& policy);
-int param_element_bytes(const PrecisionPolicy& policy);
-int reduce_element_bytes(const PrecisionPolicy& policy);
 // Whether the engine keeps the gradients' fp32 sum (grad_sum) beside the bf16 gradients: under
 // bf16 with gradient accumulation, or with an fp32 reduction.
 bool sums_gradients_in_fp32(const ZeroOptions& options);
@@ -163,7 +157,7 @@ class ZeroEngine {
 
 // The parameters, gradients, master copy (keeps_master), Adam m and v in a stage's placements,
 // each in the memory category its home says (options.homes). Element sizes come from the options'
-// policy (compute_element_bytes), not from a compute type, so that any build can price any
+// policy (element_bytes(policy.compute)), not from a compute type, so that any build can price any
 // precision; allocation checks that the two agree.
 std::vector<BufferSpec> model_state_buffers(const Partition& partition, const ZeroOptions& options,
                                             const ModelPlacements& placements,

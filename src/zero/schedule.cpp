@@ -21,7 +21,7 @@ namespace {
 std::vector<std::pair<int, int>> gradient_buckets(const Partition& partition,
                                                   const ZeroOptions& options) {
   const auto bucket_elements = static_cast<int64_t>(options.bucket_mb * 1024.0 * 1024.0 /
-                                                    reduce_element_bytes(options.policy));
+                                                    element_bytes(options.policy.reduce));
   std::vector<std::pair<int, int>> buckets;
   int hi = partition.num_units() - 1;
   int64_t filled = 0;
@@ -154,17 +154,9 @@ class ScheduleBuilder {
                                          const char* buffer, int64_t elements,
                                          const ScheduleHop& hop, int64_t per_step, StepPoint posted,
                                          StepPoint waited, int64_t per_forward_only = 0) {
-    return {role,
-            plain_collective(hop.wire.op),
-            unit,
-            last_unit,
-            buffer,
-            elements,
-            {hop},
-            per_step,
-            posted,
-            waited,
-            per_forward_only};
+    auto strategy = plain_collective(hop.wire.op);
+    return {role,  strategy, unit,   last_unit, buffer,          elements,
+            {hop}, per_step, posted, waited,    per_forward_only};
   }
   ScheduleHop in_group(CommOp op, int64_t count, int element_bytes) const {
     return {{op, count, element_bytes, c_.group_ranks, c_.in_group}, MeshGroup::Shard};
@@ -199,6 +191,17 @@ class ScheduleBuilder {
   std::vector<std::pair<int64_t, int64_t>> acquired_;  // per unit: per micro-step, forward-only
 };
 
+// The hops of `collectives`, each entry `posts(c)` times.
+template <typename Posts>
+PlannedCollectives collectives_posted(const std::vector<ScheduledCollective>& collectives,
+                                      Posts posts) {
+  PlannedCollectives out;
+  for (const ScheduledCollective& c : collectives)
+    for (int64_t post = 0; post < posts(c); ++post)
+      for (const ScheduleHop& hop : c.hops) out.push_back(hop.wire);
+  return out;
+}
+
 }  // namespace
 
 int unit_gather_slots(const ZeroOptions& options) {
@@ -210,7 +213,7 @@ ScheduleContext schedule_context(const StageSpec& spec, const Partition& partiti
   return {partition, mesh, options, mesh.group_ranks(), mesh.groups(),
           // The levels along shard and replicate.
           level_along(mesh, kShardDim), level_along(mesh, kReplicateDim),
-          reduce_element_bytes(options.policy), param_element_bytes(options.policy),
+          element_bytes(options.policy.reduce), element_bytes(options.policy.param),
           spec.gathers_parameters() ? unit_gather_slots(options) : 0};
 }
 
@@ -245,21 +248,6 @@ std::vector<CollectiveStrategy*> StepSchedule::strategies() const {
       out.push_back(c.strategy.get());
   return out;
 }
-
-namespace {
-
-// The hops of `collectives`, each entry `posts(c)` times.
-template <typename Posts>
-PlannedCollectives collectives_posted(const std::vector<ScheduledCollective>& collectives,
-                                      Posts posts) {
-  PlannedCollectives out;
-  for (const ScheduledCollective& c : collectives)
-    for (int64_t post = 0; post < posts(c); ++post)
-      for (const ScheduleHop& hop : c.hops) out.push_back(hop.wire);
-  return out;
-}
-
-}  // namespace
 
 const ScheduledCollective* StepSchedule::find(int unit, ScheduleRole role) const {
   for (const ScheduledCollective& c : collectives_)

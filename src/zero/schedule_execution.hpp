@@ -1,8 +1,6 @@
 // How the engine executes its step schedule (zero/schedule.hpp): a path says which scheduled
-// collective it posts and where its data is; post_scheduled hands both to the entry's strategy
-// (zero/collective_strategy.hpp), which posts each hop on the hop's communicator with the counts
-// and the type of its wire record (checked). No other code of the engine posts a collective, so
-// what a step moves is the schedule the planner prices.
+// collective it posts and where its data is, and the entry's strategy posts it
+// (zero/collective_strategy.hpp). No other code of the engine posts a collective.
 #pragma once
 
 #include "comm/communicator.hpp"

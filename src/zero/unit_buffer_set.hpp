@@ -20,8 +20,12 @@ struct UnitBufferSet {
   int element_bytes = 4;
 
   // Buffer i: -1 the embedding unit's, 0..shared-1 the others.
-  std::string name(int i) const;
-  void add_to(std::vector<BufferSpec>& buffers) const;
+  std::string name(int i) const { return prefix + (i < 0 ? ".embed" : "." + std::to_string(i)); }
+  void add_to(std::vector<BufferSpec>& buffers) const {
+    for (int i = -1; i < shared; ++i)
+      buffers.push_back({name(i), MemCategory::CommBuffers,
+                         i < 0 ? embed_elements : shared_elements, element_bytes});
+  }
   // Takes the set's buffers from an allocator built on a list it was added to: [0] the
   // embedding unit's, [1..shared] the others.
   template <typename T>

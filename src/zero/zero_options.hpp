@@ -1,10 +1,6 @@
-// What the ZeRO layer is told about a run, as plain values: the precision policy, the micro-steps
-// of a step, the bucket, overlap and prefetch settings, the strategies modules offer for its
-// collectives, where the model state lives and the model's own collectives. The plan layer fills
-// one per stage from the run's settings, in one function (plan/run_options.hpp: zero_options), so
-// that the engine, its paths, the step's schedule and the planner's declarations read the same
-// values and no file below the plan and io layers parses a setting. Each field names the key it
-// comes from.
+// What the ZeRO layer is told about a run, as plain values, each field naming the deck key it
+// comes from: plan/run_options.hpp (zero_options) fills one per stage, so that the engine, its
+// paths, the step's schedule and the planner read the same values.
 #pragma once
 
 #include <cstdint>
@@ -30,9 +26,7 @@ struct ZeroOptions {
   bool overlap = true;
   int64_t prefetch = 1;  // zero.prefetch: stage 3's units gathered ahead of use (with overlap)
 
-  // The strategies a module offers for the step's collectives (zero/collective_strategy.hpp):
-  // each entry of the schedule is offered to them in turn, and the first that takes it replaces
-  // the core's plain collective.
+  // The strategies modules offer for the step's collectives (zero/collective_strategy.hpp).
   std::vector<std::shared_ptr<const StrategyProvider>> strategies;
 
   // Where the model state lives at this stage on this mesh, and the module's tier that keeps some

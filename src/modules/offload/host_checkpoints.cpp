@@ -55,7 +55,7 @@ std::vector<ScheduledTransfer> checkpoint_copies(const Deck& deck) {
   if (!checkpoints_on_host(deck)) return copies;
   const ParamLayout layout(deck.model);
   const int64_t elements = deck.train.micro_batch * deck.model.seq_len * deck.model.dim;
-  const int bytes = compute_element_bytes(deck.train.policy());
+  const int bytes = element_bytes(deck.train.policy().compute);
   for (int l = 0; l + 2 < static_cast<int>(deck.model.layers); ++l)
     for (const TransferDirection direction :
          {TransferDirection::ToHost, TransferDirection::ToDevice})

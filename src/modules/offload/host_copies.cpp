@@ -56,20 +56,20 @@ std::vector<ScheduledTransfer> host_copies(const StageSpec& spec, const Schedule
     const int64_t piece = partition.unit(u).padded / optim_pieces;
     if (offload.gradients)
       out.push_back({TransferRole::GradientsToHost, TransferDirection::ToHost, u,
-                     partition.unit(u).shard, reduce_element_bytes(policy),
+                     partition.unit(u).shard, element_bytes(policy.reduce),
                      context.options.grad_accum, StepPoint::GroupReduced, streamed_waited});
     else
       out.push_back({TransferRole::GradientsToHost, TransferDirection::ToHost, u, piece,
-                     reduce_element_bytes(policy), 1, StepPoint::UnitUpdated});
+                     element_bytes(policy.reduce), 1, StepPoint::UnitUpdated});
     if (!offload.params)
       out.push_back({TransferRole::UpdateToDevice, TransferDirection::ToDevice, u, piece,
-                     compute_element_bytes(policy), 1, StepPoint::UnitUpdated});
+                     element_bytes(policy.compute), 1, StepPoint::UnitUpdated});
   }
   if (!offload.params) return out;
   for (const ScheduledCollective& c : collectives)
     if (c.role == ScheduleRole::UnitGather)
       out.push_back({TransferRole::ShardToDevice, TransferDirection::ToDevice, c.unit,
-                     partition.unit(c.unit).shard, param_element_bytes(policy), c.per_step,
+                     partition.unit(c.unit).shard, element_bytes(policy.param), c.per_step,
                      StepPoint::Prefetch, StepPoint::Posted, c.per_forward_only});
   return out;
 }

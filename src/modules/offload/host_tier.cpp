@@ -341,12 +341,12 @@ class HostTier final : public StateTier {
     if (!offload.optimizer) return out;
     const int64_t piece = largest_piece(context, spec);
     if (!offload.gradients)  // else the gradient shard itself is on the host
-      out.push_back({"grad_stage", MemCategory::Host, 2 * piece, reduce_element_bytes(policy)});
+      out.push_back({"grad_stage", MemCategory::Host, 2 * piece, element_bytes(policy.reduce)});
     if (policy.mixed() && !offload.params)
       out.push_back({"param_stage", MemCategory::Host, piece, element_bytes(policy.compute)});
     if (offload.gradients && context.options.grad_accum > 1)
       out.push_back({"grad_recv_host", MemCategory::Host, context.partition.max_shard(),
-                     reduce_element_bytes(policy)});
+                     element_bytes(policy.reduce)});
     if (settings_.store_buffers) {
       const std::vector<BufferSpec> staging = settings_.store_buffers(spec, context);
       out.insert(out.end(), staging.begin(), staging.end());

@@ -1,7 +1,7 @@
 // The module's registration (core/modules.hpp): a reader of the checkpoint a run resumes from
-// (io/checkpoint_readers.hpp) that warns of what the run changes against the one that wrote it.
+// (io/checkpoint.hpp) that warns of what the run changes against the one that wrote it.
 #include "core/log.hpp"
-#include "io/checkpoint_readers.hpp"
+#include "io/checkpoint.hpp"
 #include "io/h5.hpp"
 #include "modules/resume_check/resume_changes.hpp"
 

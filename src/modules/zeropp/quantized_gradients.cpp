@@ -58,7 +58,7 @@ std::vector<BufferSpec> quantized_gradient_buffers(const Partition& partition,
                                  {kRecv, MemCategory::CommBuffers, recv, 1}};
   if (options.error_feedback)  // every unit's padded contribution, in the reduce type
     out.push_back({kResidual, MemCategory::Gradients, partition.padded_total(),
-                   reduce_element_bytes(options.policy)});
+                   element_bytes(options.policy.reduce)});
   return out;
 }
 
@@ -68,7 +68,7 @@ std::vector<BufferSpec> quantized_gradient_buffers(const Partition& partition,
 // them, writes and reads their N segments and writes the shard.
 PlannedCollectives grad_exchange_in_group(const ZeroppOptions& options, const UnitPartition& unit,
                                           int group, NodeSpan span, CommLevel level) {
-  const int64_t element = reduce_element_bytes(options.policy);
+  const int64_t element = element_bytes(options.policy.reduce);
   const int64_t segment = grad_segment(options, unit.shard).bytes();
   const int64_t segments = group * segment;
   int64_t passes = unit.padded * element + 2 * segments;
@@ -84,7 +84,7 @@ PlannedCollectives grad_exchange_in_group(const ZeroppOptions& options, const Un
 
 PlannedCollective grad_exchange_across(const ZeroppOptions& options, const UnitPartition& unit,
                                        int replicas, bool hpz, CommLevel level) {
-  const int64_t element = reduce_element_bytes(options.policy);
+  const int64_t element = element_bytes(options.policy.reduce);
   if (hpz) {
     const int64_t segments = replicas * grad_segment(options, unit.sub_shard).bytes();
     const int64_t passes = unit.shard * element + 2 * segments + unit.sub_shard * element;
@@ -107,7 +107,7 @@ QuantizedGradients::QuantizedGradients(const Partition& partition, const ZeroppO
   recv_ = alloc.take<uint8_t>(kRecv);
   if (!feedback_) return;
   // Zero-initialised (Kokkos' default): the first contribution has nothing to make up for.
-  if (reduce_element_bytes(options.policy) == 4) residual_f32_ = alloc.take<float>(kResidual);
+  if (element_bytes(options.policy.reduce) == 4) residual_f32_ = alloc.take<float>(kResidual);
 #if ZEROMINI_HAVE_BF16
   else
     residual_bf16_ = alloc.take<bf16>(kResidual);

@@ -31,7 +31,7 @@ UnitBufferSet gather_slots(const Partition& partition, const ZeroOptions& option
   slots.embed_elements = partition.unit(0).padded;
   slots.shared_elements = partition.max_padded_unit(1, partition.num_units() - 1);
   slots.shared = unit_gather_slots(options) - 1;
-  slots.element_bytes = param_element_bytes(options.policy);
+  slots.element_bytes = element_bytes(options.policy.param);
   return slots;
 }
 

@@ -15,10 +15,6 @@ class ReplicatedParameters final : public ParameterPathT<Real> {
   const Real* acquire(UnitEvent event, ZeroEngineT<Real>& engine) override {
     return engine.param_at(event.unit, 0);
   }
-  void release(UnitEvent, ZeroEngineT<Real>&) override {}
-  void begin_micro_step(ZeroEngineT<Real>&) override {}
-  void begin_forward_only(ZeroEngineT<Real>&) override {}
-  void end_forward_only(ZeroEngineT<Real>&) override {}
 };
 
 }  // namespace

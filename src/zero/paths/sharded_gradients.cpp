@@ -5,13 +5,10 @@
 // (its wte gradient starts in the LM head, at the start of backward, and ends in the embedding
 // backward, at the end); the other units rotate through one bucket, or two when overlap is on (one
 // being reduced while the next fills).
-// Under gradient accumulation, later micro-steps receive into shard-sized buffers beside the
-// buckets and add into the shard. Under an fp32 reduction of bf16 gradients
-// (PrecisionPolicy::widens_reduce) each bucket is converted into an fp32 bucket beside it, which is
-// reduce-scattered into the fp32 sum's shard, and the receive buffers are fp32.
-// How a received sum joins the shard is decided once (ShardSum, zero/state_tier.hpp) and done by
-// the engine's shard home: the core's sums on the device; a tier's, where the shard lives in
-// another memory, has every micro-step received beside it and brings the sum there.
+// Later micro-steps receive into shard-sized buffers beside the buckets; an fp32 reduction of
+// bf16 gradients reduces fp32 copies of the buckets. How a received sum joins the shard is decided
+// once (ShardSum, zero/state_tier.hpp) and done by the engine's shard home (the core's: on the
+// device; a tier's: in the memory the shard lives in).
 #include <algorithm>
 #include <map>
 #include <type_traits>
@@ -32,44 +29,27 @@ UnitBufferSet gradient_bucket_set(const Partition& partition, const ZeroOptions&
   buckets.embed_elements = partition.unit(0).padded;
   buckets.shared_elements = partition.max_padded_unit(1, partition.num_units() - 1);
   buckets.shared = options.overlap ? 2 : 1;  // one being reduced while the next fills
-  buckets.element_bytes = compute_element_bytes(options.policy);
+  buckets.element_bytes = element_bytes(options.policy.compute);
   return buckets;
 }
 
 UnitBufferSet gradient_wide_bucket_set(const Partition& partition, const ZeroOptions& options) {
   UnitBufferSet wide = gradient_bucket_set(partition, options);
   wide.prefix = "grad_bucket_fp32";
-  wide.element_bytes = reduce_element_bytes(options.policy);
+  wide.element_bytes = element_bytes(options.policy.reduce);
   return wide;
 }
 
 UnitBufferSet gradient_receive_set(const Partition& partition, const ZeroOptions& options) {
   UnitBufferSet receive = gradient_bucket_set(partition, options);
   receive.prefix = "grad_recv";
-  receive.element_bytes = reduce_element_bytes(options.policy);
+  receive.element_bytes = element_bytes(options.policy.reduce);
   receive.embed_elements = partition.unit(0).shard;
   receive.shared_elements = 0;
   for (int u = 1; u < partition.num_units(); ++u)
     receive.shared_elements = std::max(receive.shared_elements, partition.unit(u).shard);
   return receive;
 }
-
-}  // namespace
-
-// The buckets and the receive buffers, in allocation order.
-std::vector<BufferSpec> sharded_gradient_buffers(const Partition& partition,
-                                                 const ZeroOptions& options) {
-  std::vector<BufferSpec> buffers;
-  gradient_bucket_set(partition, options).add_to(buffers);
-  if (options.policy.widens_reduce()) gradient_wide_bucket_set(partition, options).add_to(buffers);
-  // Under gradient accumulation, later micro-steps receive beside the shard and add into it; with
-  // the shard in another memory every micro-step receives beside it.
-  if (options.grad_accum > 1 || !on_device(options.homes.grads))
-    gradient_receive_set(partition, options).add_to(buffers);
-  return buffers;
-}
-
-namespace {
 
 template <typename Real>
 class ShardedGradients final : public GradientPathT<Real> {
@@ -219,6 +199,19 @@ class DeviceShardHome final : public ShardHomeT<Real> {
 };
 
 }  // namespace
+
+// The buckets and the receive buffers, in allocation order.
+std::vector<BufferSpec> sharded_gradient_buffers(const Partition& partition,
+                                                 const ZeroOptions& options) {
+  std::vector<BufferSpec> buffers;
+  gradient_bucket_set(partition, options).add_to(buffers);
+  if (options.policy.widens_reduce()) gradient_wide_bucket_set(partition, options).add_to(buffers);
+  // Under gradient accumulation, later micro-steps receive beside the shard and add into it; with
+  // the shard in another memory every micro-step receives beside it.
+  if (options.grad_accum > 1 || !on_device(options.homes.grads))
+    gradient_receive_set(partition, options).add_to(buffers);
+  return buffers;
+}
 
 ShardSum shard_sum(const ZeroOptions& options) {
   if (options.policy.widens_reduce()) return ShardSum::Widened;
