@@ -14,14 +14,15 @@ namespace zm {
 
 std::vector<UnitEvent> gpt_unit_order(const ParamLayout& layout) {
   std::vector<UnitEvent> events;
-  const int L = static_cast<int>(layout.config().layers);
-  events.push_back({layout.embedding_unit(), UnitUse::Forward});
-  const int per_block = layout.block_units();
+  const int L = layout.blocks(), per_block = layout.block_units();
+  if (layout.embeds()) events.push_back({layout.embedding_unit(), UnitUse::Forward});
   for (int u = layout.block_unit(0); u < layout.block_unit(L); ++u)
     events.push_back({u, UnitUse::Forward});
-  events.push_back({layout.final_norm_unit(), UnitUse::Forward});
-  events.push_back({layout.embedding_unit(), UnitUse::Head});
-  events.push_back({layout.final_norm_unit(), UnitUse::Backward});
+  if (layout.heads()) {
+    events.push_back({layout.final_norm_unit(), UnitUse::Forward});
+    events.push_back({layout.embedding_unit(), UnitUse::Head});
+    events.push_back({layout.final_norm_unit(), UnitUse::Backward});
+  }
   for (int l = L - 1; l >= 0; --l) {
     const int first = layout.block_unit(l), end = first + per_block;
     // A whole block stays acquired from its recomputed forward through its backward; tiles are
@@ -85,14 +86,14 @@ GPT<Real>::GPT(const ParamLayout& layout, int64_t B, int64_t T, const RunContext
       continue;
     }
     std::vector<LayerActs>& blocks = this->*m.blocks_member;
-    for_each_block_buffer(m, layout.config(), [&](int64_t set, const LayerBuffer& b) {
+    for_each_block_buffer(m, layout, [&](int64_t set, const LayerBuffer& b) {
       if (blocks.size() <= static_cast<size_t>(set)) blocks.resize(static_cast<size_t>(set) + 1);
       take_buffer(alloc, blocks[static_cast<size_t>(set)], b, block_prefix(m, set));
     });
   }
   alloc.finish();
   if (scheme_ != nullptr) {
-    sync_uses_ = gpt_sync_uses(layout.config(), B, T);
+    sync_uses_ = gpt_sync_uses(layout, B, T);
     sync_counts_.assign(sync_uses_.size(), 0);
   }
 }
@@ -220,9 +221,9 @@ double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch, ForwardPa
   std::fill(sync_counts_.begin(), sync_counts_.end(), 0);  // the uses of this pass
 
   // Each unit's part is a profiling region and a span, its parameter wait included.
-  // Embeddings.
+  // Embeddings (a part of the model without them has its input in part_input()).
   const UnitEvent embedding{layout_->embedding_unit(), UnitUse::Forward};
-  {
+  if (layout_->embeds()) {
     Phase scope(context_, PhaseSpec("forward embedding").span(SpanKind::Compute, embedding.unit));
     embed(units.acquire(embedding), batch, embedding.unit);
     units.release(embedding);
@@ -235,7 +236,7 @@ double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch, ForwardPa
     // Recomputing: the block's activations go to the one shared set, only its output is kept.
     LayerActs& a = recompute_.empty() ? layers_[static_cast<size_t>(l)] : recompute_.front();
     Real* out = block_output(l);
-    Phase scope(context_, PhaseSpec("forward block " + std::to_string(l))
+    Phase scope(context_, PhaseSpec("forward block " + std::to_string(layout_->first_block() + l))
                               .span(SpanKind::Compute, layout_->block_unit(l)));
     BlockUnits<Real> p(*layout_, l, UnitUse::Forward, units);
     block_forward(a, p, residual, out);
@@ -243,6 +244,10 @@ double GPT<Real>::forward(UnitAccess<Real>& units, const Batch& batch, ForwardPa
     if (checkpoints_ && pass == ForwardPass::Training) copy_checkpoint(l, true);
     units.poll();
     residual = out;
+  }
+  if (!layout_->heads()) {  // the part's output is in part_output()
+    if (pass == ForwardPass::LossOnly) check_sync_uses(pass);
+    return 0.0;
   }
 
   // Final LayerNorm.
@@ -342,36 +347,32 @@ void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
   const int embed_unit = layout_->embedding_unit();
 
   // LM head and loss: d(mean loss)/d(logit) = (p - onehot) / N (made in the forward under
-  // model.classifier_chunk).
-  const UnitEvent head_event{embed_unit, UnitUse::Head};
-  const Real* head = head_params_;  // acquired in the forward, held until here
-  ZM_ASSERT(head != nullptr, "backward without a forward");
-  Real* dembed = units.grads(embed_unit);
-  {
+  // model.classifier_chunk). A part of the model without the head has the gradient of its output
+  // in part_output_grad().
+  if (layout_->heads()) {
+    const UnitEvent head_event{embed_unit, UnitUse::Head};
+    ZM_ASSERT(head_params_ != nullptr, "backward without a forward");
     Phase scope(context_, PhaseSpec("backward head").span(SpanKind::Compute, embed_unit));
-    head_backward(dembed, batch, embed_unit);
+    head_backward(units.grads(embed_unit), batch, embed_unit);
     units.release(head_event);
     head_params_ = nullptr;
     units.poll();
   }
-
-  final_norm_backward(units);
+  if (layout_->heads()) final_norm_backward(units);
 
   // Blocks, last to first. dresidual_ carries the gradient of the residual stream.
   for (int l = static_cast<int>(layers_.size()) - 1; l >= 0; --l) {
     const Real* residual = l == 0 ? encoded_.data() : block_output(l - 1);
     if (checkpoints_) copy_checkpoint(l - 2, false);  // l - 1's is back: l - 2's comes meanwhile
     const int unit = layout_->block_unit(l);
-    Phase scope(context_,
-                PhaseSpec("backward block " + std::to_string(l)).span(SpanKind::Compute, unit));
+    const std::string name = std::to_string(layout_->first_block() + l);
+    Phase scope(context_, PhaseSpec("backward block " + name).span(SpanKind::Compute, unit));
     // A whole block is acquired once for the recomputed forward and the backward; tiles for each.
     BlockUnits<Real> p(*layout_, l, UnitUse::Backward, units);
     LayerActs& a = recompute_.empty() ? layers_[static_cast<size_t>(l)] : recompute_.front();
     if (!recompute_.empty()) {
       // The same kernels on the same input: the activations are bitwise those of the forward.
-      Phase recompute(
-          context_,
-          PhaseSpec("recompute block " + std::to_string(l)).span(SpanKind::Compute, unit));
+      Phase recompute(context_, PhaseSpec("recompute block " + name).span(SpanKind::Compute, unit));
       BlockUnits<Real> again(*layout_, l, UnitUse::Recompute, units);
       block_forward(a, layout_->block_units() > 1 ? again : p, residual, a.residual3.data());
       again.finish();
@@ -381,11 +382,15 @@ void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
     units.poll();
   }
 
-  // Embeddings: needs no parameters, only their gradients (wte's already holds the head's part).
-  Phase scope(context_, PhaseSpec("backward embedding").span(SpanKind::Compute, embed_unit));
-  k::encoder_backward(team_shape_, dembed + layout_->wte_offset(), dembed + layout_->wpe_offset(),
-                      dresidual_.data(), batch.input_groups, B, T, C);
-  units.grads_ready(embed_unit);
+  // Embeddings: needs no parameters, only their gradients (wte's already holds the head's part
+  // where the part has the head). Without them the input's gradient is in part_input_grad().
+  if (layout_->embeds()) {
+    Phase scope(context_, PhaseSpec("backward embedding").span(SpanKind::Compute, embed_unit));
+    Real* dembed = units.grads(embed_unit);
+    k::encoder_backward(team_shape_, dembed + layout_->wte_offset(), dembed + layout_->wpe_offset(),
+                        dresidual_.data(), batch.input_groups, B, T, C);
+  }
+  if (layout_->embeds() || layout_->heads()) units.grads_ready(embed_unit);
   if (scheme_ != nullptr) check_sync_uses(ForwardPass::Training);
 }
 
@@ -438,15 +443,17 @@ void GPT<Real>::check_sync_uses(ForwardPass pass) {
   }
 }
 
-std::vector<ModelSyncUse> gpt_sync_uses(const ModelConfig& c, int64_t B, int64_t T) {
-  const int64_t N = B * T, L = c.layers, chunk = c.classifier_rows(N);
+std::vector<ModelSyncUse> gpt_sync_uses(const ParamLayout& layout, int64_t B, int64_t T) {
+  const ModelConfig& c = layout.config();
+  const int64_t N = B * T, L = layout.blocks(), chunk = c.classifier_rows(N);
   const int64_t forwards = c.recomputes_blocks() ? 2 : 1;  // a block's in a training micro-batch
-  std::vector<ModelSyncUse> uses = {{ModelSync::Embedding, N, 1, 1},
-                                    {ModelSync::AttentionOutput, N, forwards * L, L},
+  std::vector<ModelSyncUse> uses = {{ModelSync::AttentionOutput, N, forwards * L, L},
                                     {ModelSync::MlpOutput, N, forwards * L, L},
                                     {ModelSync::MlpInputGrad, N, L, 0},
-                                    {ModelSync::AttentionInputGrad, N, L, 0},
-                                    {ModelSync::HeadStatistics, chunk, N / chunk, N / chunk}};
+                                    {ModelSync::AttentionInputGrad, N, L, 0}};
+  if (layout.embeds()) uses.insert(uses.begin(), {ModelSync::Embedding, N, 1, 1});
+  if (!layout.heads()) return uses;
+  uses.push_back({ModelSync::HeadStatistics, chunk, N / chunk, N / chunk});
   if (N % chunk != 0) uses.push_back({ModelSync::HeadStatistics, N % chunk, 1, 1});
   uses.push_back({ModelSync::HeadInputGrad, N, 1, 0});
   return uses;
@@ -458,7 +465,7 @@ std::vector<ModelSyncPost> gpt_sync_posts(const ParamLayout& layout, int64_t B, 
   if (scheme == nullptr) return {};
   const BufferShape shape = buffer_shape(layout, B, T);
   std::vector<ModelSyncPost> posts;
-  for (const ModelSyncUse& u : gpt_sync_uses(layout.config(), B, T))
+  for (const ModelSyncUse& u : gpt_sync_uses(layout, B, T))
     for (const ModelCollective& wire : scheme->collectives(u.point, shape, u.rows, element_bytes))
       posts.push_back({u.point, wire, u.per_micro_batch, u.per_forward_only});
   return posts;

@@ -53,7 +53,9 @@ struct ModelSyncUse {
 // block) and their inputs' gradients, the head's statistics once per chunk of
 // model.classifier_chunk and the head's input gradient. Written beside forward() and backward()
 // and checked against what they do after every pass (GPT::check_sync_uses).
-std::vector<ModelSyncUse> gpt_sync_uses(const ModelConfig& c, int64_t B, int64_t T);
+// A part of the model (model/layout.hpp) reaches those of its blocks, and the embedding's and the
+// head's where it has them.
+std::vector<ModelSyncUse> gpt_sync_uses(const ParamLayout& layout, int64_t B, int64_t T);
 
 // The model's collectives over its model-parallel group (none without a scheme): what the step's
 // schedule lists and the planner prices (zero/schedule.hpp: ScheduleRole::ModelSync).
@@ -128,6 +130,16 @@ class GPT {
   // Accumulates d(mean loss)/d(params) into units.grads(u), calling grads_ready(u) per unit.
   void backward(UnitAccess<Real>& units, const Batch& batch);
 
+  // Where a part of the model (ParamLayout::embeds, heads) meets its neighbours, each B x T x C on
+  // the device: without the embedding, forward reads its first block's input from part_input()
+  // and backward leaves that input's gradient in part_input_grad(); without the head, forward
+  // leaves its last block's output in part_output() (and returns a loss of 0) and backward reads
+  // the gradient of that output from part_output_grad(). The caller writes the inputs.
+  Real* part_input() { return encoded_.data(); }
+  const Real* part_output() { return block_output(static_cast<int64_t>(layers_.size()) - 1); }
+  Real* part_output_grad() { return dresidual_.data(); }
+  const Real* part_input_grad() const { return dresidual_.data(); }
+
  private:
   using Stat = kernels::Acc<Real>;  // LayerNorm's saved mean and rstd
   struct LayerActs {
@@ -188,14 +200,14 @@ class GPT {
   static const std::vector<ModelBuffer>& model_buffers();
   // "{name}{set}.": what the names of a set of block buffers start with.
   static std::string block_prefix(const ModelBuffer& blocks, int64_t set);
-  // Calls f(set, buffer) for each block buffer a "blocks" row stands for under config c: every
-  // buffer of every layer, or under model.recompute = "blocks" only each layer's output
+  // Calls f(set, buffer) for each block buffer a "blocks" row stands for in `layout`'s blocks:
+  // every buffer of every layer, or under model.recompute = "blocks" only each layer's output
   // (residual3, the next block's input) and one full set for the block being recomputed.
   template <typename F>
-  static void for_each_block_buffer(const ModelBuffer& blocks, const ModelConfig& c, F f) {
-    const bool recompute = c.recomputes_blocks();
+  static void for_each_block_buffer(const ModelBuffer& blocks, const ParamLayout& layout, F f) {
+    const bool recompute = layout.config().recomputes_blocks();
     const bool per_layer = blocks.blocks_member == &GPT::layers_;
-    const int64_t sets = per_layer ? c.layers : (recompute ? 1 : 0);
+    const int64_t sets = per_layer ? layout.blocks() : (recompute ? 1 : 0);
     for (int64_t set = 0; set < sets; ++set)
       for (const LayerBuffer& b : layer_buffers())
         if (!per_layer || !recompute || b.real_member == &LayerActs::residual3) f(set, b);

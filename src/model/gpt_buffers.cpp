@@ -150,10 +150,10 @@ std::vector<BufferSpec> gpt_buffers(const ParamLayout& layout, const AttentionKe
       add(m, "");
       continue;
     }
-    Model::for_each_block_buffer(m, c, [&](int64_t set, const Model::LayerBuffer& b) {
+    Model::for_each_block_buffer(m, layout, [&](int64_t set, const Model::LayerBuffer& b) {
       add(b, Model::block_prefix(m, set));
       // Under recompute a layer holds its output only; a home keeps all but the last two's.
-      if (m.blocks_member == &Model::layers_ && c.recomputes_blocks() && set < c.layers - 2)
+      if (m.blocks_member == &Model::layers_ && c.recomputes_blocks() && set < layout.blocks() - 2)
         plan.back().category = checkpoints;
     });
   }

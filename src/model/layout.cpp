@@ -9,8 +9,9 @@
 
 namespace zm {
 
-ParamLayout::ParamLayout(const ModelConfig& config, const ModelParallelScheme* scheme, int slices)
-    : config_(config), scheme_(scheme), slices_(slices) {
+ParamLayout::ParamLayout(const ModelConfig& config, const ModelParallelScheme* scheme, int slices,
+                         ModelPart part)
+    : config_(config), scheme_(scheme), slices_(slices), part_(part) {
   ZM_ASSERT(slices >= 1 && (scheme != nullptr || slices == 1), "{} slices without a scheme",
             slices);
   const int64_t C = config.dim, Vp = config.padded_vocab(), T = config.seq_len;
@@ -55,7 +56,39 @@ ParamLayout::ParamLayout(const ModelConfig& config, const ModelParallelScheme* s
     units_[u].dataset = static_cast<int>(u);
     units_[u].dataset_size = units_[u].global_size;
   }
+  vocab_rows_ = tensors_.front().shape.front();
   if (config.tiles > 1) cut_blocks_into_tiles();
+  if (part_.blocks < 0) part_.blocks = config.layers - part_.first_block;
+  if (part_.first_block > 0 || part_.blocks < config.layers) keep_part();
+}
+
+void ParamLayout::keep_part() {
+  const int64_t first = part_.first_block, end = first + part_.blocks, L = config_.layers;
+  ZM_ASSERT(first >= 0 && part_.blocks > 0 && end <= L, "blocks {}..{} of {}", first, end, L);
+  std::vector<UnitInfo> units;
+  std::vector<TensorInfo> tensors;
+  std::vector<int> renumbered(tensors_.size(), -1);
+  total_ = 0;
+  for (UnitInfo unit : units_) {
+    const int64_t d = unit.dataset;  // embedding 0, block l at l + 1, final norm at L + 1
+    if (d == 0 ? !embeds() && !heads() : (d == L + 1 ? !heads() : d - 1 < first || d - 1 >= end))
+      continue;
+    unit.offset = total_;
+    total_ += unit.size;
+    // A tensor's unit is the first listing it: tiles of a block are kept or dropped together.
+    for (int& t : unit.tensors) {
+      int& kept = renumbered[static_cast<size_t>(t)];
+      if (kept < 0) {
+        kept = static_cast<int>(tensors.size());
+        tensors.push_back(tensors_[static_cast<size_t>(t)]);
+        tensors.back().unit = static_cast<int>(units.size());
+      }
+      t = kept;
+    }
+    units.push_back(std::move(unit));
+  }
+  units_ = std::move(units);
+  tensors_ = std::move(tensors);
 }
 
 void ParamLayout::cut_blocks_into_tiles() {

@@ -19,6 +19,11 @@
 // cut dimension divided by the number of slices. Each tensor remembers where it sits in the whole
 // model's layout, so that initialisation (by global index), checkpoints (always the whole model)
 // and exports see the same numbers however the model is cut (slice_runs).
+//
+// A layout may hold a part of the model (ModelPart: a pipeline stage's): its blocks, the embedding
+// before the first block, the final norm and the LM head after the last. The units are numbered
+// in the part; each keeps its place in the whole model (global offsets, dataset), so that
+// initialisation and checkpoints are those of the whole model.
 #pragma once
 
 #include <cstdint>
@@ -102,23 +107,38 @@ struct SliceRun {
 std::vector<SliceRun> slice_runs(const TensorInfo& t, int slices, int slice_rank, int64_t begin,
                                  int64_t end);
 
+// Blocks [first_block, first_block + blocks) of the model (blocks < 0: through the last), with
+// the embedding's forward where the part starts at block 0 and the final norm and LM head where it
+// ends at the last. The head is tied to the token embedding: a part with the head holds the
+// embedding unit too (its gradient there is the head's part only).
+struct ModelPart {
+  int64_t first_block = 0, blocks = -1;
+};
+
 class ParamLayout {
  public:
   // The layout of one slice of `slices` of the model, cut by `scheme` (nullptr, 1: the whole
   // model); each cut dimension must divide into the slices (the scheme's deck checks say so).
+  // `part`: the blocks it holds (the whole model by default).
   explicit ParamLayout(const ModelConfig& config, const ModelParallelScheme* scheme = nullptr,
-                       int slices = 1);
+                       int slices = 1, ModelPart part = {});
 
   const ModelConfig& config() const { return config_; }
   // The scheme the model is cut by (nullptr: held whole) and into how many slices.
   const ModelParallelScheme* scheme() const { return scheme_; }
   int slices() const { return slices_; }
   int num_units() const { return static_cast<int>(units_.size()); }
-  int embedding_unit() const { return 0; }
-  // The units of a block: its first and how many (1, or 4 x model.tiles).
-  int block_unit(int layer) const { return 1 + layer * block_units(); }
+  // The part held: its blocks (numbered from 0 in the part, `first_block` in the model), whether
+  // it embeds (the model's first block is its) and whether it has the head (the last is).
+  int64_t first_block() const { return part_.first_block; }
+  int blocks() const { return static_cast<int>(part_.blocks); }
+  bool embeds() const { return part_.first_block == 0; }
+  bool heads() const { return part_.first_block + part_.blocks == config_.layers; }
+  int embedding_unit() const { return 0; }  // held where the part embeds or heads
+  // The units of the part's block `layer`: its first and how many (1, or 4 x model.tiles).
+  int block_unit(int layer) const { return (embeds() || heads() ? 1 : 0) + layer * block_units(); }
   int block_units() const { return config_.tiles > 1 ? 4 * static_cast<int>(config_.tiles) : 1; }
-  int final_norm_unit() const { return num_units() - 1; }
+  int final_norm_unit() const { return num_units() - 1; }  // held where the part heads
   const UnitInfo& unit(int u) const { return units_[static_cast<size_t>(u)]; }
   const std::vector<UnitInfo>& units() const { return units_; }
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
@@ -134,7 +154,7 @@ class ParamLayout {
   // Within the embedding unit (wte: the vocab_rows() rows this rank holds).
   int64_t wte_offset() const { return 0; }
   int64_t wpe_offset() const { return vocab_rows() * config_.dim; }
-  int64_t vocab_rows() const { return tensors_.front().shape.front(); }
+  int64_t vocab_rows() const { return vocab_rows_; }
   // Within a block unit; within the final-norm unit lnf_w is at 0 and lnf_b at C.
   const BlockOffsets& block() const { return block_; }
   const BlockWidths& widths() const { return widths_; }
@@ -143,15 +163,18 @@ class ParamLayout {
   void add_unit(const std::string& name);
   void add_tensor(const std::string& name, std::vector<int64_t> shape, bool decay, InitKind init);
   void cut_blocks_into_tiles();
+  void keep_part();  // drops the units outside part_, numbering the rest in the part
 
   ModelConfig config_;
   const ModelParallelScheme* scheme_ = nullptr;
   int slices_ = 1;
+  ModelPart part_;
   int64_t global_total_ = 0;
   std::vector<UnitInfo> units_;
   std::vector<TensorInfo> tensors_;
   BlockOffsets block_{};
   BlockWidths widths_{};
+  int64_t vocab_rows_ = 0;
   int64_t total_ = 0;
 };
 

@@ -30,7 +30,7 @@ TEST(ModelSyncUses, BlocksHeadChunksAndRecomputation) {
   c.layers = 3;
   c.classifier_chunk = 5;  // 2 x 8 = 16 rows: three chunks of 5 and one of 1
   c.recompute = "blocks";
-  const auto uses = zm::gpt_sync_uses(c, 2, 8);
+  const auto uses = zm::gpt_sync_uses(zm::ParamLayout(c), 2, 8);
   EXPECT_EQ(uses_of(uses, ModelSync::Embedding, 16, true), 1);
   EXPECT_EQ(uses_of(uses, ModelSync::AttentionOutput, 16, true), 6);  // recomputed in backward
   EXPECT_EQ(uses_of(uses, ModelSync::AttentionOutput, 16, false), 3);
@@ -41,9 +41,19 @@ TEST(ModelSyncUses, BlocksHeadChunksAndRecomputation) {
   EXPECT_EQ(uses_of(uses, ModelSync::HeadInputGrad, 16, false), 0);
   c.recompute = "none";
   c.classifier_chunk = 0;  // the whole head at once
-  const auto whole_head = zm::gpt_sync_uses(c, 2, 8);
+  const auto whole_head = zm::gpt_sync_uses(zm::ParamLayout(c), 2, 8);
   EXPECT_EQ(uses_of(whole_head, ModelSync::AttentionOutput, 16, true), 3);
   EXPECT_EQ(uses_of(whole_head, ModelSync::HeadStatistics, 16, true), 1);
+  // A part of the model: its blocks' uses only, the embedding's where it starts the model and
+  // the head's where it ends it.
+  const auto middle = zm::gpt_sync_uses(zm::ParamLayout(c, nullptr, 1, {1, 1}), 2, 8);
+  EXPECT_EQ(uses_of(middle, ModelSync::Embedding, 16, true), -1);
+  EXPECT_EQ(uses_of(middle, ModelSync::AttentionOutput, 16, true), 1);
+  EXPECT_EQ(uses_of(middle, ModelSync::HeadInputGrad, 16, true), -1);
+  const auto last = zm::gpt_sync_uses(zm::ParamLayout(c, nullptr, 1, {1, -1}), 2, 8);
+  EXPECT_EQ(uses_of(last, ModelSync::Embedding, 16, true), -1);
+  EXPECT_EQ(uses_of(last, ModelSync::MlpInputGrad, 16, true), 2);
+  EXPECT_EQ(uses_of(last, ModelSync::HeadStatistics, 16, true), 1);
 }
 
 class ModelPostTest : public ::testing::Test {
