@@ -23,8 +23,11 @@ template <typename T>
 void encoder_backward(TeamShape shape, T* dwte, T* dwpe, const T* dout, const TokenGroups& groups,
                       int64_t B, int64_t S, int64_t C) {
   using A = Acc<T>;
-  // A team per token: each channel sums the token's rows in (b, t) order in the arithmetic type
-  // and is rounded once (rounding every bf16 addition would drop a frequent token's rows).
+  // A team per token: each channel sums the token's rows in (b, t) order in the arithmetic type,
+  // adds that sum to what the gradient holds (the tied head's part, earlier micro-batches') and
+  // is rounded once (rounding every bf16 addition would drop a frequent token's rows). The
+  // micro-batch's part is one term: a model held in parts, which sums the head's part in on
+  // another rank, adds the same two terms.
   const int* ids = groups.ids;
   const int* starts = groups.starts;
   const int* rows = groups.rows;
@@ -40,19 +43,19 @@ void encoder_backward(TeamShape shape, T* dwte, T* dwpe, const T* dout, const To
           for (int64_t c0 = 0; c0 < C; c0 += kTile) {
             const int64_t n = C - c0 < kTile ? C - c0 : kTile;
             A sums[kTile];
-            for (int64_t c = 0; c < n; ++c) sums[c] = A(g[c0 + c]);
+            for (int64_t c = 0; c < n; ++c) sums[c] = A(0);
             for (int k = begin; k < end; ++k) {
               const T* d = dout + static_cast<int64_t>(rows[k]) * C + c0;
               for (int64_t c = 0; c < n; ++c) sums[c] += A(d[c]);
             }
-            for (int64_t c = 0; c < n; ++c) g[c0 + c] = T(sums[c]);
+            for (int64_t c = 0; c < n; ++c) g[c0 + c] = T(A(g[c0 + c]) + sums[c]);
           }
           return;
         }
         Kokkos::parallel_for(Kokkos::TeamVectorRange(team, C), [&](int64_t c) {
-          A total = A(g[c]);
+          A total = A(0);
           for (int k = begin; k < end; ++k) total += A(dout[static_cast<int64_t>(rows[k]) * C + c]);
-          g[c] = T(total);
+          g[c] = T(A(g[c]) + total);
         });
       });
   Kokkos::parallel_for(
