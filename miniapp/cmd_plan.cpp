@@ -23,6 +23,42 @@ namespace zm::cli {
 
 namespace {
 
+// --precision: "fp32", "tf32", "bf16", or "mixed" (= bf16).
+Precision plan_precision_from_name(const std::string& name) {
+  Precision precision = Precision::FP32;
+  if (name == "mixed") return Precision::BF16;
+  if (!parse_precision(name, precision)) fail("precision '{}': expected fp32 or mixed", name);
+  return precision;
+}
+
+// One line per collective of unit `unit` (and the step's buckets): role, strategy, group, op,
+// count, type, posts per step, where posted and waited, and the posts per forward-only
+// micro-batch where it has some. A state tier's own lines follow (StateTier::describe).
+std::vector<std::string> describe_schedule(const StepSchedule& schedule, int unit) {
+  std::vector<std::string> lines;
+  for (const ScheduledCollective& c : schedule.collectives()) {
+    // The unit's entries, and those that are the step's whatever the unit: the buckets (stage 0)
+    // and the statistics.
+    if (c.role != ScheduleRole::Buckets && c.unit >= 0 && c.unit != unit) continue;
+    const std::string what = c.unit < 0 ? c.buffer
+                             : c.last_unit != c.unit
+                                 ? fmt::format("{} of units {}-{}", c.buffer, c.unit, c.last_unit)
+                                 : fmt::format("{} of unit {}", c.buffer, c.unit);
+    for (const ScheduleHop& hop : c.hops)
+      lines.push_back(fmt::format(
+          "{:<17} {:<28} {:<18} {:<14} {:>12} x {}B on {:>5} ranks  x{} per step  posted {}, "
+          "waited {}  ({}){}",
+          schedule_role_name(c.role), c.strategy->name(c),
+          hop.added.empty() ? mesh_group_name(hop.group) : hop.added.c_str(),
+          comm_op_name(hop.wire.op), hop.wire.count, hop.wire.element_bytes, hop.wire.ranks,
+          c.per_step, step_point_name(c.posted), step_point_name(c.waited), what,
+          c.per_forward_only > 0
+              ? fmt::format("  x{} per forward-only micro-batch", c.per_forward_only)
+              : std::string()));
+  }
+  return lines;
+}
+
 // "1,4,16" for --ranks or a plan axis's option: integers >= 1.
 std::vector<int64_t> parse_counts(const char* option, const std::string& text) {
   std::vector<int64_t> ranks;

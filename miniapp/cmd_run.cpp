@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "comm/communicator.hpp"
 #include "comm/node_split.hpp"
@@ -11,6 +13,7 @@
 #include "commands.hpp"
 #include "core/build_info.hpp"
 #include "core/deck.hpp"
+#include "core/deck_schema.hpp"
 #include "core/error.hpp"
 #include "core/exit_codes.hpp"
 #include "core/log.hpp"
@@ -24,6 +27,27 @@
 namespace zm::cli {
 
 namespace {
+
+// One line per setting that differs from its default, with where it was set
+// ("  zero.stage = 3  (deck.toml:12)"), as a run prints it before its first step.
+std::string changed_settings(const Deck& deck) {
+  const Deck defaults;
+  std::vector<std::pair<std::string, std::string>> changed;  // "key = value", where
+  size_t width = 0;
+  for (const auto& spec : deck_detail::schema()) {
+    const std::string value = spec.get(deck);
+    if (value == spec.get(defaults)) continue;
+    changed.emplace_back(fmt::format("{} = {}", spec.full_name(), value),
+                         deck.where(spec.full_name()));
+    width = std::max(width, changed.back().first.size());
+  }
+  std::string out =
+      fmt::format("Settings ({}; {} differ from the defaults, `--print-deck` shows all):\n",
+                  deck.path, changed.size());
+  for (const auto& [setting, from] : changed)
+    out += fmt::format("  {:<{}}  ({})\n", setting, width, from);
+  return out;
+}
 
 int exit_code(RunEnd end) {
   switch (end) {
@@ -90,7 +114,7 @@ int run(int& argc, char**& argv, const RunOptions& options) {
              runtime.size(), nodes, nodes == 1 ? "" : "s", build_features().kokkos_version,
              kokkos_backends(), mpi_library_version());
     // What this run chose; the whole resolved deck is in <output.dir>/deck.toml.
-    log_root("{}", options.print_deck ? deck.resolved_toml() + "\n" : deck.changed_settings());
+    log_root("{}", options.print_deck ? deck.resolved_toml() + "\n" : changed_settings(deck));
     auto comm = make_communicator(deck.comm.backend, MPI_COMM_WORLD, runtime.watchdog());
     RunInvocation run = invocation(options, runtime.size());
     run.nodes = nodes;

@@ -74,12 +74,6 @@ CommStats& operator+=(CommStats& total, const CommStats& part) {
   return total;
 }
 
-const char* comm_purpose_name(CommPurpose purpose) {
-  static const char* const kNames[] = {"other", "grad_reduce", "param_gather", "stats",
-                                       "model_parallel"};
-  return enum_name(kNames, purpose);
-}
-
 CommRequest::CommRequest(Communicator* owner, CommOp op, std::unique_ptr<detail::PendingOp> pending,
                          int64_t observed)
     : owner_(owner), op_(op), pending_(std::move(pending)), observed_(observed) {

@@ -63,7 +63,6 @@ struct NodeSpan {
 // Why a collective runs, for its observers. ModelParallel: the model's own collectives (its
 // activations' sums and gathers).
 enum class CommPurpose : int { Other = 0, GradReduce, ParamGather, Stats, ModelParallel };
-const char* comm_purpose_name(CommPurpose purpose);  // "other", "grad_reduce", ...
 
 // What a collective is for: the model unit it moves (-1: none) and why.
 struct CommTag {

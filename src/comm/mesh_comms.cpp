@@ -1,18 +1,10 @@
 #include "comm/mesh_comms.hpp"
 
 #include <algorithm>
-#include <iterator>
 
 #include "core/error.hpp"
-#include "core/text.hpp"
 
 namespace zm {
-
-const char* comm_level_name(CommLevel level) {
-  static const char* const kNames[] = {"intra_group", "inter_group", "model_parallel"};
-  static_assert(std::size(kNames) == kCommLevels);
-  return enum_name(kNames, level);
-}
 
 CommLevel level_along(const ZeroMesh& mesh, const std::string& dim) {
   if (dim != kReplicateDim && dim != kShardDim) return CommLevel::ModelParallel;

@@ -18,7 +18,6 @@ namespace zm {
 
 enum class CommLevel : int { IntraGroup = 0, InterGroup, ModelParallel, Count };
 constexpr int kCommLevels = static_cast<int>(CommLevel::Count);
-const char* comm_level_name(CommLevel level);  // "intra_group" | "inter_group" | "model_parallel"
 
 // The level of the collectives along a dimension of the mesh, and of the world's.
 CommLevel level_along(const ZeroMesh& mesh, const std::string& dim);

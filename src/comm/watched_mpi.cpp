@@ -75,15 +75,4 @@ void watched_gather(Watchdog& watchdog, const void* send, int count, MPI_Datatyp
   watched_wait(watchdog, request, what, sequence);
 }
 
-void watched_gatherv(Watchdog& watchdog, const void* send, int count, MPI_Datatype type, void* recv,
-                     const int* recv_counts, const int* displacements, int root, MPI_Comm comm,
-                     const std::string& what) {
-  MPI_Request request = MPI_REQUEST_NULL;
-  const int64_t sequence = watchdog.sequence_for(comm);
-  check(
-      MPI_Igatherv(send, count, type, recv, recv_counts, displacements, type, root, comm, &request),
-      what);
-  watched_wait(watchdog, request, what, sequence);
-}
-
 }  // namespace zm

@@ -25,9 +25,5 @@ void watched_bcast(Watchdog& watchdog, void* data, int count, MPI_Datatype type,
                    MPI_Comm comm, const std::string& what);
 void watched_gather(Watchdog& watchdog, const void* send, int count, MPI_Datatype type, void* recv,
                     int root, MPI_Comm comm, const std::string& what);
-// Variable counts: recv_counts and displacements (elements) matter on `root` only.
-void watched_gatherv(Watchdog& watchdog, const void* send, int count, MPI_Datatype type, void* recv,
-                     const int* recv_counts, const int* displacements, int root, MPI_Comm comm,
-                     const std::string& what);
 
 }  // namespace zm

@@ -304,24 +304,6 @@ std::string Deck::resolved_toml() const {
          });
 }
 
-std::string Deck::changed_settings() const {
-  const Deck defaults;
-  std::vector<std::pair<std::string, std::string>> changed;  // "key = value", where
-  size_t width = 0;
-  for (const auto& spec : deck_detail::schema()) {
-    const std::string value = spec.get(*this);
-    if (value == spec.get(defaults)) continue;
-    changed.emplace_back(fmt::format("{} = {}", spec.full_name(), value), where(spec.full_name()));
-    width = std::max(width, changed.back().first.size());
-  }
-  std::string out =
-      fmt::format("Settings ({}; {} differ from the defaults, `--print-deck` shows all):\n", path,
-                  changed.size());
-  for (const auto& [setting, from] : changed)
-    out += fmt::format("  {:<{}}  ({})\n", setting, width, from);
-  return out;
-}
-
 std::string Deck::where(const std::string& key) const {
   auto it = origin.find(key);
   if (it != origin.end()) return it->second;

@@ -21,14 +21,14 @@ struct ModelConfig {
   int64_t vocab = 256;   // the real vocabulary; the GEMMs use padded_vocab()
   int64_t seq_len = 64;  // also the number of learned positions
   // "blocks": forward keeps only each block's input and backward recomputes the block's forward;
-  // "none" keeps every activation. How the model is run, not what it is: not in ==.
+  // "none" keeps every activation.
   std::string recompute = "none";
   // Tokens per chunk of the LM head, so that only chunk x Vp logits exist at once
-  // (kernels/crossentropy.hpp); 0: the whole micro-batch's. Not in == either.
+  // (kernels/crossentropy.hpp); 0: the whole micro-batch's.
   int64_t classifier_chunk = 1024;
   // Memory-centric tiling: each linear layer of a block cut into this many tiles along its
   // output, each tile its own unit (model/layout.hpp), so that stage 3 gathers one tile at a
-  // time; 1: a block is one unit. Not in == either.
+  // time; 1: a block is one unit.
   int64_t tiles = 1;
 
   // Vocabulary rounded up to a multiple of 128 so that the LM-head GEMM has friendly sizes.
@@ -40,11 +40,6 @@ struct ModelConfig {
   int64_t classifier_rows(int64_t tokens) const {
     return classifier_chunk > 0 && classifier_chunk < tokens ? classifier_chunk : tokens;
   }
-  bool operator==(const ModelConfig& o) const {
-    return layers == o.layers && heads == o.heads && dim == o.dim && vocab == o.vocab &&
-           seq_len == o.seq_len;
-  }
-  bool operator!=(const ModelConfig& o) const { return !(*this == o); }
 };
 
 struct TrainConfig {
@@ -130,9 +125,6 @@ struct Deck {
   // The deck with every default filled in, as TOML (deck.toml, results.h5, checkpoints,
   // `run --print-deck`).
   std::string resolved_toml() const;
-  // One line per setting that differs from its default, with where it was set
-  // ("  zero.stage = 3  (deck.toml:12)"), as a run prints it before its first step.
-  std::string changed_settings() const;
   // The stages this run trains: {stage} or {0,1,2,3} for stage = "all".
   std::vector<int> stages() const;
 };

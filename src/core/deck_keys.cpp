@@ -102,12 +102,10 @@ void add_deck_keys(const std::vector<KeySpec>& keys) {
   deck_detail::add_keys(keys);
 }
 
-void add_deck_check(DeckCheck check) {
-  registry<DeckCheck>().push_back(std::move(check));
-}
+ZM_REGISTRY(DeckCheck, add_deck_check, deck_checks)
 
 void run_deck_checks(const Deck& deck, BuildChecks build_checks) {
-  for (const DeckCheck& check : registry<DeckCheck>()) check(deck, build_checks);
+  for (const DeckCheck& check : deck_checks()) check(deck, build_checks);
 }
 
 template <typename T>

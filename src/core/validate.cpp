@@ -7,16 +7,14 @@
 
 namespace zm {
 
-void add_validation(RunCheck check) {
-  registry<RunCheck>().push_back(std::move(check));
-}
+ZM_REGISTRY(RunCheck, add_validation, run_checks)
 
 void validate(const Deck& deck, const RunShape& shape, Validation purpose) {
   // The mesh's own checks: the model dimensions divide the ranks, the shard sizes divide the
   // data-parallel ranks, and the modules' mesh configurers' own checks.
   zero_mesh(deck, shape.stage, static_cast<int>(shape.ranks),
             static_cast<int>(shape.ranks_per_node));
-  for (const RunCheck& check : registry<RunCheck>()) check(deck, shape, purpose);
+  for (const RunCheck& check : run_checks()) check(deck, shape, purpose);
 }
 
 }  // namespace zm

@@ -426,9 +426,7 @@ CheckpointWritten write_checkpoint(ZeroEngine& engine, const Deck& deck, int64_t
   return CheckpointWrite(engine, deck, steps_done).write();
 }
 
-void add_checkpoint_reader(CheckpointReader reader) {
-  registry<CheckpointReader>().push_back(std::move(reader));
-}
+ZM_REGISTRY(CheckpointReader, add_checkpoint_reader, checkpoint_readers)
 
 std::string resolve_resume(const Deck& deck) {
   const std::string& resume = deck.train.resume;
@@ -464,7 +462,7 @@ int64_t load_checkpoint(ZeroEngine& engine, const Deck& deck, const std::string&
     BlockingRegion region(watchdog, "reading " + path, kLocalRegion, WaitKind::Io);
     h5::Handle file = h5::open_file(path);
     steps_done = check_header(file, path, deck.model);
-    for (const CheckpointReader& reader : registry<CheckpointReader>())
+    for (const CheckpointReader& reader : checkpoint_readers())
       reader(file, path, deck, engine.comms().mesh().world());
     const Partition& partition = engine.partition();
     for (int u = 0; u < partition.num_units(); ++u)

@@ -205,9 +205,7 @@ std::vector<ResultsStage> read_results_history(const std::string& path) {
 
 }  // namespace
 
-void add_results_group(ResultsGroupGather gather) {
-  registry<ResultsGroupGather>().push_back(std::move(gather));
-}
+ZM_REGISTRY(ResultsGroupGather, add_results_group, results_group_gathers)
 
 ResultsWriter::ResultsWriter(const Deck& deck, MPI_Comm comm, Watchdog& watchdog,
                              const std::string& path, bool keep_history)
@@ -215,7 +213,7 @@ ResultsWriter::ResultsWriter(const Deck& deck, MPI_Comm comm, Watchdog& watchdog
   MPI_Comm_rank(comm, &rank_);
   MPI_Comm_size(comm, &ranks_);
   hostnames_ = gather_host_names(comm, watchdog, rank_, ranks_);
-  for (const ResultsGroupGather& gather : registry<ResultsGroupGather>())
+  for (const ResultsGroupGather& gather : results_group_gathers())
     groups_.push_back(gather(deck, comm, watchdog));
   std::string error;
   if (rank_ == 0 && keep_history) {

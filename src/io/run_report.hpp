@@ -28,13 +28,4 @@ struct RunReport {
 void add_run_report(RunReport added);
 const std::vector<RunReport>& run_reports();
 
-// The figures of type T among a stage's (StageResult::figures), or nullptr: for a module that
-// reads back its own.
-template <typename T>
-const T* stage_figures_of(const StageResult& stage) {
-  for (const auto& f : stage.figures)
-    if (const T* found = dynamic_cast<const T*>(f.get())) return found;
-  return nullptr;
-}
-
 }  // namespace zm

@@ -26,16 +26,6 @@ KOKKOS_INLINE_FUNCTION T lane_sum(int64_t n, F&& term) {
   return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])) + rest;
 }
 
-// a * b rounded on its own, as a product written to memory and read back is, even where the
-// caller adds to it: compilers may fuse a product with the addition that uses it (nvcc by default,
-// GCC and Clang on FMA targets) in one kernel and not in another, and two paths meant to give the
-// same bits then differ in the last one. fma(a, b, +0) is that rounded product (never -0 where
-// used), and compilers keep it as it is (it differs from a * b at -0).
-template <typename A>
-KOKKOS_INLINE_FUNCTION A rounded_product(A a, A b) {
-  return math::fma(a, b, A(0));
-}
-
 template <typename T>
 KOKKOS_INLINE_FUNCTION T lane_max(const T* x, int64_t n) {
   T acc[8];

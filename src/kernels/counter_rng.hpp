@@ -20,10 +20,4 @@ KOKKOS_INLINE_FUNCTION double unit_interval(uint64_t bits) {
   return (static_cast<double>(bits >> 11) + 1.0) * (1.0 / 9007199254740992.0);
 }
 
-// A uniform float in [0, 1) from the top 24 bits: every value is exact in float, and 1 is never
-// reached (floor(v + u) then rounds v up with probability frac(v) exactly, up to 2^-24).
-KOKKOS_INLINE_FUNCTION float unit_interval_open_float(uint64_t bits) {
-  return static_cast<float>(bits >> 40) * (1.0f / 16777216.0f);
-}
-
 }  // namespace zm::kernels

@@ -70,11 +70,6 @@ KOKKOS_INLINE_FUNCTION void team_single(const TeamMember& team, const F& body) {
   Kokkos::single(Kokkos::PerTeam(team), body);
 }
 
-// Between a team loop that writes a row and one that reads what other threads wrote.
-KOKKOS_INLINE_FUNCTION void team_sync(const TeamMember& team) {
-  if (!team_is_one_thread(team)) team.team_barrier();
-}
-
 // Chunks of elements for element-wise kernels, one team each.
 constexpr int64_t kElementChunk = 1024;
 

@@ -146,9 +146,6 @@ Machine load_machine(const std::string& path) {
   m.intra_node_latency = m.number("network.intra_node_latency_us", 1e-6);
   m.inter_node_bandwidth = m.number("network.inter_node_bandwidth_gbs", 1e9);
   m.inter_node_latency = m.number("network.inter_node_latency_us", 1e-6);
-  m.peak_flops_fp32 = m.number("compute.peak_tflops_fp32", 1e12);
-  m.peak_flops_tf32 = m.number("compute.peak_tflops_tf32", 1e12);
-  m.peak_flops_mixed = m.number("compute.peak_tflops_mixed", 1e12);
   if (m.devices_per_node < 1) fail("{}: machine.devices_per_node must be >= 1", path);
   if (tables.count("host")) {
     HostSide host;

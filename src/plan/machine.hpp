@@ -35,10 +35,6 @@ struct Machine {
   double intra_node_latency = 0;    // seconds
   double inter_node_bandwidth = 0;
   double inter_node_latency = 0;
-  // Dense peak FLOP/s per device for each precision; 0 where the file gives none.
-  double peak_flops_fp32 = 0;
-  double peak_flops_tf32 = 0;
-  double peak_flops_mixed = 0;  // the 16-bit tensor-core peak (train.precision = "bf16")
   // [host]: absent where the file has none; the planner then refuses to price host memory's copies.
   std::optional<HostSide> host;
   // Every value the file gives by "table.key", as written: what a module's tables hold.

@@ -14,13 +14,6 @@
 
 namespace zm {
 
-Precision plan_precision_from_name(const std::string& name) {
-  Precision precision = Precision::FP32;
-  if (name == "mixed") return Precision::BF16;
-  if (!parse_precision(name, precision)) fail("precision '{}': expected fp32 or mixed", name);
-  return precision;
-}
-
 const char* memory_model_name(Precision precision) {
   return is_mixed(precision) ? "mixed" : "fp32";
 }
@@ -134,7 +127,7 @@ namespace {
 // of equal model-parallel coordinates) is strided by that over group_ranks x model_parallel()
 // consecutive ranks, and a collective across the groups spans the world.
 int64_t ranks_spanned(const PlannedCollective& c, const ZeroMesh& mesh) {
-  if (c.level == CommLevel::ModelParallel) return mesh.model_parallel();
+  if (c.level == CommLevel::ModelParallel) return mesh.slices();
   if (c.level == CommLevel::IntraGroup) return int64_t(mesh.group_ranks()) * mesh.model_parallel();
   return mesh.world();
 }

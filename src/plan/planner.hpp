@@ -22,8 +22,7 @@
 namespace zm {
 
 // Memory models: fp32 for train.precision = "fp32" or "tf32"; mixed for "bf16" (the ZeRO paper's
-// 2 + 2 + 12 bytes per parameter). --precision: "fp32", "tf32", "bf16", or "mixed" (= bf16).
-Precision plan_precision_from_name(const std::string& name);
+// 2 + 2 + 12 bytes per parameter).
 const char* memory_model_name(Precision precision);  // "fp32" | "mixed"
 
 struct MemoryPlan {

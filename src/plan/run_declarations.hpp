@@ -28,15 +28,4 @@ std::vector<BufferSpec> run_buffers(const Deck& deck, int stage, const ZeroMesh&
 std::vector<PlannedCollective> run_traffic(const Deck& deck, int stage, const Partition& partition,
                                            const ZeroMesh& mesh);
 
-// What a forward-only pass of `micro_batches` micro-batches per rank posts and copies
-// (Trainer::forward_only_loss): per micro-batch the schedule's entries a forward reaches and a
-// tier's copies for them, then the statistics' all-reduce of the loss. Not the model's own
-// collectives over its model-parallel group.
-struct ForwardOnlyDeclaration {
-  PlannedCollectives collectives;
-  CopyVolume copies;  // between the memories (none without a tier)
-};
-ForwardOnlyDeclaration run_forward_only(const Deck& deck, int stage, const ZeroMesh& mesh,
-                                        int64_t micro_batches);
-
 }  // namespace zm

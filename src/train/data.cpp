@@ -65,13 +65,11 @@ std::unique_ptr<DataSource> chain_source(const Deck& deck, int64_t first, std::s
                                       std::move(description));
 }
 
-void add_data_file_reader(DataFileReader reader) {
-  registry<DataFileReader>().push_back(std::move(reader));
-}
+ZM_REGISTRY(DataFileReader, add_data_file_reader, data_file_readers)
 
 const DataFileReader& data_file_reader(const std::string& path, const Deck& deck,
                                        const std::string& key) {
-  for (const DataFileReader& reader : registry<DataFileReader>())
+  for (const DataFileReader& reader : data_file_readers())
     if (!reader.reads || reader.reads(path)) return reader;
   const std::string option = option_providing("data files");
   fail("{}: {} = \"{}\" names a data file, and this build reads none: expected \"synthetic\"{}",

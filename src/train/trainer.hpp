@@ -35,7 +35,7 @@ class Trainer {
   // parameters as a training forward does (stage 3 gathers them: ZeroEngine::begin_forward_only)
   // and makes the loss only; returns their mean loss over every rank (collective: the losses are
   // summed in the statistics' all-reduce). The model is unchanged, and so is the next step.
-  // What it posts: run_forward_only (plan/run_declarations.hpp).
+  // What it posts: the schedule's entries once per ScheduledCollective::per_forward_only.
   virtual double forward_only_loss(const DataSource& source, int64_t micro_batches) = 0;
 
   virtual const Deck& deck() const = 0;

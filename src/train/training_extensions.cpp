@@ -4,14 +4,11 @@
 
 namespace zm {
 
-void add_training_extension(TrainingExtensionFactory factory) {
-  registry<TrainingExtensionFactory>().push_back(std::move(factory));
-}
+ZM_REGISTRY(TrainingExtensionFactory, add_training_extension, training_extension_factories)
 
 std::vector<std::unique_ptr<TrainingExtension>> make_training_extensions() {
   std::vector<std::unique_ptr<TrainingExtension>> out;
-  for (const TrainingExtensionFactory& make : registry<TrainingExtensionFactory>())
-    out.push_back(make());
+  for (const TrainingExtensionFactory& make : training_extension_factories()) out.push_back(make());
   return out;
 }
 

@@ -32,12 +32,6 @@ int64_t Partition::max_padded_unit(int first_unit, int last_unit) const {
   return largest;
 }
 
-int64_t Partition::max_shard() const {
-  int64_t largest = 0;
-  for (const auto& p : units_) largest = std::max(largest, p.shard);
-  return largest;
-}
-
 int Partition::piece_kind(int pieces) const {
   if (pieces == 1) return 0;
   if (pieces == ranks_) return 1;

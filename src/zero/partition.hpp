@@ -54,7 +54,6 @@ class Partition {
   int64_t padded_total() const { return padded_total_; }  // elements of a full buffer
   int64_t shard_total() const { return shard_total_; }    // elements of one rank's shard buffer
   int64_t max_padded_unit(int first_unit, int last_unit) const;  // over units [first, last]
-  int64_t max_shard() const;
 
   // A buffer under a placement holds one of `pieces` equal pieces of every unit (1: the padded
   // unit, ranks(): a shard, ranks() * sub_shards(): a sub-shard), concatenated: its elements, and

@@ -1,7 +1,5 @@
 #include "zero/schedule.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <iterator>
 
@@ -124,7 +122,7 @@ class ScheduleBuilder {
   void model_syncs(std::vector<ScheduledCollective>& out) const {
     for (const ModelSyncPost& post : options_.model_posts) {
       const ModelCollective& w = post.wire;
-      const int ranks = c_.mesh.model_parallel();
+      const int ranks = c_.mesh.slices();
       const ScheduleHop hop{{w.op, w.count, w.element_bytes, ranks, CommLevel::ModelParallel},
                             MeshGroup::Model};
       out.push_back(plain_entry(ScheduleRole::ModelSync, -1, -1, model_sync_name(post.point),
@@ -191,17 +189,6 @@ class ScheduleBuilder {
   std::vector<std::pair<int64_t, int64_t>> acquired_;  // per unit: per micro-step, forward-only
 };
 
-// The hops of `collectives`, each entry `posts(c)` times.
-template <typename Posts>
-PlannedCollectives collectives_posted(const std::vector<ScheduledCollective>& collectives,
-                                      Posts posts) {
-  PlannedCollectives out;
-  for (const ScheduledCollective& c : collectives)
-    for (int64_t post = 0; post < posts(c); ++post)
-      for (const ScheduleHop& hop : c.hops) out.push_back(hop.wire);
-  return out;
-}
-
 }  // namespace
 
 int unit_gather_slots(const ZeroOptions& options) {
@@ -263,12 +250,11 @@ const ScheduledCollective& StepSchedule::of(int unit, ScheduleRole role) const {
 }
 
 PlannedCollectives StepSchedule::planned() const {
-  return collectives_posted(collectives_, [](const ScheduledCollective& c) { return c.per_step; });
-}
-
-PlannedCollectives StepSchedule::planned_forward_only() const {
-  return collectives_posted(collectives_,
-                            [](const ScheduledCollective& c) { return c.per_forward_only; });
+  PlannedCollectives out;
+  for (const ScheduledCollective& c : collectives_)
+    for (int64_t post = 0; post < c.per_step; ++post)
+      for (const ScheduleHop& hop : c.hops) out.push_back(hop.wire);
+  return out;
 }
 
 DType wire_dtype(const PlannedCollective& c) {
@@ -304,31 +290,6 @@ const char* step_point_name(StepPoint point) {
                                        "acquire",       "statistics",    "model_sync"};
   static_assert(std::size(kNames) == static_cast<size_t>(StepPoint::ModelSync) + 1);
   return enum_name(kNames, point);
-}
-
-std::vector<std::string> describe_schedule(const StepSchedule& schedule, int unit) {
-  std::vector<std::string> lines;
-  for (const ScheduledCollective& c : schedule.collectives()) {
-    // The unit's entries, and those that are the step's whatever the unit: the buckets (stage 0)
-    // and the statistics.
-    if (c.role != ScheduleRole::Buckets && c.unit >= 0 && c.unit != unit) continue;
-    const std::string what = c.unit < 0 ? c.buffer
-                             : c.last_unit != c.unit
-                                 ? fmt::format("{} of units {}-{}", c.buffer, c.unit, c.last_unit)
-                                 : fmt::format("{} of unit {}", c.buffer, c.unit);
-    for (const ScheduleHop& hop : c.hops)
-      lines.push_back(fmt::format(
-          "{:<17} {:<28} {:<18} {:<14} {:>12} x {}B on {:>5} ranks  x{} per step  posted {}, "
-          "waited {}  ({}){}",
-          schedule_role_name(c.role), c.strategy->name(c),
-          hop.added.empty() ? mesh_group_name(hop.group) : hop.added.c_str(),
-          comm_op_name(hop.wire.op), hop.wire.count, hop.wire.element_bytes, hop.wire.ranks,
-          c.per_step, step_point_name(c.posted), step_point_name(c.waited), what,
-          c.per_forward_only > 0
-              ? fmt::format("  x{} per forward-only micro-batch", c.per_forward_only)
-              : std::string()));
-  }
-  return lines;
 }
 
 }  // namespace zm

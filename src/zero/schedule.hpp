@@ -12,7 +12,8 @@
 // not branch on the settings again. Beside the posts of a training step, each entry says how often
 // one forward-only micro-batch posts it (a pass between steps that reads the parameters as a
 // training forward does and changes nothing: ZeroEngine::begin_forward_only), so that such a
-// pass is priced from the same entries (StepSchedule::planned_forward_only). The core's entries:
+// pass is priced from the same entries (ScheduledCollective::per_forward_only). The core's
+// entries:
 //
 //   role               strategy                                     group      posted
 //   Buckets            all-reduce                                   shard      last backward
@@ -138,8 +139,6 @@ class StepSchedule {
   const std::vector<BufferSpec>& strategy_buffers() const { return strategy_buffers_; }
   // The collectives one step posts, each hop and post once, for the planner.
   PlannedCollectives planned() const;
-  // The collectives one forward-only micro-batch posts, each hop and post once.
-  PlannedCollectives planned_forward_only() const;
 
  private:
   friend StepSchedule build_step_schedule(const StageSpec&, const Partition&, const ZeroOptions&,
@@ -167,9 +166,5 @@ DType wire_dtype(const PlannedCollective& c);
 const char* schedule_role_name(ScheduleRole role);
 const char* mesh_group_name(MeshGroup group);
 const char* step_point_name(StepPoint point);
-// One line per collective of unit `unit` (and the step's buckets): role, strategy, group, op,
-// count, type, posts per step, where posted and waited, and the posts per forward-only
-// micro-batch where it has some. A state tier's own lines follow (StateTier::describe).
-std::vector<std::string> describe_schedule(const StepSchedule& schedule, int unit);
 
 }  // namespace zm

@@ -41,8 +41,10 @@ inline std::vector<float> gathered_state(ZeroEngine& engine, StateVector which) 
         "gathered_state",
         static_cast<size_t>(partition.max_padded_unit(0, partition.num_units() - 1)));
   if (placement.shards(kReplicateDim))
-    shard = Kokkos::View<float*, MemSpace>("gathered_state_shard",
-                                           static_cast<size_t>(partition.max_shard()));
+    shard = Kokkos::View<float*, MemSpace>(
+        "gathered_state_shard",  // the largest unit's: padded units split evenly over the ranks
+        static_cast<size_t>(partition.max_padded_unit(0, partition.num_units() - 1) /
+                            partition.ranks()));
   for (int u = 0; u < partition.num_units(); ++u) {
     const UnitPartition& p = partition.unit(u);
     const float* unit_data = gathered.data();

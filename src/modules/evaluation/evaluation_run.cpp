@@ -19,8 +19,11 @@ std::string json_number(double value) {
   return fmt::format("{}", value);
 }
 
+// This module's figures among the stage's (StageResult::figures), or nullptr.
 const EvaluationFigures* evaluation_of(const StageResult& s) {
-  return stage_figures_of<EvaluationFigures>(s);
+  for (const auto& f : s.figures)
+    if (const auto* found = dynamic_cast<const EvaluationFigures*>(f.get())) return found;
+  return nullptr;
 }
 
 // An evaluation on the held-out split every train.eval_every steps, after the last step and

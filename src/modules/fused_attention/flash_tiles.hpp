@@ -13,6 +13,16 @@
 #include "kernels/team.hpp"
 #include "modules/fused_attention/flash_host_products.hpp"
 
+namespace zm::kernels {
+
+// Between a team loop that writes a row and one that reads what other threads wrote (a team of
+// one thread has nothing to wait for).
+KOKKOS_INLINE_FUNCTION void team_sync(const TeamMember& team) {
+  if (!team_is_one_thread(team)) team.team_barrier();
+}
+
+}  // namespace zm::kernels
+
 namespace zm::kernels::flash {
 
 // The rows of one head in a buffer: row t at first + t * stride (stride hd in the (B, NH, T, hd)

@@ -31,28 +31,21 @@ double parse_peak_tflops(const std::string& text) {
 
 }  // namespace
 
-double machine_peak_flops(const Machine& machine, Precision precision) {
-  switch (precision) {
-    case Precision::TF32:
-      return machine.peak_flops_tf32;
-    case Precision::BF16:
-      return machine.peak_flops_mixed;
-    case Precision::FP32:
-      break;
-  }
-  return machine.peak_flops_fp32;
-}
-
 const char* machine_peak_key(Precision precision) {
   switch (precision) {
     case Precision::TF32:
       return "compute.peak_tflops_tf32";
     case Precision::BF16:
-      return "compute.peak_tflops_mixed";
+      return "compute.peak_tflops_mixed";  // the 16-bit tensor-core peak
     case Precision::FP32:
       break;
   }
   return "compute.peak_tflops_fp32";
+}
+
+// Dense peak FLOP/s per device; 0 where the file gives none.
+double machine_peak_flops(const Machine& machine, Precision precision) {
+  return machine.number(machine_peak_key(precision), 1e12);
 }
 
 double predicted_mfu(const PlanPoint& p, double step_seconds) {

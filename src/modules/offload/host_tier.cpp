@@ -344,9 +344,13 @@ class HostTier final : public StateTier {
       out.push_back({"grad_stage", MemCategory::Host, 2 * piece, element_bytes(policy.reduce)});
     if (policy.mixed() && !offload.params)
       out.push_back({"param_stage", MemCategory::Host, piece, element_bytes(policy.compute)});
-    if (offload.gradients && context.options.grad_accum > 1)
-      out.push_back({"grad_recv_host", MemCategory::Host, context.partition.max_shard(),
-                     element_bytes(policy.reduce)});
+    if (offload.gradients && context.options.grad_accum > 1) {
+      // The largest unit's shard: every padded unit splits evenly over the ranks.
+      const Partition& partition = context.partition;
+      const int64_t shard =
+          partition.max_padded_unit(0, partition.num_units() - 1) / partition.ranks();
+      out.push_back({"grad_recv_host", MemCategory::Host, shard, element_bytes(policy.reduce)});
+    }
     if (settings_.store_buffers) {
       const std::vector<BufferSpec> staging = settings_.store_buffers(spec, context);
       out.insert(out.end(), staging.begin(), staging.end());

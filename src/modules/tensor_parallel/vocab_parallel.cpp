@@ -122,6 +122,16 @@ void crossentropy_slice_backward(TeamShape shape, T* probs_to_dlogits, const int
       });
 }
 
+// a * b rounded on its own, as a product written to memory and read back is, even where the
+// caller adds to it: compilers may fuse a product with the addition that uses it (nvcc by default,
+// GCC and Clang on FMA targets) in one kernel and not in another, and two paths meant to give the
+// same bits then differ in the last one. fma(a, b, +0) is that rounded product (never -0 where
+// used), and compilers keep it as it is (it differs from a * b at -0).
+template <typename A>
+KOKKOS_INLINE_FUNCTION A rounded_product(A a, A b) {
+  return math::fma(a, b, A(0));
+}
+
 template <typename T>
 void crossentropy_slice_dlogits(TeamShape shape, T* logits_to_dlogits, const Acc<T>* row_stats,
                                 const int* targets, int64_t vocab_begin, T dloss, int64_t N,
@@ -138,7 +148,7 @@ void crossentropy_slice_dlogits(TeamShape shape, T* logits_to_dlogits, const Acc
         const int64_t target = static_cast<int64_t>(targets[i]) - vocab_begin;
         team_for(team, vocab_rows, [&](int64_t j) {
           // The probability rounded to T first, as softmax_slice stores it: a rounded product,
-          // never one multiply-add with the subtraction below (kernels/common.hpp), which the
+          // never one multiply-add with the subtraction below (rounded_product), which the
           // pair of kernels, reading it back from memory, cannot form.
           const A prob = A(T(rounded_product(fast_exp(A(x[j]) - maximum), inverse)));
           x[j] = j < n ? T(scale * (prob - (j == target ? A(1) : A(0)))) : T(0);

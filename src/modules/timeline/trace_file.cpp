@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "comm/agree.hpp"
+#include "comm/watchdog.hpp"
 #include "comm/watched_mpi.hpp"
 #include "core/build_info.hpp"
 #include "core/error.hpp"
@@ -16,6 +17,12 @@
 namespace zm {
 
 namespace {
+
+const char* comm_purpose_name(CommPurpose purpose) {
+  static const char* const kNames[] = {"other", "grad_reduce", "param_gather", "stats",
+                                       "model_parallel"};
+  return enum_name(kNames, purpose);
+}
 
 const char* kind_category(TraceKind kind) {
   switch (kind) {
@@ -143,8 +150,14 @@ void TraceWriter::write_window() {
     total += counts[r];
   }
   std::vector<TraceEvent> all(rank_ == 0 ? static_cast<size_t>(total) / sizeof(TraceEvent) : 0);
-  watched_gatherv(watchdog_, events.data(), bytes, MPI_BYTE, all.data(), counts.data(),
-                  displacements.data(), 0, comm_, "the gather of trace events");
+  // As watched_gather, with variable counts (counts and displacements matter on rank 0 only).
+  const std::string what = "the gather of trace events";
+  MPI_Request request = MPI_REQUEST_NULL;
+  const int64_t sequence = watchdog_.sequence_for(comm_);
+  const int code = MPI_Igatherv(events.data(), bytes, MPI_BYTE, all.data(), counts.data(),
+                                displacements.data(), MPI_BYTE, 0, comm_, &request);
+  if (code != MPI_SUCCESS) abort_on_mpi_error(code, what);
+  watched_wait(watchdog_, request, what, sequence);
   if (rank_ == 0) {
     std::string text;
     for (const TraceEvent& e : all) text += json_of(e);

@@ -1,10 +1,12 @@
 #include "modules/zeropp/cross_node.hpp"
 
 #include <cmath>
+#include <iterator>
 #include <map>
 
 #include "comm/collective_observer.hpp"
 #include "core/error.hpp"
+#include "core/text.hpp"
 #include "plan/run_declarations.hpp"
 #include "plan/run_extensions.hpp"
 #include "zero/partition.hpp"
@@ -141,6 +143,12 @@ CommStats CrossNodeCounters::stats() const {
 }
 
 namespace {
+
+const char* comm_level_name(CommLevel level) {
+  static const char* const kNames[] = {"intra_group", "inter_group", "model_parallel"};
+  static_assert(std::size(kNames) == kCommLevels);
+  return enum_name(kNames, level);
+}
 
 // The index of the mesh dimension a level's collectives run along (comm/mesh_comms.hpp), or -1
 // (the model's level in a mesh without model dimensions).

@@ -41,6 +41,12 @@ KOKKOS_INLINE_FUNCTION int code_of(float x, float scale, float uniform, float ma
   return static_cast<int>(r);
 }
 
+// A uniform float in [0, 1) from the top 24 bits: every value is exact in float, and 1 is never
+// reached (floor(v + u) then rounds v up with probability frac(v) exactly, up to 2^-24).
+KOKKOS_INLINE_FUNCTION float unit_interval_open_float(uint64_t bits) {
+  return static_cast<float>(bits >> 40) * (1.0f / 16777216.0f);
+}
+
 // The key of a seed's uniforms, and element `index`'s uniform under it (1/2 when rounding to
 // nearest).
 inline uint64_t uniform_key(uint64_t seed) {
