@@ -61,6 +61,7 @@ ZeroMesh hybrid_mesh(int data_parallel, int group_ranks, bool optimizer_over_gro
   dims.insert(dims.end(), model.begin(), model.end());
   ZeroMesh m;
   m.mesh = DeviceMesh(std::move(dims));
+  if (!model.empty()) m.slice_dim = m.mesh.ndims() - 1;
   if (optimizer_over_groups && m.hybrid())
     m.sharded_optimizer = Placement::shard({kShardDim, kReplicateDim});
   return m;
@@ -98,6 +99,9 @@ ZeroMesh zero_mesh(const Deck& deck, int stage, int ranks, int ranks_per_node) {
   }
   ZeroMesh m = hybrid_mesh(world, groups->group_ranks, groups->optimizer_over_groups, model);
   m.description = groups->description;
+  m.slice_dim = -1;  // the innermost model dimension that slices
+  for (size_t d = 0; d < model_dimensions().size(); ++d)
+    if (model_dimensions()[d].slices) m.slice_dim = kFirstModelDim + static_cast<int>(d);
   m.ranks_per_node = static_cast<int>(node_ranks(deck, ranks_per_node));
   return m;
 }

@@ -14,7 +14,8 @@
 // Model parallelism adds dimensions (ModelDimension, each declared by a module), innermost, so
 // that a model-parallel group is consecutive ranks (on one node). `shard` and `replicate` then
 // group the ranks with equal model-parallel coordinates; no ZeRO placement shards over a model
-// dimension, along which the ranks hold different slices (src/model/layout.hpp).
+// dimension, along which the ranks hold different slices of the model, or different parts of it
+// (src/model/layout.hpp: ModelPart).
 #pragma once
 
 #include <cstdint>
@@ -36,10 +37,11 @@ inline const std::string kShardDim = "shard";          // inner: the ranks withi
 // in the mesh, in the order added. Its size is the deck's integer key `key`; 1 leaves the model
 // whole.
 struct ModelDimension {
-  std::string name;   // the mesh dimension's name
-  std::string key;    // the deck key that sets its size ("section.key")
-  std::string group;  // a group of ranks along it in messages: "each <group> group", "x 2 <group>"
-  std::string title;  // what the parallelism is called in the run's log lines
+  std::string name;    // the mesh dimension's name
+  std::string key;     // the deck key that sets its size ("section.key")
+  std::string group;   // a group of ranks along it in messages: "each <group> group", "x 2 <group>"
+  std::string title;   // what the parallelism is called in the run's log lines
+  bool slices = true;  // the model is cut into slices along it; false: each coordinate a part
 };
 void add_model_dimension(ModelDimension dimension);
 const std::vector<ModelDimension>& model_dimensions();
@@ -67,11 +69,16 @@ struct ZeroMesh {
   // holding the same parts of the model.
   int model_parallel() const { return world() / (groups() * group_ranks()); }
   int data_parallel() const { return world() / model_parallel(); }
-  // A world rank's place among the data-parallel ranks, and in its model-parallel group.
+  // A world rank's place among the data-parallel ranks, and the slice of the model it holds.
   int data_parallel_rank(int world_rank) const { return world_rank / model_parallel(); }
-  int model_rank(int world_rank) const { return world_rank % model_parallel(); }
-  // The innermost model dimension's index in the mesh, or -1 without one.
-  int model_dim() const { return mesh.ndims() > kFirstModelDim ? mesh.ndims() - 1 : -1; }
+  int model_rank(int world_rank) const {
+    return model_dim() < 0 ? 0 : mesh.coordinate(world_rank, model_dim());
+  }
+  // The dimension the model is cut into slices along (the innermost model dimension that slices),
+  // or -1 without one; and the slices.
+  int model_dim() const { return slice_dim; }
+  int slices() const { return slice_dim < 0 ? 1 : mesh.dim(slice_dim).size; }
+  int slice_dim = -1;
   int group_ranks() const { return mesh.size(kShardDim); }  // ranks per shard group
   int groups() const { return mesh.size(kReplicateDim); }
   bool hybrid() const { return groups() > 1; }

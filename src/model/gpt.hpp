@@ -135,6 +135,8 @@ class GPT {
   // and backward leaves that input's gradient in part_input_grad(); without the head, forward
   // leaves its last block's output in part_output() (and returns a loss of 0) and backward reads
   // the gradient of that output from part_output_grad(). The caller writes the inputs.
+  kernels::TeamShape team_shape() const { return team_shape_; }
+  int64_t part_elements() const { return B_ * T_ * layout_->config().dim; }  // of each below
   Real* part_input() { return encoded_.data(); }
   const Real* part_output() { return block_output(static_cast<int64_t>(layers_.size()) - 1); }
   Real* part_output_grad() { return dresidual_.data(); }

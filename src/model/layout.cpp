@@ -64,7 +64,7 @@ ParamLayout::ParamLayout(const ModelConfig& config, const ModelParallelScheme* s
 
 void ParamLayout::keep_part() {
   const int64_t first = part_.first_block, end = first + part_.blocks, L = config_.layers;
-  ZM_ASSERT(first >= 0 && part_.blocks > 0 && end <= L, "blocks {}..{} of {}", first, end, L);
+  ZM_ASSERT(first >= 0 && part_.blocks >= 0 && end <= L, "blocks {}..{} of {}", first, end, L);
   std::vector<UnitInfo> units;
   std::vector<TensorInfo> tensors;
   std::vector<int> renumbered(tensors_.size(), -1);

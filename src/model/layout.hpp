@@ -110,7 +110,8 @@ std::vector<SliceRun> slice_runs(const TensorInfo& t, int slices, int slice_rank
 // Blocks [first_block, first_block + blocks) of the model (blocks < 0: through the last), with
 // the embedding's forward where the part starts at block 0 and the final norm and LM head where it
 // ends at the last. The head is tied to the token embedding: a part with the head holds the
-// embedding unit too (its gradient there is the head's part only).
+// embedding unit too. Its gradient there is the head's part only: whoever runs the parts sums it
+// with the embedding's part before the optimizer, and the norm counts it where the part embeds.
 struct ModelPart {
   int64_t first_block = 0, blocks = -1;
 };

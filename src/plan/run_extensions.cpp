@@ -22,10 +22,14 @@ const AttentionKernels& attention_kernels(const RunExtensions& extensions) {
   return extensions.attention != nullptr ? *extensions.attention : plain_attention();
 }
 
-ParamLayout run_layout(const Deck& deck, int stage) {
-  const ModelParallelScheme* scheme = run_extensions(deck, stage).model_parallel;
-  return ParamLayout(deck.model, scheme,
-                     scheme != nullptr ? static_cast<int>(model_parallel_size(deck)) : 1);
+ParamLayout run_layout(const Deck& deck, int stage, int part) {
+  const RunExtensions extensions = run_extensions(deck, stage);
+  int64_t slices = 1;
+  for (const ModelDimension& d : model_dimensions())
+    if (d.slices) slices *= deck.value<int64_t>(d.key);
+  const ModelParallelScheme* scheme = extensions.model_parallel;
+  return ParamLayout(deck.model, scheme, scheme != nullptr ? static_cast<int>(slices) : 1,
+                     extensions.model_part ? extensions.model_part(part) : ModelPart{});
 }
 
 }  // namespace zm

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/deck.hpp"
@@ -31,6 +32,10 @@ struct RunExtensions {
   // How the model is cut along the model dimensions, living as long as the program; nullptr:
   // the model is held whole.
   const ModelParallelScheme* model_parallel = nullptr;
+  // Where the model is held in parts (model/layout.hpp: ModelPart) along the model dimension
+  // `part_dimension`: the part at each of its coordinates; empty: the whole model on every rank.
+  std::string part_dimension;
+  std::function<ModelPart(int coordinate)> model_part;
   // The fraction of a data file's tokens (data.source), at its end, that training leaves to
   // another reader of the file (train/data.hpp, make_data_source); 0: training reads them all.
   double reserved_data_tail = 0;
@@ -46,7 +51,7 @@ RunExtensions run_extensions(const Deck& deck, int stage);
 const AttentionKernels& attention_kernels(const RunExtensions& extensions);
 
 // The parameter layout each rank of a run holds: its slice under the run's scheme, or the whole
-// model.
-ParamLayout run_layout(const Deck& deck, int stage);
+// model; of a model held in parts, the part at coordinate `part`.
+ParamLayout run_layout(const Deck& deck, int stage, int part = 0);
 
 }  // namespace zm

@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/fault_points.hpp"
+#include "core/registry.hpp"
 #include "core/validate.hpp"
 #include "plan/run_declarations.hpp"
 #include "plan/run_extensions.hpp"
@@ -65,7 +66,23 @@ std::unique_ptr<MeshComms> prepared_comms(const Deck& deck, int stage, Communica
   return comms;
 }
 
+// This rank's layout: of a model held in parts, the part at its coordinate along their dimension.
+ParamLayout rank_layout(const Deck& deck, int stage, const MeshComms& comms) {
+  const std::string parts = run_extensions(deck, stage).part_dimension;
+  const int world_rank = comms.world().rank();
+  return run_layout(deck, stage,
+                    parts.empty() ? 0 : comms.mesh().mesh.coordinate(world_rank, parts));
+}
+
 }  // namespace
+
+ZM_REGISTRY(MicroStepDriverMaker, add_micro_step_driver, micro_step_driver_makers)
+
+std::unique_ptr<MicroStepDriver> make_micro_step_driver(const Deck& deck, int stage) {
+  for (const MicroStepDriverMaker& make : micro_step_driver_makers())
+    if (auto driver = make(deck, stage)) return driver;
+  return nullptr;
+}
 
 std::unique_ptr<Trainer> make_trainer(const Deck& deck, int stage, Communicator& comm,
                                       const RunContext& context, kernels::TeamShape team_shape) {
@@ -85,8 +102,8 @@ TrainerT<Real>::TrainerT(const Deck& deck, int stage, Communicator& comm, const 
     : deck_(deck),
       context_(context),
       comm_(&comm),
-      layout_(run_layout(deck, stage)),
       comms_(prepared_comms(deck, stage, comm)),
+      layout_(rank_layout(deck, stage, *comms_)),
       partition_(layout_, comms_->mesh().group_ranks(), comms_->mesh().sub_shards()),
       engine_(make_engine<Real>(stage, partition_, *comms_,
                                 zero_options(deck, stage, comms_->mesh()), gpt_unit_order(layout_),
@@ -95,7 +112,8 @@ TrainerT<Real>::TrainerT(const Deck& deck, int stage, Communicator& comm, const 
       model_(layout_, deck.train.micro_batch, deck.model.seq_len, context,
              deck.train.policy().gemm_math, team_shape, model_parallel_group(),
              attention_kernels(extensions_), extensions_.checkpoints.get()),
-      data_(make_data_source(deck, extensions_.reserved_data_tail)) {
+      data_(make_data_source(deck, extensions_.reserved_data_tail)),
+      driver_(make_micro_step_driver(deck, stage)) {
   comms_->set_timeout(deck.comm.timeout_s);
   PlannedAllocator alloc({step_stats_buffer()}, context.ledger);
   stats_ = alloc.take<float>("step_stats");
@@ -132,23 +150,8 @@ StepRecord TrainerT<Real>::step(int64_t step) {
   const CommStats before = comms_->stats(), inter_before = comms_->stats(CommLevel::InterGroup);
   {
     Phase whole(context_, step_phase(step, record));
-    double loss_sum = 0.0;
-    for (int64_t micro = 0; micro < t.grad_accum; ++micro) {
-      engine_->begin_micro_step(micro, t.grad_accum);
-      const Batch batch = load_micro_batch(step, micro);
-      {
-        Phase forward(context_, PhaseSpec("forward").timed(record.times.forward));
-        loss_sum += model_.forward(*engine_, batch);  // gathers, forward, loss
-      }
-      Phase backward(context_, PhaseSpec("backward").timed(record.times.backward));
-      model_.backward(*engine_, batch);  // backward, reducing each unit's gradients
-      if (micro + 1 < t.grad_accum) continue;
-      {
-        Phase finish(context_, PhaseSpec("finish_backward").span(SpanKind::Compute));
-        engine_->finish_backward();  // the reductions still in flight
-      }
-      fault_point("step.gradients", comm_->rank(), step + 1, engine_.get());
-    }
+    const double loss_sum = run_micro_steps(step, record);
+    fault_point("step.gradients", comm_->rank(), step + 1, engine_.get());
     // The optimizer's time covers the global loss and gradient norm too.
     const double micro_batches = static_cast<double>(data_parallel_ranks() * t.grad_accum);
     {
@@ -167,6 +170,44 @@ StepRecord TrainerT<Real>::step(int64_t step) {
 }
 
 template <typename Real>
+double TrainerT<Real>::run_micro_steps(int64_t step, StepRecord& record) {
+  const int64_t micro_batches = deck_.train.grad_accum;
+  if (driver_) {
+    const MicroStepsCall<Real> call{
+        *engine_,
+        *comms_,
+        model_,
+        [this] {
+          return std::make_unique<GPT<Real>>(
+              layout_, deck_.train.micro_batch, deck_.model.seq_len, context_,
+              deck_.train.policy().gemm_math, model_.team_shape(), model_parallel_group(),
+              attention_kernels(extensions_), extensions_.checkpoints.get());
+        },
+        [this, step](GPT<Real>& model, int64_t micro) {
+          return load_micro_batch(step, micro, &model);
+        },
+        micro_batches,
+        context_,
+        record};
+    return driver_->run(call);
+  }
+  double loss_sum = 0.0;
+  for (int64_t micro = 0; micro < micro_batches; ++micro) {
+    engine_->begin_micro_step(micro, micro_batches);
+    const Batch batch = load_micro_batch(step, micro);
+    {
+      Phase forward(context_, PhaseSpec("forward").timed(record.times.forward));
+      loss_sum += model_.forward(*engine_, batch);  // gathers, forward, loss
+    }
+    Phase backward(context_, PhaseSpec("backward").timed(record.times.backward));
+    model_.backward(*engine_, batch);  // backward, reducing each unit's gradients
+  }
+  Phase finish(context_, PhaseSpec("finish_backward").span(SpanKind::Compute));
+  engine_->finish_backward();  // the reductions still in flight
+  return loss_sum;
+}
+
+template <typename Real>
 PhaseSpec TrainerT<Real>::step_phase(int64_t step, StepRecord& record) const {
   PhaseSpec spec("step");
   spec.span(SpanKind::Step, -1, fmt::format("step {}", step + 1))
@@ -180,18 +221,18 @@ PhaseSpec TrainerT<Real>::step_phase(int64_t step, StepRecord& record) const {
 }
 
 template <typename Real>
-Batch TrainerT<Real>::load_micro_batch(int64_t step, int64_t micro) {
+Batch TrainerT<Real>::load_micro_batch(int64_t step, int64_t micro, GPT<Real>* model) {
   const int64_t B = deck_.train.micro_batch, accum = deck_.train.grad_accum;
   // The ranks of a model-parallel group read the same sequences.
   const int ranks = data_parallel_ranks(), rank = comms_->mesh().data_parallel_rank(comm_->rank());
   if (context_.spans) context_.spans->micro_step(micro);
-  return load_sequences(*data_, first_sequence(step, micro, accum, ranks, rank, B));
+  return load_sequences(*data_, first_sequence(step, micro, accum, ranks, rank, B), model);
 }
 
 template <typename Real>
-Batch TrainerT<Real>::load_sequences(const DataSource& source, int64_t first) {
+Batch TrainerT<Real>::load_sequences(const DataSource& source, int64_t first, GPT<Real>* model) {
   source.sequences(first, deck_.train.micro_batch, host_inputs_.data(), host_targets_.data());
-  return model_.upload(host_inputs_.data(), host_targets_.data());
+  return (model ? *model : model_).upload(host_inputs_.data(), host_targets_.data());
 }
 
 // Each micro-batch runs the forward as training does (stage 3 gathers each unit up to the
@@ -200,6 +241,9 @@ template <typename Real>
 double TrainerT<Real>::forward_only_loss(const DataSource& source, int64_t micro_batches) {
   const int64_t B = deck_.train.micro_batch;
   const int ranks = data_parallel_ranks(), rank = comms_->mesh().data_parallel_rank(comm_->rank());
+  if (layout_.blocks() != deck_.model.layers)
+    fail("a forward-only pass of a model held in parts (blocks {}..{} of {} here) is not supported",
+         layout_.first_block(), layout_.first_block() + layout_.blocks(), deck_.model.layers);
   double loss_sum = 0.0;
   for (int64_t e = 0; e < micro_batches; ++e) {
     const Batch batch = load_sequences(source, forward_only_sequence(e, ranks, rank, B));

@@ -12,6 +12,7 @@
 #include "model/gpt.hpp"
 #include "plan/run_extensions.hpp"
 #include "train/data.hpp"
+#include "train/micro_step_driver.hpp"
 #include "train/trainer.hpp"
 
 namespace zm {
@@ -40,10 +41,13 @@ class TrainerT final : public Trainer {
   // different data.
   ModelParallelGroup model_parallel_group() const;
   int data_parallel_ranks() const { return comms_->mesh().data_parallel(); }
-  // Micro-batch `micro` of step `step`, this rank's sequences, on the device.
-  Batch load_micro_batch(int64_t step, int64_t micro);
+  // Micro-batch `micro` of step `step`, this rank's sequences, on the device (in `model`'s
+  // buffers: the trainer's by default).
+  Batch load_micro_batch(int64_t step, int64_t micro, GPT<Real>* model = nullptr);
   // This rank's sequences starting at `first` of `source`, on the device.
-  Batch load_sequences(const DataSource& source, int64_t first);
+  Batch load_sequences(const DataSource& source, int64_t first, GPT<Real>* model = nullptr);
+  // The step's micro-batches: forward and backward of each in turn, or the run's driver.
+  double run_micro_steps(int64_t step, StepRecord& record);
   // Loss and gradient norm over all ranks and micro-batches, into the record.
   void reduce_step_stats(double loss_sum, double micro_batches, StepRecord& record);
   // {loss, squared gradient norm} summed over every rank (the loss once per model-parallel
@@ -54,14 +58,15 @@ class TrainerT final : public Trainer {
 
   Deck deck_;
   RunContext context_;
-  Communicator* comm_;  // the world's
-  ParamLayout layout_;
+  Communicator* comm_;                // the world's
   std::unique_ptr<MeshComms> comms_;  // the mesh's communicators over comm_
+  ParamLayout layout_;                // this rank's slice or part of the model
   Partition partition_;
   std::unique_ptr<ZeroEngineT<Real>> engine_;
   RunExtensions extensions_;  // what the modules give the model and the data
   GPT<Real> model_;
   std::unique_ptr<DataSource> data_;
+  std::unique_ptr<MicroStepDriver> driver_;  // a module's, or nullptr
   TrackedBuffer<float> stats_;  // {loss sum, gradient sum of squares}, all-reduced every step
   std::vector<int> host_inputs_, host_targets_;
 };

@@ -165,9 +165,13 @@ double ZeroEngineT<Real>::grad_sumsq_owned() const {
 }
 
 // The owned gradients; of a model held in slices, the tensors every rank of the model-parallel
-// group holds whole count on its first rank only, the slices on every rank.
+// group holds whole count on its first rank only, the slices on every rank. Of a model held in
+// parts, the tied embedding a part holds for its head only counts where the part embeds (its
+// gradient is the sum of both parts', model/layout.hpp).
 template <typename Real>
 std::vector<std::pair<int64_t, int64_t>> ZeroEngineT<Real>::norm_ranges(int u) const {
+  const ParamLayout& layout = partition_->layout();
+  if (u == layout.embedding_unit() && layout.heads() && !layout.embeds()) return {};
   const auto [begin, end] = owned_gradients(u);
   if (end <= begin) return {};
   if (partition_->layout().slices() == 1) return {{begin, end - begin}};

@@ -1,8 +1,104 @@
-// The module's registration (core/modules.hpp). Nothing to register yet: the schedule
-// (one_f_one_b.hpp) is the first part of pipeline parallelism; the deck key parallel.pp and the
-// stage driver that runs a model part (model/layout.hpp: ModelPart) per stage come next.
+// The module's registration (core/modules.hpp): the deck key parallel.pp and its checks, the mesh
+// dimension "pp" (each coordinate a part of the model, not a slice), the part each stage holds,
+// the communicators between neighbouring stages, and the micro-step driver that runs 1F1B.
+#include <fmt/format.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/deck_keys.hpp"
+#include "core/error.hpp"
+#include "core/zero_mesh.hpp"
+#include "modules/pipeline_parallel/stage_driver.hpp"
+#include "plan/plan_extensions.hpp"
+#include "plan/run_extensions.hpp"
+#include "zero/collective_strategy.hpp"
+
 namespace zm {
 
-void register_module_pipeline_parallel() {}
+namespace {
+
+const char* const kKey = "parallel.pp";
+
+int64_t pp_of(const Deck& deck) {
+  return deck.value<int64_t>(kKey);
+}
+
+// What this first part of pipeline parallelism runs; the rest is refused, naming the key.
+void check_pipeline(const Deck& deck, BuildChecks) {
+  const int64_t pp = pp_of(deck);
+  if (pp == 1) return;
+  const std::string where = deck.where(kKey);
+  if (deck.model.layers % pp != 0)
+    fail(
+        "{}: parallel.pp = {} must divide model.layers = {} (set at {}): each stage holds as "
+        "many blocks",
+        where, pp, deck.model.layers, deck.where("model.layers"));
+  if (deck.zero.all_stages || deck.zero.stage > 1)
+    fail(
+        "{}: parallel.pp = {} with zero.stage = {}: expected zero.stage 0 or 1 (stages 2 and 3 "
+        "under a pipeline are not built yet)",
+        where, pp, deck.zero.all_stages ? "\"all\"" : std::to_string(deck.zero.stage));
+  if (model_parallel_size(deck) != pp)
+    fail(
+        "{}: parallel.pp = {} with another model-parallel dimension (model-parallel size {}): "
+        "expected only one of them above 1",
+        where, pp, model_parallel_size(deck));
+  if (deck.output.checkpoint_every > 0 || !deck.train.resume.empty())
+    fail(
+        "{}: parallel.pp = {} with checkpoints (output.checkpoint_every = {}, train.resume = "
+        "\"{}\"): checkpoints of a pipeline are not built yet",
+        where, pp, deck.output.checkpoint_every, deck.train.resume);
+}
+
+// Adds the boundaries' and the tied embedding's communicators; no collective strategy.
+class PipeCommunicators final : public StrategyProvider {
+ public:
+  std::vector<std::shared_ptr<CollectiveStrategy>> strategies(
+      const ScheduleContext&) const override {
+    return {};
+  }
+  void prepare(MeshComms& comms) const override { pipeline::add_pipe_communicators(comms); }
+};
+
+}  // namespace
+
+void register_module_pipeline_parallel() {
+  add_deck_keys({deck_keys::integer(
+      "pipeline_parallel", "parallel", "pp", 1, 1, 4096,
+      "pipeline parallelism: the blocks in this many consecutive stages, each on its own ranks, "
+      "micro-batches (train.grad_accum) run by the 1F1B schedule; it must divide the ranks and "
+      "model.layers (so far with zero.stage 0 or 1, and without checkpoints)")});
+  add_deck_check(check_pipeline);
+  ModelDimension dimension{pipeline::kPipeDim, kKey, "pipeline", "pipeline parallelism"};
+  dimension.slices = false;
+  add_model_dimension(dimension);
+  add_run_configurer([](const Deck& deck, int /*stage*/, RunExtensions& extensions) {
+    const int64_t pp = pp_of(deck);
+    if (pp == 1) return;
+    extensions.part_dimension = pipeline::kPipeDim;
+    // Equal stages (the deck check asks pp to divide the layers; the planner's probes of other
+    // depths split them as evenly as they go).
+    const int64_t layers = deck.model.layers;
+    extensions.model_part = [layers, pp](int stage) {
+      const int64_t first = stage * layers / pp;
+      return ModelPart{first, (stage + 1) * layers / pp - first};
+    };
+    extensions.strategies.push_back(std::make_shared<PipeCommunicators>());
+  });
+  // What the planner does not price yet, said where it matters.
+  add_plan_note([](const Deck& deck) -> std::string {
+    if (pp_of(deck) == 1) return "";
+    return fmt::format(
+        "  pipeline: parallel.pp = {}; the figures are the first stage's (its blocks, the "
+        "embedding); the other stages, the micro-batches in flight, the point-to-point traffic "
+        "and the bubble are not priced yet\n",
+        pp_of(deck));
+  });
+  add_micro_step_driver([](const Deck& deck, int) -> std::unique_ptr<MicroStepDriver> {
+    return pp_of(deck) > 1 ? pipeline::make_stage_driver() : nullptr;
+  });
+}
 
 }  // namespace zm

@@ -119,8 +119,8 @@ class TrafficHook final : public StepHook {
  public:
   explicit TrafficHook(const StageOutputs& outputs)
       : o_(outputs),
-        figures_(std::make_shared<TensorParallelFigures>(
-            outputs.stage, outputs.trainer.comms().mesh().model_parallel())) {
+        figures_(std::make_shared<TensorParallelFigures>(outputs.stage,
+                                                         outputs.trainer.comms().mesh().slices())) {
     o_.result.figures.push_back(figures_);
   }
   void before_step(int64_t) override { before_ = comms().stats(CommLevel::ModelParallel); }

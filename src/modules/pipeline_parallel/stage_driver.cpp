@@ -1,0 +1,200 @@
+#include "modules/pipeline_parallel/stage_driver.hpp"
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "comm/phase.hpp"
+#include "core/error.hpp"
+#include "modules/pipeline_parallel/one_f_one_b.hpp"
+
+namespace zm::pipeline {
+
+namespace {
+
+// The added communicators' names: boundary b's is of round b % 2.
+std::string boundary_name(int boundary) {
+  return boundary % 2 == 0 ? "pp_even" : "pp_odd";
+}
+const char* const kTiedName = "pp_tied";
+
+// This rank's coordinate along the pipeline, the stages, and an index of its other coordinates
+// (the pipeline it belongs to).
+struct Place {
+  int stage, stages, pipeline;
+};
+Place place_of(const MeshComms& comms) {
+  const ZeroMesh& mesh = comms.mesh();
+  const int rank = comms.world().rank();
+  const int stage = mesh.mesh.coordinate(rank, kPipeDim), stages = mesh.mesh.size(kPipeDim);
+  return {stage, stages, mesh.mesh.group_along(rank, mesh.mesh.index_of(kPipeDim))};
+}
+
+// The 1F1B step of one stage, in compute type Real.
+template <typename Real>
+class StageStep {
+ public:
+  StageStep(const MicroStepsCall<Real>& call, std::vector<std::unique_ptr<GPT<Real>>>& extra)
+      : call_(call),
+        place_(place_of(call.comms)),
+        progress_(place_.stage, place_.stages, static_cast<int>(call.micro_batches)) {
+    // Slot 0 is the trainer's model; the others are made once and kept for the next steps.
+    while (static_cast<int>(extra.size()) + 1 < progress_.slots())
+      extra.push_back(call.another_model());
+    models_.push_back(&call.model);
+    for (int s = 1; s < progress_.slots(); ++s)
+      models_.push_back(extra[static_cast<size_t>(s - 1)].get());
+    batches_.resize(models_.size());
+    sends_.resize(models_.size());
+  }
+
+  double run() {
+    const ParamLayout& layout = call_.engine.partition().layout();
+    double loss = 0.0;
+    while (const auto action = progress_.next_action()) {
+      post_ready();
+      const int micro = action->micro;
+      const auto slot = static_cast<size_t>(progress_.slot(micro));
+      GPT<Real>& model = *models_[slot];
+      if (action->work == PipeWork::Forward) {
+        wait_sends(slot);  // the slot's output and input gradient were sent from its buffers
+        batches_[slot] = call_.load(model, micro);
+        // The head makes gradients in its forward (model.classifier_chunk): its micro-step begins
+        // there; elsewhere at the backward.
+        if (layout.heads()) call_.engine.begin_micro_step(micro, call_.micro_batches);
+        receive(*action);
+        Phase forward(call_.context, PhaseSpec("forward").timed(call_.record.times.forward));
+        loss += model.forward(call_.engine, batches_[slot]);
+      } else {
+        if (!layout.heads()) call_.engine.begin_micro_step(micro, call_.micro_batches);
+        receive(*action);
+        Phase backward(call_.context, PhaseSpec("backward").timed(call_.record.times.backward));
+        model.backward(call_.engine, batches_[slot]);
+      }
+      progress_.done(*action);
+    }
+    post_ready();
+    for (size_t slot = 0; slot < sends_.size(); ++slot) wait_sends(slot);
+    ZM_ASSERT(
+        progress_.all_posted(StageProgress::Previous) && progress_.all_posted(StageProgress::Next),
+        "stage {}: transfers left unposted", place_.stage);
+    {
+      Phase finish(call_.context, PhaseSpec("finish_backward").span(SpanKind::Compute));
+      call_.engine.finish_backward();
+    }
+    sum_tied_embedding();
+    return loss;
+  }
+
+ private:
+  // Posts every transfer the schedule allows now, on both boundaries, in each one's order.
+  void post_ready() {
+    for (const auto side : {StageProgress::Previous, StageProgress::Next}) {
+      while (const auto t = progress_.postable(side)) {
+        const bool sending = progress_.sends(side, *t);
+        const auto slot = static_cast<size_t>(progress_.slot(t->micro));
+        GPT<Real>& model = *models_[slot];
+        Real* data = nullptr;
+        if (side == StageProgress::Previous)
+          data = t->what == Crossing::Activation ? model.part_input()
+                                                 : const_cast<Real*>(model.part_input_grad());
+        else
+          data = t->what == Crossing::Activation ? const_cast<Real*>(model.part_output())
+                                                 : model.part_output_grad();
+        // A gradient lands in the buffer the slot's last input gradient was sent from.
+        if (!sending && t->what == Crossing::Gradient) wait_sends(slot);
+        const int boundary = side == StageProgress::Previous ? place_.stage - 1 : place_.stage;
+        Communicator* pair = call_.comms.added(boundary_name(boundary));
+        ZM_ASSERT(pair != nullptr && pair->size() == 2, "no communicator for boundary {}",
+                  boundary);
+        // The pair's ranks are its stages in order: activations come from rank 0.
+        const int root = t->what == Crossing::Activation ? 0 : 1;
+        CommRequest request = pair->ibroadcast(data, elements(), dtype_of<Real>(), root);
+        if (sending)
+          sends_[slot].push_back(std::move(request));
+        else
+          receives_[{static_cast<int>(t->what), t->micro}] = std::move(request);
+        progress_.posted(side);
+      }
+    }
+  }
+  // Waits for what `action` needs from a neighbour (posted by post_ready).
+  void receive(const PipeAction& action) {
+    const auto need = progress_.needs(action);
+    if (!need) return;
+    const auto it = receives_.find({static_cast<int>(need->second.what), need->second.micro});
+    ZM_ASSERT(it != receives_.end(), "stage {}: micro-batch {}'s transfer was not posted",
+              place_.stage, action.micro);
+    it->second.wait();
+    receives_.erase(it);
+  }
+  void wait_sends(size_t slot) {
+    for (CommRequest& r : sends_[slot]) r.wait();
+    sends_[slot].clear();
+  }
+  size_t elements() const { return static_cast<size_t>(call_.model.part_elements()); }
+  // The first and last stages each hold the tied embedding: the first its gradient from the
+  // embedding, the last from the head. Their sum, on both, is the whole model's: over what the
+  // optimizer reads (the rank's optimizer piece, the same on both).
+  void sum_tied_embedding() {
+    if (place_.stages == 1 || (place_.stage != 0 && place_.stage != place_.stages - 1)) return;
+    Communicator* tied = call_.comms.added(kTiedName);
+    ZM_ASSERT(tied != nullptr && tied->size() == 2, "no communicator for the tied embedding");
+    const int unit = call_.engine.partition().layout().embedding_unit();
+    const auto [begin, end] = call_.engine.held_range(call_.engine.optimizer_storage(), unit);
+    if (end <= begin) return;
+    tied->all_reduce_sum(call_.engine.reduced_grad_at(unit, begin),
+                         static_cast<size_t>(end - begin), call_.engine.reduce_dtype());
+  }
+
+  const MicroStepsCall<Real>& call_;
+  Place place_;
+  StageProgress progress_;
+  std::vector<GPT<Real>*> models_;  // one per slot
+  std::vector<Batch> batches_;
+  std::vector<std::vector<CommRequest>> sends_;          // per slot, in flight
+  std::map<std::pair<int, int>, CommRequest> receives_;  // by (what, micro), in flight
+};
+
+class StageDriver final : public MicroStepDriver {
+ public:
+  double run(const MicroStepsCall<float>& call) override {
+    return StageStep<float>(call, float_models_).run();
+  }
+#if ZEROMINI_HAVE_BF16
+  double run(const MicroStepsCall<bf16>& call) override {
+    return StageStep<bf16>(call, bf16_models_).run();
+  }
+#endif
+
+ private:
+  std::vector<std::unique_ptr<GPT<float>>> float_models_;
+#if ZEROMINI_HAVE_BF16
+  std::vector<std::unique_ptr<GPT<bf16>>> bf16_models_;
+#endif
+};
+
+}  // namespace
+
+void add_pipe_communicators(MeshComms& comms) {
+  const Place p = place_of(comms);
+  const int world = comms.world().size(), rank = comms.world().rank();
+  // Round r pairs stages (b, b + 1) for boundaries b of parity r; a rank outside every pair of a
+  // round is alone (its own color, beyond every pair's).
+  for (int round = 0; round < 2; ++round) {
+    const int boundary = p.stage % 2 == round ? p.stage : p.stage - 1;
+    const bool paired = boundary >= 0 && boundary + 1 < p.stages;
+    const int color = paired ? p.pipeline * p.stages + boundary : world * p.stages + rank;
+    comms.add_split(boundary_name(round), comms.world(), color, p.stage, CommLevel::ModelParallel);
+  }
+  const bool ends = p.stages > 1 && (p.stage == 0 || p.stage == p.stages - 1);
+  comms.add_split(kTiedName, comms.world(), ends ? p.pipeline : world + rank, p.stage,
+                  CommLevel::ModelParallel);
+}
+
+std::unique_ptr<MicroStepDriver> make_stage_driver() {
+  return std::make_unique<StageDriver>();
+}
+
+}  // namespace zm::pipeline

@@ -1,0 +1,121 @@
+// Pipeline parallelism trains the model of a run without it. A pipeline of pp stages x dp
+// data-parallel ranks runs against the same dp ranks without a pipeline, at ZeRO stages 0 and 1,
+// with the same micro-batches on every data-parallel rank (pp 2 at 2 ranks; pp 2 x dp 2 and pp 4
+// at 4).
+//   - pp alone (dp 1), one micro-batch per step, no clipping: losses and parameters bit for bit.
+//     A pipeline changes no sum there: each stage computes its blocks as the whole model does,
+//     and the tied embedding's gradient is the sum of the same two terms (the head's and the
+//     embedding's, kernels/encoder.cpp) on either side. The clipping is off because the gradient
+//     norm is summed over the pipeline's ranks in another order (its last bits set the factor).
+//   - Otherwise the tied embedding's gradient is summed in another order: the whole model adds
+//     the head's and the embedding's parts micro-batch by micro-batch and rank by rank before the
+//     data-parallel sum, the pipeline sums each over its micro-batches and its stage's
+//     data-parallel ranks first, then both. The runs then agree to rounding: losses within the
+//     equivalence tests' 1e-5 relative, parameters within 1e-5 absolute (common/equivalence.hpp
+//     argues both bounds).
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+#include <mpi.h>
+
+#include <cmath>
+
+#include "common/gathered_state.hpp"
+#include "common/test_watchdog.hpp"
+#include "common/zero_test_util.hpp"
+
+namespace {
+
+struct Trained {
+  std::vector<double> losses;
+  std::vector<float> params;  // the whole model's, on every rank
+};
+
+// The whole model's parameters from the parts of a pipeline (or a whole model): each rank places
+// its units at their places in the whole model, the tied embedding from the first stage only,
+// summed over the pipeline's ranks.
+std::vector<float> whole_parameters(zm::Trainer& trainer) {
+  const zm::ParamLayout& layout = trainer.layout();
+  const std::vector<float> held = zm::testing::gathered_parameters(trainer.engine());
+  std::vector<float> whole(static_cast<size_t>(layout.global_total()), 0.0f);
+  for (int u = 0; u < layout.num_units(); ++u) {
+    const zm::UnitInfo& unit = layout.unit(u);
+    if (u == layout.embedding_unit() && layout.heads() && !layout.embeds()) continue;
+    for (int64_t i = 0; i < unit.size; ++i)
+      whole[static_cast<size_t>(unit.global_offset + i)] =
+          held[static_cast<size_t>(unit.offset + i)];
+  }
+  if (const zm::Communicator* pipeline = trainer.comms().along("pp"))
+    MPI_Allreduce(MPI_IN_PLACE, whole.data(), static_cast<int>(whole.size()), MPI_FLOAT, MPI_SUM,
+                  pipeline->mpi_comm());
+  return whole;
+}
+
+Trained train(const zm::Deck& deck, zm::Communicator& comm) {
+  const auto trainer = zm::make_trainer(deck, deck.zero.stage, comm);
+  trainer->init_parameters();
+  Trained run;
+  for (int64_t s = 0; s < deck.train.steps; ++s) run.losses.push_back(trainer->step(s).loss);
+  run.params = whole_parameters(*trainer);
+  return run;
+}
+
+// (ZeRO stage, micro-batches per step).
+class Pipeline : public ::testing::TestWithParam<std::tuple<int, int64_t>> {};
+
+TEST_P(Pipeline, TrainsTheModelOfTheSameDataParallelRanks) {
+  const auto [stage, micro_batches] = GetParam();
+  auto world = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
+  const int N = world->size();
+  for (const int pp : {2, 4}) {
+    if (N % pp != 0) continue;
+    const int dp = N / pp;
+    SCOPED_TRACE(
+        fmt::format("pp {} x dp {}, stage {}, {} micro-batches", pp, dp, stage, micro_batches));
+    const bool exact = micro_batches == 1 && dp == 1;
+    std::vector<std::string> settings = {"model.layers=4", "train.steps=4"};
+    if (exact) settings.push_back("train.grad_clip=0");
+    const zm::Deck plain = zm::testing::test_deck(stage, 2, micro_batches, settings);
+    settings.push_back(fmt::format("parallel.pp={}", pp));
+    const zm::Deck piped = zm::testing::test_deck(stage, 2, micro_batches, settings);
+
+    // The reference on dp ranks: every group of dp consecutive ranks runs it (they read the
+    // micro-batches of data-parallel ranks 0..dp-1, as the pipeline's stages do).
+    MPI_Comm group;
+    MPI_Comm_split(MPI_COMM_WORLD, world->rank() / dp, world->rank(), &group);
+    Trained reference;
+    {
+      auto ranks = zm::make_communicator("mpi", group, zm::testing::watchdog());
+      reference = train(plain, *ranks);
+    }
+    MPI_Comm_free(&group);
+
+    const Trained run = train(piped, *world);
+    ASSERT_EQ(run.params.size(), reference.params.size());
+    if (exact) {
+      EXPECT_EQ(run.losses, reference.losses);
+      size_t differing = 0, first = run.params.size();
+      for (size_t i = 0; i < run.params.size(); ++i)
+        if (run.params[i] != reference.params[i]) {
+          ++differing;
+          first = std::min(first, i);
+        }
+      EXPECT_EQ(differing, 0u) << "first at " << first << ": " << run.params[first] << " vs "
+                               << reference.params[first];
+      continue;
+    }
+    for (size_t s = 0; s < run.losses.size(); ++s)
+      EXPECT_NEAR(run.losses[s], reference.losses[s], 1e-5 * std::fabs(reference.losses[s]))
+          << "step " << s;
+    double largest = 0;
+    for (size_t i = 0; i < run.params.size(); ++i)
+      largest =
+          std::max(largest, std::fabs(static_cast<double>(run.params[i]) - reference.params[i]));
+    EXPECT_LE(largest, 1e-5);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(StagesAndMicroBatches, Pipeline,
+                         ::testing::Combine(::testing::Values(0, 1), ::testing::Values(1, 4)));
+
+}  // namespace
