@@ -201,9 +201,10 @@ double TrainerT<Real>::run_micro_steps(int64_t step, StepRecord& record) {
     }
     Phase backward(context_, PhaseSpec("backward").timed(record.times.backward));
     model_.backward(*engine_, batch);  // backward, reducing each unit's gradients
+    if (micro + 1 < micro_batches) continue;
+    Phase finish(context_, PhaseSpec("finish_backward").span(SpanKind::Compute));
+    engine_->finish_backward();  // the reductions still in flight, in the last backward's time
   }
-  Phase finish(context_, PhaseSpec("finish_backward").span(SpanKind::Compute));
-  engine_->finish_backward();  // the reductions still in flight
   return loss_sum;
 }
 
