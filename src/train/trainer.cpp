@@ -69,9 +69,8 @@ std::unique_ptr<MeshComms> prepared_comms(const Deck& deck, int stage, Communica
 // This rank's layout: of a model held in parts, the part at its coordinate along their dimension.
 ParamLayout rank_layout(const Deck& deck, int stage, const MeshComms& comms) {
   const std::string parts = run_extensions(deck, stage).part_dimension;
-  const int world_rank = comms.world().rank();
-  return run_layout(deck, stage,
-                    parts.empty() ? 0 : comms.mesh().mesh.coordinate(world_rank, parts));
+  const int rank = comms.world().rank();
+  return run_layout(deck, stage, parts.empty() ? 0 : comms.mesh().mesh.coordinate(rank, parts));
 }
 
 }  // namespace
