@@ -52,19 +52,33 @@ ZeroMesh plan_zero_mesh(const Deck& deck, int stage, int64_t ranks, const Machin
   return zero_mesh(deck, stage, static_cast<int>(ranks), static_cast<int>(per_node));
 }
 
-MemoryPlan plan_memory(const Deck& deck, int stage, const ZeroMesh& mesh) {
+int plan_part(const Deck& deck, int stage, const ZeroMesh& mesh) {
+  const std::string dimension = run_extensions(deck, stage).part_dimension;
+  int part = 0;
+  double most = 0;
+  for (int p = 0; p < (dimension.empty() ? 0 : mesh.mesh.size(dimension)); ++p)
+    if (const double bytes = plan_memory(deck, stage, mesh, p).total(); bytes > most) {
+      part = p;
+      most = bytes;
+    }
+  return part;
+}
+
+MemoryPlan plan_memory(const Deck& deck, int stage, const ZeroMesh& mesh, int part) {
   MemoryPlan plan;
   const RunExtensions extensions = run_extensions(deck, stage);
-  for (const BufferSpec& spec : run_buffers(deck, stage, mesh, attention_kernels(extensions)))
+  if (part < 0) part = plan_part(deck, stage, mesh);
+  for (const BufferSpec& spec : run_buffers(deck, stage, mesh, attention_kernels(extensions), part))
     plan.bytes[static_cast<int>(spec.category)] += spec.bytes();
   return plan;
 }
 
-LevelTraffic plan_traffic(const Deck& deck, int stage, const ZeroMesh& mesh) {
+LevelTraffic plan_traffic(const Deck& deck, int stage, const ZeroMesh& mesh, int part) {
   LevelTraffic bytes{};
-  const ParamLayout layout = run_layout(deck, stage);
+  if (part < 0) part = plan_part(deck, stage, mesh);
+  const ParamLayout layout = run_layout(deck, stage, part);
   const Partition partition(layout, mesh.group_ranks(), mesh.sub_shards());
-  for (const auto& c : run_traffic(deck, stage, partition, mesh))
+  for (const auto& c : run_traffic(deck, stage, partition, mesh, part))
     bytes[static_cast<size_t>(c.level)][static_cast<size_t>(c.op)] +=
         ring_bytes(c.op, static_cast<double>(c.count * c.element_bytes), c.ranks);
   return bytes;
@@ -88,8 +102,11 @@ int64_t largest_fitting_layers(const Deck& deck, int stage, const ZeroMesh& mesh
     return m.total() <= limits.device_bytes && m.host() * node <= limits.host_bytes_per_node &&
            m.storage() * node <= limits.storage_bytes_per_node;
   };
-  auto memory_at = [&, d = deck](int64_t layers) mutable {
-    d.model.layers = layers;
+  // Depths in steps of one block per part (plan_part's part decides).
+  const std::string parts = run_extensions(deck, stage).part_dimension;
+  const int64_t step = parts.empty() ? 1 : mesh.mesh.size(parts);
+  auto memory_at = [&, d = deck](int64_t steps) mutable {
+    d.model.layers = steps * step;
     return plan_memory(d, stage, mesh);
   };
   const MemoryPlan m1 = memory_at(1), m2 = memory_at(2);
@@ -106,7 +123,7 @@ int64_t largest_fitting_layers(const Deck& deck, int stage, const ZeroMesh& mesh
          deepest(m1.storage() * node, m2.storage() * node, limits.storage_bytes_per_node)});
     layers = static_cast<int64_t>(std::min(guess, 1e6));
   }
-  if (layers <= 0 || layers > 100000) return layers;
+  if (layers <= 0 || layers > 100000) return layers * step;
   // Memory grows with depth: bisect between a depth that fits and one that does not, from the
   // lines' crossing (where what depth adds is not linear from one layer, far from the answer).
   int64_t fit = 0, over = layers;
@@ -116,7 +133,7 @@ int64_t largest_fitting_layers(const Deck& deck, int stage, const ZeroMesh& mesh
     const int64_t mid = fit + (over - fit) / 2;
     (fits(memory_at(mid)) ? fit : over) = mid;
   }
-  return fit;
+  return fit * step;
 }
 
 namespace {
@@ -190,13 +207,14 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
   p.precision = deck.train.precision;
   const ZeroMesh mesh = plan_zero_mesh(deck, stage, ranks, machine);
   p.mesh = mesh;
-  const ParamLayout layout = run_layout(deck, stage);
+  p.part = plan_part(deck, stage, mesh);
+  const ParamLayout layout = run_layout(deck, stage, p.part);
   const Partition partition(layout, mesh.group_ranks(), mesh.sub_shards());
   p.params = layout.real_param_count();
   p.padded_params = partition.padded_total();
-  p.memory = plan_memory(deck, stage, mesh);
+  p.memory = plan_memory(deck, stage, mesh, p.part);
   p.host_bytes_per_node = p.memory.host() * static_cast<double>(ranks_on_a_node(mesh));
-  p.bytes_per_level = plan_traffic(deck, stage, mesh);
+  p.bytes_per_level = plan_traffic(deck, stage, mesh, p.part);
   for (const auto& level : p.bytes_per_level)
     for (int op = 0; op < kCommOps; ++op)
       p.bytes_per_step[static_cast<size_t>(op)] += level[static_cast<size_t>(op)];
@@ -219,7 +237,7 @@ PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* 
   p.compute_seconds = p.flops_per_step / rate;
 
   const CollectiveSeconds seconds =
-      collectives_seconds(run_traffic(deck, stage, partition, mesh), mesh, *machine);
+      collectives_seconds(run_traffic(deck, stage, partition, mesh, p.part), mesh, *machine);
   p.comm_seconds = seconds.comm;
   p.pass_seconds = seconds.passes;
   const double device_seconds = p.compute_seconds + p.pass_seconds;

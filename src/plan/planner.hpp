@@ -36,6 +36,7 @@ struct MemoryPlan {
 struct PlanPoint {
   int stage = 0;
   int64_t ranks = 1;
+  int part = 0;  // the part priced (plan_part)
   Precision precision = Precision::FP32;
   int64_t params = 0;         // real vocabulary, the whole model (however it is cut)
   int64_t padded_params = 0;  // one rank's slices, padded vocabulary and partition (Psi')
@@ -80,10 +81,14 @@ struct PlanPoint {
 // All priced in the deck's train.precision. The mesh of `ranks` ranks: "node" means
 // zero.ranks_per_node when set, else the machine's devices per node, else all ranks (one node).
 ZeroMesh plan_zero_mesh(const Deck& deck, int stage, int64_t ranks, const Machine* machine);
-MemoryPlan plan_memory(const Deck& deck, int stage, const ZeroMesh& mesh);
+// Of a model held in parts (plan/run_extensions.hpp), the part whose rank needs the most device
+// memory, which decides the fit: the rank a plan prices (0 for a whole model).
+int plan_part(const Deck& deck, int stage, const ZeroMesh& mesh);
+// `part`: the rank's coordinate along the parts' dimension; -1: plan_part's.
+MemoryPlan plan_memory(const Deck& deck, int stage, const ZeroMesh& mesh, int part = -1);
 // Bytes per rank and step by collective, at each level ([level][op]).
 using LevelTraffic = std::array<std::array<double, kCommOps>, kCommLevels>;
-LevelTraffic plan_traffic(const Deck& deck, int stage, const ZeroMesh& mesh);
+LevelTraffic plan_traffic(const Deck& deck, int stage, const ZeroMesh& mesh, int part = -1);
 // Everything for one point; machine may be nullptr (no time or fit estimates).
 PlanPoint plan_point(const Deck& deck, int stage, int64_t ranks, const Machine* machine);
 
@@ -110,8 +115,8 @@ int64_t ranks_on_a_node(const ZeroMesh& mesh);
 // The machine's limits for a run on `mesh`.
 MemoryLimits memory_limits(const Machine& machine, const ZeroMesh& mesh);
 // The deepest model of the deck's width (everything else of the deck kept) that fits `limits` at
-// `stage` on `mesh`, device and host memory and storage: one more block does not. 0 when not even
-// one does.
+// `stage` on `mesh`, device and host memory and storage: one more block (one per part, for a model
+// held in parts) does not. 0 when not even one does.
 int64_t largest_fitting_layers(const Deck& deck, int stage, const ZeroMesh& mesh,
                                const MemoryLimits& limits);
 

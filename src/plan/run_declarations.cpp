@@ -13,23 +13,31 @@ BufferSpec step_stats_buffer() {
 }
 
 std::vector<BufferSpec> run_buffers(const Deck& deck, int stage, const ZeroMesh& mesh,
-                                    const AttentionKernels& attention) {
-  const ParamLayout layout = run_layout(deck, stage);
+                                    const AttentionKernels& attention, int part) {
+  const ParamLayout layout = run_layout(deck, stage, part);
   const Partition partition(layout, mesh.group_ranks(), mesh.sub_shards());
   const ZeroOptions options = zero_options(deck, stage, mesh);
   std::vector<BufferSpec> buffers = ZeroEngine::declared_buffers(stage, partition, options, mesh);
-  const std::shared_ptr<CheckpointHome> home = run_extensions(deck, stage).checkpoints;
-  for (auto& spec : gpt_buffers(layout, attention, deck.train.micro_batch, deck.model.seq_len,
-                                element_bytes(options.policy.compute),
-                                home ? home->category() : MemCategory::Activations))
-    buffers.push_back(spec);
+  const RunExtensions extensions = run_extensions(deck, stage);
+  const CheckpointHome* home = extensions.checkpoints.get();
+  const auto model = gpt_buffers(layout, attention, deck.train.micro_batch, deck.model.seq_len,
+                                 element_bytes(options.policy.compute),
+                                 home ? home->category() : MemCategory::Activations);
+  for (int m = extensions.models_held ? extensions.models_held(part) : 1; m > 0; --m)
+    buffers.insert(buffers.end(), model.begin(), model.end());
   buffers.push_back(step_stats_buffer());
   return buffers;
 }
 
 std::vector<PlannedCollective> run_traffic(const Deck& deck, int stage, const Partition& partition,
-                                           const ZeroMesh& mesh) {
-  return ZeroEngine::declared_traffic(stage, partition, zero_options(deck, stage, mesh), mesh);
+                                           const ZeroMesh& mesh, int part) {
+  const ZeroOptions options = zero_options(deck, stage, mesh);
+  PlannedCollectives traffic = ZeroEngine::declared_traffic(stage, partition, options, mesh);
+  const RunExtensions extensions = run_extensions(deck, stage);
+  if (extensions.added_traffic)
+    for (const PlannedCollective& c : extensions.added_traffic(part, partition, options, mesh))
+      traffic.push_back(c);
+  return traffic;
 }
 
 }  // namespace zm

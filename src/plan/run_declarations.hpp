@@ -17,15 +17,16 @@ namespace zm {
 // once every step (the schedule's StepStatistics).
 BufferSpec step_stats_buffer();
 
-// Every buffer a rank allocates on the mesh: the stage's, the model's (running `attention`) and
-// the step's own.
+// Every buffer a rank allocates on the mesh: the stage's, the model's (running `attention`; as
+// many as it holds at once) and the step's own. `part`: the coordinate of a model held in parts.
 std::vector<BufferSpec> run_buffers(const Deck& deck, int stage, const ZeroMesh& mesh,
-                                    const AttentionKernels& attention);
+                                    const AttentionKernels& attention, int part = 0);
 
 // Every collective a rank posts in one step, the entries of its schedule: the stage's, the
-// model's own over its model-parallel group and the step statistics' all-reduce (over all ranks).
-// `partition` is over the ranks of the mesh's shard dimension.
+// model's own over its model-parallel group, the step statistics' all-reduce (over all ranks) and
+// what modules post beside them. `partition` is over the ranks of the mesh's shard dimension, of
+// part `part` of a model held in parts.
 std::vector<PlannedCollective> run_traffic(const Deck& deck, int stage, const Partition& partition,
-                                           const ZeroMesh& mesh);
+                                           const ZeroMesh& mesh, int part = 0);
 
 }  // namespace zm

@@ -15,6 +15,7 @@
 #include "model/layout.hpp"
 #include "model/model_parallel.hpp"
 #include "zero/collective_strategy.hpp"
+#include "zero/schedule.hpp"
 #include "zero/state_tier.hpp"
 
 namespace zm {
@@ -36,6 +37,14 @@ struct RunExtensions {
   // `part_dimension`: the part at each of its coordinates; empty: the whole model on every rank.
   std::string part_dimension;
   std::function<ModelPart(int coordinate)> model_part;
+  // The models (each with its own activations and workspace: model/gpt.hpp, gpt_buffers) the rank
+  // at a coordinate holds at once, several micro-batches in flight; empty: one.
+  std::function<int(int coordinate)> models_held;
+  // What the rank at a coordinate posts each step beside the engine's schedule (a pipeline's
+  // transfers between its parts), priced with it; `partition` is of that rank's part.
+  std::function<PlannedCollectives(int coordinate, const Partition& partition,
+                                   const ZeroOptions& options, const ZeroMesh& mesh)>
+      added_traffic;
   // The fraction of a data file's tokens (data.source), at its end, that training leaves to
   // another reader of the file (train/data.hpp, make_data_source); 0: training reads them all.
   double reserved_data_tail = 0;

@@ -50,8 +50,11 @@ inline void check_planned_equals_measured(
     const zm::Deck& deck, int stage, zm::Communicator& comm,
     const std::function<void(zm::Trainer& trainer, bool after)>& around_step = {}) {
   const zm::ZeroMesh mesh = zm::plan_zero_mesh(deck, stage, comm.size(), nullptr);
-  const zm::MemoryPlan planned = zm::plan_memory(deck, stage, mesh);  // priced as it runs
-  const zm::LevelTraffic planned_traffic = zm::plan_traffic(deck, stage, mesh);
+  // This rank's part of a model held in parts (each part's rank is priced on its own).
+  const std::string parts = zm::run_extensions(deck, stage).part_dimension;
+  const int part = parts.empty() ? 0 : mesh.mesh.coordinate(comm.rank(), parts);
+  const zm::MemoryPlan planned = zm::plan_memory(deck, stage, mesh, part);  // priced as it runs
+  const zm::LevelTraffic planned_traffic = zm::plan_traffic(deck, stage, mesh, part);
 
   zm::MemoryLedger ledger;
   const zm::MemoryFigures before = ledger.figures();
@@ -105,8 +108,11 @@ inline void check_planned_equals_measured(
       EXPECT_NEAR(measured_inter, inter[op], 1e-12 * (1 + inter[op]));
       EXPECT_NEAR(measured_model, model[op], 1e-12 * (1 + model[op]));
     }
-  check_throughput_counts(deck, zm::plan_point(deck, stage, comm.size(), nullptr), trainer, records,
-                          comm.size());
+  zm::PlanPoint point = zm::plan_point(deck, stage, comm.size(), nullptr);
+  point.bytes_per_step = {};  // this rank's part's
+  for (const auto& level : planned_traffic)
+    for (int op = 0; op < zm::kCommOps; ++op) point.bytes_per_step[op] += level[op];
+  check_throughput_counts(deck, point, trainer, records, comm.size());
 }
 
 }  // namespace zm::testing

@@ -242,13 +242,13 @@ void print_table(const Deck& deck, const Machine& machine, const std::vector<Lar
       "each node (one ring per network card), at most the intra-node rate. An analytic\n"
       "estimate, not a measurement.\n");
   // The plan axes' part of the note.
-  std::string axes_names, axes_notes;
-  for (const PlanAxis& plan_axis : plan_axes()) {
-    axes_names += ", or " + plan_axis.name + ",";
-    axes_notes += " " + largest_axis_columns(plan_axis).note;
+  std::string axes_names = "the node's devices", axes_notes;
+  for (size_t a = 0; a < plan_axes().size(); ++a) {
+    axes_names += (a + 1 == plan_axes().size() ? " or " : ", ") + plan_axes()[a].name;
+    axes_notes += " " + largest_axis_columns(plan_axes()[a]).note;
   }
   fmt::print(
-      "n/a: the node's devices{} do not divide the device count. -: hpZ is a stage 3\n"
+      "n/a: {} do not divide the device count. -: hpZ is a stage 3\n"
       "option.{}\n",
       axes_names, axes_notes);
   if (axis) fmt::print("{}", axis->footnote);

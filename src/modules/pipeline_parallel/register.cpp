@@ -10,8 +10,9 @@
 #include "core/deck_keys.hpp"
 #include "core/error.hpp"
 #include "core/zero_mesh.hpp"
+#include "modules/pipeline_parallel/one_f_one_b.hpp"
+#include "modules/pipeline_parallel/plan_pipeline.hpp"
 #include "modules/pipeline_parallel/stage_driver.hpp"
-#include "plan/plan_extensions.hpp"
 #include "plan/run_extensions.hpp"
 #include "zero/collective_strategy.hpp"
 
@@ -74,28 +75,31 @@ void register_module_pipeline_parallel() {
   ModelDimension dimension{pipeline::kPipeDim, kKey, "pipeline", "pipeline parallelism"};
   dimension.slices = false;
   add_model_dimension(dimension);
-  add_run_configurer([](const Deck& deck, int /*stage*/, RunExtensions& extensions) {
+  add_run_configurer([](const Deck& deck, int stage, RunExtensions& extensions) {
     const int64_t pp = pp_of(deck);
     if (pp == 1) return;
     extensions.part_dimension = pipeline::kPipeDim;
-    // Equal stages (the deck check asks pp to divide the layers; the planner's probes of other
-    // depths split them as evenly as they go).
+    // Equal stages (the deck check asks pp to divide the layers, and the planner probes depths
+    // in steps of pp).
     const int64_t layers = deck.model.layers;
-    extensions.model_part = [layers, pp](int stage) {
-      const int64_t first = stage * layers / pp;
-      return ModelPart{first, (stage + 1) * layers / pp - first};
+    extensions.model_part = [layers, pp](int s) {
+      const int64_t first = s * layers / pp;
+      return ModelPart{first, (s + 1) * layers / pp - first};
+    };
+    // 1F1B holds at most min(pp - s, m) micro-batches in flight on stage s: a model for each.
+    const int micro_batches = static_cast<int>(deck.train.grad_accum);
+    extensions.models_held = [pp, micro_batches](int s) {
+      return pipeline::in_flight_limit(s, static_cast<int>(pp), micro_batches);
+    };
+    const int64_t activation = deck.train.micro_batch * deck.model.seq_len * deck.model.dim;
+    extensions.added_traffic = [=](int s, const Partition& partition, const ZeroOptions& options,
+                                   const ZeroMesh& mesh) {
+      return pipeline::stage_traffic(s, static_cast<int>(pp), micro_batches, activation, partition,
+                                     options, mesh, stage);
     };
     extensions.strategies.push_back(std::make_shared<PipeCommunicators>());
   });
-  // What the planner does not price yet, said where it matters.
-  add_plan_note([](const Deck& deck) -> std::string {
-    if (pp_of(deck) == 1) return "";
-    return fmt::format(
-        "  pipeline: parallel.pp = {}; the figures are the first stage's (its blocks, the "
-        "embedding); the other stages, the micro-batches in flight, the point-to-point traffic "
-        "and the bubble are not priced yet\n",
-        pp_of(deck));
-  });
+  pipeline::add_pipeline_plan();
   add_micro_step_driver([](const Deck& deck, int) -> std::unique_ptr<MicroStepDriver> {
     return pp_of(deck) > 1 ? pipeline::make_stage_driver() : nullptr;
   });

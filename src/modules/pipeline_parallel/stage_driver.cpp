@@ -8,6 +8,7 @@
 #include "comm/phase.hpp"
 #include "core/error.hpp"
 #include "modules/pipeline_parallel/one_f_one_b.hpp"
+#include "plan/planner.hpp"
 
 namespace zm::pipeline {
 
@@ -84,6 +85,7 @@ class StageStep {
       call_.engine.finish_backward();
     }
     sum_tied_embedding();
+    check_posted();
     return loss;
   }
 
@@ -111,6 +113,8 @@ class StageStep {
         // The pair's ranks are its stages in order: activations come from rank 0.
         const int root = t->what == Crossing::Activation ? 0 : 1;
         CommRequest request = pair->ibroadcast(data, elements(), dtype_of<Real>(), root);
+        posted_.push_back({CommOp::Broadcast, static_cast<int64_t>(elements()),
+                           static_cast<int>(sizeof(Real)), pair->size()});
         if (sending)
           sends_[slot].push_back(std::move(request));
         else
@@ -136,16 +140,33 @@ class StageStep {
   size_t elements() const { return static_cast<size_t>(call_.model.part_elements()); }
   // The first and last stages each hold the tied embedding: the first its gradient from the
   // embedding, the last from the head. Their sum, on both, is the whole model's: over what the
-  // optimizer reads (the rank's optimizer piece, the same on both).
+  // optimizer reads: the rank's optimizer piece of the unit, the same on both, with its padding
+  // (zero), so that every rank sums as many elements.
   void sum_tied_embedding() {
     if (place_.stages == 1 || (place_.stage != 0 && place_.stage != place_.stages - 1)) return;
     Communicator* tied = call_.comms.added(kTiedName);
     ZM_ASSERT(tied != nullptr && tied->size() == 2, "no communicator for the tied embedding");
     const int unit = call_.engine.partition().layout().embedding_unit();
-    const auto [begin, end] = call_.engine.held_range(call_.engine.optimizer_storage(), unit);
-    if (end <= begin) return;
-    tied->all_reduce_sum(call_.engine.reduced_grad_at(unit, begin),
-                         static_cast<size_t>(end - begin), call_.engine.reduce_dtype());
+    const Piece piece = call_.engine.optimizer_piece();
+    const int64_t count = call_.engine.partition().unit(unit).padded / piece.count;
+    tied->all_reduce_sum(call_.engine.reduced_grad_at(unit, piece.index * count),
+                         static_cast<size_t>(count), call_.engine.reduce_dtype());
+    posted_.push_back(
+        {CommOp::AllReduce, count, static_cast<int>(dtype_size(call_.engine.reduce_dtype())), 2});
+  }
+  // What the step posted is what the planner prices (stage_traffic), post by post.
+  void check_posted() const {
+    const ZeroEngineT<Real>& e = call_.engine;
+    const PlannedCollectives planned =
+        stage_traffic(place_.stage, place_.stages, call_.micro_batches, call_.model.part_elements(),
+                      e.partition(), e.options(), e.mesh(), e.stage());
+    ZM_ASSERT(posted_.size() == planned.size(), "stage {}: {} posts, {} planned", place_.stage,
+              posted_.size(), planned.size());
+    for (size_t i = 0; i < planned.size(); ++i)
+      ZM_ASSERT(posted_[i].op == planned[i].op && posted_[i].count == planned[i].count &&
+                    posted_[i].element_bytes == planned[i].element_bytes &&
+                    posted_[i].ranks == planned[i].ranks,
+                "stage {}: post {} is not the planned one", place_.stage, i);
   }
 
   const MicroStepsCall<Real>& call_;
@@ -155,6 +176,7 @@ class StageStep {
   std::vector<Batch> batches_;
   std::vector<std::vector<CommRequest>> sends_;          // per slot, in flight
   std::map<std::pair<int, int>, CommRequest> receives_;  // by (what, micro), in flight
+  PlannedCollectives posted_;                            // this step's posts, in order
 };
 
 class StageDriver final : public MicroStepDriver {
@@ -191,6 +213,33 @@ void add_pipe_communicators(MeshComms& comms) {
   const bool ends = p.stages > 1 && (p.stage == 0 || p.stage == p.stages - 1);
   comms.add_split(kTiedName, comms.world(), ends ? p.pipeline : world + rank, p.stage,
                   CommLevel::ModelParallel);
+}
+
+PlannedCollectives stage_traffic(int stage, int stages, int64_t micro_batches, int64_t activation,
+                                 const Partition& partition, const ZeroOptions& options,
+                                 const ZeroMesh& mesh, int zero_stage) {
+  // The nodes a pair of stages spans. A pipeline's stages are consecutive ranks (pp is the mesh's
+  // innermost dimension): those of the first pipeline, which every pipeline shares where a node
+  // holds whole pipelines or a pipeline whole nodes.
+  const int per_node = static_cast<int>(ranks_on_a_node(mesh));
+  auto span = [per_node](int first, int last) {
+    return first / per_node == last / per_node ? NodeSpan{1, 2} : NodeSpan{2, 1};
+  };
+  PlannedCollectives posts;
+  // Each boundary: an activation forward and a gradient back per micro-batch.
+  for (const int boundary : {stage - 1, stage})
+    if (boundary >= 0 && boundary + 1 < stages)
+      posts.insert(posts.end(), static_cast<size_t>(2 * micro_batches),
+                   {CommOp::Broadcast, activation, element_bytes(options.policy.compute), 2,
+                    CommLevel::ModelParallel, 0, span(boundary, boundary + 1)});
+  const ParamLayout& layout = partition.layout();
+  if (stages > 1 && (layout.embeds() || layout.heads())) {
+    const int pieces = zm::pieces(mesh.mesh, mesh.placements(stage_spec(zero_stage)).optim);
+    posts.push_back({CommOp::AllReduce, partition.unit(layout.embedding_unit()).padded / pieces,
+                     element_bytes(options.policy.reduce), 2, CommLevel::ModelParallel, 0,
+                     span(0, stages - 1)});
+  }
+  return posts;
 }
 
 std::unique_ptr<MicroStepDriver> make_stage_driver() {

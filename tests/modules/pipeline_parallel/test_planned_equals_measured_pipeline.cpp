@@ -1,0 +1,102 @@
+// What `zeromini plan` prices for each pipeline stage is what the stage's rank allocates and sends
+// (common/planned_equals_measured.hpp): memory by category, held and at the peak of the steps;
+// bytes by level and collective, the transfers between stages and the tied embedding's sum among
+// them; and the calls of each per step. The activations a stage holds at its peak are those of
+// min(pp - s, m) micro-batches (1F1B's bound, one_f_one_b.hpp), measured by the run's ledger.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "common/planned_equals_measured.hpp"
+#include "common/test_watchdog.hpp"
+#include "common/zero_test_util.hpp"
+#include "model/gpt.hpp"
+#include "plan/planner.hpp"
+#include "plan/run_declarations.hpp"
+#include "plan/run_extensions.hpp"
+
+namespace {
+
+// The activations of one model of `part` (one micro-batch in flight).
+double one_model_activations(const zm::Deck& deck, int stage, int part) {
+  const zm::ParamLayout layout = zm::run_layout(deck, stage, part);
+  double bytes = 0;
+  for (const zm::BufferSpec& spec :
+       zm::gpt_buffers(layout, zm::attention_kernels(zm::run_extensions(deck, stage)),
+                       deck.train.micro_batch, deck.model.seq_len, 4))
+    if (spec.category == zm::MemCategory::Activations) bytes += spec.bytes();
+  return bytes;
+}
+
+// (ZeRO stage, micro-batches per step).
+class PlannedEqualsMeasuredPipeline : public ::testing::TestWithParam<std::tuple<int, int64_t>> {};
+
+TEST_P(PlannedEqualsMeasuredPipeline, EachStagesMemoryTransfersAndCalls) {
+  const auto [stage, micro_batches] = GetParam();
+  auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
+  const int N = comm->size();
+  for (const int pp : {2, 4}) {
+    if (N % pp != 0) continue;
+    SCOPED_TRACE(
+        fmt::format("pp {} x dp {}, stage {}, {} micro-batches", pp, N / pp, stage, micro_batches));
+    const zm::Deck deck = zm::testing::test_deck(
+        stage, 2, micro_batches,
+        {"model.layers=4", "train.steps=2", fmt::format("parallel.pp={}", pp)});
+    const zm::ZeroMesh mesh = zm::plan_zero_mesh(deck, stage, N, nullptr);
+    const int part = mesh.mesh.coordinate(comm->rank(), "pp");
+
+    // The peak's activations: one model's per micro-batch in flight, at most pp - part.
+    const int in_flight = std::min<int>(pp - part, static_cast<int>(micro_batches));
+    const zm::MemoryPlan planned = zm::plan_memory(deck, stage, mesh, part);
+    EXPECT_EQ(planned.bytes[static_cast<size_t>(zm::MemCategory::Activations)],
+              in_flight * one_model_activations(deck, stage, part));
+
+    // The transfers: per boundary the stage has, an activation and a gradient per micro-batch
+    // (broadcasts on the boundary's two ranks); at the ends, the tied embedding's sum.
+    const int boundaries = (part > 0) + (part + 1 < pp);
+    const bool tied = part == 0 || part == pp - 1;
+    zm::CommStats before;
+    zm::testing::check_planned_equals_measured(
+        deck, stage, *comm, [&](zm::Trainer& trainer, bool after) {
+          const zm::CommStats now = trainer.comms().stats(zm::CommLevel::ModelParallel);
+          if (!after) {
+            before = now;
+            return;
+          }
+          const zm::CommStats step = now - before;
+          EXPECT_EQ(step.ops[static_cast<int>(zm::CommOp::Broadcast)].calls,
+                    static_cast<uint64_t>(2 * boundaries * micro_batches));
+          EXPECT_EQ(step.ops[static_cast<int>(zm::CommOp::AllReduce)].calls, tied ? 1u : 0u);
+        });
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(StagesAndMicroBatches, PlannedEqualsMeasuredPipeline,
+                         ::testing::Combine(::testing::Values(0, 1), ::testing::Values(1, 4)));
+
+// The plan prices the stage whose rank needs the most memory, and finds the deepest model of a
+// pipeline in steps of one block per stage.
+TEST(PlanPipeline, PricesTheFullestStage) {
+  const zm::Deck deck = zm::testing::test_deck(1, 2, 4, {"model.layers=4", "parallel.pp=4"});
+  const zm::ZeroMesh mesh = zm::plan_zero_mesh(deck, 1, 4, nullptr);
+  double most = 0;
+  int fullest = 0;
+  for (int part = 0; part < 4; ++part) {
+    const double bytes = zm::plan_memory(deck, 1, mesh, part).total();
+    if (bytes > most) std::tie(most, fullest) = std::tuple(bytes, part);
+  }
+  EXPECT_EQ(zm::plan_part(deck, 1, mesh), fullest);
+  EXPECT_EQ(zm::plan_memory(deck, 1, mesh).total(), most);
+  const zm::PlanPoint point = zm::plan_point(deck, 1, 4, nullptr);
+  EXPECT_EQ(point.part, fullest);
+  EXPECT_EQ(point.memory.total(), most);
+
+  zm::MemoryLimits limits;
+  zm::Deck deep = deck;
+  deep.model.layers = 12;
+  limits.device_bytes = zm::plan_memory(deep, 1, mesh).total();
+  EXPECT_EQ(zm::largest_fitting_layers(deck, 1, mesh, limits), 12);
+  limits.device_bytes -= 1;
+  EXPECT_EQ(zm::largest_fitting_layers(deck, 1, mesh, limits), 8);
+}
+
+}  // namespace
