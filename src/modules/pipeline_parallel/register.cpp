@@ -10,6 +10,7 @@
 #include "core/deck_keys.hpp"
 #include "core/error.hpp"
 #include "core/zero_mesh.hpp"
+#include "modules/pipeline_parallel/bubble_figures.hpp"
 #include "modules/pipeline_parallel/one_f_one_b.hpp"
 #include "modules/pipeline_parallel/plan_pipeline.hpp"
 #include "modules/pipeline_parallel/stage_driver.hpp"
@@ -100,6 +101,7 @@ void register_module_pipeline_parallel() {
     extensions.strategies.push_back(std::make_shared<PipeCommunicators>());
   });
   pipeline::add_pipeline_plan();
+  pipeline::add_bubble_figures();
   add_micro_step_driver([](const Deck& deck, int) -> std::unique_ptr<MicroStepDriver> {
     return pp_of(deck) > 1 ? pipeline::make_stage_driver() : nullptr;
   });
