@@ -3,13 +3,16 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <numeric>
 #include <string>
 #include <vector>
 
 #include "core/error.hpp"
+#include "model/flops.hpp"
 #include "modules/pipeline_parallel/one_f_one_b.hpp"
 #include "modules/pipeline_parallel/stage_driver.hpp"
 #include "plan/plan_extensions.hpp"
+#include "plan/run_extensions.hpp"
 
 namespace zm::pipeline {
 
@@ -35,17 +38,39 @@ Deck with_pipeline(const Deck& deck, int64_t pp) {
   return d;
 }
 
-// 1F1B runs m + P - 1 slots of one micro-batch's forward and backward on every stage, m of them
-// busy: the step's compute grows by (P - 1) / m, idle time that nothing hides. A stage's compute
-// is priced as the whole model's over the ranks (the stages equal; the last one's head is spread).
-void price_bubble(const Deck& deck, int, const ZeroMesh& mesh, const Machine* machine, double,
+// Each stage's hardware FLOPs per token: its blocks', and on the last the head's (the whole
+// model's count of model/flops.hpp at depths 1 and 2, differenced), split as model_part splits.
+std::vector<double> stage_flops(const Deck& deck, int stage, int pp) {
+  const AttentionKernels& attention = attention_kernels(run_extensions(deck, stage));
+  ModelConfig model = deck.model;
+  model.layers = 1;
+  const double one = flops_per_token(model, attention).hardware();
+  model.layers = 2;
+  const double block = flops_per_token(model, attention).hardware() - one;
+  std::vector<double> flops;
+  const int64_t layers = deck.model.layers;
+  for (int s = 0; s < pp; ++s)
+    flops.push_back(static_cast<double>((s + 1) * layers / pp - s * layers / pp) * block +
+                    (s + 1 == pp ? one - block : 0.0));
+  return flops;
+}
+
+// 1F1B's step: m - 1 micro-batches at the pace of the slowest stage, and one through every stage
+// (the fill and the drain), (m + P - 1) micro-batch times when the stages are equal. The core
+// priced the whole model's compute spread evenly over the stages; the difference is idle time
+// that nothing hides. The bubble is the first stage's idle fraction, as the run measures it
+// (bubble_figures.hpp): (P - 1) / (m + P - 1) for equal stages.
+void price_bubble(const Deck& deck, int stage, const ZeroMesh& mesh, const Machine* machine, double,
                   PlanPoint& point) {
   const int pp = pp_of(mesh);
   if (pp == 1) return;
-  const auto m = static_cast<int>(deck.train.grad_accum);
-  point.figures["pipeline_bubble"] = bubble_fraction(pp, m);
+  const auto m = static_cast<double>(deck.train.grad_accum);
+  const std::vector<double> flops = stage_flops(deck, stage, pp);
+  const double sum = std::accumulate(flops.begin(), flops.end(), 0.0);
+  const double pipeline = (m - 1) * *std::max_element(flops.begin(), flops.end()) + sum;
+  point.figures["pipeline_bubble"] = 1.0 - m * flops.front() / pipeline;
   if (!machine) return;
-  const double idle = point.compute_seconds * (pp - 1) / m;
+  const double idle = point.compute_seconds * (pipeline / (m * sum / pp) - 1.0);
   point.figures["pipeline_bubble_seconds"] = idle;
   point.added_serial_seconds += idle;
   point.added_exposed_seconds += idle;
@@ -105,7 +130,10 @@ void add_pipeline_plan() {
            "pp ranks of a stage. stage: the stage priced, the one whose rank needs the most "
            "memory (its micro-batches in flight, min(pp - stage, m), each with its activations); "
            "pipe GB: its transfers to its neighbours and the tied embedding's sum per step; "
-           "bubble: (pp - 1) / (m + pp - 1) of the step idle, priced into the step time. "
+           "bubble: the first stage's idle fraction, from each stage's FLOPs (its blocks; the "
+           "last one's head): 1F1B's step is m - 1 micro-batches at the slowest stage's pace and "
+           "one through every stage ((pp - 1) / (m + pp - 1) idle for equal stages), priced into "
+           "the step time. "
            "Stages 2-3 are priced as their schedule runs them (each micro-batch's gradients "
            "reduced, its parameters gathered); a run refuses them under a pipeline so far.\n";
   });

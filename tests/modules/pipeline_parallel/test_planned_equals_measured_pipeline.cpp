@@ -73,8 +73,8 @@ TEST_P(PlannedEqualsMeasuredPipeline, EachStagesMemoryTransfersAndCalls) {
 INSTANTIATE_TEST_SUITE_P(StagesAndMicroBatches, PlannedEqualsMeasuredPipeline,
                          ::testing::Combine(::testing::Values(0, 1), ::testing::Values(1, 4)));
 
-// The plan prices the stage whose rank needs the most memory, and finds the deepest model of a
-// pipeline in steps of one block per stage.
+// The plan prices the stage whose rank needs the most memory, prices the bubble, and finds the
+// deepest model of a pipeline in steps of one block per stage.
 TEST(PlanPipeline, PricesTheFullestStage) {
   const zm::Deck deck = zm::testing::test_deck(1, 2, 4, {"model.layers=4", "parallel.pp=4"});
   const zm::ZeroMesh mesh = zm::plan_zero_mesh(deck, 1, 4, nullptr);
@@ -89,6 +89,15 @@ TEST(PlanPipeline, PricesTheFullestStage) {
   const zm::PlanPoint point = zm::plan_point(deck, 1, 4, nullptr);
   EXPECT_EQ(point.part, fullest);
   EXPECT_EQ(point.memory.total(), most);
+
+  // The bubble: at least 1F1B's for equal stages (the last stage's head makes them unequal), and
+  // less with more micro-batches.
+  const double bubble = point.figures.at("pipeline_bubble");
+  EXPECT_GE(bubble, 3.0 / (4 + 3));
+  EXPECT_LT(bubble, 1.0);
+  zm::Deck longer = deck;
+  longer.train.grad_accum = 16;
+  EXPECT_LT(zm::plan_point(longer, 1, 4, nullptr).figures.at("pipeline_bubble"), bubble);
 
   zm::MemoryLimits limits;
   zm::Deck deep = deck;
