@@ -18,7 +18,9 @@
 #include "core/exit_codes.hpp"
 #include "core/log.hpp"
 #include "core/memory.hpp"
+#include "core/text.hpp"
 #include "core/zero_mesh.hpp"
+#include "io/run_report.hpp"
 #include "plan/machine.hpp"
 #include "train/command_extensions.hpp"
 #include "train/data.hpp"
@@ -47,6 +49,27 @@ std::string changed_settings(const Deck& deck) {
   for (const auto& [setting, from] : changed)
     out += fmt::format("  {:<{}}  ({})\n", setting, width, from);
   return out;
+}
+
+// Rank 0's closing lines: what the run reports print before the figure of merit
+// (io/run_report.hpp), the figure of merit (the last stage's tokens/s per rank) and, over several
+// stages, each stage's against the first, then what the reports print after it.
+void print_closing_lines(const Deck& deck, const std::vector<StageResult>& results) {
+  if (!log_is_root() || results.empty()) return;
+  for (const RunReport& r : run_reports())
+    if (r.before_figure_of_merit) log_root("{}", r.before_figure_of_merit(deck, results));
+  const StageResult& last = results.back();
+  log_root("\nFigure of merit: {} tokens/s per rank (stage {}, {} ranks, {})\n",
+           thousands(last.tokens_per_second_per_rank), last.stage, results.front().ranks,
+           deck.path);
+  if (results.size() > 1) {
+    for (const StageResult& s : results)
+      log_root("  stage {}: {} tokens/s per rank, step time {:.2f}x stage {}\n", s.stage,
+               thousands(s.tokens_per_second_per_rank),
+               s.mean_times.total / results.front().mean_times.total, results.front().stage);
+  }
+  for (const RunReport& r : run_reports())
+    if (r.after_figure_of_merit) log_root("{}", r.after_figure_of_merit(deck, results));
 }
 
 int exit_code(RunEnd end) {

@@ -44,8 +44,10 @@ def measure(args, pp, out_dir):
     with open(os.path.join(out_dir, "summary.json")) as f:
         stage = json.load(f)["stages"][0]
     bubble = stage.get("pipeline_bubble", {}).get("measured_rank0")
-    return {"step": stage["time_seconds"]["step"], "tok": stage["tokens_per_second_per_rank"],
-            "bubble": bubble, "loss": stage["final_loss"]}, cmd
+    times = stage["time_seconds"]
+    return {"step": times["step"], "tok": stage["tokens_per_second_per_rank"], "bubble": bubble,
+            "compute": times["forward"] + times["backward"], "opt": times["optimizer"],
+            "loss": stage["final_loss"]}, cmd
 
 
 def planned(args, pp):
@@ -87,9 +89,10 @@ def main():
     def label(pp):
         return f"dp {args.ranks}" if pp == 1 else f"pp 2 x dp {args.ranks // 2}"
 
-    lines = [f"| run | grad_accum | step s, rounds | median step s | planned step s | measured / "
-             f"planned | tok/s/rank | bubble measured (rank 0) | bubble planned |",
-             "|---|---:|---|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| run | grad_accum | step s, rounds | median step s | planned step s | measured / "
+             "planned | fwd+bwd s (rank 0) | opt s (rank 0) | tok/s/rank | bubble measured "
+             "(rank 0) | bubble planned |",
+             "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     medians = {}
     for pp in (1, 2):
         steps = [g["step"] for g in results[pp]]
@@ -99,6 +102,8 @@ def main():
         bubbles = [g["bubble"] for g in results[pp] if g["bubble"] is not None]
         cells = [label(pp), str(args.grad_accum * pp), ", ".join(f"{s:.3f}" for s in steps),
                  f"{medians[pp]:.3f}", f"{plan_step:.3f}", f"{medians[pp] / plan_step:.2f}",
+                 f"{statistics.median(g['compute'] for g in results[pp]):.3f}",
+                 f"{statistics.median(g['opt'] for g in results[pp]):.3f}",
                  f"{statistics.median(g['tok'] for g in results[pp]):,.0f}",
                  f"{statistics.median(bubbles):.3f}" if bubbles else "-",
                  f"{float(plan['pipeline_bubble']):.3f}" if pp == 2 else "-"]

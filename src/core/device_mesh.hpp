@@ -49,7 +49,6 @@ enum class DimPlacement { Replicate, Shard };
 class Placement {
  public:
   Placement() = default;  // replicated along every dimension
-  static Placement replicate() { return Placement(); }
   // Sharded over `dims` (major first), replicated along the others.
   static Placement shard(std::vector<std::string> dims);
 

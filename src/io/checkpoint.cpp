@@ -3,7 +3,6 @@
 #include "io/checkpoint.hpp"
 
 #include <fmt/format.h>
-#include <hdf5.h>
 #include <unistd.h>
 
 #include <algorithm>

@@ -97,7 +97,6 @@ class ResultsWriter {
   // Collective: rank 0 writes the file now; every rank learns the outcome. Throws IoError on
   // every rank when the write failed (the previous results.h5 is then untouched).
   void flush(const std::string& status);
-  const std::string& path() const { return path_; }
 
  private:
   void write_run_attributes(hid_t file, const std::string& status) const;

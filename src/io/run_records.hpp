@@ -52,7 +52,6 @@ struct StageResult {
   int64_t param_count = 0;                    // real vocabulary
   int64_t padded_param_count = 0;             // as allocated (padded vocabulary)
   double tokens_per_second_per_rank = 0;      // figure of merit: mean over timed steps
-  double mean_step_seconds = 0;
   StepTimes mean_times;
   CommStats comm_per_step;              // mean per step on this rank
   CommStats comm_inter_group_per_step;  // the part of it across shard groups

@@ -1,7 +1,7 @@
 // What a module says of a whole run, from the results of all its stages (io/run_records.hpp):
 // members of summary.json's top level (after "stages", before "figure_of_merit"), and text of the
-// run's closing lines (train/run.hpp print_closing_lines) before the figure of merit, after the
-// closing table's throughput lines, and after the figure of merit. Registered at start-up
+// run's closing lines (miniapp/cmd_run.cpp, print_closing_lines) before the figure of merit,
+// after the closing table's throughput lines, and after the figure of merit. Registered at start-up
 // (core/modules.hpp); each part may be empty, or say nothing of a run ("" or no member).
 #pragma once
 

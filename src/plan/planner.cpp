@@ -36,10 +36,6 @@ double PlanPoint::bytes_at_level(CommLevel level) const {
   return std::accumulate(bytes.begin(), bytes.end(), 0.0);
 }
 
-double PlanPoint::bytes_per_step_total() const {
-  return std::accumulate(bytes_per_step.begin(), bytes_per_step.end(), 0.0);
-}
-
 int64_t ranks_on_a_node(const ZeroMesh& mesh) {
   return std::max<int64_t>(1, std::min<int64_t>(mesh.ranks_per_node, mesh.world()));
 }

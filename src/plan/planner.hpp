@@ -44,7 +44,6 @@ struct PlanPoint {
   ZeroMesh mesh;                                  // the shard groups at this rank count
   std::array<double, kCommOps> bytes_per_step{};  // per rank, by collective
   std::array<std::array<double, kCommOps>, kCommLevels> bytes_per_level{};  // [level][op]
-  double bytes_per_step_total() const;
   double bytes_at_level(CommLevel level) const;
   double flops_per_step = 0;        // per rank: hardware FLOPs (model/flops.hpp), as priced
   double model_flops_per_step = 0;  // per rank: model FLOPs

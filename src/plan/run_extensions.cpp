@@ -1,7 +1,5 @@
 #include "plan/run_extensions.hpp"
 
-#include <vector>
-
 #include "core/registry.hpp"
 #include "core/zero_mesh.hpp"
 

@@ -51,7 +51,6 @@ void summarise(StageResult& s) {
       s.comm_inter_group_per_step.ops[op].bytes += r.comm_inter_group.ops[op].bytes / all;
     }
   for (auto& op : s.comm_per_step.ops) op.calls /= s.steps.size();
-  s.mean_step_seconds = s.mean_times.total;
   s.tokens_per_second_per_rank =
       static_cast<double>(s.tokens_per_rank_per_step) / s.mean_times.total;
 }

@@ -51,17 +51,14 @@ OptimizerSettings optimizer_settings(const TrainConfig& t, const StepRecord& rec
   return settings;
 }
 
-// The run's mesh at `stage`, once the deck is validated for it (core/validate.hpp): a trainer
-// made directly (tests, benchmarks) refuses what `zeromini run` refuses. Collective.
-ZeroMesh validated_mesh(const Deck& deck, int stage, Communicator& comm) {
+// The run's communicators on its mesh at `stage`, with those the strategies add, once the deck is
+// validated for it (core/validate.hpp): a trainer made directly (tests, benchmarks) refuses what
+// `zeromini run` refuses. Collective.
+std::unique_ptr<MeshComms> prepared_comms(const Deck& deck, int stage, Communicator& comm) {
   const int ranks_per_node = run_ranks_per_node(deck, comm);
   validate(deck, {stage, comm.size(), ranks_per_node});
-  return zero_mesh(deck, stage, comm.size(), ranks_per_node);
-}
-
-// The run's communicators on the validated mesh, with those the strategies add. Collective.
-std::unique_ptr<MeshComms> prepared_comms(const Deck& deck, int stage, Communicator& comm) {
-  auto comms = std::make_unique<MeshComms>(comm, validated_mesh(deck, stage, comm));
+  auto comms =
+      std::make_unique<MeshComms>(comm, zero_mesh(deck, stage, comm.size(), ranks_per_node));
   for (const auto& provider : run_extensions(deck, stage).strategies) provider->prepare(*comms);
   return comms;
 }

@@ -4,7 +4,6 @@
 
 #include "core/error.hpp"
 #include "core/stage_spec.hpp"
-#include "kernels/elementwise.hpp"
 #include "model/layout.hpp"
 #include "zero/schedule_execution.hpp"
 
@@ -134,7 +133,7 @@ float* ZeroEngineT<Real>::master_at(int u, int64_t e) const {
 }
 
 template <typename Real>
-void ZeroEngineT<Real>::begin_micro_step(int64_t micro, int64_t micro_steps) {
+void ZeroEngineT<Real>::begin_micro_step(int64_t micro, int64_t micro_steps, bool) {
   micro_ = micro;
   micro_steps_ = micro_steps;
   // Full gradient buffers accumulate over the micro-steps of a step.

@@ -80,8 +80,10 @@ class ZeroEngine {
   // (seed, logical parameter index): identical values at any rank count and stage.
   virtual void init_parameters(uint64_t seed) = 0;
 
-  // Micro-step `micro` of `micro_steps` starts (zeroes gradients where needed).
-  virtual void begin_micro_step(int64_t micro, int64_t micro_steps) = 0;
+  // Micro-step `micro` of `micro_steps` starts (zeroes gradients where needed). `forward_apart`:
+  // its forward already ran, as a forward-only pass (a pipeline stage without the head runs a
+  // micro-batch's forward and backward apart): its parameters are reached for the backward only.
+  virtual void begin_micro_step(int64_t micro, int64_t micro_steps, bool forward_apart = false) = 0;
   // Waits for every gradient collective of the step (after the last backward).
   virtual void finish_backward() = 0;
   // Around each forward of a forward-only pass (between steps, GPT::forward with
@@ -176,7 +178,7 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
     return has_master() ? optim_storage_ : params_storage_;
   }
   void init_parameters(uint64_t seed) override;
-  void begin_micro_step(int64_t micro, int64_t micro_steps) override;
+  void begin_micro_step(int64_t micro, int64_t micro_steps, bool forward_apart = false) override;
   double grad_sumsq_owned() const override;
   // The ranges [e, e + n) of unit u's reduced gradients this rank counts in the norm; the sum of
   // squares of one where it lies in memory (ShardHomeT::sum_of_squares).

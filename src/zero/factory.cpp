@@ -29,9 +29,9 @@ class ComposedEngine final : public ZeroEngineT<Real> {
   void grads_ready(int unit) override {
     gradients_->unit_ready(unit, {this->micro_ == 0, this->last_micro()}, *this);
   }
-  void begin_micro_step(int64_t micro, int64_t micro_steps) override {
+  void begin_micro_step(int64_t micro, int64_t micro_steps, bool forward_apart) override {
     ZeroEngineT<Real>::begin_micro_step(micro, micro_steps);
-    parameters_->begin_micro_step(*this);
+    parameters_->begin_micro_step(*this, forward_apart);
   }
   void finish_backward() override { gradients_->finish(*this); }
   void begin_forward_only() override { parameters_->begin_forward_only(*this); }

@@ -54,7 +54,7 @@ TEST(DeviceMesh, GroupsAlongADimensionShareEveryOtherCoordinate) {
 }
 
 TEST(Placement, PiecesAndPieceIndicesOnThreeDimensions) {
-  const zm::Placement replicated = zm::Placement::replicate();
+  const zm::Placement replicated = zm::Placement();
   const zm::Placement tp = zm::Placement::shard({"tp"});
   const zm::Placement hpz = zm::Placement::shard({"shard", "replicate"});
   const zm::Placement all = zm::Placement::shard({"tp", "shard", "replicate"});

@@ -6,12 +6,19 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <string>
 
 #include "core/deck.hpp"
 #include "plan/machine.hpp"
+#include "plan/planner.hpp"
 
 namespace zm_test {
+
+// The bytes a rank sends per step, all collectives together.
+inline double bytes_per_step_total(const zm::PlanPoint& p) {
+  return std::accumulate(p.bytes_per_step.begin(), p.bytes_per_step.end(), 0.0);
+}
 
 // A GPT-2-vocabulary deck in a precision (build checks skipped: any build plans bf16).
 inline zm::Deck deck_with(int64_t layers, int64_t dim, int64_t heads, const char* precision) {

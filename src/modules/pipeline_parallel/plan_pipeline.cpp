@@ -134,8 +134,8 @@ void add_pipeline_plan() {
            "last one's head): 1F1B's step is m - 1 micro-batches at the slowest stage's pace and "
            "one through every stage ((pp - 1) / (m + pp - 1) idle for equal stages), priced into "
            "the step time. "
-           "Stages 2-3 are priced as their schedule runs them (each micro-batch's gradients "
-           "reduced, its parameters gathered); a run refuses them under a pipeline so far.\n";
+           "At stages 2-3 each micro-batch's gradients are reduced (and at 3 its parameters "
+           "gathered), m times a step.\n";
   });
 }
 

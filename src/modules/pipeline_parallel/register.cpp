@@ -37,11 +37,6 @@ void check_pipeline(const Deck& deck, BuildChecks) {
         "{}: parallel.pp = {} must divide model.layers = {} (set at {}): each stage holds as "
         "many blocks",
         where, pp, deck.model.layers, deck.where("model.layers"));
-  if (deck.zero.all_stages || deck.zero.stage > 1)
-    fail(
-        "{}: parallel.pp = {} with zero.stage = {}: expected zero.stage 0 or 1 (stages 2 and 3 "
-        "under a pipeline are not built yet)",
-        where, pp, deck.zero.all_stages ? "\"all\"" : std::to_string(deck.zero.stage));
   if (model_parallel_size(deck) != pp)
     fail(
         "{}: parallel.pp = {} with another model-parallel dimension (model-parallel size {}): "
@@ -71,7 +66,7 @@ void register_module_pipeline_parallel() {
       "pipeline_parallel", "parallel", "pp", 1, 1, 4096,
       "pipeline parallelism: the blocks in this many consecutive stages, each on its own ranks, "
       "micro-batches (train.grad_accum) run by the 1F1B schedule; it must divide the ranks and "
-      "model.layers (so far with zero.stage 0 or 1, and without checkpoints)")});
+      "model.layers (so far without checkpoints and without another model dimension)")});
   add_deck_check(check_pipeline);
   ModelDimension dimension{pipeline::kPipeDim, kKey, "pipeline", "pipeline parallelism"};
   dimension.slices = false;

@@ -62,13 +62,21 @@ class StageStep {
         wait_sends(slot);  // the slot's output and input gradient were sent from its buffers
         batches_[slot] = call_.load(model, micro);
         // The head makes gradients in its forward (model.classifier_chunk): its micro-step begins
-        // there; elsewhere at the backward.
-        if (layout.heads()) call_.engine.begin_micro_step(micro, call_.micro_batches);
+        // there, and its backward follows at once (the last stage holds one micro-batch).
+        // Elsewhere the forward is a forward-only pass over the parameters (stage 3 gathers the
+        // forward's units) and the micro-step begins at the backward, over the units that follow.
+        if (layout.heads())
+          call_.engine.begin_micro_step(micro, call_.micro_batches);
+        else
+          call_.engine.begin_forward_only();
         receive(*action);
-        Phase forward(call_.context, PhaseSpec("forward").timed(call_.record.times.forward));
-        loss += model.forward(call_.engine, batches_[slot]);
+        {
+          Phase forward(call_.context, PhaseSpec("forward").timed(call_.record.times.forward));
+          loss += model.forward(call_.engine, batches_[slot]);
+        }
+        if (!layout.heads()) call_.engine.end_forward_only();
       } else {
-        if (!layout.heads()) call_.engine.begin_micro_step(micro, call_.micro_batches);
+        if (!layout.heads()) call_.engine.begin_micro_step(micro, call_.micro_batches, true);
         receive(*action);
         Phase backward(call_.context, PhaseSpec("backward").timed(call_.record.times.backward));
         model.backward(call_.engine, batches_[slot]);

@@ -9,7 +9,9 @@
 //
 // A forward-only pass (between steps) walks the unit order's events up to the head's, which come
 // first in it, and gathers nothing beyond them: the UnitGather posts the schedule counts per
-// forward-only micro-batch (ScheduledCollective::per_forward_only).
+// forward-only micro-batch (ScheduledCollective::per_forward_only). A model held in parts (a
+// pipeline stage without the head) runs each training forward so, and its backward later as a
+// pass over the events that follow the forward's (begin_micro_step's `forward_apart`).
 //
 // Where the parameter shard lives in another memory (zero/state_tier.hpp), each gather first has
 // the tier stage it to its own place in the slot, and gathers in place from there.
@@ -44,10 +46,12 @@ class GatheredParameters final : public ParameterPathT<Real> {
         embedding_unit_(partition.layout().embedding_unit()),
         end_event_(static_cast<int>(unit_order.size())),
         prefetch_(options.overlap ? static_cast<int>(options.prefetch) : 0) {
-    forward_events_ = static_cast<int>(
-        std::find_if(unit_order_.begin(), unit_order_.end(),
-                     [](const UnitEvent& e) { return e.use == UnitUse::Backward; }) -
-        unit_order_.begin());
+    forward_events_ =
+        static_cast<int>(std::find_if(unit_order_.begin(), unit_order_.end(),
+                                      [](const UnitEvent& e) {
+                                        return e.use != UnitUse::Forward && e.use != UnitUse::Head;
+                                      }) -
+                         unit_order_.begin());
     PlannedAllocator alloc(gather_slot_buffers(partition, options), ledger);
     for (TrackedBuffer<Real>& buffer : gather_slots(partition, options).take<Real>(alloc)) {
       slots_.emplace_back();
@@ -86,11 +90,11 @@ class GatheredParameters final : public ParameterPathT<Real> {
     }
     ZM_ASSERT(false, "release of unit {} that is not held", event.unit);
   }
-  void begin_micro_step(ZeroEngineT<Real>& engine) override {
-    begin_pass(static_cast<int>(unit_order_.size()), engine);
+  void begin_micro_step(ZeroEngineT<Real>& engine, bool forward_apart) override {
+    begin_pass(forward_apart ? forward_events_ : 0, static_cast<int>(unit_order_.size()), engine);
   }
   void begin_forward_only(ZeroEngineT<Real>& engine) override {
-    begin_pass(forward_events_, engine);
+    begin_pass(0, forward_events_, engine);
   }
   void end_forward_only(ZeroEngineT<Real>&) override {
     ZM_ASSERT(next_event_ == end_event_, "the forward-only pass acquired {} of its {} events",
@@ -107,10 +111,10 @@ class GatheredParameters final : public ParameterPathT<Real> {
     CommRequest gather;
   };
 
-  // A pass over the events [0, end) of the unit order starts.
-  void begin_pass(int end, ZeroEngineT<Real>& engine) {
-    next_event_ = 0;
-    next_gather_ = 0;
+  // A pass over the events [first, end) of the unit order starts.
+  void begin_pass(int first, int end, ZeroEngineT<Real>& engine) {
+    next_event_ = first;
+    next_gather_ = first;
     end_event_ = end;
     post_gathers(engine);
   }
@@ -142,7 +146,7 @@ class GatheredParameters final : public ParameterPathT<Real> {
   int next_event_ = 0;       // next unit_order_ entry acquire() expects
   int next_gather_ = 0;      // next unit_order_ entry without a posted gather
   int end_event_;            // the events of this pass: [0, end_event_) of unit_order_
-  int forward_events_ = 0;   // the events of a forward: up to the first backward's
+  int forward_events_ = 0;   // the events of a forward: up to the first of its backward
   int prefetch_;
 };
 

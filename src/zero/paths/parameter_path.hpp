@@ -22,8 +22,9 @@ class ParameterPathT {
   // Parameters of the event's unit (its full padded range), valid until release().
   virtual const Real* acquire(UnitEvent event, ZeroEngineT<Real>& engine) = 0;
   virtual void release(UnitEvent /*event*/, ZeroEngineT<Real>& /*engine*/) {}
-  // A micro-step starts (after the engine's own begin_micro_step).
-  virtual void begin_micro_step(ZeroEngineT<Real>& /*engine*/) {}
+  // A micro-step starts (after the engine's own begin_micro_step; ZeroEngine::begin_micro_step
+  // says what `forward_apart` means).
+  virtual void begin_micro_step(ZeroEngineT<Real>& /*engine*/, bool /*forward_apart*/) {}
   // A forward-only pass starts between steps: the unit order's events up to the head's follow, and
   // no backward. end_forward_only: it ended, every unit it acquired released.
   virtual void begin_forward_only(ZeroEngineT<Real>& /*engine*/) {}

@@ -1,5 +1,5 @@
 // Pipeline parallelism trains the model of a run without it. A pipeline of pp stages x dp
-// data-parallel ranks runs against the same dp ranks without a pipeline, at ZeRO stages 0 and 1,
+// data-parallel ranks runs against the same dp ranks without a pipeline, at ZeRO stages 0-3,
 // with the same micro-batches on every data-parallel rank (pp 2 at 2 ranks; pp 2 x dp 2 and pp 4
 // at 4).
 //   - pp alone (dp 1), one micro-batch per step, no clipping: losses and parameters bit for bit.
@@ -116,6 +116,7 @@ TEST_P(Pipeline, TrainsTheModelOfTheSameDataParallelRanks) {
 }
 
 INSTANTIATE_TEST_SUITE_P(StagesAndMicroBatches, Pipeline,
-                         ::testing::Combine(::testing::Values(0, 1), ::testing::Values(1, 4)));
+                         ::testing::Combine(::testing::Values(0, 1, 2, 3),
+                                            ::testing::Values(1, 4)));
 
 }  // namespace

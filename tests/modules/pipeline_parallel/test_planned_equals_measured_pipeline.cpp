@@ -71,7 +71,8 @@ TEST_P(PlannedEqualsMeasuredPipeline, EachStagesMemoryTransfersAndCalls) {
 }
 
 INSTANTIATE_TEST_SUITE_P(StagesAndMicroBatches, PlannedEqualsMeasuredPipeline,
-                         ::testing::Combine(::testing::Values(0, 1), ::testing::Values(1, 4)));
+                         ::testing::Combine(::testing::Values(0, 1, 2, 3),
+                                            ::testing::Values(1, 4)));
 
 // The plan prices the stage whose rank needs the most memory, prices the bubble, and finds the
 // deepest model of a pipeline in steps of one block per stage.

@@ -125,7 +125,7 @@ TEST(PlannerTp, CollectivesArePricedOnTheLinkTheirGroupSpans) {
     const double stats16 = zm::ring_bytes(zm::CommOp::AllReduce, zm::kStepStatsCount * 4.0, 16);
     expect_same_seconds(a.comm_seconds,
                         tp_bytes / intra + stats16 / (8 * inter) +
-                            (a.bytes_per_step_total() - tp_bytes - stats16) / (4 * inter));
+                            (zm_test::bytes_per_step_total(a) - tp_bytes - stats16) / (4 * inter));
     // Shard groups of a node: dp 4 (8 ranks / tp 2) per group, span 8 = one node; their replicas
     // one rank in each node.
     zm::Deck node = tp_deck(2, 128, 8, "bf16", 2);
@@ -143,11 +143,12 @@ TEST(PlannerTp, CollectivesArePricedOnTheLinkTheirGroupSpans) {
     const zm::PlanPoint c = zm::plan_point(tp_deck(2, 128, 16, "bf16", 16), stage, 32, &m);
     const double c_tp = c.bytes_at_level(zm::CommLevel::ModelParallel);
     const double stats32 = zm::ring_bytes(zm::CommOp::AllReduce, zm::kStepStatsCount * 4.0, 32);
-    expect_same_seconds(c.comm_seconds, (c_tp + stats32) / (8 * inter) +
-                                            (c.bytes_per_step_total() - c_tp - stats32) / inter);
+    expect_same_seconds(c.comm_seconds,
+                        (c_tp + stats32) / (8 * inter) +
+                            (zm_test::bytes_per_step_total(c) - c_tp - stats32) / inter);
     // All in one node.
     const zm::PlanPoint d = zm::plan_point(tp_deck(2, 128, 8, "bf16", 4), stage, 8, &m);
-    expect_same_seconds(d.comm_seconds, d.bytes_per_step_total() / intra);
+    expect_same_seconds(d.comm_seconds, zm_test::bytes_per_step_total(d) / intra);
   }
 }
 

@@ -30,7 +30,7 @@ TEST(PlannerZeropp, QgzHopsArePricedOnTheLinkTheyCross) {
     const double within = 7.0 / 8.0 * 32, across = 3.0 / 4.0 * 4;  // in segments per unit
     expect_seconds(q.comm_seconds, a2a * within / (within + across) / intra_bw +
                                        a2a * across / (within + across) / inter_bw +
-                                       (q.bytes_per_step_total() - a2a) / eight_cards);
+                                       (zm_test::bytes_per_step_total(q) - a2a) / eight_cards);
   }
 }
 
