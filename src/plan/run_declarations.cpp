@@ -16,7 +16,7 @@ std::vector<BufferSpec> run_buffers(const Deck& deck, int stage, const ZeroMesh&
                                     const AttentionKernels& attention, int part) {
   const ParamLayout layout = run_layout(deck, stage, part);
   const Partition partition(layout, mesh.group_ranks(), mesh.sub_shards());
-  const ZeroOptions options = zero_options(deck, stage, mesh);
+  const ZeroOptions options = zero_options(deck, stage, mesh, part);
   std::vector<BufferSpec> buffers = ZeroEngine::declared_buffers(stage, partition, options, mesh);
   const RunExtensions extensions = run_extensions(deck, stage);
   const CheckpointHome* home = extensions.checkpoints.get();
@@ -31,7 +31,7 @@ std::vector<BufferSpec> run_buffers(const Deck& deck, int stage, const ZeroMesh&
 
 std::vector<PlannedCollective> run_traffic(const Deck& deck, int stage, const Partition& partition,
                                            const ZeroMesh& mesh, int part) {
-  const ZeroOptions options = zero_options(deck, stage, mesh);
+  const ZeroOptions options = zero_options(deck, stage, mesh, part);
   PlannedCollectives traffic = ZeroEngine::declared_traffic(stage, partition, options, mesh);
   const RunExtensions extensions = run_extensions(deck, stage);
   if (extensions.added_traffic)

@@ -8,7 +8,7 @@
 
 namespace zm {
 
-ZeroOptions zero_options(const Deck& deck, int stage, const ZeroMesh& mesh) {
+ZeroOptions zero_options(const Deck& deck, int stage, const ZeroMesh& mesh, int part) {
   ZeroOptions options;
   options.policy = deck.train.policy();
   options.grad_accum = deck.train.grad_accum;
@@ -22,7 +22,7 @@ ZeroOptions zero_options(const Deck& deck, int stage, const ZeroMesh& mesh) {
   // The model's own collectives exist only where it is held in slices: no layout built otherwise
   // (the planner asks for options in loops).
   if (mesh.model_parallel() > 1)
-    options.model_posts = gpt_sync_posts(run_layout(deck, stage), deck.train.micro_batch,
+    options.model_posts = gpt_sync_posts(run_layout(deck, stage, part), deck.train.micro_batch,
                                          deck.model.seq_len, element_bytes(options.policy.compute));
   return options;
 }

@@ -12,8 +12,8 @@
 namespace zm {
 
 // The ZeRO layer's options at `stage` on `mesh` (a module's tier may keep state off the device
-// only on some meshes: zero/state_tier.hpp).
-ZeroOptions zero_options(const Deck& deck, int stage, const ZeroMesh& mesh);
+// only on some meshes: zero/state_tier.hpp), for a rank of part `part` of a model held in parts.
+ZeroOptions zero_options(const Deck& deck, int stage, const ZeroMesh& mesh, int part = 0);
 
 // The ranks of `world` that share a node (collective: MPI's shared-memory split, unless
 // zero.ranks_per_node says; "node" shard sizes use it, and what a module counts by node).

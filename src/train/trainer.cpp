@@ -63,11 +63,10 @@ std::unique_ptr<MeshComms> prepared_comms(const Deck& deck, int stage, Communica
   return comms;
 }
 
-// This rank's layout: of a model held in parts, the part at its coordinate along their dimension.
-ParamLayout rank_layout(const Deck& deck, int stage, const MeshComms& comms) {
+// This rank's part of a model held in parts: its coordinate along their dimension (0: whole).
+int rank_part(const Deck& deck, int stage, const MeshComms& comms) {
   const std::string parts = run_extensions(deck, stage).part_dimension;
-  const int rank = comms.world().rank();
-  return run_layout(deck, stage, parts.empty() ? 0 : comms.mesh().mesh.coordinate(rank, parts));
+  return parts.empty() ? 0 : comms.mesh().mesh.coordinate(comms.world().rank(), parts);
 }
 
 }  // namespace
@@ -99,11 +98,12 @@ TrainerT<Real>::TrainerT(const Deck& deck, int stage, Communicator& comm, const 
       context_(context),
       comm_(&comm),
       comms_(prepared_comms(deck, stage, comm)),
-      layout_(rank_layout(deck, stage, *comms_)),
+      layout_(run_layout(deck, stage, rank_part(deck, stage, *comms_))),
       partition_(layout_, comms_->mesh().group_ranks(), comms_->mesh().sub_shards()),
-      engine_(make_engine<Real>(stage, partition_, *comms_,
-                                zero_options(deck, stage, comms_->mesh()), gpt_unit_order(layout_),
-                                team_shape, context.ledger)),
+      engine_(make_engine<Real>(
+          stage, partition_, *comms_,
+          zero_options(deck, stage, comms_->mesh(), rank_part(deck, stage, *comms_)),
+          gpt_unit_order(layout_), team_shape, context.ledger)),
       extensions_(run_extensions(deck, stage)),
       model_(layout_, deck.train.micro_batch, deck.model.seq_len, context,
              deck.train.policy().gemm_math, team_shape, model_parallel_group(),

@@ -125,7 +125,8 @@ void add_pipeline_plan() {
 
   add_plan_table_note([](const Deck&, const std::vector<PlanPoint>& points) -> std::string {
     if (!any_pipeline(points)) return "";
-    return "Pipeline parallelism (parallel.pp): pp consecutive ranks hold consecutive blocks, "
+    return "Pipeline parallelism (parallel.pp): pp ranks (tp apart with parallel.tp) hold "
+           "consecutive blocks, "
            "run by 1F1B over train.grad_accum micro-batches; ZeRO shards over the dp = ranks / "
            "pp ranks of a stage. stage: the stage priced, the one whose rank needs the most "
            "memory (its micro-batches in flight, min(pp - stage, m), each with its activations); "

@@ -37,11 +37,6 @@ void check_pipeline(const Deck& deck, BuildChecks) {
         "{}: parallel.pp = {} must divide model.layers = {} (set at {}): each stage holds as "
         "many blocks",
         where, pp, deck.model.layers, deck.where("model.layers"));
-  if (model_parallel_size(deck) != pp)
-    fail(
-        "{}: parallel.pp = {} with another model-parallel dimension (model-parallel size {}): "
-        "expected only one of them above 1",
-        where, pp, model_parallel_size(deck));
   if (deck.output.checkpoint_every > 0 || !deck.train.resume.empty())
     fail(
         "{}: parallel.pp = {} with checkpoints (output.checkpoint_every = {}, train.resume = "
@@ -66,7 +61,7 @@ void register_module_pipeline_parallel() {
       "pipeline_parallel", "parallel", "pp", 1, 1, 4096,
       "pipeline parallelism: the blocks in this many consecutive stages, each on its own ranks, "
       "micro-batches (train.grad_accum) run by the 1F1B schedule; it must divide the ranks and "
-      "model.layers (so far without checkpoints and without another model dimension)")});
+      "model.layers (so far without checkpoints)")});
   add_deck_check(check_pipeline);
   ModelDimension dimension{pipeline::kPipeDim, kKey, "pipeline", "pipeline parallelism"};
   dimension.slices = false;

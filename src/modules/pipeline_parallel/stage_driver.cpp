@@ -226,12 +226,15 @@ void add_pipe_communicators(MeshComms& comms) {
 PlannedCollectives stage_traffic(int stage, int stages, int64_t micro_batches, int64_t activation,
                                  const Partition& partition, const ZeroOptions& options,
                                  const ZeroMesh& mesh, int zero_stage) {
-  // The nodes a pair of stages spans. A pipeline's stages are consecutive ranks (pp is the mesh's
-  // innermost dimension): those of the first pipeline, which every pipeline shares where a node
-  // holds whole pipelines or a pipeline whole nodes.
+  // The nodes a pair of stages spans. A pipeline's stages are `stride` ranks apart (the product of
+  // the sizes of the mesh's dimensions inside pp): those of the first pipeline, which every
+  // pipeline shares where a node holds whole pipelines or a pipeline whole nodes.
   const int per_node = static_cast<int>(ranks_on_a_node(mesh));
-  auto span = [per_node](int first, int last) {
-    return first / per_node == last / per_node ? NodeSpan{1, 2} : NodeSpan{2, 1};
+  int stride = 1;
+  for (int d = mesh.mesh.index_of(kPipeDim) + 1; d < mesh.mesh.ndims(); ++d)
+    stride *= mesh.mesh.dim(d).size;
+  auto span = [per_node, stride](int first, int last) {
+    return first * stride / per_node == last * stride / per_node ? NodeSpan{1, 2} : NodeSpan{2, 1};
   };
   PlannedCollectives posts;
   // Each boundary: an activation forward and a gradient back per micro-batch.

@@ -19,7 +19,7 @@ void register_module_pipeline_parallel_with_largest_model() {
                        bubble == p->figures.end() ? "" : fmt::format("{:.4f}", bubble->second));
   };
   columns.note =
-      "pp: parallel.pp, pp consecutive devices hold consecutive blocks (1F1B over\n"
+      "pp: parallel.pp, pp devices (tp apart) hold consecutive blocks (1F1B over\n"
       "train.grad_accum micro-batches), the depth a multiple of pp; each cell is its fullest\n"
       "stage's memory, and its step time holds the bubble.";
   add_largest_axis_columns(std::move(columns));
