@@ -32,9 +32,6 @@ class BubbleFigures final : public StageFigures {
     return idle + busy > 0 ? idle / (idle + busy) : 0.0;
   }
 
-  std::vector<StepValue> step_values(int64_t) const override {
-    return {{"pipeline_idle", idle_.back()}};
-  }
   std::vector<StageAttribute> attributes() const override {
     return {{"pipeline_bubble", measured()}, {"pipeline_bubble_1f1b", schedule_}};
   }
@@ -86,7 +83,6 @@ class BubbleExtension final : public TrainingExtension {
 }  // namespace
 
 void add_bubble_figures() {
-  add_step_time_columns({"pipeline_idle"});
   add_training_extension([] { return std::make_unique<BubbleExtension>(); });
 }
 
