@@ -188,6 +188,8 @@ build_cuda() {
 }
 # When every configuration runs, the cuda build starts with the first one, at the lowest priority.
 cuda_background_pid= cuda_background_log=$root/build-cuda.background.log
+# Made when the build succeeded (a fresh name outside the clone).
+cuda_background_done=$(mktemp -u "${TMPDIR:-/tmp}/zeromini-cuda-built.XXXXXX")
 start_cuda_build_in_background() {
   cuda_buildable >/dev/null || return 0
   echo "=== test.sh: the cuda build starts in the background at nice 19 (log: $cuda_background_log) ==="
@@ -197,13 +199,21 @@ start_cuda_build_in_background() {
   (
     renice -n 19 -p "$BASHPID" >/dev/null  # what it starts inherits the priority
     BACKGROUND=background
-    build_cuda
+    build_cuda && touch "$cuda_background_done"
   ) >"$cuda_background_log" 2>&1 &
   cuda_background_pid=$!
   set +m
   trap 'stop_cuda_build' EXIT
   trap 'stop_cuda_build; exit 130' INT
   trap 'stop_cuda_build; exit 143' TERM
+}
+# Waits for the background build; whether it succeeded, from the file it leaves. A build that ended
+# long before may be forgotten by `wait` ("not a child of this shell"), so its status is not taken
+# from `wait`.
+wait_cuda_build() {
+  wait "$cuda_background_pid" 2>/dev/null || true
+  [[ -f $cuda_background_done ]] || return 1
+  rm -f "$cuda_background_done"
 }
 stop_cuda_build() {
   [[ -z $cuda_background_pid ]] || kill -TERM -- "-$cuda_background_pid" 2>/dev/null || true
@@ -215,7 +225,7 @@ run_cuda() {
   if [[ -n $cuda_background_pid ]]; then
     echo "test.sh: waiting for the cuda build started in the background"
     local status=0
-    timed cuda waited wait "$cuda_background_pid" || status=$?
+    timed cuda waited wait_cuda_build || status=$?
     cuda_background_pid=
     # Its output, once, here: the configuration's log reads as if it had run in the foreground.
     cat "$cuda_background_log"
