@@ -117,6 +117,12 @@ class TrackedBuffer {
     return *this;
   }
   ~TrackedBuffer() { release(); }
+  // Another name for `of`'s memory, neither counted nor freed by it (`of` must outlive it).
+  static TrackedBuffer alias(const TrackedBuffer& of) {
+    TrackedBuffer shared;
+    shared.view_ = of.view_;
+    return shared;
+  }
 
   void release() {
     if (bytes_ > 0 && ledger_) ledger_->remove(category_, bytes_);

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <memory>
 #include <stdexcept>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -158,24 +159,50 @@ void write_metadata(hid_t file, const ZeroEngine& engine, const Deck& deck, int6
                              "logical length (no partition padding), whole model (uncut)"));
 }
 
-// One state's dataset of unit u, created whole by every rank, each writing what it owns of its
-// slice: the first shard group's ranks their shards (the other groups hold copies), with a
-// sub-sharded optimizer every rank its sub-shard of the optimizer state; of the tensors a
-// model-parallel group holds whole, its first rank alone.
-void write_unit_state(hid_t file, hid_t xfer, ZeroEngine& engine, int s, int u,
+// The whole model's units, in the order of their datasets: every rank walks them alike, because
+// creating and writing a dataset is collective, whatever part of the model it holds (a pipeline
+// stage's: model/layout.hpp, ModelPart). `held` is the rank's unit there, if it writes one: a unit
+// another part holds first (the tied embedding a head's part holds) is written there only.
+struct WholeUnit {
+  int dataset = 0;
+  int64_t dataset_offset = 0, dataset_size = 0, global_size = 0;
+  int held = -1;
+};
+std::vector<WholeUnit> whole_units(const ParamLayout& layout) {
+  const ParamLayout whole(layout.config(), layout.scheme(), layout.slices());
+  std::vector<WholeUnit> units;
+  for (const UnitInfo& unit : whole.units())
+    units.push_back({unit.dataset, unit.dataset_offset, unit.dataset_size, unit.global_size});
+  for (int u = 0; u < layout.num_units(); ++u)
+    for (WholeUnit& unit : units)
+      if (!layout.holds_copy(u) && unit.dataset == layout.unit(u).dataset &&
+          unit.dataset_offset == layout.unit(u).dataset_offset)
+        unit.held = u;
+  return units;
+}
+
+// One state's dataset of a unit of the whole model, created whole by every rank, each writing
+// what it owns of its slice of the unit it holds there (none: nothing): the first shard group's
+// ranks their shards (the other groups hold copies), with a sub-sharded optimizer every rank its
+// sub-shard of the optimizer state; of the tensors a model-parallel group holds whole, its first
+// rank alone.
+void write_unit_state(hid_t file, hid_t xfer, ZeroEngine& engine, int s, const WholeUnit& unit,
                       const std::string& temporary) {
   const Partition& partition = engine.partition();
-  const UnitInfo& unit = partition.layout().unit(u);
   const hsize_t size = static_cast<hsize_t>(unit.dataset_size);
-  const Placement& placement = storage_of(engine, s);
-  const bool over_replicas = placement.shards(kReplicateDim);
-  auto [begin, end] = over_replicas ? engine.held_range(placement, u)
-                                    : partition.owned_range(u, engine.comm().rank());
-  const int replica = engine.mesh().mesh.coordinate(engine.comms().world().rank(), kReplicateDim);
-  if (!over_replicas && replica != 0) end = begin;
-  const std::vector<SliceRun> runs =
-      unit_runs(partition, engine.slice_rank(), u, begin, end,
-                counts_held_alike(engine.slice_rank()) ? Replicated::Include : Replicated::Skip);
+  int64_t begin = 0, end = 0;
+  std::vector<SliceRun> runs;
+  if (const int u = unit.held; u >= 0) {
+    const Placement& placement = storage_of(engine, s);
+    const bool over_replicas = placement.shards(kReplicateDim);
+    std::tie(begin, end) = over_replicas ? engine.held_range(placement, u)
+                                         : partition.owned_range(u, engine.comm().rank());
+    const int replica = engine.mesh().mesh.coordinate(engine.comms().world().rank(), kReplicateDim);
+    if (!over_replicas && replica != 0) end = begin;
+    runs =
+        unit_runs(partition, engine.slice_rank(), u, begin, end,
+                  counts_held_alike(engine.slice_rank()) ? Replicated::Include : Replicated::Skip);
+  }
   const hsize_t count = static_cast<hsize_t>(std::max<int64_t>(end - begin, 0));
   h5::Handle space(H5Screate_simple(1, &size, nullptr));
   h5::Handle dcpl(H5Pcreate(H5P_DATASET_CREATE));
@@ -190,7 +217,8 @@ void write_unit_state(hid_t file, hid_t xfer, ZeroEngine& engine, int s, int u,
   if (!set.valid()) fail("{}: cannot create {}: {}", temporary, name, h5::last_error());
   // The owned range on the host; the runs pick what of it is written, and where.
   HostBuffer host("checkpoint_slice", count);
-  if (count > 0) engine.copy_state(s, u, begin, static_cast<int64_t>(count), host.data(), true);
+  if (count > 0)
+    engine.copy_state(s, unit.held, begin, static_cast<int64_t>(count), host.data(), true);
   h5::Handle file_space(H5Dget_space(set));
   select_runs(file_space, runs, Side::File);
   const hsize_t memory_count = std::max<hsize_t>(count, 1);
@@ -228,7 +256,8 @@ class CheckpointWrite {
         rank_(engine.comms().world().rank()),
         dir_(checkpoint_dir(deck)),
         final_(dir_ / fmt::format("step_{:08d}.h5", steps_done)),
-        temporary_(final_.string() + ".tmp") {
+        temporary_(final_.string() + ".tmp"),
+        units_(whole_units(engine.partition().layout())) {
     // About the file's size: three fp32 states of the whole model, and 16 MiB.
     const int64_t states = 12 * engine.partition().layout().global_total();
     user_block_ = checkpoint_header_bytes(static_cast<uint64_t>(states) + (16u << 20));
@@ -282,10 +311,9 @@ class CheckpointWrite {
       room_ = make_checkpoint_room();
       // The data bytes of each dataset, in the order written.
       std::vector<uint64_t> dataset_bytes;
-      for (int u = 0; u < engine_.partition().num_units(); ++u)
-        dataset_bytes.insert(
-            dataset_bytes.end(), kStateCount,
-            4 * static_cast<uint64_t>(engine_.partition().layout().unit(u).global_size));
+      for (const WholeUnit& unit : units_)
+        dataset_bytes.insert(dataset_bytes.end(), kStateCount,
+                             4 * static_cast<uint64_t>(unit.global_size));
       if (failed)
         error = fmt::format("cannot create {}: {}", dir_.string(), failed.message());
       else if (room_)
@@ -304,15 +332,15 @@ class CheckpointWrite {
       xfer = h5::Handle(H5Pcreate(H5P_DATASET_XFER));
       H5Pset_dxpl_mpio(xfer, H5FD_MPIO_COLLECTIVE);
     });
-    const int units = engine_.partition().num_units();
-    for (int u = 0; u < units && error.empty(); ++u)
+    const size_t units = units_.size();
+    for (size_t u = 0; u < units && error.empty(); ++u)
       for (int s = 0; s < kStateCount && error.empty(); ++s) {
-        if (room_) room_->before_part(1 + static_cast<size_t>(u * kStateCount + s));
-        const int dataset = engine_.partition().layout().unit(u).dataset;
+        if (room_) room_->before_part(1 + u * kStateCount + static_cast<size_t>(s));
+        const int dataset = units_[u].dataset;
         error = collective_step(fmt::format("writing {}", unit_dataset(kStates[s], dataset)), [&] {
           const bool last = u == units - 1 && s == 0;
           if (last) fault_point("checkpoint.unit", rank_, steps_done_);
-          write_unit_state(file, xfer, engine_, s, u, temporary_);
+          write_unit_state(file, xfer, engine_, s, units_[u], temporary_);
           if (last) fault_point("checkpoint.written", rank_, steps_done_, temporary_);
         });
       }
@@ -357,6 +385,7 @@ class CheckpointWrite {
   int rank_;
   fs::path dir_, final_;
   std::string temporary_;
+  std::vector<WholeUnit> units_;  // the datasets' units, of the whole model
   uint64_t user_block_ = 0;
   std::unique_ptr<CheckpointRoom> room_;  // rank 0's, where a module holds room
 };

@@ -2,8 +2,9 @@
 //
 // One HDF5 file per checkpoint, written collectively with MPI-IO: for each unit u of the
 // parameter layout, /params/unit_UUUU, /adam_m/unit_UUUU and /adam_v/unit_UUUU of the whole
-// model's unit (no partition padding), each element written once by the rank that owns it, with
-// HDF5's Fletcher32 checksum (verified on every read). Attributes hold the step, format version,
+// model's unit (no partition padding), each element written once by the rank that owns it (of a
+// model held in parts, a pipeline's stages, by the part that holds it first), with HDF5's
+// Fletcher32 checksum (verified on every read). Attributes hold the step, format version,
 // model config, deck, data position, RNG state, and the stage and rank count it was written with.
 //
 // Written under a temporary name, flushed, closed and renamed; then the `latest` pointer (a

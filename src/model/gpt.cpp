@@ -58,9 +58,26 @@ void GPT<Real>::take_buffer(PlannedAllocator& alloc, Owner& owner, const Entry<O
 }
 
 template <typename Real>
+template <typename Owner>
+void GPT<Real>::share_buffer(Owner& owner, const Owner& of, const Entry<Owner>& e) {
+  if (e.real_member != nullptr)
+    owner.*e.real_member = TrackedBuffer<Real>::alias(of.*e.real_member);
+  else if (e.stat_member != nullptr)
+    owner.*e.stat_member = TrackedBuffer<Stat>::alias(of.*e.stat_member);
+  else {  // (tokens are never scratch)
+    const DeclaredBuffers<Real>& theirs = of.*e.declared_member;
+    DeclaredBuffers<Real>& ours = owner.*e.declared_member;
+    for (const auto& b : theirs.real) ours.real.push_back(TrackedBuffer<Real>::alias(b));
+    for (const auto& b : theirs.arithmetic)
+      ours.arithmetic.push_back(TrackedBuffer<kernels::Acc<Real>>::alias(b));
+  }
+}
+
+template <typename Real>
 GPT<Real>::GPT(const ParamLayout& layout, int64_t B, int64_t T, const RunContext& context,
                GemmMath gemm_math, kernels::TeamShape team_shape, ModelParallelGroup group,
-               const AttentionKernels& attention, CheckpointHome* checkpoints)
+               const AttentionKernels& attention, CheckpointHome* checkpoints,
+               const GPT* scratch_of)
     : layout_(&layout),
       B_(B),
       T_(T),
@@ -78,17 +95,26 @@ GPT<Real>::GPT(const ParamLayout& layout, int64_t B, int64_t T, const RunContext
   ZM_ASSERT(!checkpoints || layout.config().recomputes_blocks(), "a checkpoint home, no recompute");
   PlannedAllocator alloc(
       declared_buffers(layout, B, T, attention,
-                       checkpoints ? checkpoints->category() : MemCategory::Activations),
+                       checkpoints ? checkpoints->category() : MemCategory::Activations,
+                       scratch_of != nullptr),
       context.ledger);
   for (const ModelBuffer& m : model_buffers()) {
+    const bool shared = scratch_of != nullptr && scratch(m, layout);
     if (m.blocks_member == nullptr) {
-      take_buffer(alloc, *this, m, "");
+      if (shared)
+        share_buffer(*this, *scratch_of, m);
+      else
+        take_buffer(alloc, *this, m, "");
       continue;
     }
     std::vector<LayerActs>& blocks = this->*m.blocks_member;
     for_each_block_buffer(m, layout, [&](int64_t set, const LayerBuffer& b) {
       if (blocks.size() <= static_cast<size_t>(set)) blocks.resize(static_cast<size_t>(set) + 1);
-      take_buffer(alloc, blocks[static_cast<size_t>(set)], b, block_prefix(m, set));
+      LayerActs& acts = blocks[static_cast<size_t>(set)];
+      if (shared)
+        share_buffer(acts, (scratch_of->*m.blocks_member)[static_cast<size_t>(set)], b);
+      else
+        take_buffer(alloc, acts, b, block_prefix(m, set));
     });
   }
   alloc.finish();

@@ -36,10 +36,12 @@ struct Batch {
 // (token buffers are int32 whatever the precision) holding `layout`'s slices (with its scheme's
 // buffers), running `attention`; the planner sums the same list. Both walk the model's buffer
 // tables (GPT::model_buffers and GPT::layer_buffers, in gpt_buffers.cpp). `checkpoints`: the
-// category of the blocks' outputs a CheckpointHome keeps (Activations: none).
+// category of the blocks' outputs a CheckpointHome keeps (Activations: none). `shares_scratch`:
+// without the scratch buffers (GPT::scratch), for a model that shares another's.
 std::vector<BufferSpec> gpt_buffers(const ParamLayout& layout, const AttentionKernels& attention,
                                     int64_t B, int64_t T, int element_bytes,
-                                    MemCategory checkpoints = MemCategory::Activations);
+                                    MemCategory checkpoints = MemCategory::Activations,
+                                    bool shares_scratch = false);
 
 // One sync point as a micro-batch reaches it: `rows` rows of tokens combined at `point`, so many
 // times in a training micro-batch (forward and backward) and in a forward-only pass.
@@ -105,16 +107,21 @@ class GPT {
   // `group`: the model-parallel group whose slices `layout` describes (layout.slices() ranks).
   // `attention`: the kernels every block's attention runs (model/attention_kernels.hpp).
   // `checkpoints`: where model.recompute keeps the blocks' outputs (null: on the device).
+  // `scratch_of`: a model whose scratch buffers this one shares (see scratch()), for a caller
+  // that keeps several micro-batches' activations and runs one pass at a time; it must outlive
+  // this one (null: its own).
   GPT(const ParamLayout& layout, int64_t B, int64_t T, const RunContext& context = {},
       GemmMath gemm_math = GemmMath::FP32,
       kernels::TeamShape team_shape = kernels::kDefaultTeamShape, ModelParallelGroup group = {},
-      const AttentionKernels& attention = plain_attention(), CheckpointHome* checkpoints = nullptr);
+      const AttentionKernels& attention = plain_attention(), CheckpointHome* checkpoints = nullptr,
+      const GPT* scratch_of = nullptr);
 
   static std::vector<BufferSpec> declared_buffers(
       const ParamLayout& layout, int64_t B, int64_t T,
       const AttentionKernels& attention = plain_attention(),
-      MemCategory checkpoints = MemCategory::Activations) {
-    return gpt_buffers(layout, attention, B, T, static_cast<int>(sizeof(Real)), checkpoints);
+      MemCategory checkpoints = MemCategory::Activations, bool shares_scratch = false) {
+    return gpt_buffers(layout, attention, B, T, static_cast<int>(sizeof(Real)), checkpoints,
+                       shares_scratch);
   }
 
   // Copies a micro-batch (host arrays of B*T tokens) to the device buffers the model owns.
@@ -196,6 +203,16 @@ class GPT {
   };
   using LayerBuffer = Entry<LayerActs>;
   using ModelBuffer = Entry<GPT>;
+  // Whether a row's buffers hold nothing from one pass to the next, so that models of `layout`
+  // running one pass at a time may share them: the workspace every layer reuses and the block
+  // being recomputed. Not the residual's gradient (a part's output gradient, received before its
+  // backward, and its input gradient, sent after it), nor with the head the gradient of its input
+  // (made in a chunked head's forward).
+  static bool scratch(const ModelBuffer& row, const ParamLayout& layout) {
+    return row.blocks_member == &GPT::recompute_ ||
+           (row.category == MemCategory::Workspace && row.real_member != &GPT::dresidual_ &&
+            (row.real_member != &GPT::dbtc_ || !layout.heads()));
+  }
   static_assert(sizeof(Stat) == 4 && sizeof(int) == 4, "Entry::element_bytes");
   // The tables, in plan order: what the planner prices and the constructor allocates.
   static const std::vector<LayerBuffer>& layer_buffers();
@@ -223,8 +240,11 @@ class GPT {
   template <typename Owner>
   void take_buffer(PlannedAllocator& alloc, Owner& owner, const Entry<Owner>& e,
                    const std::string& prefix);
+  // The buffers of row `e` as another names them (`of`: its owner of them).
+  template <typename Owner>
+  static void share_buffer(Owner& owner, const Owner& of, const Entry<Owner>& e);
   friend std::vector<BufferSpec> gpt_buffers(const ParamLayout&, const AttentionKernels&, int64_t,
-                                             int64_t, int, MemCategory);
+                                             int64_t, int, MemCategory, bool);
   // Where block l's output is on the device: its own buffer, or with a CheckpointHome that of
   // one of the last two blocks, by parity (model/checkpoint_home.hpp).
   Real* block_output(int64_t l) {

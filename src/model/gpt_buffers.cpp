@@ -25,6 +25,8 @@ struct Size {
   static int64_t N3Cl(const BufferShape& s) { return s.N * 3 * s.Cl; }
   static int64_t NFl(const BufferShape& s) { return s.N * s.Fl; }
   static int64_t NcVl(const BufferShape& s) { return s.Nc * s.Vl; }
+  static int64_t Nh(const BufferShape& s) { return s.Nh; }
+  static int64_t NhC(const BufferShape& s) { return s.Nh * s.C; }
   static int64_t partials(const BufferShape& s) {
     return kernels::column_partials_size(s.N, std::max(s.Fl, 2 * s.C));
   }
@@ -65,13 +67,14 @@ auto GPT<Real>::model_buffers() -> const std::vector<ModelBuffer>& {
       E::blocks("layer", &GPT::layers_),  // layer0.ln1, ..., layer{L-1}.ln2_rstd
       // model.recompute = "blocks": the activations of the block being recomputed.
       E::blocks("recompute", &GPT::recompute_),
-      E::real("lnf", kAct, Size::NC, &GPT::lnf_),
+      // The head's (none in a part of the model without it).
+      E::real("lnf", kAct, Size::NhC, &GPT::lnf_),
       // LayerNorm statistics in the arithmetic type, as in the blocks.
-      E::stat("lnf_mean", kAct, Size::N, &GPT::lnf_mean_),
-      E::stat("lnf_rstd", kAct, Size::N, &GPT::lnf_rstd_),
+      E::stat("lnf_mean", kAct, Size::Nh, &GPT::lnf_mean_),
+      E::stat("lnf_rstd", kAct, Size::Nh, &GPT::lnf_rstd_),
       E::real("logits", kAct, Size::NcVl, &GPT::logits_),
       // Per-token losses in the arithmetic type (fp32 under bf16), as the step's loss is kept.
-      E::stat("losses", kAct, Size::N, &GPT::losses_),
+      E::stat("losses", kAct, Size::Nh, &GPT::losses_),
       E::token("inputs", kAct, Size::N, &GPT::inputs_),    // int32 tokens
       E::token("targets", kAct, Size::N, &GPT::targets_),  // int32 tokens
       // The inputs' rows grouped by token, for the token-embedding gradient (int32).
@@ -120,15 +123,16 @@ std::vector<DeclaredBuffer> GPT<Real>::declared_by(Declarer who, const Attention
 BufferShape buffer_shape(const ParamLayout& layout, int64_t B, int64_t T) {
   const ModelConfig& c = layout.config();
   const BlockWidths& w = layout.widths();
-  const int64_t N = B * T, Vl = layout.vocab_rows(), Nc = c.classifier_rows(N);
-  return {B,       T,           N,     c.dim, c.heads, c.padded_vocab(), layout.slices(),
-          w.heads, w.attention, w.mlp, Vl,    Nc};
+  const int64_t N = B * T, Vl = layout.vocab_rows();
+  const int64_t Nh = layout.heads() ? N : 0, Nc = layout.heads() ? c.classifier_rows(N) : 0;
+  return {B,           T,     N,  c.dim, c.heads, c.padded_vocab(), layout.slices(), w.heads,
+          w.attention, w.mlp, Vl, Nc,    Nh};
 }
 
 // The rows of GPT<float>'s tables, priced by element type: the tables are the same for every Real.
 std::vector<BufferSpec> gpt_buffers(const ParamLayout& layout, const AttentionKernels& attention,
                                     int64_t B, int64_t T, int element_bytes,
-                                    MemCategory checkpoints) {
+                                    MemCategory checkpoints, bool shares_scratch) {
   using Model = GPT<float>;
   const ModelConfig& c = layout.config();
   const BufferShape shape = buffer_shape(layout, B, T);
@@ -146,6 +150,7 @@ std::vector<BufferSpec> gpt_buffers(const ParamLayout& layout, const AttentionKe
                       b.arithmetic ? 4 : element_bytes});  // Stat: fp32 whatever Real is
   };
   for (const Model::ModelBuffer& m : Model::model_buffers()) {
+    if (shares_scratch && Model::scratch(m, layout)) continue;
     if (m.blocks_member == nullptr) {
       add(m, "");
       continue;

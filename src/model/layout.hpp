@@ -136,6 +136,9 @@ class ParamLayout {
   bool embeds() const { return part_.first_block == 0; }
   bool heads() const { return part_.first_block + part_.blocks == config_.layers; }
   int embedding_unit() const { return 0; }  // held where the part embeds or heads
+  // Whether unit u is a copy of a unit another part holds first: the tied embedding, held for the
+  // head by a part that does not embed. The gradient norm and checkpoints count it there only.
+  bool holds_copy(int u) const { return u == embedding_unit() && heads() && !embeds(); }
   // The units of the part's block `layer`: its first and how many (1, or 4 x model.tiles).
   int block_unit(int layer) const { return (embeds() || heads() ? 1 : 0) + layer * block_units(); }
   int block_units() const { return config_.tiles > 1 ? 4 * static_cast<int>(config_.tiles) : 1; }

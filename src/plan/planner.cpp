@@ -98,9 +98,11 @@ int64_t largest_fitting_layers(const Deck& deck, int stage, const ZeroMesh& mesh
     return m.total() <= limits.device_bytes && m.host() * node <= limits.host_bytes_per_node &&
            m.storage() * node <= limits.storage_bytes_per_node;
   };
-  // Depths in steps of one block per part (plan_part's part decides).
-  const std::string parts = run_extensions(deck, stage).part_dimension;
-  const int64_t step = parts.empty() ? 1 : mesh.mesh.size(parts);
+  // Depths in steps of one block per part (plan_part's part decides), or as the parts say.
+  const RunExtensions extensions = run_extensions(deck, stage);
+  const std::string& parts = extensions.part_dimension;
+  const int64_t step = extensions.depth_step > 0 ? extensions.depth_step
+                                                 : (parts.empty() ? 1 : mesh.mesh.size(parts));
   auto memory_at = [&, d = deck](int64_t steps) mutable {
     d.model.layers = steps * step;
     return plan_memory(d, stage, mesh);

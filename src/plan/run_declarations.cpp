@@ -20,11 +20,16 @@ std::vector<BufferSpec> run_buffers(const Deck& deck, int stage, const ZeroMesh&
   std::vector<BufferSpec> buffers = ZeroEngine::declared_buffers(stage, partition, options, mesh);
   const RunExtensions extensions = run_extensions(deck, stage);
   const CheckpointHome* home = extensions.checkpoints.get();
-  const auto model = gpt_buffers(layout, attention, deck.train.micro_batch, deck.model.seq_len,
-                                 element_bytes(options.policy.compute),
-                                 home ? home->category() : MemCategory::Activations);
-  for (int m = extensions.models_held ? extensions.models_held(part) : 1; m > 0; --m)
-    buffers.insert(buffers.end(), model.begin(), model.end());
+  // The models a part's rank holds: the first whole, the others sharing its scratch.
+  for (const bool shares_scratch : {false, true}) {
+    const auto model =
+        gpt_buffers(layout, attention, deck.train.micro_batch, deck.model.seq_len,
+                    element_bytes(options.policy.compute),
+                    home ? home->category() : MemCategory::Activations, shares_scratch);
+    const int models = shares_scratch && extensions.models_held ? extensions.models_held(part) - 1
+                                                                : !shares_scratch;
+    for (int m = 0; m < models; ++m) buffers.insert(buffers.end(), model.begin(), model.end());
+  }
   buffers.push_back(step_stats_buffer());
   return buffers;
 }

@@ -37,8 +37,11 @@ struct RunExtensions {
   // `part_dimension`: the part at each of its coordinates; empty: the whole model on every rank.
   std::string part_dimension;
   std::function<ModelPart(int coordinate)> model_part;
-  // The models (each with its own activations and workspace: model/gpt.hpp, gpt_buffers) the rank
-  // at a coordinate holds at once, several micro-batches in flight; empty: one.
+  // The depths such a model may have are multiples of this (0: of one block per part).
+  int64_t depth_step = 0;
+  // The models the rank at a coordinate holds at once, several micro-batches in flight, each with
+  // its own activations, the first's scratch shared by the others (model/gpt.hpp: GPT::scratch,
+  // gpt_buffers); empty: one.
   std::function<int(int coordinate)> models_held;
   // What the rank at a coordinate posts each step beside the engine's schedule (a pipeline's
   // transfers between its parts), priced with it; `partition` is of that rank's part.

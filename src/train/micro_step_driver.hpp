@@ -21,7 +21,8 @@ struct MicroStepsCall {
   ZeroEngineT<Real>& engine;
   MeshComms& comms;
   GPT<Real>& model;  // the trainer's
-  // Another model like the trainer's: its own activations and workspace, in the run's ledger.
+  // Another model like the trainer's: its own activations, in the run's ledger, and the trainer's
+  // model's scratch (GPT::scratch: run one pass at a time).
   std::function<std::unique_ptr<GPT<Real>>()> another_model;
   // Micro-batch `micro` of the step (this rank's sequences), uploaded into `model`.
   std::function<Batch(GPT<Real>& model, int64_t micro)> load;

@@ -177,7 +177,7 @@ double TrainerT<Real>::run_micro_steps(int64_t step, StepRecord& record) {
           return std::make_unique<GPT<Real>>(
               layout_, deck_.train.micro_batch, deck_.model.seq_len, context_,
               deck_.train.policy().gemm_math, model_.team_shape(), model_parallel_group(),
-              attention_kernels(extensions_), extensions_.checkpoints.get());
+              attention_kernels(extensions_), extensions_.checkpoints.get(), &model_);
         },
         [this, step](GPT<Real>& model, int64_t micro) {
           return load_micro_batch(step, micro, &model);

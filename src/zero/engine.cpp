@@ -170,7 +170,7 @@ double ZeroEngineT<Real>::grad_sumsq_owned() const {
 template <typename Real>
 std::vector<std::pair<int64_t, int64_t>> ZeroEngineT<Real>::norm_ranges(int u) const {
   const ParamLayout& layout = partition_->layout();
-  if (u == layout.embedding_unit() && layout.heads() && !layout.embeds()) return {};
+  if (layout.holds_copy(u)) return {};
   const auto [begin, end] = owned_gradients(u);
   if (end <= begin) return {};
   if (partition_->layout().slices() == 1) return {{begin, end - begin}};

@@ -7,12 +7,16 @@
 #include <string>
 #include <vector>
 
+#include "comm/communicator.hpp"
 #include "core/error.hpp"
 #include "model/flops.hpp"
 #include "modules/pipeline_parallel/one_f_one_b.hpp"
 #include "modules/pipeline_parallel/stage_driver.hpp"
+#include "modules/pipeline_parallel/stage_split.hpp"
 #include "plan/plan_extensions.hpp"
 #include "plan/run_extensions.hpp"
+#include "plan/run_options.hpp"
+#include "zero/partition.hpp"
 
 namespace zm::pipeline {
 
@@ -31,15 +35,16 @@ bool any_pipeline(const std::vector<PlanPoint>& points) {
 
 // The deck at pipeline degree `pp` (`zeromini plan --pp`).
 Deck with_pipeline(const Deck& deck, int64_t pp) {
-  if (pp < 1 || deck.model.layers % pp != 0)
+  if (pp < 1 || (deck.value<std::string>(kLayersKey).empty() && deck.model.layers % pp != 0))
     fail("pipeline degree {}: expected a divisor of model.layers = {}", pp, deck.model.layers);
   Deck d = deck;
   d.set_value(kKey, pp);
+  stage_blocks(d, pp);  // against parallel.pp_layers, where the deck gives it
   return d;
 }
 
 // Each stage's hardware FLOPs per token: its blocks', and on the last the head's (the whole
-// model's count of model/flops.hpp at depths 1 and 2, differenced), split as model_part splits.
+// model's count of model/flops.hpp at depths 1 and 2, differenced), split as the run splits them.
 std::vector<double> stage_flops(const Deck& deck, int stage, int pp) {
   const AttentionKernels& attention = attention_kernels(run_extensions(deck, stage));
   ModelConfig model = deck.model;
@@ -48,11 +53,24 @@ std::vector<double> stage_flops(const Deck& deck, int stage, int pp) {
   model.layers = 2;
   const double block = flops_per_token(model, attention).hardware() - one;
   std::vector<double> flops;
-  const int64_t layers = deck.model.layers;
+  const std::vector<int64_t> blocks = stage_blocks(deck, pp);
   for (int s = 0; s < pp; ++s)
-    flops.push_back(static_cast<double>((s + 1) * layers / pp - s * layers / pp) * block +
+    flops.push_back(static_cast<double>(blocks[static_cast<size_t>(s)]) * block +
                     (s + 1 == pp ? one - block : 0.0));
   return flops;
+}
+
+// What the priced stage's rank sends per step to its neighbours and in the tied embedding's sum
+// (ring bytes), apart from tensor parallelism's collectives at the same level.
+double pipeline_bytes(const Deck& deck, int stage, const ZeroMesh& mesh, int part) {
+  const ParamLayout layout = run_layout(deck, stage, part);
+  const Partition partition(layout, mesh.group_ranks(), mesh.sub_shards());
+  double bytes = 0;
+  for (const PlannedCollective& c :
+       run_extensions(deck, stage)
+           .added_traffic(part, partition, zero_options(deck, stage, mesh, part), mesh))
+    bytes += ring_bytes(c.op, static_cast<double>(c.count) * c.element_bytes, c.ranks);
+  return bytes;
 }
 
 // 1F1B's step: m - 1 micro-batches at the pace of the slowest stage, and one through every stage
@@ -69,11 +87,18 @@ void price_bubble(const Deck& deck, int stage, const ZeroMesh& mesh, const Machi
   const double sum = std::accumulate(flops.begin(), flops.end(), 0.0);
   const double pipeline = (m - 1) * *std::max_element(flops.begin(), flops.end()) + sum;
   point.figures["pipeline_bubble"] = 1.0 - m * flops.front() / pipeline;
+  point.figures["pipeline_bytes"] = pipeline_bytes(deck, stage, mesh, point.part);
   if (!machine) return;
   const double idle = point.compute_seconds * (pipeline / (m * sum / pp) - 1.0);
   point.figures["pipeline_bubble_seconds"] = idle;
   point.added_serial_seconds += idle;
   point.added_exposed_seconds += idle;
+}
+
+// A figure price_bubble sets (0 where it set none: no pipeline).
+double figure(const PlanPoint& p, const char* name) {
+  const auto it = p.figures.find(name);
+  return it == p.figures.end() ? 0.0 : it->second;
 }
 
 std::string gb(double bytes) {
@@ -102,10 +127,8 @@ void add_pipeline_plan() {
   };
   columns.header = ",pp,pipeline_stage,pipeline_bytes,pipeline_bubble";
   columns.row = [](const Deck&, const PlanPoint& p, bool) {
-    const auto bubble = p.figures.find("pipeline_bubble");
-    return fmt::format(",{},{},{:.0f},{:.4f}", pp_of(p.mesh), p.part,
-                       p.bytes_at_level(CommLevel::ModelParallel),
-                       bubble == p.figures.end() ? 0.0 : bubble->second);
+    return fmt::format(",{},{},{:.0f},{:.4f}", pp_of(p.mesh), p.part, figure(p, "pipeline_bytes"),
+                       figure(p, "pipeline_bubble"));
   };
   add_plan_columns(std::move(columns));
 
@@ -115,11 +138,9 @@ void add_pipeline_plan() {
     return fmt::format(" | {:>9} {:>5} {:>8} {:>6}", "pp x dp", "stage", "pipe GB", "bubble");
   };
   table.cells = [](const PlanPoint& p, bool) {
-    const auto bubble = p.figures.find("pipeline_bubble");
     return fmt::format(" | {:>9} {:>5} {:>8} {:>6.3f}",
                        fmt::format("{}x{}", pp_of(p.mesh), p.mesh.data_parallel()), p.part,
-                       gb(p.bytes_at_level(CommLevel::ModelParallel)),
-                       bubble == p.figures.end() ? 0.0 : bubble->second);
+                       gb(figure(p, "pipeline_bytes")), figure(p, "pipeline_bubble"));
   };
   add_plan_table_columns(std::move(table));
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "modules/pipeline_parallel/one_f_one_b.hpp"
 #include "modules/pipeline_parallel/plan_pipeline.hpp"
 #include "modules/pipeline_parallel/stage_driver.hpp"
+#include "modules/pipeline_parallel/stage_split.hpp"
 #include "plan/run_extensions.hpp"
 #include "zero/collective_strategy.hpp"
 
@@ -27,21 +29,11 @@ int64_t pp_of(const Deck& deck) {
   return deck.value<int64_t>(kKey);
 }
 
-// What this first part of pipeline parallelism runs; the rest is refused, naming the key.
+// The split of the blocks into stages (stage_split.hpp), which fails naming the keys.
 void check_pipeline(const Deck& deck, BuildChecks) {
   const int64_t pp = pp_of(deck);
-  if (pp == 1) return;
-  const std::string where = deck.where(kKey);
-  if (deck.model.layers % pp != 0)
-    fail(
-        "{}: parallel.pp = {} must divide model.layers = {} (set at {}): each stage holds as "
-        "many blocks",
-        where, pp, deck.model.layers, deck.where("model.layers"));
-  if (deck.output.checkpoint_every > 0 || !deck.train.resume.empty())
-    fail(
-        "{}: parallel.pp = {} with checkpoints (output.checkpoint_every = {}, train.resume = "
-        "\"{}\"): checkpoints of a pipeline are not built yet",
-        where, pp, deck.output.checkpoint_every, deck.train.resume);
+  if (pp > 1 || !deck.value<std::string>(pipeline::kLayersKey).empty())
+    pipeline::stage_blocks(deck, pp);
 }
 
 // Adds the boundaries' and the tied embedding's communicators; no collective strategy.
@@ -57,11 +49,19 @@ class PipeCommunicators final : public StrategyProvider {
 }  // namespace
 
 void register_module_pipeline_parallel() {
-  add_deck_keys({deck_keys::integer(
-      "pipeline_parallel", "parallel", "pp", 1, 1, 4096,
-      "pipeline parallelism: the blocks in this many consecutive stages, each on its own ranks, "
-      "micro-batches (train.grad_accum) run by the 1F1B schedule; it must divide the ranks and "
-      "model.layers (so far without checkpoints)")});
+  add_deck_keys(
+      {deck_keys::integer("pipeline_parallel", "parallel", "pp", 1, 1, 4096,
+                          "pipeline parallelism: the blocks in this many consecutive stages, each "
+                          "on its own ranks, "
+                          "micro-batches (train.grad_accum) run by the 1F1B schedule; it must "
+                          "divide the ranks (and "
+                          "model.layers, unless parallel.pp_layers splits them)"),
+       deck_keys::custom(
+           "pipeline_parallel", "parallel", "pp_layers", "",
+           "a string of block counts, comma separated, such as \"5,7\"", pipeline::check_block_list,
+           "the blocks of each pipeline stage in order, as many counts as parallel.pp "
+           "summing to model.layers (e.g. \"7,5\": the last stage, which has the head, "
+           "lighter); \"\": equal stages")});
   add_deck_check(check_pipeline);
   ModelDimension dimension{pipeline::kPipeDim, kKey, "pipeline", "pipeline parallelism"};
   dimension.slices = false;
@@ -70,13 +70,13 @@ void register_module_pipeline_parallel() {
     const int64_t pp = pp_of(deck);
     if (pp == 1) return;
     extensions.part_dimension = pipeline::kPipeDim;
-    // Equal stages (the deck check asks pp to divide the layers, and the planner probes depths
-    // in steps of pp).
-    const int64_t layers = deck.model.layers;
-    extensions.model_part = [layers, pp](int s) {
-      const int64_t first = s * layers / pp;
-      return ModelPart{first, (s + 1) * layers / pp - first};
+    // Stage s holds the blocks after those of the stages before it.
+    const std::vector<int64_t> blocks = pipeline::stage_blocks(deck, pp);
+    extensions.model_part = [blocks](int s) {
+      const auto end = blocks.begin() + s;
+      return ModelPart{std::accumulate(blocks.begin(), end, int64_t{0}), *end};
     };
+    extensions.depth_step = pipeline::split_depth(deck);
     // 1F1B holds at most min(pp - s, m) micro-batches in flight on stage s: a model for each.
     const int micro_batches = static_cast<int>(deck.train.grad_accum);
     extensions.models_held = [pp, micro_batches](int s) {

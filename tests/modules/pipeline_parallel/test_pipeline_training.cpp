@@ -1,7 +1,7 @@
 // Pipeline parallelism trains the model of a run without it. A pipeline of pp stages x dp
 // data-parallel ranks runs against the same dp ranks without a pipeline, at ZeRO stages 0-3,
-// with the same micro-batches on every data-parallel rank (pp 2 at 2 ranks; pp 2 x dp 2 and pp 4
-// at 4).
+// with the same micro-batches on every data-parallel rank (pp 2, also with uneven stages, at 2
+// ranks; pp 2 x dp 2, likewise, and pp 4 at 4).
 //   - pp alone (dp 1), one micro-batch per step, no clipping: losses and parameters bit for bit.
 //     A pipeline changes no sum there: each stage computes its blocks as the whole model does,
 //     and the tied embedding's gradient is the sum of the same two terms (the head's and the
@@ -19,6 +19,7 @@
 #include <mpi.h>
 
 #include <cmath>
+#include <tuple>
 
 #include "common/gathered_state.hpp"
 #include "common/test_watchdog.hpp"
@@ -40,7 +41,7 @@ std::vector<float> whole_parameters(zm::Trainer& trainer) {
   std::vector<float> whole(static_cast<size_t>(layout.global_total()), 0.0f);
   for (int u = 0; u < layout.num_units(); ++u) {
     const zm::UnitInfo& unit = layout.unit(u);
-    if (u == layout.embedding_unit() && layout.heads() && !layout.embeds()) continue;
+    if (layout.holds_copy(u)) continue;
     for (int64_t i = 0; i < unit.size; ++i)
       whole[static_cast<size_t>(unit.global_offset + i)] =
           held[static_cast<size_t>(unit.offset + i)];
@@ -67,16 +68,23 @@ TEST_P(Pipeline, TrainsTheModelOfTheSameDataParallelRanks) {
   const auto [stage, micro_batches] = GetParam();
   auto world = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   const int N = world->size();
-  for (const int pp : {2, 4}) {
+  // Equal stages, uneven ones (parallel.pp_layers: 3 blocks and 1, the last with the head), and
+  // recomputation (the micro-batches in flight share the block being recomputed: GPT::scratch).
+  const std::tuple<int, const char*, bool> pipelines[] = {
+      {2, "", false}, {2, "3,1", false}, {2, "", true}, {4, "", false}};
+  for (const auto& [pp, blocks, recompute] : pipelines) {
     if (N % pp != 0) continue;
     const int dp = N / pp;
-    SCOPED_TRACE(
-        fmt::format("pp {} x dp {}, stage {}, {} micro-batches", pp, dp, stage, micro_batches));
+    SCOPED_TRACE(fmt::format("pp {} x dp {}{}{}, stage {}, {} micro-batches", pp, dp,
+                             *blocks ? fmt::format(" (blocks {})", blocks) : "",
+                             recompute ? ", recompute" : "", stage, micro_batches));
     const bool exact = micro_batches == 1 && dp == 1;
     std::vector<std::string> settings = {"model.layers=4", "train.steps=4"};
+    if (recompute) settings.push_back("model.recompute=\"blocks\"");
     if (exact) settings.push_back("train.grad_clip=0");
     const zm::Deck plain = zm::testing::test_deck(stage, 2, micro_batches, settings);
     settings.push_back(fmt::format("parallel.pp={}", pp));
+    if (*blocks) settings.push_back(fmt::format("parallel.pp_layers=\"{}\"", blocks));
     const zm::Deck piped = zm::testing::test_deck(stage, 2, micro_batches, settings);
 
     // The reference on dp ranks: every group of dp consecutive ranks runs it (they read the

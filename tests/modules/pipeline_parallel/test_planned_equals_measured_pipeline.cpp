@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "common/planned_equals_measured.hpp"
 #include "common/test_watchdog.hpp"
 #include "common/zero_test_util.hpp"
@@ -35,15 +37,20 @@ TEST_P(PlannedEqualsMeasuredPipeline, EachStagesMemoryTransfersAndCalls) {
   const auto [stage, micro_batches] = GetParam();
   auto comm = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   const int N = comm->size();
-  // pp 2 and 4, and at 4 ranks pp 2 x tp 2 (where the module tensor_parallel is built).
+  // pp 2 (equal stages, and uneven: parallel.pp_layers) and 4, and at 4 ranks pp 2 x tp 2 (where
+  // the module tensor_parallel is built).
   const bool tp = N == 4 && zm::testing::key_built("parallel.tp");
-  for (const auto& [pp, tp_size] : {std::pair(2, 1), std::pair(4, 1), std::pair(2, tp ? 2 : 0)}) {
+  const std::tuple<int, int, const char*> layouts[] = {
+      {2, 1, ""}, {2, 1, "1,3"}, {4, 1, ""}, {2, tp ? 2 : 0, ""}};
+  for (const auto& [pp, tp_size, blocks] : layouts) {
     if (tp_size == 0 || N % (pp * tp_size) != 0) continue;
-    SCOPED_TRACE(fmt::format("pp {} x tp {} x dp {}, stage {}, {} micro-batches", pp, tp_size,
-                             N / pp / tp_size, stage, micro_batches));
+    SCOPED_TRACE(fmt::format("pp {} x tp {} x dp {}{}, stage {}, {} micro-batches", pp, tp_size,
+                             N / pp / tp_size, *blocks ? fmt::format(" (blocks {})", blocks) : "",
+                             stage, micro_batches));
     std::vector<std::string> settings = {"model.layers=4", "train.steps=2",
                                          fmt::format("parallel.pp={}", pp)};
     if (tp_size > 1) settings.push_back(fmt::format("parallel.tp={}", tp_size));
+    if (*blocks) settings.push_back(fmt::format("parallel.pp_layers=\"{}\"", blocks));
     const zm::Deck deck = zm::testing::test_deck(stage, 2, micro_batches, settings);
     const zm::ZeroMesh mesh = zm::plan_zero_mesh(deck, stage, N, nullptr);
     const int part = mesh.mesh.coordinate(comm->rank(), "pp");
@@ -53,6 +60,17 @@ TEST_P(PlannedEqualsMeasuredPipeline, EachStagesMemoryTransfersAndCalls) {
     const zm::MemoryPlan planned = zm::plan_memory(deck, stage, mesh, part);
     EXPECT_EQ(planned.bytes[static_cast<size_t>(zm::MemCategory::Activations)],
               in_flight * one_model_activations(deck, stage, part));
+    // The models beyond the first share its scratch (GPT::scratch): each adds to the workspace of
+    // one micro-batch in flight only its residual's gradient, B x T x C (fp32; the last stage,
+    // which would keep its head input's gradient too, holds one).
+    zm::Deck one_in_flight = deck;
+    one_in_flight.train.grad_accum = 1;
+    const double own_gradients =
+        static_cast<double>(deck.train.micro_batch * deck.model.seq_len * deck.model.dim) * 4;
+    EXPECT_EQ(planned.bytes[static_cast<size_t>(zm::MemCategory::Workspace)],
+              zm::plan_memory(one_in_flight, stage, mesh, part)
+                      .bytes[static_cast<size_t>(zm::MemCategory::Workspace)] +
+                  (in_flight - 1) * own_gradients);
 
     // The transfers: per boundary the stage has, an activation and a gradient per micro-batch
     // (broadcasts on the boundary's two ranks); at the ends, the tied embedding's sum.
@@ -106,6 +124,17 @@ TEST(PlanPipeline, PricesTheFullestStage) {
   zm::Deck longer = deck;
   longer.train.grad_accum = 16;
   EXPECT_LT(zm::plan_point(longer, 1, 4, nullptr).figures.at("pipeline_bubble"), bubble);
+
+  // The pipeline's bytes (the table's "pipe GB") are the stage's transfers and tied sum: all of
+  // its level's without tensor parallelism, fewer than the level's beside tp's collectives.
+  EXPECT_EQ(point.figures.at("pipeline_bytes"), point.bytes_at_level(zm::CommLevel::ModelParallel));
+  if (zm::testing::key_built("parallel.tp")) {
+    zm::Deck with_tp = deck;
+    with_tp.set_value("parallel.tp", int64_t{2});
+    const zm::PlanPoint both = zm::plan_point(with_tp, 1, 8, nullptr);
+    EXPECT_GT(both.figures.at("pipeline_bytes"), 0);
+    EXPECT_LT(both.figures.at("pipeline_bytes"), both.bytes_at_level(zm::CommLevel::ModelParallel));
+  }
 
   zm::MemoryLimits limits;
   zm::Deck deep = deck;

@@ -60,7 +60,8 @@ inline int64_t whole_index(const TensorInfo& t, int tp, int tp_rank, int64_t i) 
 
 // Collective over the world: the engine's fp32 state `which` of the whole model (tp = 1 layout),
 // on every rank. The first data-parallel rank of each tp coordinate contributes its slice (tp
-// rank 0 alone the replicated tensors), the others zeros: the sum is exact.
+// rank 0 alone the replicated tensors; of a model held in parts, a pipeline's stages, each part
+// its units, the tied embedding where it embeds), the others zeros: the sum is exact.
 inline std::vector<float> whole_state(ZeroEngine& engine, zm::testing::StateVector which) {
   const std::vector<float> slice = zm::testing::gathered_state(engine, which);
   const ParamLayout& layout = engine.partition().layout();
@@ -71,7 +72,8 @@ inline std::vector<float> whole_state(ZeroEngine& engine, zm::testing::StateVect
                            mesh.coordinate(world_rank, kReplicateDim) == 0;
   std::vector<float> whole(static_cast<size_t>(layout.global_total()), 0.0f);
   for (const TensorInfo& t : layout.tensors()) {
-    if (!contributes || (split_of(t) == Split::Whole && tp_rank != 0)) continue;
+    if (!contributes || (split_of(t) == Split::Whole && tp_rank != 0) || layout.holds_copy(t.unit))
+      continue;
     const UnitInfo& unit = layout.unit(t.unit);
     for (int64_t i = 0; i < t.size; ++i)
       whole[static_cast<size_t>(unit.global_offset + t.global_offset +
@@ -90,20 +92,21 @@ inline State whole_state(ZeroEngine& engine) {
 }
 
 // The unsharded run: world rank 0 alone, tp = 1, stage 0, the whole global batch in one
-// micro-batch, steps 0-8 with a checkpoint after step 4 under <dir>/ref. Every rank gets the
-// losses and the checkpoint's path.
+// micro-batch, steps 0-8 with a checkpoint after step 4 under <dir>/ref (`extra`: deck overrides,
+// such as the model's depth). Every rank gets the losses and the checkpoint's path.
 struct ReferenceRun {
   std::vector<double> losses;
   std::string checkpoint;
 };
 
-inline ReferenceRun reference_run(const std::string& dir, int64_t global_batch) {
+inline ReferenceRun reference_run(const std::string& dir, int64_t global_batch,
+                                  const std::vector<std::string>& extra = {}) {
   int world_rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   ReferenceRun run;
   run.losses.resize(8);
   char path[512] = {};
-  const Deck deck = deck_for(0, global_batch, dir + "/ref");
+  const Deck deck = deck_for(0, global_batch, dir + "/ref", 8, "fp32", extra);
   // The watchdog's progress windows span the world: every rank arms it (collective, once per
   // process) before rank 0 alone builds a trainer, which arms it too.
   watchdog().arm(deck.comm.timeout_s);

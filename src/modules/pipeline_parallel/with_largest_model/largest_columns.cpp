@@ -15,7 +15,9 @@ void register_module_pipeline_parallel_with_largest_model() {
   columns.cells = [](int64_t pp, const PlanPoint* p) {
     if (!p) return fmt::format(",{},,,", pp);
     const auto bubble = p->figures.find("pipeline_bubble");
-    return fmt::format(",{},{},{:.0f},{}", pp, p->part, p->bytes_at_level(CommLevel::ModelParallel),
+    const auto bytes = p->figures.find("pipeline_bytes");
+    return fmt::format(",{},{},{:.0f},{}", pp, p->part,
+                       bytes == p->figures.end() ? 0.0 : bytes->second,
                        bubble == p->figures.end() ? "" : fmt::format("{:.4f}", bubble->second));
   };
   columns.note =
