@@ -11,6 +11,7 @@ bubble for the same deck come from `zeromini plan --format csv --machine MACHINE
 
     /usr/bin/python3 scripts/pipeline_vs_dp.py build/bin/zeromini --ranks 2 --rounds 3 \\
         --out results/pipeline-vs-dp-2ranks.md
+    /usr/bin/python3 scripts/pipeline_vs_dp.py build/bin/zeromini --ranks 4 --pp-layers 5,1
 
 Standard library only (Python 3.11+)."""
 import argparse
@@ -31,8 +32,9 @@ def run(cmd, **kw):
 
 def settings(args, pp):
     accum = args.grad_accum * (2 if pp == 2 else 1)
+    split = [f'parallel.pp_layers="{args.pp_layers}"'] if pp == 2 and args.pp_layers else []
     return [f"parallel.pp={pp}", f"train.grad_accum={accum}", f"zero.stage={args.stage}",
-            f"train.steps={args.steps}"] + args.set
+            f"train.steps={args.steps}"] + split + args.set
 
 
 def measure(args, pp, out_dir):
@@ -71,6 +73,8 @@ def main():
     p.add_argument("--steps", type=int, default=6)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--set", action="append", default=[], help="more deck settings, KEY=VALUE")
+    p.add_argument("--pp-layers", default="",
+                   help="the pipeline's split of the blocks (parallel.pp_layers, e.g. 5,1)")
     p.add_argument("--out", default="/dev/stdout")
     args = p.parse_args()
 
