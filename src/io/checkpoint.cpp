@@ -159,10 +159,9 @@ void write_metadata(hid_t file, const ZeroEngine& engine, const Deck& deck, int6
                              "logical length (no partition padding), whole model (uncut)"));
 }
 
-// The whole model's units, in the order of their datasets: every rank walks them alike, because
-// creating and writing a dataset is collective, whatever part of the model it holds (a pipeline
-// stage's: model/layout.hpp, ModelPart). `held` is the rank's unit there, if it writes one: a unit
-// another part holds first (the tied embedding a head's part holds) is written there only.
+// The whole model's units in dataset order, which every rank walks alike (creating and writing a
+// dataset is collective) whatever part of the model it holds (ModelPart). `held`: the rank's unit
+// there, if it writes one; a unit another part holds first (ParamLayout::holds_copy) is not.
 struct WholeUnit {
   int dataset = 0;
   int64_t dataset_offset = 0, dataset_size = 0, global_size = 0;
@@ -182,10 +181,9 @@ std::vector<WholeUnit> whole_units(const ParamLayout& layout) {
 }
 
 // One state's dataset of a unit of the whole model, created whole by every rank, each writing
-// what it owns of its slice of the unit it holds there (none: nothing): the first shard group's
-// ranks their shards (the other groups hold copies), with a sub-sharded optimizer every rank its
-// sub-shard of the optimizer state; of the tensors a model-parallel group holds whole, its first
-// rank alone.
+// what it owns of its slice of the unit it holds (none: nothing): the first shard group's ranks
+// their shards, with a sub-sharded optimizer every rank its sub-shard of the optimizer state; of
+// the tensors a model-parallel group holds whole, its first rank alone.
 void write_unit_state(hid_t file, hid_t xfer, ZeroEngine& engine, int s, const WholeUnit& unit,
                       const std::string& temporary) {
   const Partition& partition = engine.partition();

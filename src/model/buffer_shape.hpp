@@ -17,9 +17,8 @@ class ParamLayout;
 // Micro-batches of B x T (N = B * T tokens), width C, NH heads and the padded vocabulary Vp;
 // where the model is held in `slices` slices (model/layout.hpp) each rank's share of the heads
 // (NHl), of the attention width (Cl), of the MLP width (Fl) and of the vocabulary (Vl), all of
-// them in a whole model; and the rows of logits that exist at once (Nc: one chunk of
-// model.classifier_chunk tokens, or all N) and of the final norm (Nh: N), both 0 in a part of the
-// model without the head (model/layout.hpp: ModelPart).
+// them in a whole model; the rows of logits that exist at once (Nc: one chunk of
+// model.classifier_chunk tokens, or all N) and of the final norm (Nh: N), both 0 without the head.
 struct BufferShape {
   int64_t B, T, N, C, NH, Vp;
   int64_t slices, NHl, Cl, Fl, Vl;

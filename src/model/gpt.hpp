@@ -107,9 +107,8 @@ class GPT {
   // `group`: the model-parallel group whose slices `layout` describes (layout.slices() ranks).
   // `attention`: the kernels every block's attention runs (model/attention_kernels.hpp).
   // `checkpoints`: where model.recompute keeps the blocks' outputs (null: on the device).
-  // `scratch_of`: a model whose scratch buffers this one shares (see scratch()), for a caller
-  // that keeps several micro-batches' activations and runs one pass at a time; it must outlive
-  // this one (null: its own).
+  // `scratch_of`: a model, outliving this one, whose scratch() this one shares (null: its own),
+  // for a caller that keeps several micro-batches' activations and runs one pass at a time.
   GPT(const ParamLayout& layout, int64_t B, int64_t T, const RunContext& context = {},
       GemmMath gemm_math = GemmMath::FP32,
       kernels::TeamShape team_shape = kernels::kDefaultTeamShape, ModelParallelGroup group = {},
@@ -204,10 +203,8 @@ class GPT {
   using LayerBuffer = Entry<LayerActs>;
   using ModelBuffer = Entry<GPT>;
   // Whether a row's buffers hold nothing from one pass to the next, so that models of `layout`
-  // running one pass at a time may share them: the workspace every layer reuses and the block
-  // being recomputed. Not the residual's gradient (a part's output gradient, received before its
-  // backward, and its input gradient, sent after it), nor with the head the gradient of its input
-  // (made in a chunked head's forward).
+  // running one pass at a time may share them: the workspace and the block being recomputed; not
+  // the residual's gradient (a part's gradients in and out) nor a head's input gradient.
   static bool scratch(const ModelBuffer& row, const ParamLayout& layout) {
     return row.blocks_member == &GPT::recompute_ ||
            (row.category == MemCategory::Workspace && row.real_member != &GPT::dresidual_ &&

@@ -21,14 +21,11 @@ std::vector<BufferSpec> run_buffers(const Deck& deck, int stage, const ZeroMesh&
   const RunExtensions extensions = run_extensions(deck, stage);
   const CheckpointHome* home = extensions.checkpoints.get();
   // The models a part's rank holds: the first whole, the others sharing its scratch.
-  for (const bool shares_scratch : {false, true}) {
-    const auto model =
-        gpt_buffers(layout, attention, deck.train.micro_batch, deck.model.seq_len,
-                    element_bytes(options.policy.compute),
-                    home ? home->category() : MemCategory::Activations, shares_scratch);
-    const int models = shares_scratch && extensions.models_held ? extensions.models_held(part) - 1
-                                                                : !shares_scratch;
-    for (int m = 0; m < models; ++m) buffers.insert(buffers.end(), model.begin(), model.end());
+  for (int m = 0; m < (extensions.models_held ? extensions.models_held(part) : 1); ++m) {
+    const auto model = gpt_buffers(layout, attention, deck.train.micro_batch, deck.model.seq_len,
+                                   element_bytes(options.policy.compute),
+                                   home ? home->category() : MemCategory::Activations, m > 0);
+    buffers.insert(buffers.end(), model.begin(), model.end());
   }
   buffers.push_back(step_stats_buffer());
   return buffers;

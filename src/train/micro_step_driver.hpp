@@ -38,8 +38,11 @@ class MicroStepDriver {
   // its backward (the gradients ready for the norm and the optimizer); returns the sum of the
   // micro-batches' losses this rank computed.
   virtual double run(const MicroStepsCall<float>& call) = 0;
+  // Loss-only forwards (Trainer::forward_only_loss): the sum of the losses this rank computed.
+  virtual double forward_only(const MicroStepsCall<float>& call) = 0;
 #if ZEROMINI_HAVE_BF16
   virtual double run(const MicroStepsCall<bf16>& call) = 0;
+  virtual double forward_only(const MicroStepsCall<bf16>& call) = 0;
 #endif
 };
 

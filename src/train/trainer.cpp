@@ -166,27 +166,26 @@ StepRecord TrainerT<Real>::step(int64_t step) {
 }
 
 template <typename Real>
+MicroStepsCall<Real> TrainerT<Real>::driver_call(std::function<Batch(GPT<Real>&, int64_t)> load,
+                                                 int64_t micro_batches, StepRecord& record) {
+  auto another_model = [this] {
+    return std::make_unique<GPT<Real>>(
+        layout_, deck_.train.micro_batch, deck_.model.seq_len, context_,
+        deck_.train.policy().gemm_math, model_.team_shape(), model_parallel_group(),
+        attention_kernels(extensions_), extensions_.checkpoints.get(), &model_);
+  };
+  return {*engine_,        *comms_,       model_,   another_model,
+          std::move(load), micro_batches, context_, record};
+}
+
+template <typename Real>
 double TrainerT<Real>::run_micro_steps(int64_t step, StepRecord& record) {
   const int64_t micro_batches = deck_.train.grad_accum;
-  if (driver_) {
-    const MicroStepsCall<Real> call{
-        *engine_,
-        *comms_,
-        model_,
-        [this] {
-          return std::make_unique<GPT<Real>>(
-              layout_, deck_.train.micro_batch, deck_.model.seq_len, context_,
-              deck_.train.policy().gemm_math, model_.team_shape(), model_parallel_group(),
-              attention_kernels(extensions_), extensions_.checkpoints.get(), &model_);
-        },
-        [this, step](GPT<Real>& model, int64_t micro) {
-          return load_micro_batch(step, micro, &model);
-        },
-        micro_batches,
-        context_,
-        record};
-    return driver_->run(call);
-  }
+  if (driver_)
+    return driver_->run(
+        driver_call([this, step](GPT<Real>& model,
+                                 int64_t micro) { return load_micro_batch(step, micro, &model); },
+                    micro_batches, record));
   double loss_sum = 0.0;
   for (int64_t micro = 0; micro < micro_batches; ++micro) {
     engine_->begin_micro_step(micro, micro_batches);
@@ -233,21 +232,25 @@ Batch TrainerT<Real>::load_sequences(const DataSource& source, int64_t first, GP
 }
 
 // Each micro-batch runs the forward as training does (stage 3 gathers each unit up to the
-// head's), and the losses are summed over the ranks as a step's are.
+// head's; or the run's driver), and the losses are summed over the ranks as a step's are.
 template <typename Real>
 double TrainerT<Real>::forward_only_loss(const DataSource& source, int64_t micro_batches) {
   const int64_t B = deck_.train.micro_batch;
   const int ranks = data_parallel_ranks(), rank = comms_->mesh().data_parallel_rank(comm_->rank());
-  if (layout_.blocks() != deck_.model.layers)
-    fail("a forward-only pass of a model held in parts (blocks {}..{} of {} here) is not supported",
-         layout_.first_block(), layout_.first_block() + layout_.blocks(), deck_.model.layers);
+  const auto load = [&](GPT<Real>& model, int64_t e) {
+    return load_sequences(source, forward_only_sequence(e, ranks, rank, B), &model);
+  };
   double loss_sum = 0.0;
-  for (int64_t e = 0; e < micro_batches; ++e) {
-    const Batch batch = load_sequences(source, forward_only_sequence(e, ranks, rank, B));
-    engine_->begin_forward_only();
-    loss_sum += model_.forward(*engine_, batch, ForwardPass::LossOnly);
-    engine_->end_forward_only();
-  }
+  StepRecord unused;
+  if (driver_)
+    loss_sum = driver_->forward_only(driver_call(load, micro_batches, unused));
+  else
+    for (int64_t e = 0; e < micro_batches; ++e) {
+      const Batch batch = load(model_, e);
+      engine_->begin_forward_only();
+      loss_sum += model_.forward(*engine_, batch, ForwardPass::LossOnly);
+      engine_->end_forward_only();
+    }
   const std::pair<double, double> sums = sum_over_ranks(loss_sum, 0.0);
   return sums.first / static_cast<double>(ranks * micro_batches);
 }

@@ -48,6 +48,9 @@ class TrainerT final : public Trainer {
   Batch load_sequences(const DataSource& source, int64_t first, GPT<Real>* model = nullptr);
   // The step's micro-batches: forward and backward of each in turn, or the run's driver.
   double run_micro_steps(int64_t step, StepRecord& record);
+  // What the run's driver is given: `micro_batches` micro-batches, each loaded by `load`.
+  MicroStepsCall<Real> driver_call(std::function<Batch(GPT<Real>&, int64_t)> load,
+                                   int64_t micro_batches, StepRecord& record);
   // Loss and gradient norm over all ranks and micro-batches, into the record.
   void reduce_step_stats(double loss_sum, double micro_batches, StepRecord& record);
   // {loss, squared gradient norm} summed over every rank (the loss once per model-parallel

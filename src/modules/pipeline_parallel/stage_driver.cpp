@@ -187,14 +187,46 @@ class StageStep {
   PlannedCollectives posted_;                            // this step's posts, in order
 };
 
+// Loss-only forwards through the stages (an evaluation), one micro-batch after another: each
+// stage receives a micro-batch's activation from the one before, runs its blocks and sends its
+// output on; the last computes the loss. Each boundary posts its micro-batches in order on both
+// sides, as broadcasts rooted at the earlier stage, each waited for at once.
+template <typename Real>
+double forward_only_pass(const MicroStepsCall<Real>& call) {
+  const Place place = place_of(call.comms);
+  GPT<Real>& model = call.model;
+  auto transfer = [&](int boundary, Real* data) {
+    Communicator* pair = call.comms.added(boundary_name(boundary));
+    ZM_ASSERT(pair != nullptr && pair->size() == 2, "no communicator for boundary {}", boundary);
+    pair->ibroadcast(data, static_cast<size_t>(model.part_elements()), dtype_of<Real>(), 0).wait();
+  };
+  double loss = 0.0;
+  for (int64_t e = 0; e < call.micro_batches; ++e) {
+    const Batch batch = call.load(model, e);
+    if (place.stage > 0) transfer(place.stage - 1, model.part_input());
+    call.engine.begin_forward_only();
+    loss += model.forward(call.engine, batch, ForwardPass::LossOnly);
+    call.engine.end_forward_only();
+    if (place.stage + 1 < place.stages)
+      transfer(place.stage, const_cast<Real*>(model.part_output()));
+  }
+  return loss;
+}
+
 class StageDriver final : public MicroStepDriver {
  public:
   double run(const MicroStepsCall<float>& call) override {
     return StageStep<float>(call, float_models_).run();
   }
+  double forward_only(const MicroStepsCall<float>& call) override {
+    return forward_only_pass(call);
+  }
 #if ZEROMINI_HAVE_BF16
   double run(const MicroStepsCall<bf16>& call) override {
     return StageStep<bf16>(call, bf16_models_).run();
+  }
+  double forward_only(const MicroStepsCall<bf16>& call) override {
+    return forward_only_pass(call);
   }
 #endif
 
