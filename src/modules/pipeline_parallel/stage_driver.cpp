@@ -20,6 +20,13 @@ std::string boundary_name(int boundary) {
 }
 const char* const kTiedName = "pp_tied";
 
+// Boundary b's communicator: its two ranks, stages b and b + 1 in order.
+Communicator& boundary_pair(const MeshComms& comms, int boundary) {
+  Communicator* pair = comms.added(boundary_name(boundary));
+  ZM_ASSERT(pair != nullptr && pair->size() == 2, "no communicator for boundary {}", boundary);
+  return *pair;
+}
+
 // This rank's coordinate along the pipeline, the stages, and an index of its other coordinates
 // (the pipeline it belongs to).
 struct Place {
@@ -115,14 +122,12 @@ class StageStep {
         // A gradient lands in the buffer the slot's last input gradient was sent from.
         if (!sending && t->what == Crossing::Gradient) wait_sends(slot);
         const int boundary = side == StageProgress::Previous ? place_.stage - 1 : place_.stage;
-        Communicator* pair = call_.comms.added(boundary_name(boundary));
-        ZM_ASSERT(pair != nullptr && pair->size() == 2, "no communicator for boundary {}",
-                  boundary);
+        Communicator& pair = boundary_pair(call_.comms, boundary);
         // The pair's ranks are its stages in order: activations come from rank 0.
         const int root = t->what == Crossing::Activation ? 0 : 1;
-        CommRequest request = pair->ibroadcast(data, elements(), dtype_of<Real>(), root);
+        CommRequest request = pair.ibroadcast(data, elements(), dtype_of<Real>(), root);
         posted_.push_back({CommOp::Broadcast, static_cast<int64_t>(elements()),
-                           static_cast<int>(sizeof(Real)), pair->size()});
+                           static_cast<int>(sizeof(Real)), pair.size()});
         if (sending)
           sends_[slot].push_back(std::move(request));
         else
@@ -196,9 +201,9 @@ double forward_only_pass(const MicroStepsCall<Real>& call) {
   const Place place = place_of(call.comms);
   GPT<Real>& model = call.model;
   auto transfer = [&](int boundary, Real* data) {
-    Communicator* pair = call.comms.added(boundary_name(boundary));
-    ZM_ASSERT(pair != nullptr && pair->size() == 2, "no communicator for boundary {}", boundary);
-    pair->ibroadcast(data, static_cast<size_t>(model.part_elements()), dtype_of<Real>(), 0).wait();
+    boundary_pair(call.comms, boundary)
+        .ibroadcast(data, static_cast<size_t>(model.part_elements()), dtype_of<Real>(), 0)
+        .wait();
   };
   double loss = 0.0;
   for (int64_t e = 0; e < call.micro_batches; ++e) {

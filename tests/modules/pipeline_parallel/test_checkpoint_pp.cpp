@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -70,12 +71,23 @@ void expect_read_in(const Layout& layout, int stage, const std::string& dir,
     EXPECT_NEAR(losses[i], unsharded[4 + i], 1e-5 * unsharded[4 + i]) << "step " << 4 + i;
 }
 
-TEST(CheckpointPp, LoadsAtOtherPipelineDataAndTensorDegreesAtEveryStage) {
-  auto world = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
-  if (world->size() != 4) GTEST_SKIP() << "needs 4 ranks";
-  const std::string dir = shared_dir(MPI_COMM_WORLD, "pp-reshard");
-  const std::vector<double> unsharded =
-      zm::testing::reference_run(dir, kGlobalBatch, {kDepth}).losses;
+// 4 ranks, a directory they share, and the unsharded run's losses (made once for the tests).
+class CheckpointPp : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    world = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
+    if (world->size() != 4) GTEST_SKIP() << "needs 4 ranks";
+    dir = shared_dir(MPI_COMM_WORLD, "pp-checkpoints");
+    static const std::vector<double> losses =
+        zm::testing::reference_run(dir, kGlobalBatch, {kDepth}).losses;
+    unsharded = losses;
+  }
+  std::unique_ptr<zm::Communicator> world;
+  std::string dir;
+  std::vector<double> unsharded;
+};
+
+TEST_F(CheckpointPp, LoadsAtOtherPipelineDataAndTensorDegreesAtEveryStage) {
   std::vector<Layout> readers = {{1, 1, 1, ""}, {4, 1, 4, ""}};
   if (zm::testing::key_built("parallel.tp")) readers.push_back({2, 2, 2, ""});
   for (int stage = 0; stage <= 3; ++stage) {
@@ -91,12 +103,7 @@ TEST(CheckpointPp, LoadsAtOtherPipelineDataAndTensorDegreesAtEveryStage) {
 
 // Uneven stages (parallel.pp_layers): written at pp 2 with blocks "3,1" (stage 3), read at "1,3"
 // and at 4 equal stages (stage 1), and written at pp 4 read at "3,1" (stage 2).
-TEST(CheckpointPp, UnevenStagesLoadAtOtherSplits) {
-  auto world = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
-  if (world->size() != 4) GTEST_SKIP() << "needs 4 ranks";
-  const std::string dir = shared_dir(MPI_COMM_WORLD, "pp-uneven");
-  const std::vector<double> unsharded =
-      zm::testing::reference_run(dir, kGlobalBatch, {kDepth}).losses;
+TEST_F(CheckpointPp, UnevenStagesLoadAtOtherSplits) {
   struct Case {
     Layout writer;
     int write_stage;
@@ -118,10 +125,7 @@ TEST(CheckpointPp, UnevenStagesLoadAtOtherSplits) {
 // At the same layout a pipeline resumes exactly: steps 0-8 in one run against 0-4, a checkpoint
 // and 4-8 in a fresh trainer, losses and each rank's state bit for bit (pp 2 x dp 2, 2
 // micro-batches; the tied embedding's copy on the last stage loaded from the first's dataset).
-TEST(CheckpointPp, ResumesExactlyAtTheSameLayout) {
-  auto world = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
-  if (world->size() != 4) GTEST_SKIP() << "needs 4 ranks";
-  const std::string dir = shared_dir(MPI_COMM_WORLD, "pp-resume");
+TEST_F(CheckpointPp, ResumesExactlyAtTheSameLayout) {
   for (int stage : {1, 3}) {
     SCOPED_TRACE(fmt::format("ZeRO stage {}", stage));
     zm::testing::expect_exact_resume(
