@@ -143,6 +143,8 @@ class ParamLayout {
   int block_unit(int layer) const { return (embeds() || heads() ? 1 : 0) + layer * block_units(); }
   int block_units() const { return config_.tiles > 1 ? 4 * static_cast<int>(config_.tiles) : 1; }
   int final_norm_unit() const { return num_units() - 1; }  // held where the part heads
+  // The whole model's checkpoint datasets (UnitInfo::dataset): embedding, blocks, final norm.
+  int num_datasets() const { return static_cast<int>(config_.layers) + 2; }
   const UnitInfo& unit(int u) const { return units_[static_cast<size_t>(u)]; }
   const std::vector<UnitInfo>& units() const { return units_; }
   const std::vector<TensorInfo>& tensors() const { return tensors_; }

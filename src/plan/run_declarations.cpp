@@ -8,8 +8,8 @@
 
 namespace zm {
 
-BufferSpec step_stats_buffer() {
-  return {"step_stats", MemCategory::CommBuffers, kStepStatsCount, 4};
+BufferSpec step_stats_buffer(const ParamLayout& layout) {
+  return {"step_stats", MemCategory::CommBuffers, step_stats_count(layout), 4};
 }
 
 std::vector<BufferSpec> run_buffers(const Deck& deck, int stage, const ZeroMesh& mesh,
@@ -27,7 +27,7 @@ std::vector<BufferSpec> run_buffers(const Deck& deck, int stage, const ZeroMesh&
                                    home ? home->category() : MemCategory::Activations, m > 0);
     buffers.insert(buffers.end(), model.begin(), model.end());
   }
-  buffers.push_back(step_stats_buffer());
+  buffers.push_back(step_stats_buffer(layout));
   return buffers;
 }
 

@@ -15,7 +15,7 @@ namespace zm {
 
 // The trainer's per-step statistics, {loss sum, gradient sum of squares} in fp32, all-reduced
 // once every step (the schedule's StepStatistics).
-BufferSpec step_stats_buffer();
+BufferSpec step_stats_buffer(const ParamLayout& layout);
 
 // Every buffer a rank allocates on the mesh: the stage's, the model's (running `attention`; as
 // many as it holds at once) and the step's own. `part`: the coordinate of a model held in parts.

@@ -111,7 +111,7 @@ TrainerT<Real>::TrainerT(const Deck& deck, int stage, Communicator& comm, const 
       data_(make_data_source(deck, extensions_.reserved_data_tail)),
       driver_(make_micro_step_driver(deck, stage)) {
   comms_->set_timeout(deck.comm.timeout_s);
-  PlannedAllocator alloc({step_stats_buffer()}, context.ledger);
+  PlannedAllocator alloc({step_stats_buffer(layout_)}, context.ledger);
   stats_ = alloc.take<float>("step_stats");
   alloc.finish();
   const size_t tokens = static_cast<size_t>(deck.train.micro_batch * deck.model.seq_len);
@@ -251,23 +251,29 @@ double TrainerT<Real>::forward_only_loss(const DataSource& source, int64_t micro
       loss_sum += model_.forward(*engine_, batch, ForwardPass::LossOnly);
       engine_->end_forward_only();
     }
-  const std::pair<double, double> sums = sum_over_ranks(loss_sum, 0.0);
+  const std::pair<double, double> sums = sum_over_ranks(loss_sum, {});
   return sums.first / static_cast<double>(ranks * micro_batches);
 }
 
 // The loss (counted once per model-parallel group) and the squared gradient norm summed over
-// every rank, in one small all-reduce.
+// every rank, in one small all-reduce: each dataset's part over the ranks (those without it add
+// zeros, exactly), then the parts in dataset order, so that the norm's last bits do not depend on
+// the layout (a pipeline's stages hold some datasets each).
 template <typename Real>
-std::pair<double, double> TrainerT<Real>::sum_over_ranks(double loss_sum, double sumsq) {
+std::pair<double, double> TrainerT<Real>::sum_over_ranks(double loss_sum,
+                                                         const std::vector<double>& sumsq) {
   auto stats_host = Kokkos::create_mirror_view(stats_.view());
   stats_host(0) = counts_held_alike(engine_->slice_rank()) ? static_cast<float>(loss_sum) : 0.0f;
-  stats_host(1) = static_cast<float>(sumsq);
+  for (size_t d = 1; d < stats_host.extent(0); ++d)
+    stats_host(d) = d <= sumsq.size() ? static_cast<float>(sumsq[d - 1]) : 0.0f;
   Kokkos::deep_copy(stats_.view(), stats_host);
   // The schedule's StepStatistics, posted as every collective of the step is.
   const ScheduledCollective& entry = engine_->schedule().of(-1, ScheduleRole::StepStatistics);
   post_scheduled(entry, *engine_, {stats_.data(), stats_.data()}).wait(true);
   Kokkos::deep_copy(stats_host, stats_.view());
-  return {static_cast<double>(stats_host(0)), static_cast<double>(stats_host(1))};
+  double norm_squared = 0.0;
+  for (size_t d = 1; d < stats_host.extent(0); ++d) norm_squared += stats_host(d);
+  return {static_cast<double>(stats_host(0)), norm_squared};
 }
 
 // Every stage sums the squares of the gradients each rank owns, so that the norm is computed the

@@ -55,7 +55,7 @@ class TrainerT final : public Trainer {
   void reduce_step_stats(double loss_sum, double micro_batches, StepRecord& record);
   // {loss, squared gradient norm} summed over every rank (the loss once per model-parallel
   // group).
-  std::pair<double, double> sum_over_ranks(double loss_sum, double sumsq);
+  std::pair<double, double> sum_over_ranks(double loss_sum, const std::vector<double>& sumsq);
   // The step's phase for the watchdog: its name, and under NCCL a deadline on the whole step.
   PhaseSpec step_phase(int64_t step, StepRecord& record) const;
 
@@ -70,7 +70,7 @@ class TrainerT final : public Trainer {
   GPT<Real> model_;
   std::unique_ptr<DataSource> data_;
   std::unique_ptr<MicroStepDriver> driver_;  // a module's, or nullptr
-  TrackedBuffer<float> stats_;  // {loss sum, gradient sum of squares}, all-reduced every step
+  TrackedBuffer<float> stats_;  // {loss sum, sums of squares per dataset}, all-reduced each step
   std::vector<int> host_inputs_, host_targets_;
 };
 

@@ -154,13 +154,18 @@ void ZeroEngineT<Real>::fold_full_gradients(int u) {
 }
 
 template <typename Real>
-double ZeroEngineT<Real>::grad_sumsq_owned() const {
-  double total = 0.0;
+std::vector<double> ZeroEngineT<Real>::grad_sumsq_owned() const {
+  const ParamLayout& layout = partition_->layout();
+  std::vector<double> sums(static_cast<size_t>(layout.num_datasets()), 0.0);
   for (int u = 0; u < partition_->num_units(); ++u)
-    for (const auto& [e, n] : norm_ranges(u)) total += shard_home_->sum_of_squares(u, e, n, *this);
+    for (const auto& [e, n] : norm_ranges(u))
+      sums[static_cast<size_t>(layout.unit(u).dataset)] +=
+          shard_home_->sum_of_squares(u, e, n, *this);
   // Every rank holding the same piece of summed gradients (every group its shard; sub-sharded,
   // each sub-shard is one rank's) counts it: the trainer's sum over all ranks counts each once.
-  return total / (comms_->mesh().data_parallel() / pieces(comms_->mesh().mesh, owned_grads_));
+  const int holders = comms_->mesh().data_parallel() / pieces(comms_->mesh().mesh, owned_grads_);
+  for (double& sum : sums) sum /= holders;
+  return sums;
 }
 
 // The owned gradients; of a model held in slices, the tensors every rank of the model-parallel

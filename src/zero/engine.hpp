@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -92,13 +93,22 @@ class ZeroEngine {
   // gradients or of the next step's schedule is touched.
   virtual void begin_forward_only() = 0;
   virtual void end_forward_only() = 0;
-  // Sum of squares of the (summed, not yet averaged) gradients this rank owns, divided by the
-  // number of shard groups that hold them; summing it over all ranks gives the global squared
-  // norm, whatever the stage and shard size.
-  virtual double grad_sumsq_owned() const = 0;
+  // Sums of squares of the (summed, not yet averaged) gradients this rank owns, per dataset of the
+  // whole model (UnitInfo::dataset), divided by the number of shard groups that hold them; each
+  // summed over all ranks is its dataset's part of the squared norm, whatever the stage, shard
+  // size or layout.
+  virtual std::vector<double> grad_sumsq_owned() const = 0;
   // AdamW over the optimizer state this rank holds, then whatever re-distribution the stage
   // needs (stages 1 and 2 all-gather the updated shards).
   virtual void optimizer_step(const OptimizerSettings& settings) = 0;
+  // Called with unit u's gradients (n elements of `dtype`) just before the step reduces them over
+  // the data-parallel ranks: on the last micro-step at stages 0-1, on every one at stages 2-3. A
+  // module may change them there (a model held in parts sums the tied embedding's two).
+  using BeforeReduction = std::function<void(int unit, void* grads, int64_t n, DType dtype)>;
+  void set_before_reduction(BeforeReduction hook) { before_reduction_ = std::move(hook); }
+  void before_reduction(int unit, void* grads, int64_t n, DType dtype) const {
+    if (before_reduction_) before_reduction_(unit, grads, n, dtype);
+  }
 
   // The held range of unit u (logical elements) under a placement: the whole unit when
   // replicated, else the logical elements of this rank's piece.
@@ -155,6 +165,7 @@ class ZeroEngine {
   TrackedBuffer<float> adam_m_, adam_v_;
   int64_t micro_ = 0, micro_steps_ = 1;
   bool last_micro() const { return micro_ + 1 == micro_steps_; }
+  BeforeReduction before_reduction_;
 };
 
 // The parameters, gradients, master copy (keeps_master), Adam m and v in a stage's placements,
@@ -179,7 +190,7 @@ class ZeroEngineT : public ZeroEngine, public UnitAccess<Real> {
   }
   void init_parameters(uint64_t seed) override;
   void begin_micro_step(int64_t micro, int64_t micro_steps, bool forward_apart = false) override;
-  double grad_sumsq_owned() const override;
+  std::vector<double> grad_sumsq_owned() const override;
   // The ranges [e, e + n) of unit u's reduced gradients this rank counts in the norm; the sum of
   // squares of one where it lies in memory (ShardHomeT::sum_of_squares).
   std::vector<std::pair<int64_t, int64_t>> norm_ranges(int u) const;

@@ -71,8 +71,11 @@ enum class ScheduleRole {
   ModelSync,         // the model's own, where forward or backward combine its slices
   StepStatistics,    // the step's loss and gradient sum of squares summed over every rank
 };
-// The step's statistics: {loss sum, gradient sum of squares} in fp32 (StepStatistics).
-constexpr int64_t kStepStatsCount = 2;
+// The step's statistics in fp32 (StepStatistics): the loss sum, then the gradients' sum of
+// squares per dataset of the whole model, so that every layout sums the norm in one order.
+inline int64_t step_stats_count(const ParamLayout& layout) {
+  return 1 + layout.num_datasets();
+}
 // The communicator it runs on (comm/mesh_comms.hpp).
 enum class MeshGroup {
   Shard,      // the shard group (the `shard` dimension)

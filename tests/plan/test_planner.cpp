@@ -127,9 +127,10 @@ TEST(PlannerHybrid, RanksPerNodeFromTheDeck) {
   EXPECT_THROW(zm::plan_point(deck, 3, 16, nullptr), zm::Error);
 }
 
-// Across the groups a step all-reduces each unit's shard once (over the groups) and the 8 bytes
-// of step statistics (over every rank); within a group it moves what plain ZeRO over the group
-// moves: reduce-scatter and all-gather (stage 3: two all-gathers) of the padded parameters.
+// Across the groups a step all-reduces each unit's shard once (over the groups) and the step
+// statistics (over every rank: the loss and a sum of squares for each of the 5 datasets); within a
+// group it moves what plain ZeRO over the group moves: reduce-scatter and all-gather (stage 3: two
+// all-gathers) of the padded parameters.
 TEST(PlannerHybrid, TrafficByLevel) {
   for (const char* precision : {"fp32", "bf16"}) {
     const zm::Deck deck = sharded_by_node(deck_with(3, 192, 4, precision));
@@ -141,7 +142,7 @@ TEST(PlannerHybrid, TrafficByLevel) {
         const zm::PlanPoint p = zm::plan_point(deck, stage, n, &m);
         const double g = 8, groups = static_cast<double>(n) / g, N = static_cast<double>(n);
         const double psi_bytes = element * static_cast<double>(p.padded_params);
-        const double inter = 2 * (groups - 1) / groups * psi_bytes / g + 2 * (N - 1) / N * 8;
+        const double inter = 2 * (groups - 1) / groups * psi_bytes / g + 2 * (N - 1) / N * 4 * 6;
         const double intra = (stage == 3 ? 3 : 2) * (g - 1) / g * psi_bytes;
         EXPECT_NEAR(p.bytes_at_level(zm::CommLevel::InterGroup), inter, 1e-9 * psi_bytes);
         EXPECT_NEAR(p.bytes_at_level(zm::CommLevel::IntraGroup), intra, 1e-9 * psi_bytes);
@@ -164,7 +165,8 @@ TEST(PlannerHybrid, CollectivesArePricedOnTheLinkTheyCross) {
   zm::Deck spanning = plain;
   spanning.zero.shard_size = 16;
   // The step statistics' all-reduce spans the world (8 ranks in each node).
-  const double stats = zm::ring_bytes(zm::CommOp::AllReduce, zm::kStepStatsCount * 4.0, 32);
+  // (The loss and a sum of squares per dataset: the embedding, 3 blocks, the final norm.)
+  const double stats = zm::ring_bytes(zm::CommOp::AllReduce, (1 + 3 + 2) * 4.0, 32);
   auto expect_seconds = [](double planned, double expected) {
     EXPECT_NEAR(planned, expected, 1e-12 * expected);
   };

@@ -74,7 +74,7 @@ Reduced reduce_once(int stage, const std::string& reduce, zm::Communicator& worl
   engine->finish_backward();
   out.stats = comms.group().stats();
   out.padded_total = static_cast<double>(partition.padded_total());
-  out.sumsq = engine->grad_sumsq_owned();
+  for (const double sum : engine->grad_sumsq_owned()) out.sumsq += sum;
   for (int u = 0; u < partition.num_units(); ++u) {
     const auto [begin, end] = engine->owned_gradients(u);
     if (end <= begin) continue;

@@ -1,5 +1,6 @@
 #include "modules/pipeline_parallel/stage_driver.hpp"
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <utility>
@@ -7,6 +8,7 @@
 
 #include "comm/phase.hpp"
 #include "core/error.hpp"
+#include "core/stage_spec.hpp"
 #include "modules/pipeline_parallel/one_f_one_b.hpp"
 #include "plan/planner.hpp"
 
@@ -39,6 +41,14 @@ Place place_of(const MeshComms& comms) {
   return {stage, stages, mesh.mesh.group_along(rank, mesh.mesh.index_of(kPipeDim))};
 }
 
+// Whether the tied embedding's two parts are summed before the data-parallel reduction (the whole
+// model's order: each rank's sum of both is reduced) or after it: where the step reduces its
+// gradients once, not at stages 2-3 with several micro-batches, which reduce every micro-step
+// (summing before would hold the last stage at each micro-batch until the first reaches it).
+bool sums_tied_before_reduction(int zero_stage, int64_t micro_batches) {
+  return micro_batches == 1 || !stage_spec(zero_stage).shards_gradients();
+}
+
 // The 1F1B step of one stage, in compute type Real.
 template <typename Real>
 class StageStep {
@@ -46,7 +56,8 @@ class StageStep {
   StageStep(const MicroStepsCall<Real>& call, std::vector<std::unique_ptr<GPT<Real>>>& extra)
       : call_(call),
         place_(place_of(call.comms)),
-        progress_(place_.stage, place_.stages, static_cast<int>(call.micro_batches)) {
+        progress_(place_.stage, place_.stages, static_cast<int>(call.micro_batches)),
+        tied_before_(sums_tied_before_reduction(call.engine.stage(), call.micro_batches)) {
     // Slot 0 is the trainer's model; the others are made once and kept for the next steps.
     while (static_cast<int>(extra.size()) + 1 < progress_.slots())
       extra.push_back(call.another_model());
@@ -55,13 +66,22 @@ class StageStep {
       models_.push_back(extra[static_cast<size_t>(s - 1)].get());
     batches_.resize(models_.size());
     sends_.resize(models_.size());
+    if (tied_before_ && holds_tied())
+      call_.engine.set_before_reduction([this](int unit, void* grads, int64_t n, DType dtype) {
+        if (unit == call_.engine.partition().layout().embedding_unit()) sum_tied(grads, n, dtype);
+      });
   }
+  ~StageStep() { call_.engine.set_before_reduction(nullptr); }
+  StageStep(const StageStep&) = delete;
+  StageStep& operator=(const StageStep&) = delete;
 
   double run() {
     const ParamLayout& layout = call_.engine.partition().layout();
     double loss = 0.0;
     while (const auto action = progress_.next_action()) {
       post_ready();
+      current_ = *action;
+      current_done_ = false;
       const int micro = action->micro;
       const auto slot = static_cast<size_t>(progress_.slot(micro));
       GPT<Real>& model = *models_[slot];
@@ -88,7 +108,7 @@ class StageStep {
         Phase backward(call_.context, PhaseSpec("backward").timed(call_.record.times.backward));
         model.backward(call_.engine, batches_[slot]);
       }
-      progress_.done(*action);
+      finish_action();
     }
     post_ready();
     for (size_t slot = 0; slot < sends_.size(); ++slot) wait_sends(slot);
@@ -99,7 +119,7 @@ class StageStep {
       Phase finish(call_.context, PhaseSpec("finish_backward").span(SpanKind::Compute));
       call_.engine.finish_backward();
     }
-    sum_tied_embedding();
+    if (!tied_before_ && holds_tied()) sum_tied_pieces();
     check_posted();
     return loss;
   }
@@ -151,24 +171,42 @@ class StageStep {
     sends_[slot].clear();
   }
   size_t elements() const { return static_cast<size_t>(call_.model.part_elements()); }
+  // The action under way is done: what it sends is posted at once (the tied sum below waits for
+  // the other end of the pipeline, which may need it).
+  void finish_action() {
+    if (current_done_) return;
+    current_done_ = true;
+    progress_.done(current_);
+    post_ready();
+  }
   // The first and last stages each hold the tied embedding: the first its gradient from the
-  // embedding, the last from the head. Their sum, on both, is the whole model's: over what the
-  // optimizer reads: the rank's optimizer piece of the unit, the same on both, with its padding
-  // (zero), so that every rank sums as many elements.
-  void sum_tied_embedding() {
-    if (place_.stages == 1 || (place_.stage != 0 && place_.stage != place_.stages - 1)) return;
+  // embedding, the last from the head. Their sum, on both, is the whole model's.
+  bool holds_tied() const {
+    return place_.stages > 1 && (place_.stage == 0 || place_.stage == place_.stages - 1);
+  }
+  void sum_tied(void* grads, int64_t n, DType dtype) {
+    finish_action();  // the embedding unit is ready last in a backward
     Communicator* tied = call_.comms.added(kTiedName);
     ZM_ASSERT(tied != nullptr && tied->size() == 2, "no communicator for the tied embedding");
+    tied->all_reduce_sum(grads, static_cast<size_t>(n), dtype);
+    posted_.push_back({CommOp::AllReduce, n, static_cast<int>(dtype_size(dtype)), 2});
+  }
+  // Before the reduction: each rank's two parts, the whole unit (the engine's hook). After it: the
+  // reduced sums over what the optimizer reads, the rank's optimizer piece of the unit, the same on
+  // both, with its padding (zero), so that every rank sums as many elements.
+  void sum_tied_pieces() {
     const int unit = call_.engine.partition().layout().embedding_unit();
     const Piece piece = call_.engine.optimizer_piece();
     const int64_t count = call_.engine.partition().unit(unit).padded / piece.count;
-    tied->all_reduce_sum(call_.engine.reduced_grad_at(unit, piece.index * count),
-                         static_cast<size_t>(count), call_.engine.reduce_dtype());
-    posted_.push_back(
-        {CommOp::AllReduce, count, static_cast<int>(dtype_size(call_.engine.reduce_dtype())), 2});
+    sum_tied(call_.engine.reduced_grad_at(unit, piece.index * count), count,
+             call_.engine.reduce_dtype());
   }
   // What the step posted is what the planner prices (stage_traffic), post by post.
-  void check_posted() const {
+  // The boundaries' broadcasts in their order, then the tied sum (posted among them, where the
+  // backward that makes the embedding's gradient ends).
+  void check_posted() {
+    std::stable_partition(posted_.begin(), posted_.end(),
+                          [](const PlannedCollective& c) { return c.op == CommOp::Broadcast; });
     const ZeroEngineT<Real>& e = call_.engine;
     const PlannedCollectives planned =
         stage_traffic(place_.stage, place_.stages, call_.micro_batches, call_.model.part_elements(),
@@ -185,6 +223,9 @@ class StageStep {
   const MicroStepsCall<Real>& call_;
   Place place_;
   StageProgress progress_;
+  bool tied_before_;      // sums_tied_before_reduction
+  PipeAction current_{};  // the action under way
+  bool current_done_ = true;
   std::vector<GPT<Real>*> models_;  // one per slot
   std::vector<Batch> batches_;
   std::vector<std::vector<CommRequest>> sends_;          // per slot, in flight
@@ -280,9 +321,13 @@ PlannedCollectives stage_traffic(int stage, int stages, int64_t micro_batches, i
       posts.insert(posts.end(), static_cast<size_t>(2 * micro_batches),
                    {CommOp::Broadcast, activation, element_bytes(options.policy.compute), 2,
                     CommLevel::ModelParallel, 0, span(boundary, boundary + 1)});
+  // The tied embedding's sum at the two ends: the whole unit before the reduction, else the
+  // rank's optimizer piece of it.
   const ParamLayout& layout = partition.layout();
   if (stages > 1 && (layout.embeds() || layout.heads())) {
-    const int pieces = zm::pieces(mesh.mesh, mesh.placements(stage_spec(zero_stage)).optim);
+    const int pieces = sums_tied_before_reduction(zero_stage, micro_batches)
+                           ? 1
+                           : zm::pieces(mesh.mesh, mesh.placements(stage_spec(zero_stage)).optim);
     posts.push_back({CommOp::AllReduce, partition.unit(layout.embedding_unit()).padded / pieces,
                      element_bytes(options.policy.reduce), 2, CommLevel::ModelParallel, 0,
                      span(0, stages - 1)});

@@ -22,6 +22,9 @@ class FullGradients final : public GradientPathT<Real> {
   void unit_ready(int unit, MicroStep step, ZeroEngineT<Real>& engine) override {
     engine.fold_full_gradients(unit);
     if (!step.last) return;  // accumulate locally until the step's last micro-step
+    // (Before any bucket holding the unit is posted: at its lowest unit, ready after it.)
+    engine.before_reduction(unit, engine.reduced_grad_at(unit, 0),
+                            engine.partition().unit(unit).padded, engine.reduce_dtype());
     // Every unit has its GroupReduction; a bucket is posted at its lowest unit only.
     const ScheduledCollective* reduction = role_ == ScheduleRole::Buckets
                                                ? engine.schedule().find(unit, role_)

@@ -98,6 +98,7 @@ class ShardedGradients final : public GradientPathT<Real> {
       recv = beside ? static_cast<void*>(recv_[bucket].data()) : engine.grad_at(unit, first);
     }
     if (beside) op.beside = recv;
+    engine.before_reduction(unit, send, p.padded, engine.reduce_dtype());
     const ScheduledCollective& reduction = engine.schedule().of(unit, ScheduleRole::GroupReduction);
     op.request = post_scheduled(reduction, engine, {send, recv});
     in_flight_.push_back(std::move(op));

@@ -1,25 +1,30 @@
 // Pipeline parallelism trains the model of a run without it. A pipeline of pp stages x dp
 // data-parallel ranks runs against the same dp ranks without a pipeline, at ZeRO stages 0-3,
 // with the same micro-batches on every data-parallel rank (pp 2, also with uneven stages, at 2
-// ranks; pp 2 x dp 2, likewise, and pp 4 at 4).
-//   - pp alone (dp 1), one micro-batch per step, no clipping: losses and parameters bit for bit.
-//     A pipeline changes no sum there: each stage computes its blocks as the whole model does,
-//     and the tied embedding's gradient is the sum of the same two terms (the head's and the
-//     embedding's, kernels/encoder.cpp) on either side. The clipping is off because the gradient
-//     norm is summed over the pipeline's ranks in another order (its last bits set the factor).
-//   - Otherwise the tied embedding's gradient is summed in another order: the whole model adds
-//     the head's and the embedding's parts micro-batch by micro-batch and rank by rank before the
-//     data-parallel sum, the pipeline sums each over its micro-batches and its stage's
-//     data-parallel ranks first, then both. The runs then agree to rounding: losses within the
-//     equivalence tests' 1e-5 relative, parameters within 1e-5 absolute (common/equivalence.hpp
-//     argues both bounds).
+// ranks; pp 2 x dp 2, likewise, and pp 4 at 4), with a clip below every step's norm.
+//   - One micro-batch per step: losses and parameters bit for bit. A pipeline changes no sum
+//     there: each stage computes its blocks as the whole model does; the tied embedding's
+//     gradient is the sum of the same two terms (the head's and the embedding's,
+//     kernels/encoder.cpp), added on each rank before the data-parallel reduction as in the whole
+//     model (the engine's before_reduction hook); and the norm that sets the clipping factor is
+//     summed per dataset of the whole model, so that the ranks holding none of a dataset add
+//     zeros (trainer.cpp, sum_over_ranks).
+//   - Several micro-batches: the whole model adds the head's and the embedding's parts into one
+//     buffer micro-batch by micro-batch, the pipeline each over the micro-batches apart, then
+//     both. The runs then agree to rounding: losses within the equivalence tests' 1e-5 relative,
+//     parameters within 1e-5 absolute (common/equivalence.hpp argues both bounds). After one
+//     step without clipping, every parameter but the tied embedding's agrees bit for bit: each
+//     stage's blocks sum their gradients over the micro-batches in the whole model's order.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cmath>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "common/gathered_state.hpp"
 #include "common/test_watchdog.hpp"
@@ -31,7 +36,23 @@ namespace {
 struct Trained {
   std::vector<double> losses;
   std::vector<float> params;  // the whole model's, on every rank
+  size_t tied_elements = 0;   // the tied embedding's (wte's), first in params
 };
+
+// Every parameter from `first` on bit for bit.
+void expect_equal_from(const std::vector<float>& run, const std::vector<float>& reference,
+                       size_t first) {
+  ASSERT_EQ(run.size(), reference.size());
+  size_t differing = 0, at = run.size();
+  for (size_t i = first; i < run.size(); ++i)
+    if (run[i] != reference[i]) {
+      ++differing;
+      at = std::min(at, i);
+    }
+  EXPECT_EQ(differing, 0u) << "first at " << at << " of " << run.size() << ": "
+                           << (differing ? run[at] : 0.0f) << " vs "
+                           << (differing ? reference[at] : 0.0f);
+}
 
 // The whole model's parameters from the parts of a pipeline (or a whole model): each rank places
 // its units at their places in the whole model, the tied embedding from the first stage only,
@@ -59,6 +80,7 @@ Trained train(const zm::Deck& deck, zm::Communicator& comm) {
   Trained run;
   for (int64_t s = 0; s < deck.train.steps; ++s) run.losses.push_back(trainer->step(s).loss);
   run.params = whole_parameters(*trainer);
+  run.tied_elements = static_cast<size_t>(trainer->layout().wpe_offset());
   return run;
 }
 
@@ -79,38 +101,32 @@ TEST_P(Pipeline, TrainsTheModelOfTheSameDataParallelRanks) {
     SCOPED_TRACE(fmt::format("pp {} x dp {}{}{}, stage {}, {} micro-batches", pp, dp,
                              *blocks ? fmt::format(" (blocks {})", blocks) : "",
                              recompute ? ", recompute" : "", stage, micro_batches));
-    const bool exact = micro_batches == 1 && dp == 1;
-    std::vector<std::string> settings = {"model.layers=4", "train.steps=4"};
-    if (recompute) settings.push_back("model.recompute=\"blocks\"");
-    if (exact) settings.push_back("train.grad_clip=0");
-    const zm::Deck plain = zm::testing::test_deck(stage, 2, micro_batches, settings);
-    settings.push_back(fmt::format("parallel.pp={}", pp));
-    if (*blocks) settings.push_back(fmt::format("parallel.pp_layers=\"{}\"", blocks));
-    const zm::Deck piped = zm::testing::test_deck(stage, 2, micro_batches, settings);
-
-    // The reference on dp ranks: every group of dp consecutive ranks runs it (they read the
-    // micro-batches of data-parallel ranks 0..dp-1, as the pipeline's stages do).
-    MPI_Comm group;
-    MPI_Comm_split(MPI_COMM_WORLD, world->rank() / dp, world->rank(), &group);
-    Trained reference;
-    {
-      auto ranks = zm::make_communicator("mpi", group, zm::testing::watchdog());
-      reference = train(plain, *ranks);
-    }
-    MPI_Comm_free(&group);
-
-    const Trained run = train(piped, *world);
+    const bool exact = micro_batches == 1;
+    // The reference on dp ranks (every group of dp consecutive ranks runs it: they read the
+    // micro-batches of data-parallel ranks 0..dp-1, as the pipeline's stages do), then the
+    // pipeline, with `settings`.
+    auto both = [&](std::vector<std::string> settings) {
+      if (recompute) settings.push_back("model.recompute=\"blocks\"");
+      const zm::Deck plain = zm::testing::test_deck(stage, 2, micro_batches, settings);
+      settings.push_back(fmt::format("parallel.pp={}", pp));
+      if (*blocks) settings.push_back(fmt::format("parallel.pp_layers=\"{}\"", blocks));
+      const zm::Deck piped = zm::testing::test_deck(stage, 2, micro_batches, settings);
+      MPI_Comm group;
+      MPI_Comm_split(MPI_COMM_WORLD, world->rank() / dp, world->rank(), &group);
+      Trained reference;
+      {
+        auto ranks = zm::make_communicator("mpi", group, zm::testing::watchdog());
+        reference = train(plain, *ranks);
+      }
+      MPI_Comm_free(&group);
+      return std::pair<Trained, Trained>{reference, train(piped, *world)};
+    };
+    // A clip below every step's norm: each step is scaled by a factor the norm's last bits set.
+    const auto [reference, run] = both({"model.layers=4", "train.steps=4", "train.grad_clip=0.01"});
     ASSERT_EQ(run.params.size(), reference.params.size());
     if (exact) {
       EXPECT_EQ(run.losses, reference.losses);
-      size_t differing = 0, first = run.params.size();
-      for (size_t i = 0; i < run.params.size(); ++i)
-        if (run.params[i] != reference.params[i]) {
-          ++differing;
-          first = std::min(first, i);
-        }
-      EXPECT_EQ(differing, 0u) << "first at " << first << ": " << run.params[first] << " vs "
-                               << reference.params[first];
+      expect_equal_from(run.params, reference.params, 0);
       continue;
     }
     for (size_t s = 0; s < run.losses.size(); ++s)
@@ -121,6 +137,11 @@ TEST_P(Pipeline, TrainsTheModelOfTheSameDataParallelRanks) {
       largest =
           std::max(largest, std::fabs(static_cast<double>(run.params[i]) - reference.params[i]));
     EXPECT_LE(largest, 1e-5);
+    // Through 1F1B proper, bit for bit where the order of the sums is the whole model's: after one
+    // step without clipping, every parameter but the tied embedding's (wte, first in the model).
+    const auto [stepped, stepped_piped] =
+        both({"model.layers=4", "train.steps=1", "train.grad_clip=0"});
+    expect_equal_from(stepped_piped.params, stepped.params, stepped.tied_elements);
   }
 }
 
@@ -130,9 +151,8 @@ INSTANTIATE_TEST_SUITE_P(StagesAndMicroBatches, Pipeline,
 
 // An evaluation (Trainer::forward_only_loss, the module evaluation's) through the stages: each
 // stage's forward-only pass, its output sent on, the loss the last stage's. After 2 training
-// steps, against the same data-parallel ranks without a pipeline: with pp alone (one micro-batch,
-// no clipping) bit for bit; with pp 2 x dp 2 within 1e-5 (the trained parameters agree to rounding,
-// as above). ZeRO stages 0 and 3 (which gathers each unit in the forward-only pass).
+// steps of one micro-batch, against the same data-parallel ranks without a pipeline, bit for bit.
+// ZeRO stages 0 and 3 (which gathers each unit in the forward-only pass).
 TEST(PipelineEvaluation, GivesTheLossOfTheModelWithoutAPipeline) {
   auto world = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   const int N = world->size();
@@ -142,7 +162,7 @@ TEST(PipelineEvaluation, GivesTheLossOfTheModelWithoutAPipeline) {
       const int dp = N / pp;
       SCOPED_TRACE(fmt::format("pp {} x dp {}, stage {}", pp, dp, stage));
       const std::vector<std::string> settings = {"model.layers=4", "train.steps=2",
-                                                 "train.grad_clip=0"};
+                                                 "train.grad_clip=0.01"};
       auto evaluate = [&](const zm::Deck& deck, zm::Communicator& comm) {
         const auto trainer = zm::make_trainer(deck, stage, comm);
         trainer->init_parameters();
@@ -163,17 +183,14 @@ TEST(PipelineEvaluation, GivesTheLossOfTheModelWithoutAPipeline) {
       MPI_Comm_free(&group);
       const double loss = evaluate(piped, *world);
       EXPECT_TRUE(std::isfinite(loss));
-      if (dp == 1)
-        EXPECT_EQ(loss, reference);
-      else
-        EXPECT_NEAR(loss, reference, 1e-5 * reference);
+      EXPECT_EQ(loss, reference);
     }
 }
 
 // pp 2 x tp 2 on 4 ranks against tp 2 on 2 (each pair of consecutive ranks runs it, reading the
 // same micro-batches): each stage's tensor-parallel pair computes its blocks' slices as the tp
-// pair does. With one micro-batch and no clipping the losses agree bit for bit; otherwise within
-// the equivalence tests' 1e-5 relative (the tied embedding's gradient summed in another order, as
+// pair does. With one micro-batch the losses agree bit for bit; with several within the
+// equivalence tests' 1e-5 relative (the tied embedding's gradient summed in another order, as
 // above).
 class PipelineWithTensorParallelism : public ::testing::TestWithParam<std::tuple<int, int64_t>> {};
 
@@ -183,8 +200,8 @@ TEST_P(PipelineWithTensorParallelism, TrainsTheModelOfTheTensorParallelRanks) {
   auto world = zm::make_communicator("mpi", MPI_COMM_WORLD, zm::testing::watchdog());
   if (world->size() != 4) GTEST_SKIP() << "pp 2 x tp 2 runs on 4 ranks";
   const bool exact = micro_batches == 1;
-  std::vector<std::string> settings = {"model.layers=4", "train.steps=4", "parallel.tp=2"};
-  if (exact) settings.push_back("train.grad_clip=0");
+  std::vector<std::string> settings = {"model.layers=4", "train.steps=4", "parallel.tp=2",
+                                       "train.grad_clip=0.01"};
   const zm::Deck plain = zm::testing::test_deck(stage, 2, micro_batches, settings);
   settings.push_back("parallel.pp=2");
   const zm::Deck piped = zm::testing::test_deck(stage, 2, micro_batches, settings);
