@@ -1,0 +1,269 @@
+// The training step beside bare BLAS sgemm at the step's own GEMM calls, and the step's time by
+// kernel: one rank, one host thread, on the medium deck's model (inputs/medium-l6d384.toml: 6
+// layers, dim 384, the GPT-2 vocabulary, 4 x 128 tokens).
+//
+// How the step's GEMMs are known: this executable defines sgemm_, the Fortran BLAS entry that the
+// host GEMMs reach (through Kokkos Kernels' HostBlas, kernels/gemm_host.cpp), and forwards every
+// call to the BLAS's own (the next definition, dlsym RTLD_NEXT). While a step is recorded it keeps
+// each call's arguments (transposes, shapes, leading dimensions, alpha, beta) and time, and Kokkos
+// Tools' callbacks time every labelled kernel. The replay calls the BLAS's sgemm with exactly
+// those arguments, one after another, on buffers of their sizes.
+//
+// StepVsSgemm: each iteration is a round of one step and one replay, the order alternating. The
+// counters: step_ms and sgemm_ms (medians of the rounds), sgemm_over_step (the fraction of the
+// GEMM limit the step runs at), sgemm_gflops (the replay's rate) and gemm_calls. After the rounds,
+// a markdown table of one recorded step goes to stderr: each kernel's launches, its time
+// (exclusive of the BLAS calls inside it) and share of the step, the BLAS row with its GFLOP/s
+// against the replay's, and what is in no kernel (host code, copies).
+//
+//   OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 build/bin/zeromini-bench
+//     --benchmark_filter=StepVsSgemm 2> kernels.md   (one command)
+//
+// Only where the GEMMs run on the host BLAS (not cuBLAS), and on one thread: with more, a GEMM is
+// cut into row blocks, one BLAS call per thread at once, which no sequential replay reproduces.
+#include <benchmark/benchmark.h>
+#include <dlfcn.h>
+
+#include <Kokkos_Core.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "bench_util.hpp"
+#include "core/deck.hpp"
+#include "train/trainer.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+using SgemmFn = void (*)(const char*, const char*, const int*, const int*, const int*, const float*,
+                         const float*, const int*, const float*, const int*, const float*, float*,
+                         const int*);
+
+// One BLAS call's arguments (column-major, as Fortran sees them) and its time in the step.
+struct SgemmCall {
+  char trans_a, trans_b;
+  int m, n, k, lda, ldb, ldc;
+  float alpha, beta;
+  double seconds;
+  double flops() const { return 2.0 * m * n * k; }
+  // Elements of each operand the call reads or writes.
+  size_t a_size() const { return static_cast<size_t>(lda) * (trans_a == 'N' ? k : m); }
+  size_t b_size() const { return static_cast<size_t>(ldb) * (trans_b == 'N' ? n : k); }
+  size_t c_size() const { return static_cast<size_t>(ldc) * n; }
+};
+
+struct KernelTime {
+  int64_t launches = 0;
+  double seconds = 0;  // exclusive of the BLAS calls inside
+};
+
+// What one recorded step ran: the BLAS calls in order and the kernels by label.
+struct Recording {
+  bool on = false;
+  std::mutex mutex;
+  std::vector<SgemmCall> calls;
+  double sgemm_seconds = 0;
+  std::map<std::string, KernelTime> kernels;
+  // The kernel under way (the host backends run one at a time) and the BLAS time when it began.
+  std::string current;
+  Clock::time_point began;
+  double sgemm_at_begin = 0;
+};
+Recording& recording() {
+  static Recording r;
+  return r;
+}
+
+SgemmFn next_sgemm() {
+  static const auto next = reinterpret_cast<SgemmFn>(dlsym(RTLD_NEXT, "sgemm_"));
+  return next;
+}
+
+void begin_kernel(const char* name, const uint32_t, uint64_t*) {
+  Recording& r = recording();
+  if (!r.on) return;
+  r.current = name;
+  r.sgemm_at_begin = r.sgemm_seconds;
+  r.began = Clock::now();
+}
+void end_kernel(const uint64_t) {
+  Recording& r = recording();
+  if (!r.on || r.current.empty()) return;
+  KernelTime& k = r.kernels[r.current];
+  ++k.launches;
+  k.seconds += seconds_since(r.began) - (r.sgemm_seconds - r.sgemm_at_begin);
+  r.current.clear();
+}
+
+}  // namespace
+
+// The BLAS entry the host GEMMs call (see the top of this file).
+extern "C" void sgemm_(const char* trans_a, const char* trans_b, const int* m, const int* n,
+                       const int* k, const float* alpha, const float* a, const int* lda,
+                       const float* b, const int* ldb, const float* beta, float* c,
+                       const int* ldc) {
+  Recording& r = recording();
+  if (!r.on) {
+    next_sgemm()(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    return;
+  }
+  const Clock::time_point t0 = Clock::now();
+  next_sgemm()(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  const double seconds = seconds_since(t0);
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.calls.push_back({*trans_a, *trans_b, *m, *n, *k, *lda, *ldb, *ldc, *alpha, *beta, seconds});
+  r.sgemm_seconds += seconds;
+}
+
+namespace {
+
+// Kokkos Tools' callbacks around every kernel: set (on) or cleared.
+void time_kernels(bool on) {
+  namespace tools = Kokkos::Tools::Experimental;
+  tools::set_begin_parallel_for_callback(on ? begin_kernel : nullptr);
+  tools::set_begin_parallel_reduce_callback(on ? begin_kernel : nullptr);
+  tools::set_begin_parallel_scan_callback(on ? begin_kernel : nullptr);
+  tools::set_end_parallel_for_callback(on ? end_kernel : nullptr);
+  tools::set_end_parallel_reduce_callback(on ? end_kernel : nullptr);
+  tools::set_end_parallel_scan_callback(on ? end_kernel : nullptr);
+}
+
+// Records one step: the BLAS calls and the kernels' times.
+double record_step(zm::Trainer& trainer, int64_t step) {
+  Recording& r = recording();
+  r.calls.clear();
+  r.kernels.clear();
+  r.sgemm_seconds = 0;
+  time_kernels(true);
+  r.on = true;
+  const Clock::time_point t0 = Clock::now();
+  trainer.step(step);
+  const double seconds = seconds_since(t0);
+  r.on = false;
+  time_kernels(false);
+  return seconds;
+}
+
+// The recorded calls on buffers of their sizes (each operand one buffer, shared by the calls).
+class Replay {
+ public:
+  explicit Replay(const std::vector<SgemmCall>& calls) : calls_(calls) {
+    size_t a = 0, b = 0, c = 0;
+    for (const SgemmCall& call : calls) {
+      a = std::max(a, call.a_size());
+      b = std::max(b, call.b_size());
+      c = std::max(c, call.c_size());
+    }
+    // Small values: the accumulating calls (beta 1) stay far from overflow over the rounds.
+    a_.assign(a, 1e-3f);
+    b_.assign(b, 1e-3f);
+    c_.assign(c, 0.0f);
+  }
+  double run() {
+    const Clock::time_point t0 = Clock::now();
+    for (const SgemmCall& s : calls_)
+      next_sgemm()(&s.trans_a, &s.trans_b, &s.m, &s.n, &s.k, &s.alpha, a_.data(), &s.lda, b_.data(),
+                   &s.ldb, &s.beta, c_.data(), &s.ldc);
+    return seconds_since(t0);
+  }
+
+ private:
+  std::vector<SgemmCall> calls_;
+  std::vector<float> a_, b_, c_;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+void print_kernel_table(const Recording& r, double step_seconds, double replay_gflops) {
+  std::vector<std::pair<std::string, KernelTime>> rows(r.kernels.begin(), r.kernels.end());
+  std::sort(rows.begin(), rows.end(),
+            [](const auto& x, const auto& y) { return x.second.seconds > y.second.seconds; });
+  double flops = 0, in_kernels = 0;
+  for (const SgemmCall& c : r.calls) flops += c.flops();
+  std::fprintf(stderr, "| kernel | launches | ms | share of the step | GFLOP/s |\n");
+  std::fprintf(stderr, "|---|---:|---:|---:|---:|\n");
+  std::fprintf(stderr, "| BLAS sgemm (%zu calls) | %zu | %.1f | %.3f | %.1f (replayed: %.1f) |\n",
+               r.calls.size(), r.calls.size(), 1e3 * r.sgemm_seconds,
+               r.sgemm_seconds / step_seconds, flops / r.sgemm_seconds / 1e9, replay_gflops);
+  for (const auto& [name, k] : rows) {
+    in_kernels += k.seconds;
+    std::fprintf(stderr, "| %s | %lld | %.1f | %.3f | |\n", name.c_str(),
+                 static_cast<long long>(k.launches), 1e3 * k.seconds, k.seconds / step_seconds);
+  }
+  const double rest = step_seconds - r.sgemm_seconds - in_kernels;
+  std::fprintf(stderr, "| in no kernel (host code, copies) | | %.1f | %.3f | |\n", 1e3 * rest,
+               rest / step_seconds);
+  std::fprintf(stderr, "| the step | | %.1f | 1 | %.1f |\n", 1e3 * step_seconds,
+               flops / step_seconds / 1e9);
+}
+
+void step_vs_sgemm(benchmark::State& state) {
+  if (Kokkos::DefaultExecutionSpace::concurrency() != 1) {
+    state.SkipWithError("StepVsSgemm runs on one host thread (OMP_NUM_THREADS=1)");
+    return;
+  }
+  const zm::Deck deck = zm::parse_deck(
+      "[model]\nlayers = 6\nheads = 6\ndim = 384\nvocab = 50257\nseq_len = 128\n"
+      "[train]\nmicro_batch = 4\nsteps = 1000000\nlr = 6e-4\nwarmup = 2\nweight_decay = 0.1\n"
+      "seed = 1337\n[zero]\nstage = 1\n",
+      "medium-l6d384", {});
+  auto trainer = zm::make_trainer(deck, deck.zero.stage, zm::bench::world_communicator());
+  trainer->init_parameters();
+  int64_t step = 0;
+  trainer->step(step++);  // first touch of every buffer
+  record_step(*trainer, step++);
+  if (recording().calls.empty()) {
+    state.SkipWithError("the step made no host BLAS sgemm call (a GPU build: cuBLAS)");
+    return;
+  }
+  Replay replay(recording().calls);
+  replay.run();  // first touch of the replay's buffers
+  std::vector<double> steps, replays;
+  bool replay_first = false;
+  for (auto _ : state) {
+    double s = 0, g = 0;
+    if (replay_first) g = replay.run();
+    const Clock::time_point t0 = Clock::now();
+    trainer->step(step++);
+    s = seconds_since(t0);
+    if (!replay_first) g = replay.run();
+    replay_first = !replay_first;
+    steps.push_back(s);
+    replays.push_back(g);
+    state.SetIterationTime(s);
+  }
+  double flops = 0;
+  for (const SgemmCall& c : recording().calls) flops += c.flops();
+  const double step_s = median(steps), sgemm_s = median(replays);
+  state.counters["step_ms"] = 1e3 * step_s;
+  state.counters["sgemm_ms"] = 1e3 * sgemm_s;
+  state.counters["sgemm_over_step"] = sgemm_s / step_s;
+  state.counters["sgemm_gflops"] = flops / sgemm_s / 1e9;
+  state.counters["gemm_calls"] = static_cast<double>(recording().calls.size());
+  // The table of a step recorded after the rounds (the machine as warm as in them).
+  const double recorded = record_step(*trainer, step++);
+  print_kernel_table(recording(), recorded, flops / sgemm_s / 1e9);
+  trainer.reset();
+}
+
+BENCHMARK(step_vs_sgemm)
+    ->Name("StepVsSgemm")
+    ->Iterations(8)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
