@@ -193,6 +193,25 @@ TEST(Kernels, SumsAreExactlyRepeatable) {
   EXPECT_NEAR(k::sum_of_squares(shape, x.data(), 100003), reference, 1e-9 * reference);
 }
 
+// The chunked head's fused kernel (softmax, loss and gradient in one pass per row) gives the bits
+// of the forward then the backward kernel: losses and gradients, padding columns zeroed. Rows
+// longer than a team's lanes; logits spread wide enough that exponentials underflow.
+TEST(Kernels, FusedCrossEntropyIsTheForwardThenTheBackward) {
+  const k::TeamShape shape = zm::testing::test_team_shape();
+  const int64_t N = 24, V = 1000, Vp = 1024;
+  std::vector<float> logits = random_vector<float>(N * Vp, 21);
+  for (float& x : logits) x *= 40.0f;
+  const auto tokens = zm::testing::random_tokens(N, static_cast<int>(V), 22);
+  DeviceVec<int> tok(tokens);
+  DeviceVec<float> apart(logits), fused(logits), apart_losses(N), fused_losses(N);
+  k::softmax_crossentropy_forward(shape, apart.data(), apart_losses.data(), tok.data(), N, V, Vp);
+  k::softmax_crossentropy_backward(shape, apart.data(), tok.data(), 1.0f / N, N, V, Vp);
+  k::softmax_crossentropy_fused(shape, fused.data(), fused_losses.data(), tok.data(), 1.0f / N, N,
+                                V, Vp);
+  EXPECT_EQ(fused.get(), apart.get());
+  EXPECT_EQ(fused_losses.get(), apart_losses.get());
+}
+
 // residual_of (qgZ's error feedback): e = x - e, element by element, exactly as the host does it.
 TEST(Kernels, ResidualOfIsWhatTheLossyCopyMissed) {
   const k::TeamShape shape = zm::testing::test_team_shape();
