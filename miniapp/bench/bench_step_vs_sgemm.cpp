@@ -19,8 +19,9 @@
 //   OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 build/bin/zeromini-bench
 //     --benchmark_filter=StepVsSgemm 2> kernels.md   (one command)
 //
-// Only where the GEMMs run on the host BLAS (not cuBLAS), and on one thread: with more, a GEMM is
-// cut into row blocks, one BLAS call per thread at once, which no sequential replay reproduces.
+// Only where the GEMMs run on the host BLAS (not cuBLAS), and on one thread (so that the recording
+// needs no lock): with more, a GEMM is cut into row blocks, one BLAS call per thread at once,
+// which no sequential replay reproduces. ctest bench_step_vs_sgemm runs it (tests/kernels/).
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
 
@@ -30,7 +31,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -70,7 +70,6 @@ struct KernelTime {
 // What one recorded step ran: the BLAS calls in order and the kernels by label.
 struct Recording {
   bool on = false;
-  std::mutex mutex;
   std::vector<SgemmCall> calls;
   double sgemm_seconds = 0;
   std::map<std::string, KernelTime> kernels;
@@ -120,7 +119,6 @@ extern "C" void sgemm_(const char* trans_a, const char* trans_b, const int* m, c
   const Clock::time_point t0 = Clock::now();
   next_sgemm()(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   const double seconds = seconds_since(t0);
-  std::lock_guard<std::mutex> lock(r.mutex);
   r.calls.push_back({*trans_a, *trans_b, *m, *n, *k, *lda, *ldb, *ldc, *alpha, *beta, seconds});
   r.sgemm_seconds += seconds;
 }

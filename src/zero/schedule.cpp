@@ -110,12 +110,11 @@ class ScheduleBuilder {
   // backward (every stage sums the squares of the gradients each rank owns, so that the norm is
   // computed the same way whatever the stage).
   void step_statistics(std::vector<ScheduledCollective>& out) const {
-    const ScheduleHop hop{{CommOp::AllReduce, step_stats_count(partition_.layout()), 4,
-                           c_.mesh.world(), world_level(c_.mesh)},
+    const int64_t count = step_stats_count(partition_.layout());
+    const ScheduleHop hop{{CommOp::AllReduce, count, 4, c_.mesh.world(), world_level(c_.mesh)},
                           MeshGroup::World};
-    add(out, plain_entry(ScheduleRole::StepStatistics, -1, -1, "step_stats",
-                         step_stats_count(partition_.layout()), hop, 1, StepPoint::Statistics,
-                         StepPoint::Posted));
+    add(out, plain_entry(ScheduleRole::StepStatistics, -1, -1, "step_stats", count, hop, 1,
+                         StepPoint::Statistics, StepPoint::Posted));
   }
 
   // The model's own collectives over its model-parallel group, blocking, as the model posts them

@@ -33,6 +33,9 @@ Communicator& boundary_pair(const MeshComms& comms, int boundary) {
 // (the pipeline it belongs to).
 struct Place {
   int stage, stages, pipeline;
+  // The first and last stages each hold the tied embedding: the first its gradient from the
+  // embedding, the last from the head. Their sum, on both, is the whole model's.
+  bool holds_tied() const { return stages > 1 && (stage == 0 || stage == stages - 1); }
 };
 Place place_of(const MeshComms& comms) {
   const ZeroMesh& mesh = comms.mesh();
@@ -66,7 +69,7 @@ class StageStep {
       models_.push_back(extra[static_cast<size_t>(s - 1)].get());
     batches_.resize(models_.size());
     sends_.resize(models_.size());
-    if (tied_before_ && holds_tied())
+    if (tied_before_ && place_.holds_tied())
       call_.engine.set_before_reduction([this](int unit, void* grads, int64_t n, DType dtype) {
         if (unit == call_.engine.partition().layout().embedding_unit()) sum_tied(grads, n, dtype);
       });
@@ -119,7 +122,7 @@ class StageStep {
       Phase finish(call_.context, PhaseSpec("finish_backward").span(SpanKind::Compute));
       call_.engine.finish_backward();
     }
-    if (!tied_before_ && holds_tied()) sum_tied_pieces();
+    if (!tied_before_ && place_.holds_tied()) sum_tied_pieces();
     check_posted();
     return loss;
   }
@@ -178,11 +181,6 @@ class StageStep {
     current_done_ = true;
     progress_.done(current_);
     post_ready();
-  }
-  // The first and last stages each hold the tied embedding: the first its gradient from the
-  // embedding, the last from the head. Their sum, on both, is the whole model's.
-  bool holds_tied() const {
-    return place_.stages > 1 && (place_.stage == 0 || place_.stage == place_.stages - 1);
   }
   void sum_tied(void* grads, int64_t n, DType dtype) {
     finish_action();  // the embedding unit is ready last in a backward
@@ -296,8 +294,7 @@ void add_pipe_communicators(MeshComms& comms) {
     const int color = paired ? p.pipeline * p.stages + boundary : world * p.stages + rank;
     comms.add_split(boundary_name(round), comms.world(), color, p.stage, CommLevel::ModelParallel);
   }
-  const bool ends = p.stages > 1 && (p.stage == 0 || p.stage == p.stages - 1);
-  comms.add_split(kTiedName, comms.world(), ends ? p.pipeline : world + rank, p.stage,
+  comms.add_split(kTiedName, comms.world(), p.holds_tied() ? p.pipeline : world + rank, p.stage,
                   CommLevel::ModelParallel);
 }
 
