@@ -409,12 +409,15 @@ void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
   }
 
   // Embeddings: needs no parameters, only their gradients (wte's already holds the head's part
-  // where the part has the head). Without them the input's gradient is in part_input_grad().
+  // where the part has the head; the token part goes into it now, or is held for the step's
+  // reduction: hold_token_grads). Without them the input's gradient is in part_input_grad().
   if (layout_->embeds()) {
     Phase scope(context_, PhaseSpec("backward embedding").span(SpanKind::Compute, embed_unit));
     Real* dembed = units.grads(embed_unit);
-    k::encoder_backward(team_shape_, dembed + layout_->wte_offset(), dembed + layout_->wpe_offset(),
-                        dresidual_.data(), batch.input_groups, B, T, C);
+    Real* dwte = held_tokens_ ? nullptr : dembed + layout_->wte_offset();
+    k::encoder_backward(team_shape_, dwte, dembed + layout_->wpe_offset(), dresidual_.data(),
+                        batch.input_groups, B, T, C);
+    if (held_tokens_) held_tokens_->hold(team_shape_, batch.input_groups, dresidual_.data());
   }
   if (layout_->embeds() || layout_->heads()) units.grads_ready(embed_unit);
   if (scheme_ != nullptr) check_sync_uses(ForwardPass::Training);

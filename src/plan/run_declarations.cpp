@@ -1,6 +1,8 @@
 #include "plan/run_declarations.hpp"
 
+#include "core/stage_spec.hpp"
 #include "model/gpt.hpp"
+#include "model/held_token_grads.hpp"
 #include "model/layout.hpp"
 #include "plan/run_extensions.hpp"
 #include "plan/run_options.hpp"
@@ -26,6 +28,11 @@ std::vector<BufferSpec> run_buffers(const Deck& deck, int stage, const ZeroMesh&
                                    element_bytes(options.policy.compute),
                                    home ? home->category() : MemCategory::Activations, m > 0);
     buffers.insert(buffers.end(), model.begin(), model.end());
+  }
+  if (layout.embeds() && holds_token_grads(stage_spec(stage), deck.train.grad_accum)) {
+    const auto held = held_token_grads_buffers(
+        deck.train.grad_accum, deck.train.micro_batch * deck.model.seq_len, deck.model.dim);
+    buffers.insert(buffers.end(), held.begin(), held.end());
   }
   buffers.push_back(step_stats_buffer(layout));
   return buffers;

@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "core/fault_points.hpp"
 #include "core/registry.hpp"
+#include "core/stage_spec.hpp"
 #include "core/validate.hpp"
 #include "plan/run_declarations.hpp"
 #include "plan/run_extensions.hpp"
@@ -117,6 +118,18 @@ TrainerT<Real>::TrainerT(const Deck& deck, int stage, Communicator& comm, const 
   const size_t tokens = static_cast<size_t>(deck.train.micro_batch * deck.model.seq_len);
   host_inputs_.resize(tokens);
   host_targets_.resize(tokens);
+  if (layout_.embeds() && holds_token_grads(stage_spec(stage), deck.train.grad_accum)) {
+    held_tokens_ = std::make_unique<HeldTokenGrads<Real>>(
+        deck.train.grad_accum, static_cast<int64_t>(tokens), deck.model.dim, context.ledger);
+    model_.hold_token_grads(held_tokens_.get());
+    const int embedding = layout_.embedding_unit();
+    const int64_t wte = layout_.wte_offset();
+    engine_->set_before_reduction([this, embedding, wte](int unit, void* grads, int64_t, DType t) {
+      if (unit == embedding)
+        held_tokens_->add_to(model_.team_shape(), static_cast<char*>(grads) + wte * dtype_size(t),
+                             t);
+    });
+  }
 }
 
 template <typename Real>
@@ -169,10 +182,12 @@ template <typename Real>
 MicroStepsCall<Real> TrainerT<Real>::driver_call(std::function<Batch(GPT<Real>&, int64_t)> load,
                                                  int64_t micro_batches, StepRecord& record) {
   auto another_model = [this] {
-    return std::make_unique<GPT<Real>>(
+    auto model = std::make_unique<GPT<Real>>(
         layout_, deck_.train.micro_batch, deck_.model.seq_len, context_,
         deck_.train.policy().gemm_math, model_.team_shape(), model_parallel_group(),
         attention_kernels(extensions_), extensions_.checkpoints.get(), &model_);
+    model->hold_token_grads(held_tokens_.get());
+    return model;
   };
   return {*engine_,        *comms_,       model_,   another_model,
           std::move(load), micro_batches, context_, record};

@@ -70,6 +70,9 @@ class TrainerT final : public Trainer {
   GPT<Real> model_;
   std::unique_ptr<DataSource> data_;
   std::unique_ptr<MicroStepDriver> driver_;  // a module's, or nullptr
+  // The token embedding's part of the wte gradient, held over the step (holds_token_grads) and
+  // added before the embedding unit's reduction; null where added at once.
+  std::unique_ptr<HeldTokenGrads<Real>> held_tokens_;
   TrackedBuffer<float> stats_;  // {loss sum, sums of squares per dataset}, all-reduced each step
   std::vector<int> host_inputs_, host_targets_;
 };

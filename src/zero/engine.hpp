@@ -102,10 +102,13 @@ class ZeroEngine {
   // needs (stages 1 and 2 all-gather the updated shards).
   virtual void optimizer_step(const OptimizerSettings& settings) = 0;
   // Called with unit u's gradients (n elements of `dtype`) just before the step reduces them over
-  // the data-parallel ranks: on the last micro-step at stages 0-1, on every one at stages 2-3. A
-  // module may change them there (a model held in parts sums the tied embedding's two).
+  // the data-parallel ranks: on the last micro-step at stages 0-1, on every one at stages 2-3. The
+  // trainer adds the token embedding's held part there (model/held_token_grads.hpp); a module may
+  // change them too (a model held in parts sums the tied embedding's two, calling the hook it
+  // replaced where it needs it).
   using BeforeReduction = std::function<void(int unit, void* grads, int64_t n, DType dtype)>;
   void set_before_reduction(BeforeReduction hook) { before_reduction_ = std::move(hook); }
+  const BeforeReduction& before_reduction_hook() const { return before_reduction_; }
   void before_reduction(int unit, void* grads, int64_t n, DType dtype) const {
     if (before_reduction_) before_reduction_(unit, grads, n, dtype);
   }

@@ -9,6 +9,7 @@
 
 #include "comm/communicator.hpp"
 #include "core/error.hpp"
+#include "core/stage_spec.hpp"
 #include "model/flops.hpp"
 #include "modules/pipeline_parallel/one_f_one_b.hpp"
 #include "modules/pipeline_parallel/stage_driver.hpp"
@@ -78,6 +79,11 @@ double pipeline_bytes(const Deck& deck, int stage, const ZeroMesh& mesh, int par
 // priced the whole model's compute spread evenly over the stages; the difference is idle time
 // that nothing hides. The bubble is the first stage's idle fraction, as the run measures it
 // (bubble_figures.hpp): (P - 1) / (m + P - 1) for equal stages.
+// At ZeRO stages 2-3 with several micro-batches the two ends sum the tied embedding's gradient
+// before each micro-step's reduction (stage_driver.cpp), so the last stage waits after each
+// backward until it reaches the first stage: a micro-batch then takes the last stage's forward
+// and every stage's backward, after the other stages' forwards of the first (a forward priced at
+// a third of a stage's FLOPs, a backward at two thirds). The step is the longer of the two.
 void price_bubble(const Deck& deck, int stage, const ZeroMesh& mesh, const Machine* machine, double,
                   PlanPoint& point) {
   const int pp = pp_of(mesh);
@@ -85,7 +91,9 @@ void price_bubble(const Deck& deck, int stage, const ZeroMesh& mesh, const Machi
   const auto m = static_cast<double>(deck.train.grad_accum);
   const std::vector<double> flops = stage_flops(deck, stage, pp);
   const double sum = std::accumulate(flops.begin(), flops.end(), 0.0);
-  const double pipeline = (m - 1) * *std::max_element(flops.begin(), flops.end()) + sum;
+  double pipeline = (m - 1) * *std::max_element(flops.begin(), flops.end()) + sum;
+  if (m > 1 && stage_spec(stage).shards_gradients())
+    pipeline = std::max(pipeline, (sum - flops.back()) / 3 + m * (flops.back() + 2 * sum) / 3);
   point.figures["pipeline_bubble"] = 1.0 - m * flops.front() / pipeline;
   point.figures["pipeline_bytes"] = pipeline_bytes(deck, stage, mesh, point.part);
   if (!machine) return;
@@ -157,7 +165,8 @@ void add_pipeline_plan() {
            "one through every stage ((pp - 1) / (m + pp - 1) idle for equal stages), priced into "
            "the step time. "
            "At stages 2-3 each micro-batch's gradients are reduced (and at 3 its parameters "
-           "gathered), m times a step.\n";
+           "gathered), m times a step, and the last stage waits at each for the first stage's "
+           "part of the tied embedding's gradient (priced in the bubble).\n";
   });
 }
 

@@ -9,6 +9,7 @@
 #include "comm/phase.hpp"
 #include "core/error.hpp"
 #include "core/stage_spec.hpp"
+#include "model/held_token_grads.hpp"
 #include "modules/pipeline_parallel/one_f_one_b.hpp"
 #include "plan/planner.hpp"
 
@@ -44,14 +45,6 @@ Place place_of(const MeshComms& comms) {
   return {stage, stages, mesh.mesh.group_along(rank, mesh.mesh.index_of(kPipeDim))};
 }
 
-// Whether the tied embedding's two parts are summed before the data-parallel reduction (the whole
-// model's order: each rank's sum of both is reduced) or after it: where the step reduces its
-// gradients once, not at stages 2-3 with several micro-batches, which reduce every micro-step
-// (summing before would hold the last stage at each micro-batch until the first reaches it).
-bool sums_tied_before_reduction(int zero_stage, int64_t micro_batches) {
-  return micro_batches == 1 || !stage_spec(zero_stage).shards_gradients();
-}
-
 // The 1F1B step of one stage, in compute type Real.
 template <typename Real>
 class StageStep {
@@ -60,7 +53,7 @@ class StageStep {
       : call_(call),
         place_(place_of(call.comms)),
         progress_(place_.stage, place_.stages, static_cast<int>(call.micro_batches)),
-        tied_before_(sums_tied_before_reduction(call.engine.stage(), call.micro_batches)) {
+        core_hook_(call.engine.before_reduction_hook()) {
     // Slot 0 is the trainer's model; the others are made once and kept for the next steps.
     while (static_cast<int>(extra.size()) + 1 < progress_.slots())
       extra.push_back(call.another_model());
@@ -69,12 +62,12 @@ class StageStep {
       models_.push_back(extra[static_cast<size_t>(s - 1)].get());
     batches_.resize(models_.size());
     sends_.resize(models_.size());
-    if (tied_before_ && place_.holds_tied())
+    if (place_.holds_tied())
       call_.engine.set_before_reduction([this](int unit, void* grads, int64_t n, DType dtype) {
-        if (unit == call_.engine.partition().layout().embedding_unit()) sum_tied(grads, n, dtype);
+        before_reduction(unit, grads, n, dtype);
       });
   }
-  ~StageStep() { call_.engine.set_before_reduction(nullptr); }
+  ~StageStep() { call_.engine.set_before_reduction(core_hook_); }
   StageStep(const StageStep&) = delete;
   StageStep& operator=(const StageStep&) = delete;
 
@@ -122,7 +115,6 @@ class StageStep {
       Phase finish(call_.context, PhaseSpec("finish_backward").span(SpanKind::Compute));
       call_.engine.finish_backward();
     }
-    if (!tied_before_ && place_.holds_tied()) sum_tied_pieces();
     check_posted();
     return loss;
   }
@@ -149,8 +141,8 @@ class StageStep {
         // The pair's ranks are its stages in order: activations come from rank 0.
         const int root = t->what == Crossing::Activation ? 0 : 1;
         CommRequest request = pair.ibroadcast(data, elements(), dtype_of<Real>(), root);
-        posted_.push_back({CommOp::Broadcast, static_cast<int64_t>(elements()),
-                           static_cast<int>(sizeof(Real)), pair.size()});
+        boundary_posts_.push_back({CommOp::Broadcast, static_cast<int64_t>(elements()),
+                                   static_cast<int>(sizeof(Real)), pair.size()});
         if (sending)
           sends_[slot].push_back(std::move(request));
         else
@@ -182,53 +174,63 @@ class StageStep {
     progress_.done(current_);
     post_ready();
   }
-  void sum_tied(void* grads, int64_t n, DType dtype) {
-    finish_action();  // the embedding unit is ready last in a backward
+  // The engine's hook at the two ends, just before a unit's data-parallel reduction. The tied
+  // embedding's two parts are summed, on both ends, into what the whole model would reduce: the
+  // head's part and the embedding's. Where the first stage holds its token part until then
+  // (model/held_token_grads.hpp) it adds it after the sum (the trainer's hook, core_hook_), as
+  // the whole model adds it after every head part, and sends the result to the last stage.
+  // At stages 2-3 the unit is reduced every micro-step, so the last stage waits there for the
+  // first stage's backward of each micro-batch: the price of that stage with a pipeline.
+  void before_reduction(int unit, void* grads, int64_t n, DType dtype) {
+    const ParamLayout& layout = call_.engine.partition().layout();
+    const bool tied = unit == layout.embedding_unit();
+    if (tied) {
+      finish_action();  // what the backward sends is posted first: the other end may need it
+      tied_pair().all_reduce_sum(grads, static_cast<size_t>(n), dtype);
+      tied_posts_.push_back({CommOp::AllReduce, n, static_cast<int>(dtype_size(dtype)), 2});
+    }
+    if (core_hook_) core_hook_(unit, grads, n, dtype);
+    if (tied && holds_token_grads(stage_spec(call_.engine.stage()), call_.micro_batches)) {
+      const int64_t count = layout.vocab_rows() * layout.config().dim;
+      void* wte = static_cast<char*>(grads) + layout.wte_offset() * dtype_size(dtype);
+      tied_pair().broadcast(wte, static_cast<size_t>(count), dtype, 0);
+      tied_posts_.push_back({CommOp::Broadcast, count, static_cast<int>(dtype_size(dtype)), 2});
+    }
+  }
+  Communicator& tied_pair() const {
     Communicator* tied = call_.comms.added(kTiedName);
     ZM_ASSERT(tied != nullptr && tied->size() == 2, "no communicator for the tied embedding");
-    tied->all_reduce_sum(grads, static_cast<size_t>(n), dtype);
-    posted_.push_back({CommOp::AllReduce, n, static_cast<int>(dtype_size(dtype)), 2});
+    return *tied;
   }
-  // Before the reduction: each rank's two parts, the whole unit (the engine's hook). After it: the
-  // reduced sums over what the optimizer reads, the rank's optimizer piece of the unit, the same on
-  // both, with its padding (zero), so that every rank sums as many elements.
-  void sum_tied_pieces() {
-    const int unit = call_.engine.partition().layout().embedding_unit();
-    const Piece piece = call_.engine.optimizer_piece();
-    const int64_t count = call_.engine.partition().unit(unit).padded / piece.count;
-    sum_tied(call_.engine.reduced_grad_at(unit, piece.index * count), count,
-             call_.engine.reduce_dtype());
-  }
-  // What the step posted is what the planner prices (stage_traffic), post by post.
-  // The boundaries' broadcasts in their order, then the tied sum (posted among them, where the
-  // backward that makes the embedding's gradient ends).
+  // What the step posted is what the planner prices (stage_traffic), post by post: the
+  // boundaries' broadcasts in their order, then the tied embedding's.
   void check_posted() {
-    std::stable_partition(posted_.begin(), posted_.end(),
-                          [](const PlannedCollective& c) { return c.op == CommOp::Broadcast; });
+    PlannedCollectives posted = boundary_posts_;
+    posted.insert(posted.end(), tied_posts_.begin(), tied_posts_.end());
     const ZeroEngineT<Real>& e = call_.engine;
     const PlannedCollectives planned =
         stage_traffic(place_.stage, place_.stages, call_.micro_batches, call_.model.part_elements(),
                       e.partition(), e.options(), e.mesh(), e.stage());
-    ZM_ASSERT(posted_.size() == planned.size(), "stage {}: {} posts, {} planned", place_.stage,
-              posted_.size(), planned.size());
+    ZM_ASSERT(posted.size() == planned.size(), "stage {}: {} posts, {} planned", place_.stage,
+              posted.size(), planned.size());
     for (size_t i = 0; i < planned.size(); ++i)
-      ZM_ASSERT(posted_[i].op == planned[i].op && posted_[i].count == planned[i].count &&
-                    posted_[i].element_bytes == planned[i].element_bytes &&
-                    posted_[i].ranks == planned[i].ranks,
+      ZM_ASSERT(posted[i].op == planned[i].op && posted[i].count == planned[i].count &&
+                    posted[i].element_bytes == planned[i].element_bytes &&
+                    posted[i].ranks == planned[i].ranks,
                 "stage {}: post {} is not the planned one", place_.stage, i);
   }
 
   const MicroStepsCall<Real>& call_;
   Place place_;
   StageProgress progress_;
-  bool tied_before_;      // sums_tied_before_reduction
-  PipeAction current_{};  // the action under way
+  ZeroEngine::BeforeReduction core_hook_;  // the engine's hook before this step's (the trainer's)
+  PipeAction current_{};                   // the action under way
   bool current_done_ = true;
   std::vector<GPT<Real>*> models_;  // one per slot
   std::vector<Batch> batches_;
   std::vector<std::vector<CommRequest>> sends_;          // per slot, in flight
   std::map<std::pair<int, int>, CommRequest> receives_;  // by (what, micro), in flight
-  PlannedCollectives posted_;                            // this step's posts, in order
+  PlannedCollectives boundary_posts_, tied_posts_;       // this step's posts, in order
 };
 
 // Loss-only forwards through the stages (an evaluation), one micro-batch after another: each
@@ -318,16 +320,19 @@ PlannedCollectives stage_traffic(int stage, int stages, int64_t micro_batches, i
       posts.insert(posts.end(), static_cast<size_t>(2 * micro_batches),
                    {CommOp::Broadcast, activation, element_bytes(options.policy.compute), 2,
                     CommLevel::ModelParallel, 0, span(boundary, boundary + 1)});
-  // The tied embedding's sum at the two ends: the whole unit before the reduction, else the
-  // rank's optimizer piece of it.
+  // At the two ends, before each reduction of the embedding unit (once a step at stages 0-1, every
+  // micro-step at 2-3): the tied sum of the whole unit, and where the first stage holds its token
+  // part, the token embedding's rows sent on to the last stage.
   const ParamLayout& layout = partition.layout();
   if (stages > 1 && (layout.embeds() || layout.heads())) {
-    const int pieces = sums_tied_before_reduction(zero_stage, micro_batches)
-                           ? 1
-                           : zm::pieces(mesh.mesh, mesh.placements(stage_spec(zero_stage)).optim);
-    posts.push_back({CommOp::AllReduce, partition.unit(layout.embedding_unit()).padded / pieces,
-                     element_bytes(options.policy.reduce), 2, CommLevel::ModelParallel, 0,
-                     span(0, stages - 1)});
+    const StageSpec spec = stage_spec(zero_stage);
+    const int bytes = element_bytes(options.policy.reduce);
+    posts.insert(posts.end(), static_cast<size_t>(spec.shards_gradients() ? micro_batches : 1),
+                 {CommOp::AllReduce, partition.unit(layout.embedding_unit()).padded, bytes, 2,
+                  CommLevel::ModelParallel, 0, span(0, stages - 1)});
+    if (holds_token_grads(spec, micro_batches))
+      posts.push_back({CommOp::Broadcast, layout.vocab_rows() * layout.config().dim, bytes, 2,
+                       CommLevel::ModelParallel, 0, span(0, stages - 1)});
   }
   return posts;
 }
