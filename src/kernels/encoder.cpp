@@ -23,18 +23,6 @@ template <typename T>
 void encoder_backward(TeamShape shape, T* dwte, T* dwpe, const T* dout, const TokenGroups& groups,
                       int64_t B, int64_t S, int64_t C) {
   using A = Acc<T>;
-  Kokkos::parallel_for(
-      "zeromini::encoder_backward_wpe", team_policy(shape, S),
-      KOKKOS_LAMBDA(const TeamMember& team) {
-        const int64_t t = team.league_rank();
-        T* g = dwpe + t * C;
-        team_for(team, C, [&](int64_t c) {
-          A total = A(g[c]);
-          for (int64_t b = 0; b < B; ++b) total += A(dout[(b * S + t) * C + c]);
-          g[c] = T(total);
-        });
-      });
-  if (dwte == nullptr) return;
   // A team per token: each channel sums the token's rows in (b, t) order in the arithmetic type,
   // adds that sum to what the gradient holds (the tied head's part, earlier micro-batches') and
   // is rounded once (rounding every bf16 addition would drop a frequent token's rows). The
@@ -70,39 +58,16 @@ void encoder_backward(TeamShape shape, T* dwte, T* dwpe, const T* dout, const To
           g[c] = T(A(g[c]) + total);
         });
       });
-}
-
-template <typename T>
-void token_sums(TeamShape shape, Acc<T>* sums, const T* dout, const TokenGroups& groups,
-                int64_t C) {
-  using A = Acc<T>;
-  const int* starts = groups.starts;
-  const int* rows = groups.rows;
-  // Row by row over the channels: each channel's sum in row order, as encoder_backward's. A thread
-  // keeps its channels from one row to the next (team_for splits them alike), so no barrier.
   Kokkos::parallel_for(
-      "zeromini::token_sums", team_policy(shape, groups.count),
+      "zeromini::encoder_backward_wpe", team_policy(shape, S),
       KOKKOS_LAMBDA(const TeamMember& team) {
-        const int64_t u = team.league_rank();
-        A* s = sums + u * C;
-        team_for(team, C, [&](int64_t c) { s[c] = A(0); });
-        for (int k = starts[u]; k < starts[u + 1]; ++k) {
-          const T* d = dout + static_cast<int64_t>(rows[k]) * C;
-          team_for(team, C, [&](int64_t c) { s[c] += A(d[c]); });
-        }
-      });
-}
-
-template <typename T>
-void add_token_sums(TeamShape shape, T* dwte, const int* ids, const Acc<T>* sums, int64_t count,
-                    int64_t C) {
-  using A = Acc<T>;
-  Kokkos::parallel_for(
-      "zeromini::add_token_sums", team_policy(shape, count), KOKKOS_LAMBDA(const TeamMember& team) {
-        const int64_t u = team.league_rank();
-        T* g = dwte + static_cast<int64_t>(ids[u]) * C;
-        const A* s = sums + u * C;
-        team_for(team, C, [&](int64_t c) { g[c] = T(A(g[c]) + s[c]); });
+        const int64_t t = team.league_rank();
+        T* g = dwpe + t * C;
+        team_for(team, C, [&](int64_t c) {
+          A total = A(g[c]);
+          for (int64_t b = 0; b < B; ++b) total += A(dout[(b * S + t) * C + c]);
+          g[c] = T(total);
+        });
       });
 }
 
@@ -110,9 +75,7 @@ void add_token_sums(TeamShape shape, T* dwte, const int* ids, const Acc<T>* sums
   template void encoder_forward<T>(TeamShape, T*, const int*, const T*, const T*, int64_t,    \
                                    int64_t, int64_t);                                         \
   template void encoder_backward<T>(TeamShape, T*, T*, const T*, const TokenGroups&, int64_t, \
-                                    int64_t, int64_t);                                        \
-  template void token_sums<T>(TeamShape, Acc<T>*, const T*, const TokenGroups&, int64_t);     \
-  template void add_token_sums<T>(TeamShape, T*, const int*, const Acc<T>*, int64_t, int64_t);
+                                    int64_t, int64_t);
 ZM_FOR_EACH_KERNEL_REAL(ZM_INSTANTIATE)
 #undef ZM_INSTANTIATE
 

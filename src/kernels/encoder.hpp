@@ -3,7 +3,6 @@
 
 #include <cstdint>
 
-#include "kernels/accumulate.hpp"
 #include "kernels/team_shape.hpp"
 #include "kernels/token_groups.hpp"
 
@@ -16,18 +15,9 @@ void encoder_forward(TeamShape shape, T* out, const int* tokens, const T* wte, c
                      int64_t B, int64_t S, int64_t C);
 
 // dwte[tokens[b,t],:] += dout[b,t,:]; dwpe[t,:] += sum_b dout[b,t,:], in a fixed order (a team
-// per token of `groups`, the rows grouped by token, and per position). With dwte null, dwpe only.
+// per token of `groups`, the rows grouped by token, and per position).
 template <typename T>
 void encoder_backward(TeamShape shape, T* dwte, T* dwpe, const T* dout, const TokenGroups& groups,
                       int64_t B, int64_t S, int64_t C);
-
-// encoder_backward's dwte in two halves, for a gradient added to later: sums (groups.count, C) =
-// each token's rows of dout summed in row order, in the arithmetic type; then
-// dwte[ids[u],:] += sums[u,:], rounded once. Together: encoder_backward's bits.
-template <typename T>
-void token_sums(TeamShape shape, Acc<T>* sums, const T* dout, const TokenGroups& groups, int64_t C);
-template <typename T>
-void add_token_sums(TeamShape shape, T* dwte, const int* ids, const Acc<T>* sums, int64_t count,
-                    int64_t C);
 
 }  // namespace zm::kernels

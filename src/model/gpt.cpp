@@ -414,10 +414,9 @@ void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
   if (layout_->embeds()) {
     Phase scope(context_, PhaseSpec("backward embedding").span(SpanKind::Compute, embed_unit));
     Real* dembed = units.grads(embed_unit);
-    Real* dwte = held_tokens_ ? nullptr : dembed + layout_->wte_offset();
+    Real* dwte = held_tokens_ ? held_tokens_->wte() : dembed + layout_->wte_offset();
     k::encoder_backward(team_shape_, dwte, dembed + layout_->wpe_offset(), dresidual_.data(),
                         batch.input_groups, B, T, C);
-    if (held_tokens_) held_tokens_->hold(team_shape_, batch.input_groups, dresidual_.data());
   }
   if (layout_->embeds() || layout_->heads()) units.grads_ready(embed_unit);
   if (scheme_ != nullptr) check_sync_uses(ForwardPass::Training);

@@ -4,10 +4,10 @@
 //
 // Why: the tied gradient is the head's part plus the embedding's, for each micro-batch. Added as
 // they come (head 1, embedding 1, head 2, ...), every micro-batch needs both parts on one rank.
-// Held, the sum is the head's parts in order, then the embedding's in order: a model held in parts
-// (the embedding on one rank, the head on another) gets the same bits by summing the head's parts
-// where the head is and adding the embedding's after, where the embedding is. At stages 2-3 each
-// micro-step is reduced on its own, so each adds its two parts at once.
+// Held, the sum is the head's parts in order, plus the embedding's parts summed in order: a model
+// held in parts (the embedding on one rank, the head on another) gets the same bits by summing
+// each where it is made and adding the two. At stages 2-3 each micro-step is reduced on its own,
+// so each adds its two parts at once.
 #pragma once
 
 #include <cstdint>
@@ -16,35 +16,29 @@
 #include "comm/communicator.hpp"
 #include "core/memory.hpp"
 #include "core/stage_spec.hpp"
-#include "kernels/accumulate.hpp"
 #include "kernels/team_shape.hpp"
-#include "kernels/token_groups.hpp"
 
 namespace zm {
 
 // Whether a step at `stage` of `micro_batches` holds the token embedding's gradient.
 bool holds_token_grads(const StageSpec& stage, int64_t micro_batches);
 
-// What HeldTokenGrads allocates for `micro_batches` micro-batches of `rows` tokens of width C: each
-// token's summed rows (arithmetic type, fp32) and its id.
-std::vector<BufferSpec> held_token_grads_buffers(int64_t micro_batches, int64_t rows, int64_t C);
+// What HeldTokenGrads allocates for `rows` vocabulary rows (this rank's) of width C, in elements
+// of `element_bytes`: a wte gradient of its own.
+std::vector<BufferSpec> held_token_grads_buffers(int64_t rows, int64_t C, int element_bytes);
 
 template <typename Real>
 class HeldTokenGrads {
  public:
-  HeldTokenGrads(int64_t micro_batches, int64_t rows, int64_t C, MemoryLedger* ledger);
-  // Holds a micro-batch's part: each token of `groups` with its rows of dout (rows x C) summed, as
-  // kernels::encoder_backward sums them.
-  void hold(kernels::TeamShape shape, const kernels::TokenGroups& groups, const Real* dout);
-  // Adds the held parts to `dwte` (of `dtype`: Real, or fp32 where the step sums in fp32) in
-  // micro-batch order, each rounded once, and holds none after.
+  HeldTokenGrads(int64_t rows, int64_t C, MemoryLedger* ledger);
+  // Where the model's backward adds the token embedding's part (kernels::encoder_backward's dwte).
+  Real* wte() { return sums_.data(); }
+  // Adds what it holds to `dwte` (of `dtype`: Real, or fp32 where the step sums in fp32) and
+  // starts the next step's sum from zero.
   void add_to(kernels::TeamShape shape, void* dwte, DType dtype);
 
  private:
-  int64_t rows_, C_;
-  TrackedBuffer<kernels::Acc<Real>> sums_;  // (micro_batches x rows, C)
-  TrackedBuffer<int> ids_;                  // (micro_batches x rows)
-  std::vector<int64_t> counts_;             // the tokens of each micro-batch held
+  TrackedBuffer<Real> sums_;  // (rows, C)
 };
 
 }  // namespace zm

@@ -30,8 +30,8 @@ std::vector<BufferSpec> run_buffers(const Deck& deck, int stage, const ZeroMesh&
     buffers.insert(buffers.end(), model.begin(), model.end());
   }
   if (layout.embeds() && holds_token_grads(stage_spec(stage), deck.train.grad_accum)) {
-    const auto held = held_token_grads_buffers(
-        deck.train.grad_accum, deck.train.micro_batch * deck.model.seq_len, deck.model.dim);
+    const auto held = held_token_grads_buffers(layout.vocab_rows(), deck.model.dim,
+                                               element_bytes(options.policy.compute));
     buffers.insert(buffers.end(), held.begin(), held.end());
   }
   buffers.push_back(step_stats_buffer(layout));

@@ -119,8 +119,8 @@ TrainerT<Real>::TrainerT(const Deck& deck, int stage, Communicator& comm, const 
   host_inputs_.resize(tokens);
   host_targets_.resize(tokens);
   if (layout_.embeds() && holds_token_grads(stage_spec(stage), deck.train.grad_accum)) {
-    held_tokens_ = std::make_unique<HeldTokenGrads<Real>>(
-        deck.train.grad_accum, static_cast<int64_t>(tokens), deck.model.dim, context.ledger);
+    held_tokens_ = std::make_unique<HeldTokenGrads<Real>>(layout_.vocab_rows(), deck.model.dim,
+                                                          context.ledger);
     model_.hold_token_grads(held_tokens_.get());
     const int embedding = layout_.embedding_unit();
     const int64_t wte = layout_.wte_offset();

@@ -212,29 +212,6 @@ TEST(Kernels, FusedCrossEntropyIsTheForwardThenTheBackward) {
   EXPECT_EQ(fused_losses.get(), apart_losses.get());
 }
 
-// The token embedding's gradient held and added later (model/held_token_grads.hpp): token_sums
-// then add_token_sums give encoder_backward's wte bits, and encoder_backward without a wte
-// gradient makes wpe's alone. Tokens repeated (a team sums several rows), channels over the
-// one-thread path's tile of 256.
-TEST(Kernels, TokenSumsAddedAreTheEncodersBackward) {
-  const k::TeamShape shape = zm::testing::test_team_shape();
-  const int64_t B = 3, T = 16, C = 300, V = 11;
-  const auto tokens = zm::testing::random_tokens(B * T, static_cast<int>(V), 31);
-  const zm::testing::DeviceTokenGroups groups(tokens, V);
-  const std::vector<float> dout = random_vector<float>(B * T * C, 32),
-                           wte = random_vector<float>(V * C, 33),
-                           wpe = random_vector<float>(T * C, 34);
-  DeviceVec<float> d(dout), at_once(wte), held(wte), wpe_at_once(wpe), wpe_held(wpe);
-  k::encoder_backward(shape, at_once.data(), wpe_at_once.data(), d.data(), groups.groups, B, T, C);
-  k::encoder_backward<float>(shape, nullptr, wpe_held.data(), d.data(), groups.groups, B, T, C);
-  EXPECT_EQ(wpe_held.get(), wpe_at_once.get());
-  EXPECT_EQ(held.get(), wte) << "no wte gradient: wte's left as it was";
-  DeviceVec<float> sums(static_cast<size_t>(groups.groups.count * C));
-  k::token_sums(shape, sums.data(), d.data(), groups.groups, C);
-  k::add_token_sums(shape, held.data(), groups.groups.ids, sums.data(), groups.groups.count, C);
-  EXPECT_EQ(held.get(), at_once.get());
-}
-
 // residual_of (qgZ's error feedback): e = x - e, element by element, exactly as the host does it.
 TEST(Kernels, ResidualOfIsWhatTheLossyCopyMissed) {
   const k::TeamShape shape = zm::testing::test_team_shape();
