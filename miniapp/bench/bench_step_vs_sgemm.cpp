@@ -11,10 +11,13 @@
 //
 // StepVsSgemm: each iteration is a round of one step and one replay, the order alternating. The
 // counters: step_ms and sgemm_ms (medians of the rounds), sgemm_over_step (the fraction of the
-// GEMM limit the step runs at), sgemm_gflops (the replay's rate) and gemm_calls. After the rounds,
-// a markdown table of one recorded step goes to stderr: each kernel's launches, its time
-// (exclusive of the BLAS calls inside it) and share of the step, the BLAS row with its GFLOP/s
-// against the replay's, and what is in no kernel (host code, copies).
+// GEMM limit the step runs at), sgemm_gflops (the replay's rate), stream_gbs (a triad's) and
+// gemm_calls. After the rounds, a markdown table of one recorded step goes to stderr: each
+// kernel's launches, its time (exclusive of the BLAS calls inside it) and share of the step, the
+// BLAS row with its GFLOP/s against the replay's, and what is in no kernel (host code, copies).
+// Its roofline columns: each modelled kernel's FLOPs and compulsory bytes in the step (kernel_work
+// below: each input read once, each output written once), their rates, and the larger of its
+// fractions of the two limits measured here, the replay's GFLOP/s and the triad's GB/s.
 //
 //   OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 build/bin/zeromini-bench
 //     --benchmark_filter=StepVsSgemm 2> kernels.md   (one command)
@@ -24,6 +27,7 @@
 // which no sequential replay reproduces. ctest bench_step_vs_sgemm runs it (tests/kernels/).
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
+#include <fmt/format.h>
 
 #include <Kokkos_Core.hpp>
 #include <algorithm>
@@ -36,6 +40,7 @@
 
 #include "bench_util.hpp"
 #include "core/deck.hpp"
+#include "core/deck_keys.hpp"
 #include "train/trainer.hpp"
 
 namespace {
@@ -180,36 +185,135 @@ class Replay {
   std::vector<float> a_, b_, c_;
 };
 
+// The machine's memory bandwidth: STREAM's triad, a[i] = b[i] + s c[i] over arrays far larger
+// than the caches, 12 bytes per element (the write's allocation not counted, as STREAM counts),
+// the best of 5.
+double stream_triad_gbs() {
+  const int64_t n = int64_t{1} << 25;  // 128 MiB per array
+  Kokkos::View<float*> a("triad_a", n), b("triad_b", n), c("triad_c", n);
+  Kokkos::deep_copy(b, 1.0f);
+  Kokkos::deep_copy(c, 2.0f);
+  double best = 0;
+  for (int r = 0; r < 5; ++r) {
+    const Clock::time_point t0 = Clock::now();
+    Kokkos::parallel_for(
+        "bench::triad", n, KOKKOS_LAMBDA(const int64_t i) { a(i) = b(i) + 3.0f * c(i); });
+    Kokkos::fence();
+    best = std::max(best, 12.0 * static_cast<double>(n) / seconds_since(t0) / 1e9);
+  }
+  return best;
+}
+
+// What a kernel does in one step of the benchmark's run (fp32, one rank, ZeRO stage 1, one
+// micro-batch, the chunked head in one chunk, the fused attention), modelled from its code: its
+// launches, FLOPs (every float operation counted once: an exponential is fast_exp's 25, a tanh
+// 28) and compulsory bytes. A row whose recorded launches differ from the model's shows none.
+struct KernelWork {
+  int64_t launches;
+  double flops, bytes;
+};
+std::map<std::string, KernelWork> kernel_work(const zm::Deck& deck, int64_t params) {
+  const auto& m = deck.model;
+  const double tokens = static_cast<double>(deck.train.micro_batch * m.seq_len), seq = m.seq_len,
+               width = m.dim, layers = m.layers, vocab = static_cast<double>(m.padded_vocab()),
+               elems = static_cast<double>(params), mlp = 4 * width, activation = tokens * width,
+               batch = deck.train.micro_batch;
+  const double causal = batch * seq * seq * width;  // one causal product over the heads: FLOPs
+  const double scores = batch * m.heads * seq * seq / 2;
+  const int64_t l = m.layers;
+  return {
+      // Per row: max, the exponentials' sum, the probabilities (exponentials again), the gradient.
+      {"zeromini::softmax_crossentropy_fused",
+       {1, tokens * vocab * (1 + 27 + 27 + 3), 2 * tokens * vocab * 4}},
+      // Read p, g, m, v; write p, m, v.
+      {"zeromini::adamw_update", {-1, 12 * elems, 28 * elems}},
+      // Q K^T and P V, causal; the scores' exponentials. Read q, k, v; write y and the log-sums.
+      {"zeromini::flash_attention_forward",
+       {l, layers * (2 * causal + 25 * scores), layers * (4 * activation + tokens * m.heads) * 4}},
+      // The scores again, dV, dP, dQ, dK. Read q, k, v, y, dy; write dq, dk, dv.
+      {"zeromini::flash_attention_backward_by_head",
+       {l, layers * (5 * causal + 25 * scores), layers * 8 * activation * 4}},
+      {"zeromini::sum_of_squares", {l + 2, 2 * elems, 4 * elems}},
+      {"zeromini::gelu_forward", {l, layers * tokens * mlp * 36, layers * tokens * mlp * 8}},
+      {"zeromini::gelu_backward_overwrite",
+       {l, layers * tokens * mlp * 45, layers * tokens * mlp * 12}},
+      {"zeromini::layernorm_forward",
+       {2 * l + 1, (2 * layers + 1) * activation * 8, (2 * layers + 1) * activation * 8}},
+      {"zeromini::layernorm_backward_input",
+       {2 * l + 1, (2 * layers + 1) * activation * 10, (2 * layers + 1) * activation * 12}},
+      // The four linear layers' outputs: 3C, C, 4C and C wide (C: width).
+      {"zeromini::matmul_backward_bias",
+       {4 * l, layers * tokens * 9 * width, layers * tokens * 9 * width * 4}},
+      {"zeromini::matmul_forward_bias",
+       {4 * l, layers * tokens * 9 * width, layers * tokens * 9 * width * 8}},
+      {"zeromini::residual_forward",
+       {2 * l, 2 * layers * activation, 2 * layers * activation * 12}},
+  };
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-void print_kernel_table(const Recording& r, double step_seconds, double replay_gflops) {
+void print_kernel_table(const Recording& r, double step_seconds, double replay_gflops,
+                        double stream_gbs, const std::map<std::string, KernelWork>& work) {
   std::vector<std::pair<std::string, KernelTime>> rows(r.kernels.begin(), r.kernels.end());
   std::sort(rows.begin(), rows.end(),
             [](const auto& x, const auto& y) { return x.second.seconds > y.second.seconds; });
   double flops = 0, in_kernels = 0;
   for (const SgemmCall& c : r.calls) flops += c.flops();
-  std::fprintf(stderr, "| kernel | launches | ms | share of the step | GFLOP/s |\n");
-  std::fprintf(stderr, "|---|---:|---:|---:|---:|\n");
-  std::fprintf(stderr, "| BLAS sgemm (%zu calls) | %zu | %.1f | %.3f | %.1f (replayed: %.1f) |\n",
+  // The step with every modelled kernel at its limit (or its time, where it beats the limit: its
+  // data in cache) and the GEMMs at the replay's rate.
+  double at_limits = flops / replay_gflops / 1e9;
+  std::fprintf(stderr,
+               "| kernel | launches | ms | share of the step | GFLOP | MB | GFLOP/s | GB/s | "
+               "roofline |\n");
+  std::fprintf(stderr, "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  std::fprintf(stderr,
+               "| BLAS sgemm (%zu calls) | %zu | %.1f | %.3f | %.1f | | %.1f (replayed: %.1f) | | "
+               "%.2f |\n",
                r.calls.size(), r.calls.size(), 1e3 * r.sgemm_seconds,
-               r.sgemm_seconds / step_seconds, flops / r.sgemm_seconds / 1e9, replay_gflops);
+               r.sgemm_seconds / step_seconds, flops / 1e9, flops / r.sgemm_seconds / 1e9,
+               replay_gflops, flops / r.sgemm_seconds / 1e9 / replay_gflops);
   for (const auto& [name, k] : rows) {
     in_kernels += k.seconds;
-    std::fprintf(stderr, "| %s | %lld | %.1f | %.3f | |\n", name.c_str(),
+    std::fprintf(stderr, "| %s | %lld | %.1f | %.3f |", name.c_str(),
                  static_cast<long long>(k.launches), 1e3 * k.seconds, k.seconds / step_seconds);
+    const auto it = work.find(name);
+    if (it == work.end() || (it->second.launches >= 0 && it->second.launches != k.launches)) {
+      std::fprintf(stderr, " | | | | |\n");
+      at_limits += k.seconds;
+      continue;
+    }
+    const double gflops = it->second.flops / k.seconds / 1e9,
+                 gbs = it->second.bytes / k.seconds / 1e9;
+    at_limits += std::min(
+        k.seconds, std::max(it->second.flops / replay_gflops, it->second.bytes / stream_gbs) / 1e9);
+    std::fprintf(stderr, " %.3f | %.1f | %.1f | %.1f | %.2f |\n", it->second.flops / 1e9,
+                 it->second.bytes / 1e6, gflops, gbs,
+                 std::max(gflops / replay_gflops, gbs / stream_gbs));
   }
   const double rest = step_seconds - r.sgemm_seconds - in_kernels;
-  std::fprintf(stderr, "| in no kernel (host code, copies) | | %.1f | %.3f | |\n", 1e3 * rest,
-               rest / step_seconds);
-  std::fprintf(stderr, "| the step | | %.1f | 1 | %.1f |\n", 1e3 * step_seconds,
+  at_limits += rest;
+  std::fprintf(stderr, "| in no kernel (host code, copies) | | %.1f | %.3f | | | | | |\n",
+               1e3 * rest, rest / step_seconds);
+  std::fprintf(stderr, "| the step | | %.1f | 1 | | | %.1f | | |\n", 1e3 * step_seconds,
                flops / step_seconds / 1e9);
+  std::fprintf(stderr,
+               "\nroofline: the larger of GFLOP/s over the replay's %.1f and GB/s over the triad's "
+               "%.1f (1: at the limit; above 1: data in cache, or stores without the triad's line "
+               "allocations)\n"
+               "at every modelled kernel's limit the step would take %.1f ms: sgemm / step at most "
+               "%.3f\n",
+               replay_gflops, stream_gbs, 1e3 * at_limits, flops / replay_gflops / 1e9 / at_limits);
 }
 
-void step_vs_sgemm(benchmark::State& state) {
+// `attention`: the deck's model.attention where the module fused_attention is built (its default
+// "fused" runs the attention's products in its own kernels; "reference", the core's plain
+// attention, runs them as BLAS calls, which the replay then counts); without it, the core's.
+void step_vs_sgemm(benchmark::State& state, const char* attention) {
   if (Kokkos::DefaultExecutionSpace::concurrency() != 1) {
     state.SkipWithError("StepVsSgemm runs on one host thread (OMP_NUM_THREADS=1)");
     return;
@@ -218,7 +322,10 @@ void step_vs_sgemm(benchmark::State& state) {
       "[model]\nlayers = 6\nheads = 6\ndim = 384\nvocab = 50257\nseq_len = 128\n"
       "[train]\nmicro_batch = 4\nsteps = 1000000\nlr = 6e-4\nwarmup = 2\nweight_decay = 0.1\n"
       "seed = 1337\n[zero]\nstage = 1\n",
-      "medium-l6d384", {});
+      "medium-l6d384",
+      zm::module_setting(zm::Deck{}, "model.attention", "").empty()
+          ? std::vector<std::string>{}
+          : std::vector<std::string>{fmt::format("model.attention=\"{}\"", attention)});
   auto trainer = zm::make_trainer(deck, deck.zero.stage, zm::bench::world_communicator());
   trainer->init_parameters();
   int64_t step = 0;
@@ -246,20 +353,27 @@ void step_vs_sgemm(benchmark::State& state) {
   }
   double flops = 0;
   for (const SgemmCall& c : recording().calls) flops += c.flops();
-  const double step_s = median(steps), sgemm_s = median(replays);
+  const double step_s = median(steps), sgemm_s = median(replays), stream_gbs = stream_triad_gbs();
   state.counters["step_ms"] = 1e3 * step_s;
   state.counters["sgemm_ms"] = 1e3 * sgemm_s;
   state.counters["sgemm_over_step"] = sgemm_s / step_s;
   state.counters["sgemm_gflops"] = flops / sgemm_s / 1e9;
+  state.counters["stream_gbs"] = stream_gbs;
   state.counters["gemm_calls"] = static_cast<double>(recording().calls.size());
   // The table of a step recorded after the rounds (the machine as warm as in them).
   const double recorded = record_step(*trainer, step++);
-  print_kernel_table(recording(), recorded, flops / sgemm_s / 1e9);
+  print_kernel_table(recording(), recorded, flops / sgemm_s / 1e9, stream_gbs,
+                     kernel_work(deck, trainer->layout().total()));
   trainer.reset();
 }
 
-BENCHMARK(step_vs_sgemm)
+BENCHMARK_CAPTURE(step_vs_sgemm, fused, "fused")
     ->Name("StepVsSgemm")
+    ->Iterations(8)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(step_vs_sgemm, reference, "reference")
+    ->Name("StepVsSgemmReferenceAttention")
     ->Iterations(8)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
