@@ -1,5 +1,7 @@
 #include "kernels/crossentropy.hpp"
 
+#include <type_traits>
+
 #include "kernels/softmax_row.hpp"
 #include "kernels/team.hpp"
 
@@ -53,6 +55,20 @@ void softmax_crossentropy_fused(TeamShape shape, T* logits_to_dlogits, Acc<T>* l
         const int64_t target = targets[i];
         // Read before the softmax's reductions (as in softmax_crossentropy_forward).
         const A target_logit = A(p[target]);
+        if constexpr (std::is_same_v<T, A>) {
+          if (team_is_one_thread(team)) {
+            // One pass fewer over the row: the division by the total joins the gradient's pass
+            // (the same roundings: the probability is rounded, then the target's 1 subtracted).
+            const SoftmaxRow<A> row = exponentials_in_place(p, V);
+            const A inverse = A(1) / row.total;
+            const A target_gradient = scale * (p[target] * inverse - A(1));
+            for (int64_t v = 0; v < V; ++v) p[v] = scale * (p[v] * inverse);
+            p[target] = target_gradient;
+            for (int64_t v = V; v < Vp; ++v) p[v] = T(0);
+            losses[i] = math::log(row.total) + row.maximum - target_logit;
+            return;
+          }
+        }
         const SoftmaxRow<A> row = team_softmax_in_place(team, p, V);
         // Every probability is written before any lane turns its own into a gradient.
         team.team_barrier();
