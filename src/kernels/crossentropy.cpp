@@ -42,6 +42,28 @@ void softmax_crossentropy_backward(TeamShape shape, T* probs_to_dlogits, const i
       });
 }
 
+// The fused cross-entropy of one row by one host thread, for types that are their own
+// accumulation type (false otherwise: the team path runs). One pass fewer over the row than
+// the softmax and then the gradient: the division by the total joins the gradient's pass, with
+// the same roundings (the probability is rounded, then the target's 1 subtracted).
+template <typename T>
+KOKKOS_INLINE_FUNCTION bool fused_row_in_one_thread(T* p, int64_t target, Acc<T> target_logit,
+                                                    Acc<T> scale, int64_t V, int64_t Vp,
+                                                    Acc<T>& loss) {
+  if constexpr (std::is_same_v<T, Acc<T>>) {
+    const SoftmaxRow<T> row = exponentials_in_place(p, V);
+    const T inverse = T(1) / row.total;
+    const T target_gradient = scale * (p[target] * inverse - T(1));
+    for (int64_t v = 0; v < V; ++v) p[v] = scale * (p[v] * inverse);
+    p[target] = target_gradient;
+    for (int64_t v = V; v < Vp; ++v) p[v] = T(0);
+    loss = math::log(row.total) + row.maximum - target_logit;
+    return true;
+  } else {
+    return false;
+  }
+}
+
 template <typename T>
 void softmax_crossentropy_fused(TeamShape shape, T* logits_to_dlogits, Acc<T>* losses,
                                 const int* targets, T dloss, int64_t N, int64_t V, int64_t Vp) {
@@ -55,20 +77,9 @@ void softmax_crossentropy_fused(TeamShape shape, T* logits_to_dlogits, Acc<T>* l
         const int64_t target = targets[i];
         // Read before the softmax's reductions (as in softmax_crossentropy_forward).
         const A target_logit = A(p[target]);
-        if constexpr (std::is_same_v<T, A>) {
-          if (team_is_one_thread(team)) {
-            // One pass fewer over the row: the division by the total joins the gradient's pass
-            // (the same roundings: the probability is rounded, then the target's 1 subtracted).
-            const SoftmaxRow<A> row = exponentials_in_place(p, V);
-            const A inverse = A(1) / row.total;
-            const A target_gradient = scale * (p[target] * inverse - A(1));
-            for (int64_t v = 0; v < V; ++v) p[v] = scale * (p[v] * inverse);
-            p[target] = target_gradient;
-            for (int64_t v = V; v < Vp; ++v) p[v] = T(0);
-            losses[i] = math::log(row.total) + row.maximum - target_logit;
-            return;
-          }
-        }
+        if (team_is_one_thread(team) &&
+            fused_row_in_one_thread(p, target, target_logit, scale, V, Vp, losses[i]))
+          return;
         const SoftmaxRow<A> row = team_softmax_in_place(team, p, V);
         // Every probability is written before any lane turns its own into a gradient.
         team.team_barrier();

@@ -1,12 +1,14 @@
 // Determinism, the AdamW formula, and the counter-based initialisation.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "common/kernel_test_util.hpp"
 #include "common/test_team_shape.hpp"
 #include "kernels/adamw.hpp"
 #include "kernels/attention.hpp"
+#include "kernels/common.hpp"
 #include "kernels/crossentropy.hpp"
 #include "kernels/elementwise.hpp"
 #include "kernels/encoder.hpp"
@@ -210,6 +212,40 @@ TEST(Kernels, FusedCrossEntropyIsTheForwardThenTheBackward) {
                                 V, Vp);
   EXPECT_EQ(fused.get(), apart.get());
   EXPECT_EQ(fused_losses.get(), apart_losses.get());
+}
+
+// The row sum and maximum on the host (common.hpp) take the order they state, whatever vector
+// form the compiler is given: lane j sums elements j, j + 8, ...; the lanes join in a fixed tree;
+// the tail after the last 8 goes last. Terms spread over many binades so that another order
+// would round differently (checked: the plain running sum differs).
+template <typename T>
+T sum_in_lane_order(const std::vector<float>& x) {
+  const int64_t n = static_cast<int64_t>(x.size());
+  T lanes[8] = {0, 0, 0, 0, 0, 0, 0, 0}, rest = 0;
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; ++j) lanes[j] += T(x[i + j]);
+  for (; i < n; ++i) rest += T(x[i]);
+  return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) +
+         ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7])) + rest;
+}
+
+TEST(Kernels, LaneSumAndMaxTakeTheirStatedOrder) {
+  for (int64_t n : {1, 7, 8, 9, 64, 1001, 50257}) {
+    std::vector<float> x = random_vector<float>(n, 31);
+    for (int64_t i = 0; i < n; ++i) x[i] = std::ldexp(x[i], static_cast<int>(i % 23) - 11);
+    const float expected = sum_in_lane_order<float>(x);
+    EXPECT_EQ(k::lane_sum<float>(n, [&](int64_t e) { return x[e]; }), expected) << n;
+    EXPECT_EQ(k::lane_sum<double>(n, [&](int64_t e) { return double(x[e]); }),
+              sum_in_lane_order<double>(x))
+        << n;
+    EXPECT_EQ(k::lane_max(x.data(), n), *std::max_element(x.begin(), x.end())) << n;
+    if (n == 50257) {
+      float running = 0;
+      for (float f : x) running += f;
+      EXPECT_NE(running, expected) << "the terms do not tell orders apart";
+    }
+  }
 }
 
 // residual_of (qgZ's error feedback): e = x - e, element by element, exactly as the host does it.
