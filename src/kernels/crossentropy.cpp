@@ -42,10 +42,8 @@ void softmax_crossentropy_backward(TeamShape shape, T* probs_to_dlogits, const i
       });
 }
 
-// The fused cross-entropy of one row by one host thread, for types that are their own
-// accumulation type (false otherwise: the team path runs). One pass fewer over the row than
-// the softmax and then the gradient: the division by the total joins the gradient's pass, with
-// the same roundings (the probability is rounded, then the target's 1 subtracted).
+// One row of the fused cross-entropy by one host thread (false for bf16: the team path runs).
+// The division by the total joins the gradient's pass: one pass fewer, the same roundings.
 template <typename T>
 KOKKOS_INLINE_FUNCTION bool fused_row_in_one_thread(T* p, int64_t target, Acc<T> target_logit,
                                                     Acc<T> scale, int64_t V, int64_t Vp,
