@@ -414,7 +414,7 @@ void GPT<Real>::backward(UnitAccess<Real>& units, const Batch& batch) {
   if (layout_->embeds()) {
     Phase scope(context_, PhaseSpec("backward embedding").span(SpanKind::Compute, embed_unit));
     Real* dembed = units.grads(embed_unit);
-    Real* dwte = held_tokens_ ? held_tokens_->wte() : dembed + layout_->wte_offset();
+    Real* dwte = held_dwte_ ? held_dwte_ : dembed + layout_->wte_offset();
     k::encoder_backward(team_shape_, dwte, dembed + layout_->wpe_offset(), dresidual_.data(),
                         batch.input_groups, B, T, C);
   }

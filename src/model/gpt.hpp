@@ -19,7 +19,6 @@
 #include "model/attention_kernels.hpp"
 #include "model/buffer_shape.hpp"
 #include "model/checkpoint_home.hpp"
-#include "model/held_token_grads.hpp"
 #include "model/layout.hpp"
 #include "model/model_parallel.hpp"
 #include "model/unit_access.hpp"
@@ -137,9 +136,10 @@ class GPT {
   // Accumulates d(mean loss)/d(params) into units.grads(u), calling grads_ready(u) per unit.
   void backward(UnitAccess<Real>& units, const Batch& batch);
 
-  // Where the token embedding's part of the wte gradient goes (null: into the gradient at once),
-  // for a step that adds it once after every micro-batch's head part (model/held_token_grads.hpp).
-  void hold_token_grads(HeldTokenGrads<Real>* held) { held_tokens_ = held; }
+  // Where the token embedding's part of the wte gradient goes (this rank's vocabulary rows x dim;
+  // null: into the gradient at once), for a step that adds it once after every micro-batch's
+  // head part (model/held_token_grads.hpp).
+  void hold_token_grads(Real* dwte) { held_dwte_ = dwte; }
 
   // Where a part of the model (ParamLayout::embeds, heads) meets its neighbours, each B x T x C on
   // the device: without the embedding, forward reads its first block's input from part_input()
@@ -319,7 +319,7 @@ class GPT {
   const AttentionKernels* attention_;
   CheckpointHome* checkpoints_;
   const Real* head_params_ = nullptr;  // the embedding unit, held from the LM head's forward
-  HeldTokenGrads<Real>* held_tokens_ = nullptr;  // hold_token_grads
+  Real* held_dwte_ = nullptr;          // hold_token_grads
   // Saved activations (each buffer is allocated through the tables above).
   TrackedBuffer<Real> encoded_;
   std::vector<LayerActs> layers_;  // under recompute: only each block's output (residual3), those

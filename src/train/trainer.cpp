@@ -121,7 +121,7 @@ TrainerT<Real>::TrainerT(const Deck& deck, int stage, Communicator& comm, const 
   if (layout_.embeds() && holds_token_grads(stage_spec(stage), deck.train.grad_accum)) {
     held_tokens_ = std::make_unique<HeldTokenGrads<Real>>(layout_.vocab_rows(), deck.model.dim,
                                                           context.ledger);
-    model_.hold_token_grads(held_tokens_.get());
+    model_.hold_token_grads(held_tokens_->wte());
     const int embedding = layout_.embedding_unit();
     const int64_t wte = layout_.wte_offset();
     engine_->set_before_reduction([this, embedding, wte](int unit, void* grads, int64_t, DType t) {
@@ -186,7 +186,7 @@ MicroStepsCall<Real> TrainerT<Real>::driver_call(std::function<Batch(GPT<Real>&,
         layout_, deck_.train.micro_batch, deck_.model.seq_len, context_,
         deck_.train.policy().gemm_math, model_.team_shape(), model_parallel_group(),
         attention_kernels(extensions_), extensions_.checkpoints.get(), &model_);
-    model->hold_token_grads(held_tokens_.get());
+    if (held_tokens_) model->hold_token_grads(held_tokens_->wte());
     return model;
   };
   return {*engine_,        *comms_,       model_,   another_model,

@@ -10,6 +10,7 @@
 #include "comm/phase.hpp"
 #include "core/memory.hpp"
 #include "model/gpt.hpp"
+#include "model/held_token_grads.hpp"
 #include "plan/run_extensions.hpp"
 #include "train/data.hpp"
 #include "train/micro_step_driver.hpp"
